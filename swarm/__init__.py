@@ -1,0 +1,20 @@
+"""swarm: run teams of LLM agents from a shell."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+__all__ = ["Team", "__version__"]
+
+if TYPE_CHECKING:
+    from swarm.team import Team
+
+
+def __getattr__(name: str) -> Any:
+    # Lazy, so `swarm send` does not pay for modules it does not use.
+    if name == "Team":
+        from swarm.team import Team
+
+        return Team
+    raise AttributeError(name)

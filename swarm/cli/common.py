@@ -1,0 +1,73 @@
+"""Shared CLI pieces: the --team/--json options and rendering data as text or JSON."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+import click
+from pydantic import BaseModel
+
+from swarm.errors import BadInputError
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def team_option(func: F) -> F:
+    return click.option(
+        "--team", "-t", "team_name", default=None, help="Team name (default: $SWARM_TEAM)."
+    )(func)
+
+
+def json_option(func: F) -> F:
+    return click.option("--json", "as_json", is_flag=True, help="Print JSON.")(func)
+
+
+def resolve_team_name(team_name: str | None) -> str:
+    name = team_name or os.environ.get("SWARM_TEAM")
+    if not name:
+        raise BadInputError("no team given: pass --team NAME or set SWARM_TEAM")
+    return name
+
+
+def open_team(team_name: str | None) -> Any:
+    from swarm.team import Team
+
+    return Team.open(resolve_team_name(team_name))
+
+
+def current_agent_name() -> str | None:
+    """Inside a teammate's shell, `SWARM_AGENT_ID` says who is speaking."""
+    value = os.environ.get("SWARM_AGENT_ID")
+    return value.partition("@")[0] if value else None
+
+
+def to_jsonable(data: Any) -> Any:
+    if isinstance(data, BaseModel):
+        return data.model_dump(mode="json", by_alias=True)
+    if isinstance(data, list | tuple):
+        return [to_jsonable(item) for item in data]
+    if isinstance(data, dict):
+        return {key: to_jsonable(value) for key, value in data.items()}
+    return data
+
+
+def emit(data: Any, as_json: bool, human: Callable[[Any], str]) -> None:
+    if as_json:
+        click.echo(json.dumps(to_jsonable(data), indent=2))
+    else:
+        text = human(data)
+        if text:
+            click.echo(text)
+
+
+def table(rows: list[list[str]], headers: list[str]) -> str:
+    """A plain aligned table (rich is kept for the live view: it is slow to import)."""
+    if not rows:
+        return ""
+    cells = [headers, *rows]
+    widths = [max(len(str(r[i])) for r in cells) for i in range(len(headers))]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
+    return "\n".join(lines)

@@ -1,0 +1,108 @@
+"""`swarm tasks ...`: the shared task list."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from swarm.cli.common import emit, json_option, open_team, table, team_option
+from swarm.tasks import STATUSES, Task
+
+
+@click.group()
+def tasks() -> None:
+    """Add, list, show, update, claim and release tasks."""
+
+
+def _render_one(task: Task) -> str:
+    lines = [f"#{task.id} {task.subject}", f"status: {task.status}   owner: {task.owner or '-'}"]
+    if task.blocked_by:
+        lines.append("blocked by: " + ", ".join(f"#{i}" for i in task.blocked_by))
+    if task.blocks:
+        lines.append("blocks: " + ", ".join(f"#{i}" for i in task.blocks))
+    if task.description:
+        lines += ["", task.description]
+    if task.result:
+        lines += ["", "result:", task.result]
+    return "\n".join(lines)
+
+
+@tasks.command("add")
+@click.argument("subject")
+@click.option("--description", "-d", default="", help="What to do (shell teammates run its commands).")
+@click.option("--blocked-by", multiple=True, help="Id of a task that must complete first.")
+@click.option("--owner", default=None, help="Assign to a member.")
+@team_option
+@json_option
+def add(subject: str, description: str, blocked_by: tuple[str, ...], owner: str | None,
+        team_name: str | None, as_json: bool) -> None:
+    """Add a task."""
+    task = open_team(team_name).tasks.add(
+        subject, description=description, blocked_by=list(blocked_by), owner=owner
+    )
+    emit(task, as_json, lambda t: f"added task #{t.id}: {t.subject}")
+
+
+@tasks.command("list")
+@team_option
+@json_option
+def list_tasks(team_name: str | None, as_json: bool) -> None:
+    """List tasks."""
+    items = open_team(team_name).tasks.list()
+
+    def human(_: Any) -> str:
+        if not items:
+            return "(no tasks)"
+        rows = [[f"#{t.id}", t.status, t.owner or "-",
+                 ",".join(t.blocked_by) or "-", t.subject[:60]] for t in items]
+        return table(rows, ["ID", "STATUS", "OWNER", "BLOCKED BY", "SUBJECT"])
+
+    emit(items, as_json, human)
+
+
+@tasks.command("show")
+@click.argument("task_id")
+@team_option
+@json_option
+def show(task_id: str, team_name: str | None, as_json: bool) -> None:
+    """Show one task."""
+    emit(open_team(team_name).tasks.get(task_id), as_json, _render_one)
+
+
+@tasks.command("update")
+@click.argument("task_id")
+@click.option("--status", type=click.Choice(STATUSES), default=None)
+@click.option("--owner", default=None, help="New owner ('' to clear).")
+@click.option("--result", default=None, help="Record a result.")
+@team_option
+@json_option
+def update(task_id: str, status: str | None, owner: str | None, result: str | None,
+           team_name: str | None, as_json: bool) -> None:
+    """Change a task's status, owner or result."""
+    fields: dict[str, Any] = {"status": status, "result": result}
+    if owner is not None:
+        fields["owner"] = owner or None
+    task = open_team(team_name).tasks.update(task_id, **fields)
+    emit(task, as_json, _render_one)
+
+
+@tasks.command("claim")
+@click.argument("task_id")
+@click.option("--as", "name", required=True, help="The member taking the task.")
+@team_option
+@json_option
+def claim(task_id: str, name: str, team_name: str | None, as_json: bool) -> None:
+    """Claim a task for a member (atomic)."""
+    task = open_team(team_name).tasks.claim(task_id, name)
+    emit(task, as_json, lambda t: f"{t.owner} claimed task #{t.id}")
+
+
+@tasks.command("release")
+@click.argument("task_id")
+@team_option
+@json_option
+def release(task_id: str, team_name: str | None, as_json: bool) -> None:
+    """Give a task back to the pool."""
+    task = open_team(team_name).tasks.release(task_id)
+    emit(task, as_json, lambda t: f"released task #{t.id} ({t.status})")

@@ -1,0 +1,82 @@
+"""`swarm team ...`: create, list, show, delete."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from swarm.cli.common import emit, json_option, resolve_team_name, table
+from swarm.team import Team
+
+
+@click.group()
+def team() -> None:
+    """Create, list, show and delete teams."""
+
+
+@team.command("create")
+@click.argument("name")
+@click.option("--description", "-d", default="", help="What the team is for.")
+@json_option
+def create(name: str, description: str, as_json: bool) -> None:
+    """Create a team (a unique NAME-xxxx on a name clash)."""
+    created = Team.create(name, description=description)
+    config = created.config()
+
+    def human(_: Any) -> str:
+        note = f" ({name.lower()!r} was taken)" if created.name != name.lower() else ""
+        return f"created team {created.name}{note}\nlead: {config.lead_agent_id}"
+
+    emit(config, as_json, human)
+
+
+@team.command("list")
+@json_option
+def list_teams(as_json: bool) -> None:
+    """List teams."""
+    configs = [t.config() for t in Team.list()]
+
+    def human(_: Any) -> str:
+        if not configs:
+            return "no teams (create one with `swarm team create NAME`)"
+        rows = [
+            [c.name, str(len(c.members) - 1), c.created_at[:19], c.description] for c in configs
+        ]
+        return table(rows, ["TEAM", "TEAMMATES", "CREATED", "DESCRIPTION"])
+
+    emit(configs, as_json, human)
+
+
+@team.command("show")
+@click.argument("name", required=False)
+@json_option
+def show(name: str | None, as_json: bool) -> None:
+    """Show a team and its members."""
+    config = Team.open(resolve_team_name(name)).config()
+
+    def human(_: Any) -> str:
+        head = f"team {config.name}: {config.description or '(no description)'}\n"
+        head += f"lead: {config.lead_agent_id}   created: {config.created_at}\n"
+        rows = [
+            [m.name, m.agent_type, m.model or "-", m.backend or "-", m.pane_id or "-",
+             str(m.pid or "-"), m.permission_mode]
+            for m in config.members
+        ]
+        return head + table(rows, ["NAME", "TYPE", "MODEL", "BACKEND", "PANE", "PID", "MODE"])
+
+    emit(config, as_json, human)
+
+
+@team.command("delete")
+@click.argument("name")
+@click.option("--force", is_flag=True, help="Stop running members (and their panes) first.")
+@json_option
+def delete(name: str, force: bool, as_json: bool) -> None:
+    """Delete a team and its files."""
+    from swarm.lifecycle import stop_members
+
+    stopped = Team.delete(name, force=force, stop=stop_members if force else None)
+    result = {"deleted": name.lower(), "stopped": stopped}
+    emit(result, as_json, lambda r: f"deleted team {r['deleted']}" + (
+        f" (stopped {', '.join(r['stopped'])})" if r["stopped"] else ""))

@@ -1,0 +1,73 @@
+"""Stopping members: end their processes, close their panes, give back their tasks."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import time
+from typing import TYPE_CHECKING
+
+import psutil
+
+from swarm.liveness import is_alive
+from swarm.state import read_state, update_state
+
+if TYPE_CHECKING:
+    from swarm.team import Member, Team
+
+
+def terminate(pid: int, started_at: float | None, grace: float = 3.0) -> bool:
+    """SIGTERM, then SIGKILL after `grace` seconds. True when the process is gone."""
+    if not is_alive(pid, started_at):
+        return True
+    try:
+        proc = psutil.Process(pid)
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(grace)
+        except psutil.TimeoutExpired:
+            proc.kill()
+            proc.wait(grace)
+    except (psutil.NoSuchProcess, ProcessLookupError, ChildProcessError):
+        return True
+    except psutil.TimeoutExpired:
+        return False
+    return True
+
+
+def close_pane(member: Member) -> None:
+    """Close the member's pane through its backend, if it has one (never another pane)."""
+    if not member.pane_id or member.backend in (None, "hidden"):
+        return
+    try:
+        from backends.resolve import get_backend
+    except ImportError:
+        return
+    with contextlib.suppress(Exception):
+        get_backend(member.backend, socket=member.tmux_socket).kill_pane(member.pane_id)
+
+
+def stop_member(team: Team, member: Member, reason: str = "killed") -> None:
+    state = read_state(team.name, member.name)
+    pid = state.pid if state else member.pid
+    if pid and pid != os.getpid():
+        terminate(pid, state.started_at if state else None)
+    close_pane(member)
+    team.tasks.release_owned_by(member.name)
+    if state is not None:
+
+        def mark(s: object) -> None:
+            s.state = "exited"  # type: ignore[attr-defined]
+            s.detail = reason  # type: ignore[attr-defined]
+
+        update_state(team.name, member.name, mark)
+
+
+def stop_members(team: Team, members: list[Member]) -> None:
+    for member in members:
+        if member.name != "team-lead":
+            stop_member(team, member, "stopped: team deleted")
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and team.live_members():
+        time.sleep(0.05)

@@ -1,0 +1,50 @@
+"""Validation of team and agent names and agent ids. Names are rejected, never silently rewritten."""
+
+from __future__ import annotations
+
+import re
+
+from swarm.errors import InvalidNameError
+
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+LEAD_NAME = "team-lead"
+RESERVED_AGENT_NAMES = frozenset({LEAD_NAME, "user", "system", "*"})
+
+
+def validate_name(name: str, kind: str = "name") -> str:
+    """Return the lower-cased name, or raise InvalidNameError saying what is allowed."""
+    if not isinstance(name, str) or not name:
+        raise InvalidNameError(f"{kind} must not be empty")
+    lowered = name.lower()
+    if not NAME_RE.fullmatch(lowered):
+        shown = name.encode("unicode_escape").decode("ascii")
+        if len(shown) > 70:
+            shown = shown[:67] + "..."
+        raise InvalidNameError(
+            f"invalid {kind} {shown!r}: use 1-63 characters from a-z, 0-9, '-' and '_',"
+            " starting with a letter or digit"
+        )
+    return lowered
+
+
+def validate_team_name(name: str) -> str:
+    return validate_name(name, "team name")
+
+
+def validate_agent_name(name: str, *, allow_reserved: bool = False) -> str:
+    lowered = validate_name(name, "agent name")
+    if not allow_reserved and lowered in RESERVED_AGENT_NAMES:
+        raise InvalidNameError(f"agent name {lowered!r} is reserved")
+    return lowered
+
+
+def agent_id(name: str, team: str) -> str:
+    return f"{name}@{team}"
+
+
+def parse_agent_id(value: str) -> tuple[str, str]:
+    """Split `name@team` into validated (name, team)."""
+    name, sep, team = value.partition("@")
+    if not sep:
+        raise InvalidNameError(f"invalid agent id {value!r}: expected NAME@TEAM")
+    return validate_agent_name(name, allow_reserved=True), validate_team_name(team)

@@ -1,0 +1,76 @@
+"""Every path swarm uses, derived from $SWARM_HOME (default ~/.swarm). Nothing else builds paths."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def home() -> Path:
+    root = os.environ.get("SWARM_HOME")
+    return Path(root).expanduser() if root else Path.home() / ".swarm"
+
+
+def teams_dir() -> Path:
+    return home() / "teams"
+
+
+def team_dir(team: str) -> Path:
+    return teams_dir() / team
+
+
+def team_config(team: str) -> Path:
+    return team_dir(team) / "config.json"
+
+
+def inboxes_dir(team: str) -> Path:
+    return team_dir(team) / "inboxes"
+
+
+def inbox(team: str, name: str) -> Path:
+    return inboxes_dir(team) / f"{name}.json"
+
+
+def inbox_archive(team: str, name: str) -> Path:
+    return inboxes_dir(team) / f"{name}.archive.jsonl"
+
+
+def tasks_dir(team: str) -> Path:
+    return team_dir(team) / "tasks"
+
+
+def task_file(team: str, task_id: str) -> Path:
+    return tasks_dir(team) / f"{task_id}.json"
+
+
+def tasks_lock(team: str) -> Path:
+    return tasks_dir(team) / ".lock"
+
+
+def tasks_highwater(team: str) -> Path:
+    return tasks_dir(team) / ".highwatermark"
+
+
+def agent_dir(team: str, name: str) -> Path:
+    return team_dir(team) / "agents" / name
+
+
+def agent_state(team: str, name: str) -> Path:
+    return agent_dir(team, name) / "state.json"
+
+
+def agent_transcript(team: str, name: str) -> Path:
+    return agent_dir(team, name) / "transcript.jsonl"
+
+
+def agent_log(team: str, name: str) -> Path:
+    return agent_dir(team, name) / "agent.log"
+
+
+def user_agents_dir() -> Path:
+    return home() / "agents"
+
+
+def pane_lock() -> Path:
+    """Serializes pane creation across every swarm process on this machine."""
+    return home() / "locks" / "panes.lock"

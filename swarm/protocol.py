@@ -1,0 +1,204 @@
+"""Message models: the mailbox `Message` and the structured protocol messages carried in its text."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
+
+from swarm.errors import ProtocolError
+from swarm.store import utcnow_iso
+
+MAX_MESSAGE_BYTES = 256 * 1024
+
+
+class Message(BaseModel):
+    """One mailbox entry. `from` is a Python keyword, so the attribute is `sender`."""
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    id: str = Field(default_factory=lambda: str(uuid.uuid4()))
+    sender: str = Field(alias="from")
+    text: str
+    summary: str | None = None
+    color: str | None = None
+    timestamp: str = Field(default_factory=utcnow_iso)
+    read: bool = False
+
+    def structured(self) -> StructuredMessage | None:
+        return parse_structured(self.text)
+
+
+class _Structured(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class IdleNotification(_Structured):
+    type: Literal["idle_notification"] = "idle_notification"
+    sender: str = Field(alias="from")
+    idle_reason: Literal["available", "interrupted", "failed", "budget_exhausted", "max_turns"] = (
+        "available"
+    )
+    summary: str | None = None
+    completed_task_id: str | None = None
+    completed_status: str | None = None
+    failure_reason: str | None = None
+    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+
+
+class ShutdownRequest(_Structured):
+    type: Literal["shutdown_request"] = "shutdown_request"
+    request_id: str = Field(default_factory=lambda: str(uuid.uuid4()))
+    reason: str | None = None
+
+
+class ShutdownResponse(_Structured):
+    type: Literal["shutdown_response"] = "shutdown_response"
+    request_id: str
+    approve: bool
+    reason: str | None = None
+
+    @model_validator(mode="after")
+    def _reason_when_refusing(self) -> ShutdownResponse:
+        if not self.approve and not (self.reason or "").strip():
+            raise ValueError("a shutdown_response that refuses must give a reason")
+        return self
+
+
+class PlanApprovalRequest(_Structured):
+    type: Literal["plan_approval_request"] = "plan_approval_request"
+    request_id: str = Field(default_factory=lambda: str(uuid.uuid4()))
+    plan: str
+
+
+class PlanApprovalResponse(_Structured):
+    type: Literal["plan_approval_response"] = "plan_approval_response"
+    request_id: str
+    approve: bool
+    feedback: str | None = None
+    permission_mode: str | None = None
+
+
+class PermissionRequest(_Structured):
+    type: Literal["permission_request"] = "permission_request"
+    request_id: str = Field(default_factory=lambda: str(uuid.uuid4()))
+    agent_id: str
+    tool_name: str
+    tool_use_id: str | None = None
+    description: str = ""
+    input: dict[str, Any] = Field(default_factory=dict)
+
+
+class PermissionResponse(_Structured):
+    type: Literal["permission_response"] = "permission_response"
+    request_id: str
+    approve: bool
+    updated_input: dict[str, Any] | None = None
+    always: bool = False
+    feedback: str | None = None
+
+
+class TaskAssignment(_Structured):
+    type: Literal["task_assignment"] = "task_assignment"
+    task_id: str
+    subject: str
+    description: str = ""
+    assigned_by: str
+
+
+class TeammateTerminated(_Structured):
+    type: Literal["teammate_terminated"] = "teammate_terminated"
+    agent_id: str
+    reason: str = ""
+
+
+StructuredMessage = Annotated[
+    IdleNotification
+    | ShutdownRequest
+    | ShutdownResponse
+    | PlanApprovalRequest
+    | PlanApprovalResponse
+    | PermissionRequest
+    | PermissionResponse
+    | TaskAssignment
+    | TeammateTerminated,
+    Field(discriminator="type"),
+]
+STRUCTURED = TypeAdapter(StructuredMessage)
+STRUCTURED_TYPES = frozenset(
+    {
+        "idle_notification",
+        "shutdown_request",
+        "shutdown_response",
+        "plan_approval_request",
+        "plan_approval_response",
+        "permission_request",
+        "permission_response",
+        "task_assignment",
+        "teammate_terminated",
+    }
+)
+
+
+def looks_structured(text: str) -> bool:
+    """True when `text` is a JSON object whose `type` names a protocol message."""
+    if not text.lstrip().startswith("{") or '"type"' not in text:
+        return False
+    try:
+        raw = json.loads(text)
+    except ValueError:
+        return False
+    return isinstance(raw, dict) and raw.get("type") in STRUCTURED_TYPES
+
+
+def parse_structured(text: str) -> StructuredMessage | None:
+    """The structured message in `text`, or None when it is plain text."""
+    if not text.startswith("{") or '"type"' not in text:
+        return None
+    try:
+        raw = json.loads(text)
+    except ValueError:
+        return None
+    if not isinstance(raw, dict) or raw.get("type") not in STRUCTURED_TYPES:
+        return None
+    try:
+        return STRUCTURED.validate_python(raw)
+    except ValidationError:
+        return None
+
+
+def validate_structured(value: dict[str, Any] | str) -> StructuredMessage:
+    """Validate an object a caller wants to send; raise ProtocolError saying what is wrong."""
+    try:
+        raw = json.loads(value) if isinstance(value, str) else value
+    except ValueError as exc:
+        raise ProtocolError(f"malformed JSON message: {exc}") from exc
+    if not isinstance(raw, dict) or raw.get("type") not in STRUCTURED_TYPES:
+        kinds = ", ".join(sorted(STRUCTURED_TYPES))
+        raise ProtocolError(f"structured message needs a 'type' field, one of: {kinds}")
+    try:
+        return STRUCTURED.validate_python(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"][1:]) or raw["type"]
+        raise ProtocolError(f"invalid {raw['type']} message: {where}: {first['msg']}") from exc
+
+
+def dump_structured(message: StructuredMessage) -> str:
+    return message.model_dump_json(by_alias=True, exclude_none=True)
+
+
+def render_for_model(message: Message) -> str:
+    """How a mailbox message reaches a model's conversation."""
+    attrs = f'from="{_attr(message.sender)}"'
+    if message.color:
+        attrs += f' color="{_attr(message.color)}"'
+    if message.summary:
+        attrs += f' summary="{_attr(message.summary)}"'
+    return f"<teammate-message {attrs}>{message.text}</teammate-message>"
+
+
+def _attr(value: str) -> str:
+    return value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")

@@ -1,0 +1,81 @@
+"""Per-agent runtime state (`agents/<name>/state.json`): what `swarm status` reads."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from swarm import paths
+from swarm.store import ensure_dir, locked, read_model, utcnow_iso, write_model
+
+AgentStateName = Literal[
+    "starting",
+    "working",
+    "idle",
+    "waiting_permission",
+    "awaiting_plan",
+    "shutting_down",
+    "exited",
+    "dead",
+]
+
+
+class Usage(BaseModel):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+    cost_usd: float = 0.0
+
+    @property
+    def total_tokens(self) -> int:
+        return (
+            self.input_tokens
+            + self.output_tokens
+            + self.cache_creation_input_tokens
+            + self.cache_read_input_tokens
+        )
+
+    def add(self, other: Usage) -> None:
+        self.input_tokens += other.input_tokens
+        self.output_tokens += other.output_tokens
+        self.cache_creation_input_tokens += other.cache_creation_input_tokens
+        self.cache_read_input_tokens += other.cache_read_input_tokens
+        self.cost_usd += other.cost_usd
+
+
+class AgentState(BaseModel):
+    state: AgentStateName = "starting"
+    pid: int | None = None
+    started_at: float | None = None  # the process start time (psutil), to tell reused pids
+    heartbeat: float = Field(default_factory=time.time)
+    current_task: str | None = None
+    turns: int = 0
+    usage: Usage = Field(default_factory=Usage)
+    last_activity: str = Field(default_factory=utcnow_iso)
+    idle_reason: str | None = None
+    detail: str | None = None  # why it is dead/exited/stopped, in words
+    terminated_reported: bool = False
+
+
+def read_state(team: str, name: str) -> AgentState | None:
+    return read_model(paths.agent_state(team, name), AgentState)
+
+
+def write_state(team: str, name: str, state: AgentState) -> None:
+    ensure_dir(paths.agent_dir(team, name))
+    write_model(paths.agent_state(team, name), state)
+
+
+def update_state(team: str, name: str, change: Callable[[AgentState], None]) -> AgentState:
+    """Read-modify-write under the state lock (the agent and observers may both write)."""
+    path = paths.agent_state(team, name)
+    ensure_dir(path.parent)
+    with locked(path):
+        state = read_model(path, AgentState) or AgentState()
+        change(state)
+        write_model(path, state)
+    return state

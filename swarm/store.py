@@ -1,0 +1,122 @@
+"""File locks and atomic JSON on disk: nothing else.
+
+Locks are `flock` locks (portalocker) on a sibling `<file>.lock`, so they die with the process
+that holds them: a SIGKILLed holder never wedges the others. Data files are replaced atomically
+(temp file in the same directory, then rename), so a reader never sees a half-written file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TypeVar
+
+import portalocker
+from pydantic import BaseModel, TypeAdapter, ValidationError
+
+M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
+
+DIR_MODE = 0o700
+FILE_MODE = 0o600
+
+
+def warn(message: str) -> None:
+    print(f"swarm: warning: {message}", file=sys.stderr)
+
+
+def ensure_dir(path: Path) -> Path:
+    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    return path
+
+
+def lock_path(path: Path) -> Path:
+    return path.with_name(path.name + ".lock")
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock for `path` (on `path.lock`); blocks until it is free."""
+    target = lock_path(path) if not path.name.endswith(".lock") else path
+    fd = os.open(target, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    with os.fdopen(fd, "r+b") as handle:
+        portalocker.lock(handle, portalocker.LockFlags.EXCLUSIVE)
+        try:
+            yield
+        finally:
+            portalocker.unlock(handle)
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
+def write_model(path: Path, model: BaseModel) -> None:
+    write_bytes_atomic(path, model.model_dump_json(by_alias=True, indent=2).encode())
+
+
+def write_adapted(path: Path, adapter: TypeAdapter[T], value: T) -> None:
+    write_bytes_atomic(path, adapter.dump_json(value, by_alias=True))
+
+
+def quarantine(path: Path, reason: str) -> Path:
+    """Move a file that fails to parse aside to `<file>.corrupt-<timestamp>` and warn."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    aside = path.with_name(f"{path.name}.corrupt-{stamp}")
+    os.replace(path, aside)
+    warn(f"{path} could not be parsed ({reason}); moved aside to {aside.name}")
+    return aside
+
+
+def _short(exc: Exception) -> str:
+    if isinstance(exc, ValidationError):
+        return f"{exc.error_count()} validation error(s): {exc.errors()[0]['msg']}"
+    return str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
+
+
+def _read_parsed(path: Path, parse: Callable[[bytes], T]) -> T | None:
+    """Parse `path`; None when missing. A corrupt file is quarantined and reads as missing."""
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    try:
+        return parse(data)
+    except (ValidationError, ValueError) as exc:
+        with contextlib.suppress(FileNotFoundError):
+            quarantine(path, _short(exc))
+        return None
+
+
+def read_adapted(path: Path, adapter: TypeAdapter[T]) -> T | None:
+    return _read_parsed(path, adapter.validate_json)
+
+
+def read_model(path: Path, model: type[M]) -> M | None:
+    return _read_parsed(path, model.model_validate_json)
+
+
+def utcnow() -> datetime:
+    return datetime.now(UTC)
+
+
+def utcnow_iso() -> str:
+    return utcnow().isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def monotonic_deadline(timeout: float | None) -> float | None:
+    return None if timeout is None else time.monotonic() + timeout

@@ -1,0 +1,214 @@
+"""The shared task list: one JSON file per task, a list lock, and a high-water mark for ids.
+
+Every change takes the list lock, so claims are atomic across processes and ids are never reused.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from swarm import paths
+from swarm.errors import BadInputError, NotFoundError, TaskConflictError
+from swarm.store import ensure_dir, locked, read_model, utcnow_iso, write_bytes_atomic, write_model
+
+TaskStatus = Literal["pending", "in_progress", "completed"]
+STATUSES: tuple[str, ...] = ("pending", "in_progress", "completed")
+_UNSET: object = object()
+
+
+class Task(BaseModel):
+    id: str
+    subject: str
+    description: str = ""
+    status: TaskStatus = "pending"
+    owner: str | None = None
+    blocked_by: list[str] = Field(default_factory=list)
+    blocks: list[str] = Field(default_factory=list)
+    active_form: str | None = None
+    result: str | None = None
+    created_at: str = Field(default_factory=utcnow_iso)
+    updated_at: str = Field(default_factory=utcnow_iso)
+
+
+class TaskList:
+    """Tasks of one team. `check_owner` validates owner names (the team passes its members)."""
+
+    def __init__(self, team: str, check_owner: Callable[[str], str] | None = None) -> None:
+        self.team = team
+        self.dir = paths.tasks_dir(team)
+        self._lock = paths.tasks_lock(team)
+        self._check_owner = check_owner or (lambda name: name)
+
+    # -- reading -----------------------------------------------------------------------------
+    def _read(self, task_id: str) -> Task | None:
+        if not task_id.isdigit():
+            return None
+        return read_model(paths.task_file(self.team, task_id), Task)
+
+    def get(self, task_id: str) -> Task:
+        task = self._read(str(task_id))
+        if task is None:
+            raise NotFoundError(f"no task {task_id!r} in team {self.team!r}; see `swarm tasks list`")
+        return task
+
+    def list(self) -> list[Task]:
+        if not self.dir.is_dir():
+            return []
+        ids = sorted((int(p.stem) for p in self.dir.glob("*.json") if p.stem.isdigit()))
+        return [t for t in (self._read(str(i)) for i in ids) if t is not None]
+
+    def unfinished_blockers(self, task: Task) -> list[str]:
+        out = []
+        for blocker_id in task.blocked_by:
+            blocker = self._read(blocker_id)
+            if blocker is not None and blocker.status != "completed":
+                out.append(blocker_id)
+        return out
+
+    def is_available(self, task: Task, name: str | None = None) -> bool:
+        return (
+            task.status == "pending"
+            and (task.owner is None or task.owner == name)
+            and not self.unfinished_blockers(task)
+        )
+
+    # -- writing (under the list lock) -------------------------------------------------------
+    def _write(self, task: Task) -> None:
+        task.updated_at = utcnow_iso()
+        write_model(paths.task_file(self.team, task.id), task)
+
+    def _high_water(self) -> int:
+        try:
+            mark = int(paths.tasks_highwater(self.team).read_text().strip() or 0)
+        except (FileNotFoundError, ValueError):
+            mark = 0
+        # Never trust the mark alone: a lost or damaged mark must not reuse an id.
+        existing = [int(p.name.split(".")[0]) for p in self.dir.glob("*.json*")
+                    if p.name.split(".")[0].isdigit()]
+        return max([mark, *existing])
+
+    def add(
+        self,
+        subject: str,
+        description: str = "",
+        blocked_by: list[str] | None = None,
+        owner: str | None = None,
+        active_form: str | None = None,
+    ) -> Task:
+        if not subject.strip():
+            raise BadInputError("a task needs a non-empty subject")
+        owner = self._check_owner(owner) if owner else None
+        ensure_dir(self.dir)
+        with locked(self._lock):
+            blockers = [self.get(str(b)) for b in (blocked_by or [])]
+            new_id = str(self._high_water() + 1)
+            task = Task(
+                id=new_id,
+                subject=subject,
+                description=description,
+                owner=owner,
+                blocked_by=[b.id for b in blockers],
+                active_form=active_form,
+            )
+            write_bytes_atomic(paths.tasks_highwater(self.team), new_id.encode())
+            self._write(task)
+            for blocker in blockers:
+                if new_id not in blocker.blocks:
+                    blocker.blocks.append(new_id)
+                    self._write(blocker)
+        return task
+
+    def update(
+        self,
+        task_id: str,
+        *,
+        status: str | None = None,
+        owner: object = _UNSET,
+        result: str | None = None,
+        subject: str | None = None,
+        description: str | None = None,
+        active_form: str | None = None,
+    ) -> Task:
+        if status is not None and status not in STATUSES:
+            raise BadInputError(f"invalid status {status!r}: use one of {', '.join(STATUSES)}")
+        new_owner = owner if owner is _UNSET or owner is None else self._check_owner(str(owner))
+        ensure_dir(self.dir)
+        with locked(self._lock):
+            task = self.get(task_id)
+            if status == "in_progress" and task.status != "in_progress":
+                self._refuse_if_blocked(task)
+            if new_owner is not _UNSET:
+                task.owner = new_owner  # type: ignore[assignment]
+            if status is not None:
+                task.status = status  # type: ignore[assignment]
+            if result is not None:
+                task.result = result
+            if subject is not None:
+                task.subject = subject
+            if description is not None:
+                task.description = description
+            if active_form is not None:
+                task.active_form = active_form
+            self._write(task)
+        return task
+
+    def _refuse_if_blocked(self, task: Task) -> None:
+        waiting = self.unfinished_blockers(task)
+        if waiting:
+            ids = ", ".join(f"#{i}" for i in waiting)
+            raise TaskConflictError(f"task #{task.id} is blocked by unfinished task(s) {ids}")
+
+    def _claim_locked(self, task: Task, name: str) -> Task:
+        if task.status == "completed":
+            raise TaskConflictError(f"task #{task.id} is already completed")
+        if task.owner and task.owner != name:
+            raise TaskConflictError(f"task #{task.id} is already owned by {task.owner}")
+        self._refuse_if_blocked(task)
+        task.owner = name
+        task.status = "in_progress"
+        self._write(task)
+        return task
+
+    def claim(self, task_id: str, name: str) -> Task:
+        """Atomically take a task for `name`; TaskConflictError says why when refused."""
+        name = self._check_owner(name)
+        ensure_dir(self.dir)
+        with locked(self._lock):
+            return self._claim_locked(self.get(task_id), name)
+
+    def claim_next(self, name: str) -> Task | None:
+        """Claim the lowest-id task available to `name` (unowned or assigned to it, unblocked)."""
+        ensure_dir(self.dir)
+        with locked(self._lock):
+            for task in self.list():
+                if self.is_available(task, name):
+                    return self._claim_locked(task, name)
+        return None
+
+    def release(self, task_id: str) -> Task:
+        """Give a task back: no owner, and `pending` unless it is completed."""
+        ensure_dir(self.dir)
+        with locked(self._lock):
+            task = self.get(task_id)
+            task.owner = None
+            if task.status != "completed":
+                task.status = "pending"
+            self._write(task)
+        return task
+
+    def release_owned_by(self, name: str) -> list[Task]:
+        """Return every unfinished task of `name` to `pending` (an agent died or shut down)."""
+        if not self.dir.is_dir():
+            return []
+        released = []
+        with locked(self._lock):
+            for task in self.list():
+                if task.owner == name and task.status != "completed":
+                    task.owner = None
+                    task.status = "pending"
+                    self._write(task)
+                    released.append(task)
+        return released

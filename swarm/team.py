@@ -1,0 +1,296 @@
+"""The team: its file (`config.json`), its members, and the entry points to mailboxes and tasks."""
+
+from __future__ import annotations
+
+import os
+import secrets
+import shutil
+import uuid
+from collections.abc import Callable
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from swarm import paths
+from swarm.errors import (
+    BadInputError,
+    MessageTooLargeError,
+    NotFoundError,
+    ProtocolError,
+    SwarmError,
+    TeamBusyError,
+    UnknownRecipientError,
+)
+from swarm.mailbox import Mailbox
+from swarm.names import LEAD_NAME, agent_id, validate_agent_name, validate_team_name
+from swarm.protocol import (
+    MAX_MESSAGE_BYTES,
+    Message,
+    ShutdownResponse,
+    StructuredMessage,
+    dump_structured,
+    looks_structured,
+    validate_structured,
+)
+from swarm.store import ensure_dir, locked, read_model, utcnow_iso, write_model
+from swarm.tasks import TaskList
+
+CONFIG_VERSION = 1
+BackendName = Literal["tmux", "iterm2", "hidden"]
+PALETTE = ("blue", "green", "yellow", "magenta", "cyan", "red", "bright_blue", "bright_green")
+
+
+class Member(BaseModel):
+    agent_id: str
+    name: str
+    agent_type: str = "general-purpose"
+    model: str | None = None
+    prompt: str = ""
+    color: str | None = None
+    plan_mode_required: bool = False
+    permission_mode: str = "default"
+    joined_at: str = Field(default_factory=utcnow_iso)
+    backend: BackendName | None = None
+    pane_id: str | None = None
+    tmux_socket: str | None = None
+    cwd: str | None = None
+    worktree_path: str | None = None
+    pid: int | None = None
+    allow_rules: list[str] = Field(default_factory=list)
+    deny_rules: list[str] = Field(default_factory=list)
+    max_turns: int | None = None
+    max_budget_usd: float | None = None
+
+
+class TeamConfig(BaseModel):
+    version: int = CONFIG_VERSION
+    name: str
+    description: str = ""
+    created_at: str = Field(default_factory=utcnow_iso)
+    lead_agent_id: str
+    lead_session_id: str = Field(default_factory=lambda: str(uuid.uuid4()))
+    members: list[Member] = Field(default_factory=list)
+    allowed_rules: list[str] = Field(default_factory=list)
+
+    def member(self, name: str) -> Member | None:
+        return next((m for m in self.members if m.name == name), None)
+
+
+def _summary_of(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else ""
+    return line if len(line) <= 60 else line[:57] + "..."
+
+
+class Team:
+    """A handle on one team directory. Cheap: every call reads what it needs from disk."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.dir = paths.team_dir(name)
+        self.config_path = paths.team_config(name)
+        self.tasks = TaskList(name, check_owner=self._check_member)
+
+    def __repr__(self) -> str:
+        return f"Team({self.name!r})"
+
+    # -- lifecycle ---------------------------------------------------------------------------
+    @classmethod
+    def create(cls, name: str, description: str = "") -> Team:
+        """Create a team; on a name clash the team gets a unique `NAME-xxxx` (see `team.name`)."""
+        base = validate_team_name(name)
+        ensure_dir(paths.teams_dir())
+        candidate = base
+        for _ in range(100):
+            try:
+                os.mkdir(paths.team_dir(candidate), 0o700)
+                break
+            except FileExistsError:
+                candidate = f"{base[:58]}-{secrets.token_hex(2)}"
+        else:  # pragma: no cover - 100 clashes of 16 random bits
+            raise SwarmError(f"could not find a free name for team {base!r}")
+        for sub in (paths.inboxes_dir(candidate), paths.tasks_dir(candidate)):
+            ensure_dir(sub)
+        lead = agent_id(LEAD_NAME, candidate)
+        config = TeamConfig(
+            name=candidate,
+            description=description,
+            lead_agent_id=lead,
+            members=[Member(agent_id=lead, name=LEAD_NAME, agent_type="team-lead", color="white")],
+        )
+        write_model(paths.team_config(candidate), config)
+        return cls(candidate)
+
+    @classmethod
+    def open(cls, name: str) -> Team:
+        team = cls(validate_team_name(name))
+        team.config()
+        return team
+
+    @classmethod
+    def list(cls) -> list[Team]:
+        root = paths.teams_dir()
+        if not root.is_dir():
+            return []
+        return [cls(p.name) for p in sorted(root.iterdir()) if (p / "config.json").is_file()]
+
+    @classmethod
+    def delete(
+        cls,
+        name: str,
+        force: bool = False,
+        stop: Callable[[Team, list[Member]], None] | None = None,
+    ) -> list[str]:
+        """Remove the team directory. Refuses while a member process lives, unless `force`,
+        which first hands the live members to `stop` (the CLI passes one that kills processes and
+        panes). Returns the names of members that were still alive."""
+        team = cls.open(name)
+        alive = team.live_members()
+        if alive and not force:
+            names = ", ".join(m.name for m in alive)
+            raise TeamBusyError(
+                f"team {team.name!r} still has running members ({names}); shut them down with "
+                f"`swarm shutdown --all --team {team.name}` or use --force"
+            )
+        if stop is not None:
+            stop(team, team.members())
+        shutil.rmtree(team.dir)
+        return [m.name for m in alive]
+
+    # -- the team file -----------------------------------------------------------------------
+    def config(self) -> TeamConfig:
+        existed = self.config_path.exists()
+        config = read_model(self.config_path, TeamConfig)
+        if config is None:
+            if existed:
+                raise SwarmError(
+                    f"the team file of {self.name!r} was corrupt and was moved aside next to "
+                    f"{self.config_path}; restore it from there or delete the team"
+                )
+            raise NotFoundError(f"no team named {self.name!r}; see `swarm team list`")
+        return config
+
+    def update(self, change: Callable[[TeamConfig], None]) -> TeamConfig:
+        """Read-modify-write the team file under its lock."""
+        with locked(self.config_path):
+            config = self.config()
+            change(config)
+            write_model(self.config_path, config)
+        return config
+
+    def members(self) -> list[Member]:
+        return self.config().members
+
+    def member(self, name: str) -> Member:
+        found = self.config().member(name.lower())
+        if found is None:
+            raise UnknownRecipientError(
+                f"{name!r} is not a member of team {self.name!r}; see `swarm team show {self.name}`"
+            )
+        return found
+
+    def _check_member(self, name: str) -> str:
+        return self.member(name).name
+
+    def live_members(self) -> list[Member]:
+        from swarm.liveness import is_alive
+        from swarm.state import read_state
+
+        out = []
+        for member in self.members():
+            state = read_state(self.name, member.name)
+            pid = state.pid if state else member.pid
+            started = state.started_at if state else None
+            if member.name != LEAD_NAME and is_alive(pid, started):
+                out.append(member)
+        return out
+
+    def add_member(self, name: str, **fields: object) -> Member:
+        """Register a member (it does not start it: `swarm spawn` does)."""
+        clean = validate_agent_name(name)
+        if fields.get("color") is None:
+            fields["color"] = PALETTE[(len(self.members()) - 1) % len(PALETTE)]
+        member = Member(agent_id=agent_id(clean, self.name), name=clean, **fields)  # type: ignore[arg-type]
+
+        def add(config: TeamConfig) -> None:
+            if config.member(clean) is not None:
+                raise BadInputError(f"{clean!r} is already a member of team {self.name!r}")
+            config.members.append(member)
+
+        self.update(add)
+        ensure_dir(paths.agent_dir(self.name, clean))
+        return member
+
+    def update_member(self, name: str, **fields: object) -> Member:
+        def change(config: TeamConfig) -> None:
+            member = config.member(name)
+            if member is None:
+                raise UnknownRecipientError(f"{name!r} is not a member of team {self.name!r}")
+            for key, value in fields.items():
+                setattr(member, key, value)
+
+        return self.update(change).member(name)  # type: ignore[return-value]
+
+    def remove_member(self, name: str) -> None:
+        if name == LEAD_NAME:
+            raise BadInputError("the team lead cannot be removed")
+
+        def remove(config: TeamConfig) -> None:
+            if config.member(name) is None:
+                raise UnknownRecipientError(f"{name!r} is not a member of team {self.name!r}")
+            config.members = [m for m in config.members if m.name != name]
+
+        self.update(remove)
+
+    # -- messages ----------------------------------------------------------------------------
+    def inbox(self, name: str = LEAD_NAME) -> Mailbox:
+        return Mailbox(self.name, self._check_member(name))
+
+    def send(
+        self,
+        to: str,
+        text: str | dict[str, object] | StructuredMessage,
+        sender: str = LEAD_NAME,
+        summary: str | None = None,
+    ) -> list[str]:
+        """Deliver a message to one member or to every member but the sender (`*`).
+
+        Returns the new message ids. Raises before anything is written when the recipient is
+        unknown, the message is too large, or a structured message is broadcast or misaddressed.
+        """
+        if isinstance(text, dict):
+            structured: StructuredMessage | None = validate_structured(text)
+        elif isinstance(text, str):
+            structured = validate_structured(text) if looks_structured(text) else None
+        else:
+            structured = text
+        body = dump_structured(structured) if structured is not None else str(text)
+        if len(body.encode()) > MAX_MESSAGE_BYTES:
+            raise MessageTooLargeError(
+                f"message is {len(body.encode())} bytes; the limit is {MAX_MESSAGE_BYTES} bytes"
+                " (put large content in a file and send its path)"
+            )
+        config = self.config()
+        author = config.member(sender.lower())
+        if author is None:
+            raise UnknownRecipientError(f"sender {sender!r} is not a member of team {self.name!r}")
+        if to == "*":
+            if structured is not None:
+                raise ProtocolError("structured messages cannot be broadcast; send to one member")
+            recipients = [m.name for m in config.members if m.name != author.name]
+        else:
+            target = config.member(to.lower())
+            if target is None:
+                raise UnknownRecipientError(
+                    f"{to!r} is not a member of team {self.name!r}; see `swarm team show {self.name}`"
+                )
+            if isinstance(structured, ShutdownResponse) and target.name != LEAD_NAME:
+                raise ProtocolError("shutdown_response can only be sent to team-lead")
+            recipients = [target.name]
+        if structured is None and summary is None:
+            summary = _summary_of(body)
+        ids = []
+        for name in recipients:
+            message = Message(sender=author.name, text=body, summary=summary, color=author.color)
+            Mailbox(self.name, name).deliver([message])
+            ids.append(message.id)
+        return ids
