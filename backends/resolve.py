@@ -1,0 +1,57 @@
+"""Choose a backend (and say why), and build one by name."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import shutil
+from dataclasses import dataclass
+
+from backends.base import PaneBackend
+from swarm.errors import BadInputError
+
+BACKENDS = ("tmux", "iterm2", "hidden")
+_MODULES = {"tmux": "backends.tmux:TmuxBackend", "iterm2": "backends.iterm2:ITerm2Backend",
+            "hidden": "backends.hidden:HiddenBackend"}
+
+
+@dataclass(frozen=True)
+class Choice:
+    backend: str
+    reason: str
+
+
+def get_backend(name: str, team: str | None = None, socket: str | None = None) -> PaneBackend:
+    if name not in _MODULES:
+        raise BadInputError(f"unknown backend {name!r}: use auto, {', '.join(BACKENDS)}")
+    module, _, attr = _MODULES[name].partition(":")
+    try:
+        cls = getattr(importlib.import_module(module), attr)
+    except ImportError as exc:
+        raise BadInputError(f"backend {name!r} is not available here: {exc}") from exc
+    if name == "tmux":
+        return cls(team=team, socket=socket)  # type: ignore[no-any-return]
+    return cls(team=team)  # type: ignore[no-any-return]
+
+
+def in_iterm2() -> bool:
+    return os.environ.get("TERM_PROGRAM") == "iTerm.app" or "ITERM_SESSION_ID" in os.environ
+
+
+def resolve(requested: str | None = None) -> Choice:
+    """SPEC order: --backend / $SWARM_BACKEND, else inside tmux -> tmux; in iTerm2 with osascript
+    -> iterm2; tmux installed -> tmux (detached session); else hidden."""
+    wanted = requested or os.environ.get("SWARM_BACKEND") or "auto"
+    if wanted != "auto":
+        if wanted not in BACKENDS:
+            raise BadInputError(f"unknown backend {wanted!r}: use auto, {', '.join(BACKENDS)}")
+        source = "--backend" if requested and requested != "auto" else "$SWARM_BACKEND"
+        return Choice(wanted, f"{source} asked for {wanted}")
+    has_tmux = shutil.which("tmux") is not None
+    if os.environ.get("TMUX") and has_tmux:
+        return Choice("tmux", "running inside tmux ($TMUX is set): teammates split this window")
+    if in_iterm2() and shutil.which("osascript"):
+        return Choice("iterm2", "running inside iTerm2 with osascript available")
+    if has_tmux:
+        return Choice("tmux", "tmux is installed: teammates run in a detached tmux session")
+    return Choice("hidden", "tmux is not installed and not in iTerm2: teammates run hidden")

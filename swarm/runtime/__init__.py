@@ -1,0 +1,1 @@
+"""The teammate runtime: the agent loop, its tools, its models and its permission checks."""

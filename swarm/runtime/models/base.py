@@ -1,0 +1,41 @@
+"""The one interface every model implements: `complete(request) -> reply`.
+
+Conversations use the Anthropic Messages shape throughout (role + content blocks), so the real
+API, the offline `shell` worker and `scripted:` replays all see and produce the same thing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from swarm.state import Usage
+
+Block = dict[str, Any]  # {"type": "text", "text": ...} | {"type": "tool_use", "id", "name", "input"}
+
+
+@dataclass
+class ModelRequest:
+    system: str
+    messages: list[dict[str, Any]]  # [{"role": "user"|"assistant", "content": [Block, ...]}]
+    tools: list[dict[str, Any]]  # [{"name", "description", "input_schema"}]
+    max_tokens: int = 4096
+
+
+@dataclass
+class ModelReply:
+    content: list[Block]
+    stop_reason: str = "end_turn"  # "end_turn" | "tool_use" | "max_tokens"
+    usage: Usage = field(default_factory=Usage)
+
+    def tool_uses(self) -> list[Block]:
+        return [b for b in self.content if b.get("type") == "tool_use"]
+
+    def text(self) -> str:
+        return "".join(b.get("text", "") for b in self.content if b.get("type") == "text")
+
+
+class Model(Protocol):
+    name: str
+
+    def complete(self, request: ModelRequest) -> ModelReply: ...
