@@ -32,7 +32,15 @@ def warn(message: str) -> None:
 
 
 def ensure_dir(path: Path) -> Path:
-    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    try:
+        path.mkdir(mode=DIR_MODE)
+    except FileExistsError:
+        pass
+    except FileNotFoundError:
+        # mkdir(parents=True) would give new parents the default 0755: make each level 0700.
+        ensure_dir(path.parent)
+        with contextlib.suppress(FileExistsError):
+            path.mkdir(mode=DIR_MODE)
     return path
 
 
