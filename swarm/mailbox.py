@@ -131,8 +131,12 @@ class Mailbox:
         # Archive first, then rewrite the live file: a crash in between re-delivers (at least
         # once), it never loses. The archive de-duplicates by id when read.
         payload = b"".join(m.model_dump_json(by_alias=True).encode() + b"\n" for m in done)
-        fd = os.open(self.archive_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = os.open(self.archive_path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         try:
+            # A torn last line (a crash mid-append) must not swallow the next message.
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                payload = b"\n" + payload
             os.write(fd, payload)
         finally:
             os.close(fd)
