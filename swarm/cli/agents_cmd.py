@@ -1,0 +1,90 @@
+"""`swarm agents ...`: list and show agent definitions (built-in < user < project)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from swarm.cli.common import emit, json_option, table
+from swarm.definitions import AgentDefinition, Definitions, get_definition, load_definitions
+
+_cwd_option = click.option(
+    "--cwd", "cwd", default=None, type=click.Path(file_okay=False),
+    help="Look for project definitions from this directory (default: the current one).",
+)
+
+
+@click.group()
+def agents() -> None:
+    """List and show agent definitions."""
+
+
+def _warn(loaded: Definitions) -> None:
+    # A broken file must not break the listing: say what is wrong, keep going (exit 0).
+    for problem in loaded.problems:
+        click.echo(f"swarm: warning: {problem} (skipped)", err=True)
+
+
+def _source(definition: AgentDefinition) -> str:
+    if not definition.overrides:
+        return definition.source
+    return f"{definition.source} (overrides {', '.join(s.source for s in definition.overrides)})"
+
+
+def _tools(definition: AgentDefinition) -> str:
+    shown = "all" if definition.tools is None else ", ".join(definition.tools) or "(team only)"
+    if definition.disallowed_tools:
+        shown += f" minus {', '.join(definition.disallowed_tools)}"
+    return shown
+
+
+@agents.command("list")
+@_cwd_option
+@json_option
+def list_agents(cwd: str | None, as_json: bool) -> None:
+    """List agent definitions with their source; broken files are reported and skipped."""
+    loaded = load_definitions(cwd)
+    _warn(loaded)
+    definitions = list(loaded.definitions.values())
+
+    def human(_: Any) -> str:
+        rows = [[d.name, _source(d), _tools(d), d.model or "-", d.description]
+                for d in definitions]
+        text = table(rows, ["NAME", "SOURCE", "TOOLS", "MODEL", "DESCRIPTION"])
+        notes = [f"{d.name}: {d.path} overrides {s.source} {s.path}"
+                 for d in definitions for s in d.overrides]
+        return "\n".join([text, "", *notes]) if notes else text
+
+    emit(definitions, as_json, human)
+
+
+@agents.command("show")
+@click.argument("name")
+@_cwd_option
+@json_option
+def show(name: str, cwd: str | None, as_json: bool) -> None:
+    """Show one agent definition, including its system prompt."""
+    definition = get_definition(name, cwd)
+
+    def human(d: AgentDefinition) -> str:
+        lines = [
+            f"name:             {d.name}",
+            f"source:           {d.source} ({d.path})",
+        ]
+        lines += [f"overrides:        {s.source} ({s.path})" for s in d.overrides]
+        lines += [
+            f"description:      {d.description or '-'}",
+            f"tools:            {'all' if d.tools is None else ', '.join(d.tools) or '(team only)'}",
+            f"disallowed_tools: {', '.join(d.disallowed_tools) or '-'}",
+            f"model:            {d.model or '-'}",
+            f"max_turns:        {d.max_turns or '-'}",
+            f"permission_mode:  {d.permission_mode or '-'}",
+            f"color:            {d.color or '-'}",
+            f"isolation:        {d.isolation or '-'}",
+            "",
+            d.prompt or "(empty prompt)",
+        ]
+        return "\n".join(lines)
+
+    emit(definition, as_json, human)

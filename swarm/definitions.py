@@ -1,0 +1,315 @@
+"""Agent definitions: markdown files with YAML front matter whose body is the system prompt.
+
+Sources, lowest to highest priority: built-in (shipped in `swarm/agents/`), user
+(`$SWARM_HOME/agents/`), project (the nearest `.swarm/agents/` from the cwd up to the git root).
+A bad file is reported with its file and field and skipped; it never breaks the others.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+from collections.abc import Iterable, Sequence
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+import frontmatter
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from swarm import paths
+from swarm.errors import InvalidNameError, NotFoundError
+from swarm.names import validate_name
+
+Source = Literal["builtin", "user", "project"]
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+KNOWN_TOOLS = (
+    "Read", "Write", "Edit", "Bash", "Glob", "Grep",
+    "SendMessage", "TaskCreate", "TaskList", "TaskGet", "TaskUpdate", "ExitPlanMode",
+)
+# Every teammate keeps these whatever its definition says: without them it cannot take part.
+TEAM_TOOLS = ("SendMessage", "TaskCreate", "TaskList", "TaskGet", "TaskUpdate")
+READ_ONLY_TOOLS = ("Read", "Glob", "Grep")
+
+# Front-matter keys a user may write; camelCase / dashed spellings are accepted as aliases.
+FIELDS = ("name", "description", "tools", "disallowed_tools", "model", "max_turns",
+          "permission_mode", "color", "isolation")
+_ALIASES = {
+    "disallowedtools": "disallowed_tools", "disallowed-tools": "disallowed_tools",
+    "maxturns": "max_turns", "max-turns": "max_turns",
+    "permissionmode": "permission_mode", "permission-mode": "permission_mode",
+}
+
+
+def _one_of(value: str, allowed: Sequence[str]) -> str:
+    if value not in allowed:
+        raise ValueError(f"must be one of {', '.join(allowed)} (got {value!r})")
+    return value
+
+
+def _tool_list(value: Any) -> list[str] | None:
+    """A YAML list or a comma-separated string of known tool names."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError("must be a list of tool names or a comma-separated string")
+    for tool in value:
+        if tool not in KNOWN_TOOLS:
+            close = difflib.get_close_matches(tool, KNOWN_TOOLS, n=1, cutoff=0.6)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            raise ValueError(f"unknown tool {tool!r}{hint}; known: {', '.join(KNOWN_TOOLS)}")
+    return list(dict.fromkeys(value))
+
+
+class Shadowed(BaseModel):
+    """A lower-priority definition of the same name that this one overrides."""
+
+    source: Source
+    path: str
+
+
+class AgentDefinition(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    name: str
+    description: str = ""
+    tools: list[str] | None = None  # None: every tool
+    disallowed_tools: list[str] = Field(default_factory=list)
+    model: str | None = None
+    max_turns: int | None = Field(default=None, ge=1, strict=True)
+    permission_mode: str | None = None
+    color: str | None = None
+    isolation: str | None = None
+    prompt: str = ""
+    source: Source = "builtin"
+    path: str = ""
+    overrides: list[Shadowed] = Field(default_factory=list)
+
+    @field_validator("name", mode="before")
+    @classmethod
+    def _name(cls, value: Any) -> str:
+        if not isinstance(value, str):
+            raise ValueError("must be a string")
+        try:
+            return validate_name(value, "agent type")
+        except InvalidNameError as exc:
+            raise ValueError(str(exc)) from None
+
+    @field_validator("tools", mode="before")
+    @classmethod
+    def _tools(cls, value: Any) -> list[str] | None:
+        return _tool_list(value)
+
+    @field_validator("disallowed_tools", mode="before")
+    @classmethod
+    def _disallowed(cls, value: Any) -> list[str]:
+        tools = _tool_list(value) or []
+        kept = [t for t in tools if t in TEAM_TOOLS]
+        if kept:  # refusing beats silently ignoring: effective_tools always keeps these
+            raise ValueError(f"{', '.join(kept)} cannot be disallowed: every teammate keeps"
+                             f" the team tools ({', '.join(TEAM_TOOLS)})")
+        return tools
+
+    @field_validator("permission_mode", mode="before")
+    @classmethod
+    def _mode(cls, value: Any) -> str | None:
+        return None if value is None else _one_of(str(value), PERMISSION_MODES)
+
+    @field_validator("isolation", mode="before")
+    @classmethod
+    def _isolation(cls, value: Any) -> str | None:
+        return None if value is None else _one_of(str(value), ("worktree",))
+
+    @field_validator("model", "color", mode="before")
+    @classmethod
+    def _nonempty(cls, value: Any) -> str | None:
+        if value is None:
+            return None
+        if not isinstance(value, str) or not value.strip():
+            raise ValueError("must be a non-empty string")
+        return value.strip()
+
+    def defaults(self) -> dict[str, Any]:
+        """Spawn defaults this definition gives (command-line flags override them)."""
+        keys = ("model", "max_turns", "permission_mode", "color")
+        return {k: getattr(self, k) for k in keys if getattr(self, k) is not None}
+
+
+class DefinitionProblem(BaseModel):
+    path: str
+    field: str | None = None
+    message: str
+
+    def __str__(self) -> str:
+        where = f"field {self.field!r}: " if self.field else ""
+        return f"{self.path}: {where}{self.message}"
+
+
+class Definitions(BaseModel):
+    definitions: dict[str, AgentDefinition] = Field(default_factory=dict)
+    problems: list[DefinitionProblem] = Field(default_factory=list)
+
+    def names(self) -> list[str]:
+        return sorted(self.definitions)
+
+
+def parse_definition(text: str, path: str, source: Source, stem: str
+                     ) -> AgentDefinition | list[DefinitionProblem]:
+    """Parse one file's text; return the definition or the problems that made it unusable."""
+    handler = frontmatter.YAMLHandler()
+    text = text.removeprefix("\ufeff")
+    meta: Any = {}
+    body = text
+    if handler.detect(text):
+        raw, body = handler.split(text)
+        try:
+            meta = yaml.safe_load(raw)
+        except yaml.YAMLError as exc:
+            detail = " ".join(str(exc).split())
+            return [DefinitionProblem(path=path, message=f"front matter is not valid YAML: {detail}")]
+        if meta is None:
+            meta = {}
+    if not isinstance(meta, dict):
+        return [DefinitionProblem(path=path, message="front matter must be a YAML mapping of fields")]
+    fields: dict[str, Any] = {}
+    problems: list[DefinitionProblem] = []
+    for key, value in meta.items():
+        field = _ALIASES.get(str(key).lower(), str(key))
+        if field not in FIELDS:
+            problems.append(DefinitionProblem(
+                path=path, field=str(key),
+                message=f"unknown field; known fields: {', '.join(FIELDS)}"))
+        else:
+            fields[field] = value
+    if problems:
+        return problems
+    fields.setdefault("name", stem)
+    try:
+        return AgentDefinition(**fields, prompt=body.strip(), source=source, path=path)
+    except ValidationError as exc:
+        return [
+            DefinitionProblem(
+                path=path, field=".".join(str(p) for p in err["loc"]) or None,
+                message=str(err["msg"]).removeprefix("Value error, "))
+            for err in exc.errors()
+        ]
+
+
+def _load_dir(directory: Path, source: Source, problems: list[DefinitionProblem]
+              ) -> list[AgentDefinition]:
+    try:
+        files = sorted(p for p in directory.glob("*.md") if not p.name.startswith("."))
+    except OSError as exc:
+        problems.append(DefinitionProblem(path=str(directory), message=f"cannot list: {exc}"))
+        return []
+    return _load_files(((str(p), p.stem, p.read_text) for p in files if p.is_file()),
+                       source, problems)
+
+
+def _load_files(files: Iterable[tuple[str, str, Any]], source: Source,
+                problems: list[DefinitionProblem]) -> list[AgentDefinition]:
+    loaded: dict[str, AgentDefinition] = {}
+    for path, stem, read in files:
+        try:
+            text = read(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            problems.append(DefinitionProblem(path=path, message=f"cannot read: {exc}"))
+            continue
+        result = parse_definition(text, path, source, stem)
+        if isinstance(result, list):
+            problems.extend(result)
+        elif result.name in loaded:  # two files in one directory claim the same name
+            problems.append(DefinitionProblem(
+                path=path, field="name",
+                message=f"{result.name!r} is already defined by {loaded[result.name].path}"))
+        else:
+            loaded[result.name] = result
+    return list(loaded.values())
+
+
+def builtin_dir() -> Any:
+    return resources.files("swarm").joinpath("agents")
+
+
+def _load_builtins(problems: list[DefinitionProblem]) -> list[AgentDefinition]:
+    root = builtin_dir()
+    entries = sorted((e for e in root.iterdir() if e.name.endswith(".md")), key=lambda e: e.name)
+    return _load_files(((str(e), e.name[:-3], e.read_text) for e in entries), "builtin", problems)
+
+
+def find_project_agents_dir(cwd: str | Path) -> Path | None:
+    """The nearest `.swarm/agents` from cwd upward, never above the git root (the directory
+    holding `.git`). Outside a git repository the walk stops below $HOME, whose `.swarm/agents`
+    is the user directory, not a project one."""
+    start = Path(cwd).expanduser().resolve()
+    home = Path.home().resolve()
+    user_dir = _resolved(paths.user_agents_dir())
+    for directory in (start, *start.parents):
+        if directory == home and not (directory / ".git").exists():
+            return None
+        candidate = directory / ".swarm" / "agents"
+        if candidate.is_dir() and _resolved(candidate) != user_dir:
+            return candidate
+        if (directory / ".git").exists():  # a directory or, in a worktree, a file
+            return None
+    return None
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.expanduser().resolve()
+    except OSError:
+        return path
+
+
+def load_definitions(cwd: str | Path | None = None) -> Definitions:
+    """Merge built-in < user < project definitions; problems are collected, not raised."""
+    problems: list[DefinitionProblem] = []
+    merged: dict[str, AgentDefinition] = {}
+    layers: list[list[AgentDefinition]] = [_load_builtins(problems)]
+    user_dir = paths.user_agents_dir()
+    if user_dir.is_dir():
+        layers.append(_load_dir(user_dir, "user", problems))
+    project_dir = find_project_agents_dir(cwd if cwd is not None else os.getcwd())
+    if project_dir is not None:
+        layers.append(_load_dir(project_dir, "project", problems))
+    for layer in layers:
+        for definition in layer:
+            previous = merged.get(definition.name)
+            if previous is not None:
+                shadowed = [Shadowed(source=previous.source, path=previous.path), *previous.overrides]
+                definition = definition.model_copy(update={"overrides": shadowed})
+            merged[definition.name] = definition
+    return Definitions(definitions=dict(sorted(merged.items())), problems=problems)
+
+
+def get_definition(agent_type: str, cwd: str | Path | None = None) -> AgentDefinition:
+    """The definition for `agent_type`, or NotFoundError naming the available types."""
+    loaded = load_definitions(cwd)
+    wanted = agent_type.lower()
+    found = loaded.definitions.get(wanted)
+    if found is not None:
+        return found
+    message = f"unknown agent type {agent_type!r} (available: {', '.join(loaded.names())})"
+    # A file named like the wanted type that failed to load is the likely explanation.
+    broken = [p for p in loaded.problems if Path(p.path).stem.lower() == wanted]
+    if broken:
+        message += f"; {broken[0]} (fix the file to use it)"
+    raise NotFoundError(message)
+
+
+def effective_tools(definition: AgentDefinition, all_tools: Sequence[str],
+                    team_tools: Sequence[str] = TEAM_TOOLS) -> list[str]:
+    """The tools a teammate gets: all tools, narrowed to `tools` if given, minus
+    `disallowed_tools`; the team tools are always kept. Order follows `all_tools`."""
+    allowed = set(definition.tools) if definition.tools is not None else None
+    denied = set(definition.disallowed_tools)
+    keep_always = set(team_tools)
+    result = [
+        tool for tool in dict.fromkeys(all_tools)
+        if tool in keep_always or ((allowed is None or tool in allowed) and tool not in denied)
+    ]
+    return result + [tool for tool in team_tools if tool not in result]
