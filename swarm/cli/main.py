@@ -39,6 +39,12 @@ COMMANDS: dict[str, str] = {
 }
 
 
+# click >= 8.2 renamed it; the old name is gone in some releases.
+_NO_ARGS_IS_HELP: type[click.UsageError] = getattr(
+    click.exceptions, "NoArgsIsHelpError", None
+) or click.exceptions.NoArgsIsHelp  # type: ignore[attr-defined]
+
+
 class LazyGroup(click.Group):
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(name for name in COMMANDS if _exists(COMMANDS[name]))
@@ -72,7 +78,7 @@ def main(argv: list[str] | None = None) -> None:
         if debug:
             traceback.print_exc()
         _fail(str(exc), exc.exit_code)
-    except click.exceptions.NoArgsIsHelp as exc:
+    except _NO_ARGS_IS_HELP as exc:
         click.echo(exc.ctx.get_help() if exc.ctx else str(exc), err=True)
         sys.exit(2)
     except click.UsageError as exc:

@@ -1,0 +1,253 @@
+"""The teammate process (`swarm agent --agent-id NAME@TEAM`): setup, inputs, signals, heartbeat.
+
+Life of a teammate: read its member entry, build its prompt and tools, resume its conversation
+from the transcript, then forever: wait for input (shutdown request > lead > peers > a task),
+run one turn of the loop, go idle and tell the lead once. SIGINT aborts the turn only; SIGTERM
+ends the process; an approved shutdown request ends it cleanly (exit 0).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+from collections.abc import Callable
+from types import FrameType
+from typing import Any, TypeVar
+
+from swarm import paths
+from swarm.liveness import process_start_time
+from swarm.mailbox import Mailbox
+from swarm.names import LEAD_NAME
+from swarm.protocol import (
+    IdleNotification,
+    Message,
+    PermissionResponse,
+    PlanApprovalResponse,
+    ShutdownRequest,
+    ShutdownResponse,
+    render_for_model,
+)
+from swarm.runtime.loop import Loop, TurnInterrupted, TurnOutcome
+from swarm.runtime.tools import ToolContext, kill_tree
+from swarm.runtime.transcript import Transcript
+from swarm.state import AgentState, Usage, update_state, write_state
+from swarm.tasks import Task
+from swarm.team import Team
+from swarm.watch import FileWatcher
+
+T = TypeVar("T")
+HEARTBEAT_INTERVAL = float(os.environ.get("SWARM_HEARTBEAT_INTERVAL", "2.0"))
+# Replies the agent consumes itself; they never reach the model as plain messages.
+CONTROL_TYPES = (PermissionResponse,)
+
+
+class AgentStopped(Exception):
+    """SIGTERM: leave whatever we are doing and exit."""
+
+
+class Agent:
+    def __init__(self, team_name: str, name: str) -> None:
+        from swarm.runtime.setup import build  # keeps this module about the process life
+
+        self.team = Team.open(team_name)
+        self.name = name
+        self.box = Mailbox(self.team.name, name)
+        self.transcript = Transcript(paths.agent_transcript(self.team.name, name))
+        self.state = AgentState(pid=os.getpid(), started_at=process_start_time(os.getpid()))
+        self._lock = threading.Lock()
+        self._interruptible = False
+        self._interrupt = threading.Event()
+        self._stopping = threading.Event()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self.pending_shutdown: ShutdownRequest | None = None
+        self.shutdown_approved = False
+        self.completed_task: Task | None = None
+        self.setup = build(self)
+        self.loop: Loop = self.setup.loop
+
+    # -- state -------------------------------------------------------------------------------
+    def set_state(self, **fields: Any) -> None:
+        with self._lock:
+            for key, value in fields.items():
+                setattr(self.state, key, value)
+            self.state.heartbeat = time.time()
+            snapshot = self.state.model_copy(deep=True)
+
+        def apply(on_disk: AgentState) -> None:
+            for key in AgentState.model_fields:
+                setattr(on_disk, key, getattr(snapshot, key))
+
+        update_state(self.team.name, self.name, apply)
+
+    def add_usage(self, usage: Usage) -> None:
+        with self._lock:
+            self.state.usage.add(usage)
+            self.state.turns += 1
+        self.set_state()
+
+    def _heartbeat(self) -> None:
+        while not self._stopping.wait(HEARTBEAT_INTERVAL):
+            self.set_state()
+
+    # -- signals -----------------------------------------------------------------------------
+    def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
+        if self.state.state not in ("working", "waiting_permission", "awaiting_plan"):
+            return  # nothing to interrupt while idle
+        self._interrupt.set()
+        if self._proc is not None:
+            kill_tree(self._proc)
+        if self._interruptible:
+            raise TurnInterrupted()
+
+    def _on_sigterm(self, signum: int, frame: FrameType | None) -> None:
+        self._stopping.set()
+        if self._proc is not None:
+            kill_tree(self._proc)
+        raise AgentStopped()
+
+    def track_process(self, proc: subprocess.Popen[bytes] | None) -> None:
+        self._proc = proc
+
+    def check_interrupt(self) -> None:
+        if self._interrupt.is_set():
+            raise TurnInterrupted()
+
+    def model_call(self, call: Any) -> Any:
+        self.check_interrupt()
+        self._in_model_call = True
+        try:
+            return call()
+        finally:
+            self._interruptible = False
+
+    # -- inputs ------------------------------------------------------------------------------
+    def watcher(self) -> FileWatcher:
+        return FileWatcher([(self.box.path.parent, self.box.path.name),
+                            (paths.tasks_dir(self.team.name), None)])
+
+    def next_input(self, watcher: FileWatcher) -> tuple[list[Message], Task | None]:
+        """Block until there is something to do, in SPEC order."""
+        while True:
+            unread = self.box.unread()
+            stale = [m for m in unread if isinstance(m.structured(), CONTROL_TYPES)]
+            if stale:  # answers to requests no longer waiting: nothing to do with them
+                self.box.mark_read([m.id for m in stale])
+                unread = [m for m in unread if m not in stale]
+            shutdown = [m for m in unread if isinstance(m.structured(), ShutdownRequest)]
+            if shutdown:
+                return shutdown[:1], None
+            if unread:
+                lead = [m for m in unread if m.sender == LEAD_NAME]
+                peers = sorted((m for m in unread if m.sender != LEAD_NAME),
+                               key=lambda m: m.timestamp)
+                return lead + peers, None
+            if self.loop.stop_reason() is None:
+                task = self.team.tasks.claim_next(self.name)
+                if task is not None:
+                    return [], task
+            watcher.wait(HEARTBEAT_INTERVAL * 2)
+
+    def render_input(self, messages: list[Message], task: Task | None) -> list[dict[str, Any]]:
+        blocks = [{"type": "text", "text": render_for_model(m)} for m in messages]
+        if task is not None:
+            blocks.append({"type": "text", "text": (
+                f'<task-assignment id="{task.id}" subject="{task.subject}">\n'
+                f"{task.description}\n</task-assignment>\n"
+                f'You have claimed task #{task.id}. Do it, mark it completed with TaskUpdate '
+                f'(task_id "{task.id}", with a short result) and report to {LEAD_NAME}.')})
+        return blocks
+
+    # -- one turn ----------------------------------------------------------------------------
+    def take_turn(self, messages: list[Message], task: Task | None) -> TurnOutcome:
+        for message in messages:
+            structured = message.structured()
+            if isinstance(structured, ShutdownRequest):
+                self.pending_shutdown = structured
+            if isinstance(structured, PlanApprovalResponse):
+                self.setup.apply_plan_response(structured)
+        current = task.id if task is not None else self.state.current_task
+        self.completed_task = None
+        self._interrupt.clear()
+        self.set_state(state="working", current_task=current, idle_reason=None, detail=None)
+        content = self.render_input(messages, task)
+        # The message is in the conversation (and transcript) before it is marked read.
+        self.loop.add({"role": "user", "content": content})
+        self.box.mark_read([m.id for m in messages])
+        outcome = self.loop.run([])
+        if outcome.reason == "interrupted":
+            self.transcript.event("interrupted")
+        return outcome
+
+    def after_turn(self, outcome: TurnOutcome) -> None:
+        task = self.completed_task
+        current = self.state.current_task
+        if current is not None:
+            latest = next((t for t in self.team.tasks.list() if t.id == current), None)
+            if latest is None or latest.status == "completed" or latest.owner != self.name:
+                current = None
+        detail = outcome.failure or (f"stopped: {outcome.reason}"
+                                     if outcome.reason not in ("available",) else None)
+        self.set_state(state="idle", idle_reason=outcome.reason, current_task=current,
+                       detail=detail)
+        note = IdleNotification(
+            sender=self.name, idle_reason=outcome.reason,  # type: ignore[arg-type]
+            summary=(outcome.last_text or "")[:200] or None,
+            completed_task_id=task.id if task else None,
+            completed_status=task.status if task else None,
+            failure_reason=outcome.failure,
+        )
+        self.team.send(LEAD_NAME, note, sender=self.name)
+
+    def on_structured_sent(self, message: Any) -> None:
+        if isinstance(message, ShutdownResponse) and message.approve:
+            self.shutdown_approved = True
+
+    # -- the process -------------------------------------------------------------------------
+    def run(self) -> int:
+        signal.signal(signal.SIGINT, self._on_sigint)
+        signal.signal(signal.SIGTERM, self._on_sigterm)
+        signal.signal(signal.SIGHUP, self._on_sigterm)
+        write_state(self.team.name, self.name, self.state)
+        self.team.update_member(self.name, pid=os.getpid())
+        self.transcript.event("started", pid=os.getpid(), model=self.setup.model_name)
+        beat = threading.Thread(target=self._heartbeat, name="heartbeat", daemon=True)
+        beat.start()
+        exit_code, detail = 0, "shut down"
+        try:
+            with self.watcher() as watcher:
+                self.set_state(state="idle", idle_reason="available")
+                while not self.shutdown_approved:
+                    messages, task = self.next_input(watcher)
+                    outcome = self.take_turn(messages, task)
+                    if self.shutdown_approved:
+                        break
+                    self.after_turn(outcome)
+        except AgentStopped:
+            exit_code, detail = 143, "killed (SIGTERM)"
+        finally:
+            self._stopping.set()
+            self.finish(detail)
+        return exit_code
+
+    def finish(self, detail: str) -> None:
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)  # finish what we write, then go
+        released = self.team.tasks.release_owned_by(self.name)
+        self.transcript.event("exited", detail=detail, released=[t.id for t in released])
+        self.set_state(state="exited", current_task=None, detail=detail)
+
+
+def run_agent(agent_id: str) -> int:
+    from swarm.names import parse_agent_id
+
+    name, team = parse_agent_id(agent_id)
+    agent = Agent(team, name)
+    os.chdir(agent.setup.cwd)
+    return agent.run()
+
+
+def cwd_of(member_cwd: str | None) -> Path:
+    return Path(member_cwd) if member_cwd else Path.cwd()

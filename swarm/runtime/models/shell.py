@@ -1,0 +1,116 @@
+"""The offline `shell` worker: a deterministic model that needs no API key.
+
+For each input it runs the shell commands it was given (```sh fenced blocks, or lines starting
+with `$ `) through the real Bash tool (so permission checks apply), reports the output to the
+lead with SendMessage, completes a claimed task with TaskUpdate, approves shutdown requests, and
+ends its turn. Its next step is read off the conversation, so it resumes after a respawn.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import uuid
+from typing import Any
+
+from swarm.runtime.models.base import Block, ModelReply, ModelRequest
+
+FENCE_RE = re.compile(r"```(?:sh|bash|shell|console)?[ \t]*\n(.*?)```", re.DOTALL)
+TAG_RE = re.compile(r"</?teammate-message[^>]*>")
+TASK_RE = re.compile(r'<task-assignment id="(\d+)"')
+REPORT_LIMIT = 4000
+
+
+def extract_commands(text: str) -> list[str]:
+    """Shell commands in a message: fenced sh blocks first, then `$ ` lines outside them."""
+    body = TAG_RE.sub("\n", text)
+    commands = [block.strip() for block in FENCE_RE.findall(body) if block.strip()]
+    rest = FENCE_RE.sub("\n", body)
+    commands += [line.strip()[2:].strip() for line in rest.splitlines()
+                 if line.strip().startswith("$ ") and line.strip()[2:].strip()]
+    return commands
+
+
+def _shutdown_request_id(text: str) -> str | None:
+    for body in re.findall(r"<teammate-message[^>]*>(.*?)</teammate-message>", text, re.DOTALL):
+        try:
+            data = json.loads(body)
+        except ValueError:
+            continue
+        if isinstance(data, dict) and data.get("type") == "shutdown_request":
+            return str(data.get("request_id", ""))
+    return None
+
+
+def _texts(message: dict[str, Any]) -> str:
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
+
+
+def _tool_use(name: str, args: dict[str, Any]) -> Block:
+    return {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:20]}", "name": name,
+            "input": args}
+
+
+class ShellModel:
+    name = "shell"
+
+    def complete(self, request: ModelRequest) -> ModelReply:
+        messages = request.messages
+        start = max((i for i, m in enumerate(messages) if m["role"] == "user" and _texts(m)),
+                    default=0)
+        text = _texts(messages[start]) if messages else ""
+        done_steps = [m for m in messages[start + 1 :] if m["role"] == "assistant"]
+        tools = {t["name"] for t in request.tools}
+
+        shutdown_id = _shutdown_request_id(text)
+        if shutdown_id is not None:
+            if not done_steps:
+                reply = {"type": "shutdown_response", "request_id": shutdown_id, "approve": True}
+                return ModelReply([_tool_use("SendMessage", {"to": "team-lead", "message": reply})],
+                                  "tool_use")
+            return ModelReply([{"type": "text", "text": "Shutting down."}])
+
+        commands = extract_commands(text)
+        if not done_steps and commands and "Bash" in tools:
+            return ModelReply([_tool_use("Bash", {"command": c}) for c in commands], "tool_use")
+        if len(done_steps) <= 1 and not self._reported(done_steps):
+            return self._report(text, commands, messages, bool(done_steps), "Bash" in tools)
+        return ModelReply([{"type": "text", "text": "Done."}])
+
+    @staticmethod
+    def _reported(steps: list[dict[str, Any]]) -> bool:
+        return any(b.get("type") == "tool_use" and b.get("name") == "SendMessage"
+                   for m in steps for b in m["content"])
+
+    def _report(self, text: str, commands: list[str], messages: list[dict[str, Any]],
+                ran: bool, can_bash: bool) -> ModelReply:
+        outputs: list[str] = []
+        failed = False
+        if ran:
+            results = [b for b in messages[-1]["content"] if b.get("type") == "tool_result"]
+            for command, result in zip(commands, results, strict=False):
+                body = result.get("content")
+                body = body if isinstance(body, str) else _texts({"content": body or []})
+                failed = failed or bool(result.get("is_error"))
+                outputs.append(f"$ {command}\n{body.rstrip()}")
+        elif not commands:
+            outputs.append("No shell commands found (use ```sh blocks or lines starting with '$ ').")
+        elif not can_bash:
+            failed = True
+            outputs.append("I cannot run commands: the Bash tool is not available to me.")
+        report = "\n\n".join(outputs)
+        if len(report) > REPORT_LIMIT:
+            report = report[:REPORT_LIMIT] + "\n... [truncated]"
+        verdict = "failed" if failed else "ok"
+        summary = f"ran {len(outputs) if ran else 0} command(s): {verdict}"
+        blocks: list[Block] = [_tool_use("SendMessage", {"to": "team-lead", "message": report,
+                                                         "summary": summary})]
+        task = TASK_RE.search(text)
+        if task:
+            result = report if not failed else f"FAILED\n{report}"
+            blocks.append(_tool_use("TaskUpdate", {"task_id": task.group(1), "status": "completed",
+                                                   "result": result[:2000]}))
+        return ModelReply(blocks, "tool_use")

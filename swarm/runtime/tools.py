@@ -1,0 +1,244 @@
+"""The file and shell tools a teammate has: Read, Write, Edit, Bash, Glob, Grep.
+
+A tool never raises into the loop: every failure becomes an error result the model can read.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import re
+import signal
+import subprocess
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from swarm.team import Team
+
+OUTPUT_CAP = 30_000
+BASH_DEFAULT_TIMEOUT = 120.0
+BASH_MAX_TIMEOUT = 600.0
+READ_LIMIT_LINES = 2000
+
+
+@dataclass
+class ToolResult:
+    content: str
+    is_error: bool = False
+
+
+class ToolError(Exception):
+    """Raised inside a tool; becomes an error result, never a crash."""
+
+
+@dataclass
+class ToolContext:
+    team: Team
+    name: str
+    cwd: Path
+    env: dict[str, str] = field(default_factory=dict)
+    # Set by the runtime: lets an interrupt kill the running Bash process tree.
+    on_process: Callable[[subprocess.Popen[bytes] | None], None] = lambda proc: None
+    # Set by the runtime: structured replies that change the agent's own state.
+    on_structured_sent: Callable[[Any], None] = lambda message: None
+    pending_shutdown_id: Callable[[], str | None] = lambda: None
+    on_exit_plan: Callable[[str], str] = lambda plan: "plan mode is not active"
+
+    def resolve(self, raw: str) -> Path:
+        path = Path(os.path.expanduser(raw))
+        return path if path.is_absolute() else self.cwd / path
+
+
+class Tool:
+    name: str = ""
+    description: str = ""
+    input_schema: dict[str, Any] = {}
+    read_only: bool = False
+    edits_files: bool = False
+
+    def spec(self) -> dict[str, Any]:
+        return {"name": self.name, "description": self.description,
+                "input_schema": self.input_schema}
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        raise NotImplementedError
+
+    def describe(self, args: dict[str, Any]) -> str:
+        """One line for a permission request."""
+        return f"{self.name}({_brief(args)})"
+
+
+def _brief(args: dict[str, Any]) -> str:
+    first = next(iter(args.values()), "") if args else ""
+    text = str(first).replace("\n", " ")
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _cap(text: str) -> str:
+    if len(text) <= OUTPUT_CAP:
+        return text
+    return text[:OUTPUT_CAP] + f"\n... [output truncated: {len(text) - OUTPUT_CAP} more characters]"
+
+
+def _schema(required: list[str], **props: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": props, "required": required}
+
+
+class Read(Tool):
+    name = "Read"
+    description = "Read a text file. Returns numbered lines; use offset/limit for large files."
+    input_schema = _schema(["file_path"], file_path={"type": "string"},
+                           offset={"type": "integer"}, limit={"type": "integer"})
+    read_only = True
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path = ctx.resolve(str(args["file_path"]))
+        try:
+            lines = path.read_text(errors="replace").splitlines()
+        except FileNotFoundError:
+            raise ToolError(f"file not found: {path}") from None
+        except IsADirectoryError:
+            raise ToolError(f"{path} is a directory; use Glob to list it") from None
+        start = max(int(args.get("offset") or 1), 1)
+        limit = int(args.get("limit") or READ_LIMIT_LINES)
+        chosen = lines[start - 1 : start - 1 + limit]
+        body = "\n".join(f"{n:6}\t{line}" for n, line in enumerate(chosen, start))
+        return ToolResult(_cap(body) if body else "(empty file)")
+
+    def describe(self, args: dict[str, Any]) -> str:
+        return f"Read {args.get('file_path')}"
+
+
+class Write(Tool):
+    name = "Write"
+    description = "Write a file (creating parent directories), replacing its content."
+    input_schema = _schema(["file_path", "content"], file_path={"type": "string"},
+                           content={"type": "string"})
+    edits_files = True
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path = ctx.resolve(str(args["file_path"]))
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(str(args["content"]))
+        return ToolResult(f"wrote {len(str(args['content']))} characters to {path}")
+
+    def describe(self, args: dict[str, Any]) -> str:
+        return f"Write {args.get('file_path')}"
+
+
+class Edit(Tool):
+    name = "Edit"
+    description = ("Replace old_string with new_string in a file. old_string must occur exactly once"
+                   " unless replace_all is true.")
+    input_schema = _schema(["file_path", "old_string", "new_string"],
+                           file_path={"type": "string"}, old_string={"type": "string"},
+                           new_string={"type": "string"}, replace_all={"type": "boolean"})
+    edits_files = True
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        path = ctx.resolve(str(args["file_path"]))
+        try:
+            text = path.read_text()
+        except FileNotFoundError:
+            raise ToolError(f"file not found: {path}") from None
+        old, new = str(args["old_string"]), str(args["new_string"])
+        count = text.count(old) if old else 0
+        if count == 0:
+            raise ToolError("old_string was not found in the file")
+        if count > 1 and not args.get("replace_all"):
+            raise ToolError(f"old_string occurs {count} times; give more context or replace_all")
+        path.write_text(text.replace(old, new) if args.get("replace_all") else text.replace(old, new, 1))
+        return ToolResult(f"edited {path} ({count if args.get('replace_all') else 1} replacement(s))")
+
+    def describe(self, args: dict[str, Any]) -> str:
+        return f"Edit {args.get('file_path')}"
+
+
+class Bash(Tool):
+    name = "Bash"
+    description = ("Run a shell command in the agent's working directory (bash -c). Output is"
+                   f" capped at {OUTPUT_CAP} characters; timeout in seconds (default"
+                   f" {int(BASH_DEFAULT_TIMEOUT)}, at most {int(BASH_MAX_TIMEOUT)}).")
+    input_schema = _schema(["command"], command={"type": "string"}, timeout={"type": "number"},
+                           description={"type": "string"})
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        command = str(args["command"])
+        timeout = min(float(args.get("timeout") or BASH_DEFAULT_TIMEOUT), BASH_MAX_TIMEOUT)
+        proc = subprocess.Popen(
+            ["bash", "-c", command], cwd=ctx.cwd, env={**os.environ, **ctx.env},
+            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+            start_new_session=True,  # its own process group: an interrupt kills the whole tree
+        )
+        ctx.on_process(proc)
+        try:
+            out, _ = proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            kill_tree(proc)
+            out, _ = proc.communicate()
+            text = out.decode(errors="replace")
+            raise ToolError(_cap(f"{text}\ncommand timed out after {timeout:g}s")) from None
+        finally:
+            ctx.on_process(None)
+        text = out.decode(errors="replace")
+        if proc.returncode < 0:
+            raise ToolError(_cap(f"{text}\ncommand killed by signal {-proc.returncode}"))
+        if proc.returncode:
+            return ToolResult(_cap(f"{text}\n[exit code {proc.returncode}]"), is_error=True)
+        return ToolResult(_cap(text) if text else "(no output)")
+
+    def describe(self, args: dict[str, Any]) -> str:
+        return f"Bash: {args.get('command')}"
+
+
+def kill_tree(proc: subprocess.Popen[bytes]) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class Glob(Tool):
+    name = "Glob"
+    description = "List files matching a glob pattern (e.g. **/*.py), relative to path or the cwd."
+    input_schema = _schema(["pattern"], pattern={"type": "string"}, path={"type": "string"})
+    read_only = True
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        base = ctx.resolve(str(args.get("path") or "."))
+        matches = sorted(str(p.relative_to(base)) for p in base.glob(str(args["pattern"]))
+                         if ".git" not in p.parts)
+        return ToolResult(_cap("\n".join(matches)) if matches else "(no matches)")
+
+
+class Grep(Tool):
+    name = "Grep"
+    description = "Search file contents for a regular expression; returns path:line:text."
+    input_schema = _schema(["pattern"], pattern={"type": "string"}, path={"type": "string"},
+                           glob={"type": "string"})
+    read_only = True
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        try:
+            regex = re.compile(str(args["pattern"]))
+        except re.error as exc:
+            raise ToolError(f"invalid regular expression: {exc}") from None
+        base = ctx.resolve(str(args.get("path") or "."))
+        pattern = str(args.get("glob") or "*")
+        files = [base] if base.is_file() else sorted(p for p in base.rglob("*") if p.is_file())
+        hits: list[str] = []
+        for path in files:
+            if ".git" in path.parts or not fnmatch.fnmatch(path.name, pattern):
+                continue
+            try:
+                for number, line in enumerate(path.read_text(errors="strict").splitlines(), 1):
+                    if regex.search(line):
+                        hits.append(f"{path}:{number}:{line}")
+            except (UnicodeDecodeError, OSError):
+                continue
+            if sum(len(h) for h in hits) > OUTPUT_CAP:
+                break
+        return ToolResult(_cap("\n".join(hits)) if hits else "(no matches)")
