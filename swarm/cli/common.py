@@ -26,8 +26,9 @@ def json_option(func: F) -> F:
 
 
 def resolve_team_name(team_name: str | None) -> str:
-    name = team_name or os.environ.get("SWARM_TEAM")
-    if not name:
+    # An explicit but empty --team is an invalid name (Team.open says so), not "use SWARM_TEAM".
+    name = team_name if team_name is not None else os.environ.get("SWARM_TEAM")
+    if name is None or (team_name is None and not name):
         raise BadInputError("no team given: pass --team NAME or set SWARM_TEAM")
     return name
 

@@ -24,7 +24,8 @@ def send(to: str, message: str, team_name: str | None, summary: str | None,
     """Send MESSAGE (or - for stdin) to a member, or '*' for everyone."""
     team = open_team(team_name)
     text = sys.stdin.read() if message == "-" else message
-    who = sender or current_agent_name() or LEAD_NAME
+    # An explicit --from (even '') is checked, never silently replaced by the default.
+    who = sender if sender is not None else (current_agent_name() or LEAD_NAME)
     ids = team.send(to, text, sender=who, summary=summary)
     emit({"to": to, "ids": ids}, as_json, lambda r: f"sent to {to} ({len(r['ids'])} message(s))")
 
@@ -40,7 +41,7 @@ def inbox(name: str | None, team_name: str | None, unread: bool, include_archive
           follow: bool, as_json: bool) -> None:
     """Show a mailbox (default: team-lead's). Reading here does not mark messages read."""
     team = open_team(team_name)
-    box = team.inbox(name or LEAD_NAME)
+    box = team.inbox(LEAD_NAME if name is None else name)
     messages = box.messages(unread_only=unread, include_archive=include_archive and not unread)
     emit(messages, as_json, _render)
     if not follow:

@@ -7,6 +7,8 @@ from typing import Any
 import click
 
 from swarm.cli.common import emit, json_option, resolve_team_name, table
+from swarm.errors import SwarmError
+from swarm.store import warn
 from swarm.team import Team
 
 
@@ -35,7 +37,12 @@ def create(name: str, description: str, as_json: bool) -> None:
 @json_option
 def list_teams(as_json: bool) -> None:
     """List teams."""
-    configs = [t.config() for t in Team.list()]
+    configs = []
+    for found in Team.list():
+        try:
+            configs.append(found.config())
+        except SwarmError as exc:  # a corrupt team file must not hide the other teams
+            warn(str(exc))
 
     def human(_: Any) -> str:
         if not configs:
