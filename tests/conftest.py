@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.fake_anthropic import fake_api  # noqa: F401  (the fake Anthropic API fixture)
+
 
 @pytest.fixture(autouse=True)
 def swarm_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:

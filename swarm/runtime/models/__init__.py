@@ -1,0 +1,49 @@
+"""Pick a model from a spec string: `shell`, `scripted:PATH`, or an Anthropic alias/id.
+
+Each implementation is imported only when chosen, so a `shell` teammate never pays for the
+`anthropic` SDK import.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from swarm.errors import BadInputError
+from swarm.runtime.models.base import Model
+
+NO_KEY_NOTICE = "no ANTHROPIC_API_KEY: teammates use the offline shell model"
+
+
+def load_model(spec: str, *, cwd: str | None = None) -> Model:
+    """`shell` | `scripted:PATH` (relative to `cwd`) | `sonnet`/`opus`/`haiku`/`claude-...`."""
+    spec = spec.strip()
+    if not spec:
+        raise BadInputError("empty model name")
+    if spec.lower() == "shell":
+        from swarm.runtime.models.shell import ShellModel
+
+        return ShellModel()
+    if spec.lower().startswith("scripted:"):
+        raw = spec.split(":", 1)[1].strip()
+        if not raw:
+            raise BadInputError("scripted model needs a file: scripted:PATH")
+        path = Path(raw).expanduser()
+        if not path.is_absolute():
+            path = Path(cwd or os.getcwd()) / path
+        from swarm.runtime.models.scripted import ScriptedModel
+
+        return ScriptedModel(str(path))
+    from swarm.runtime.models.anthropic_model import AnthropicModel
+
+    return AnthropicModel(spec)
+
+
+def default_model_spec() -> tuple[str, str | None]:
+    """(spec, notice): $SWARM_MODEL, else `sonnet` with an API key, else `shell` plus a notice."""
+    chosen = os.environ.get("SWARM_MODEL", "").strip()
+    if chosen:
+        return chosen, None
+    if os.environ.get("ANTHROPIC_API_KEY", "").strip():
+        return "sonnet", None
+    return "shell", NO_KEY_NOTICE

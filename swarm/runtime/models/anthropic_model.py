@@ -1,0 +1,275 @@
+"""The real model: Anthropic's Messages API through the official SDK.
+
+This module is the only place that imports `anthropic` (a ~1.5 s, ~40 MB import), and it is
+itself imported only when a teammate runs an Anthropic model, so `shell` teammates stay light.
+
+Retries are done here rather than by the SDK so the backoff is configurable
+(`SWARM_API_RETRY_BASE` seconds, `SWARM_API_MAX_RETRIES`), honours `retry-after(-ms)` and
+`x-should-retry`, and ends in one clear line instead of a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import time
+from typing import Any
+
+from swarm.errors import BadInputError, OperationFailedError
+from swarm.runtime.models.base import Block, ModelReply, ModelRequest
+from swarm.state import Usage
+
+# Current ids, per the model literals of the installed SDK (newest of each family).
+ALIASES: dict[str, str] = {
+    "sonnet": "claude-sonnet-5-5",
+    "opus": "claude-opus-5-5",
+    "haiku": "claude-haiku-5-5",
+}
+
+# USD per million tokens: (input, output). Matched by longest id prefix, then by family name.
+PRICES: dict[str, tuple[float, float]] = {
+    "claude-opus-4-0": (15.0, 75.0),
+    "claude-opus-4-1": (15.0, 75.0),
+    "claude-opus-4-2025": (15.0, 75.0),
+    "claude-3-opus": (15.0, 75.0),
+    "claude-3-5-haiku": (0.8, 4.0),
+    "claude-3-haiku": (0.25, 1.25),
+    "claude-opus": (5.0, 25.0),
+    "claude-sonnet": (3.0, 15.0),
+    "claude-haiku": (1.0, 5.0),
+    "opus": (5.0, 25.0),
+    "sonnet": (3.0, 15.0),
+    "haiku": (1.0, 5.0),
+}
+# An id we cannot price is charged like the dearest tier, so `--max-budget-usd` still bites.
+FALLBACK_PRICE: tuple[float, float] = (15.0, 75.0)
+CACHE_WRITE_FACTOR = 1.25
+CACHE_READ_FACTOR = 0.1
+
+_EPHEMERAL = {"type": "ephemeral"}
+_MAX_RETRY_DELAY = 30.0
+
+
+class ModelAPIError(OperationFailedError):
+    """The Anthropic API refused or kept failing a request (auth, bad request, retries spent)."""
+
+
+def resolve_model_id(alias: str) -> str:
+    """`sonnet`/`opus`/`haiku` -> the current id; any other id passes through unchanged."""
+    spec = alias.strip()
+    if not spec or any(c.isspace() for c in spec):
+        raise BadInputError(f"invalid model name {alias!r}")
+    return ALIASES.get(spec.lower(), spec)
+
+
+def price_for(model_id: str) -> tuple[float, float]:
+    """(input, output) USD per million tokens for a model id."""
+    mid = model_id.lower()
+    prefixes = [p for p in PRICES if p.startswith("claude-") and mid.startswith(p)]
+    if prefixes:
+        return PRICES[max(prefixes, key=len)]
+    for family in ("opus", "sonnet", "haiku"):
+        if family in mid:
+            return PRICES[family]
+    return FALLBACK_PRICE
+
+
+def cost_usd(model_id: str, usage: Usage) -> float:
+    inp, out = price_for(model_id)
+    return (
+        usage.input_tokens * inp
+        + usage.cache_creation_input_tokens * inp * CACHE_WRITE_FACTOR
+        + usage.cache_read_input_tokens * inp * CACHE_READ_FACTOR
+        + usage.output_tokens * out
+    ) / 1_000_000
+
+
+def _env_float(name: str, default: float) -> float:
+    raw = os.environ.get(name, "").strip()
+    try:
+        return max(0.0, float(raw)) if raw else default
+    except ValueError:
+        raise BadInputError(f"{name} must be a number, got {raw!r}") from None
+
+
+def _one_line(text: str, limit: int = 300) -> str:
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+
+
+def build_params(model_id: str, request: ModelRequest) -> dict[str, Any]:
+    """The `messages.create` arguments, with cache breakpoints on the stable prefix.
+
+    Breakpoints: the system prompt, the last tool (caches every tool before it), and the last
+    block of the conversation, so each turn of the tool loop re-reads the history from cache.
+    The caller's request is never mutated.
+    """
+    params: dict[str, Any] = {
+        "model": model_id,
+        "max_tokens": request.max_tokens,
+        "messages": _cache_last_block(request.messages),
+    }
+    if request.system:  # the API rejects empty text blocks
+        params["system"] = [
+            {"type": "text", "text": request.system, "cache_control": dict(_EPHEMERAL)}
+        ]
+    if request.tools:
+        tools = [dict(t) for t in request.tools]
+        tools[-1]["cache_control"] = dict(_EPHEMERAL)
+        params["tools"] = tools
+    return params
+
+
+def _cache_last_block(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    out = [_non_empty(m) for m in messages]
+    last = out[-1].get("content") if out else None
+    if isinstance(last, list) and last and isinstance(last[-1], dict):
+        last[-1] = {**last[-1], "cache_control": dict(_EPHEMERAL)}
+    return out
+
+
+def _non_empty(message: dict[str, Any]) -> dict[str, Any]:
+    """A copy without the blank text blocks and empty messages the API rejects with a 400.
+
+    The real API sometimes answers a tool result with no content at all; sent back verbatim,
+    that empty assistant message would fail every later request of the conversation.
+    """
+    content = message.get("content")
+    if isinstance(content, str):
+        content = [{"type": "text", "text": content}]
+    if not isinstance(content, list):
+        return dict(message)
+    kept = [b for b in content
+            if not (isinstance(b, dict) and b.get("type") == "text" and not str(b.get("text", "")).strip())]
+    return {**message, "content": kept or [{"type": "text", "text": "(no content)"}]}
+
+
+def reply_from_message(model_id: str, message: Any) -> ModelReply:
+    """SDK `Message` -> `ModelReply` with plain-dict blocks and priced usage."""
+    blocks: list[Block] = []
+    for block in message.content:
+        kind = getattr(block, "type", None)
+        if kind == "text":
+            blocks.append({"type": "text", "text": block.text})
+        elif kind == "tool_use":
+            blocks.append(
+                {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
+            )
+        # thinking / server-tool blocks are not part of swarm's conversation shape
+    u = message.usage
+    usage = Usage(
+        input_tokens=u.input_tokens or 0,
+        output_tokens=u.output_tokens or 0,
+        cache_creation_input_tokens=u.cache_creation_input_tokens or 0,
+        cache_read_input_tokens=u.cache_read_input_tokens or 0,
+    )
+    usage.cost_usd = cost_usd(model_id, usage)
+    return ModelReply(content=blocks, stop_reason=message.stop_reason or "end_turn", usage=usage)
+
+
+class AnthropicModel:
+    """`Model` backed by `anthropic.Anthropic().messages.create` (non-streaming)."""
+
+    def __init__(self, spec: str = "sonnet", *, max_retries: int | None = None) -> None:
+        import anthropic
+
+        self._anthropic = anthropic
+        self.spec = spec
+        self.name = resolve_model_id(spec)
+        if max_retries is None:
+            max_retries = int(_env_float("SWARM_API_MAX_RETRIES", 4))
+        self.max_retries = max_retries
+        self.retry_base = _env_float("SWARM_API_RETRY_BASE", 1.0)
+        try:
+            # SDK retries off: ours below are configurable and report in one line.
+            self._client = anthropic.Anthropic(max_retries=0)
+        except (anthropic.AnthropicError, TypeError, ValueError) as exc:
+            raise ModelAPIError(f"cannot set up the Anthropic client: {_one_line(str(exc))}") from None
+        if (
+            getattr(self._client, "api_key", None) is None
+            and getattr(self._client, "auth_token", None) is None
+            and getattr(self._client, "credentials", None) is None
+        ):
+            raise ModelAPIError(
+                f"no Anthropic credentials for model {self.name}: set ANTHROPIC_API_KEY "
+                "(or use --model shell)"
+            )
+
+    @property
+    def base_url(self) -> str:
+        return str(self._client.base_url)
+
+    def complete(self, request: ModelRequest) -> ModelReply:
+        params = build_params(self.name, request)
+        attempt = 0
+        while True:
+            try:
+                message = self._client.messages.create(**params)
+            except Exception as exc:
+                delay = self._retry_delay(exc, attempt)
+                if delay is None:
+                    raise self._final_error(exc, attempt + 1) from None
+                time.sleep(delay)
+                attempt += 1
+                continue
+            return reply_from_message(self.name, message)
+
+    def _retry_delay(self, exc: Exception, attempt: int) -> float | None:
+        """Seconds to wait before retrying `exc`, or None when it must not be retried."""
+        a = self._anthropic
+        if attempt >= self.max_retries:
+            return None
+        if isinstance(exc, a.APIStatusError):
+            headers = exc.response.headers
+            should = headers.get("x-should-retry")
+            if should == "false":
+                return None
+            status = exc.status_code
+            if should != "true" and status not in (408, 409, 429) and status < 500:
+                return None
+            hinted = _retry_after(headers)
+            if hinted is not None:
+                return hinted
+        elif not isinstance(exc, a.APIConnectionError):  # includes timeouts
+            return None
+        backoff = min(self.retry_base * 2**attempt, _MAX_RETRY_DELAY)
+        return backoff * (1 - 0.25 * random.random())
+
+    def _final_error(self, exc: Exception, attempts: int) -> Exception:
+        a = self._anthropic
+        if isinstance(exc, a.APIStatusError):
+            kind = exc.type or "error"
+            detail = _one_line(exc.api_message or exc.message)
+            head = f"Anthropic API {exc.status_code} {kind}"
+            if isinstance(exc, a.AuthenticationError):
+                return ModelAPIError(f"{head}: {detail} (check ANTHROPIC_API_KEY)")
+            if isinstance(exc, a.PermissionDeniedError):
+                return ModelAPIError(f"{head}: {detail} (the key may not allow {self.name})")
+            if isinstance(exc, a.NotFoundError):
+                return ModelAPIError(f"{head}: {detail} (model {self.name})")
+            if attempts > 1:
+                return ModelAPIError(f"{head} after {attempts} attempts: {detail}")
+            return ModelAPIError(f"{head}: {detail}")
+        if isinstance(exc, a.APIConnectionError):
+            what = "timed out" if isinstance(exc, a.APITimeoutError) else "unreachable"
+            return ModelAPIError(
+                f"Anthropic API at {self.base_url} {what} after {attempts} attempts"
+            )
+        if isinstance(exc, TypeError) and "authentication" in str(exc):
+            return ModelAPIError(f"no Anthropic credentials for model {self.name}: set ANTHROPIC_API_KEY")
+        return ModelAPIError(f"Anthropic request failed: {type(exc).__name__}: {_one_line(str(exc))}")
+
+
+def _retry_after(headers: Any) -> float | None:
+    """The server's requested wait (`retry-after-ms`, then `retry-after` seconds), if sane."""
+    for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+        raw = headers.get(name)
+        if raw is None:
+            continue
+        try:
+            value = float(raw) * scale
+        except ValueError:
+            continue
+        if 0 <= value <= 60:
+            return value
+    return None

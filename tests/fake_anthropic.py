@@ -1,0 +1,260 @@
+"""A local fake of Anthropic's Messages API, real enough for the official SDK to talk to.
+
+Real HTTP on 127.0.0.1 (an ephemeral port) from a background thread. Tests script the replies
+(`push_text`, `push_tool_use`, `push_error`, or `push(callable)` for a reply computed from the
+request); with the queue empty the server answers a plain `end_turn` text. Every request is
+recorded (`.requests`: path, lower-cased headers, JSON body) so tests can assert what was sent.
+
+Retryable errors carry `retry-after-ms` and `x-should-retry`, so SDK-side and swarm-side retries
+wait milliseconds, not seconds.
+
+Use the `fake_api` fixture (it also points ANTHROPIC_BASE_URL at the server; child processes
+inherit it), or `with FakeAnthropic() as api:` directly.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+from collections import deque
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pytest
+
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    413: "request_too_large",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
+ERROR_MESSAGES = {
+    401: "invalid x-api-key",
+    429: "Number of request tokens has exceeded your per-minute rate limit",
+    529: "Overloaded",
+}
+DEFAULT_USAGE = {
+    "input_tokens": 12,
+    "output_tokens": 7,
+    "cache_creation_input_tokens": 0,
+    "cache_read_input_tokens": 0,
+}
+
+
+@dataclass
+class Received:
+    method: str
+    path: str
+    headers: dict[str, str]  # lower-cased names
+    body: dict[str, Any]
+
+    @property
+    def api_key(self) -> str | None:
+        """The key sent, as `x-api-key` or (newer SDKs) `authorization: Bearer KEY`."""
+        if "x-api-key" in self.headers:
+            return self.headers["x-api-key"]
+        auth = self.headers.get("authorization", "")
+        return auth[7:] if auth.lower().startswith("bearer ") else None
+
+
+@dataclass
+class Scripted:
+    status: int = 200
+    body: dict[str, Any] = field(default_factory=dict)
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+Responder = Callable[[dict[str, Any]], Scripted]
+
+
+class FakeAnthropic:
+    """The server plus its script. Thread-safe: agents in other processes may call it at once."""
+
+    def __init__(self, *, required_api_key: str | None = None) -> None:
+        self.requests: list[Received] = []
+        self.required_api_key = required_api_key  # when set, any other key gets a 401
+        self.default_text = "Done."
+        self._queue: deque[Scripted | Responder] = deque()
+        self._lock = threading.Lock()
+        self._ids = itertools.count(1)
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
+        self._server.daemon_threads = True
+        # a short poll interval so close() (server.shutdown) returns in milliseconds
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,),
+                                        daemon=True)
+        self._thread.start()
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    # -- scripting ---------------------------------------------------------------------------
+
+    def push(self, item: Scripted | Responder) -> None:
+        with self._lock:
+            self._queue.append(item)
+
+    def push_message(
+        self,
+        content: list[dict[str, Any]],
+        *,
+        stop_reason: str = "end_turn",
+        usage: dict[str, int] | None = None,
+    ) -> None:
+        self.push(Scripted(200, {"content": content, "stop_reason": stop_reason,
+                                 "usage": {**DEFAULT_USAGE, **(usage or {})}}))
+
+    def push_text(self, text: str, *, stop_reason: str = "end_turn",
+                  usage: dict[str, int] | None = None) -> None:
+        self.push_message([{"type": "text", "text": text}], stop_reason=stop_reason, usage=usage)
+
+    def push_tool_use(
+        self,
+        name: str,
+        input: dict[str, Any],
+        id: str | None = None,
+        *,
+        text: str | None = None,
+        usage: dict[str, int] | None = None,
+    ) -> str:
+        """Queue one tool call (optionally preceded by text); returns its tool_use id."""
+        tool_id = id or f"toolu_fake{next(self._ids):04d}"
+        blocks: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+        blocks.append({"type": "tool_use", "id": tool_id, "name": name, "input": input})
+        self.push_message(blocks, stop_reason="tool_use", usage=usage)
+        return tool_id
+
+    def push_error(
+        self,
+        status: int,
+        error_type: str | None = None,
+        message: str | None = None,
+        *,
+        retry_after_ms: int | None = 5,
+        should_retry: bool | None = None,
+    ) -> None:
+        """Queue an error in the API's shape: {"type": "error", "error": {type, message}}."""
+        kind = error_type or ERROR_TYPES.get(status, "api_error")
+        body = {"type": "error", "error": {"type": kind,
+                                           "message": message or ERROR_MESSAGES.get(status, kind)}}
+        retryable = status in (408, 409, 429) or status >= 500
+        if should_retry is not None:
+            retryable = should_retry
+        headers = {"x-should-retry": "true" if retryable else "false"}
+        if retryable and retry_after_ms is not None:
+            headers["retry-after-ms"] = str(retry_after_ms)
+        self.push(Scripted(status, body, headers))
+
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._queue)
+
+    def messages_requests(self) -> list[dict[str, Any]]:
+        """Bodies of the POST /v1/messages requests, oldest first."""
+        with self._lock:
+            return [r.body for r in self.requests if r.path.startswith("/v1/messages")]
+
+    # -- serving -----------------------------------------------------------------------------
+
+    def _answer(self, received: Received) -> Scripted:
+        with self._lock:
+            self.requests.append(received)
+            if self.required_api_key not in (None, received.api_key):
+                return _error(401, "authentication_error", "invalid x-api-key")
+            if received.method != "POST" or received.path.split("?")[0] != "/v1/messages":
+                return _error(404, "not_found_error", f"fake server: no route {received.path}")
+            if received.body.get("stream"):
+                return _error(400, "invalid_request_error", "fake server: streaming unsupported")
+            item = self._queue.popleft() if self._queue else None
+        if item is None:
+            reply = Scripted(200, {"content": [{"type": "text", "text": self.default_text}],
+                                   "stop_reason": "end_turn", "usage": dict(DEFAULT_USAGE)})
+        elif isinstance(item, Scripted):
+            reply = item
+        else:
+            reply = item(received.body)
+        if reply.status == 200:
+            reply = Scripted(200, self._envelope(received.body, reply.body), reply.headers)
+        return reply
+
+    def _envelope(self, request: dict[str, Any], partial: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "id": f"msg_fake{next(self._ids):06d}",
+            "type": "message",
+            "role": "assistant",
+            "model": request.get("model", "claude-fake"),
+            "content": partial.get("content", []),
+            "stop_reason": partial.get("stop_reason", "end_turn"),
+            "stop_sequence": None,
+            "usage": {**DEFAULT_USAGE, **partial.get("usage", {})},
+        }
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> FakeAnthropic:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _error(status: int, kind: str, message: str) -> Scripted:
+    return Scripted(status, {"type": "error", "error": {"type": kind, "message": message}},
+                    {"x-should-retry": "false"})
+
+
+def _make_handler(api: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"  # keep-alive, as the SDK's pooled client expects
+
+        def _handle(self) -> None:
+            length = int(self.headers.get("content-length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            try:
+                body = json.loads(raw) if raw else {}
+            except ValueError:
+                body = {"_unparsed": raw.decode("utf-8", "replace")}
+            headers = {k.lower(): v for k, v in self.headers.items()}
+            reply = api._answer(Received(self.command, self.path, headers, body))
+            data = json.dumps(reply.body).encode()
+            self.send_response(reply.status)
+            self.send_header("content-type", "application/json")
+            self.send_header("content-length", str(len(data)))
+            self.send_header("request-id", f"req_fake{next(api._ids):06d}")
+            for name, value in reply.headers.items():
+                self.send_header(name, value)
+            self.end_headers()
+            self.wfile.write(data)
+
+        do_POST = _handle
+        do_GET = _handle
+
+        def log_message(self, format: str, *args: Any) -> None:  # keep test output clean
+            pass
+
+    return Handler
+
+
+@pytest.fixture
+def fake_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
+    """A running fake API with ANTHROPIC_BASE_URL pointing at it (set the key in the test)."""
+    with FakeAnthropic() as api:
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", api.base_url)
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")  # never detour via a proxy
+        monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
+        yield api
