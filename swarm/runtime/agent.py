@@ -13,8 +13,8 @@ import signal
 import subprocess
 import threading
 import time
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from types import FrameType
 from typing import Any, TypeVar
 
@@ -31,10 +31,12 @@ from swarm.protocol import (
     ShutdownResponse,
     render_for_model,
 )
+from swarm.runtime.console import Console, brief
 from swarm.runtime.loop import Loop, TurnInterrupted, TurnOutcome
-from swarm.runtime.tools import ToolContext, kill_tree
+from swarm.runtime.tools import kill_tree
 from swarm.runtime.transcript import Transcript
-from swarm.state import AgentState, Usage, update_state, write_state
+from swarm.state import AgentState, Usage, read_state, update_state, write_state
+from swarm.store import utcnow_iso
 from swarm.tasks import Task
 from swarm.team import Team
 from swarm.watch import FileWatcher
@@ -57,7 +59,11 @@ class Agent:
         self.name = name
         self.box = Mailbox(self.team.name, name)
         self.transcript = Transcript(paths.agent_transcript(self.team.name, name))
-        self.state = AgentState(pid=os.getpid(), started_at=process_start_time(os.getpid()))
+        previous = read_state(self.team.name, name)  # a respawn keeps its turns and usage
+        self.state = AgentState(pid=os.getpid(), started_at=process_start_time(os.getpid()),
+                                turns=previous.turns if previous else 0,
+                                usage=previous.usage if previous else Usage())
+        self.console = Console(paths.agent_log(self.team.name, name), name)
         self._lock = threading.Lock()
         self._interruptible = False
         self._interrupt = threading.Event()
@@ -75,6 +81,8 @@ class Agent:
             for key, value in fields.items():
                 setattr(self.state, key, value)
             self.state.heartbeat = time.time()
+            if fields:
+                self.state.last_activity = utcnow_iso()
             snapshot = self.state.model_copy(deep=True)
 
         def apply(on_disk: AgentState) -> None:
@@ -116,9 +124,10 @@ class Agent:
         if self._interrupt.is_set():
             raise TurnInterrupted()
 
-    def model_call(self, call: Any) -> Any:
+    def interruptible(self, call: Callable[[], T]) -> T:
+        """Run a blocking call (a model request, a wait for the lead) that SIGINT may abandon."""
         self.check_interrupt()
-        self._in_model_call = True
+        self._interruptible = True
         try:
             return call()
         finally:
@@ -173,6 +182,12 @@ class Agent:
         self.completed_task = None
         self._interrupt.clear()
         self.set_state(state="working", current_task=current, idle_reason=None, detail=None)
+        for message in messages:
+            kind = message.structured()
+            shown = kind.type if kind is not None else (message.summary or message.text)
+            self.console.say(f"<- {message.sender}: {brief(shown)}")
+        if task is not None:
+            self.console.say(f"claimed task #{task.id}: {brief(task.subject)}")
         content = self.render_input(messages, task)
         # The message is in the conversation (and transcript) before it is marked read.
         self.loop.add({"role": "user", "content": content})
@@ -201,6 +216,7 @@ class Agent:
             failure_reason=outcome.failure,
         )
         self.team.send(LEAD_NAME, note, sender=self.name)
+        self.console.say(f"idle ({outcome.reason})" + (f": {outcome.failure}" if outcome.failure else ""))
 
     def on_structured_sent(self, message: Any) -> None:
         if isinstance(message, ShutdownResponse) and message.approve:
@@ -216,6 +232,8 @@ class Agent:
         self.transcript.event("started", pid=os.getpid(), model=self.setup.model_name)
         beat = threading.Thread(target=self._heartbeat, name="heartbeat", daemon=True)
         beat.start()
+        self.console.say(f"{self.name}@{self.team.name} started (model {self.setup.model_name}, "
+                         f"mode {self.setup.mode}, pid {os.getpid()})")
         exit_code, detail = 0, "shut down"
         try:
             with self.watcher() as watcher:
@@ -237,6 +255,7 @@ class Agent:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # finish what we write, then go
         released = self.team.tasks.release_owned_by(self.name)
         self.transcript.event("exited", detail=detail, released=[t.id for t in released])
+        self.console.say(f"exited: {detail}")
         self.set_state(state="exited", current_task=None, detail=detail)
 
 

@@ -45,6 +45,7 @@ class Loop:
     before_call: Callable[[Loop], None] = lambda loop: None  # e.g. compaction
     # Wraps every model call: the agent makes it interruptible by SIGINT.
     guard: Callable[[Callable[[], ModelReply]], ModelReply] = lambda call: call()
+    trace: Callable[[str], None] = lambda line: None  # what the pane shows
 
     def add(self, message: dict[str, Any]) -> None:
         # Consecutive user messages are merged: the API wants strict alternation.
@@ -70,13 +71,15 @@ class Loop:
                 self.before_call(self)
                 try:
                     request = self.request()
-                    reply = self.guard(lambda: self.model.complete(request))
+                    reply = self.guard(lambda r=request: self.model.complete(r))  # type: ignore[misc]
                 except SwarmError as exc:
                     outcome.reason, outcome.failure = "failed", str(exc)
                     return outcome
                 self.on_usage(reply.usage)
                 self.add({"role": "assistant", "content": reply.content})
                 outcome.last_text = reply.text() or outcome.last_text
+                if reply.text().strip():
+                    self.trace(f"says: {reply.text().strip()}")
                 uses = reply.tool_uses()
                 if not uses:
                     return outcome
@@ -96,12 +99,15 @@ class Loop:
         elif not isinstance(args, dict):
             result = ToolResult("tool input must be an object", is_error=True)
         else:
+            self.trace(f"-> {tool.describe(args)}")
             decision = self.permit(tool, args, use["id"])
             if decision.behavior != "allow":
                 result = ToolResult(f"permission denied: {decision.reason}", is_error=True)
             else:
                 args = decision.updated_input or args
                 result = run_tool(tool, args, self.ctx)
+        if result.is_error:
+            self.trace(f"   error: {result.content}")
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": use["id"],
                                  "content": result.content}
         if result.is_error:

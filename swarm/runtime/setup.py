@@ -12,6 +12,7 @@ from swarm.names import LEAD_NAME
 from swarm.protocol import PlanApprovalResponse
 from swarm.runtime import permissions
 from swarm.runtime.asking import ask_lead, submit_plan
+from swarm.runtime.console import brief
 from swarm.runtime.loop import Loop
 from swarm.runtime.models import default_model_spec, load_model
 from swarm.runtime.prompts import system_prompt
@@ -115,5 +116,6 @@ def build(agent: Agent) -> Setup:
     loop.stop_reason = setup.stop_reason
     loop.on_usage = agent.add_usage
     loop.guard = agent.interruptible
+    loop.trace = lambda line: agent.console.say(brief(line, 160))
     setup.refresh()
     return setup

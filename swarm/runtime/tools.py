@@ -5,6 +5,7 @@ A tool never raises into the loop: every failure becomes an error result the mod
 
 from __future__ import annotations
 
+import contextlib
 import fnmatch
 import os
 import re
@@ -195,10 +196,8 @@ class Bash(Tool):
 
 
 def kill_tree(proc: subprocess.Popen[bytes]) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 class Glob(Tool):

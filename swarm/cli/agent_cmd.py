@@ -1,0 +1,16 @@
+"""`swarm agent`: the teammate process itself (started by spawn, not by hand)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+
+@click.command()
+@click.option("--agent-id", required=True, help="NAME@TEAM of a registered member.")
+def agent(agent_id: str) -> None:
+    """Run a teammate process (swarm spawn starts this for you)."""
+    from swarm.runtime.agent import run_agent
+
+    sys.exit(run_agent(agent_id))

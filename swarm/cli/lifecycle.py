@@ -1,0 +1,84 @@
+"""`swarm shutdown | interrupt | kill | respawn | wait`."""
+
+from __future__ import annotations
+
+import click
+
+from swarm.cli.common import emit, json_option, open_team, team_option
+from swarm.errors import BadInputError, OperationFailedError
+
+
+@click.command()
+@click.argument("name", required=False)
+@click.option("--all", "all_members", is_flag=True, help="Every teammate.")
+@team_option
+@click.option("--reason", "-r", default=None, help="Why (the teammate sees it).")
+@click.option("--timeout", type=float, default=30.0, show_default=True,
+              help="Seconds to wait for each teammate to exit.")
+@click.option("--force", is_flag=True, help="Kill teammates that have not exited by the timeout.")
+@json_option
+def shutdown(name: str | None, all_members: bool, team_name: str | None, reason: str | None,
+             timeout: float, force: bool, as_json: bool) -> None:
+    """Ask a teammate (or --all) to finish and exit."""
+    from swarm.control import shutdown as do_shutdown
+
+    if bool(name) == all_members:
+        raise BadInputError("give a teammate NAME or --all")
+    outcomes = do_shutdown(open_team(team_name), [name] if name else [], reason, timeout, force)
+    emit([o.as_dict() for o in outcomes], as_json, lambda _: "\n".join(
+        f"{o.name}: {o.result}" + (f" ({o.reason})" if o.reason else "") for o in outcomes))
+    bad = [o for o in outcomes if o.result in ("refused", "timeout")]
+    if bad:
+        raise OperationFailedError("; ".join(
+            f"{o.name} {o.result}" + (f": {o.reason}" if o.reason else "") for o in bad)
+            + ("" if force else " (use --force to kill after the timeout)"))
+
+
+@click.command()
+@click.argument("name")
+@team_option
+def interrupt(name: str, team_name: str | None) -> None:
+    """Abort a teammate's current turn (it stays alive and goes idle)."""
+    from swarm.control import interrupt as do_interrupt
+
+    do_interrupt(open_team(team_name), name)
+    click.echo(f"interrupted {name.lower()}")
+
+
+@click.command()
+@click.argument("name")
+@team_option
+def kill(name: str, team_name: str | None) -> None:
+    """End a teammate's process now (its tasks go back to pending)."""
+    from swarm.control import kill as do_kill
+
+    do_kill(open_team(team_name), name)
+    click.echo(f"killed {name.lower()}")
+
+
+@click.command()
+@click.argument("name")
+@team_option
+@json_option
+def respawn(name: str, team_name: str | None, as_json: bool) -> None:
+    """Restart a dead or exited teammate; it resumes its conversation."""
+    from swarm.spawner import respawn as do_respawn
+
+    result = do_respawn(open_team(team_name), name)
+    emit(result.as_dict(), as_json,
+         lambda r: f"respawned {result.agent_id} (pane {result.pane_id or '-'}, pid {result.pid})")
+
+
+@click.command()
+@team_option
+@click.option("--until", "until", type=click.Choice(["idle", "tasks-done", "exited"]),
+              required=True, help="What to wait for.")
+@click.option("--timeout", type=float, default=None, help="Give up after S seconds (exit 124).")
+@json_option
+def wait(team_name: str | None, until: str, timeout: float | None, as_json: bool) -> None:
+    """Block until teammates are idle, all tasks are done, or all have exited."""
+    from swarm.cli.status import render
+    from swarm.control import wait as do_wait
+
+    statuses = do_wait(open_team(team_name), until, timeout)
+    emit([s.as_dict() for s in statuses], as_json, lambda _: render(statuses))

@@ -1,0 +1,56 @@
+"""`swarm spawn`: start a teammate."""
+
+from __future__ import annotations
+
+import click
+
+from swarm.cli.common import emit, json_option, open_team, team_option
+
+
+@click.command()
+@click.argument("name")
+@team_option
+@click.option("--prompt", "-p", default=None, help="First message to the teammate.")
+@click.option("--prompt-file", type=click.File("r"), default=None, help="Read the prompt from a file.")
+@click.option("--agent-type", default="general-purpose", show_default=True,
+              help="Agent definition (see `swarm agents list`).")
+@click.option("--model", "-m", default=None, help="sonnet|opus|haiku|<model id>|shell|scripted:PATH.")
+@click.option("--backend", type=click.Choice(["auto", "tmux", "iterm2", "hidden"]), default=None,
+              help="Where the teammate runs (default: $SWARM_BACKEND or auto).")
+@click.option("--cwd", default=None, help="Working directory (default: here).")
+@click.option("--worktree", is_flag=True, help="Work in a new git worktree of --cwd.")
+@click.option("--plan-mode-required", is_flag=True, help="Plan first; work after `swarm plans approve`.")
+@click.option("--permission-mode",
+              type=click.Choice(["default", "acceptEdits", "plan", "bypassPermissions"]),
+              default=None, help="What the teammate may do without asking.")
+@click.option("--allow", multiple=True, help="Allow rule, e.g. 'Bash(git status:*)'.")
+@click.option("--deny", multiple=True, help="Deny rule, e.g. 'Bash(rm:*)'.")
+@click.option("--color", default=None, help="Pane and status color.")
+@click.option("--max-turns", type=int, default=None, help="Stop after this many model calls.")
+@click.option("--max-budget-usd", type=float, default=None, help="Stop past this cost.")
+@json_option
+def spawn(name: str, team_name: str | None, prompt: str | None, prompt_file: click.File | None,
+          agent_type: str, model: str | None, backend: str | None, cwd: str | None,
+          worktree: bool, plan_mode_required: bool, permission_mode: str | None,
+          allow: tuple[str, ...], deny: tuple[str, ...], color: str | None,
+          max_turns: int | None, max_budget_usd: float | None, as_json: bool) -> None:
+    """Start a teammate NAME in its own pane (or hidden)."""
+    from swarm.spawner import spawn as do_spawn
+
+    if prompt_file is not None:
+        prompt = prompt_file.read()  # type: ignore[attr-defined]
+    result = do_spawn(
+        open_team(team_name), name, prompt=prompt, agent_type=agent_type, model=model,
+        backend=backend, cwd=cwd, worktree=worktree, plan_mode_required=plan_mode_required,
+        permission_mode=permission_mode, allow=allow, deny=deny, color=color,
+        max_turns=max_turns, max_budget_usd=max_budget_usd,
+    )
+    if result.notice and not as_json:
+        click.echo(f"swarm: note: {result.notice}", err=True)
+
+    def human(r: object) -> str:
+        return (f"spawned {result.agent_id} (model {result.model}, {result.permission_mode})\n"
+                f"backend: {result.backend} ({result.backend_reason})\n"
+                f"pane: {result.pane_id or '-'}  pid: {result.pid or '-'}")
+
+    emit(result.as_dict(), as_json, human)

@@ -1,0 +1,46 @@
+"""`swarm status`: who is doing what."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from swarm.cli.common import emit, json_option, open_team, table, team_option
+
+
+def render(statuses: list[Any]) -> str:
+    if not statuses:
+        return "(no teammates: start one with `swarm spawn NAME`)"
+    rows = []
+    for s in statuses:
+        state = s.state + (f" ({s.detail})" if s.detail and s.state in ("dead", "exited") else "")
+        if s.state == "idle" and s.idle_reason not in (None, "available"):
+            state += f" ({s.idle_reason})"
+        rows.append([s.name, state, s.backend or "-", s.pane_id or "-", str(s.pid or "-"),
+                     f"#{s.current_task}" if s.current_task else "-", str(s.unread),
+                     str(s.turns), str(s.tokens), f"${s.cost_usd:.4f}",
+                     (s.last_activity or "-")[11:19]])
+    total_tokens = sum(s.tokens for s in statuses)
+    total_cost = sum(s.cost_usd for s in statuses)
+    out = table(rows, ["NAME", "STATE", "BACKEND", "PANE", "PID", "TASK", "UNREAD", "TURNS",
+                       "TOKENS", "COST", "ACTIVE"])
+    return out + f"\nteam total: {total_tokens} tokens, ${total_cost:.4f}"
+
+
+@click.command()
+@team_option
+@click.option("--watch", "-w", is_flag=True, help="A live view, refreshed on change.")
+@json_option
+def status(team_name: str | None, watch: bool, as_json: bool) -> None:
+    """Show each teammate's state, task, unread count, turns, tokens and cost."""
+    from swarm.status import observe
+
+    team = open_team(team_name)
+    if watch:
+        from swarm.cli.live import watch_status
+
+        watch_status(team)
+        return
+    statuses = observe(team)
+    emit([s.as_dict() for s in statuses], as_json, lambda _: render(statuses))

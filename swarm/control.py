@@ -1,0 +1,169 @@
+"""Steering running teammates: shutdown (asked, maybe refused), interrupt, kill, and wait."""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from dataclasses import asdict, dataclass
+
+from swarm import paths
+from swarm.errors import BadInputError, OperationFailedError, WaitTimeoutError
+from swarm.lifecycle import close_pane, stop_member
+from swarm.mailbox import Mailbox
+from swarm.names import LEAD_NAME
+from swarm.protocol import ShutdownRequest, ShutdownResponse
+from swarm.state import read_state
+from swarm.status import MemberStatus, observe, observe_member
+from swarm.team import Member, Team
+from swarm.watch import FileWatcher
+
+UNTIL = ("idle", "tasks-done", "exited")
+
+
+@dataclass
+class ShutdownOutcome:
+    name: str
+    result: str  # exited | refused | timeout | killed | already-stopped
+    reason: str | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def team_watcher(team: Team) -> FileWatcher:
+    """Wakes on any mailbox, task or agent state change of the team."""
+    targets: list[tuple[object, str | None]] = [(paths.inboxes_dir(team.name), None),
+                                                (paths.tasks_dir(team.name), None)]
+    for member in team.members():
+        directory = paths.agent_dir(team.name, member.name)
+        if directory.is_dir():
+            targets.append((directory, "state.json"))
+    return FileWatcher(targets)  # type: ignore[arg-type]
+
+
+def _targets(team: Team, names: list[str]) -> list[Member]:
+    if not names:
+        return [m for m in team.members() if m.name != LEAD_NAME]
+    out = []
+    for name in names:
+        member = team.member(name)
+        if member.name == LEAD_NAME:
+            raise BadInputError("the team lead is not a teammate process")
+        out.append(member)
+    return out
+
+
+def shutdown(team: Team, names: list[str], reason: str | None = None, timeout: float = 30.0,
+             force: bool = False) -> list[ShutdownOutcome]:
+    """Ask each member to shut down; wait for its answer and its exit; kill on --force."""
+    pending: dict[str, tuple[Member, str]] = {}
+    outcomes: list[ShutdownOutcome] = []
+    for member in _targets(team, names):
+        status = observe_member(team, member)
+        if status.state in ("exited", "dead"):
+            close_pane(member)
+            outcomes.append(ShutdownOutcome(member.name, "already-stopped", status.state))
+            continue
+        request = ShutdownRequest(reason=reason)
+        team.send(member.name, request, sender=LEAD_NAME)
+        pending[member.name] = (member, request.request_id)
+    lead_box = Mailbox(team.name, LEAD_NAME)
+    deadline = time.monotonic() + timeout
+    with team_watcher(team) as watcher:
+        while pending:
+            answers = _shutdown_answers(lead_box, {rid for _, rid in pending.values()})
+            for name, (member, rid) in list(pending.items()):
+                answer = answers.get(rid)
+                state = read_state(team.name, name)
+                if answer is not None and not answer.approve:
+                    outcomes.append(ShutdownOutcome(name, "refused", answer.reason))
+                    del pending[name]
+                elif state is not None and state.state in ("exited", "dead"):
+                    close_pane(member)
+                    outcomes.append(ShutdownOutcome(name, "exited", state.detail))
+                    del pending[name]
+            remaining = deadline - time.monotonic()
+            if not pending or remaining <= 0:
+                break
+            watcher.wait(min(remaining, 1.0))
+            observe(team)  # notices a member that died instead of answering
+    for name, (member, _) in pending.items():
+        if force:
+            stop_member(team, member, "killed by shutdown --force")
+            outcomes.append(ShutdownOutcome(name, "killed", f"no exit within {timeout:g}s"))
+        else:
+            outcomes.append(ShutdownOutcome(name, "timeout", f"no exit within {timeout:g}s"))
+    return outcomes
+
+
+def _shutdown_answers(box: Mailbox, request_ids: set[str]) -> dict[str, ShutdownResponse]:
+    found: dict[str, ShutdownResponse] = {}
+    used = []
+    for message in box.messages(include_archive=True):
+        structured = message.structured()
+        if isinstance(structured, ShutdownResponse) and structured.request_id in request_ids:
+            found[structured.request_id] = structured
+            if not message.read:
+                used.append(message.id)
+    if used:
+        box.mark_read(used)
+    return found
+
+
+def interrupt(team: Team, name: str) -> MemberStatus:
+    member = team.member(name)
+    state = read_state(team.name, member.name)
+    status = observe_member(team, member)
+    if status.state in ("dead", "exited") or state is None or not state.pid:
+        raise OperationFailedError(f"{member.name} is {status.state}: nothing to interrupt")
+    os.kill(state.pid, signal.SIGINT)
+    return status
+
+
+def kill(team: Team, name: str) -> None:
+    member = team.member(name)
+    if member.name == LEAD_NAME:
+        raise BadInputError("the team lead is not a teammate process")
+    stop_member(team, member, "killed")
+
+
+def _satisfied(team: Team, until: str, statuses: list[MemberStatus]) -> bool:
+    if until == "exited":
+        return all(s.state in ("exited", "dead") for s in statuses)
+    if until == "tasks-done":
+        tasks = team.tasks.list()
+        return bool(tasks) and all(t.status == "completed" for t in tasks)
+    live = [s for s in statuses if s.state not in ("exited", "dead")]
+    if any(s.state != "idle" or s.unread for s in live):
+        return False
+    # Idle with claimable work left is only a pause: a teammate is about to take it.
+    return not live or not any(team.tasks.is_available(t) for t in team.tasks.list())
+
+
+def wait(team: Team, until: str, timeout: float | None) -> list[MemberStatus]:
+    """Block until the condition holds. OperationFailedError if a member died (or failed),
+    WaitTimeoutError (exit 124) on timeout."""
+    if until not in UNTIL:
+        raise BadInputError(f"--until must be one of {', '.join(UNTIL)}")
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        with team_watcher(team) as watcher:
+            statuses = observe(team)
+            dead = [s for s in statuses if s.state == "dead"]
+            if dead and until != "exited":
+                names = ", ".join(f"{s.name} ({s.detail})" for s in dead)
+                raise OperationFailedError(f"teammate died: {names}")
+            if _satisfied(team, until, statuses):
+                if dead:
+                    names = ", ".join(f"{s.name} ({s.detail})" for s in dead)
+                    raise OperationFailedError(f"teammate died: {names}")
+                failed = [s for s in statuses if s.idle_reason == "failed"]
+                if failed:
+                    names = ", ".join(f"{s.name} ({s.detail})" for s in failed)
+                    raise OperationFailedError(f"teammate failed: {names}")
+                return statuses
+            remaining = None if deadline is None else deadline - time.monotonic()
+            if remaining is not None and remaining <= 0:
+                raise WaitTimeoutError(f"timed out after {timeout:g}s waiting for {until}")
+            watcher.wait(1.0 if remaining is None else min(remaining, 1.0))

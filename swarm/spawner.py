@@ -1,0 +1,166 @@
+"""Start teammates: validate, register the member, queue its first prompt, launch its process
+through a pane backend. Also `respawn`: the same identity, resuming its transcript."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from swarm import paths
+from swarm.errors import BadInputError, SwarmError
+from swarm.names import LEAD_NAME, validate_agent_name
+from swarm.runtime.permissions import validate_mode, validate_rule
+from swarm.team import Member, Team
+
+# Variables a teammate inherits; everything else stays out of panes (tmux keeps its own env).
+PASS_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM",
+            "TMPDIR", "VIRTUAL_ENV", "PYTHONPATH", "COLORTERM", "SSL_CERT_FILE")
+PASS_PREFIXES = ("SWARM_", "ANTHROPIC_")
+
+
+@dataclass
+class SpawnResult:
+    agent_id: str
+    name: str
+    team: str
+    backend: str
+    backend_reason: str
+    pane_id: str | None
+    pid: int | None
+    model: str
+    permission_mode: str
+    notice: str | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def agent_env(team: str, member: Member) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k in PASS_ENV or k.startswith(PASS_PREFIXES)}
+    env.update(SWARM_HOME=str(paths.home()), SWARM_TEAM=team, SWARM_AGENT_ID=member.agent_id)
+    env.pop("SWARM_DEBUG", None) if os.environ.get("SWARM_DEBUG") != "1" else None
+    return env
+
+
+def _make_worktree(cwd: Path, team: str, name: str) -> Path:
+    target = paths.team_dir(team) / "worktrees" / name
+    branch = f"swarm/{team}/{name}"
+    proc = subprocess.run(["git", "-C", str(cwd), "worktree", "add", "-b", branch, str(target)],
+                          capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise BadInputError(f"--worktree: git worktree add failed: {proc.stderr.strip()}")
+    return target
+
+
+def spawn(
+    team: Team,
+    name: str,
+    *,
+    prompt: str | None = None,
+    agent_type: str = "general-purpose",
+    model: str | None = None,
+    backend: str | None = None,
+    cwd: str | None = None,
+    worktree: bool = False,
+    plan_mode_required: bool = False,
+    permission_mode: str | None = None,
+    allow: tuple[str, ...] = (),
+    deny: tuple[str, ...] = (),
+    color: str | None = None,
+    max_turns: int | None = None,
+    max_budget_usd: float | None = None,
+) -> SpawnResult:
+    from backends.resolve import resolve
+    from swarm.definitions import get_definition
+    from swarm.runtime.models import default_model_spec
+
+    clean = validate_agent_name(name)
+    if team.config().member(clean) is not None:
+        raise BadInputError(f"{clean!r} is already a member of team {team.name!r}; "
+                            f"use `swarm respawn {clean}` to restart it")
+    workdir = Path(cwd or os.getcwd()).expanduser().resolve()
+    if not workdir.is_dir():
+        raise BadInputError(f"--cwd {workdir} is not a directory")
+    definition = get_definition(agent_type, workdir)
+    defaults = definition.defaults()
+    mode = validate_mode(permission_mode or defaults.get("permission_mode") or "default")
+    if plan_mode_required and mode == "bypassPermissions":
+        raise BadInputError("bypassPermissions is never granted to a plan-mode-required agent")
+    if max_turns is not None and max_turns < 1:
+        raise BadInputError("--max-turns must be at least 1")
+    if max_budget_usd is not None and max_budget_usd <= 0:
+        raise BadInputError("--max-budget-usd must be positive")
+    notice = None
+    spec = model or defaults.get("model")
+    if not spec:
+        spec, notice = default_model_spec()
+    if spec.startswith("scripted:"):
+        from swarm.runtime.models import load_model
+
+        load_model(spec, cwd=str(workdir))  # a missing or broken script fails here, not later
+    choice = resolve(backend)
+    worktree_path = _make_worktree(workdir, team.name, clean) if worktree else None
+    member = team.add_member(
+        clean, agent_type=definition.name, model=spec, prompt=prompt or "",
+        color=color or defaults.get("color"), plan_mode_required=plan_mode_required,
+        permission_mode=mode, backend=choice.backend,
+        cwd=str(worktree_path or workdir), worktree_path=str(worktree_path) if worktree_path else None,
+        allow_rules=[validate_rule(r) for r in allow], deny_rules=[validate_rule(r) for r in deny],
+        max_turns=max_turns or defaults.get("max_turns"), max_budget_usd=max_budget_usd,
+        tmux_socket=os.environ.get("SWARM_TMUX_SOCKET") or None,
+    )
+    if prompt:
+        team.send(clean, prompt, sender=LEAD_NAME, summary="initial prompt")
+    try:
+        pane_id, pid = launch(team, member)
+    except BaseException:
+        team.remove_member(clean)
+        raise
+    return SpawnResult(agent_id=member.agent_id, name=clean, team=team.name,
+                       backend=choice.backend, backend_reason=choice.reason, pane_id=pane_id,
+                       pid=pid, model=spec, permission_mode=mode, notice=notice)
+
+
+def launch(team: Team, member: Member) -> tuple[str | None, int | None]:
+    """Start `swarm agent` for a registered member through its backend; record pane and pid."""
+    from backends.hidden import swarm_argv
+    from backends.resolve import get_backend
+
+    backend = get_backend(member.backend or "hidden", team=team.name, socket=member.tmux_socket)
+    argv = [*swarm_argv(), "agent", "--agent-id", member.agent_id]
+    try:
+        pane_id = backend.create_pane(member.name, member.color)
+        pid = backend.run_in_pane(pane_id, argv, agent_env(team.name, member), member.cwd or ".")
+    except SwarmError:
+        raise
+    except Exception as exc:  # a backend failure is an operation failure, with its reason
+        raise SwarmError(f"could not start {member.name} with the {backend.type} backend: {exc}") from exc
+    team.update_member(member.name, pane_id=pane_id, pid=pid)
+    return pane_id, pid
+
+
+def respawn(team: Team, name: str) -> SpawnResult:
+    """Restart a dead or exited member with the same identity; it resumes its transcript."""
+    from swarm.state import AgentState, update_state
+    from swarm.status import observe_member
+
+    member = team.member(name)
+    if member.name == LEAD_NAME:
+        raise BadInputError("the team lead is not a process swarm runs")
+    status = observe_member(team, member)
+    if status.state not in ("dead", "exited"):
+        raise BadInputError(f"{member.name} is {status.state}, not dead or exited; "
+                            f"`swarm kill {member.name}` first to restart it")
+
+    def reset(state: AgentState) -> None:
+        state.state, state.detail, state.terminated_reported = "starting", "respawned", False
+        state.pid, state.started_at = None, None
+
+    update_state(team.name, member.name, reset)
+    pane_id, pid = launch(team, member)
+    return SpawnResult(agent_id=member.agent_id, name=member.name, team=team.name,
+                       backend=member.backend or "hidden", backend_reason="as first spawned",
+                       pane_id=pane_id, pid=pid, model=member.model or "",
+                       permission_mode=member.permission_mode)

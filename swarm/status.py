@@ -1,0 +1,126 @@
+"""What each member is doing, and the one place a death is noticed and acted on.
+
+`dead` means: the recorded pid is gone, or now belongs to another process (start time differs:
+pids are reused), or the heartbeat is stale. Whoever observes a death first releases the dead
+agent's tasks, tells the lead once (`teammate_terminated`), and records it in state.json.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import asdict, dataclass
+
+from swarm.liveness import is_alive
+from swarm.mailbox import Mailbox
+from swarm.names import LEAD_NAME
+from swarm.protocol import TeammateTerminated
+from swarm.state import AgentState, read_state, update_state
+from swarm.store import utcnow
+from swarm.team import Member, Team
+
+STARTUP_GRACE = 20.0  # seconds a new member may take to write its first state
+
+
+def heartbeat_stale_after() -> float:
+    return float(os.environ.get("SWARM_HEARTBEAT_STALE", "30"))
+
+
+@dataclass
+class MemberStatus:
+    name: str
+    agent_id: str
+    state: str
+    backend: str | None
+    pane_id: str | None
+    pid: int | None
+    current_task: str | None
+    unread: int
+    turns: int
+    tokens: int
+    cost_usd: float
+    last_activity: str | None
+    detail: str | None
+    idle_reason: str | None
+    color: str | None
+    model: str | None
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def _age(iso: str) -> float:
+    from datetime import datetime
+
+    try:
+        return (utcnow() - datetime.fromisoformat(iso.replace("Z", "+00:00"))).total_seconds()
+    except ValueError:
+        return 0.0
+
+
+def _death_reason(member: Member, state: AgentState | None) -> str | None:
+    if state is None:
+        if member.pid:
+            return None if is_alive(member.pid) else "exited before it started (see `swarm logs " + member.name + "`)"
+        if _age(member.joined_at) < STARTUP_GRACE:
+            return None
+        return "never started (see `swarm logs " + member.name + "`)"
+    if state.state in ("exited", "dead"):
+        return None
+    if state.pid is None:  # respawned, its process not up yet
+        if member.pid and is_alive(member.pid):
+            return None
+        return None if time.time() - state.heartbeat < STARTUP_GRACE else "never started"
+    if not is_alive(state.pid):
+        return f"process {state.pid} is gone"
+    if not is_alive(state.pid, state.started_at):
+        return f"pid {state.pid} now belongs to another process"
+    stale = time.time() - state.heartbeat
+    if stale > heartbeat_stale_after():
+        return f"no heartbeat for {stale:.0f}s"
+    return None
+
+
+def record_death(team: Team, name: str, reason: str) -> bool:
+    """Mark `name` dead; the first observer releases its tasks and tells the lead. True if first."""
+    first = False
+
+    def mark(state: AgentState) -> None:
+        nonlocal first
+        if state.state in ("dead", "exited") and state.terminated_reported:
+            return
+        first = not state.terminated_reported
+        state.state, state.detail, state.terminated_reported = "dead", reason, True
+        state.current_task = None
+
+    update_state(team.name, name, mark)
+    if first:
+        team.tasks.release_owned_by(name)
+        note = TeammateTerminated(agent_id=f"{name}@{team.name}", reason=reason)
+        team.send(LEAD_NAME, note, sender=name)
+    return first
+
+
+def observe_member(team: Team, member: Member) -> MemberStatus:
+    state = read_state(team.name, member.name)
+    reason = _death_reason(member, state)
+    if reason is not None:
+        record_death(team, member.name, reason)
+        state = read_state(team.name, member.name)
+    unread = len(Mailbox(team.name, member.name).unread())
+    if state is None:
+        return MemberStatus(member.name, member.agent_id, "starting", member.backend,
+                            member.pane_id, member.pid, None, unread, 0, 0, 0.0, None, None, None,
+                            member.color, member.model)
+    return MemberStatus(
+        name=member.name, agent_id=member.agent_id, state=state.state, backend=member.backend,
+        pane_id=member.pane_id, pid=state.pid or member.pid, current_task=state.current_task,
+        unread=unread, turns=state.turns, tokens=state.usage.total_tokens,
+        cost_usd=round(state.usage.cost_usd, 6), last_activity=state.last_activity,
+        detail=state.detail, idle_reason=state.idle_reason, color=member.color, model=member.model,
+    )
+
+
+def observe(team: Team) -> list[MemberStatus]:
+    """Status of every teammate (the lead is not a process swarm runs)."""
+    return [observe_member(team, m) for m in team.members() if m.name != LEAD_NAME]
