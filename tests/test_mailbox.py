@@ -1,0 +1,396 @@
+"""Mailboxes through the Team API: addressing rules, limits, read/compaction, wait, crashes."""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from swarm import paths
+from swarm.errors import MessageTooLargeError, ProtocolError, UnknownRecipientError
+from swarm.mailbox import Mailbox
+from swarm.protocol import MAX_MESSAGE_BYTES, ShutdownRequest
+from swarm.team import Team
+from tests.helpers import wait_until
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def team() -> Team:
+    team = Team.create("alpha")
+    team.add_member("alice")
+    team.add_member("bob")
+    return team
+
+
+def inbox_files(team: Team) -> list[str]:
+    return sorted(p.name for p in paths.inboxes_dir(team.name).iterdir())
+
+
+def run_child(code: str) -> subprocess.Popen[bytes]:
+    return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT)
+
+
+# -- addressing --------------------------------------------------------------------------------
+def test_send_to_one_member(team: Team) -> None:
+    ids = team.send("alice", "please look at the build\nmore detail", summary=None)
+    assert len(ids) == 1
+    [message] = team.inbox("alice").messages()
+    assert message.id == ids[0]
+    assert message.sender == "team-lead"
+    assert message.text == "please look at the build\nmore detail"
+    assert message.summary == "please look at the build"  # first line when none is given
+    assert message.color == "white"
+    assert message.read is False
+    assert team.inbox("bob").messages() == []
+    raw = json.loads(paths.inbox(team.name, "alice").read_bytes())
+    assert raw[0]["from"] == "team-lead"
+
+
+def test_recipient_and_sender_names_are_case_insensitive(team: Team) -> None:
+    team.send("ALICE", "hi", sender="Bob", summary="s")
+    [message] = team.inbox("Alice").messages()
+    assert message.sender == "bob"
+    assert message.color == team.member("bob").color
+
+
+@pytest.mark.parametrize("to", ["nobody", "../x", "a/b", "", "carol@alpha", "alice "])
+def test_unknown_recipient_is_an_error_and_creates_nothing(team: Team, to: str) -> None:
+    before = inbox_files(team)
+    with pytest.raises(UnknownRecipientError) as info:
+        team.send(to, "hello")
+    assert "not a member" in str(info.value)
+    assert info.value.exit_code == 2
+    assert inbox_files(team) == before
+    assert not list(paths.team_dir(team.name).rglob("*nobody*"))
+
+
+def test_unknown_sender_is_an_error(team: Team) -> None:
+    with pytest.raises(UnknownRecipientError):
+        team.send("alice", "hello", sender="mallory")
+    assert inbox_files(team) == []
+
+
+def test_inbox_of_a_non_member_is_an_error(team: Team) -> None:
+    with pytest.raises(UnknownRecipientError):
+        team.inbox("nobody")
+
+
+def test_broadcast_reaches_everyone_but_the_sender(team: Team) -> None:
+    ids = team.send("*", "standup in 5", sender="alice")
+    assert len(ids) == 2
+    assert team.inbox("alice").messages() == []
+    for name in ("team-lead", "bob"):
+        [message] = team.inbox(name).messages()
+        assert message.text == "standup in 5" and message.sender == "alice"
+    assert len(set(ids)) == 2  # one message (with its own id) per recipient
+
+
+def test_broadcast_from_the_lead(team: Team) -> None:
+    assert len(team.send("*", "hello all")) == 2
+    assert team.inbox("team-lead").messages() == []
+
+
+def test_structured_broadcast_is_refused(team: Team) -> None:
+    for body in (ShutdownRequest(reason="bye"), {"type": "shutdown_request", "reason": "bye"},
+                 json.dumps({"type": "shutdown_request", "reason": "bye"})):
+        with pytest.raises(ProtocolError) as info:
+            team.send("*", body)  # type: ignore[arg-type]
+        assert "broadcast" in str(info.value)
+    assert inbox_files(team) == []
+
+
+def test_shutdown_response_only_to_the_lead(team: Team) -> None:
+    response = {"type": "shutdown_response", "request_id": "r1", "approve": True}
+    with pytest.raises(ProtocolError) as info:
+        team.send("bob", response, sender="alice")
+    assert "team-lead" in str(info.value)
+    assert inbox_files(team) == []
+    [sent] = team.send("team-lead", response, sender="alice")
+    [message] = team.inbox().messages()
+    assert message.id == sent
+    assert message.summary is None  # structured messages carry no plain-text preview
+    assert message.structured() is not None
+    assert json.loads(message.text)["approve"] is True
+
+
+def test_invalid_structured_message_is_refused(team: Team) -> None:
+    refusal = {"type": "shutdown_response", "request_id": "r1", "approve": False}
+    with pytest.raises(ProtocolError) as info:
+        team.send("team-lead", refusal, sender="alice")
+    assert "reason" in str(info.value)
+    # As text that looks structured, too: it is validated, not delivered as plain text.
+    with pytest.raises(ProtocolError):
+        team.send("team-lead", json.dumps(refusal), sender="alice")
+    assert inbox_files(team) == []
+
+
+def test_oversized_message_is_refused_with_nothing_written(team: Team) -> None:
+    team.send("alice", "first")
+    before = paths.inbox(team.name, "alice").read_bytes()
+    for text in ("x" * (MAX_MESSAGE_BYTES + 1), "é" * (MAX_MESSAGE_BYTES // 2 + 1)):
+        with pytest.raises(MessageTooLargeError) as info:
+            team.send("alice", text)
+        assert str(MAX_MESSAGE_BYTES) in str(info.value)
+        assert info.value.exit_code == 2
+    with pytest.raises(MessageTooLargeError):
+        team.send("*", "y" * (MAX_MESSAGE_BYTES + 1))
+    assert paths.inbox(team.name, "alice").read_bytes() == before
+    assert inbox_files(team) == ["alice.json", "alice.json.lock"]
+
+
+def test_message_at_the_limit_is_delivered(team: Team) -> None:
+    text = "z" * MAX_MESSAGE_BYTES
+    [sent] = team.send("alice", text)
+    [message] = team.inbox("alice").messages()
+    assert message.id == sent and message.text == text
+
+
+# -- reading, mark_read, compaction --------------------------------------------------------------
+def test_mark_read_compacts_into_the_archive(team: Team) -> None:
+    ids = [team.send("alice", f"m{i}")[0] for i in range(10)]
+    box = team.inbox("alice")
+    live_path = paths.inbox(team.name, "alice")
+    size_before = live_path.stat().st_size
+    assert box.mark_read(ids[:6]) == 6
+    assert [m.id for m in box.messages()] == ids[6:]
+    assert [m.id for m in box.unread()] == ids[6:]
+    assert live_path.stat().st_size < size_before
+    archived = box.archived()
+    assert [m.id for m in archived] == ids[:6]
+    assert all(m.read for m in archived)
+    everything = box.messages(include_archive=True)
+    assert [m.id for m in everything] == ids  # oldest first, each once
+    assert [m.text for m in everything] == [f"m{i}" for i in range(10)]
+    assert paths.inbox_archive(team.name, "alice").stat().st_mode & 0o777 == 0o600
+
+
+def test_mark_read_twice_and_unknown_ids_change_nothing(team: Team) -> None:
+    [sent] = team.send("alice", "once")
+    box = team.inbox("alice")
+    assert box.mark_read([sent]) == 1
+    assert box.mark_read([sent]) == 0
+    assert box.mark_read(["not-an-id"]) == 0
+    assert box.mark_read([]) == 0
+    assert [m.id for m in box.archived()] == [sent]
+    assert box.messages() == []
+
+
+def test_mark_read_without_compaction_then_compact(team: Team) -> None:
+    ids = [team.send("alice", f"m{i}")[0] for i in range(4)]
+    box = team.inbox("alice")
+    assert box.mark_read(ids[:2], compact=False) == 2
+    live = box.messages()
+    assert [m.read for m in live] == [True, True, False, False]
+    assert [m.id for m in box.unread()] == ids[2:]
+    assert box.archived() == []
+    assert box.compact() == 2
+    assert [m.id for m in box.messages()] == ids[2:]
+    assert [m.id for m in box.archived()] == ids[:2]
+    assert box.compact() == 0
+
+
+def test_compact_of_a_missing_mailbox(team: Team) -> None:
+    assert team.inbox("bob").compact() == 0
+    assert inbox_files(team) == []
+
+
+def test_live_mailbox_stays_small_with_history(team: Team) -> None:
+    box = team.inbox("alice")
+    for i in range(200):
+        [sent] = team.send("alice", f"message {i}")
+        box.mark_read([sent])
+    assert box.messages() == []
+    assert paths.inbox(team.name, "alice").stat().st_size < 16
+    assert len(box.messages(include_archive=True)) == 200
+
+
+def test_torn_archive_line_is_skipped_with_a_warning(
+    team: Team, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ids = [team.send("alice", f"m{i}")[0] for i in range(2)]
+    box = team.inbox("alice")
+    box.mark_read(ids[:1])
+    with open(box.archive_path, "ab") as handle:
+        handle.write(b'{"id": "torn", "from": "bo')  # a crash mid-append
+    box.mark_read(ids[1:])
+    assert [m.id for m in box.archived()] == ids
+    assert "skipping unreadable line 2" in capsys.readouterr().err
+
+
+# -- corrupt mailbox ---------------------------------------------------------------------------
+def test_torn_mailbox_is_moved_aside_and_send_goes_on(
+    team: Team, capsys: pytest.CaptureFixture[str]
+) -> None:
+    live = paths.inbox(team.name, "alice")
+    torn = b'[{"id": "1", "from": "team-lead", "text": "half'
+    live.write_bytes(torn)
+    [sent] = team.send("alice", "after the crash")
+    err = capsys.readouterr().err
+    assert err.startswith("swarm: warning:") and "alice.json" in err
+    assert "Traceback" not in err
+    [aside] = list(live.parent.glob("alice.json.corrupt-*"))
+    assert aside.read_bytes() == torn  # kept for a human to recover
+    assert [m.id for m in team.inbox("alice").messages()] == [sent]
+
+
+def test_corrupt_mailbox_on_read_is_moved_aside(
+    team: Team, capsys: pytest.CaptureFixture[str]
+) -> None:
+    live = paths.inbox(team.name, "bob")
+    live.write_bytes(b'{"not": "a list"}')
+    assert team.inbox("bob").messages() == []
+    assert "bob.json" in capsys.readouterr().err
+    assert len(list(live.parent.glob("bob.json.corrupt-*"))) == 1
+
+
+# -- wait --------------------------------------------------------------------------------------
+def test_wait_returns_existing_unread_at_once(team: Team) -> None:
+    [sent] = team.send("alice", "already here")
+    start = time.monotonic()
+    got = team.inbox("alice").wait(timeout=5)
+    assert [m.id for m in got] == [sent]
+    assert time.monotonic() - start < 0.5
+
+
+def test_wait_times_out_with_nothing(team: Team) -> None:
+    start = time.monotonic()
+    assert team.inbox("alice").wait(timeout=0.3) == []
+    elapsed = time.monotonic() - start
+    assert 0.29 <= elapsed < 1.5
+
+
+def test_wait_ignores_read_messages(team: Team) -> None:
+    [sent] = team.send("alice", "old")
+    team.inbox("alice").mark_read([sent], compact=False)
+    assert team.inbox("alice").wait(timeout=0.2) == []
+
+
+def test_wait_wakes_promptly_when_another_process_sends(team: Team, tmp_path: Path) -> None:
+    armed, go, stamp = tmp_path / "armed", tmp_path / "go", tmp_path / "sent_at"
+    child = run_child(
+        f"""
+        import pathlib, time
+        from swarm.team import Team
+        team = Team.open({team.name!r})
+        pathlib.Path({str(armed)!r}).write_text("1")
+        go = pathlib.Path({str(go)!r})
+        deadline = time.monotonic() + 20
+        while not go.exists() and time.monotonic() < deadline:
+            time.sleep(0.005)
+        pathlib.Path({str(stamp)!r}).write_text(repr(time.time()))
+        team.send("alice", "wake up", sender="bob")
+        """
+    )
+    try:
+        wait_until(armed.exists, timeout=20, message="child ready")
+        box = team.inbox("alice")
+        go.write_text("1")
+        got = box.wait(timeout=10)
+        returned = time.time()
+        assert child.wait(20) == 0
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert [m.text for m in got] == ["wake up"]
+    latency = returned - float(stamp.read_text())
+    assert latency < 1.0, f"wait() took {latency:.3f}s to notice a send"
+
+
+# -- crashes and concurrency --------------------------------------------------------------------
+def test_sigkilled_lock_holder_does_not_block_senders(team: Team, tmp_path: Path) -> None:
+    ready = tmp_path / "ready"
+    holder = run_child(
+        f"""
+        import pathlib, time
+        from swarm import paths
+        from swarm.store import locked
+        with locked(paths.inbox({team.name!r}, "alice")):
+            pathlib.Path({str(ready)!r}).write_text("held")
+            time.sleep(120)
+        """
+    )
+    try:
+        wait_until(ready.exists, timeout=20, message="child to hold the mailbox lock")
+        holder.send_signal(signal.SIGKILL)
+        assert holder.wait(10) == -signal.SIGKILL
+        start = time.monotonic()
+        [sent] = team.send("alice", "after the kill")
+        took = time.monotonic() - start
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+            holder.wait()
+    assert took < 0.5, f"send took {took:.3f}s after the lock holder died"
+    assert [m.id for m in team.inbox("alice").messages()] == [sent]
+
+
+def test_sends_wait_for_a_live_lock_holder_and_lose_nothing(team: Team, tmp_path: Path) -> None:
+    """While a live process holds the lock a send blocks (no timeout, no loss), then lands."""
+    ready, release = tmp_path / "ready", tmp_path / "release"
+    holder = run_child(
+        f"""
+        import pathlib, time
+        from swarm import paths
+        from swarm.store import locked
+        with locked(paths.inbox({team.name!r}, "alice")):
+            pathlib.Path({str(ready)!r}).write_text("held")
+            while not pathlib.Path({str(release)!r}).exists():
+                time.sleep(0.01)
+        """
+    )
+    sender = None
+    try:
+        wait_until(ready.exists, timeout=20, message="child to hold the mailbox lock")
+        sender = run_child(
+            f"""
+            from swarm.team import Team
+            Team.open({team.name!r}).send("alice", "queued", sender="bob")
+            """
+        )
+        assert team.inbox("alice").wait(timeout=0.3) == []  # still blocked behind the lock
+        release.write_text("1")
+        got = team.inbox("alice").wait(timeout=10)
+        assert [m.text for m in got] == ["queued"]
+        assert sender.wait(20) == 0 and holder.wait(20) == 0
+    finally:
+        for proc in (holder, sender):
+            if proc is not None and proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+def test_concurrent_senders_lose_nothing(team: Team) -> None:
+    writers = [
+        run_child(
+            f"""
+            from swarm.team import Team
+            team = Team.open({team.name!r})
+            for i in range(40):
+                team.send("alice", "w{w}-" + str(i), sender={sender!r})
+            """
+        )
+        for w, sender in enumerate(["bob", "team-lead", "bob", "team-lead"])
+    ]
+    box = team.inbox("alice")
+    for proc in writers:
+        assert proc.wait(60) == 0
+    texts = [m.text for m in box.messages()]
+    assert sorted(texts) == sorted(f"w{w}-{i}" for w in range(4) for i in range(40))
+    for w in range(4):  # each writer's messages stay in its own order
+        mine = [t for t in texts if t.startswith(f"w{w}-")]
+        assert mine == [f"w{w}-{i}" for i in range(40)]
+
+
+def test_mailbox_repr_and_direct_use(team: Team) -> None:
+    box = Mailbox(team.name, "alice")
+    assert "alice@alpha" in repr(box)
+    assert box.messages(include_archive=True) == []
