@@ -85,7 +85,9 @@ def spawn(
         raise BadInputError(f"--cwd {workdir} is not a directory")
     definition = get_definition(agent_type, workdir)
     defaults = definition.defaults()
-    mode = validate_mode(permission_mode or defaults.get("permission_mode") or "default")
+    # A plan-mode teammate works in acceptEdits once its plan is approved, unless told otherwise.
+    fallback = "acceptEdits" if plan_mode_required else "default"
+    mode = validate_mode(permission_mode or defaults.get("permission_mode") or fallback)
     if plan_mode_required and mode == "bypassPermissions":
         raise BadInputError("bypassPermissions is never granted to a plan-mode-required agent")
     if max_turns is not None and max_turns < 1:

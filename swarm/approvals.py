@@ -1,0 +1,146 @@
+"""The lead's side of asking: pending permission requests and plans, and the answers to them.
+
+A request is pending while its message is unread in the lead's mailbox; answering marks it
+read, so a second answer to the same id is refused (exit 2) instead of sent twice.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from swarm.errors import BadInputError, NotFoundError
+from swarm.mailbox import Mailbox
+from swarm.names import LEAD_NAME
+from swarm.protocol import (
+    Message,
+    PermissionRequest,
+    PermissionResponse,
+    PlanApprovalRequest,
+    PlanApprovalResponse,
+)
+from swarm.team import Team, TeamConfig
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
+    "object": (dict,), "array": (list,),
+}
+
+
+@dataclass
+class Pending:
+    message: Message
+    request: Any  # PermissionRequest | PlanApprovalRequest
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"request_id": self.request.request_id, "from": self.message.sender,
+                "timestamp": self.message.timestamp,
+                **self.request.model_dump(mode="json", exclude={"type"})}
+
+
+def _pending(team: Team, kind: type) -> list[Pending]:
+    box = Mailbox(team.name, LEAD_NAME)
+    found = [Pending(m, m.structured()) for m in box.unread()]
+    return sorted((p for p in found if isinstance(p.request, kind)),
+                  key=lambda p: p.message.timestamp)
+
+
+def pending_permissions(team: Team) -> list[Pending]:
+    return _pending(team, PermissionRequest)
+
+
+def pending_plans(team: Team) -> list[Pending]:
+    return _pending(team, PlanApprovalRequest)
+
+
+def _find(team: Team, request_id: str) -> Pending:
+    wanted = request_id.strip()
+    matches = [p for p in pending_permissions(team) if p.request.request_id.startswith(wanted)]
+    if not wanted or not matches:
+        raise NotFoundError(f"no pending permission request {request_id!r} (unknown or already "
+                            "answered); see `swarm permissions list`")
+    if len(matches) > 1:
+        raise BadInputError(f"request id {request_id!r} is ambiguous: give more characters")
+    return matches[0]
+
+
+def validate_input(tool_name: str, raw: str) -> dict[str, Any]:
+    """Parse an edited tool input and check it against the tool's schema."""
+    from swarm.runtime.team_tools import all_tools
+
+    try:
+        value = json.loads(raw)
+    except ValueError as exc:
+        raise BadInputError(f"--input is not valid JSON: {exc}") from exc
+    if not isinstance(value, dict):
+        raise BadInputError("--input must be a JSON object")
+    tool = all_tools().get(tool_name)
+    if tool is None:
+        return value
+    schema = tool.input_schema
+    missing = [k for k in schema.get("required", []) if k not in value]
+    if missing:
+        raise BadInputError(f"--input for {tool_name} is missing {', '.join(missing)}")
+    for key, item in value.items():
+        prop = schema.get("properties", {}).get(key)
+        if prop is None:
+            raise BadInputError(f"--input for {tool_name} has an unknown field {key!r}")
+        types = _JSON_TYPES.get(prop.get("type", ""), ())
+        wrong_bool = isinstance(item, bool) and prop.get("type") != "boolean"
+        if types and (not isinstance(item, types) or wrong_bool):
+            raise BadInputError(f"--input field {key!r} must be a {prop['type']}")
+    return value
+
+
+def approve_permission(team: Team, request_id: str, always: bool = False,
+                       new_input: str | None = None) -> Pending:
+    from swarm.runtime.permissions import suggest_rule
+
+    found = _find(team, request_id)
+    request: PermissionRequest = found.request
+    updated = validate_input(request.tool_name, new_input) if new_input is not None else None
+    if always:
+        rule = suggest_rule(request.tool_name, updated or request.input)
+
+        def add_rule(config: TeamConfig) -> None:
+            if rule not in config.allowed_rules:
+                config.allowed_rules.append(rule)
+
+        team.update(add_rule)
+    reply = PermissionResponse(request_id=request.request_id, approve=True,
+                               updated_input=updated, always=always)
+    team.send(found.message.sender, reply, sender=LEAD_NAME)
+    Mailbox(team.name, LEAD_NAME).mark_read([found.message.id])
+    return found
+
+
+def deny_permission(team: Team, request_id: str, reason: str) -> Pending:
+    if not reason.strip():
+        raise BadInputError("--reason is required: the teammate's model reads it")
+    found = _find(team, request_id)
+    reply = PermissionResponse(request_id=found.request.request_id, approve=False, feedback=reason)
+    team.send(found.message.sender, reply, sender=LEAD_NAME)
+    Mailbox(team.name, LEAD_NAME).mark_read([found.message.id])
+    return found
+
+
+def _plan_of(team: Team, name: str) -> Pending:
+    member = team.member(name)
+    plans = [p for p in pending_plans(team) if p.message.sender == member.name]
+    if not plans:
+        raise NotFoundError(f"{member.name} has no plan waiting for approval; see `swarm plans list`")
+    return plans[-1]
+
+
+def answer_plan(team: Team, name: str, approve: bool, feedback: str | None = None) -> Pending:
+    if not approve and not (feedback or "").strip():
+        raise BadInputError("--feedback is required when rejecting a plan")
+    found = _plan_of(team, name)
+    reply = PlanApprovalResponse(request_id=found.request.request_id, approve=approve,
+                                 feedback=feedback)
+    team.send(found.message.sender, reply, sender=LEAD_NAME)
+    # Older plans from the same teammate are superseded by this answer.
+    stale = [p.message.id for p in pending_plans(team) if p.message.sender == found.message.sender]
+    Mailbox(team.name, LEAD_NAME).mark_read(stale)
+    return found

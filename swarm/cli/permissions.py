@@ -1,0 +1,59 @@
+"""`swarm permissions list | approve | deny`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from swarm.cli.common import emit, json_option, open_team, table, team_option
+
+
+@click.group()
+def permissions() -> None:
+    """Answer teammates' requests to use tools."""
+
+
+@permissions.command("list")
+@team_option
+@json_option
+def list_requests(team_name: str | None, as_json: bool) -> None:
+    """Pending permission requests, oldest first."""
+    from swarm.approvals import pending_permissions
+
+    pending = pending_permissions(open_team(team_name))
+
+    def human(_: Any) -> str:
+        if not pending:
+            return "(no pending permission requests)"
+        rows = [[p.request.request_id[:8], p.message.sender, p.request.tool_name,
+                 p.request.description[:70], p.message.timestamp[11:19]] for p in pending]
+        return table(rows, ["ID", "FROM", "TOOL", "WHAT", "ASKED"])
+
+    emit([p.as_dict() for p in pending], as_json, human)
+
+
+@permissions.command("approve")
+@click.argument("request_id")
+@click.option("--always", is_flag=True, help="Add a team rule so no teammate asks again.")
+@click.option("--input", "new_input", default=None, help="Replace the tool input (JSON object).")
+@team_option
+def approve(request_id: str, always: bool, new_input: str | None, team_name: str | None) -> None:
+    """Let the teammate run the tool call."""
+    from swarm.approvals import approve_permission
+
+    found = approve_permission(open_team(team_name), request_id, always, new_input)
+    note = " (and added a team rule)" if always else ""
+    click.echo(f"approved {found.request.tool_name} for {found.message.sender}{note}")
+
+
+@permissions.command("deny")
+@click.argument("request_id")
+@click.option("--reason", "-r", required=True, help="Why (the teammate's model reads it).")
+@team_option
+def deny(request_id: str, reason: str, team_name: str | None) -> None:
+    """Refuse the tool call."""
+    from swarm.approvals import deny_permission
+
+    found = deny_permission(open_team(team_name), request_id, reason)
+    click.echo(f"denied {found.request.tool_name} for {found.message.sender}")

@@ -1,0 +1,55 @@
+"""`swarm plans list | approve | reject`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import click
+
+from swarm.cli.common import emit, json_option, open_team, team_option
+
+
+@click.group()
+def plans() -> None:
+    """Review plans from plan-mode teammates."""
+
+
+@plans.command("list")
+@team_option
+@json_option
+def list_plans(team_name: str | None, as_json: bool) -> None:
+    """Plans waiting for approval."""
+    from swarm.approvals import pending_plans
+
+    pending = pending_plans(open_team(team_name))
+
+    def human(_: Any) -> str:
+        if not pending:
+            return "(no plans waiting)"
+        return "\n\n".join(f"== {p.message.sender} ({p.message.timestamp[11:19]}, "
+                           f"id {p.request.request_id[:8]})\n{p.request.plan}" for p in pending)
+
+    emit([p.as_dict() for p in pending], as_json, human)
+
+
+@plans.command("approve")
+@click.argument("name")
+@team_option
+def approve(name: str, team_name: str | None) -> None:
+    """Approve NAME's plan: it leaves plan mode and starts working."""
+    from swarm.approvals import answer_plan
+
+    found = answer_plan(open_team(team_name), name, approve=True)
+    click.echo(f"approved the plan of {found.message.sender}")
+
+
+@plans.command("reject")
+@click.argument("name")
+@click.option("--feedback", "-f", required=True, help="What to change (the teammate reads it).")
+@team_option
+def reject(name: str, feedback: str, team_name: str | None) -> None:
+    """Send NAME back to planning with feedback."""
+    from swarm.approvals import answer_plan
+
+    found = answer_plan(open_team(team_name), name, approve=False, feedback=feedback)
+    click.echo(f"rejected the plan of {found.message.sender}")
