@@ -91,10 +91,10 @@ class Agent:
 
         update_state(self.team.name, self.name, apply)
 
-    def add_usage(self, usage: Usage) -> None:
+    def add_usage(self, usage: Usage, turn: bool = True) -> None:
         with self._lock:
             self.state.usage.add(usage)
-            self.state.turns += 1
+            self.state.turns += 1 if turn else 0
         self.set_state()
 
     def _heartbeat(self) -> None:

@@ -12,12 +12,14 @@ from swarm.names import LEAD_NAME
 from swarm.protocol import PlanApprovalResponse
 from swarm.runtime import permissions
 from swarm.runtime.asking import ask_lead, submit_plan
+from swarm.runtime.compaction import Compactor
 from swarm.runtime.console import brief
 from swarm.runtime.loop import Loop
 from swarm.runtime.models import default_model_spec, load_model
 from swarm.runtime.prompts import system_prompt
 from swarm.runtime.team_tools import TEAM_TOOL_NAMES, all_tools
 from swarm.runtime.tools import Tool, ToolContext
+from swarm.state import Usage
 from swarm.team import Member
 
 if TYPE_CHECKING:
@@ -79,6 +81,11 @@ class Setup:
         return None
 
 
+def _compacted(agent: Agent, summary: str, kept: list[dict[str, Any]]) -> None:
+    agent.transcript.compaction(summary, kept)
+    agent.console.say(f"compacted the conversation ({len(summary)} characters of summary)")
+
+
 def build_prompt(agent: Agent, member: Member, definition: AgentDefinition, mode: str) -> str:
     config = agent.team.config()
     peers = [m.name for m in config.members if m.name not in (member.name, LEAD_NAME)]
@@ -114,7 +121,16 @@ def build(agent: Agent) -> Setup:
     ctx.on_exit_plan = lambda plan: submit_plan(agent, plan)
     loop.permit = setup.permit
     loop.stop_reason = setup.stop_reason
-    loop.on_usage = agent.add_usage
+    compactor = Compactor(on_compacted=lambda summary, kept: _compacted(agent, summary, kept),
+                          on_usage=lambda usage: agent.add_usage(usage, turn=False))
+
+    def on_usage(usage: Usage) -> None:
+        compactor.last_input_tokens = (usage.input_tokens + usage.cache_read_input_tokens
+                                       + usage.cache_creation_input_tokens)
+        agent.add_usage(usage)
+
+    loop.on_usage = on_usage
+    loop.before_call = compactor
     loop.guard = agent.interruptible
     loop.trace = lambda line: agent.console.say(brief(line, 160))
     setup.refresh()

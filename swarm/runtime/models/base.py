@@ -11,6 +11,10 @@ from typing import Any, Protocol
 
 from swarm.state import Usage
 
+# The system prompt of a compaction request starts with this, so offline models can tell a
+# "summarize the conversation" call from a turn of work.
+SUMMARY_MARKER = "[swarm:compaction]"
+
 Block = dict[str, Any]  # {"type": "text", "text": ...} | {"type": "tool_use", "id", "name", "input"}
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from swarm.errors import BadInputError
-from swarm.runtime.models.base import Block, ModelReply, ModelRequest
+from swarm.runtime.models.base import SUMMARY_MARKER, Block, ModelReply, ModelRequest
 
 
 def load_turns(path: Path) -> list[dict[str, Any]]:
@@ -58,6 +58,8 @@ class ScriptedModel:
         self.turns = load_turns(path)
 
     def complete(self, request: ModelRequest) -> ModelReply:
+        if request.system.startswith(SUMMARY_MARKER):  # not one of the script's turns
+            return ModelReply([{"type": "text", "text": "(summary of the scripted conversation)"}])
         index = sum(1 for m in request.messages if m["role"] == "assistant")
         if index >= len(self.turns):
             return ModelReply([{"type": "text", "text": "(end of script)"}])

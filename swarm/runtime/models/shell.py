@@ -13,7 +13,7 @@ import re
 import uuid
 from typing import Any
 
-from swarm.runtime.models.base import Block, ModelReply, ModelRequest
+from swarm.runtime.models.base import SUMMARY_MARKER, Block, ModelReply, ModelRequest
 
 FENCE_RE = re.compile(r"```(?:sh|bash|shell|console)?[ \t]*\n(.*?)```", re.DOTALL)
 TAG_RE = re.compile(r"</?teammate-message[^>]*>")
@@ -49,6 +49,14 @@ def _texts(message: dict[str, Any]) -> str:
     return "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
 
 
+def _summarize(request: ModelRequest) -> str:
+    """A deterministic summary: the commands this worker was asked to run, most recent last."""
+    text = "\n".join(_texts(m) for m in request.messages)
+    commands = extract_commands(text)[-20:]
+    listing = "\n".join(f"- {c[:200]}" for c in commands) or "- (no commands)"
+    return f"Earlier in this conversation I was asked to run:\n{listing}"
+
+
 def _tool_use(name: str, args: dict[str, Any]) -> Block:
     return {"type": "tool_use", "id": f"toolu_{uuid.uuid4().hex[:20]}", "name": name,
             "input": args}
@@ -58,6 +66,8 @@ class ShellModel:
     name = "shell"
 
     def complete(self, request: ModelRequest) -> ModelReply:
+        if request.system.startswith(SUMMARY_MARKER):
+            return ModelReply([{"type": "text", "text": _summarize(request)}])
         messages = request.messages
         start = max((i for i, m in enumerate(messages) if m["role"] == "user" and _texts(m)),
                     default=0)

@@ -1,0 +1,74 @@
+"""Compaction: past a token threshold, the conversation sent to the model becomes a
+model-written summary plus the current turn. The transcript keeps everything, and records it."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable
+from typing import Any
+
+from swarm.runtime.loop import Loop
+from swarm.runtime.models.base import SUMMARY_MARKER, ModelRequest
+from swarm.runtime.transcript import compaction_messages
+from swarm.state import Usage
+
+DEFAULT_THRESHOLD = 120_000
+SUMMARY_PROMPT = (
+    f"{SUMMARY_MARKER} You compress a teammate's conversation so it can keep working. Write a"
+    " concise summary: the goal, what was done and found, decisions made, open questions, files"
+    " touched, and anything the teammate promised to do. Plain text, no preamble."
+)
+
+
+def threshold() -> int:
+    return int(os.environ.get("SWARM_COMPACT_THRESHOLD", DEFAULT_THRESHOLD))
+
+
+def estimate_tokens(system: str, messages: list[dict[str, Any]]) -> int:
+    """About four characters a token: good enough to decide when to compact."""
+    return (len(system) + len(json.dumps(messages, ensure_ascii=False))) // 4
+
+
+def _current_turn_start(messages: list[dict[str, Any]]) -> int:
+    """Index of the user message that began the current turn (text input, not tool results)."""
+    for index in range(len(messages) - 1, -1, -1):
+        message = messages[index]
+        if message["role"] == "user" and any(b.get("type") == "text" for b in message["content"]):
+            return index
+    return 0
+
+
+def _is_summary(message: dict[str, Any]) -> bool:
+    return message["role"] == "user" and any(
+        "<conversation-summary>" in b.get("text", "") for b in message["content"])
+
+
+class Compactor:
+    """A `before_call` hook for the loop."""
+
+    def __init__(self, on_compacted: Callable[[str, list[dict[str, Any]]], None],
+                 on_usage: Callable[[Usage], None], limit: int | None = None) -> None:
+        self.on_compacted = on_compacted
+        self.on_usage = on_usage
+        self.limit = limit if limit is not None else threshold()
+        self.last_input_tokens = 0
+
+    def __call__(self, loop: Loop) -> None:
+        size = max(estimate_tokens(loop.system, loop.messages), self.last_input_tokens)
+        if size <= self.limit:
+            return
+        cut = _current_turn_start(loop.messages)
+        if cut == 0 or (cut <= 2 and _is_summary(loop.messages[0])):
+            return  # only the current turn (and an earlier summary): nothing older to fold away
+        older, kept = loop.messages[:cut], loop.messages[cut:]
+        transcript = json.dumps(older, ensure_ascii=False)
+        request = ModelRequest(SUMMARY_PROMPT, [{"role": "user", "content": [
+            {"type": "text", "text": f"<conversation>\n{transcript}\n</conversation>\nSummarize it."}]}],
+            tools=[], max_tokens=2048)
+        reply = loop.guard(lambda: loop.model.complete(request))
+        self.on_usage(reply.usage)
+        summary = reply.text().strip() or "(no summary)"
+        loop.messages = compaction_messages(summary, kept)
+        self.last_input_tokens = 0
+        self.on_compacted(summary, kept)
