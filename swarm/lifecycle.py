@@ -65,9 +65,17 @@ def stop_member(team: Team, member: Member, reason: str = "killed") -> None:
 
 
 def stop_members(team: Team, members: list[Member]) -> None:
+    """Stop every teammate and close every pane recorded for the team (and its own tmux
+    session), so deleting a team leaves nothing behind and touches nothing else."""
     for member in members:
         if member.name != "team-lead":
             stop_member(team, member, "stopped: team deleted")
+    sockets = {m.tmux_socket for m in members if m.backend == "tmux"}
+    for socket in sockets:
+        with contextlib.suppress(Exception):
+            from backends.tmux import TmuxBackend
+
+            TmuxBackend(team=team.name, socket=socket).kill_session()
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and team.live_members():
         time.sleep(0.05)

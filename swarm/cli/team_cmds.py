@@ -83,7 +83,8 @@ def delete(name: str, force: bool, as_json: bool) -> None:
     """Delete a team and its files."""
     from swarm.lifecycle import stop_members
 
-    stopped = Team.delete(name, force=force, stop=stop_members if force else None)
+    # stop_members also closes the panes of members that already exited (nothing left behind).
+    stopped = Team.delete(name, force=force, stop=stop_members)
     result = {"deleted": name.lower(), "stopped": stopped}
     emit(result, as_json, lambda r: f"deleted team {r['deleted']}" + (
         f" (stopped {', '.join(r['stopped'])})" if r["stopped"] else ""))

@@ -1,0 +1,31 @@
+"""`swarm demo`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from swarm.cli.common import table
+
+
+@click.command()
+@click.option("--keep", is_flag=True, help="Leave the team running (attach to watch it).")
+@click.option("--backend", type=click.Choice(["auto", "tmux", "iterm2", "hidden"]), default=None)
+@click.option("--timeout", type=float, default=120.0, show_default=True)
+def demo(keep: bool, backend: str | None, timeout: float) -> None:
+    """Run an offline team of three shell workers on this directory."""
+    from swarm.demo import run_demo
+
+    result = run_demo(Path.cwd(), keep=keep, backend=backend, say=click.echo, timeout=timeout)
+    click.echo("")
+    click.echo(table([[r["task"], r["owner"], r["seconds"] + "s", r["subject"], r["result"]]
+                      for r in result.rows], ["TASK", "WHO", "TOOK", "SUBJECT", "RESULT"]))
+    click.echo(f"\n{len(result.rows)} tasks done by {len({r['owner'] for r in result.rows})} "
+               f"teammates in {result.seconds:.1f}s (backend: {result.backend})")
+    if result.kept:
+        click.echo(f"team {result.team} is still running: `swarm attach --team {result.team}`,"
+                   f" `swarm status --team {result.team}`, then `swarm shutdown --all --team "
+                   f"{result.team}` and `swarm team delete {result.team}`")
+    else:
+        click.echo(f"team {result.team} shut down and deleted")

@@ -1,0 +1,40 @@
+"""`swarm status --watch`: a live table that redraws when the team's files change."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def _table(team: Any, statuses: list[Any]) -> Any:
+    from rich.table import Table
+
+    table = Table(title=f"team {team.name}", expand=False)
+    for header in ("NAME", "STATE", "TASK", "UNREAD", "TURNS", "TOKENS", "COST", "ACTIVE"):
+        table.add_column(header)
+    for s in statuses:
+        style = s.color if s.color and s.color != "white" else None
+        state = s.state + (f" ({s.detail})" if s.detail and s.state in ("dead", "exited") else "")
+        table.add_row(f"[{style}]{s.name}[/]" if style else s.name, state,
+                      f"#{s.current_task}" if s.current_task else "-", str(s.unread),
+                      str(s.turns), str(s.tokens), f"${s.cost_usd:.4f}",
+                      (s.last_activity or "-")[11:19])
+    tasks = team.tasks.list()
+    done = sum(1 for t in tasks if t.status == "completed")
+    table.caption = f"tasks {done}/{len(tasks)} done - Ctrl-C to leave"
+    return table
+
+
+def watch_status(team: Any) -> None:
+    from rich.live import Live
+
+    from swarm.control import team_watcher
+    from swarm.status import observe
+
+    with Live(_table(team, observe(team)), auto_refresh=False) as live:
+        try:
+            while True:
+                with team_watcher(team) as watcher:
+                    watcher.wait(2.0)  # wake on change; redraw anyway for heartbeats
+                live.update(_table(team, observe(team)), refresh=True)
+        except KeyboardInterrupt:
+            return

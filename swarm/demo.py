@@ -1,0 +1,94 @@
+"""`swarm demo`: an offline team of shell workers doing real work on the current directory.
+
+Creates a team, queues tasks, spawns three `shell` teammates (tmux panes when tmux is there,
+hidden otherwise), waits for the tasks, prints who did what, then shuts everything down and
+deletes the team, unless `keep`.
+"""
+
+from __future__ import annotations
+
+import shlex
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from swarm.team import Team
+
+WORKERS = ("ada", "grace", "linus")
+
+
+@dataclass
+class DemoResult:
+    team: str
+    backend: str
+    backend_reason: str
+    rows: list[dict[str, str]]
+    seconds: float
+    kept: bool
+
+
+def demo_tasks(root: Path) -> list[tuple[str, str]]:
+    """(subject, description with the shell commands) for the work on `root`."""
+    tasks = []
+    packages = sorted(p.name for p in root.iterdir()
+                      if p.is_dir() and not p.name.startswith(".") and any(p.glob("*.py")))
+    for name in packages[:4] or ["."]:
+        target = shlex.quote(str(root / name))
+        tasks.append((f"count lines of Python in {name}/",
+                      f"$ find {target} -name '*.py' -not -path '*/.venv/*' | xargs cat | wc -l"))
+    quoted = shlex.quote(str(root))
+    tasks.append(("find the five largest Python files",
+                  f"$ find {quoted} -name '*.py' -not -path '*/.venv/*' | xargs wc -l | sort -n"
+                  " | tail -6 | head -5"))
+    tasks.append(("count TODO markers", f"$ grep -rn --include='*.py' TODO {quoted}"
+                  " --exclude-dir=.venv | wc -l"))
+    return tasks
+
+
+def run_demo(root: Path, keep: bool = False, backend: str | None = None,
+             say: Callable[[str], None] = print, timeout: float = 120.0) -> DemoResult:
+    from swarm.control import shutdown, wait
+    from swarm.lifecycle import stop_members
+    from swarm.spawner import spawn
+
+    started = time.monotonic()
+    team = Team.create("demo", description="swarm demo: shell workers on " + str(root))
+    say(f"created team {team.name}")
+    try:
+        for subject, description in demo_tasks(root):
+            task = team.tasks.add(subject, description=description)
+            say(f"queued task #{task.id}: {subject}")
+        result = None
+        for name in WORKERS:
+            result = spawn(team, name, model="shell", backend=backend, cwd=str(root),
+                           permission_mode="bypassPermissions")
+            say(f"spawned {result.agent_id} ({result.backend}, pane {result.pane_id})")
+        assert result is not None
+        if result.backend == "tmux" and not keep:
+            say(f"watch live: swarm attach --team {team.name}")
+        wait(team, "tasks-done", timeout)
+        rows = summary_rows(team)
+        if not keep:
+            shutdown(team, [], reason="demo finished", timeout=15, force=True)
+    except BaseException:
+        if not keep:
+            Team.delete(team.name, force=True, stop=stop_members)
+        raise
+    if not keep:
+        Team.delete(team.name, force=True, stop=stop_members)
+    return DemoResult(team.name, result.backend, result.backend_reason, rows,
+                      time.monotonic() - started, keep)
+
+
+def summary_rows(team: Team) -> list[dict[str, str]]:
+    rows = []
+    for task in team.tasks.list():
+        start = datetime.fromisoformat(task.created_at.replace("Z", "+00:00"))
+        end = datetime.fromisoformat(task.updated_at.replace("Z", "+00:00"))
+        lines = [ln for ln in (task.result or "").splitlines() if ln and not ln.startswith("$ ")]
+        rows.append({"task": f"#{task.id}", "subject": task.subject, "owner": task.owner or "-",
+                     "seconds": f"{(end - start).total_seconds():.2f}",
+                     "result": (lines[-1] if lines else "").strip()[:40]})
+    return rows
