@@ -5,6 +5,7 @@ Every change takes the list lock, so claims are atomic across processes and ids 
 
 from __future__ import annotations
 
+import builtins
 from collections.abc import Callable
 from typing import Literal
 
@@ -54,13 +55,13 @@ class TaskList:
             raise NotFoundError(f"no task {task_id!r} in team {self.team!r}; see `swarm tasks list`")
         return task
 
-    def list(self) -> list[Task]:
+    def list(self) -> builtins.list[Task]:
         if not self.dir.is_dir():
             return []
-        ids = sorted((int(p.stem) for p in self.dir.glob("*.json") if p.stem.isdigit()))
+        ids = sorted(int(p.stem) for p in self.dir.glob("*.json") if p.stem.isdigit())
         return [t for t in (self._read(str(i)) for i in ids) if t is not None]
 
-    def unfinished_blockers(self, task: Task) -> list[str]:
+    def unfinished_blockers(self, task: Task) -> builtins.list[str]:
         out = []
         for blocker_id in task.blocked_by:
             blocker = self._read(blocker_id)
@@ -94,7 +95,7 @@ class TaskList:
         self,
         subject: str,
         description: str = "",
-        blocked_by: list[str] | None = None,
+        blocked_by: builtins.list[str] | None = None,
         owner: str | None = None,
         active_form: str | None = None,
     ) -> Task:
@@ -199,7 +200,7 @@ class TaskList:
             self._write(task)
         return task
 
-    def release_owned_by(self, name: str) -> list[Task]:
+    def release_owned_by(self, name: str) -> builtins.list[Task]:
         """Return every unfinished task of `name` to `pending` (an agent died or shut down)."""
         if not self.dir.is_dir():
             return []

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import os
 import secrets
 import shutil
@@ -127,7 +128,7 @@ class Team:
         return team
 
     @classmethod
-    def list(cls) -> list[Team]:
+    def list(cls) -> builtins.list[Team]:
         root = paths.teams_dir()
         if not root.is_dir():
             return []
@@ -138,8 +139,8 @@ class Team:
         cls,
         name: str,
         force: bool = False,
-        stop: Callable[[Team, list[Member]], None] | None = None,
-    ) -> list[str]:
+        stop: Callable[[Team, builtins.list[Member]], None] | None = None,
+    ) -> builtins.list[str]:
         """Remove the team directory. Refuses while a member process lives, unless `force`,
         which first hands the live members to `stop` (the CLI passes one that kills processes and
         panes). Returns the names of members that were still alive."""
@@ -177,7 +178,7 @@ class Team:
             write_model(self.config_path, config)
         return config
 
-    def members(self) -> list[Member]:
+    def members(self) -> builtins.list[Member]:
         return self.config().members
 
     def member(self, name: str) -> Member:
@@ -191,7 +192,7 @@ class Team:
     def _check_member(self, name: str) -> str:
         return self.member(name).name
 
-    def live_members(self) -> list[Member]:
+    def live_members(self) -> builtins.list[Member]:
         from swarm.liveness import is_alive
         from swarm.state import read_state
 
@@ -251,7 +252,7 @@ class Team:
         text: str | dict[str, object] | StructuredMessage,
         sender: str = LEAD_NAME,
         summary: str | None = None,
-    ) -> list[str]:
+    ) -> builtins.list[str]:
         """Deliver a message to one member or to every member but the sender (`*`).
 
         Returns the new message ids. Raises before anything is written when the recipient is

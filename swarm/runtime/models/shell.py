@@ -46,7 +46,7 @@ def _texts(message: dict[str, Any]) -> str:
     content = message.get("content")
     if isinstance(content, str):
         return content
-    return "\n".join(b.get("text", "") for b in content if b.get("type") == "text")
+    return "\n".join(b.get("text", "") for b in content or [] if b.get("type") == "text")
 
 
 def _summarize(request: ModelRequest) -> str:
