@@ -45,7 +45,8 @@ def close_pane(member: Member) -> None:
     except ImportError:
         return
     with contextlib.suppress(Exception):
-        get_backend(member.backend, socket=member.tmux_socket).kill_pane(member.pane_id)
+        team = member.agent_id.partition("@")[2]
+        get_backend(member.backend, team=team, socket=member.tmux_socket).kill_pane(member.pane_id)
 
 
 def stop_member(team: Team, member: Member, reason: str = "killed") -> None:

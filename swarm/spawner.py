@@ -139,7 +139,9 @@ def launch(team: Team, member: Member) -> tuple[str | None, int | None]:
         raise
     except Exception as exc:  # a backend failure is an operation failure, with its reason
         raise SwarmError(f"could not start {member.name} with the {backend.type} backend: {exc}") from exc
-    team.update_member(member.name, pane_id=pane_id, pid=pid)
+    # Inside tmux the backend talks to the server in $TMUX: remember it to find the pane again.
+    socket = getattr(backend, "socket", None) or member.tmux_socket
+    team.update_member(member.name, pane_id=pane_id, pid=pid, tmux_socket=socket)
     return pane_id, pid
 
 
