@@ -11,6 +11,7 @@ import os
 import time
 from typing import TYPE_CHECKING, Any
 
+from swarm.mailbox import Mailbox
 from swarm.names import LEAD_NAME
 from swarm.protocol import (
     PermissionRequest,
@@ -50,18 +51,28 @@ def _await_reply(agent: Agent, request_id: str, timeout: float | None) -> Messag
             agent.interruptible(lambda w=wait: watcher.wait(w))  # type: ignore[misc]
 
 
+def _withdraw(agent: Agent, message_ids: list[str]) -> None:
+    """Nobody waits for the answer any more: take the request off the lead's pending list, so a
+    late approve exits 2 instead of answering a call that was already denied."""
+    Mailbox(agent.team.name, LEAD_NAME).mark_read(message_ids)
+
+
 def ask_lead(agent: Agent, tool: Tool, args: dict[str, Any], use_id: str,
              why: Decision) -> Decision:
     request = PermissionRequest(agent_id=f"{agent.name}@{agent.team.name}", tool_name=tool.name,
                                 tool_use_id=use_id, description=tool.describe(args), input=args)
-    agent.team.send(LEAD_NAME, request, sender=agent.name)
+    sent = agent.team.send(LEAD_NAME, request, sender=agent.name)
     agent.set_state(state="waiting_permission", detail=f"asks: {request.description}")
     timeout = permission_timeout()
     try:
         reply = _await_reply(agent, request.request_id, timeout)
+    except BaseException:  # interrupted or stopped: nobody will use the answer
+        _withdraw(agent, sent)
+        raise
     finally:
         agent.set_state(state="working", detail=None)
     if reply is None:
+        _withdraw(agent, sent)
         if any(isinstance(m.structured(), ShutdownRequest) for m in agent.box.unread()):
             return Decision("deny", "a shutdown was requested while waiting for approval")
         return Decision("deny", f"no answer from the lead within {timeout:g}s ({why.reason})")
@@ -78,13 +89,17 @@ def submit_plan(agent: Agent, plan: str) -> str:
     if agent.setup.mode != "plan":
         return "You are not in plan mode; go ahead with the work."
     request = PlanApprovalRequest(plan=plan)
-    agent.team.send(LEAD_NAME, request, sender=agent.name)
+    sent = agent.team.send(LEAD_NAME, request, sender=agent.name)
     agent.set_state(state="awaiting_plan", detail="plan submitted")
     try:
         reply = _await_reply(agent, request.request_id, None)
+    except BaseException:
+        _withdraw(agent, sent)
+        raise
     finally:
         agent.set_state(state="working", detail=None)
     if reply is None:
+        _withdraw(agent, sent)
         return "A shutdown was requested before your plan was answered."
     agent.box.mark_read([reply.id])
     answer = reply.structured()

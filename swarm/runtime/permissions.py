@@ -17,6 +17,7 @@ from swarm.errors import BadInputError
 
 MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 RULE_RE = re.compile(r"^([A-Za-z]+)(?:\((.+)\))?$")
+CHAIN_RE = re.compile(r"\|\||&&|\$\(|[;&|\n()`]")
 # Tools that only talk to the team: allowed in every mode (a plan needs questions and answers).
 TEAM_SAFE = frozenset({"SendMessage", "TaskList", "TaskGet", "TaskCreate", "TaskUpdate"})
 
@@ -59,7 +60,13 @@ def tool_path(args: dict[str, Any], cwd: Path) -> Path | None:
     return path if path.is_absolute() else cwd / path
 
 
-def rule_matches(rule: str, tool_name: str, args: dict[str, Any], cwd: Path) -> bool:
+def command_parts(command: str) -> list[str]:
+    """The simple commands of a shell line, split at control operators and substitutions."""
+    return [part.strip() for part in CHAIN_RE.split(command) if part.strip()]
+
+
+def rule_matches(rule: str, tool_name: str, args: dict[str, Any], cwd: Path,
+                 deny: bool = False) -> bool:
     match = RULE_RE.match(rule.strip())
     if not match or match.group(1) != tool_name:
         return False
@@ -68,10 +75,19 @@ def rule_matches(rule: str, tool_name: str, args: dict[str, Any], cwd: Path) -> 
         return True
     if tool_name == "Bash":
         command = str(args.get("command", "")).strip()
+        parts = command_parts(command)
+        # A deny rule catches any command of a chain (`true && rm x`); an allow prefix must
+        # cover every one of them (`git status; rm x` is not `git status`).
         if spec.endswith(":*"):
             prefix = spec[:-2].strip()
-            return command == prefix or command.startswith(prefix + " ")
-        return command == spec.strip()
+
+            def hit(c: str) -> bool:
+                return c == prefix or c.startswith(prefix + " ")
+
+            if deny:
+                return any(hit(c) for c in [command, *parts])
+            return bool(parts) and all(hit(c) for c in parts)
+        return command == spec.strip() or (deny and spec.strip() in parts)
     path = tool_path(args, cwd)
     if path is None:
         return False
@@ -102,7 +118,7 @@ def check(
     deny: list[str],
 ) -> Decision:
     for rule in deny:
-        if rule_matches(rule, tool_name, args, cwd):
+        if rule_matches(rule, tool_name, args, cwd, deny=True):
             return Decision("deny", f"denied by rule {rule}", rule)
     if tool_name == "ExitPlanMode":
         if mode == "plan":
