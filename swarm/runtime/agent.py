@@ -202,6 +202,8 @@ class Agent:
         current = self.state.current_task
         if current is not None:
             latest = next((t for t in self.team.tasks.list() if t.id == current), None)
+            if task is None and latest is not None and latest.status == "completed":
+                task = latest  # the task it was on got done this turn: the lead is told which
             if latest is None or latest.status == "completed" or latest.owner != self.name:
                 current = None
         detail = outcome.failure or (f"stopped: {outcome.reason}"

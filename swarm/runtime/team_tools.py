@@ -137,7 +137,11 @@ def run_tool(tool: Tool, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         return ToolResult(str(exc), is_error=True)
     except KeyError as exc:
         return ToolResult(f"missing required input {exc}", is_error=True)
-    except (OSError, ValueError, TypeError) as exc:
+    # Broad, but not `Exception`: TurnInterrupted/AgentStopped (raised by signal handlers while a
+    # tool runs) must get through. RuntimeError covers e.g. Glob's NotImplementedError for an
+    # absolute pattern, which used to end the agent.
+    except (OSError, ValueError, TypeError, LookupError, RuntimeError, ArithmeticError,
+            AttributeError) as exc:
         return ToolResult(f"{type(exc).__name__}: {exc}", is_error=True)
 
 

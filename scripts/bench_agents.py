@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+"""Agent benchmark (issue 3): start-up, memory, idle CPU and message round trip of real teammates.
+
+Everything runs real `swarm` processes in a temporary SWARM_HOME with the hidden backend:
+- spawn: 8 `swarm spawn --backend hidden --model shell` CLI processes started at once; time until
+  all 8 teammates are idle (their state.json says so);
+- memory: RSS of an idle `shell` teammate, and of an idle `sonnet` teammate that has made one call
+  through the official SDK to a local fake Messages API (tests/fake_anthropic.py; no network);
+- idle CPU: the 8 shell teammates' CPU time over 10 s, per teammate;
+- round trip: lead -> teammate -> lead through the shell model running `echo`: `Team.send`, then
+  `Mailbox.wait` on the lead's mailbox until the teammate's report arrives (30 samples).
+
+Run: .venv/bin/python scripts/bench_agents.py   (about 30 s)
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+HOME = Path(tempfile.mkdtemp(prefix="swarm-bench-agents-"))
+os.environ["SWARM_HOME"] = str(HOME / "swarm-home")
+for var in ("SWARM_MODEL", "SWARM_BACKEND", "SWARM_DEBUG", "ANTHROPIC_API_KEY", "TMUX"):
+    os.environ.pop(var, None)
+sys.path.insert(0, str(ROOT))
+
+import psutil  # noqa: E402
+
+from swarm.liveness import is_alive  # noqa: E402
+from swarm.mailbox import Mailbox  # noqa: E402
+from swarm.names import LEAD_NAME  # noqa: E402
+from swarm.protocol import IdleNotification  # noqa: E402
+from swarm.state import read_state  # noqa: E402
+from swarm.team import Team  # noqa: E402
+
+SWARM = str(Path(sys.executable).with_name("swarm"))
+CONCURRENT = 8
+SPAWN_ROUNDS = 3
+IDLE_SECONDS = 10.0
+ROUND_TRIPS = 30
+MB = 1024 * 1024
+
+
+def swarm(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
+    return subprocess.Popen([SWARM, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env={**os.environ, **(env or {})}, cwd=HOME)
+
+
+def check(proc: subprocess.Popen[str]) -> str:
+    out, err = proc.communicate(timeout=60)
+    if proc.returncode != 0:
+        raise SystemExit(f"{proc.args!r} failed: {err.strip()}")
+    return out
+
+
+def wait_for(predicate: Callable[[], bool], timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise SystemExit(f"timed out waiting for {what}")
+        time.sleep(0.005)
+
+
+def is_idle(team: Team, name: str) -> bool:
+    state = read_state(team.name, name)
+    return state is not None and state.state == "idle"
+
+
+def agent_pid(team: Team, name: str) -> int:
+    state = read_state(team.name, name)
+    assert state is not None and state.pid is not None
+    return state.pid
+
+
+def rss_mb(pid: int) -> float:
+    return psutil.Process(pid).memory_info().rss / MB
+
+
+@dataclass
+class SpawnRound:
+    seconds: float  # 8 concurrent `swarm spawn` started -> all 8 idle
+    cli_cpu: float  # CPU seconds of the 8 spawn commands
+    agent_cpu: float  # CPU seconds of the 8 teammates up to idle
+    other_cpu: float  # CPU seconds other processes on the machine used meanwhile
+
+
+def spawn_round(team: Team) -> tuple[SpawnRound, list[str]]:
+    names = [f"w{i}" for i in range(1, CONCURRENT + 1)]
+    before_children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    before_machine = psutil.cpu_times()
+    start = time.monotonic()
+    procs = [swarm("spawn", n, "--team", team.name, "--backend", "hidden", "--model", "shell",
+                   "--permission-mode", "bypassPermissions") for n in names]
+    wait_for(lambda: all(is_idle(team, n) for n in names), 30, "8 idle teammates")
+    elapsed = time.monotonic() - start
+    after_machine = psutil.cpu_times()
+    for proc in procs:
+        check(proc)
+    after_children = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cli = (after_children.ru_utime - before_children.ru_utime
+           + after_children.ru_stime - before_children.ru_stime)
+    agents = sum(sum(psutil.Process(agent_pid(team, n)).cpu_times()[:2]) for n in names)
+    busy = sum(after_machine[:3]) - sum(before_machine[:3])  # user, nice, system
+    return SpawnRound(elapsed, cli, agents, max(0.0, busy - cli - agents)), names
+
+
+def bench_spawn() -> tuple[list[SpawnRound], Team, list[str]]:
+    """SPAWN_ROUNDS rounds in fresh teams; the last round's teammates stay up for the rest."""
+    rounds: list[SpawnRound] = []
+    for i in range(1, SPAWN_ROUNDS + 1):
+        team = Team.create(f"bench-{i}")
+        result, names = spawn_round(team)
+        rounds.append(result)
+        if i < SPAWN_ROUNDS:
+            stop(team, names)
+            time.sleep(0.5)
+    return rounds, team, names
+
+
+def bench_idle_cpu(team: Team, names: list[str]) -> float:
+    """Worst per-teammate CPU use (% of one core) over IDLE_SECONDS of doing nothing."""
+    procs = [psutil.Process(agent_pid(team, n)) for n in names]
+    time.sleep(1.0)  # let start-up work settle
+    before = [sum(p.cpu_times()[:2]) for p in procs]
+    time.sleep(IDLE_SECONDS)
+    after = [sum(p.cpu_times()[:2]) for p in procs]
+    return max((a - b) / IDLE_SECONDS * 100 for a, b in zip(after, before, strict=True))
+
+
+def bench_round_trip(team: Team, name: str) -> list[float]:
+    lead = Mailbox(team.name, LEAD_NAME)
+    lead.mark_read([m.id for m in lead.unread()])
+    samples = []
+    for i in range(ROUND_TRIPS + 2):  # the first two warm up
+        start = time.perf_counter()
+        team.send(name, f"$ echo ping-{i}", summary="ping")
+        got = None
+        while got is None:
+            for message in lead.wait(timeout=10):
+                if message.sender == name and f"ping-{i}" in message.text:
+                    got = time.perf_counter() - start
+            if got is None and not lead.unread():
+                raise SystemExit("round trip: no answer within 10 s")
+        # Wait for its idle notification so every sample starts from an idle teammate.
+        while not any(m.sender == name and isinstance(m.structured(), IdleNotification)
+                      for m in lead.unread()):
+            lead.wait(timeout=10)
+        lead.mark_read([m.id for m in lead.unread()])
+        if i >= 2:
+            samples.append(got * 1000)
+    return samples
+
+
+def bench_anthropic(team: Team) -> float:
+    from tests.fake_anthropic import FakeAnthropic
+
+    with FakeAnthropic() as api:
+        env = {"ANTHROPIC_API_KEY": "bench-key", "ANTHROPIC_BASE_URL": api.base_url,
+               "HOME": str(HOME)}
+        check(swarm("spawn", "claude", "--team", team.name, "--backend", "hidden", "--model", "sonnet",
+                    "--prompt", "say hi", env=env))
+        wait_for(lambda: any(m.sender == "claude" and isinstance(m.structured(), IdleNotification)
+                             for m in Mailbox(team.name, LEAD_NAME).unread()), 30,
+                 "the sonnet teammate's first turn")
+        wait_for(lambda: is_idle(team, "claude"), 10, "the sonnet teammate to idle")
+        assert api.messages_requests(), "the sonnet teammate never called the API"
+        time.sleep(1.0)
+        rss = rss_mb(agent_pid(team, "claude"))
+        stop(team, ["claude"])
+    return rss
+
+
+def stop(team: Team, names: list[str]) -> None:
+    """SIGTERM the teammates we started and wait until they have exited (zombies count)."""
+    pids = []
+    for name in names:
+        state = read_state(team.name, name)
+        if state and state.pid and is_alive(state.pid, state.started_at):
+            psutil.Process(state.pid).terminate()
+            pids.append((state.pid, state.started_at))
+    wait_for(lambda: not any(is_alive(pid, started) for pid, started in pids), 10,
+             "teammates to exit")
+
+
+def main() -> int:
+    names: list[str] = []
+    team: Team | None = None
+    try:
+        rounds, team, names = bench_spawn()
+        time.sleep(1.0)
+        shell_rss = max(rss_mb(agent_pid(team, n)) for n in names)
+        idle_cpu = bench_idle_cpu(team, names)
+        trips = bench_round_trip(team, names[0])
+        claude_rss = bench_anthropic(team)
+    finally:
+        if team is not None:
+            stop(team, names)
+        shutil.rmtree(HOME, ignore_errors=True)
+
+    assert team is not None
+    p50 = statistics.median(trips)
+    p95 = sorted(trips)[int(len(trips) * 0.95) - 1]
+    best = min(rounds, key=lambda r: r.seconds)
+    spawn_cpu = statistics.median((r.cli_cpu + r.agent_cpu) / CONCURRENT for r in rounds)
+    agent_cpu = statistics.median(r.agent_cpu / CONCURRENT for r in rounds)
+    rows = [
+        (f"{CONCURRENT} concurrent spawns -> all idle (best of {SPAWN_ROUNDS})", "<= 3.0 s",
+         f"{best.seconds:.2f} s", best.seconds <= 3.0),
+        ("  every round (other load on the machine, CPU-s)", "-",
+         ", ".join(f"{r.seconds:.2f} s ({r.other_cpu:.1f})" for r in rounds), True),
+        ("  CPU per spawn: command + teammate to idle", "-",
+         f"{spawn_cpu * 1000:.0f} ms ({agent_cpu * 1000:.0f} teammate)", True),
+        ("RSS, idle shell teammate (max of 8)", "<= 45 MB", f"{shell_rss:.1f} MB", shell_rss <= 45),
+        ("RSS, idle sonnet teammate (SDK, after 1 call)", "<= 90 MB", f"{claude_rss:.1f} MB",
+         claude_rss <= 90),
+        (f"CPU, idle teammate over {IDLE_SECONDS:.0f} s (max of 8)", "<= 0.5 %",
+         f"{idle_cpu:.2f} %", idle_cpu <= 0.5),
+        (f"round trip lead->teammate->lead, p50 ({ROUND_TRIPS})", "<= 100 ms", f"{p50:.1f} ms",
+         p50 <= 100),
+        ("round trip, p95 / max", "-", f"{p95:.1f} / {max(trips):.1f} ms", True),
+    ]
+    widths = [max(len(str(r[i])) for r in rows) for i in range(3)]
+    head = ("metric", "goal", "measured")
+    widths = [max(w, len(h)) for w, h in zip(widths, head, strict=True)]
+    print(f"swarm agent benchmark ({os.cpu_count()} cores, Python {sys.version.split()[0]})")
+    print("  ".join(h.ljust(w) for h, w in zip(head, widths, strict=True)) + "  pass")
+    for row in rows:
+        cells = [str(c).ljust(w) for c, w in zip(row[:3], widths, strict=True)]
+        print("  ".join(cells) + "  " + ("yes" if row[3] else "NO"))
+    return 0 if all(r[3] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,215 @@
+"""Shared fixtures for tests that start real `swarm agent` processes (hidden backend).
+
+`crew` gives a fresh team (SWARM_TEAM set, so CLI calls in subprocesses find it) and helpers to
+spawn teammates through `swarm.spawner.spawn` (the same code path as `swarm spawn`), run the CLI
+in a subprocess, and read back what the agents did. Agents spawned in-process are our children:
+their `Popen` objects are kept so a test can read the real exit code. At teardown every agent
+still running is stopped by its own pid (and any process it started), so no test leaks one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from swarm import paths
+from swarm.liveness import is_alive
+from swarm.mailbox import Mailbox
+from swarm.names import LEAD_NAME
+from swarm.protocol import IdleNotification, Message
+from swarm.spawner import SpawnResult
+from swarm.state import AgentState, read_state
+from swarm.team import Member, Team
+from tests.helpers import wait_until
+
+SWARM = str(Path(sys.executable).with_name("swarm"))
+
+
+def run_swarm(*args: str, timeout: float = 30.0, env: dict[str, str] | None = None,
+              cwd: str | Path | None = None) -> subprocess.CompletedProcess[str]:
+    """Run the real CLI in a subprocess (it inherits SWARM_HOME/SWARM_TEAM from os.environ)."""
+    return subprocess.run([SWARM, *args], capture_output=True, text=True, timeout=timeout,
+                          env={**os.environ, **(env or {})}, cwd=cwd)
+
+
+def error_lines(proc: subprocess.CompletedProcess[str]) -> list[str]:
+    return [line for line in proc.stderr.splitlines() if line.strip()]
+
+
+def stop_tree(pid: int, grace: float = 3.0) -> None:
+    """SIGTERM a process we started and everything under it; SIGKILL what lingers."""
+    try:
+        root = psutil.Process(pid)
+        procs = [root, *root.children(recursive=True)]
+    except psutil.NoSuchProcess:
+        return
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        for proc in procs:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                proc.send_signal(sig)
+        # Not psutil.wait_procs: an orphan's zombie lingers until init reaps it, and
+        # is_alive already counts a zombie as gone.
+        with contextlib.suppress(AssertionError):
+            wait_until(lambda: not any(is_alive(p.pid, p.create_time()) for p in procs), grace)
+            return
+
+
+@dataclass
+class Crew:
+    team: Team
+    workdir: Path
+    procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
+
+    # -- starting ----------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _recording(self) -> Iterator[list[subprocess.Popen[bytes]]]:
+        """Keep the Popen of the agent the hidden backend starts (it drops it otherwise)."""
+        from backends import hidden
+
+        started: list[subprocess.Popen[bytes]] = []
+        real = hidden.subprocess.Popen
+
+        class Recording(real):  # type: ignore[misc, valid-type]
+            def __init__(self, *args: Any, **kwargs: Any) -> None:
+                super().__init__(*args, **kwargs)
+                started.append(self)
+
+        hidden.subprocess.Popen = Recording  # type: ignore[misc]
+        try:
+            yield started
+        finally:
+            hidden.subprocess.Popen = real  # type: ignore[misc]
+
+    def spawn(self, name: str, prompt: str | None = None, **options: Any) -> SpawnResult:
+        """`swarm spawn NAME --backend hidden` through the Python API; keeps the child's Popen."""
+        from swarm.spawner import spawn
+
+        options.setdefault("backend", "hidden")
+        options.setdefault("model", "shell")
+        options.setdefault("permission_mode", "bypassPermissions")
+        options.setdefault("cwd", str(self.workdir))
+        with self._recording() as started:
+            result = spawn(self.team, name, prompt=prompt, **options)
+        assert len(started) == 1 and started[0].pid == result.pid
+        self.procs[result.name] = started[0]
+        return result
+
+    def register(self, name: str, **fields: Any) -> Member:
+        """Add a member without starting it (so a test can queue its mail first)."""
+        fields.setdefault("model", "shell")
+        fields.setdefault("permission_mode", "bypassPermissions")
+        fields.setdefault("backend", "hidden")
+        fields.setdefault("cwd", str(self.workdir))
+        return self.team.add_member(name, **fields)
+
+    def launch(self, name: str) -> int:
+        """Start a registered member's `swarm agent` process, as spawn does; returns its pid."""
+        from swarm.spawner import launch
+
+        with self._recording() as started:
+            _, pid = launch(self.team, self.team.member(name))
+        assert pid is not None and len(started) == 1
+        self.procs[name] = started[0]
+        return pid
+
+    def cli(self, *args: str, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
+        return run_swarm(*args, timeout=timeout, cwd=self.workdir)
+
+    def send(self, to: str, text: str, sender: str = LEAD_NAME, summary: str | None = "s") -> str:
+        return self.team.send(to, text, sender=sender, summary=summary)[0]
+
+    # -- observing ---------------------------------------------------------------------------
+    def state(self, name: str) -> AgentState | None:
+        return read_state(self.team.name, name)
+
+    def wait_state(self, name: str, *states: str, timeout: float = 15.0) -> AgentState:
+        def reached() -> AgentState | None:
+            state = self.state(name)
+            return state if state is not None and state.state in states else None
+
+        found = wait_until(reached, timeout, message=f"{name} in state {states} "
+                           f"(now {self.state(name)}; log: {self.log(name)[-800:]})")
+        assert found is not None
+        return found
+
+    def lead_messages(self) -> list[Message]:
+        return Mailbox(self.team.name, LEAD_NAME).messages(include_archive=True)
+
+    def idle_notes(self, name: str) -> list[IdleNotification]:
+        return [s for m in self.lead_messages() if m.sender == name
+                and isinstance(s := m.structured(), IdleNotification)]
+
+    def wait_idle_notes(self, name: str, count: int, timeout: float = 15.0) -> list[IdleNotification]:
+        """Wait for `count` idle notifications from `name`; then it must be idle (one per turn)."""
+        wait_until(lambda: len(self.idle_notes(name)) >= count, timeout,
+                   message=f"{count} idle notifications from {name} (log: {self.log(name)[-800:]})")
+        self.wait_state(name, "idle")
+        return self.idle_notes(name)
+
+    def transcript(self, name: str) -> list[dict[str, Any]]:
+        path = paths.agent_transcript(self.team.name, name)
+        try:
+            lines = path.read_text().splitlines()
+        except FileNotFoundError:
+            return []
+        return [json.loads(line) for line in lines if line.strip()]
+
+    def inputs(self, name: str) -> list[list[str]]:
+        """The text blocks of each user message that carried input (not tool results)."""
+        out = []
+        for entry in self.transcript(name):
+            message = entry.get("message") or {}
+            if entry.get("kind") == "message" and message["role"] == "user":
+                texts = [b["text"] for b in message["content"] if b.get("type") == "text"]
+                if texts:
+                    out.append(texts)
+        return out
+
+    def log(self, name: str) -> str:
+        try:
+            return paths.agent_log(self.team.name, name).read_text()
+        except FileNotFoundError:
+            return ""
+
+    def exit_code(self, name: str, timeout: float = 15.0) -> int:
+        return self.procs[name].wait(timeout)
+
+    # -- stopping ----------------------------------------------------------------------------
+    def cleanup(self) -> None:
+        for member in self.team.members():
+            if member.name == LEAD_NAME:
+                continue
+            state = self.state(member.name)
+            pid = state.pid if state and state.pid else member.pid
+            if pid and is_alive(pid, state.started_at if state else None):
+                stop_tree(pid)
+        for proc in self.procs.values():
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(5)
+
+
+@pytest.fixture(name="crew")
+def crew_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Crew]:
+    team = Team.create("crew")
+    monkeypatch.setenv("SWARM_TEAM", team.name)
+    workdir = tmp_path / "work"
+    workdir.mkdir()
+    result = Crew(team, workdir)
+    try:
+        yield result
+    finally:
+        result.cleanup()
+
+
+crew = crew_fixture  # also importable as `crew` (some test modules import it by that name)
