@@ -21,19 +21,21 @@ def terminate(pid: int, started_at: float | None, grace: float = 3.0) -> bool:
     """SIGTERM, then SIGKILL after `grace` seconds. True when the process is gone."""
     if not is_alive(pid, started_at):
         return True
-    try:
-        proc = psutil.Process(pid)
-        proc.send_signal(signal.SIGTERM)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
         try:
-            proc.wait(grace)
-        except psutil.TimeoutExpired:
-            proc.kill()
-            proc.wait(grace)
-    except (psutil.NoSuchProcess, ProcessLookupError, ChildProcessError):
-        return True
-    except psutil.TimeoutExpired:
-        return False
-    return True
+            psutil.Process(pid).send_signal(sig)
+        except (psutil.NoSuchProcess, ProcessLookupError):
+            return True
+        # Poll rather than psutil's wait: an exited child of a process that has not reaped it
+        # yet stays a zombie, which that wait counts as running (`is_alive` does not).
+        deadline = time.monotonic() + grace
+        while is_alive(pid, started_at):
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(0.02)
+        else:
+            return True
+    return False
 
 
 def close_pane(member: Member) -> None:

@@ -71,6 +71,10 @@ class FileWatcher:
         self._fd = fd
 
     def _matches(self, wd: int, name: str) -> bool:
+        if name.endswith(".lock"):
+            # Lock files carry no data, and closing one we locked reads as IN_CLOSE_WRITE: a
+            # watcher of the tasks directory would wake itself on every claim attempt, forever.
+            return False
         names = self._filters.get(wd, set())
         return None in names or name in names
 

@@ -116,6 +116,8 @@ def build(agent: Agent) -> Setup:
     loop = Loop(model=model, tools={}, system="", ctx=ctx,
                 messages=agent.transcript.conversation(),
                 record=agent.transcript.message)
+    # Resumed after a crash mid-tool: answer the open calls, or the API rejects the history.
+    loop.close_dangling("not finished: the teammate process died and was restarted")
     setup = Setup(agent=agent, member=member, definition=definition, cwd=cwd, mode=mode,
                   working_mode=working, model_name=spec, loop=loop, base_tools=base)
     ctx.on_exit_plan = lambda plan: submit_plan(agent, plan)

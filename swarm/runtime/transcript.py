@@ -22,8 +22,12 @@ class Transcript:
 
     def _append(self, entry: dict[str, Any]) -> None:
         line = json.dumps({"ts": utcnow_iso(), **entry}, ensure_ascii=False) + "\n"
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
         try:
+            # After a crash mid-append, start a new line: glued to the torn one, it would be lost.
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                line = "\n" + line
             os.write(fd, line.encode())
         finally:
             os.close(fd)
@@ -61,8 +65,18 @@ class Transcript:
             if entry.get("kind") == "compaction":
                 messages = compaction_messages(entry["summary"], entry.get("kept") or [])
             elif entry.get("kind") == "message":
-                messages.append(entry["message"])
+                _append_merged(messages, entry["message"])
         return messages
+
+
+def _append_merged(messages: list[dict[str, Any]], message: dict[str, Any]) -> None:
+    """Merge consecutive user messages as the loop does in memory (the API wants alternation);
+    the transcript has them as separate lines."""
+    if messages and messages[-1]["role"] == message["role"] == "user":
+        messages[-1] = {"role": "user",
+                        "content": [*messages[-1]["content"], *message["content"]]}
+    else:
+        messages.append(message)
 
 
 def compaction_messages(summary: str, kept: list[dict[str, Any]]) -> list[dict[str, Any]]:

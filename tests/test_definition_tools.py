@@ -1,0 +1,85 @@
+"""A project agent definition shapes a real teammate: checked in what the fake Messages API
+server received (its tools and system prompt), with a broken definition file next to it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.agent_fixtures import Crew, crew_fixture  # noqa: F401
+from tests.fake_anthropic import FakeAnthropic
+from tests.helpers import wait_until
+
+READER = """---
+name: reader
+description: Reads and searches, never changes anything
+tools: [Read, Grep]
+---
+You are READER-7, a careful reader of code. Quote file names exactly.
+"""
+BROKEN = """---
+tools: [Read, Grpe]
+---
+This one has a typo in its tools.
+"""
+TEAM_TOOLS = {"SendMessage", "TaskCreate", "TaskList", "TaskGet", "TaskUpdate"}
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    agents = root / ".swarm" / "agents"
+    agents.mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (agents / "reader.md").write_text(READER)
+    (agents / "broken.md").write_text(BROKEN)
+    (root / "src").mkdir()
+    return root
+
+
+def test_agents_list_survives_the_broken_file(crew: Crew, repo: Path) -> None:
+    proc = crew.cli("agents", "list", "--cwd", str(repo / "src"), "--json")
+    assert proc.returncode == 0, proc.stderr
+    listed = {d["name"]: d for d in json.loads(proc.stdout)}
+    assert {"general-purpose", "explore", "plan", "reader"} <= set(listed)
+    assert "broken" not in listed
+    assert listed["reader"]["source"] == "project" and listed["reader"]["tools"] == ["Read", "Grep"]
+    (warning,) = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert warning.startswith(f"swarm: warning: {repo / '.swarm/agents/broken.md'}: field 'tools'")
+    assert "'Grpe'" in warning and "did you mean 'Grep'?" in warning
+
+
+def test_project_definition_gives_exactly_its_tools_plus_team_tools(
+        crew: Crew, repo: Path, fake_api: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    fake_api.push_text("Ready to read.")
+    proc = crew.cli("spawn", "r1", "--agent-type", "reader", "--model", "sonnet",
+                    "--backend", "hidden", "--cwd", str(repo), "--prompt", "What is in src?")
+    assert proc.returncode == 0, proc.stderr  # the broken file next to it does not matter
+    wait_until(lambda: fake_api.messages_requests(), 15,
+               message=f"a model request (log: {crew.log('r1')[-600:]})")
+    (request,) = fake_api.messages_requests()
+
+    tools = [t["name"] for t in request["tools"]]
+    assert sorted(tools) == sorted({"Read", "Grep", *TEAM_TOOLS})
+    assert len(tools) == len(set(tools)) == 7
+    (system,) = request["system"]
+    assert system["text"].startswith("You are READER-7, a careful reader of code.")
+    assert "`r1` (agent id `r1@crew`)" in system["text"]  # the team addendum follows the body
+    assert crew.team.member("r1").agent_type == "reader"
+    crew.wait_idle_notes("r1", 1)
+
+
+def test_general_purpose_teammate_gets_every_tool(
+        crew: Crew, fake_api: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The control for the test above: without a definition narrowing them, all tools."""
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    crew.spawn("g1", prompt="hello", model="sonnet")
+    wait_until(lambda: fake_api.messages_requests(), 15,
+               message=f"a model request (log: {crew.log('g1')[-600:]})")
+    tools = {t["name"] for t in fake_api.messages_requests()[0]["tools"]}
+    assert tools == {"Read", "Write", "Edit", "Bash", "Glob", "Grep", *TEAM_TOOLS}
+    crew.wait_idle_notes("g1", 1)

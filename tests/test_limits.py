@@ -1,0 +1,78 @@
+"""`--max-turns` and `--max-budget-usd` against the fake Messages API: the limit stops model
+calls (none after it, even for new messages), the lead is told why, and status shows it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from swarm.liveness import is_alive
+from tests.agent_fixtures import Crew, crew_fixture  # noqa: F401
+from tests.fake_anthropic import FakeAnthropic
+
+
+@pytest.fixture(autouse=True)
+def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("SWARM_HEARTBEAT_INTERVAL", "0.2")
+
+
+def spawn_cli(crew: Crew, name: str, *flags: str) -> None:
+    proc = crew.cli("spawn", name, "--backend", "hidden", "--model", "sonnet",
+                    "--cwd", str(crew.workdir), "--prompt", "List the tasks, again and again.",
+                    *flags)
+    assert proc.returncode == 0, proc.stderr
+
+
+def status_row(crew: Crew, name: str) -> dict[str, object]:
+    proc = crew.cli("status", "--json")
+    assert proc.returncode == 0, proc.stderr
+    row: dict[str, object] = {r["name"]: r for r in json.loads(proc.stdout)}[name]
+    return row
+
+
+def test_max_turns_stops_model_calls(crew: Crew, fake_api: FakeAnthropic) -> None:
+    for _ in range(3):  # a model that would go on calling tools for as long as it is let
+        fake_api.push_tool_use("TaskList", {})
+    spawn_cli(crew, "w1", "--max-turns", "2")
+
+    (note,) = crew.wait_idle_notes("w1", 1)
+    assert note.idle_reason == "max_turns"
+    assert len(fake_api.messages_requests()) == 2 and fake_api.pending() == 1
+    row = status_row(crew, "w1")
+    assert row["state"] == "idle" and row["idle_reason"] == "max_turns" and row["turns"] == 2
+    table = crew.cli("status").stdout
+    assert "idle (max_turns)" in table
+
+    # A new message still gets an answer from the agent, but no model call.
+    crew.send("w1", "one more try")
+    notes = crew.wait_idle_notes("w1", 2)
+    assert notes[1].idle_reason == "max_turns"
+    assert len(fake_api.messages_requests()) == 2
+    row = status_row(crew, "w1")
+    assert row["state"] == "idle" and is_alive(int(str(row["pid"])))  # stopped calling, not exited
+
+
+def test_budget_stops_model_calls_and_status_shows_the_cost(
+        crew: Crew, fake_api: FakeAnthropic) -> None:
+    # 5000 input tokens of sonnet at $3/M + 7 output at $15/M: $0.015105, past a $0.01 budget.
+    fake_api.push_tool_use("TaskList", {}, usage={"input_tokens": 5000})
+    fake_api.push_tool_use("TaskList", {})
+    spawn_cli(crew, "w1", "--max-budget-usd", "0.01")
+
+    (note,) = crew.wait_idle_notes("w1", 1)
+    assert note.idle_reason == "budget_exhausted"
+    assert len(fake_api.messages_requests()) == 1 and fake_api.pending() == 1
+    row = status_row(crew, "w1")
+    assert row["idle_reason"] == "budget_exhausted"
+    assert row["cost_usd"] == pytest.approx(0.015105)
+    assert row["tokens"] == 5007
+    table = crew.cli("status").stdout
+    assert "idle (budget_exhausted)" in table and "$0.0151" in table
+    assert "team total: 5007 tokens, $0.0151" in table
+
+    crew.send("w1", "keep going")
+    notes = crew.wait_idle_notes("w1", 2)
+    assert notes[1].idle_reason == "budget_exhausted"
+    assert len(fake_api.messages_requests()) == 1
