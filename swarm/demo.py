@@ -57,15 +57,18 @@ def run_demo(root: Path, keep: bool = False, backend: str | None = None,
     team = Team.create("demo", description="swarm demo: shell workers on " + str(root))
     say(f"created team {team.name}")
     try:
-        for subject, description in demo_tasks(root):
-            task = team.tasks.add(subject, description=description)
-            say(f"queued task #{task.id}: {subject}")
         result = None
         for name in WORKERS:
             result = spawn(team, name, model="shell", backend=backend, cwd=str(root),
                            permission_mode="bypassPermissions")
             say(f"spawned {result.agent_id} ({result.backend}, pane {result.pane_id})")
         assert result is not None
+        for index, (subject, description) in enumerate(demo_tasks(root)):
+            # One task assigned to each worker so all three show up; the rest go to whoever
+            # is free first (the first spawned would otherwise often take them all).
+            owner = WORKERS[index] if index < len(WORKERS) else None
+            task = team.tasks.add(subject, description=description, owner=owner)
+            say(f"queued task #{task.id}: {subject}" + (f" (for {owner})" if owner else ""))
         if result.backend == "tmux" and not keep:
             say(f"watch live: swarm attach --team {team.name}")
         wait(team, "tasks-done", timeout)

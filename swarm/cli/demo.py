@@ -15,7 +15,7 @@ from swarm.cli.common import table
 @click.option("--timeout", type=float, default=120.0, show_default=True)
 def demo(keep: bool, backend: str | None, timeout: float) -> None:
     """Run an offline team of three shell workers on this directory."""
-    from swarm.demo import run_demo
+    from swarm.demo import WORKERS, run_demo
 
     result = run_demo(Path.cwd(), keep=keep, backend=backend, say=click.echo, timeout=timeout)
     click.echo("")
@@ -24,8 +24,11 @@ def demo(keep: bool, backend: str | None, timeout: float) -> None:
     click.echo(f"\n{len(result.rows)} tasks done by {len({r['owner'] for r in result.rows})} "
                f"teammates in {result.seconds:.1f}s (backend: {result.backend})")
     if result.kept:
-        click.echo(f"team {result.team} is still running: `swarm attach --team {result.team}`,"
-                   f" `swarm status --team {result.team}`, then `swarm shutdown --all --team "
-                   f"{result.team}` and `swarm team delete {result.team}`")
+        # Only tmux teammates have a session to attach to; hidden ones are watched by their logs.
+        look = (f"`swarm attach --team {result.team}`" if result.backend == "tmux" else
+                f"`swarm logs {WORKERS[0]} --follow --team {result.team}`")
+        click.echo(f"team {result.team} is still running: {look},"
+                   f" `swarm status --watch --team {result.team}`, then `swarm shutdown --all"
+                   f" --team {result.team}` and `swarm team delete {result.team}`")
     else:
         click.echo(f"team {result.team} shut down and deleted")

@@ -29,6 +29,7 @@ from swarm.protocol import (
     PlanApprovalResponse,
     ShutdownRequest,
     ShutdownResponse,
+    TeammateTerminated,
     render_for_model,
 )
 from swarm.runtime.console import Console, brief
@@ -68,6 +69,7 @@ class Agent:
         self._interruptible = False
         self._interrupt = threading.Event()
         self._stopping = threading.Event()
+        self._hangup = False  # SIGHUP: its pane or terminal was closed under it
         self._proc: subprocess.Popen[bytes] | None = None
         self.pending_shutdown: ShutdownRequest | None = None
         self.shutdown_approved = False
@@ -116,6 +118,10 @@ class Agent:
         if self._proc is not None:
             kill_tree(self._proc)
         raise AgentStopped()
+
+    def _on_sighup(self, signum: int, frame: FrameType | None) -> None:
+        self._hangup = True
+        self._on_sigterm(signum, frame)
 
     def track_process(self, proc: subprocess.Popen[bytes] | None) -> None:
         self._proc = proc
@@ -228,7 +234,7 @@ class Agent:
     def run(self) -> int:
         signal.signal(signal.SIGINT, self._on_sigint)
         signal.signal(signal.SIGTERM, self._on_sigterm)
-        signal.signal(signal.SIGHUP, self._on_sigterm)
+        signal.signal(signal.SIGHUP, self._on_sighup)
         write_state(self.team.name, self.name, self.state)
         self.team.update_member(self.name, pid=os.getpid())
         self.transcript.event("started", pid=os.getpid(), model=self.setup.model_name)
@@ -247,7 +253,8 @@ class Agent:
                         break
                     self.after_turn(outcome)
         except AgentStopped:
-            exit_code, detail = 143, "killed (SIGTERM)"
+            exit_code, detail = ((129, "its pane was closed (SIGHUP)") if self._hangup
+                                 else (143, "killed (SIGTERM)"))
         finally:
             self._stopping.set()
             self.finish(detail)
@@ -255,10 +262,18 @@ class Agent:
 
     def finish(self, detail: str) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # finish what we write, then go
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
         released = self.team.tasks.release_owned_by(self.name)
         self.transcript.event("exited", detail=detail, released=[t.id for t in released])
         self.console.say(f"exited: {detail}")
-        self.set_state(state="exited", current_task=None, detail=detail)
+        if not self._hangup:
+            self.set_state(state="exited", current_task=None, detail=detail)
+            return
+        # Nobody asked it to stop (the user closed its pane): a death, told to the lead once,
+        # as an observer would have recorded it.
+        self.set_state(state="dead", current_task=None, detail=detail, terminated_reported=True)
+        note = TeammateTerminated(agent_id=f"{self.name}@{self.team.name}", reason=detail)
+        self.team.send(LEAD_NAME, note, sender=self.name)
 
 
 def run_agent(agent_id: str) -> int:

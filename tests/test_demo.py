@@ -1,0 +1,157 @@
+"""`swarm demo` (and `make demo`) through the real CLI: an offline team of three shell workers,
+with hidden teammates and with tmux panes on a private tmux server (SWARM_TMUX_SOCKET), that
+cleans up after itself unless --keep."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+from libtmux.server import Server
+from libtmux.session import Session
+
+from swarm import paths
+from swarm.demo import WORKERS, demo_tasks
+from swarm.liveness import is_alive
+from tests.agent_fixtures import SWARM, stop_tree
+from tests.helpers import wait_until
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def agent_processes(home: Path) -> list[psutil.Process]:
+    """Live `swarm agent` processes working for this test's SWARM_HOME (never anyone else's)."""
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        cmdline = proc.info["cmdline"] or []
+        if "--agent-id" not in cmdline or proc.info["status"] == psutil.STATUS_ZOMBIE:
+            continue
+        with contextlib.suppress(psutil.Error):
+            if proc.environ().get("SWARM_HOME") == str(home):
+                found.append(proc)
+    return found
+
+
+@pytest.fixture
+def project(tmp_path: Path, swarm_home: Path) -> Iterator[Path]:
+    """A small project with known line counts; any agent left behind is stopped at teardown."""
+    root = tmp_path / "project"
+    (root / "alpha").mkdir(parents=True)
+    (root / "beta").mkdir()
+    (root / "alpha" / "a.py").write_text("a = 1\nb = 2\n# TODO: c\n")
+    (root / "beta" / "b.py").write_text("x = 1\n")
+    (root / "beta" / "c.py").write_text("y = 1\nz = 2\n")
+    (root / "notes").mkdir()  # no Python: not a package to count
+    try:
+        yield root
+    finally:
+        for proc in agent_processes(swarm_home):
+            stop_tree(proc.pid)
+
+
+def demo(cwd: Path, *args: str, env: dict[str, str] | None = None,
+         timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([SWARM, "demo", *args], capture_output=True, text=True, cwd=cwd,
+                          env={**os.environ, **(env or {})}, timeout=timeout)
+
+
+def summary(stdout: str) -> dict[str, list[str]]:
+    """The summary table: task id -> [who, took, subject..., result]."""
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.split()[:3] == ["TASK", "WHO", "TOOK"])
+    rows = {}
+    for line in lines[start + 1:]:
+        if not line.strip():
+            break
+        task, who, took, rest = line.split(None, 3)
+        rows[task] = [who, took, rest]
+    return rows
+
+
+def check_summary(stdout: str, root: Path) -> dict[str, list[str]]:
+    tasks = demo_tasks(root)
+    rows = summary(stdout)
+    assert list(rows) == [f"#{i}" for i in range(1, len(tasks) + 1)]  # every task, done
+    for (subject, _), (who, took, rest) in zip(tasks, rows.values(), strict=True):
+        assert rest.startswith(subject) and who in WORKERS and took.endswith("s")
+    assert {row[0] for row in rows.values()} == set(WORKERS)  # three different teammates
+    assert f"{len(tasks)} tasks done by 3 teammates in " in stdout
+    return rows
+
+
+def test_hidden_demo_does_real_work_and_leaves_nothing(project: Path, swarm_home: Path) -> None:
+    proc = demo(project, "--backend", "hidden")
+    assert proc.returncode == 0, proc.stderr
+    rows = check_summary(proc.stdout, project)
+    subjects = {rest.rsplit(None, 1)[0]: rest.rsplit(None, 1)[1] for _, _, rest in rows.values()}
+    assert subjects["count lines of Python in alpha/"] == "3"  # real shell output, per task
+    assert subjects["count lines of Python in beta/"] == "3"
+    assert subjects["count TODO markers"] == "1"
+    assert "(backend: hidden)" in proc.stdout
+    assert proc.stdout.rstrip().endswith("team demo shut down and deleted")
+    assert "ANTHROPIC_API_KEY" not in os.environ  # it ran with no API key at all
+    assert agent_processes(swarm_home) == []
+    assert not paths.team_dir("demo").exists()
+
+
+def test_tmux_demo_on_a_private_server_leaves_no_pane(
+    project: Path, swarm_home: Path, server: Server, session: Session
+) -> None:
+    before = server.cmd("list-panes", "-a", "-F", "#{pane_id}").stdout
+    env = {"SWARM_TMUX_SOCKET": str(server.socket_name)}
+    proc = demo(project, env=env)  # auto: outside tmux with tmux installed -> tmux
+    assert proc.returncode == 0, proc.stderr
+    check_summary(proc.stdout, project)
+    spawned = [line for line in proc.stdout.splitlines() if line.startswith("spawned ")]
+    assert len(spawned) == 3 and all("(tmux, pane %" in line for line in spawned)
+    assert "watch live: swarm attach --team demo" in proc.stdout
+    assert "(backend: tmux)" in proc.stdout
+    assert server.cmd("list-panes", "-a", "-F", "#{pane_id}").stdout == before
+    assert not server.has_session("swarm-demo") and server.has_session(str(session.session_name))
+    assert agent_processes(swarm_home) == []
+    assert not paths.team_dir("demo").exists()
+
+
+def test_keep_leaves_the_team_up_and_says_how_to_watch(project: Path, swarm_home: Path) -> None:
+    proc = demo(project, "--keep", "--backend", "hidden")
+    try:
+        assert proc.returncode == 0, proc.stderr
+        check_summary(proc.stdout, project)
+        assert "team demo is still running: `swarm logs ada --follow --team demo`" in proc.stdout
+        assert "`swarm shutdown --all --team demo`" in proc.stdout
+        status = subprocess.run([SWARM, "status", "--team", "demo", "--json"],
+                                capture_output=True, text=True, timeout=30)
+        assert status.returncode == 0, status.stderr
+        members = json.loads(status.stdout)
+        assert {m["name"]: m["state"] for m in members} == dict.fromkeys(WORKERS, "idle")
+        assert all(is_alive(m["pid"]) for m in members)
+        assert len(agent_processes(swarm_home)) == 3
+    finally:
+        delete = subprocess.run([SWARM, "team", "delete", "demo", "--force"],
+                                capture_output=True, text=True, timeout=30)
+    assert delete.returncode == 0, delete.stderr
+    wait_until(lambda: agent_processes(swarm_home) == [], 10, message="kept agents stopped")
+    assert not paths.team_dir("demo").exists()
+
+
+def test_make_demo_runs_on_the_repository(swarm_home: Path, server: Server,
+                                          session: Session) -> None:
+    # `-o .venv/.installed`: use the venv as it is (its install step needs the network).
+    env = {**os.environ, "SWARM_TMUX_SOCKET": str(server.socket_name)}
+    proc = subprocess.run(["make", "-s", "-C", str(REPO), "-o", ".venv/.installed", "demo"],
+                          capture_output=True, text=True, env=env, timeout=90)
+    try:
+        assert proc.returncode == 0, proc.stderr
+        check_summary(proc.stdout, REPO)
+        assert "team demo shut down and deleted" in proc.stdout
+    finally:
+        for leftover in agent_processes(swarm_home):
+            stop_tree(leftover.pid)
+    assert agent_processes(swarm_home) == []
+    assert not server.has_session("swarm-demo")
