@@ -32,7 +32,8 @@ class Message(BaseModel):
 
 
 class _Structured(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # Schemas are built on first use, not at import: `swarm send` of plain text never needs them.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class IdleNotification(_Structured):
@@ -45,7 +46,7 @@ class IdleNotification(_Structured):
     completed_task_id: str | None = None
     completed_status: str | None = None
     failure_reason: str | None = None
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
 
 class ShutdownRequest(_Structured):
@@ -126,7 +127,23 @@ StructuredMessage = Annotated[
     | TeammateTerminated,
     Field(discriminator="type"),
 ]
-STRUCTURED = TypeAdapter(StructuredMessage)
+_STRUCTURED: TypeAdapter[Any] | None = None
+
+
+def _structured() -> TypeAdapter[Any]:
+    """The discriminated-union validator, built on first use (it builds every protocol model)."""
+    global _STRUCTURED
+    if _STRUCTURED is None:
+        _STRUCTURED = TypeAdapter(StructuredMessage)
+    return _STRUCTURED
+
+
+def __getattr__(name: str) -> Any:
+    if name == "STRUCTURED":  # the public name, kept for importers
+        return _structured()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 STRUCTURED_TYPES = frozenset(
     {
         "idle_notification",
@@ -164,7 +181,7 @@ def parse_structured(text: str) -> StructuredMessage | None:
     if not isinstance(raw, dict) or raw.get("type") not in STRUCTURED_TYPES:
         return None
     try:
-        return STRUCTURED.validate_python(raw)
+        return _structured().validate_python(raw)  # type: ignore[no-any-return]
     except ValidationError:
         return None
 
@@ -179,7 +196,7 @@ def validate_structured(value: dict[str, Any] | str) -> StructuredMessage:
         kinds = ", ".join(sorted(STRUCTURED_TYPES))
         raise ProtocolError(f"structured message needs a 'type' field, one of: {kinds}")
     try:
-        return STRUCTURED.validate_python(raw)
+        return _structured().validate_python(raw)  # type: ignore[no-any-return]
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"][1:]) or raw["type"]

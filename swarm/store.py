@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import portalocker
 from pydantic import BaseModel, TypeAdapter, ValidationError
@@ -61,12 +61,66 @@ def locked(path: Path) -> Iterator[None]:
             portalocker.unlock(handle)
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
+@contextlib.contextmanager
+def try_locked(path: Path) -> Iterator[bool]:
+    """Like `locked`, but one non-blocking attempt: yields False (holding nothing) when busy."""
+    target = lock_path(path) if not path.name.endswith(".lock") else path
+    fd = os.open(target, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    with os.fdopen(fd, "r+b") as handle:
+        try:
+            portalocker.lock(
+                handle, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING
+            )
+        except portalocker.AlreadyLocked:
+            yield False
+            return
+        try:
+            yield True
+        finally:
+            portalocker.unlock(handle)
+
+
+_renameat2: Any = None  # libc renameat2, resolved on first use; False when unavailable
+
+
+def _exchange(a: str, b: Path) -> bool:
+    """Atomically swap two existing paths (Linux renameat2 RENAME_EXCHANGE). False when either
+    is missing or the platform/filesystem cannot: the caller then renames as usual."""
+    global _renameat2
+    if _renameat2 is None:
+        _renameat2 = False
+        if sys.platform.startswith("linux"):
+            import ctypes
+
+            try:
+                func = ctypes.CDLL(None, use_errno=True).renameat2
+                func.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p,
+                                 ctypes.c_uint]
+                _renameat2 = func
+            except (OSError, AttributeError):
+                pass
+    if not _renameat2:
+        return False
+    at_cwd, rename_exchange = -100, 2
+    return bool(_renameat2(at_cwd, os.fsencode(a), at_cwd, os.fsencode(b), rename_exchange) == 0)
+
+
+def write_bytes_atomic(path: Path, data: bytes, swap: bool = False) -> None:
+    """Write `data` to a temp file beside `path`, then rename it over `path`.
+
+    `swap` exchanges the two names instead and unlinks the temp (now the old content). Readers see
+    the same atomic switch, but ext4 skips the flush it forces on a rename over an existing file
+    (auto_da_alloc: 0.5-1.5 ms of I/O wait, measured), which caps a hot mailbox at ~1000 writes/s.
+    Neither way fsyncs, so neither promises the newest data after a power cut (see PERFORMANCE.md).
+    """
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
-        os.replace(tmp, path)
+        if swap and _exchange(tmp, path):
+            os.unlink(tmp)
+        else:
+            os.replace(tmp, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
@@ -77,8 +131,8 @@ def write_model(path: Path, model: BaseModel) -> None:
     write_bytes_atomic(path, model.model_dump_json(by_alias=True, indent=2).encode())
 
 
-def write_adapted(path: Path, adapter: TypeAdapter[T], value: T) -> None:
-    write_bytes_atomic(path, adapter.dump_json(value, by_alias=True))
+def write_adapted(path: Path, adapter: TypeAdapter[T], value: T, swap: bool = False) -> None:
+    write_bytes_atomic(path, adapter.dump_json(value, by_alias=True), swap=swap)
 
 
 def quarantine(path: Path, reason: str) -> Path:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import builtins
+import functools
 import os
-import secrets
-import shutil
 import uuid
 from collections.abc import Callable
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -34,11 +33,19 @@ from swarm.protocol import (
     validate_structured,
 )
 from swarm.store import ensure_dir, locked, read_model, utcnow_iso, write_model
-from swarm.tasks import TaskList
+
+if TYPE_CHECKING:
+    from swarm.tasks import TaskList
 
 CONFIG_VERSION = 1
 BackendName = Literal["tmux", "iterm2", "hidden"]
 PALETTE = ("blue", "green", "yellow", "magenta", "cyan", "red", "bright_blue", "bright_green")
+
+
+def _no_items() -> list[Any]:
+    # Not `default_factory=list`: pydantic inspects a factory's signature, and for a builtin that
+    # compiles tokenize's regexes (~7 ms of `swarm send` start-up).
+    return []
 
 
 class Member(BaseModel):
@@ -57,8 +64,8 @@ class Member(BaseModel):
     cwd: str | None = None
     worktree_path: str | None = None
     pid: int | None = None
-    allow_rules: list[str] = Field(default_factory=list)
-    deny_rules: list[str] = Field(default_factory=list)
+    allow_rules: list[str] = Field(default_factory=_no_items)
+    deny_rules: list[str] = Field(default_factory=_no_items)
     max_turns: int | None = None
     max_budget_usd: float | None = None
 
@@ -70,8 +77,8 @@ class TeamConfig(BaseModel):
     created_at: str = Field(default_factory=utcnow_iso)
     lead_agent_id: str
     lead_session_id: str = Field(default_factory=lambda: str(uuid.uuid4()))
-    members: list[Member] = Field(default_factory=list)
-    allowed_rules: list[str] = Field(default_factory=list)
+    members: list[Member] = Field(default_factory=_no_items)
+    allowed_rules: list[str] = Field(default_factory=_no_items)
 
     def member(self, name: str) -> Member | None:
         return next((m for m in self.members if m.name == name), None)
@@ -89,7 +96,13 @@ class Team:
         self.name = name
         self.dir = paths.team_dir(name)
         self.config_path = paths.team_config(name)
-        self.tasks = TaskList(name, check_owner=self._check_member)
+
+    @functools.cached_property
+    def tasks(self) -> TaskList:
+        # Imported on first use, like secrets and shutil below: `swarm send` never needs them.
+        from swarm.tasks import TaskList
+
+        return TaskList(self.name, check_owner=self._check_member)
 
     def __repr__(self) -> str:
         return f"Team({self.name!r})"
@@ -106,6 +119,8 @@ class Team:
                 os.mkdir(paths.team_dir(candidate), 0o700)
                 break
             except FileExistsError:
+                import secrets
+
                 candidate = f"{base[:58]}-{secrets.token_hex(2)}"
         else:  # pragma: no cover - 100 clashes of 16 random bits
             raise SwarmError(f"could not find a free name for team {base!r}")
@@ -154,6 +169,8 @@ class Team:
             )
         if stop is not None:
             stop(team, team.members())
+        import shutil
+
         shutil.rmtree(team.dir)
         return [m.name for m in alive]
 
@@ -168,6 +185,22 @@ class Team:
                     f"{self.config_path}; restore it from there or delete the team"
                 )
             raise NotFoundError(f"no team named {self.name!r}; see `swarm team list`")
+        return config
+
+    def _config_for_send(self) -> TeamConfig:
+        """The team file, parsed again only when it changed on disk: a script sending in a loop
+        pays one stat per message instead of a parse. Every write replaces the file (new inode,
+        new mtime), and a membership change always changes its size."""
+        try:
+            info = os.stat(self.config_path)
+        except FileNotFoundError:
+            return self.config()  # raises the clear error
+        key = (info.st_ino, info.st_mtime_ns, info.st_size)
+        cached: tuple[tuple[int, int, int], TeamConfig] | None = getattr(self, "_send_cache", None)
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        config = self.config()
+        self._send_cache = (key, config)
         return config
 
     def update(self, change: Callable[[TeamConfig], None]) -> TeamConfig:
@@ -270,7 +303,7 @@ class Team:
                 f"message is {len(body.encode())} bytes; the limit is {MAX_MESSAGE_BYTES} bytes"
                 " (put large content in a file and send its path)"
             )
-        config = self.config()
+        config = self._config_for_send()
         author = config.member(sender.lower())
         if author is None:
             raise UnknownRecipientError(f"sender {sender!r} is not a member of team {self.name!r}")

@@ -8,38 +8,71 @@ between the check and the wait is not lost, it makes `wait()` return at once.
 from __future__ import annotations
 
 import contextlib
-import ctypes
-import ctypes.util
 import os
 import select
 import struct
 import sys
+import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import ctypes
 
 _IN_MODIFY = 0x00000002
 _IN_CLOSE_WRITE = 0x00000008
 _IN_MOVED_TO = 0x00000080
 _IN_CREATE = 0x00000100
 _IN_DELETE = 0x00000200
+_IN_Q_OVERFLOW = 0x00004000
+_IN_IGNORED = 0x00008000
 _IN_NONBLOCK = 0o4000
 _IN_CLOEXEC = 0o2000000
 _MASK = _IN_CLOSE_WRITE | _IN_MOVED_TO | _IN_CREATE | _IN_DELETE | _IN_MODIFY
 _EVENT = struct.Struct("iIII")
 
+_LIBC: ctypes.CDLL | None = None
+_LIBC_PROBED = False
 
-def _load_libc() -> ctypes.CDLL | None:
-    if not sys.platform.startswith("linux"):
-        return None
+
+def _libc() -> ctypes.CDLL | None:
+    """libc with inotify, loaded on first use: `swarm send` never watches, so never pays."""
+    global _LIBC, _LIBC_PROBED
+    if not _LIBC_PROBED:
+        _LIBC_PROBED = True
+        if sys.platform.startswith("linux"):
+            import ctypes
+            import ctypes.util
+
+            try:
+                # "libc.so.6" first: find_library runs ldconfig in a subprocess.
+                try:
+                    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+                except OSError:
+                    libc = ctypes.CDLL(ctypes.util.find_library("c"), use_errno=True)
+                libc.inotify_init1  # noqa: B018 - probe that the symbol exists
+                _LIBC = libc
+            except (OSError, AttributeError, TypeError):
+                _LIBC = None
+    return _LIBC
+
+
+def _close_quietly(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        os.close(fd)
+
+
+def _close_later(fd: int) -> None:
+    """Close an inotify fd off the caller's path: the kernel makes close() wait for an RCU grace
+    period (8-20 ms measured), which would otherwise land on every wake-up."""
+    if sys.is_finalizing():  # a kept watcher's __del__ at exit: Thread.start() hangs on 3.11
+        _close_quietly(fd)
+        return
     try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6", use_errno=True)
-        libc.inotify_init1  # noqa: B018 - probe that the symbol exists
-        return libc
-    except (OSError, AttributeError):
-        return None
-
-
-_LIBC = _load_libc()
+        threading.Thread(target=_close_quietly, args=(fd,), daemon=True).start()
+    except RuntimeError:  # interpreter shutting down: no new threads
+        _close_quietly(fd)
 
 
 class FileWatcher:
@@ -49,13 +82,15 @@ class FileWatcher:
         self._targets = targets
         self._fd = -1
         self._wd_names: dict[int, str | None] = {}
-        if _LIBC is not None and os.environ.get("SWARM_NO_INOTIFY") != "1":
+        self.degraded = False  # inotify lost a watched directory: polling from then on
+        if os.environ.get("SWARM_NO_INOTIFY") != "1" and _libc() is not None:
             self._init_inotify()
         self._snapshot = self._stat_all() if self._fd < 0 else None
 
     def _init_inotify(self) -> None:
-        assert _LIBC is not None
-        fd = _LIBC.inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC)
+        libc = _libc()
+        assert libc is not None
+        fd = libc.inotify_init1(_IN_NONBLOCK | _IN_CLOEXEC)
         if fd < 0:
             return
         by_dir: dict[Path, set[str | None]] = {}
@@ -63,9 +98,9 @@ class FileWatcher:
             by_dir.setdefault(directory, set()).add(name)
         self._filters: dict[int, set[str | None]] = {}
         for directory, names in by_dir.items():
-            wd = _LIBC.inotify_add_watch(fd, os.fsencode(directory), _MASK)
+            wd = libc.inotify_add_watch(fd, os.fsencode(directory), _MASK)
             if wd < 0:
-                os.close(fd)
+                _close_later(fd)
                 return
             self._filters[wd] = names
         self._fd = fd
@@ -100,11 +135,23 @@ class FileWatcher:
                 return hit
             offset = 0
             while offset < len(data):
-                wd, _mask, _cookie, length = _EVENT.unpack_from(data, offset)
+                wd, mask, _cookie, length = _EVENT.unpack_from(data, offset)
                 raw = data[offset + _EVENT.size : offset + _EVENT.size + length]
                 offset += _EVENT.size + length
-                if self._matches(wd, raw.rstrip(b"\0").decode(errors="replace")):
-                    hit = True
+                if mask & _IN_IGNORED:
+                    # A watched directory was removed (e.g. the team was deleted): its watch is
+                    # gone for good, so poll by stat from now on rather than sleep forever.
+                    self._degrade()
+                    return True
+                if mask & _IN_Q_OVERFLOW or self._matches(
+                    wd, raw.rstrip(b"\0").decode(errors="replace")
+                ):
+                    hit = True  # an overflow may have dropped our event: let the caller look
+
+    def _degrade(self) -> None:
+        self.degraded = True
+        self.close()
+        self._snapshot = self._stat_all()
 
     def _stat_all(self) -> list[tuple[int, int, int] | None]:
         out: list[tuple[int, int, int] | None] = []
@@ -133,9 +180,12 @@ class FileWatcher:
 
     def close(self) -> None:
         if self._fd >= 0:
-            with contextlib.suppress(OSError):
-                os.close(self._fd)
-            self._fd = -1
+            fd, self._fd = self._fd, -1
+            _close_later(fd)
+
+    def __del__(self) -> None:
+        with contextlib.suppress(Exception):
+            self.close()
 
     def __enter__(self) -> FileWatcher:
         return self
