@@ -22,12 +22,11 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import BinaryIO
 
-import portalocker
 from pydantic import TypeAdapter, ValidationError
 
 from swarm import paths
 from swarm.protocol import Message
-from swarm.store import ensure_dir, locked, read_adapted, try_locked, warn, write_adapted
+from swarm.store import ensure_dir, lock_fd, locked, read_adapted, try_locked, warn, write_adapted
 from swarm.watch import FileWatcher
 
 MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
@@ -177,7 +176,7 @@ class Mailbox:
             grown = False
             if queue is not None:
                 # Exclusive: waits out appends in progress, and blocks new ones until unlinked.
-                portalocker.lock(queue, portalocker.LockFlags.EXCLUSIVE)
+                lock_fd(queue.fileno())
                 known = {m.id for m in live}
                 for message in self._parse_queue(queue.read()):
                     if message.id not in known:
@@ -198,8 +197,8 @@ class Mailbox:
         payload = b"".join(m.model_dump_json(by_alias=True).encode() + b"\n" for m in messages)
         while True:
             fd = os.open(self.pending_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            with os.fdopen(fd, "ab", buffering=0) as queue:
-                portalocker.lock(queue, portalocker.LockFlags.SHARED)
+            with os.fdopen(fd, "ab", buffering=0):  # closes fd (and the lock)
+                lock_fd(fd, shared=True)
                 info = os.fstat(fd)
                 if info.st_nlink == 0:
                     continue  # taken in and unlinked while we waited for the lock: a new queue

@@ -1,6 +1,6 @@
 """File locks and atomic JSON on disk: nothing else.
 
-Locks are `flock` locks (portalocker) on a sibling `<file>.lock`, so they die with the process
+Locks are `flock` locks (fcntl on POSIX, portalocker elsewhere) on a sibling `<file>.lock`, so they die with the process
 that holds them: a SIGKILLed holder never wedges the others. Data files are replaced atomically
 (temp file in the same directory, then rename), so a reader never sees a half-written file.
 """
@@ -17,7 +17,6 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-import portalocker
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 M = TypeVar("M", bound=BaseModel)
@@ -48,36 +47,76 @@ def lock_path(path: Path) -> Path:
     return path.with_name(path.name + ".lock")
 
 
-@contextlib.contextmanager
-def locked(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock for `path` (on `path.lock`); blocks until it is free."""
-    target = lock_path(path) if not path.name.endswith(".lock") else path
-    fd = os.open(target, os.O_RDWR | os.O_CREAT, FILE_MODE)
-    with os.fdopen(fd, "r+b") as handle:
-        portalocker.lock(handle, portalocker.LockFlags.EXCLUSIVE)
-        try:
-            yield
-        finally:
-            portalocker.unlock(handle)
+try:  # POSIX: flock directly. portalocker is the same flock underneath, but importing it
+    import fcntl  # costs ~25 ms (it reads its own package metadata): too much for `swarm send`.
 
-
-@contextlib.contextmanager
-def try_locked(path: Path) -> Iterator[bool]:
-    """Like `locked`, but one non-blocking attempt: yields False (holding nothing) when busy."""
-    target = lock_path(path) if not path.name.endswith(".lock") else path
-    fd = os.open(target, os.O_RDWR | os.O_CREAT, FILE_MODE)
-    with os.fdopen(fd, "r+b") as handle:
+    def _lock(fd: int, blocking: bool, shared: bool = False) -> bool:
+        mode = fcntl.LOCK_SH if shared else fcntl.LOCK_EX
         try:
-            portalocker.lock(
-                handle, portalocker.LockFlags.EXCLUSIVE | portalocker.LockFlags.NON_BLOCKING
-            )
+            fcntl.flock(fd, mode if blocking else mode | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        return True
+
+    def _unlock(fd: int) -> None:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+
+except ImportError:  # pragma: no cover - Windows: portalocker's msvcrt locking
+    import portalocker
+
+    def _lock(fd: int, blocking: bool, shared: bool = False) -> bool:
+        flags = portalocker.LockFlags.SHARED if shared else portalocker.LockFlags.EXCLUSIVE
+        if not blocking:
+            flags |= portalocker.LockFlags.NON_BLOCKING
+        try:
+            portalocker.lock(fd, flags)  # type: ignore[arg-type]
         except portalocker.AlreadyLocked:
+            return False
+        return True
+
+    def _unlock(fd: int) -> None:
+        portalocker.unlock(fd)  # type: ignore[arg-type]
+
+
+def lock_fd(fd: int, shared: bool = False) -> None:
+    """Block until `fd` (an open file) is locked; released when the file is closed."""
+    _lock(fd, blocking=True, shared=shared)
+
+
+def _open_lock(path: Path) -> int:
+    target = lock_path(path) if not path.name.endswith(".lock") else path
+    return os.open(target, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+
+
+@contextlib.contextmanager
+def _hold(path: Path, blocking: bool) -> Iterator[bool]:
+    # A fresh open per lock, on purpose: flock belongs to the open file, so a cached fd would be
+    # shared by threads and by forked children, and would outlive a deleted lock file.
+    fd = _open_lock(path)
+    try:
+        if not _lock(fd, blocking=blocking):
             yield False
             return
         try:
             yield True
         finally:
-            portalocker.unlock(handle)
+            _unlock(fd)
+    finally:
+        os.close(fd)
+
+
+@contextlib.contextmanager
+def locked(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock for `path` (on `path.lock`); blocks until it is free."""
+    with _hold(path, blocking=True):
+        yield
+
+
+@contextlib.contextmanager
+def try_locked(path: Path) -> Iterator[bool]:
+    """Like `locked`, but one non-blocking attempt: yields False (holding nothing) when busy."""
+    with _hold(path, blocking=False) as mine:
+        yield mine
 
 
 _renameat2: Any = None  # libc renameat2, resolved on first use; False when unavailable
@@ -152,16 +191,25 @@ def _short(exc: Exception) -> str:
 
 def _read_parsed(path: Path, parse: Callable[[bytes], T]) -> T | None:
     """Parse `path`; None when missing. A corrupt file is quarantined and reads as missing."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    try:
-        return parse(data)
-    except (ValidationError, ValueError) as exc:
-        with contextlib.suppress(FileNotFoundError):
-            quarantine(path, _short(exc))
-        return None
+    for _ in range(3):
+        try:
+            with open(path, "rb") as handle:
+                inode = os.fstat(handle.fileno()).st_ino
+                data = handle.read()
+        except FileNotFoundError:
+            return None
+        try:
+            return parse(data)
+        except (ValidationError, ValueError) as exc:
+            try:
+                if os.stat(path).st_ino != inode:
+                    continue  # a writer replaced it meanwhile: parse the new file, move nothing
+            except FileNotFoundError:
+                return None
+            with contextlib.suppress(FileNotFoundError):
+                quarantine(path, _short(exc))
+            return None
+    return None
 
 
 def read_adapted(path: Path, adapter: TypeAdapter[T]) -> T | None:

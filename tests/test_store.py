@@ -188,3 +188,23 @@ def test_utcnow_iso_is_utc_with_z() -> None:
     stamp = store.utcnow_iso()
     assert stamp.endswith("Z") and "T" in stamp
     assert len(stamp) == len("2024-01-01T00:00:00.000Z")
+
+
+def test_a_file_replaced_while_it_was_parsed_is_not_moved_aside(tmp_path: Path) -> None:
+    """A lock-free reader that saw a bad version must not quarantine the good one a writer has
+    just renamed into place: it reads again instead."""
+    from swarm.store import _read_parsed, write_bytes_atomic
+
+    target = tmp_path / "box.json"
+    target.write_bytes(b"{torn")
+    calls = []
+
+    def parse(data: bytes) -> object:
+        calls.append(data)
+        if len(calls) == 1:  # a writer lands between our read and our verdict
+            write_bytes_atomic(target, b'{"ok": true}')
+        return json.loads(data)
+
+    assert _read_parsed(target, parse) == {"ok": True}
+    assert calls == [b"{torn", b'{"ok": true}']
+    assert not list(tmp_path.glob("box.json.corrupt-*"))

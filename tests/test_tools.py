@@ -274,3 +274,15 @@ def test_task_tools(ctx: ToolContext) -> None:
     assert ctx.team.tasks.get("1").result == "built"
     assert err(call(ctx, "TaskGet", task_id="99")).lower().startswith("no task '99'")
     assert "invalid status 'done'" in err(call(ctx, "TaskUpdate", task_id="1", status="done"))
+
+
+def test_bash_gives_back_the_users_pydantic_plugin_setting(
+        ctx: ToolContext, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI turns pydantic's plugin scan off for its own speed; the user's commands must not
+    inherit that. A value the user set themselves is kept."""
+    probe = 'echo "${PYDANTIC_DISABLE_PLUGINS:-unset}"'
+    monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "__all__")
+    monkeypatch.setenv("SWARM_SET_PYDANTIC_DISABLE_PLUGINS", "1")
+    assert ok(call(ctx, "Bash", command=probe)).strip() == "unset"
+    monkeypatch.delenv("SWARM_SET_PYDANTIC_DISABLE_PLUGINS")
+    assert ok(call(ctx, "Bash", command=probe)).strip() == "__all__"

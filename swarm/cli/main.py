@@ -8,10 +8,18 @@ import importlib.util
 import os
 import sys
 
-import click
+# pydantic scans every installed distribution for plugins when it builds its first model:
+# ~10-20 ms of a ~200 ms `swarm send`, and swarm uses no pydantic plugin. Only this process (and
+# the `swarm` processes it starts) skip the scan: commands a teammate runs get the user's
+# environment back (see swarm.runtime.tools.user_env).
+if "PYDANTIC_DISABLE_PLUGINS" not in os.environ:
+    os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
+    os.environ["SWARM_SET_PYDANTIC_DISABLE_PLUGINS"] = "1"
 
-from swarm import __version__
-from swarm.errors import SwarmError
+import click  # noqa: E402
+
+from swarm import __version__  # noqa: E402
+from swarm.errors import SwarmError  # noqa: E402
 
 # command name -> "module:attribute"; modules are imported only when their command runs, so
 # `swarm send` never loads the model SDK or libtmux.

@@ -170,7 +170,7 @@ class Bash(Tool):
         command = str(args["command"])
         timeout = min(float(args.get("timeout") or BASH_DEFAULT_TIMEOUT), BASH_MAX_TIMEOUT)
         proc = subprocess.Popen(
-            ["bash", "-c", command], cwd=ctx.cwd, env={**os.environ, **ctx.env},
+            ["bash", "-c", command], cwd=ctx.cwd, env={**user_env(), **ctx.env},
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: an interrupt kills the whole tree
         )
@@ -193,6 +193,14 @@ class Bash(Tool):
 
     def describe(self, args: dict[str, Any]) -> str:
         return f"Bash: {args.get('command')}"
+
+
+def user_env() -> dict[str, str]:
+    """The environment for the user's own commands: without what swarm set for itself."""
+    env = dict(os.environ)
+    if env.pop("SWARM_SET_PYDANTIC_DISABLE_PLUGINS", None):
+        env.pop("PYDANTIC_DISABLE_PLUGINS", None)
+    return env
 
 
 def kill_tree(proc: subprocess.Popen[bytes]) -> None:
