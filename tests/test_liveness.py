@@ -203,3 +203,25 @@ def test_an_idle_teammate_keeps_its_heartbeat_without_spinning(crew: Crew) -> No
     used = sum(agent.cpu_times()[:2]) - before
     window = beats[-1] - beats[0]
     assert used < 0.25 * window, f"{used:.2f}s of CPU in {window:.2f}s idle"
+
+
+def test_a_teammate_declared_dead_that_wakes_up_leaves_instead_of_resuming(crew: Crew) -> None:
+    """Stopped long enough to be declared dead, its tasks went back to the pool. Continued, it
+    must not write its old state over the verdict (it would look idle and alive again while
+    another teammate takes its work): it exits, and the record stays `dead`."""
+    result = crew.spawn("w1")
+    assert result.pid is not None
+    crew.wait_state("w1", "idle")
+    stop_outside_locks(result.pid)
+    try:
+        wait_until(lambda: status_rows(crew, SWARM_HEARTBEAT_STALE="1.0")["w1"]["state"] == "dead",
+                   10, interval=0.2)
+    finally:
+        os.kill(result.pid, signal.SIGCONT)
+    wait_until(lambda: not psutil.pid_exists(result.pid)
+               or psutil.Process(result.pid).status() == psutil.STATUS_ZOMBIE, 10,
+               message="the woken teammate to exit")
+    state = crew.state("w1")
+    assert state is not None and state.state == "dead"
+    assert str(state.detail).startswith("no heartbeat for ")
+    assert len(terminated_notes(crew)) == 1

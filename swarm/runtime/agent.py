@@ -69,6 +69,7 @@ class Agent:
         self._interruptible = False
         self._interrupt = threading.Event()
         self._stopping = threading.Event()
+        self._superseded: str | None = None  # another observer or process owns our state now
         self._hangup = False  # SIGHUP: its pane or terminal was closed under it
         self._proc: subprocess.Popen[bytes] | None = None
         self.pending_shutdown: ShutdownRequest | None = None
@@ -87,11 +88,27 @@ class Agent:
                 self.state.last_activity = utcnow_iso()
             snapshot = self.state.model_copy(deep=True)
 
+        superseded: str | None = None
+
         def apply(on_disk: AgentState) -> None:
+            nonlocal superseded
+            # An observer declared us dead (we were stopped or hung: our tasks went back to the
+            # pool), or a respawn replaced us: never write over that, leave instead.
+            if on_disk.state == "dead" and on_disk.terminated_reported:
+                superseded = f"declared dead while it was not running ({on_disk.detail})"
+            elif on_disk.pid not in (None, snapshot.pid):
+                superseded = f"replaced by pid {on_disk.pid}"
+            if superseded:
+                return
             for key in AgentState.model_fields:
                 setattr(on_disk, key, getattr(snapshot, key))
 
         update_state(self.team.name, self.name, apply)
+        if superseded and not self._superseded:
+            self._superseded = superseded
+            self.console.say(f"{superseded}: exiting")
+            if not self._stopping.is_set():
+                os.kill(os.getpid(), signal.SIGTERM)  # the main thread leaves through finish()
 
     def add_usage(self, usage: Usage, turn: bool = True) -> None:
         with self._lock:
@@ -263,6 +280,9 @@ class Agent:
     def finish(self, detail: str) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # finish what we write, then go
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        if self._superseded:  # our tasks and state are someone else's now: touch neither
+            self.transcript.event("exited", detail=self._superseded)
+            return
         released = self.team.tasks.release_owned_by(self.name)
         self.transcript.event("exited", detail=detail, released=[t.id for t in released])
         self.console.say(f"exited: {detail}")
