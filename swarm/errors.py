@@ -39,6 +39,10 @@ class TaskConflictError(SwarmError):
     """A task move was refused: already owned, completed, or blocked."""
 
 
+class LockTimeoutError(SwarmError):
+    """A lock stayed taken past a deadline (its holder is stopped or hung)."""
+
+
 class TeamBusyError(SwarmError):
     """A team still has live member processes."""
 

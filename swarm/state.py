@@ -70,11 +70,12 @@ def write_state(team: str, name: str, state: AgentState) -> None:
     write_model(paths.agent_state(team, name), state)
 
 
-def update_state(team: str, name: str, change: Callable[[AgentState], None]) -> AgentState:
+def update_state(team: str, name: str, change: Callable[[AgentState], None],
+                 timeout: float | None = None) -> AgentState:
     """Read-modify-write under the state lock (the agent and observers may both write)."""
     path = paths.agent_state(team, name)
     ensure_dir(path.parent)
-    with locked(path):
+    with locked(path, timeout):
         state = read_model(path, AgentState) or AgentState()
         change(state)
         write_model(path, state)

@@ -11,12 +11,13 @@ import os
 import time
 from dataclasses import asdict, dataclass
 
+from swarm.errors import LockTimeoutError
 from swarm.liveness import is_alive
 from swarm.mailbox import Mailbox
 from swarm.names import LEAD_NAME
 from swarm.protocol import TeammateTerminated
 from swarm.state import AgentState, read_state, update_state
-from swarm.store import utcnow
+from swarm.store import utcnow, warn
 from swarm.team import Member, Team
 
 STARTUP_GRACE = 20.0  # seconds a new member may take to write its first state
@@ -81,8 +82,14 @@ def _death_reason(member: Member, state: AgentState | None) -> str | None:
     return None
 
 
+# An observer waits this long for a lock; a stopped process holding one must not hang status.
+OBSERVER_LOCK_TIMEOUT = 2.0
+
+
 def record_death(team: Team, name: str, reason: str) -> bool:
-    """Mark `name` dead; the first observer releases its tasks and tells the lead. True if first."""
+    """Mark `name` dead: release its tasks, record it, and (the first observer only) tell the
+    lead. True if first. Tasks go first: a lock timeout then leaves the death to be recorded by
+    the next observer, never recorded with its tasks still held."""
     first = False
 
     def mark(state: AgentState) -> None:
@@ -93,9 +100,13 @@ def record_death(team: Team, name: str, reason: str) -> bool:
         state.state, state.detail, state.terminated_reported = "dead", reason, True
         state.current_task = None
 
-    update_state(team.name, name, mark)
+    try:
+        team.tasks.release_owned_by(name, timeout=OBSERVER_LOCK_TIMEOUT)
+        update_state(team.name, name, mark, timeout=OBSERVER_LOCK_TIMEOUT)
+    except LockTimeoutError as exc:
+        warn(f"{name} looks dead ({reason}) but could not be recorded yet: {exc}")
+        return False
     if first:
-        team.tasks.release_owned_by(name)
         note = TeammateTerminated(agent_id=f"{name}@{team.name}", reason=reason)
         team.send(LEAD_NAME, note, sender=name)
     return first
@@ -107,6 +118,8 @@ def observe_member(team: Team, member: Member) -> MemberStatus:
     if reason is not None:
         record_death(team, member.name, reason)
         state = read_state(team.name, member.name)
+        if state is not None and state.state != "dead":  # not recorded yet: still say so
+            state = state.model_copy(update={"state": "dead", "detail": reason})
     unread = len(Mailbox(team.name, member.name).unread())
     if state is None:
         return MemberStatus(member.name, member.agent_id, "starting", member.backend,

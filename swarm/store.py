@@ -106,10 +106,28 @@ def _hold(path: Path, blocking: bool) -> Iterator[bool]:
 
 
 @contextlib.contextmanager
-def locked(path: Path) -> Iterator[None]:
-    """Hold an exclusive lock for `path` (on `path.lock`); blocks until it is free."""
-    with _hold(path, blocking=True):
-        yield
+def locked(path: Path, timeout: float | None = None) -> Iterator[None]:
+    """Hold an exclusive lock for `path` (on `path.lock`); blocks until it is free, or raises
+    LockTimeoutError after `timeout` seconds (for observers that must not hang on a holder that
+    is stopped: a dead holder's lock is freed by the kernel at once)."""
+    if timeout is None:
+        with _hold(path, blocking=True):
+            yield
+        return
+    deadline = time.monotonic() + timeout
+    pause = 0.001
+    while True:
+        with _hold(path, blocking=False) as mine:
+            if mine:
+                yield
+                return
+        if time.monotonic() >= deadline:
+            from swarm.errors import LockTimeoutError
+
+            raise LockTimeoutError(f"{lock_path(path)} stayed locked for {timeout:g}s "
+                                   "(is a swarm process stopped?)")
+        time.sleep(pause)
+        pause = min(pause * 2, 0.05)
 
 
 @contextlib.contextmanager

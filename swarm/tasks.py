@@ -200,12 +200,12 @@ class TaskList:
             self._write(task)
         return task
 
-    def release_owned_by(self, name: str) -> builtins.list[Task]:
+    def release_owned_by(self, name: str, timeout: float | None = None) -> builtins.list[Task]:
         """Return every unfinished task of `name` to `pending` (an agent died or shut down)."""
         if not self.dir.is_dir():
             return []
         released = []
-        with locked(self._lock):
+        with locked(self._lock, timeout):
             for task in self.list():
                 if task.owner == name and task.status != "completed":
                     task.owner = None

@@ -9,6 +9,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator
 
@@ -225,3 +226,39 @@ def test_a_teammate_declared_dead_that_wakes_up_leaves_instead_of_resuming(crew:
     assert state is not None and state.state == "dead"
     assert str(state.detail).startswith("no heartbeat for ")
     assert len(terminated_notes(crew)) == 1
+
+
+def test_status_does_not_hang_on_a_lock_held_by_a_stopped_process(crew: Crew) -> None:
+    """A teammate stopped while it holds the task-list lock: `swarm status` still answers (dead,
+    stale heartbeat) within seconds instead of waiting on the lock forever."""
+    from swarm import paths
+    from swarm.store import locked
+
+    result = crew.spawn("w1")
+    assert result.pid is not None
+    crew.wait_state("w1", "idle")
+    holder = subprocess.Popen(  # stands in for a process stopped inside the lock
+        [sys.executable, "-c", "import sys, time\nfrom pathlib import Path\n"
+         "from swarm.store import locked\n"
+         f"with locked(Path({str(paths.tasks_lock(crew.team.name))!r})):\n"
+         "    print('held', flush=True); time.sleep(60)"],
+        stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        stop_outside_locks(result.pid)
+        started = time.monotonic()
+        def dead_row() -> dict[str, object] | None:
+            row = status_rows(crew, SWARM_HEARTBEAT_STALE="1.0")["w1"]
+            return row if row["state"] == "dead" else None
+
+        row = wait_until(dead_row, 15, interval=0.2)
+        assert row is not None and str(row["detail"]).startswith("no heartbeat for ")
+        assert time.monotonic() - started < 12
+    finally:
+        holder.kill()
+        holder.wait()
+        os.kill(result.pid, signal.SIGKILL)
+        os.kill(result.pid, signal.SIGCONT)
+    with locked(paths.tasks_lock(crew.team.name), timeout=5):
+        pass  # the lock is free again once its holder is gone
+    crew.exit_code("w1")
