@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections.abc import Callable
 from typing import TypeVar
+
+import psutil
 
 T = TypeVar("T")
 
@@ -20,3 +23,20 @@ def wait_until(predicate: Callable[[], T], timeout: float = 10.0, interval: floa
         if time.monotonic() >= deadline:
             raise AssertionError(f"timed out after {timeout}s waiting for {message or predicate}")
         time.sleep(interval)
+
+
+def child_named(pid: int, name: str, timeout: float = 10.0, message: str = "") -> psutil.Process:
+    """The first descendant of `pid` called `name` (e.g. the `sleep` an agent's Bash tool runs);
+    fails the test if none appears within `timeout`."""
+    parent = psutil.Process(pid)
+
+    def find() -> psutil.Process | None:
+        for child in parent.children(recursive=True):
+            with contextlib.suppress(psutil.NoSuchProcess):
+                if child.name() == name:
+                    return child
+        return None
+
+    found = wait_until(find, timeout, message=message or f"a {name} under {pid}")
+    assert found is not None
+    return found

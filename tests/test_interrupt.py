@@ -3,7 +3,6 @@ process tree) but not the agent; `swarm kill` ends the agent and gives its task 
 
 from __future__ import annotations
 
-import contextlib
 import time
 
 import psutil
@@ -11,7 +10,7 @@ import pytest
 
 from swarm.protocol import TeammateTerminated
 from tests.agent_fixtures import Crew, crew_fixture  # noqa: F401
-from tests.helpers import wait_until
+from tests.helpers import child_named, wait_until
 
 
 @pytest.fixture(autouse=True)
@@ -20,18 +19,7 @@ def fast_heartbeat(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def running_sleep(crew: Crew, name: str, pid: int) -> psutil.Process:
-    agent = psutil.Process(pid)
-
-    def find() -> psutil.Process | None:
-        for child in agent.children(recursive=True):
-            with contextlib.suppress(psutil.NoSuchProcess):
-                if child.name() == "sleep":
-                    return child
-        return None
-
-    found = wait_until(find, 10, message=f"a sleep under {name} (log: {crew.log(name)[-600:]})")
-    assert found is not None
-    return found
+    return child_named(pid, "sleep", message=f"a sleep under {name} (log: {crew.log(name)[-600:]})")
 
 
 def gone(proc: psutil.Process) -> bool:

@@ -22,7 +22,7 @@ from swarm.protocol import TeammateTerminated
 from swarm.state import AgentState, update_state
 from swarm.status import observe
 from tests.agent_fixtures import SWARM, Crew, crew_fixture  # noqa: F401
-from tests.helpers import wait_until
+from tests.helpers import child_named, wait_until
 
 
 @pytest.fixture(autouse=True)
@@ -43,18 +43,7 @@ def strays() -> Iterator[list[psutil.Process]]:
 
 def running_sleep(pid: int) -> psutil.Process:
     """The `sleep` the agent's Bash tool is running (fails the test if none appears)."""
-    agent = psutil.Process(pid)
-
-    def find() -> psutil.Process | None:
-        for child in agent.children(recursive=True):
-            with contextlib.suppress(psutil.NoSuchProcess):
-                if child.name() == "sleep":
-                    return child
-        return None
-
-    found = wait_until(find, 10, message=f"a sleep under agent {pid}")
-    assert found is not None
-    return found
+    return child_named(pid, "sleep", message=f"a sleep under agent {pid}")
 
 
 def holds_a_lock(pid: int) -> bool:

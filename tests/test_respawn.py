@@ -19,7 +19,7 @@ from swarm.protocol import TeammateTerminated
 from swarm.runtime.transcript import Transcript
 from tests.agent_fixtures import Crew, crew_fixture  # noqa: F401
 from tests.fake_anthropic import FakeAnthropic
-from tests.helpers import wait_until
+from tests.helpers import child_named, wait_until
 
 
 @pytest.fixture(autouse=True)
@@ -40,17 +40,7 @@ def strays() -> Iterator[list[psutil.Process]]:
 
 def kill_mid_sleep(crew: Crew, name: str, pid: int, strays: list[psutil.Process]) -> None:
     """SIGKILL the agent while its Bash tool runs `sleep`; end the orphaned sleep too."""
-    agent = psutil.Process(pid)
-
-    def sleeper() -> psutil.Process | None:
-        for child in agent.children(recursive=True):
-            with contextlib.suppress(psutil.NoSuchProcess):
-                if child.name() == "sleep":
-                    return child
-        return None
-
-    found = wait_until(sleeper, 10, message=f"a sleep under {name} (log: {crew.log(name)[-600:]})")
-    assert found is not None
+    found = child_named(pid, "sleep", message=f"a sleep under {name} (log: {crew.log(name)[-600:]})")
     strays.append(found)
     os.kill(pid, signal.SIGKILL)
     assert crew.exit_code(name) == -signal.SIGKILL

@@ -57,13 +57,12 @@ def _withdraw(agent: Agent, message_ids: list[str]) -> None:
     Mailbox(agent.team.name, LEAD_NAME).mark_read(message_ids)
 
 
-def ask_lead(agent: Agent, tool: Tool, args: dict[str, Any], use_id: str,
-             why: Decision) -> Decision:
-    request = PermissionRequest(agent_id=f"{agent.name}@{agent.team.name}", tool_name=tool.name,
-                                tool_use_id=use_id, description=tool.describe(args), input=args)
+def _ask(agent: Agent, request: PermissionRequest | PlanApprovalRequest, state: str,
+         detail: str, timeout: float | None) -> Message | None:
+    """Send `request` to the lead and wait in `state` for the reply (None: timeout or a shutdown
+    came first). A request nobody will wait for any more is withdrawn from the lead's list."""
     sent = agent.team.send(LEAD_NAME, request, sender=agent.name)
-    agent.set_state(state="waiting_permission", detail=f"asks: {request.description}")
-    timeout = permission_timeout()
+    agent.set_state(state=state, detail=detail)
     try:
         reply = _await_reply(agent, request.request_id, timeout)
     except BaseException:  # interrupted or stopped: nobody will use the answer
@@ -73,6 +72,16 @@ def ask_lead(agent: Agent, tool: Tool, args: dict[str, Any], use_id: str,
         agent.set_state(state="working", detail=None)
     if reply is None:
         _withdraw(agent, sent)
+    return reply
+
+
+def ask_lead(agent: Agent, tool: Tool, args: dict[str, Any], use_id: str,
+             why: Decision) -> Decision:
+    request = PermissionRequest(agent_id=f"{agent.name}@{agent.team.name}", tool_name=tool.name,
+                                tool_use_id=use_id, description=tool.describe(args), input=args)
+    timeout = permission_timeout()
+    reply = _ask(agent, request, "waiting_permission", f"asks: {request.description}", timeout)
+    if reply is None:
         if any(isinstance(m.structured(), ShutdownRequest) for m in agent.box.unread()):
             return Decision("deny", "a shutdown was requested while waiting for approval")
         return Decision("deny", f"no answer from the lead within {timeout:g}s ({why.reason})")
@@ -89,17 +98,8 @@ def submit_plan(agent: Agent, plan: str) -> str:
     if agent.setup.mode != "plan":
         return "You are not in plan mode; go ahead with the work."
     request = PlanApprovalRequest(plan=plan)
-    sent = agent.team.send(LEAD_NAME, request, sender=agent.name)
-    agent.set_state(state="awaiting_plan", detail="plan submitted")
-    try:
-        reply = _await_reply(agent, request.request_id, None)
-    except BaseException:
-        _withdraw(agent, sent)
-        raise
-    finally:
-        agent.set_state(state="working", detail=None)
+    reply = _ask(agent, request, "awaiting_plan", "plan submitted", None)
     if reply is None:
-        _withdraw(agent, sent)
         return "A shutdown was requested before your plan was answered."
     agent.box.mark_read([reply.id])
     answer = reply.structured()
