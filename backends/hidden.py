@@ -10,7 +10,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from swarm import paths
-from swarm.liveness import is_alive
 from swarm.store import ensure_dir
 
 
@@ -60,6 +59,8 @@ class HiddenBackend:
         return proc.pid
 
     def kill_pane(self, pane_id: str) -> bool:
+        from swarm.liveness import is_alive  # psutil: not needed to start a pane
+
         pid = self._pids.pop(pane_id, None)
         if pid is None or not is_alive(pid):
             return False
@@ -67,6 +68,8 @@ class HiddenBackend:
         return True
 
     def is_pane_alive(self, pane_id: str) -> bool:
+        from swarm.liveness import is_alive
+
         pid = self._pids.get(pane_id)
         return pid is not None and is_alive(pid)
 

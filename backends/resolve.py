@@ -6,9 +6,12 @@ import importlib
 import os
 import shutil
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from backends.base import PaneBackend
 from swarm.errors import BadInputError
+
+if TYPE_CHECKING:
+    from backends.base import PaneBackend
 
 BACKENDS = ("tmux", "iterm2", "hidden")
 _MODULES = {"tmux": "backends.tmux:TmuxBackend", "iterm2": "backends.iterm2:ITerm2Backend",

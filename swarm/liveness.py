@@ -2,13 +2,37 @@
 
 from __future__ import annotations
 
-import psutil
+import os
 
 # Start times are floats from the kernel's boot-relative clock; allow for rounding.
 START_TIME_TOLERANCE = 1.0
 
 
+def _proc_start_time(pid: int) -> float | None:
+    """psutil's Linux `create_time()`, computed the same way from /proc without importing psutil
+    (~10 ms of every teammate's start): starttime ticks / SC_CLK_TCK + boot time."""
+    with open(f"/proc/{pid}/stat", "rb") as f:
+        stat = f.read()
+    ticks = stat[stat.rfind(b")") + 2:].split()[19]
+    with open("/proc/stat", "rb") as f:
+        for line in f:
+            if line.startswith(b"btime"):
+                return float(ticks) / os.sysconf("SC_CLK_TCK") + float(line.split()[1])
+    return None
+
+
 def process_start_time(pid: int) -> float | None:
+    if os.path.isdir("/proc/self"):
+        try:
+            start = _proc_start_time(pid)
+            if start is not None:
+                return start
+        except FileNotFoundError:  # no such process
+            return None
+        except (OSError, ValueError, IndexError):  # unreadable or unexpected: ask psutil
+            pass
+    import psutil
+
     try:
         return psutil.Process(pid).create_time()
     except (psutil.NoSuchProcess, psutil.AccessDenied, ProcessLookupError):
@@ -19,6 +43,8 @@ def is_alive(pid: int | None, started_at: float | None = None) -> bool:
     """True when `pid` runs and, if `started_at` is known, is the same process as recorded."""
     if not pid or pid <= 0:
         return False
+    import psutil  # lazily: starting a teammate never needs it
+
     try:
         proc = psutil.Process(pid)
         if proc.status() == psutil.STATUS_ZOMBIE:

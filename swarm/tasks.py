@@ -9,7 +9,7 @@ import builtins
 from collections.abc import Callable
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from swarm import paths
 from swarm.errors import BadInputError, NotFoundError, TaskConflictError
@@ -21,6 +21,9 @@ _UNSET: object = object()
 
 
 class Task(BaseModel):
+    # Built on first use: a teammate starting up with no tasks never validates one.
+    model_config = ConfigDict(defer_build=True)
+
     id: str
     subject: str
     description: str = ""

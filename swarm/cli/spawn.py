@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import gc
+
 import click
 
 from swarm.cli.common import emit, json_option, open_team, team_option
@@ -35,16 +37,24 @@ def spawn(name: str, team_name: str | None, prompt: str | None, prompt_file: cli
           allow: tuple[str, ...], deny: tuple[str, ...], color: str | None,
           max_turns: int | None, max_budget_usd: float | None, as_json: bool) -> None:
     """Start a teammate NAME in its own pane (or hidden)."""
-    from swarm.spawner import spawn as do_spawn
-
     if prompt_file is not None:
         prompt = prompt_file.read()  # type: ignore[attr-defined]
-    result = do_spawn(
-        open_team(team_name), name, prompt=prompt, agent_type=agent_type, model=model,
-        backend=backend, cwd=cwd, worktree=worktree, plan_mode_required=plan_mode_required,
-        permission_mode=permission_mode, allow=allow, deny=deny, color=color,
-        max_turns=max_turns, max_budget_usd=max_budget_usd,
-    )
+    # Importing the team and spawner builds pydantic models: many objects and no garbage, so
+    # cycle collection meanwhile is wasted time in a command that is run 8 at once.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        from swarm.spawner import spawn as do_spawn
+
+        result = do_spawn(
+            open_team(team_name), name, prompt=prompt, agent_type=agent_type, model=model,
+            backend=backend, cwd=cwd, worktree=worktree, plan_mode_required=plan_mode_required,
+            permission_mode=permission_mode, allow=allow, deny=deny, color=color,
+            max_turns=max_turns, max_budget_usd=max_budget_usd,
+        )
+    finally:
+        if collecting:
+            gc.enable()
     if result.notice and not as_json:
         click.echo(f"swarm: note: {result.notice}", err=True)
 

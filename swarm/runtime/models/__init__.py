@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from swarm.errors import BadInputError
-from swarm.runtime.models.base import Model
+
+if TYPE_CHECKING:  # the spawn command needs default_model_spec only, not the model classes
+    from swarm.runtime.models.base import Model
 
 NO_KEY_NOTICE = "no ANTHROPIC_API_KEY: teammates use the offline shell model"
 
