@@ -3,19 +3,21 @@
 Sources, lowest to highest priority: built-in (shipped in `swarm/agents/`), user
 (`$SWARM_HOME/agents/`), project (the nearest `.swarm/agents/` from the cwd up to the git root).
 A bad file is reported with its file and field and skipped; it never breaks the others.
+
+Every spawn and every teammate start reads the definitions, so the hot path stays cheap: the
+built-ins come pre-parsed from `swarm/agents/__init__.py` (generated from the .md files by
+`python -m swarm.definitions`, checked identical by a test), the YAML parser is imported only
+when a user or project file needs it, and the models build their validators on first use.
 """
 
 from __future__ import annotations
 
-import difflib
+import copy
 import os
 from collections.abc import Iterable, Sequence
-from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-import frontmatter
-import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from swarm import paths
@@ -58,6 +60,8 @@ def _tool_list(value: Any) -> list[str] | None:
         raise ValueError("must be a list of tool names or a comma-separated string")
     for tool in value:
         if tool not in KNOWN_TOOLS:
+            import difflib
+
             close = difflib.get_close_matches(tool, KNOWN_TOOLS, n=1, cutoff=0.6)
             hint = f" (did you mean {close[0]!r}?)" if close else ""
             raise ValueError(f"unknown tool {tool!r}{hint}; known: {', '.join(KNOWN_TOOLS)}")
@@ -67,12 +71,15 @@ def _tool_list(value: Any) -> list[str] | None:
 class Shadowed(BaseModel):
     """A lower-priority definition of the same name that this one overrides."""
 
+    model_config = ConfigDict(defer_build=True)
+
     source: Source
     path: str
 
 
 class AgentDefinition(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    # defer_build: built-ins are constructed pre-validated; only user/project files need it.
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
     name: str
     description: str = ""
@@ -139,6 +146,8 @@ class AgentDefinition(BaseModel):
 
 
 class DefinitionProblem(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     path: str
     field: str | None = None
     message: str
@@ -149,6 +158,8 @@ class DefinitionProblem(BaseModel):
 
 
 class Definitions(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     definitions: dict[str, AgentDefinition] = Field(default_factory=dict)
     problems: list[DefinitionProblem] = Field(default_factory=list)
 
@@ -159,6 +170,9 @@ class Definitions(BaseModel):
 def parse_definition(text: str, path: str, source: Source, stem: str
                      ) -> AgentDefinition | list[DefinitionProblem]:
     """Parse one file's text; return the definition or the problems that made it unusable."""
+    import frontmatter  # ~20 ms with PyYAML: only for files, never for the pre-parsed built-ins
+    import yaml
+
     handler = frontmatter.YAMLHandler()
     text = text.removeprefix("\ufeff")
     meta: Any = {}
@@ -231,13 +245,60 @@ def _load_files(files: Iterable[tuple[str, str, Any]], source: Source,
 
 
 def builtin_dir() -> Any:
+    here = Path(__file__).with_name("agents")
+    if here.is_dir():  # a plain install: the same path importlib.resources gives, ~1 ms sooner
+        return here
+    from importlib import resources
+
     return resources.files("swarm").joinpath("agents")
 
 
-def _load_builtins(problems: list[DefinitionProblem]) -> list[AgentDefinition]:
+def _builtin_entries() -> list[Any]:
     root = builtin_dir()
-    entries = sorted((e for e in root.iterdir() if e.name.endswith(".md")), key=lambda e: e.name)
+    return sorted((e for e in root.iterdir() if e.name.endswith(".md")), key=lambda e: e.name)
+
+
+def parse_builtin_files(problems: list[DefinitionProblem]) -> list[AgentDefinition]:
+    """The built-ins parsed from their .md files (the source of truth)."""
+    entries = _builtin_entries()
     return _load_files(((str(e), e.name[:-3], e.read_text) for e in entries), "builtin", problems)
+
+
+def _load_builtins(problems: list[DefinitionProblem]) -> list[AgentDefinition]:
+    """The built-ins from their pre-parsed copy; the files themselves if the set of files no
+    longer matches it (a file added or removed without regenerating)."""
+    from swarm.agents import BUILTINS
+
+    entries = _builtin_entries()
+    if [e.name[:-3] for e in entries] != list(BUILTINS):
+        return parse_builtin_files(problems)
+    # Validated when generated (and by the test that keeps it identical to the files). The
+    # default-factory fields are given: pydantic would inspect each factory's signature (~3 ms).
+    return [AgentDefinition.model_construct(
+        {*BUILTINS[e.name[:-3]], "source", "path"},
+        **{"disallowed_tools": [], "overrides": [], **copy.deepcopy(BUILTINS[e.name[:-3]])},
+        source="builtin", path=str(e)) for e in entries]
+
+
+def builtins_module_source() -> str:
+    """The text of `swarm/agents/__init__.py`: each built-in's fields as its file sets them."""
+    problems: list[DefinitionProblem] = []
+    data = {Path(d.path).stem: d.model_dump(exclude_unset=True, exclude={"source", "path"})
+            for d in parse_builtin_files(problems)}
+    if problems:
+        raise SystemExit("\n".join(str(p) for p in problems))
+    return (
+        '"""Built-in agent definitions pre-parsed from the .md files here, which stay the source\n'
+        "of truth: spawns and teammate starts skip YAML parsing. Generated by\n"
+        "`python -m swarm.definitions`; tests/test_definitions.py checks it matches the files.\n"
+        '"""\n\n'
+        "from __future__ import annotations\n\n"
+        "from typing import Any\n\n"
+        "BUILTINS: dict[str, dict[str, Any]] = {\n"
+        + "".join(f"    {stem!r}: {{\n" + "".join(f"        {k!r}: {v!r},\n" for k, v in fields.items())
+                  + "    },\n" for stem, fields in data.items())
+        + "}\n"
+    )
 
 
 def find_project_agents_dir(cwd: str | Path) -> Path | None:
@@ -267,6 +328,11 @@ def _resolved(path: Path) -> Path:
 
 def load_definitions(cwd: str | Path | None = None) -> Definitions:
     """Merge built-in < user < project definitions; problems are collected, not raised."""
+    merged, problems = _merge(cwd)
+    return Definitions(definitions=merged, problems=problems)
+
+
+def _merge(cwd: str | Path | None) -> tuple[dict[str, AgentDefinition], list[DefinitionProblem]]:
     problems: list[DefinitionProblem] = []
     merged: dict[str, AgentDefinition] = {}
     layers: list[list[AgentDefinition]] = [_load_builtins(problems)]
@@ -283,19 +349,19 @@ def load_definitions(cwd: str | Path | None = None) -> Definitions:
                 shadowed = [Shadowed(source=previous.source, path=previous.path), *previous.overrides]
                 definition = definition.model_copy(update={"overrides": shadowed})
             merged[definition.name] = definition
-    return Definitions(definitions=dict(sorted(merged.items())), problems=problems)
+    return dict(sorted(merged.items())), problems
 
 
 def get_definition(agent_type: str, cwd: str | Path | None = None) -> AgentDefinition:
     """The definition for `agent_type`, or NotFoundError naming the available types."""
-    loaded = load_definitions(cwd)
+    definitions, problems = _merge(cwd)  # no Definitions model: nothing to validate here
     wanted = agent_type.lower()
-    found = loaded.definitions.get(wanted)
+    found = definitions.get(wanted)
     if found is not None:
         return found
-    message = f"unknown agent type {agent_type!r} (available: {', '.join(loaded.names())})"
+    message = f"unknown agent type {agent_type!r} (available: {', '.join(sorted(definitions))})"
     # A file named like the wanted type that failed to load is the likely explanation.
-    broken = [p for p in loaded.problems if Path(p.path).stem.lower() == wanted]
+    broken = [p for p in problems if Path(p.path).stem.lower() == wanted]
     if broken:
         message += f"; {broken[0]} (fix the file to use it)"
     raise NotFoundError(message)
@@ -313,3 +379,9 @@ def effective_tools(definition: AgentDefinition, all_tools: Sequence[str],
         if tool in keep_always or ((allowed is None or tool in allowed) and tool not in denied)
     ]
     return result + [tool for tool in team_tools if tool not in result]
+
+
+if __name__ == "__main__":  # regenerate swarm/agents/__init__.py after editing a built-in .md
+    target = Path(__file__).with_name("agents") / "__init__.py"
+    target.write_text(builtins_module_source(), encoding="utf-8")
+    print(f"wrote {target}")

@@ -11,15 +11,19 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from swarm import paths
+from swarm import definitions, paths
 from swarm.cli.main import cli
 from swarm.definitions import (
     KNOWN_TOOLS,
     TEAM_TOOLS,
+    DefinitionProblem,
+    _load_builtins,
+    builtins_module_source,
     effective_tools,
     find_project_agents_dir,
     get_definition,
     load_definitions,
+    parse_builtin_files,
 )
 from swarm.errors import NotFoundError
 
@@ -254,3 +258,78 @@ def test_real_executable_warns_and_exits_zero(project: Path, swarm_home: Path) -
     assert missing.returncode == 2
     assert missing.stderr.startswith("swarm: error: unknown agent type 'ghost'")
     assert "Traceback" not in missing.stderr
+
+
+# -- the start-up fast path: pre-parsed built-ins, no YAML on a spawn ------------------------------
+
+def test_preparsed_builtins_match_the_md_files() -> None:
+    """swarm/agents/__init__.py is generated from the .md files: regenerate it with
+    `.venv/bin/python -m swarm.definitions` after editing a built-in."""
+    generated = (REPO / "swarm" / "agents" / "__init__.py").read_text(encoding="utf-8")
+    assert generated == builtins_module_source(), "run: .venv/bin/python -m swarm.definitions"
+    problems: list[DefinitionProblem] = []
+    fast, parsed = _load_builtins(problems), parse_builtin_files(problems)
+    assert problems == []
+    assert [d.name for d in fast] == ["explore", "general-purpose", "plan"]
+    for quick, slow in zip(fast, parsed, strict=True):
+        assert quick.__dict__ == slow.__dict__
+        assert quick.model_fields_set == slow.model_fields_set
+        assert quick.path == slow.path and Path(quick.path).is_file()
+    # Each call hands out its own lists: a caller changing one cannot change the next load.
+    fast[0].tools.append("Write")  # type: ignore[union-attr]
+    assert _load_builtins([])[0].tools == ["Read", "Glob", "Grep"]
+
+
+def test_builtin_files_added_without_regenerating_are_parsed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    shipped = tmp_path / "agents"
+    for name in ("explore", "general-purpose", "plan"):
+        write(shipped / f"{name}.md", (REPO / "swarm" / "agents" / f"{name}.md").read_text())
+    write(shipped / "reviewer.md", "---\ndescription: new built-in\ntools: Read\n---\nReview.\n")
+    monkeypatch.setattr(definitions, "builtin_dir", lambda: shipped)
+    loaded = load_definitions(tmp_path)
+    assert loaded.problems == []
+    assert loaded.names() == ["explore", "general-purpose", "plan", "reviewer"]
+    reviewer = loaded.definitions["reviewer"]
+    assert (reviewer.source, reviewer.tools, reviewer.prompt) == ("builtin", ["Read"], "Review.")
+    assert reviewer.path == str(shipped / "reviewer.md")
+
+
+def test_builtin_lookup_imports_no_yaml_but_user_files_still_parse(
+        tmp_path: Path, swarm_home: Path) -> None:
+    code = ("import sys\n"
+            "from swarm.definitions import get_definition\n"
+            "d = get_definition(sys.argv[1])\n"
+            "print(d.name, d.source, d.tools, 'yaml' in sys.modules, 'frontmatter' in sys.modules)\n")
+    env = {**os.environ, "SWARM_HOME": str(swarm_home)}
+
+    def run(agent_type: str) -> str:
+        proc = subprocess.run([sys.executable, "-c", code, agent_type], cwd=tmp_path, env=env,
+                              capture_output=True, text=True, timeout=30)
+        assert proc.returncode == 0, proc.stderr
+        return proc.stdout.strip()
+
+    assert run("explore") == "explore builtin ['Read', 'Glob', 'Grep'] False False"
+    write(paths.user_agents_dir() / "mine.md", "---\ntools: [Read, Bash]\n---\nMine.\n")
+    assert run("mine") == "mine user ['Read', 'Bash'] True True"
+
+
+def test_process_start_time_matches_psutil() -> None:
+    """liveness reads /proc itself (no psutil import in a starting teammate); observers compare
+    its value with psutil's create_time, so the two must agree exactly."""
+    import psutil
+
+    from swarm.liveness import is_alive, process_start_time
+
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
+    try:
+        for pid in (os.getpid(), child.pid):
+            assert process_start_time(pid) == psutil.Process(pid).create_time()
+        started = process_start_time(child.pid)
+        assert is_alive(child.pid, started)
+        assert not is_alive(child.pid, started - 5)  # a reused pid: another start time
+    finally:
+        child.kill()
+        child.wait()
+    assert process_start_time(child.pid) is None
+    assert not is_alive(child.pid)
