@@ -437,3 +437,24 @@ def test_light_commands_do_not_import_the_sdk_or_tmux(team: Team) -> None:
                           timeout=60, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "HEAVY="
+
+
+def test_inbox_mark_read_archives_what_it_showed_but_pending_requests(run: Any, team: Team) -> None:
+    """The lead's mailbox must not grow without bound: `--mark-read` moves what was shown to
+    the archive; permission requests stay until `swarm permissions` answers them; someone
+    else's mailbox is refused (it would take their messages)."""
+    from swarm.protocol import PermissionRequest
+
+    team.send("team-lead", "report", sender="bob")
+    team.send("team-lead", PermissionRequest(agent_id="bob@alpha", tool_name="Bash",
+                                             input={"command": "ls"}), sender="bob")
+    team.send("alice", "for alice", sender="bob")
+    shown = run("inbox", "--team", "alpha", "--mark-read", "--json").json()
+    assert len(shown) == 2
+    box = team.inbox("team-lead")
+    [left] = box.unread()
+    assert isinstance(left.structured(), PermissionRequest)
+    assert [m.text for m in box.archived()] == ["report"]
+    refused = run("inbox", "alice", "--team", "alpha", "--mark-read")
+    assert refused.code == 2 and "your own mailbox" in refused.err
+    assert len(team.inbox("alice").unread()) == 1

@@ -9,7 +9,9 @@ from typing import Any
 import click
 
 from swarm.cli.common import current_agent_name, emit, json_option, open_team, table, team_option
+from swarm.errors import BadInputError
 from swarm.names import LEAD_NAME
+from swarm.protocol import Message
 
 
 @click.command()
@@ -36,14 +38,22 @@ def send(to: str, message: str, team_name: str | None, summary: str | None,
 @click.option("--unread", is_flag=True, help="Only unread messages.")
 @click.option("--all", "include_archive", is_flag=True, help="Include archived (read) messages.")
 @click.option("--follow", "-f", is_flag=True, help="Keep printing new messages as they arrive.")
+@click.option("--mark-read", is_flag=True,
+              help="Mark what is shown read (archived), but requests still to be answered.")
 @json_option
 def inbox(name: str | None, team_name: str | None, unread: bool, include_archive: bool,
-          follow: bool, as_json: bool) -> None:
-    """Show a mailbox (default: team-lead's). Reading here does not mark messages read."""
+          follow: bool, mark_read: bool, as_json: bool) -> None:
+    """Show a mailbox (default: team-lead's); only --mark-read marks messages read."""
     team = open_team(team_name)
     box = team.inbox(LEAD_NAME if name is None else name)
+    if mark_read and box.name != (current_agent_name() or LEAD_NAME):
+        raise BadInputError(f"--mark-read is for your own mailbox: marking {box.name}'s messages "
+                            "read would take them from it")
     messages = box.messages(unread_only=unread, include_archive=include_archive and not unread)
     emit(messages, as_json, _render)
+    if mark_read:
+        # Permission requests and plans stay unread: `swarm permissions`/`plans` answer them.
+        box.mark_read([m.id for m in messages if not m.read and not _awaits_answer(m)])
     if not follow:
         return
     seen = {m.id for m in messages}
@@ -56,6 +66,11 @@ def inbox(name: str | None, team_name: str | None, unread: bool, include_archive
             sys.stdout.flush()
             watcher.wait(None if fresh else 1.0)
             time.sleep(0)  # let Ctrl-C land between waits
+
+
+def _awaits_answer(message: Message) -> bool:
+    kind = message.structured()
+    return kind is not None and kind.type in ("permission_request", "plan_approval_request")
 
 
 def _render(messages: Any) -> str:
