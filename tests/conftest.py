@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
+import psutil
 import pytest
 
+from swarm.team import Team
 from tests.fake_anthropic import fake_api  # noqa: F401  (the fake Anthropic API fixture)
 
 
@@ -17,3 +21,23 @@ def swarm_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
                 "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "TMUX", "TMUX_PANE", "SWARM_DEBUG"):
         monkeypatch.delenv(var, raising=False)
     return home
+
+
+@pytest.fixture
+def team() -> Team:
+    """Team `alpha` with members alice and bob (and its lead)."""
+    team = Team.create("alpha")
+    team.add_member("alice")
+    team.add_member("bob")
+    return team
+
+
+@pytest.fixture
+def strays() -> Iterator[list[psutil.Process]]:
+    """Processes a test orphans (a killed agent's Bash child runs in its own session)."""
+    procs: list[psutil.Process] = []
+    yield procs
+    for proc in procs:
+        with contextlib.suppress(psutil.NoSuchProcess):
+            proc.kill()
+    psutil.wait_procs(procs, timeout=5)

@@ -86,14 +86,6 @@ def assert_one_error(result: Result, code: int, *needles: str) -> None:
 
 
 @pytest.fixture
-def team() -> Team:
-    team = Team.create("alpha")
-    team.add_member("alice")
-    team.add_member("bob")
-    return team
-
-
-@pytest.fixture
 def sleeper() -> Iterator[subprocess.Popen[bytes]]:
     proc = subprocess.Popen(["sleep", "30"])
     reaper = threading.Thread(target=proc.wait, daemon=True)  # reap at once: no zombie

@@ -4,14 +4,12 @@ and the lead hears of it exactly once however many observers look."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
 
 import psutil
 import pytest
@@ -28,17 +26,6 @@ from tests.helpers import child_named, wait_until
 @pytest.fixture(autouse=True)
 def fast_heartbeat(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SWARM_HEARTBEAT_INTERVAL", "0.2")  # inherited by spawned agents
-
-
-@pytest.fixture
-def strays() -> Iterator[list[psutil.Process]]:
-    """Processes a test orphans (a killed agent's Bash child runs in its own session)."""
-    procs: list[psutil.Process] = []
-    yield procs
-    for proc in procs:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            proc.kill()
-    psutil.wait_procs(procs, timeout=5)
 
 
 def running_sleep(pid: int) -> psutil.Process:

@@ -22,14 +22,6 @@ from tests.helpers import wait_until
 ROOT = Path(__file__).resolve().parent.parent
 
 
-@pytest.fixture
-def team() -> Team:
-    team = Team.create("alpha")
-    team.add_member("alice")
-    team.add_member("bob")
-    return team
-
-
 def inbox_files(team: Team) -> list[str]:
     return sorted(p.name for p in paths.inboxes_dir(team.name).iterdir())
 

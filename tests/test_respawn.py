@@ -3,12 +3,10 @@ identity and its conversation, read back from `transcript.jsonl` (a torn last li
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
 import os
 import signal
-from collections.abc import Iterator
 from typing import Any
 
 import psutil
@@ -25,17 +23,6 @@ from tests.helpers import child_named, wait_until
 @pytest.fixture(autouse=True)
 def fast_heartbeat(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SWARM_HEARTBEAT_INTERVAL", "0.2")
-
-
-@pytest.fixture
-def strays() -> Iterator[list[psutil.Process]]:
-    """Processes a test orphans (a killed agent's Bash child runs in its own session)."""
-    procs: list[psutil.Process] = []
-    yield procs
-    for proc in procs:
-        with contextlib.suppress(psutil.NoSuchProcess):
-            proc.kill()
-    psutil.wait_procs(procs, timeout=5)
 
 
 def kill_mid_sleep(crew: Crew, name: str, pid: int, strays: list[psutil.Process]) -> None:

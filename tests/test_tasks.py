@@ -15,14 +15,6 @@ from swarm.team import Team
 FORK = multiprocessing.get_context("fork")
 
 
-@pytest.fixture
-def team() -> Team:
-    team = Team.create("alpha")
-    for name in ("alice", "bob"):
-        team.add_member(name)
-    return team
-
-
 def task_files(team: Team) -> list[str]:
     return sorted(p.name for p in paths.tasks_dir(team.name).iterdir())
 
