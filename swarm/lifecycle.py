@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 import psutil
 
 from swarm.liveness import is_alive
-from swarm.state import read_state, update_state
+from swarm.state import AgentState, read_state, update_state
 
 if TYPE_CHECKING:
     from swarm.team import Member, Team
@@ -60,9 +60,8 @@ def stop_member(team: Team, member: Member, reason: str = "killed") -> None:
     team.tasks.release_owned_by(member.name)
     if state is not None:
 
-        def mark(s: object) -> None:
-            s.state = "exited"  # type: ignore[attr-defined]
-            s.detail = reason  # type: ignore[attr-defined]
+        def mark(s: AgentState) -> None:
+            s.state, s.detail = "exited", reason
 
         update_state(team.name, member.name, mark)
 
