@@ -10,7 +10,11 @@ from swarm.cli.common import emit, json_option
 @click.command()
 @json_option
 def doctor(as_json: bool) -> None:
-    """Check tmux, iTerm2, the backend choice, the API key, SWARM_HOME and stale teams."""
+    """Check what swarm can use here, and find stale teams.
+
+    Reports tmux, iTerm2, the backend auto would pick and why, the API key, whether
+    SWARM_HOME is writable, and teams with dead members.
+    """
     from swarm.doctor import diagnose, render
 
     report = diagnose()

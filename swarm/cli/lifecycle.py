@@ -38,7 +38,10 @@ def shutdown(name: str | None, all_members: bool, team_name: str | None, reason:
 @click.argument("name")
 @team_option
 def interrupt(name: str, team_name: str | None) -> None:
-    """Abort a teammate's current turn (it stays alive and goes idle)."""
+    """Abort a teammate's current turn.
+
+    The teammate stays alive and goes idle (idle_reason: interrupted).
+    """
     from swarm.control import interrupt as do_interrupt
 
     do_interrupt(open_team(team_name), name)
@@ -61,7 +64,10 @@ def kill(name: str, team_name: str | None) -> None:
 @team_option
 @json_option
 def respawn(name: str, team_name: str | None, as_json: bool) -> None:
-    """Restart a dead or exited teammate; it resumes its conversation."""
+    """Restart a dead or exited teammate.
+
+    It keeps its identity and resumes its conversation from its transcript.
+    """
     from swarm.spawner import respawn as do_respawn
 
     result = do_respawn(open_team(team_name), name)
@@ -76,7 +82,10 @@ def respawn(name: str, team_name: str | None, as_json: bool) -> None:
 @click.option("--timeout", type=float, default=None, help="Give up after S seconds (exit 124).")
 @json_option
 def wait(team_name: str | None, until: str, timeout: float | None, as_json: bool) -> None:
-    """Block until teammates are idle, all tasks are done, or all have exited."""
+    """Wait for idle teammates, finished tasks, or exits.
+
+    Exit 0 when it holds, 1 when a teammate died or failed, 124 on timeout.
+    """
     from swarm.cli.status import render
     from swarm.control import wait as do_wait
 

@@ -23,7 +23,10 @@ from swarm.protocol import Message
 @json_option
 def send(to: str, message: str, team_name: str | None, summary: str | None,
          sender: str | None, as_json: bool) -> None:
-    """Send MESSAGE (or - for stdin) to a member, or '*' for everyone."""
+    """Send a message to a member, or '*' for all.
+
+    MESSAGE may be - to read it from stdin.
+    """
     team = open_team(team_name)
     text = sys.stdin.read() if message == "-" else message
     # An explicit --from (even '') is checked, never silently replaced by the default.
@@ -43,7 +46,10 @@ def send(to: str, message: str, team_name: str | None, summary: str | None,
 @json_option
 def inbox(name: str | None, team_name: str | None, unread: bool, include_archive: bool,
           follow: bool, mark_read: bool, as_json: bool) -> None:
-    """Show a mailbox (default: team-lead's); only --mark-read marks messages read."""
+    """Show a mailbox (default: team-lead's).
+
+    Reading does not mark messages read; --mark-read does (your own mailbox only).
+    """
     team = open_team(team_name)
     box = team.inbox(LEAD_NAME if name is None else name)
     if mark_read and box.name != (current_agent_name() or LEAD_NAME):

@@ -13,7 +13,10 @@ from swarm.errors import OperationFailedError
 @click.command()
 @team_option
 def attach(team_name: str | None) -> None:
-    """Open the team's tmux session (switch-client when already inside tmux)."""
+    """Open the team's tmux session.
+
+    Inside tmux it switches the client; outside it attaches.
+    """
     from backends.tmux import attach_command
 
     team = open_team(team_name)

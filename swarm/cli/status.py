@@ -33,7 +33,10 @@ def render(statuses: list[Any]) -> str:
 @click.option("--watch", "-w", is_flag=True, help="A live view, refreshed on change.")
 @json_option
 def status(team_name: str | None, watch: bool, as_json: bool) -> None:
-    """Show each teammate's state, task, unread count, turns, tokens and cost."""
+    """Show what each teammate is doing.
+
+    State, current task, unread count, turns, tokens and cost per teammate.
+    """
     from swarm.status import observe
 
     team = open_team(team_name)
