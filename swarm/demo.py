@@ -50,7 +50,6 @@ def demo_tasks(root: Path) -> list[tuple[str, str]]:
 def run_demo(root: Path, keep: bool = False, backend: str | None = None,
              say: Callable[[str], None] = print, timeout: float = 120.0) -> DemoResult:
     from swarm.control import shutdown, wait
-    from swarm.lifecycle import stop_members
     from swarm.spawner import spawn
 
     started = time.monotonic()
@@ -77,10 +76,10 @@ def run_demo(root: Path, keep: bool = False, backend: str | None = None,
             shutdown(team, [], reason="demo finished", timeout=15, force=True)
     except BaseException:
         if not keep:
-            Team.delete(team.name, force=True, stop=stop_members)
+            Team.delete(team.name, force=True)
         raise
     if not keep:
-        Team.delete(team.name, force=True, stop=stop_members)
+        Team.delete(team.name, force=True)
     return DemoResult(team.name, result.backend, result.backend_reason, rows,
                       time.monotonic() - started, keep)
 

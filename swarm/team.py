@@ -156,9 +156,9 @@ class Team:
         force: bool = False,
         stop: Callable[[Team, builtins.list[Member]], None] | None = None,
     ) -> builtins.list[str]:
-        """Remove the team directory. Refuses while a member process lives, unless `force`,
-        which first hands the live members to `stop` (the CLI passes one that kills processes and
-        panes). Returns the names of members that were still alive."""
+        """Remove the team directory. Refuses while a member process lives, unless `force`.
+        First `stop` (default: swarm.lifecycle.stop_members) ends the members' processes and
+        closes the team's panes, so nothing is left behind. Returns the members that were alive."""
         team = cls.open(name)
         alive = team.live_members()
         if alive and not force:
@@ -167,8 +167,11 @@ class Team:
                 f"team {team.name!r} still has running members ({names}); shut them down with "
                 f"`swarm shutdown --all --team {team.name}` or use --force"
             )
-        if stop is not None:
-            stop(team, team.members())
+        if stop is None:
+            from swarm.lifecycle import stop_members
+
+            stop = stop_members
+        stop(team, team.members())
         import shutil
 
         shutil.rmtree(team.dir)

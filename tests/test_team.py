@@ -241,3 +241,16 @@ def test_corrupt_team_file_fails_clearly(capsys: pytest.CaptureFixture[str]) -> 
     [aside] = list(config.parent.glob("config.json.corrupt-*"))
     assert aside.read_bytes() == b'{"name": "alpha", "lead_agent'
     assert not config.exists()
+
+
+def test_delete_force_from_the_python_api_stops_members_by_default(
+        sleeper: subprocess.Popen[bytes]) -> None:
+    """`Team.delete(name, force=True)` as SPEC's Python API shows it must not leave a member
+    process running behind a deleted team directory."""
+    team = Team.create("alpha")
+    team.add_member("alice")
+    record_process(team, "alice", sleeper.pid)
+    started = psutil.Process(sleeper.pid).create_time()
+    assert Team.delete("alpha", force=True) == ["alice"]
+    wait_until(lambda: not is_alive(sleeper.pid, started), timeout=10, message="sleep to die")
+    assert not paths.team_dir("alpha").exists()

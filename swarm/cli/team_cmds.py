@@ -81,10 +81,8 @@ def show(name: str | None, as_json: bool) -> None:
 @json_option
 def delete(name: str, force: bool, as_json: bool) -> None:
     """Delete a team and its files."""
-    from swarm.lifecycle import stop_members
-
-    # stop_members also closes the panes of members that already exited (nothing left behind).
-    stopped = Team.delete(name, force=force, stop=stop_members)
+    # Deleting also closes the panes of members that already exited: nothing is left behind.
+    stopped = Team.delete(name, force=force)
     result = {"deleted": name.lower(), "stopped": stopped}
     emit(result, as_json, lambda r: f"deleted team {r['deleted']}" + (
         f" (stopped {', '.join(r['stopped'])})" if r["stopped"] else ""))
