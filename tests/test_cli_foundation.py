@@ -417,12 +417,15 @@ def test_debug_shows_the_traceback(team: Team) -> None:
 
 
 def test_light_commands_do_not_import_the_sdk_or_tmux(team: Team) -> None:
+    """Start-up cost is a feature: `swarm send` and friends load no SDK, tmux, rich, and neither
+    portalocker nor importlib.metadata (pydantic's plugin scan), ~60 ms between them."""
     code = (
         "import sys\nfrom swarm.cli.main import main\n"
         "for argv in (['send', '--team', 'alpha', 'alice', 'hi'], ['inbox', '--team', 'alpha'],"
         " ['tasks', 'list', '--team', 'alpha'], ['team', 'list']):\n"
         "    try:\n        main(argv)\n    except SystemExit as e:\n        assert e.code == 0\n"
-        "heavy = sorted(m for m in ('anthropic', 'libtmux', 'rich') if m in sys.modules)\n"
+        "heavy = sorted(m for m in ('anthropic', 'libtmux', 'rich', 'portalocker',"
+        " 'importlib.metadata') if m in sys.modules)\n"
         "print('HEAVY=' + ','.join(heavy))\n"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
@@ -450,3 +453,21 @@ def test_inbox_mark_read_archives_what_it_showed_but_pending_requests(run: Any, 
     refused = run("inbox", "alice", "--team", "alpha", "--mark-read")
     assert refused.code == 2 and "your own mailbox" in refused.err
     assert len(team.inbox("alice").unread()) == 1
+
+
+def test_the_plugin_loader_stand_in_hands_over_to_pydantic_for_anything_else() -> None:
+    """The stand-in answers only `get_plugins()`; any other name loads pydantic's real module,
+    so a newer pydantic that needs more from it keeps working."""
+    code = (
+        "import sys\nimport swarm.cli.main\n"
+        "loader = sys.modules['pydantic.plugin._loader']\n"
+        "assert list(loader.get_plugins()) == []\n"
+        "assert 'importlib.metadata' not in sys.modules\n"
+        "print(loader.PYDANTIC_ENTRY_POINT_GROUP)\n"
+        "print(type(sys.modules['pydantic.plugin._loader'].get_plugins).__name__)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYDANTIC_DISABLE_PLUGINS"}
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=60, cwd=ROOT, env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.split() == ["pydantic", "function"]

@@ -16,6 +16,31 @@ if "PYDANTIC_DISABLE_PLUGINS" not in os.environ:
     os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
     os.environ["SWARM_SET_PYDANTIC_DISABLE_PLUGINS"] = "1"
 
+
+def _no_plugin_loader() -> None:
+    """With every plugin disabled, pydantic's loader only answers "no plugins", yet importing
+    it imports importlib.metadata (with zipfile, email, socket: ~20 ms). Stand in for it with
+    the same answer; any other name loads the real module."""
+    name = "pydantic.plugin._loader"
+    if os.environ.get("PYDANTIC_DISABLE_PLUGINS") != "__all__" or name in sys.modules:
+        return
+    import types
+
+    stub = types.ModuleType(name)
+    stub.get_plugins = lambda: ()  # type: ignore[attr-defined]
+
+    def load_real(attr: str) -> object:
+        if attr.startswith("__"):  # the import system probing (__path__, ...): not a module API
+            raise AttributeError(attr)
+        sys.modules.pop(name, None)
+        return getattr(importlib.import_module(name), attr)
+
+    stub.__getattr__ = load_real  # type: ignore[method-assign]
+    sys.modules[name] = stub
+
+
+_no_plugin_loader()
+
 import click  # noqa: E402
 
 from swarm import __version__  # noqa: E402
