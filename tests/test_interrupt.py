@@ -42,7 +42,7 @@ def test_interrupt_kills_the_running_command_and_the_agent_lives_on(crew: Crew) 
     asked = time.monotonic()
     proc = crew.cli("interrupt", "w1")
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "interrupted w1"
+    assert proc.stdout.strip() == "interrupted w1 (working)"
     wait_until(lambda: gone(sleeper), 3, message="the sleep to be killed")
     state = crew.wait_state("w1", "idle", timeout=3)
     assert time.monotonic() - asked < 3
@@ -67,7 +67,10 @@ def test_interrupt_kills_the_running_command_and_the_agent_lives_on(crew: Crew) 
 def test_interrupt_while_idle_changes_nothing(crew: Crew) -> None:
     result = crew.spawn("w1", prompt="$ echo one")
     crew.wait_idle_notes("w1", 1)
-    assert crew.cli("interrupt", "w1").returncode == 0
+    crew.wait_state("w1", "idle")
+    proc = crew.cli("interrupt", "w1")
+    assert proc.returncode == 0
+    assert proc.stdout.strip() == "w1 is idle: there was no turn to interrupt"
     # The next turn is a barrier: a stray notification from the interrupt would come first.
     crew.send("w1", "$ echo two")
     notes = crew.wait_idle_notes("w1", 2)

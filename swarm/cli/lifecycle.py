@@ -44,8 +44,11 @@ def interrupt(name: str, team_name: str | None) -> None:
     """
     from swarm.control import interrupt as do_interrupt
 
-    do_interrupt(open_team(team_name), name)
-    click.echo(f"interrupted {name.lower()}")
+    status = do_interrupt(open_team(team_name), name)
+    if status.state == "idle":  # the teammate ignores SIGINT between turns
+        click.echo(f"{status.name} is idle: there was no turn to interrupt")
+    else:
+        click.echo(f"interrupted {status.name} ({status.state})")
 
 
 @click.command()
