@@ -14,7 +14,6 @@ removes the queue. N waiting senders thus cost one rename, not N (a rename over 
 from __future__ import annotations
 
 import functools
-import json
 import os
 import threading
 import time
@@ -252,7 +251,3 @@ def _kept_watcher(box: Mailbox) -> FileWatcher:
     while len(kept) > _WATCHERS_KEPT:
         kept.pop(next(iter(kept)))[1].close()
     return entry[1]
-
-
-def dump_messages(messages: list[Message]) -> list[dict[str, object]]:
-    return [json.loads(m.model_dump_json(by_alias=True)) for m in messages]

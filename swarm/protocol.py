@@ -159,26 +159,26 @@ STRUCTURED_TYPES = frozenset(
 )
 
 
-def looks_structured(text: str) -> bool:
-    """True when `text` is a JSON object whose `type` names a protocol message."""
+def _structured_dict(text: str) -> dict[str, Any] | None:
+    """The JSON object in `text` when its `type` names a protocol message, else None."""
     if not text.lstrip().startswith("{") or '"type"' not in text:
-        return False
+        return None
     try:
         raw = json.loads(text)
     except ValueError:
-        return False
-    return isinstance(raw, dict) and raw.get("type") in STRUCTURED_TYPES
+        return None
+    return raw if isinstance(raw, dict) and raw.get("type") in STRUCTURED_TYPES else None
+
+
+def looks_structured(text: str) -> bool:
+    """True when `text` is a JSON object whose `type` names a protocol message."""
+    return _structured_dict(text) is not None
 
 
 def parse_structured(text: str) -> StructuredMessage | None:
     """The structured message in `text`, or None when it is plain text."""
-    if not text.startswith("{") or '"type"' not in text:
-        return None
-    try:
-        raw = json.loads(text)
-    except ValueError:
-        return None
-    if not isinstance(raw, dict) or raw.get("type") not in STRUCTURED_TYPES:
+    raw = _structured_dict(text)
+    if raw is None:
         return None
     try:
         return _structured().validate_python(raw)  # type: ignore[no-any-return]

@@ -40,7 +40,8 @@ class SpawnResult:
 def agent_env(team: str, member: Member) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k in PASS_ENV or k.startswith(PASS_PREFIXES)}
     env.update(SWARM_HOME=str(paths.home()), SWARM_TEAM=team, SWARM_AGENT_ID=member.agent_id)
-    env.pop("SWARM_DEBUG", None) if os.environ.get("SWARM_DEBUG") != "1" else None
+    if os.environ.get("SWARM_DEBUG") != "1":
+        env.pop("SWARM_DEBUG", None)
     return env
 
 

@@ -244,7 +244,3 @@ def utcnow() -> datetime:
 
 def utcnow_iso() -> str:
     return utcnow().isoformat(timespec="milliseconds").replace("+00:00", "Z")
-
-
-def monotonic_deadline(timeout: float | None) -> float | None:
-    return None if timeout is None else time.monotonic() + timeout

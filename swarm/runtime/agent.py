@@ -14,11 +14,11 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from pathlib import Path
 from types import FrameType
 from typing import Any, TypeVar
 
 from swarm import paths
+from swarm.errors import NotFoundError
 from swarm.liveness import process_start_time
 from swarm.mailbox import Mailbox
 from swarm.names import LEAD_NAME
@@ -164,14 +164,14 @@ class Agent:
     def next_input(self, watcher: FileWatcher) -> tuple[list[Message], Task | None]:
         """Block until there is something to do, in SPEC order."""
         while True:
-            unread = self.box.unread()
-            stale = [m for m in unread if isinstance(m.structured(), CONTROL_TYPES)]
+            parsed = [(m, m.structured()) for m in self.box.unread()]
+            stale = [m.id for m, kind in parsed if isinstance(kind, CONTROL_TYPES)]
             if stale:  # answers to requests no longer waiting: nothing to do with them
-                self.box.mark_read([m.id for m in stale])
-                unread = [m for m in unread if m not in stale]
-            shutdown = [m for m in unread if isinstance(m.structured(), ShutdownRequest)]
+                self.box.mark_read(stale)
+            shutdown = [m for m, kind in parsed if isinstance(kind, ShutdownRequest)]
             if shutdown:
                 return shutdown[:1], None
+            unread = [m for m, kind in parsed if not isinstance(kind, CONTROL_TYPES)]
             if unread:
                 lead = [m for m in unread if m.sender == LEAD_NAME]
                 peers = sorted((m for m in unread if m.sender != LEAD_NAME),
@@ -224,7 +224,10 @@ class Agent:
         task = self.completed_task
         current = self.state.current_task
         if current is not None:
-            latest = next((t for t in self.team.tasks.list() if t.id == current), None)
+            try:
+                latest: Task | None = self.team.tasks.get(current)
+            except NotFoundError:
+                latest = None
             if task is None and latest is not None and latest.status == "completed":
                 task = latest  # the task it was on got done this turn: the lead is told which
             if latest is None or latest.status == "completed" or latest.owner != self.name:
@@ -303,7 +306,3 @@ def run_agent(agent_id: str) -> int:
     agent = Agent(team, name)
     os.chdir(agent.setup.cwd)
     return agent.run()
-
-
-def cwd_of(member_cwd: str | None) -> Path:
-    return Path(member_cwd) if member_cwd else Path.cwd()
