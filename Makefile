@@ -4,12 +4,10 @@ STAMP := $(VENV)/.installed
 
 .PHONY: test lint bench demo clean
 
-# The compat editable mode is a plain path entry instead of an import hook: ~17 ms off the start
-# of every `swarm` command (see docs/PERFORMANCE.md).
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
-	$(PY) -m pip install -q -e '.[dev]' --config-settings editable_mode=compat
+	$(PY) -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
 test: $(STAMP)
@@ -18,6 +16,7 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check swarm backends tests scripts
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 bench: $(STAMP)
 	$(PY) scripts/bench_mailbox.py

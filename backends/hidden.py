@@ -9,8 +9,8 @@ import subprocess
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from swarm import paths
-from swarm.store import ensure_dir
+from swarm.core import paths
+from swarm.core.store import ensure_dir
 
 
 class HiddenBackend:
@@ -59,7 +59,7 @@ class HiddenBackend:
         return proc.pid
 
     def kill_pane(self, pane_id: str) -> bool:
-        from swarm.liveness import is_alive  # psutil: not needed to start a pane
+        from swarm.core.liveness import is_alive  # psutil: not needed to start a pane
 
         pid = self._pids.pop(pane_id, None)
         if pid is None or not is_alive(pid):
@@ -68,7 +68,7 @@ class HiddenBackend:
         return True
 
     def is_pane_alive(self, pane_id: str) -> bool:
-        from swarm.liveness import is_alive
+        from swarm.core.liveness import is_alive
 
         pid = self._pids.get(pane_id)
         return pid is not None and is_alive(pid)

@@ -16,6 +16,7 @@ import sys
 from collections.abc import Mapping, Sequence
 
 from backends.shellenv import discard, secrets_prelude, split_env
+from swarm import settings
 from swarm.errors import BadInputError, SwarmError
 
 TEAM_VAR = "user.swarm_team"
@@ -64,7 +65,7 @@ def _find_session(session_id: str) -> str:
 
 def _leader_session_id() -> str:
     """ITERM_SESSION_ID is `w0t0p0:<uuid>`; the uuid is the leader session's unique id."""
-    return os.environ.get("ITERM_SESSION_ID", "").rpartition(":")[2]
+    return settings.iterm_session_id().rpartition(":")[2]
 
 
 class ITerm2Backend:
@@ -89,7 +90,7 @@ class ITerm2Backend:
         return sys.platform == "darwin" or shutil.which("osascript") is not None
 
     def is_running_inside(self) -> bool:
-        return os.environ.get("TERM_PROGRAM") == "iTerm.app" or "ITERM_SESSION_ID" in os.environ
+        return settings.in_iterm2()
 
     def create_pane(self, name: str, color: str | None) -> str:
         if not self.team:

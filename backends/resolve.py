@@ -3,17 +3,17 @@
 from __future__ import annotations
 
 import importlib
-import os
 import shutil
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from swarm import settings
+from swarm.core.names import BACKENDS
 from swarm.errors import BadInputError
 
 if TYPE_CHECKING:
     from backends.base import PaneBackend
 
-BACKENDS = ("tmux", "iterm2", "hidden")
 _MODULES = {"tmux": "backends.tmux:TmuxBackend", "iterm2": "backends.iterm2:ITerm2Backend",
             "hidden": "backends.hidden:HiddenBackend"}
 
@@ -38,20 +38,20 @@ def get_backend(name: str, team: str | None = None, socket: str | None = None) -
 
 
 def in_iterm2() -> bool:
-    return os.environ.get("TERM_PROGRAM") == "iTerm.app" or "ITERM_SESSION_ID" in os.environ
+    return settings.in_iterm2()
 
 
 def resolve(requested: str | None = None) -> Choice:
     """SPEC order: --backend / $SWARM_BACKEND, else inside tmux -> tmux; in iTerm2 with osascript
     -> iterm2; tmux installed -> tmux (detached session); else hidden."""
-    wanted = requested or os.environ.get("SWARM_BACKEND") or "auto"
+    wanted = requested or settings.backend()
     if wanted != "auto":
         if wanted not in BACKENDS:
             raise BadInputError(f"unknown backend {wanted!r}: use auto, {', '.join(BACKENDS)}")
         source = "--backend" if requested and requested != "auto" else "$SWARM_BACKEND"
         return Choice(wanted, f"{source} asked for {wanted}")
     has_tmux = shutil.which("tmux") is not None
-    if os.environ.get("TMUX") and has_tmux:
+    if settings.tmux_env() and has_tmux:
         return Choice("tmux", "running inside tmux ($TMUX is set): teammates split this window")
     if in_iterm2() and shutil.which("osascript"):
         return Choice("iterm2", "running inside iTerm2 with osascript available")

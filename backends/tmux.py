@@ -19,9 +19,10 @@ from libtmux import exc
 from libtmux.server import Server
 
 from backends.shellenv import discard, secrets_prelude, split_env
-from swarm import paths
+from swarm import settings
+from swarm.core import paths
+from swarm.core.store import ensure_dir, locked
 from swarm.errors import BadInputError, SwarmError
-from swarm.store import ensure_dir, locked
 
 SESSION_PREFIX = "swarm-"
 WINDOW_NAME = "swarm-view"
@@ -72,12 +73,12 @@ def _socket_path(socket: str | None) -> str:
     """Where tmux puts the socket for `-L socket` (or `-S path`), as tmux itself computes it."""
     if socket and "/" in socket:
         return os.path.realpath(socket)
-    base = Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.geteuid()}"
+    base = Path(settings.tmux_tmpdir()) / f"tmux-{os.geteuid()}"
     return os.path.realpath(base / (socket or "default"))
 
 
 def _env_server_path() -> str | None:
-    value = os.environ.get("TMUX", "")
+    value = settings.tmux_env()
     path = value.split(",", 1)[0]
     return os.path.realpath(path) if path else None
 
@@ -154,7 +155,7 @@ class TmuxBackend:
         return shutil.which("tmux") is not None
 
     def is_running_inside(self) -> bool:
-        return bool(os.environ.get("TMUX"))
+        return bool(settings.tmux_env())
 
     def create_pane(self, name: str, color: str | None) -> str:
         team = self._need_team()
@@ -249,7 +250,7 @@ class TmuxBackend:
     # -- layout -----------------------------------------------------------------------------
     def _leader_window(self) -> tuple[str, list[list[str]]] | None:
         """(leader pane, rows of its window's panes) when we run inside a pane of this server."""
-        leader = os.environ.get("TMUX_PANE", "")
+        leader = settings.tmux_pane()
         here = _env_server_path()
         if not (here and _PANE_ID.match(leader) and here == _socket_path(self.socket)):
             return None

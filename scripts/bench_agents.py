@@ -37,12 +37,12 @@ sys.path.insert(0, str(ROOT))
 
 import psutil  # noqa: E402
 
-from swarm.liveness import is_alive  # noqa: E402
-from swarm.mailbox import Mailbox  # noqa: E402
-from swarm.names import LEAD_NAME  # noqa: E402
-from swarm.protocol import IdleNotification  # noqa: E402
-from swarm.state import read_state  # noqa: E402
-from swarm.team import Team  # noqa: E402
+from swarm.core.liveness import is_alive  # noqa: E402
+from swarm.core.mailbox import Mailbox  # noqa: E402
+from swarm.core.names import LEAD_NAME  # noqa: E402
+from swarm.core.protocol import IdleNotification  # noqa: E402
+from swarm.core.state import read_state  # noqa: E402
+from swarm.core.team import Team  # noqa: E402
 
 SWARM = str(Path(sys.executable).with_name("swarm"))
 CONCURRENT = 8

@@ -5,7 +5,7 @@ The anchor design (the mailbox this project improves on): every send takes the m
 non-blocking attempts and 10 retries of 5-100 ms exponential backoff (it gives up, losing the
 message, when they run out), reads the whole JSON array, appends, and rewrites the file. It never
 compacts, and its reader polls every 500-1000 ms. swarm's side uses only the public API
-(`swarm.team.Team`, `swarm.mailbox.Mailbox`) in a temporary SWARM_HOME.
+(`swarm.core.team.Team`, `swarm.core.mailbox.Mailbox`) in a temporary SWARM_HOME.
 
 Run: .venv/bin/python scripts/bench_mailbox.py   (about 1-2 minutes on 2 cores)
 """
@@ -36,10 +36,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import psutil  # noqa: E402
 
+from swarm.core.mailbox import Mailbox  # noqa: E402
+from swarm.core.protocol import Message  # noqa: E402
+from swarm.core.team import Team  # noqa: E402
 from swarm.errors import SwarmError  # noqa: E402
-from swarm.mailbox import Mailbox  # noqa: E402
-from swarm.protocol import Message  # noqa: E402
-from swarm.team import Team  # noqa: E402
 
 WRITERS, PER_WRITER = 16, 200
 LATENCY_SAMPLES, ANCHOR_LATENCY_SAMPLES = 200, 16

@@ -5,7 +5,7 @@ A real `swarm agent` process (offline `shell` model, hidden backend, `default` m
 commands `echo i > f<i>.txt` in one message. Each runs through the Bash tool, so each asks the
 lead first, one after the other. The "lead" here is this script: it waits for the
 permission_request in its mailbox (`Mailbox.wait`, inotify), approves it at once through the
-Python API (`swarm.approvals.approve_permission`) and polls every 1 ms for the file the command
+Python API (`swarm.ops.approvals.approve_permission`) and polls every 1 ms for the file the command
 creates. The human's own time (seen -> approve) is ~0 here and is reported separately; the figure
 with the goal is approve -> side effect. A second teammate is answered through the real CLI
 (`swarm permissions approve ID`), to show what a person at a shell pays on top (interpreter start).
@@ -29,14 +29,13 @@ HOME = Path(tempfile.mkdtemp(prefix="swarm-bench-perm-"))
 os.environ["SWARM_HOME"] = str(HOME / "swarm-home")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from swarm.approvals import approve_permission  # noqa: E402
-from swarm.control import shutdown  # noqa: E402
-from swarm.lifecycle import stop_members  # noqa: E402
-from swarm.mailbox import Mailbox  # noqa: E402
-from swarm.names import LEAD_NAME  # noqa: E402
-from swarm.protocol import Message, PermissionRequest  # noqa: E402
-from swarm.spawner import spawn  # noqa: E402
-from swarm.team import Team  # noqa: E402
+from swarm.core.mailbox import Mailbox  # noqa: E402
+from swarm.core.names import LEAD_NAME  # noqa: E402
+from swarm.core.protocol import Message, PermissionRequest  # noqa: E402
+from swarm.core.team import Team  # noqa: E402
+from swarm.ops.approvals import approve_permission  # noqa: E402
+from swarm.ops.control import shutdown, stop_members  # noqa: E402
+from swarm.ops.spawner import spawn  # noqa: E402
 
 SWARM = str(Path(sys.executable).with_name("swarm"))
 GOAL_MS = 100.0

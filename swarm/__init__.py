@@ -8,13 +8,13 @@ __version__ = "0.1.0"
 __all__ = ["Team", "__version__"]
 
 if TYPE_CHECKING:
-    from swarm.team import Team
+    from swarm.core.team import Team
 
 
 def __getattr__(name: str) -> Any:
     # Lazy, so `swarm send` does not pay for modules it does not use.
     if name == "Team":
-        from swarm.team import Team
+        from swarm.core.team import Team
 
         return Team
     raise AttributeError(name)

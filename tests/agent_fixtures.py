@@ -1,7 +1,7 @@
 """Shared fixtures for tests that start real `swarm agent` processes (hidden backend).
 
 `crew` gives a fresh team (SWARM_TEAM set, so CLI calls in subprocesses find it) and helpers to
-spawn teammates through `swarm.spawner.spawn` (the same code path as `swarm spawn`), run the CLI
+spawn teammates through `swarm.ops.spawner.spawn` (the same code path as `swarm spawn`), run the CLI
 in a subprocess, and read back what the agents did. Agents spawned in-process are our children:
 their `Popen` objects are kept so a test can read the real exit code. At teardown every agent
 still running is stopped by its own pid (and any process it started), so no test leaks one.
@@ -23,14 +23,14 @@ from typing import Any
 import psutil
 import pytest
 
-from swarm import paths
-from swarm.liveness import is_alive
-from swarm.mailbox import Mailbox
-from swarm.names import LEAD_NAME
-from swarm.protocol import IdleNotification, Message
-from swarm.spawner import SpawnResult
-from swarm.state import AgentState, read_state
-from swarm.team import Member, Team
+from swarm.core import paths
+from swarm.core.liveness import is_alive
+from swarm.core.mailbox import Mailbox
+from swarm.core.names import LEAD_NAME
+from swarm.core.protocol import IdleNotification, Message
+from swarm.core.state import AgentState, read_state
+from swarm.core.team import Member, Team
+from swarm.ops.spawner import SpawnResult
 from tests.helpers import wait_until
 
 SWARM = str(Path(sys.executable).with_name("swarm"))
@@ -93,7 +93,7 @@ class Crew:
 
     def spawn(self, name: str, prompt: str | None = None, **options: Any) -> SpawnResult:
         """`swarm spawn NAME --backend hidden` through the Python API; keeps the child's Popen."""
-        from swarm.spawner import spawn
+        from swarm.ops.spawner import spawn
 
         options.setdefault("backend", "hidden")
         options.setdefault("model", "shell")
@@ -115,7 +115,7 @@ class Crew:
 
     def launch(self, name: str) -> int:
         """Start a registered member's `swarm agent` process, as spawn does; returns its pid."""
-        from swarm.spawner import launch
+        from swarm.ops.spawner import launch
 
         with self._recording() as started:
             _, pid = launch(self.team, self.team.member(name))

@@ -9,7 +9,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from swarm.team import Team
+from swarm.core.team import Team
 from tests.fake_anthropic import fake_api  # noqa: F401  (the fake Anthropic API fixture)
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from swarm.liveness import is_alive
-from swarm.mailbox import Mailbox
-from swarm.protocol import ShutdownRequest, ShutdownResponse
+from swarm.core.liveness import is_alive
+from swarm.core.mailbox import Mailbox
+from swarm.core.protocol import ShutdownRequest, ShutdownResponse
 from tests.agent_fixtures import Crew, crew_fixture, error_lines  # noqa: F401
 from tests.helpers import wait_until
 

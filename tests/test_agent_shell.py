@@ -9,9 +9,9 @@ import subprocess
 
 import psutil
 
-from swarm.liveness import is_alive
-from swarm.mailbox import Mailbox
-from swarm.protocol import ShutdownRequest, TeammateTerminated
+from swarm.core.liveness import is_alive
+from swarm.core.mailbox import Mailbox
+from swarm.core.protocol import ShutdownRequest, TeammateTerminated
 from tests.agent_fixtures import SWARM, Crew, crew_fixture, error_lines  # noqa: F401
 from tests.helpers import wait_until
 

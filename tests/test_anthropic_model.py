@@ -11,6 +11,7 @@ from typing import Any, get_args
 
 import pytest
 
+from swarm.core.state import Usage
 from swarm.errors import BadInputError, OperationFailedError, SwarmError
 from swarm.runtime.models import NO_KEY_NOTICE, default_model_spec, load_model
 from swarm.runtime.models.anthropic_model import (
@@ -21,7 +22,6 @@ from swarm.runtime.models.anthropic_model import (
     resolve_model_id,
 )
 from swarm.runtime.models.base import ModelRequest
-from swarm.state import Usage
 from tests.fake_anthropic import FakeAnthropic
 
 TOOLS = [

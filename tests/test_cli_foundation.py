@@ -21,11 +21,11 @@ import psutil
 import pytest
 from click.testing import CliRunner
 
-from swarm import paths
 from swarm.cli.main import cli, main
-from swarm.protocol import MAX_MESSAGE_BYTES
-from swarm.state import AgentState, write_state
-from swarm.team import Team
+from swarm.core import paths
+from swarm.core.protocol import MAX_MESSAGE_BYTES
+from swarm.core.state import AgentState, write_state
+from swarm.core.team import Team
 from tests.helpers import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -438,7 +438,7 @@ def test_inbox_mark_read_archives_what_it_showed_but_pending_requests(run: Any, 
     """The lead's mailbox must not grow without bound: `--mark-read` moves what was shown to
     the archive; permission requests stay until `swarm permissions` answers them; someone
     else's mailbox is refused (it would take their messages)."""
-    from swarm.protocol import PermissionRequest
+    from swarm.core.protocol import PermissionRequest
 
     team.send("team-lead", "report", sender="bob")
     team.send("team-lead", PermissionRequest(agent_id="bob@alpha", tool_name="Bash",

@@ -10,9 +10,9 @@ from typing import Any
 
 import pytest
 
-from swarm import paths
+from swarm.core import paths
+from swarm.core.transcript import Transcript
 from swarm.runtime.models.base import SUMMARY_MARKER
-from swarm.runtime.transcript import Transcript
 from tests.agent_fixtures import Crew, crew_fixture  # noqa: F401
 from tests.fake_anthropic import FakeAnthropic, Scripted
 

@@ -11,20 +11,17 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from swarm import definitions, paths
 from swarm.cli.main import cli
-from swarm.definitions import (
-    KNOWN_TOOLS,
-    TEAM_TOOLS,
-    DefinitionProblem,
+from swarm.core import paths
+from swarm.core.definitions import (
+    AgentDefinition,
     _load_builtins,
-    builtins_module_source,
     effective_tools,
     find_project_agents_dir,
     get_definition,
     load_definitions,
-    parse_builtin_files,
 )
+from swarm.core.names import KNOWN_TOOLS, TEAM_TOOLS
 from swarm.errors import NotFoundError
 
 REPO = Path(__file__).resolve().parents[1]
@@ -55,7 +52,7 @@ def test_builtins_load_cleanly_with_read_only_explore_and_plan(tmp_path: Path) -
         definition = loaded.definitions[name]
         assert definition.tools == ["Read", "Glob", "Grep"]
         assert "read-only" in definition.prompt
-        assert Path(definition.path).name == f"{name}.md"
+        assert definition.path == f"<builtin>/{name}"
     assert "Write" not in effective_tools(loaded.definitions["plan"], list(KNOWN_TOOLS), TEAM_TOOLS)
 
 
@@ -262,43 +259,22 @@ def test_real_executable_warns_and_exits_zero(project: Path, swarm_home: Path) -
 
 # -- the start-up fast path: pre-parsed built-ins, no YAML on a spawn ------------------------------
 
-def test_preparsed_builtins_match_the_md_files() -> None:
-    """swarm/agents/__init__.py is generated from the .md files: regenerate it with
-    `.venv/bin/python -m swarm.definitions` after editing a built-in."""
-    generated = (REPO / "swarm" / "agents" / "__init__.py").read_text(encoding="utf-8")
-    assert generated == builtins_module_source(), "run: .venv/bin/python -m swarm.definitions"
-    problems: list[DefinitionProblem] = []
-    fast, parsed = _load_builtins(problems), parse_builtin_files(problems)
-    assert problems == []
+def test_builtins_are_valid_definitions_and_each_load_is_a_fresh_copy() -> None:
+    """The built-ins are built without validation (they are plain data): validating each one
+    must give the same definition, and a caller changing one cannot change the next load."""
+    fast = _load_builtins()
     assert [d.name for d in fast] == ["explore", "general-purpose", "plan"]
-    for quick, slow in zip(fast, parsed, strict=True):
-        assert quick.__dict__ == slow.__dict__
-        assert quick.model_fields_set == slow.model_fields_set
-        assert quick.path == slow.path and Path(quick.path).is_file()
-    # Each call hands out its own lists: a caller changing one cannot change the next load.
+    for quick in fast:
+        checked = AgentDefinition.model_validate(quick.model_dump(exclude_unset=True))
+        assert checked.__dict__ == quick.__dict__
     fast[0].tools.append("Write")  # type: ignore[union-attr]
-    assert _load_builtins([])[0].tools == ["Read", "Glob", "Grep"]
-
-
-def test_builtin_files_added_without_regenerating_are_parsed(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    shipped = tmp_path / "agents"
-    for name in ("explore", "general-purpose", "plan"):
-        write(shipped / f"{name}.md", (REPO / "swarm" / "agents" / f"{name}.md").read_text())
-    write(shipped / "reviewer.md", "---\ndescription: new built-in\ntools: Read\n---\nReview.\n")
-    monkeypatch.setattr(definitions, "builtin_dir", lambda: shipped)
-    loaded = load_definitions(tmp_path)
-    assert loaded.problems == []
-    assert loaded.names() == ["explore", "general-purpose", "plan", "reviewer"]
-    reviewer = loaded.definitions["reviewer"]
-    assert (reviewer.source, reviewer.tools, reviewer.prompt) == ("builtin", ["Read"], "Review.")
-    assert reviewer.path == str(shipped / "reviewer.md")
+    assert _load_builtins()[0].tools == ["Read", "Glob", "Grep"]
 
 
 def test_builtin_lookup_imports_no_yaml_but_user_files_still_parse(
         tmp_path: Path, swarm_home: Path) -> None:
     code = ("import sys\n"
-            "from swarm.definitions import get_definition\n"
+            "from swarm.core.definitions import get_definition\n"
             "d = get_definition(sys.argv[1])\n"
             "print(d.name, d.source, d.tools, 'yaml' in sys.modules, 'frontmatter' in sys.modules)\n")
     env = {**os.environ, "SWARM_HOME": str(swarm_home)}
@@ -319,7 +295,7 @@ def test_process_start_time_matches_psutil() -> None:
     its value with psutil's create_time, so the two must agree exactly."""
     import psutil
 
-    from swarm.liveness import is_alive, process_start_time
+    from swarm.core.liveness import is_alive, process_start_time
 
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:

@@ -16,9 +16,9 @@ import pytest
 from libtmux.server import Server
 from libtmux.session import Session
 
-from swarm import paths
-from swarm.demo import WORKERS, demo_tasks
-from swarm.liveness import is_alive
+from swarm.core import paths
+from swarm.core.liveness import is_alive
+from swarm.ops.demo import WORKERS, demo_tasks
 from tests.agent_fixtures import SWARM, stop_tree
 from tests.helpers import wait_until
 

@@ -12,8 +12,8 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from swarm import paths
-from swarm.liveness import is_alive
+from swarm.core import paths
+from swarm.core.liveness import is_alive
 from tests.agent_fixtures import SWARM, Crew, crew_fixture  # noqa: F401
 
 TMUX = shutil.which("tmux")

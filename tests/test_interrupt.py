@@ -8,7 +8,7 @@ import time
 import psutil
 import pytest
 
-from swarm.protocol import TeammateTerminated
+from swarm.core.protocol import TeammateTerminated
 from tests.agent_fixtures import Crew, crew_fixture  # noqa: F401
 from tests.helpers import child_named, wait_until
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from swarm.liveness import is_alive
+from swarm.core.liveness import is_alive
 from tests.agent_fixtures import Crew, crew_fixture  # noqa: F401
 from tests.fake_anthropic import FakeAnthropic
 

@@ -14,11 +14,11 @@ import time
 import psutil
 import pytest
 
-from swarm.mailbox import Mailbox
-from swarm.names import LEAD_NAME
-from swarm.protocol import TeammateTerminated
-from swarm.state import AgentState, update_state
-from swarm.status import observe
+from swarm.core.mailbox import Mailbox
+from swarm.core.names import LEAD_NAME
+from swarm.core.protocol import TeammateTerminated
+from swarm.core.state import AgentState, update_state
+from swarm.ops.health import observe
 from tests.agent_fixtures import SWARM, Crew, crew_fixture  # noqa: F401
 from tests.helpers import child_named, wait_until
 
@@ -207,15 +207,15 @@ def test_a_teammate_declared_dead_that_wakes_up_leaves_instead_of_resuming(crew:
 def test_status_does_not_hang_on_a_lock_held_by_a_stopped_process(crew: Crew) -> None:
     """A teammate stopped while it holds the task-list lock: `swarm status` still answers (dead,
     stale heartbeat) within seconds instead of waiting on the lock forever."""
-    from swarm import paths
-    from swarm.store import locked
+    from swarm.core import paths
+    from swarm.core.store import locked
 
     result = crew.spawn("w1")
     assert result.pid is not None
     crew.wait_state("w1", "idle")
     holder = subprocess.Popen(  # stands in for a process stopped inside the lock
         [sys.executable, "-c", "import sys, time\nfrom pathlib import Path\n"
-         "from swarm.store import locked\n"
+         "from swarm.core.store import locked\n"
          f"with locked(Path({str(paths.tasks_lock(crew.team.name))!r})):\n"
          "    print('held', flush=True); time.sleep(60)"],
         stdout=subprocess.PIPE, text=True)

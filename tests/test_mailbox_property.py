@@ -12,8 +12,8 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from swarm.mailbox import Mailbox
-from swarm.team import Team
+from swarm.core.mailbox import Mailbox
+from swarm.core.team import Team
 
 FORK = multiprocessing.get_context("fork")
 

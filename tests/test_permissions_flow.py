@@ -1,7 +1,7 @@
 """Permissions with real `swarm agent` processes: asking the lead, answers, rules, timeouts.
 
 Teammates run the offline `shell` model (its commands go through the real Bash tool and the
-permission check) or a `scripted:` model, started by `swarm.spawner.spawn` on the hidden backend.
+permission check) or a `scripted:` model, started by `swarm.ops.spawner.spawn` on the hidden backend.
 The lead answers through the real CLI in a subprocess.
 """
 
@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from swarm.approvals import pending_permissions
-from swarm.protocol import PermissionRequest
+from swarm.core.protocol import PermissionRequest
+from swarm.ops.approvals import pending_permissions
 from tests.agent_fixtures import Crew, crew_fixture, error_lines  # noqa: F401
 from tests.helpers import wait_until
 

@@ -8,8 +8,7 @@ from typing import Any
 
 import pytest
 
-from swarm.errors import BadInputError
-from swarm.runtime.permissions import (
+from swarm.core.rules import (
     Decision,
     check,
     rule_matches,
@@ -17,6 +16,7 @@ from swarm.runtime.permissions import (
     validate_mode,
     validate_rule,
 )
+from swarm.errors import BadInputError
 from swarm.runtime.team_tools import all_tools
 
 TOOLS = all_tools()

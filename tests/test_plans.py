@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from swarm.approvals import pending_plans
-from swarm.protocol import PermissionRequest, PlanApprovalRequest
+from swarm.core.protocol import PermissionRequest, PlanApprovalRequest
+from swarm.ops.approvals import pending_plans
 from tests.agent_fixtures import Crew, crew_fixture, error_lines  # noqa: F401
 from tests.fake_anthropic import FakeAnthropic
 from tests.helpers import wait_until

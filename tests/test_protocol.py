@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from swarm.errors import ProtocolError
-from swarm.protocol import (
+from swarm.core.protocol import (
     STRUCTURED_TYPES,
     IdleNotification,
     Message,
@@ -20,6 +19,7 @@ from swarm.protocol import (
     render_for_model,
     validate_structured,
 )
+from swarm.errors import ProtocolError
 
 # One valid example of every structured type SPEC lists.
 EXAMPLES: dict[str, dict[str, Any]] = {

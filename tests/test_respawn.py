@@ -12,9 +12,9 @@ from typing import Any
 import psutil
 import pytest
 
-from swarm import paths
-from swarm.protocol import TeammateTerminated
-from swarm.runtime.transcript import Transcript
+from swarm.core import paths
+from swarm.core.protocol import TeammateTerminated
+from swarm.core.transcript import Transcript
 from tests.agent_fixtures import Crew, crew_fixture  # noqa: F401
 from tests.fake_anthropic import FakeAnthropic
 from tests.helpers import child_named, wait_until

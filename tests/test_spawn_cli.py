@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from swarm import paths
-from swarm.liveness import is_alive
+from swarm.core import paths
+from swarm.core.liveness import is_alive
 from tests.agent_fixtures import Crew, crew_fixture, error_lines  # noqa: F401
 
 HIDDEN = ("--backend", "hidden", "--model", "shell")

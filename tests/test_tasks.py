@@ -8,9 +8,9 @@ from multiprocessing.queues import Queue
 
 import pytest
 
-from swarm import paths
+from swarm.core import paths
+from swarm.core.team import Team
 from swarm.errors import BadInputError, NotFoundError, TaskConflictError, UnknownRecipientError
-from swarm.team import Team
 
 FORK = multiprocessing.get_context("fork")
 

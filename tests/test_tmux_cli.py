@@ -20,9 +20,9 @@ import pytest
 from libtmux.server import Server
 from libtmux.session import Session
 
-from swarm.liveness import is_alive
-from swarm.state import read_state
-from swarm.team import Team
+from swarm.core.liveness import is_alive
+from swarm.core.state import read_state
+from swarm.core.team import Team
 from tests.agent_fixtures import SWARM, stop_tree
 from tests.helpers import wait_until
 

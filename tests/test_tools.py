@@ -10,13 +10,13 @@ from typing import Any
 import psutil
 import pytest
 
-from swarm import paths
-from swarm.protocol import ShutdownResponse
+from swarm.core import paths
+from swarm.core.protocol import ShutdownResponse
+from swarm.core.team import Team
 from swarm.runtime.loop import Loop
 from swarm.runtime.models.base import ModelReply, ModelRequest
 from swarm.runtime.team_tools import all_tools, run_tool
 from swarm.runtime.tools import OUTPUT_CAP, Tool, ToolContext, ToolResult
-from swarm.team import Team
 from tests.helpers import wait_until
 
 

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
 from pydantic import BaseModel
 
+from swarm import settings
 from swarm.errors import BadInputError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -27,21 +27,21 @@ def json_option(func: F) -> F:
 
 def resolve_team_name(team_name: str | None) -> str:
     # An explicit but empty --team is an invalid name (Team.open says so), not "use SWARM_TEAM".
-    name = team_name if team_name is not None else os.environ.get("SWARM_TEAM")
+    name = team_name if team_name is not None else settings.team()
     if name is None or (team_name is None and not name):
         raise BadInputError("no team given: pass --team NAME or set SWARM_TEAM")
     return name
 
 
 def open_team(team_name: str | None) -> Any:
-    from swarm.team import Team
+    from swarm.core.team import Team
 
     return Team.open(resolve_team_name(team_name))
 
 
 def current_agent_name() -> str | None:
     """Inside a teammate's shell, `SWARM_AGENT_ID` says who is speaking."""
-    value = os.environ.get("SWARM_AGENT_ID")
+    value = settings.agent_id()
     return value.partition("@")[0] if value else None
 
 

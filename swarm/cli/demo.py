@@ -7,15 +7,16 @@ from pathlib import Path
 import click
 
 from swarm.cli.common import table
+from swarm.core.names import BACKENDS
 
 
 @click.command()
 @click.option("--keep", is_flag=True, help="Leave the team running (attach to watch it).")
-@click.option("--backend", type=click.Choice(["auto", "tmux", "iterm2", "hidden"]), default=None)
+@click.option("--backend", type=click.Choice(["auto", *BACKENDS]), default=None)
 @click.option("--timeout", type=float, default=120.0, show_default=True)
 def demo(keep: bool, backend: str | None, timeout: float) -> None:
     """Run an offline team of three shell workers on this directory."""
-    from swarm.demo import WORKERS, run_demo
+    from swarm.ops.demo import WORKERS, run_demo
 
     result = run_demo(Path.cwd(), keep=keep, backend=backend, say=click.echo, timeout=timeout)
     click.echo("")

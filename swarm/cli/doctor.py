@@ -15,7 +15,7 @@ def doctor(as_json: bool) -> None:
     Reports tmux, iTerm2, the backend auto would pick and why, the API key, whether
     SWARM_HOME is writable, and teams with dead members.
     """
-    from swarm.doctor import diagnose, render
+    from swarm.ops.doctor import diagnose, render
 
     report = diagnose()
     emit(report, as_json, render)

@@ -20,7 +20,7 @@ from swarm.errors import BadInputError, OperationFailedError
 def shutdown(name: str | None, all_members: bool, team_name: str | None, reason: str | None,
              timeout: float, force: bool, as_json: bool) -> None:
     """Ask a teammate (or --all) to finish and exit."""
-    from swarm.control import shutdown as do_shutdown
+    from swarm.ops.control import shutdown as do_shutdown
 
     if bool(name) == all_members:
         raise BadInputError("give a teammate NAME or --all")
@@ -42,7 +42,7 @@ def interrupt(name: str, team_name: str | None) -> None:
 
     The teammate stays alive and goes idle (idle_reason: interrupted).
     """
-    from swarm.control import interrupt as do_interrupt
+    from swarm.ops.control import interrupt as do_interrupt
 
     status = do_interrupt(open_team(team_name), name)
     if status.state == "idle":  # the teammate ignores SIGINT between turns
@@ -56,7 +56,7 @@ def interrupt(name: str, team_name: str | None) -> None:
 @team_option
 def kill(name: str, team_name: str | None) -> None:
     """End a teammate's process now (its tasks go back to pending)."""
-    from swarm.control import kill as do_kill
+    from swarm.ops.control import kill as do_kill
 
     do_kill(open_team(team_name), name)
     click.echo(f"killed {name.lower()}")
@@ -71,7 +71,7 @@ def respawn(name: str, team_name: str | None, as_json: bool) -> None:
 
     It keeps its identity and resumes its conversation from its transcript.
     """
-    from swarm.spawner import respawn as do_respawn
+    from swarm.ops.spawner import respawn as do_respawn
 
     result = do_respawn(open_team(team_name), name)
     emit(result.as_dict(), as_json,
@@ -90,7 +90,7 @@ def wait(team_name: str | None, until: str, timeout: float | None, as_json: bool
     Exit 0 when it holds, 1 when a teammate died or failed, 124 on timeout.
     """
     from swarm.cli.status import render
-    from swarm.control import wait as do_wait
+    from swarm.ops.control import wait as do_wait
 
     statuses = do_wait(open_team(team_name), until, timeout)
     emit([s.as_dict() for s in statuses], as_json, lambda _: render(statuses))

@@ -27,8 +27,8 @@ def _table(team: Any, statuses: list[Any]) -> Any:
 def watch_status(team: Any) -> None:
     from rich.live import Live
 
-    from swarm.control import team_watcher
-    from swarm.status import observe
+    from swarm.ops.control import team_watcher
+    from swarm.ops.health import observe
 
     with Live(_table(team, observe(team)), auto_refresh=False) as live:
         try:

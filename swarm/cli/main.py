@@ -43,18 +43,18 @@ _no_plugin_loader()
 
 import click  # noqa: E402
 
-from swarm import __version__  # noqa: E402
+from swarm import __version__, settings  # noqa: E402
 from swarm.errors import SwarmError  # noqa: E402
 
 # command name -> "module:attribute"; modules are imported only when their command runs, so
 # `swarm send` never loads the model SDK or libtmux.
 COMMANDS: dict[str, str] = {
-    "team": "swarm.cli.team_cmds:team",
+    "team": "swarm.cli.team:team",
     "send": "swarm.cli.messaging:send",
     "inbox": "swarm.cli.messaging:inbox",
-    "tasks": "swarm.cli.task_cmds:tasks",
+    "tasks": "swarm.cli.tasks:tasks",
     "spawn": "swarm.cli.spawn:spawn",
-    "agent": "swarm.cli.agent_cmd:agent",
+    "agent": "swarm.cli.agent:agent",
     "status": "swarm.cli.status:status",
     "wait": "swarm.cli.lifecycle:wait",
     "shutdown": "swarm.cli.lifecycle:shutdown",
@@ -65,7 +65,7 @@ COMMANDS: dict[str, str] = {
     "transcript": "swarm.cli.logs:transcript",
     "permissions": "swarm.cli.permissions:permissions",
     "plans": "swarm.cli.plans:plans",
-    "agents": "swarm.cli.agents_cmd:agents",
+    "agents": "swarm.cli.agents:agents",
     "attach": "swarm.cli.panes:attach",
     "doctor": "swarm.cli.doctor:doctor",
     "demo": "swarm.cli.demo:demo",
@@ -112,7 +112,7 @@ def cli() -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
-    debug = os.environ.get("SWARM_DEBUG") == "1"
+    debug = settings.debug()
     try:
         cli.main(args=argv, prog_name="swarm", standalone_mode=False)
     except SwarmError as exc:

@@ -9,9 +9,9 @@ from typing import Any
 import click
 
 from swarm.cli.common import current_agent_name, emit, json_option, open_team, table, team_option
+from swarm.core.names import LEAD_NAME
+from swarm.core.protocol import Message
 from swarm.errors import BadInputError
-from swarm.names import LEAD_NAME
-from swarm.protocol import Message
 
 
 @click.command()

@@ -19,7 +19,7 @@ def permissions() -> None:
 @json_option
 def list_requests(team_name: str | None, as_json: bool) -> None:
     """Pending permission requests, oldest first."""
-    from swarm.approvals import pending_permissions
+    from swarm.ops.approvals import pending_permissions
 
     pending = pending_permissions(open_team(team_name))
 
@@ -40,7 +40,7 @@ def list_requests(team_name: str | None, as_json: bool) -> None:
 @team_option
 def approve(request_id: str, always: bool, new_input: str | None, team_name: str | None) -> None:
     """Let the teammate run the tool call."""
-    from swarm.approvals import approve_permission
+    from swarm.ops.approvals import approve_permission
 
     found = approve_permission(open_team(team_name), request_id, always, new_input)
     note = " (and added a team rule)" if always else ""
@@ -53,7 +53,7 @@ def approve(request_id: str, always: bool, new_input: str | None, team_name: str
 @team_option
 def deny(request_id: str, reason: str, team_name: str | None) -> None:
     """Refuse the tool call."""
-    from swarm.approvals import deny_permission
+    from swarm.ops.approvals import deny_permission
 
     found = deny_permission(open_team(team_name), request_id, reason)
     click.echo(f"denied {found.request.tool_name} for {found.message.sender}")

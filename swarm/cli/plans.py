@@ -19,7 +19,7 @@ def plans() -> None:
 @json_option
 def list_plans(team_name: str | None, as_json: bool) -> None:
     """Plans waiting for approval."""
-    from swarm.approvals import pending_plans
+    from swarm.ops.approvals import pending_plans
 
     pending = pending_plans(open_team(team_name))
 
@@ -37,7 +37,7 @@ def list_plans(team_name: str | None, as_json: bool) -> None:
 @team_option
 def approve(name: str, team_name: str | None) -> None:
     """Approve NAME's plan: it leaves plan mode and starts working."""
-    from swarm.approvals import answer_plan
+    from swarm.ops.approvals import answer_plan
 
     found = answer_plan(open_team(team_name), name, approve=True)
     click.echo(f"approved the plan of {found.message.sender}")
@@ -49,7 +49,7 @@ def approve(name: str, team_name: str | None) -> None:
 @team_option
 def reject(name: str, feedback: str, team_name: str | None) -> None:
     """Send NAME back to planning with feedback."""
-    from swarm.approvals import answer_plan
+    from swarm.ops.approvals import answer_plan
 
     found = answer_plan(open_team(team_name), name, approve=False, feedback=feedback)
     click.echo(f"rejected the plan of {found.message.sender}")

@@ -7,6 +7,7 @@ import gc
 import click
 
 from swarm.cli.common import emit, json_option, open_team, team_option
+from swarm.core.names import BACKENDS, PERMISSION_MODES
 
 
 @click.command()
@@ -17,13 +18,13 @@ from swarm.cli.common import emit, json_option, open_team, team_option
 @click.option("--agent-type", default="general-purpose", show_default=True,
               help="Agent definition (see `swarm agents list`).")
 @click.option("--model", "-m", default=None, help="sonnet|opus|haiku|<model id>|shell|scripted:PATH.")
-@click.option("--backend", type=click.Choice(["auto", "tmux", "iterm2", "hidden"]), default=None,
+@click.option("--backend", type=click.Choice(["auto", *BACKENDS]), default=None,
               help="Where the teammate runs (default: $SWARM_BACKEND or auto).")
 @click.option("--cwd", default=None, help="Working directory (default: here).")
 @click.option("--worktree", is_flag=True, help="Work in a new git worktree of --cwd.")
 @click.option("--plan-mode-required", is_flag=True, help="Plan first; work after `swarm plans approve`.")
 @click.option("--permission-mode",
-              type=click.Choice(["default", "acceptEdits", "plan", "bypassPermissions"]),
+              type=click.Choice(PERMISSION_MODES),
               default=None, help="What the teammate may do without asking.")
 @click.option("--allow", multiple=True, help="Allow rule, e.g. 'Bash(git status:*)'.")
 @click.option("--deny", multiple=True, help="Deny rule, e.g. 'Bash(rm:*)'.")
@@ -44,7 +45,7 @@ def spawn(name: str, team_name: str | None, prompt: str | None, prompt_file: cli
     collecting = gc.isenabled()
     gc.disable()
     try:
-        from swarm.spawner import spawn as do_spawn
+        from swarm.ops.spawner import spawn as do_spawn
 
         result = do_spawn(
             open_team(team_name), name, prompt=prompt, agent_type=agent_type, model=model,

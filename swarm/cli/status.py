@@ -37,7 +37,7 @@ def status(team_name: str | None, watch: bool, as_json: bool) -> None:
 
     State, current task, unread count, turns, tokens and cost per teammate.
     """
-    from swarm.status import observe
+    from swarm.ops.health import observe
 
     team = open_team(team_name)
     if watch:

@@ -17,12 +17,12 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any, TypeVar
 
-from swarm import paths
-from swarm.errors import NotFoundError
-from swarm.liveness import process_start_time
-from swarm.mailbox import Mailbox
-from swarm.names import LEAD_NAME
-from swarm.protocol import (
+from swarm import settings
+from swarm.core import paths
+from swarm.core.liveness import process_start_time
+from swarm.core.mailbox import Mailbox
+from swarm.core.names import LEAD_NAME
+from swarm.core.protocol import (
     IdleNotification,
     Message,
     PermissionResponse,
@@ -32,18 +32,18 @@ from swarm.protocol import (
     TeammateTerminated,
     render_for_model,
 )
+from swarm.core.state import AgentState, Usage, read_state, update_state, write_state
+from swarm.core.store import utcnow_iso
+from swarm.core.tasks import Task
+from swarm.core.team import Team
+from swarm.core.transcript import Transcript
+from swarm.core.watch import FileWatcher
+from swarm.errors import NotFoundError
 from swarm.runtime.console import Console, brief
 from swarm.runtime.loop import Loop, TurnInterrupted, TurnOutcome
 from swarm.runtime.tools import kill_tree
-from swarm.runtime.transcript import Transcript
-from swarm.state import AgentState, Usage, read_state, update_state, write_state
-from swarm.store import utcnow_iso
-from swarm.tasks import Task
-from swarm.team import Team
-from swarm.watch import FileWatcher
 
 T = TypeVar("T")
-HEARTBEAT_INTERVAL = float(os.environ.get("SWARM_HEARTBEAT_INTERVAL", "2.0"))
 # Replies the agent consumes itself; they never reach the model as plain messages.
 CONTROL_TYPES = (PermissionResponse,)
 
@@ -117,7 +117,7 @@ class Agent:
         self.set_state()
 
     def _heartbeat(self) -> None:
-        while not self._stopping.wait(HEARTBEAT_INTERVAL):
+        while not self._stopping.wait(settings.heartbeat_interval()):
             self.set_state()
 
     # -- signals -----------------------------------------------------------------------------
@@ -181,7 +181,7 @@ class Agent:
                 task = self.team.tasks.claim_next(self.name)
                 if task is not None:
                     return [], task
-            watcher.wait(HEARTBEAT_INTERVAL * 2)
+            watcher.wait(settings.heartbeat_interval() * 2)
 
     def render_input(self, messages: list[Message], task: Task | None) -> list[dict[str, Any]]:
         blocks = [{"type": "text", "text": render_for_model(m)} for m in messages]
@@ -300,7 +300,7 @@ class Agent:
 
 
 def run_agent(agent_id: str) -> int:
-    from swarm.names import parse_agent_id
+    from swarm.core.names import parse_agent_id
 
     name, team = parse_agent_id(agent_id)
     agent = Agent(team, name)

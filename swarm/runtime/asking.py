@@ -7,29 +7,29 @@ denies with a reason the model sees.
 
 from __future__ import annotations
 
-import os
 import time
 from typing import TYPE_CHECKING, Any
 
-from swarm.mailbox import Mailbox
-from swarm.names import LEAD_NAME
-from swarm.protocol import (
+from swarm import settings
+from swarm.core.mailbox import Mailbox
+from swarm.core.names import LEAD_NAME
+from swarm.core.protocol import (
     PermissionRequest,
     PermissionResponse,
     PlanApprovalRequest,
     PlanApprovalResponse,
     ShutdownRequest,
 )
-from swarm.runtime.permissions import Decision
+from swarm.core.rules import Decision
 
 if TYPE_CHECKING:
-    from swarm.protocol import Message
+    from swarm.core.protocol import Message
     from swarm.runtime.agent import Agent
     from swarm.runtime.tools import Tool
 
 
 def permission_timeout() -> float:
-    return float(os.environ.get("SWARM_PERMISSION_TIMEOUT", "300"))
+    return settings.permission_timeout()
 
 
 def _await_reply(agent: Agent, request_id: str, timeout: float | None) -> Message | None:

@@ -4,14 +4,14 @@ model-written summary plus the current turn. The transcript keeps everything, an
 from __future__ import annotations
 
 import json
-import os
 from collections.abc import Callable
 from typing import Any
 
+from swarm import settings
+from swarm.core.state import Usage
+from swarm.core.transcript import compaction_messages
 from swarm.runtime.loop import Loop
 from swarm.runtime.models.base import SUMMARY_MARKER, ModelRequest
-from swarm.runtime.transcript import compaction_messages
-from swarm.state import Usage
 
 DEFAULT_THRESHOLD = 120_000
 SUMMARY_PROMPT = (
@@ -22,7 +22,7 @@ SUMMARY_PROMPT = (
 
 
 def threshold() -> int:
-    return int(os.environ.get("SWARM_COMPACT_THRESHOLD", DEFAULT_THRESHOLD))
+    return settings.compact_threshold()
 
 
 def estimate_tokens(system: str, messages: list[dict[str, Any]]) -> int:

@@ -10,12 +10,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from swarm.core.rules import Decision
+from swarm.core.state import Usage
 from swarm.errors import SwarmError
 from swarm.runtime.models.base import Model, ModelReply, ModelRequest
-from swarm.runtime.permissions import Decision
 from swarm.runtime.team_tools import run_tool
 from swarm.runtime.tools import Tool, ToolContext, ToolResult
-from swarm.state import Usage
 
 
 class TurnInterrupted(Exception):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from swarm.names import LEAD_NAME
+from swarm.core.names import LEAD_NAME
 
 DEFAULT_BODY = "You are a capable software engineer working as a member of a team."
 

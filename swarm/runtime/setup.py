@@ -7,20 +7,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from swarm.definitions import AgentDefinition, effective_tools, get_definition
-from swarm.names import LEAD_NAME
-from swarm.protocol import PlanApprovalResponse
-from swarm.runtime import permissions
+from swarm.core import rules as permissions
+from swarm.core.definitions import AgentDefinition, effective_tools, get_definition
+from swarm.core.names import LEAD_NAME, TEAM_TOOLS
+from swarm.core.protocol import PlanApprovalResponse
+from swarm.core.state import Usage
+from swarm.core.team import Member
 from swarm.runtime.asking import ask_lead, submit_plan
 from swarm.runtime.compaction import Compactor
 from swarm.runtime.console import brief
 from swarm.runtime.loop import Loop
 from swarm.runtime.models import default_model_spec, load_model
 from swarm.runtime.prompts import system_prompt
-from swarm.runtime.team_tools import TEAM_TOOL_NAMES, all_tools
+from swarm.runtime.team_tools import all_tools
 from swarm.runtime.tools import Tool, ToolContext
-from swarm.state import Usage
-from swarm.team import Member
 
 if TYPE_CHECKING:
     from swarm.runtime.agent import Agent
@@ -101,7 +101,7 @@ def build(agent: Agent) -> Setup:
     spec = member.model or definition.model or default_model_spec()[0]
     model = load_model(spec, cwd=str(cwd))
     every = all_tools()
-    names = effective_tools(definition, list(every), TEAM_TOOL_NAMES)
+    names = effective_tools(definition, list(every), TEAM_TOOLS)
     base = {n: every[n] for n in names if n in every}
     if member.plan_mode_required:
         base["ExitPlanMode"] = every["ExitPlanMode"]

@@ -5,11 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from swarm.core.protocol import STRUCTURED_TYPES, ShutdownResponse, validate_structured
 from swarm.errors import SwarmError
-from swarm.protocol import STRUCTURED_TYPES, ShutdownResponse, validate_structured
 from swarm.runtime.tools import Tool, ToolContext, ToolError, ToolResult, _schema
-
-TEAM_TOOL_NAMES = ("SendMessage", "TaskCreate", "TaskList", "TaskGet", "TaskUpdate")
 
 
 class SendMessage(Tool):

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from swarm.team import Team
+    from swarm.core.team import Team
 
 OUTPUT_CAP = 30_000
 BASH_DEFAULT_TIMEOUT = 120.0

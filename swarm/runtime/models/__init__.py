@@ -10,6 +10,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from swarm import settings
 from swarm.errors import BadInputError
 
 if TYPE_CHECKING:  # the spawn command needs default_model_spec only, not the model classes
@@ -44,9 +45,9 @@ def load_model(spec: str, *, cwd: str | None = None) -> Model:
 
 def default_model_spec() -> tuple[str, str | None]:
     """(spec, notice): $SWARM_MODEL, else `sonnet` with an API key, else `shell` plus a notice."""
-    chosen = os.environ.get("SWARM_MODEL", "").strip()
+    chosen = settings.model()
     if chosen:
         return chosen, None
-    if os.environ.get("ANTHROPIC_API_KEY", "").strip():
+    if settings.api_key():
         return "sonnet", None
     return "shell", NO_KEY_NOTICE

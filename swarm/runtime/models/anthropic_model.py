@@ -10,14 +10,14 @@ Retries are done here rather than by the SDK so the backoff is configurable
 
 from __future__ import annotations
 
-import os
 import random
 import time
 from typing import Any
 
+from swarm import settings
+from swarm.core.state import Usage
 from swarm.errors import BadInputError, OperationFailedError
 from swarm.runtime.models.base import Block, ModelReply, ModelRequest
-from swarm.state import Usage
 
 # Current ids, per the model literals of the installed SDK (newest of each family).
 ALIASES: dict[str, str] = {
@@ -82,14 +82,6 @@ def cost_usd(model_id: str, usage: Usage) -> float:
         + usage.cache_read_input_tokens * inp * CACHE_READ_FACTOR
         + usage.output_tokens * out
     ) / 1_000_000
-
-
-def _env_float(name: str, default: float) -> float:
-    raw = os.environ.get(name, "").strip()
-    try:
-        return max(0.0, float(raw)) if raw else default
-    except ValueError:
-        raise BadInputError(f"{name} must be a number, got {raw!r}") from None
 
 
 def _one_line(text: str, limit: int = 300) -> str:
@@ -176,10 +168,8 @@ class AnthropicModel:
         self._anthropic = anthropic
         self.spec = spec
         self.name = resolve_model_id(spec)
-        if max_retries is None:
-            max_retries = int(_env_float("SWARM_API_MAX_RETRIES", 4))
-        self.max_retries = max_retries
-        self.retry_base = _env_float("SWARM_API_RETRY_BASE", 1.0)
+        self.max_retries = settings.api_max_retries() if max_retries is None else max_retries
+        self.retry_base = settings.api_retry_base()
         try:
             # SDK retries off: ours below are configurable and report in one line.
             self._client = anthropic.Anthropic(max_retries=0)

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from swarm.state import Usage
+from swarm.core.state import Usage
 
 # The system prompt of a compaction request starts with this, so offline models can tell a
 # "summarize the conversation" call from a turn of work.

@@ -8,11 +8,12 @@ import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from swarm import paths
+from swarm import settings
+from swarm.core import paths
+from swarm.core.names import LEAD_NAME, validate_agent_name
+from swarm.core.rules import validate_mode, validate_rule
+from swarm.core.team import Member, Team
 from swarm.errors import BadInputError, SwarmError
-from swarm.names import LEAD_NAME, validate_agent_name
-from swarm.runtime.permissions import validate_mode, validate_rule
-from swarm.team import Member, Team
 
 # Variables a teammate inherits; everything else stays out of panes (tmux keeps its own env).
 PASS_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM",
@@ -40,7 +41,7 @@ class SpawnResult:
 def agent_env(team: str, member: Member) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k in PASS_ENV or k.startswith(PASS_PREFIXES)}
     env.update(SWARM_HOME=str(paths.home()), SWARM_TEAM=team, SWARM_AGENT_ID=member.agent_id)
-    if os.environ.get("SWARM_DEBUG") != "1":
+    if not settings.debug():
         env.pop("SWARM_DEBUG", None)
     return env
 
@@ -74,7 +75,7 @@ def spawn(
     max_budget_usd: float | None = None,
 ) -> SpawnResult:
     from backends.resolve import resolve
-    from swarm.definitions import get_definition
+    from swarm.core.definitions import get_definition
     from swarm.runtime.models import default_model_spec
 
     clean = validate_agent_name(name)
@@ -112,7 +113,7 @@ def spawn(
         cwd=str(worktree_path or workdir), worktree_path=str(worktree_path) if worktree_path else None,
         allow_rules=[validate_rule(r) for r in allow], deny_rules=[validate_rule(r) for r in deny],
         max_turns=max_turns or defaults.get("max_turns"), max_budget_usd=max_budget_usd,
-        tmux_socket=os.environ.get("SWARM_TMUX_SOCKET") or None,
+        tmux_socket=settings.tmux_socket(),
     )
     if prompt:
         team.send(clean, prompt, sender=LEAD_NAME, summary="initial prompt")
@@ -148,8 +149,8 @@ def launch(team: Team, member: Member) -> tuple[str | None, int | None]:
 
 def respawn(team: Team, name: str) -> SpawnResult:
     """Restart a dead or exited member with the same identity; it resumes its transcript."""
-    from swarm.state import AgentState, update_state
-    from swarm.status import observe_member
+    from swarm.core.state import AgentState, update_state
+    from swarm.ops.health import observe_member
 
     member = team.member(name)
     if member.name == LEAD_NAME:

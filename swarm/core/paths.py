@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+
+from swarm import settings
 
 
 def home() -> Path:
-    root = os.environ.get("SWARM_HOME")
-    return Path(root).expanduser() if root else Path.home() / ".swarm"
+    return settings.home()
 
 
 def teams_dir() -> Path:

@@ -1,8 +1,11 @@
-"""Is a recorded process still the one we started? pid plus process start time (pids are reused)."""
+"""Is a recorded process still the one we started (pid plus process start time: pids are reused),
+and ending one: SIGTERM, then SIGKILL."""
 
 from __future__ import annotations
 
 import os
+import signal
+import time
 
 # Start times are floats from the kernel's boot-relative clock; allow for rounding.
 START_TIME_TOLERANCE = 1.0
@@ -53,3 +56,26 @@ def is_alive(pid: int | None, started_at: float | None = None) -> bool:
     except (psutil.NoSuchProcess, psutil.AccessDenied, ProcessLookupError):
         return False
     return started_at is None or abs(created - started_at) <= START_TIME_TOLERANCE
+
+
+def terminate(pid: int, started_at: float | None, grace: float = 3.0) -> bool:
+    """SIGTERM, then SIGKILL after `grace` seconds. True when the process is gone."""
+    import psutil
+
+    if not is_alive(pid, started_at):
+        return True
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            psutil.Process(pid).send_signal(sig)
+        except (psutil.NoSuchProcess, ProcessLookupError):
+            return True
+        # Poll rather than psutil's wait: an exited child of a process that has not reaped it
+        # yet stays a zombie, which that wait counts as running (`is_alive` does not).
+        deadline = time.monotonic() + grace
+        while is_alive(pid, started_at):
+            if time.monotonic() >= deadline:
+                break
+            time.sleep(0.02)
+        else:
+            return True
+    return False

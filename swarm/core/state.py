@@ -8,8 +8,8 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from swarm import paths
-from swarm.store import ensure_dir, locked, read_model, utcnow_iso, write_model
+from swarm.core import paths
+from swarm.core.store import ensure_dir, locked, read_model, utcnow_iso, write_model
 
 AgentStateName = Literal[
     "starting",

@@ -23,10 +23,18 @@ from typing import BinaryIO
 
 from pydantic import TypeAdapter, ValidationError
 
-from swarm import paths
-from swarm.protocol import Message
-from swarm.store import ensure_dir, lock_fd, locked, read_adapted, try_locked, warn, write_adapted
-from swarm.watch import FileWatcher
+from swarm.core import paths
+from swarm.core.protocol import Message
+from swarm.core.store import (
+    ensure_dir,
+    lock_fd,
+    locked,
+    read_adapted,
+    try_locked,
+    warn,
+    write_adapted,
+)
+from swarm.core.watch import FileWatcher
 
 MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 _WATCHERS = threading.local()  # per thread: {mailbox path: (pid, FileWatcher)}

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
+from swarm.core.store import utcnow_iso
 from swarm.errors import ProtocolError
-from swarm.store import utcnow_iso
 
 MAX_MESSAGE_BYTES = 256 * 1024
 
@@ -144,18 +144,9 @@ def __getattr__(name: str) -> Any:
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
+# The `type` tag of every member of the union above, read off the models themselves.
 STRUCTURED_TYPES = frozenset(
-    {
-        "idle_notification",
-        "shutdown_request",
-        "shutdown_response",
-        "plan_approval_request",
-        "plan_approval_response",
-        "permission_request",
-        "permission_response",
-        "task_assignment",
-        "teammate_terminated",
-    }
+    model.model_fields["type"].default for model in get_args(get_args(StructuredMessage)[0])
 )
 
 

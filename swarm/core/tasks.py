@@ -11,9 +11,16 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from swarm import paths
+from swarm.core import paths
+from swarm.core.store import (
+    ensure_dir,
+    locked,
+    read_model,
+    utcnow_iso,
+    write_bytes_atomic,
+    write_model,
+)
 from swarm.errors import BadInputError, NotFoundError, TaskConflictError
-from swarm.store import ensure_dir, locked, read_model, utcnow_iso, write_bytes_atomic, write_model
 
 TaskStatus = Literal["pending", "in_progress", "completed"]
 STATUSES: tuple[str, ...] = ("pending", "in_progress", "completed")

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import tempfile
 from typing import Any
 
-from swarm import paths
+from swarm import settings
+from swarm.core import paths
 
 
 def _tmux_version() -> str | None:
@@ -34,9 +34,9 @@ def _home_writable() -> tuple[bool, str]:
 
 def diagnose() -> dict[str, Any]:
     from backends.resolve import in_iterm2, resolve
+    from swarm.core.team import Team
+    from swarm.ops.health import observe
     from swarm.runtime.models import default_model_spec
-    from swarm.status import observe
-    from swarm.team import Team
 
     choice = resolve(None)
     writable, where = _home_writable()
@@ -54,12 +54,12 @@ def diagnose() -> dict[str, Any]:
                       "dead": dead, "stale": bool(statuses) and not running})
     return {
         "tmux": _tmux_version(),
-        "inside_tmux": bool(os.environ.get("TMUX")),
+        "inside_tmux": bool(settings.tmux_env()),
         "iterm2": in_iterm2(),
         "osascript": shutil.which("osascript") is not None,
         "backend": choice.backend,
         "backend_reason": choice.reason,
-        "api_key": bool(os.environ.get("ANTHROPIC_API_KEY")),
+        "api_key": bool(settings.api_key()),
         "default_model": model,
         "model_notice": notice,
         "swarm_home": where,

@@ -17,6 +17,8 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from swarm import settings
+
 if TYPE_CHECKING:
     import ctypes
 
@@ -83,7 +85,7 @@ class FileWatcher:
         self._fd = -1
         self._wd_names: dict[int, str | None] = {}
         self.degraded = False  # inotify lost a watched directory: polling from then on
-        if os.environ.get("SWARM_NO_INOTIFY") != "1" and _libc() is not None:
+        if settings.use_inotify() and _libc() is not None:
             self._init_inotify()
         self._snapshot = self._stat_all() if self._fd < 0 else None
 

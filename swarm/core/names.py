@@ -1,4 +1,5 @@
-"""Validation of team and agent names and agent ids. Names are rejected, never silently rewritten."""
+"""Names and the fixed vocabularies every layer shares: team and agent names (rejected, never
+silently rewritten), agent ids, permission modes, pane backends and tool names."""
 
 from __future__ import annotations
 
@@ -9,6 +10,14 @@ from swarm.errors import InvalidNameError
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 LEAD_NAME = "team-lead"
 RESERVED_AGENT_NAMES = frozenset({LEAD_NAME, "user", "system", "*"})
+
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+BACKENDS = ("tmux", "iterm2", "hidden")
+# Tools that only talk to the team: every teammate keeps them whatever its definition says, and
+# they are allowed in every permission mode (a plan needs questions and answers).
+TEAM_TOOLS = ("SendMessage", "TaskCreate", "TaskList", "TaskGet", "TaskUpdate")
+READ_ONLY_TOOLS = ("Read", "Glob", "Grep")
+KNOWN_TOOLS = ("Read", "Write", "Edit", "Bash", "Glob", "Grep", *TEAM_TOOLS, "ExitPlanMode")
 
 
 def validate_name(name: str, kind: str = "name") -> str:

@@ -7,24 +7,24 @@ agent's tasks, tells the lead once (`teammate_terminated`), and records it in st
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import asdict, dataclass
 
+from swarm import settings
+from swarm.core.liveness import is_alive
+from swarm.core.mailbox import Mailbox
+from swarm.core.names import LEAD_NAME
+from swarm.core.protocol import TeammateTerminated
+from swarm.core.state import AgentState, read_state, update_state
+from swarm.core.store import utcnow, warn
+from swarm.core.team import Member, Team
 from swarm.errors import LockTimeoutError
-from swarm.liveness import is_alive
-from swarm.mailbox import Mailbox
-from swarm.names import LEAD_NAME
-from swarm.protocol import TeammateTerminated
-from swarm.state import AgentState, read_state, update_state
-from swarm.store import utcnow, warn
-from swarm.team import Member, Team
 
 STARTUP_GRACE = 20.0  # seconds a new member may take to write its first state
 
 
 def heartbeat_stale_after() -> float:
-    return float(os.environ.get("SWARM_HEARTBEAT_STALE", "30"))
+    return settings.heartbeat_stale()
 
 
 @dataclass

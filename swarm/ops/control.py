@@ -1,22 +1,25 @@
-"""Steering running teammates: shutdown (asked, maybe refused), interrupt, kill, and wait."""
+"""Steering teammates: shutdown (asked, maybe refused), interrupt, kill, wait, and deleting a team
+with everything it started (processes, panes)."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
 from dataclasses import asdict, dataclass
 
-from swarm import paths
+from backends.resolve import get_backend
+from swarm.core import paths
+from swarm.core.liveness import terminate
+from swarm.core.mailbox import Mailbox
+from swarm.core.names import LEAD_NAME
+from swarm.core.protocol import ShutdownRequest, ShutdownResponse
+from swarm.core.state import AgentState, read_state, update_state
+from swarm.core.team import Member, Team
+from swarm.core.watch import FileWatcher
 from swarm.errors import BadInputError, OperationFailedError, WaitTimeoutError
-from swarm.lifecycle import close_pane, stop_member
-from swarm.mailbox import Mailbox
-from swarm.names import LEAD_NAME
-from swarm.protocol import ShutdownRequest, ShutdownResponse
-from swarm.state import read_state
-from swarm.status import MemberStatus, observe, observe_member
-from swarm.team import Member, Team
-from swarm.watch import FileWatcher
+from swarm.ops.health import MemberStatus, observe, observe_member
 
 UNTIL = ("idle", "tasks-done", "exited")
 
@@ -52,6 +55,51 @@ def _targets(team: Team, names: list[str]) -> list[Member]:
             raise BadInputError("the team lead is not a teammate process")
         out.append(member)
     return out
+
+
+def close_pane(member: Member) -> None:
+    """Close the member's pane through its backend, if it has one (never another pane)."""
+    if not member.pane_id or member.backend in (None, "hidden"):
+        return
+    with contextlib.suppress(Exception):
+        team = member.agent_id.partition("@")[2]
+        get_backend(member.backend, team=team, socket=member.tmux_socket).kill_pane(member.pane_id)
+
+
+def stop_member(team: Team, member: Member, reason: str = "killed") -> None:
+    state = read_state(team.name, member.name)
+    pid = state.pid if state else member.pid
+    if pid and pid != os.getpid():
+        terminate(pid, state.started_at if state else None)
+    close_pane(member)
+    team.tasks.release_owned_by(member.name)
+    if state is not None:
+
+        def mark(s: AgentState) -> None:
+            s.state, s.detail = "exited", reason
+
+        update_state(team.name, member.name, mark)
+
+
+def stop_members(team: Team, members: list[Member]) -> None:
+    """Stop every teammate and close every pane recorded for the team (and its own tmux
+    session), so deleting a team leaves nothing behind and touches nothing else."""
+    for member in members:
+        if member.name != "team-lead":
+            stop_member(team, member, "stopped: team deleted")
+    sockets = {m.tmux_socket for m in members if m.backend == "tmux"}
+    for socket in sockets:
+        with contextlib.suppress(Exception):
+            get_backend("tmux", team=team.name, socket=socket).kill_session()  # type: ignore[attr-defined]
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and team.live_members():
+        time.sleep(0.05)
+
+
+def delete_team(name: str, force: bool = False) -> list[str]:
+    """`swarm team delete`: stop every teammate, close every pane recorded for the team, then
+    remove its directory. Returns the members that were still running."""
+    return Team.delete(name, force=force, stop=lambda team, alive: stop_members(team, team.members()))
 
 
 def shutdown(team: Team, names: list[str], reason: str | None = None, timeout: float = 30.0,

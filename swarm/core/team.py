@@ -11,7 +11,21 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import BaseModel, Field
 
-from swarm import paths
+from swarm.core import paths
+from swarm.core.liveness import is_alive, terminate
+from swarm.core.mailbox import Mailbox
+from swarm.core.names import LEAD_NAME, agent_id, validate_agent_name, validate_team_name
+from swarm.core.protocol import (
+    MAX_MESSAGE_BYTES,
+    Message,
+    ShutdownResponse,
+    StructuredMessage,
+    dump_structured,
+    looks_structured,
+    validate_structured,
+)
+from swarm.core.state import read_state
+from swarm.core.store import ensure_dir, locked, read_model, utcnow_iso, write_model
 from swarm.errors import (
     BadInputError,
     MessageTooLargeError,
@@ -21,24 +35,12 @@ from swarm.errors import (
     TeamBusyError,
     UnknownRecipientError,
 )
-from swarm.mailbox import Mailbox
-from swarm.names import LEAD_NAME, agent_id, validate_agent_name, validate_team_name
-from swarm.protocol import (
-    MAX_MESSAGE_BYTES,
-    Message,
-    ShutdownResponse,
-    StructuredMessage,
-    dump_structured,
-    looks_structured,
-    validate_structured,
-)
-from swarm.store import ensure_dir, locked, read_model, utcnow_iso, write_model
 
 if TYPE_CHECKING:
-    from swarm.tasks import TaskList
+    from swarm.core.tasks import TaskList
 
 CONFIG_VERSION = 1
-BackendName = Literal["tmux", "iterm2", "hidden"]
+BackendName = Literal["tmux", "iterm2", "hidden"]  # names.BACKENDS, as a type
 PALETTE = ("blue", "green", "yellow", "magenta", "cyan", "red", "bright_blue", "bright_green")
 
 
@@ -89,6 +91,15 @@ def _summary_of(text: str) -> str:
     return line if len(line) <= 60 else line[:57] + "..."
 
 
+def _end_processes(team: Team, members: builtins.list[Member]) -> None:
+    for member in members:
+        state = read_state(team.name, member.name)
+        pid = state.pid if state else member.pid
+        if pid:
+            terminate(pid, state.started_at if state else None)
+        team.tasks.release_owned_by(member.name)
+
+
 class Team:
     """A handle on one team directory. Cheap: every call reads what it needs from disk."""
 
@@ -100,7 +111,7 @@ class Team:
     @functools.cached_property
     def tasks(self) -> TaskList:
         # Imported on first use, like secrets and shutil below: `swarm send` never needs them.
-        from swarm.tasks import TaskList
+        from swarm.core.tasks import TaskList
 
         return TaskList(self.name, check_owner=self._check_member)
 
@@ -157,8 +168,9 @@ class Team:
         stop: Callable[[Team, builtins.list[Member]], None] | None = None,
     ) -> builtins.list[str]:
         """Remove the team directory. Refuses while a member process lives, unless `force`.
-        First `stop` (default: swarm.lifecycle.stop_members) ends the members' processes and
-        closes the team's panes, so nothing is left behind. Returns the members that were alive."""
+        First `stop` ends the members' processes; the default ends each live one (SIGTERM, then
+        SIGKILL) and gives back its tasks. `swarm.ops.control.delete_team` (what the CLI runs)
+        also closes the team's panes. Returns the members that were alive."""
         team = cls.open(name)
         alive = team.live_members()
         if alive and not force:
@@ -167,11 +179,7 @@ class Team:
                 f"team {team.name!r} still has running members ({names}); shut them down with "
                 f"`swarm shutdown --all --team {team.name}` or use --force"
             )
-        if stop is None:
-            from swarm.lifecycle import stop_members
-
-            stop = stop_members
-        stop(team, team.members())
+        (stop or _end_processes)(team, alive)
         import shutil
 
         shutil.rmtree(team.dir)
@@ -229,9 +237,6 @@ class Team:
         return self.member(name).name
 
     def live_members(self) -> builtins.list[Member]:
-        from swarm.liveness import is_alive
-        from swarm.state import read_state
-
         out = []
         for member in self.members():
             state = read_state(self.name, member.name)

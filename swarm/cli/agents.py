@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from swarm.cli.common import emit, json_option, table
-from swarm.definitions import AgentDefinition, Definitions, get_definition, load_definitions
+from swarm.core.definitions import AgentDefinition, Definitions, get_definition, load_definitions
 
 _cwd_option = click.option(
     "--cwd", "cwd", default=None, type=click.Path(file_okay=False),

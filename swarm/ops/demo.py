@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from swarm.team import Team
+from swarm.core.team import Team
 
 WORKERS = ("ada", "grace", "linus")
 
@@ -49,8 +49,8 @@ def demo_tasks(root: Path) -> list[tuple[str, str]]:
 
 def run_demo(root: Path, keep: bool = False, backend: str | None = None,
              say: Callable[[str], None] = print, timeout: float = 120.0) -> DemoResult:
-    from swarm.control import shutdown, wait
-    from swarm.spawner import spawn
+    from swarm.ops.control import delete_team, shutdown, wait
+    from swarm.ops.spawner import spawn
 
     started = time.monotonic()
     team = Team.create("demo", description="swarm demo: shell workers on " + str(root))
@@ -76,10 +76,10 @@ def run_demo(root: Path, keep: bool = False, backend: str | None = None,
             shutdown(team, [], reason="demo finished", timeout=15, force=True)
     except BaseException:
         if not keep:
-            Team.delete(team.name, force=True)
+            delete_team(team.name, force=True)
         raise
     if not keep:
-        Team.delete(team.name, force=True)
+        delete_team(team.name, force=True)
     return DemoResult(team.name, result.backend, result.backend_reason, rows,
                       time.monotonic() - started, keep)
 

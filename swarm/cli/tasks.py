@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from swarm.cli.common import emit, json_option, open_team, table, team_option
-from swarm.tasks import STATUSES, Task
+from swarm.core.tasks import STATUSES, Task
 
 
 @click.group()

@@ -12,7 +12,7 @@ import os
 from pathlib import Path
 from typing import Any
 
-from swarm.store import ensure_dir, utcnow_iso, warn
+from swarm.core.store import ensure_dir, utcnow_iso, warn
 
 
 class Transcript:

@@ -10,17 +10,17 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from swarm.errors import BadInputError, NotFoundError
-from swarm.mailbox import Mailbox
-from swarm.names import LEAD_NAME
-from swarm.protocol import (
+from swarm.core.mailbox import Mailbox
+from swarm.core.names import LEAD_NAME
+from swarm.core.protocol import (
     Message,
     PermissionRequest,
     PermissionResponse,
     PlanApprovalRequest,
     PlanApprovalResponse,
 )
-from swarm.team import Team, TeamConfig
+from swarm.core.team import Team, TeamConfig
+from swarm.errors import BadInputError, NotFoundError
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
@@ -95,7 +95,7 @@ def validate_input(tool_name: str, raw: str) -> dict[str, Any]:
 
 def approve_permission(team: Team, request_id: str, always: bool = False,
                        new_input: str | None = None) -> Pending:
-    from swarm.runtime.permissions import suggest_rule
+    from swarm.core.rules import suggest_rule
 
     found = _find(team, request_id)
     request: PermissionRequest = found.request

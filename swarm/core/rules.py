@@ -13,13 +13,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from swarm.core.names import PERMISSION_MODES, TEAM_TOOLS
 from swarm.errors import BadInputError
 
-MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 RULE_RE = re.compile(r"^([A-Za-z]+)(?:\((.+)\))?$")
 CHAIN_RE = re.compile(r"\|\||&&|\$\(|[;&|\n()`]")
-# Tools that only talk to the team: allowed in every mode (a plan needs questions and answers).
-TEAM_SAFE = frozenset({"SendMessage", "TaskList", "TaskGet", "TaskCreate", "TaskUpdate"})
 
 
 @dataclass(frozen=True)
@@ -31,8 +29,8 @@ class Decision:
 
 
 def validate_mode(mode: str) -> str:
-    if mode not in MODES:
-        raise BadInputError(f"invalid permission mode {mode!r}: use one of {', '.join(MODES)}")
+    if mode not in PERMISSION_MODES:
+        raise BadInputError(f"invalid permission mode {mode!r}: use one of {', '.join(PERMISSION_MODES)}")
     return mode
 
 
@@ -124,7 +122,7 @@ def check(
         if mode == "plan":
             return Decision("allow", "plan mode")
         return Decision("deny", "ExitPlanMode is only for plan mode")
-    if read_only or tool_name in TEAM_SAFE:
+    if read_only or tool_name in TEAM_TOOLS:
         return Decision("allow", "read-only or team tool")
     if mode == "plan":
         return Decision("deny", f"{tool_name} is not allowed in plan mode: explore read-only and "

@@ -7,9 +7,10 @@ from typing import Any
 import click
 
 from swarm.cli.common import emit, json_option, resolve_team_name, table
+from swarm.core.store import warn
+from swarm.core.team import Team
 from swarm.errors import SwarmError
-from swarm.store import warn
-from swarm.team import Team
+from swarm.ops.control import delete_team
 
 
 @click.group()
@@ -82,7 +83,7 @@ def show(name: str | None, as_json: bool) -> None:
 def delete(name: str, force: bool, as_json: bool) -> None:
     """Delete a team and its files."""
     # Deleting also closes the panes of members that already exited: nothing is left behind.
-    stopped = Team.delete(name, force=force)
+    stopped = delete_team(name, force=force)
     result = {"deleted": name.lower(), "stopped": stopped}
     emit(result, as_json, lambda r: f"deleted team {r['deleted']}" + (
         f" (stopped {', '.join(r['stopped'])})" if r["stopped"] else ""))

@@ -1,0 +1,1 @@
+"""Operations on a team built on the core: spawning, steering, health, approvals, doctor, demo."""

@@ -1,0 +1,165 @@
+"""Every environment variable swarm reads, in one place, read at call time (tests change them).
+
+`VARIABLES` is the table the README shows (a test keeps the two identical). Numbers that do not
+parse are a clear error naming the variable, never a traceback.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from swarm.errors import BadInputError
+
+
+@dataclass(frozen=True)
+class Variable:
+    name: str
+    default: str
+    meaning: str
+
+
+VARIABLES: tuple[Variable, ...] = (
+    Variable("SWARM_HOME", "~/.swarm", "root of every file swarm writes"),
+    Variable("SWARM_TEAM", "", "default team for commands (`--team` wins)"),
+    Variable("SWARM_AGENT_ID", "", "set in a teammate's environment: who `swarm send` speaks as"),
+    Variable("SWARM_MODEL", "sonnet with a key, else shell", "default model for new agents"),
+    Variable("SWARM_BACKEND", "auto", "default pane backend: auto, tmux, iterm2 or hidden"),
+    Variable("SWARM_TMUX_SOCKET", "tmux's default", "tmux `-L` socket for the detached session"),
+    Variable("SWARM_DEBUG", "", "1: tracebacks on errors, debug lines in agent.log and stderr"),
+    Variable("SWARM_SHUTDOWN_GRACE", "20", "seconds the lead waits for teammates to exit"),
+    Variable("SWARM_ORPHAN_GRACE", "60", "seconds a teammate outlives its crashed lead"),
+    Variable("SWARM_AUTO_BACKGROUND_S", "120", "seconds before a foreground subagent backgrounds"),
+    Variable("SWARM_LOCK_TIMEOUT", "10", "seconds a send waits for a mailbox lock"),
+    Variable("SWARM_PERMISSION_TIMEOUT", "300", "seconds a permission request waits for the lead"),
+    Variable("SWARM_HEARTBEAT_INTERVAL", "2", "seconds between a teammate's heartbeats"),
+    Variable("SWARM_HEARTBEAT_STALE", "30", "seconds without a heartbeat before a teammate is dead"),
+    Variable("SWARM_COMPACT_THRESHOLD", "120000", "estimated tokens before compaction"),
+    Variable("SWARM_API_MAX_RETRIES", "4", "retries of a failed Anthropic request"),
+    Variable("SWARM_API_RETRY_BASE", "1", "first retry delay in seconds (doubles each time)"),
+    Variable("SWARM_NO_INOTIFY", "", "1: poll files instead of inotify (for odd filesystems)"),
+    Variable("ANTHROPIC_API_KEY", "", "the Anthropic key; without it agents default to `shell`"),
+    Variable("ANTHROPIC_BASE_URL", "api.anthropic.com", "the Messages API endpoint (read by the SDK)"),
+    # Set by the terminal, read to pick a pane backend.
+    Variable("TMUX", "", "set inside tmux: teammates split the current window"),
+    Variable("TMUX_PANE", "", "the pane swarm was started from (the leader's pane)"),
+    Variable("TMUX_TMPDIR", "/tmp", "where tmux keeps its sockets"),
+    Variable("TERM_PROGRAM", "", "iTerm.app: teammates open iTerm2 panes"),
+    Variable("ITERM_SESSION_ID", "", "set inside iTerm2: the session to split"),
+)
+
+
+def raw(name: str) -> str:
+    """The variable's value, stripped ('' when unset)."""
+    return os.environ.get(name, "").strip()
+
+
+def number(name: str, default: float, minimum: float = 0.0) -> float:
+    value = raw(name)
+    if not value:
+        return default
+    try:
+        parsed = float(value)
+    except ValueError:
+        raise BadInputError(f"{name} must be a number, got {value!r}") from None
+    return max(minimum, parsed)
+
+
+def home() -> Path:
+    value = raw("SWARM_HOME")
+    return Path(value).expanduser() if value else Path.home() / ".swarm"
+
+
+def team() -> str | None:
+    """None when unset; '' stays '' so an explicitly empty value is reported, not ignored."""
+    return os.environ.get("SWARM_TEAM")
+
+
+def agent_id() -> str | None:
+    return os.environ.get("SWARM_AGENT_ID") or None
+
+
+def model() -> str:
+    return raw("SWARM_MODEL")
+
+
+def backend() -> str:
+    return raw("SWARM_BACKEND") or "auto"
+
+
+def tmux_socket() -> str | None:
+    return raw("SWARM_TMUX_SOCKET") or None
+
+
+def debug() -> bool:
+    return raw("SWARM_DEBUG") == "1"
+
+
+def shutdown_grace() -> float:
+    return number("SWARM_SHUTDOWN_GRACE", 20.0)
+
+
+def orphan_grace() -> float:
+    return number("SWARM_ORPHAN_GRACE", 60.0)
+
+
+def auto_background_s() -> float:
+    return number("SWARM_AUTO_BACKGROUND_S", 120.0)
+
+
+def lock_timeout() -> float:
+    return number("SWARM_LOCK_TIMEOUT", 10.0)
+
+
+def permission_timeout() -> float:
+    return number("SWARM_PERMISSION_TIMEOUT", 300.0)
+
+
+def heartbeat_interval() -> float:
+    return number("SWARM_HEARTBEAT_INTERVAL", 2.0, minimum=0.05)
+
+
+def heartbeat_stale() -> float:
+    return number("SWARM_HEARTBEAT_STALE", 30.0)
+
+
+def compact_threshold() -> int:
+    return int(number("SWARM_COMPACT_THRESHOLD", 120_000))
+
+
+def api_max_retries() -> int:
+    return int(number("SWARM_API_MAX_RETRIES", 4))
+
+
+def api_retry_base() -> float:
+    return number("SWARM_API_RETRY_BASE", 1.0)
+
+
+def use_inotify() -> bool:
+    return raw("SWARM_NO_INOTIFY") != "1"
+
+
+def api_key() -> str:
+    return raw("ANTHROPIC_API_KEY")
+
+
+def tmux_env() -> str:
+    """$TMUX: '<socket path>,<server pid>,<session>' inside tmux, '' outside."""
+    return raw("TMUX")
+
+
+def tmux_pane() -> str:
+    return raw("TMUX_PANE")
+
+
+def tmux_tmpdir() -> str:
+    return raw("TMUX_TMPDIR") or "/tmp"
+
+
+def iterm_session_id() -> str:
+    return raw("ITERM_SESSION_ID")
+
+
+def in_iterm2() -> bool:
+    return raw("TERM_PROGRAM") == "iTerm.app" or "ITERM_SESSION_ID" in os.environ
