@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import errno
+
 
 class SwarmError(Exception):
     """Base class: an operation failed (exit 1)."""
@@ -55,3 +57,25 @@ class WaitTimeoutError(SwarmError):
     """`swarm wait` ran out of time (exit 124)."""
 
     exit_code = 124
+
+
+_OS_ERRORS = {
+    errno.ENOSPC: "disk full", errno.EDQUOT: "disk quota exceeded",
+    errno.EROFS: "read-only file system", errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted", errno.ENOENT: "no such file or directory",
+    errno.EMFILE: "too many open files",
+}
+
+
+def describe_error(exc: BaseException) -> str:
+    """One line saying what failed and where: `disk full writing /x/y (ENOSPC)` rather than
+    `unexpected OSError`."""
+    if isinstance(exc, OSError) and exc.errno is not None:
+        what = _OS_ERRORS.get(exc.errno) or (exc.strerror or "OS error").lower()
+        code = errno.errorcode.get(exc.errno, str(exc.errno))
+        where = f" at {exc.filename}" if exc.filename else ""
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EROFS) and exc.filename:
+            where = f" writing {exc.filename}"
+        return f"{what}{where} ({code})"
+    text = str(exc).splitlines()[0] if str(exc) else ""
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

@@ -10,6 +10,7 @@ import pytest
 from swarm.core.liveness import is_alive
 from tests.agent_fixtures import Crew, crew_fixture  # noqa: F401
 from tests.fake_anthropic import FakeAnthropic
+from tests.helpers import wait_until
 
 
 @pytest.fixture(autouse=True)
@@ -45,13 +46,14 @@ def test_max_turns_stops_model_calls(crew: Crew, fake_api: FakeAnthropic) -> Non
     table = crew.cli("status").stdout
     assert "idle (max_turns)" in table
 
-    # A new message still gets an answer from the agent, but no model call.
-    crew.send("w1", "one more try")
-    notes = crew.wait_idle_notes("w1", 2)
-    assert notes[1].idle_reason == "max_turns"
-    assert len(fake_api.messages_requests()) == 2
-    row = status_row(crew, "w1")
-    assert row["state"] == "idle" and is_alive(int(str(row["pid"])))  # stopped calling, not exited
+    # A new message is left unread (a respawn with a new limit will read it), status says why,
+    # and no model call is made.
+    message_id = crew.send("w1", "one more try")
+    row = wait_until(lambda: (r := status_row(crew, "w1"))["detail"] == (
+        "max_turns: 1 message(s) wait unread") and r, message="status to say why")
+    assert row["state"] == "idle" and row["unread"] == 1 and is_alive(int(str(row["pid"])))
+    assert [m.id for m in crew.team.inbox("w1").unread()] == [message_id]
+    assert len(fake_api.messages_requests()) == 2 and len(crew.idle_notes("w1")) == 1
 
 
 def test_budget_stops_model_calls_and_status_shows_the_cost(
@@ -73,6 +75,6 @@ def test_budget_stops_model_calls_and_status_shows_the_cost(
     assert "team total: 5007 tokens, $0.0151" in table
 
     crew.send("w1", "keep going")
-    notes = crew.wait_idle_notes("w1", 2)
-    assert notes[1].idle_reason == "budget_exhausted"
-    assert len(fake_api.messages_requests()) == 1
+    wait_until(lambda: status_row(crew, "w1")["detail"] == (
+        "budget_exhausted: 1 message(s) wait unread"), message="status to say why")
+    assert len(fake_api.messages_requests()) == 1 and len(crew.idle_notes("w1")) == 1

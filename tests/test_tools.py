@@ -13,11 +13,12 @@ import pytest
 from swarm.core import paths
 from swarm.core.protocol import ShutdownResponse
 from swarm.core.team import Team
+from swarm.runtime.interfaces import NoHost
 from swarm.runtime.loop import Loop
 from swarm.runtime.models.base import ModelReply, ModelRequest
 from swarm.runtime.team_tools import all_tools, run_tool
 from swarm.runtime.tools import OUTPUT_CAP, Tool, ToolContext, ToolResult
-from tests.helpers import wait_until
+from tests.helpers import PlainHooks, wait_until
 
 
 @pytest.fixture
@@ -158,10 +159,26 @@ def test_bash_output_is_capped(ctx: ToolContext) -> None:
     assert out.endswith("[output truncated: 5000 more characters]")
 
 
+class RecordingHost(NoHost):
+    def __init__(self, pending_shutdown: str | None = None) -> None:
+        self.processes: list[object] = []
+        self.sent: list[object] = []
+        self.pending = pending_shutdown
+
+    def track_process(self, proc: object) -> None:  # type: ignore[override]
+        self.processes.append(proc)
+
+    def structured_sent(self, message: object) -> None:
+        self.sent.append(message)
+
+    def pending_shutdown_id(self) -> str | None:
+        return self.pending
+
+
 def test_bash_reports_the_process_to_the_runtime(ctx: ToolContext) -> None:
-    seen: list[object] = []
-    ctx.on_process = seen.append
+    ctx.host = host = RecordingHost()
     ok(call(ctx, "Bash", command="echo hi"))
+    seen = host.processes
     assert len(seen) == 2 and seen[0] is not None and seen[1] is None
 
 
@@ -203,7 +220,7 @@ def test_the_loop_answers_bad_calls_with_errors(ctx: ToolContext) -> None:
             {"type": "tool_use", "id": "u2", "name": "Read", "input": "not an object"},
             {"type": "tool_use", "id": "u3", "name": "Read", "input": {"file_path": "missing"}},
             {"type": "tool_use", "id": "u4", "name": "Glob", "input": {"pattern": "/abs/*"}}]
-    loop = Loop(model=OneCall(uses), tools=dict(TOOLS), system="s", ctx=ctx)
+    loop = Loop(model=OneCall(uses), tools=dict(TOOLS), system="s", ctx=ctx, hooks=PlainHooks())
     outcome = loop.run([{"type": "text", "text": "go"}])
     assert outcome.reason == "available" and outcome.last_text == "ok"
     results = loop.messages[2]["content"]
@@ -241,9 +258,8 @@ def test_broadcast_plain_text_but_not_structured(ctx: ToolContext) -> None:
 
 
 def test_shutdown_response_goes_only_to_the_lead(ctx: ToolContext) -> None:
-    sent: list[object] = []
-    ctx.on_structured_sent = sent.append
-    ctx.pending_shutdown_id = lambda: "req-1"
+    ctx.host = host = RecordingHost(pending_shutdown="req-1")
+    sent = host.sent
     reply = {"type": "shutdown_response", "approve": True}
     assert "only be sent to team-lead" in err(call(ctx, "SendMessage", to="w2", message=reply))
     assert sent == [] and ctx.team.inbox("w2").messages() == []

@@ -44,7 +44,7 @@ _no_plugin_loader()
 import click  # noqa: E402
 
 from swarm import __version__, settings  # noqa: E402
-from swarm.errors import SwarmError  # noqa: E402
+from swarm.errors import SwarmError, describe_error  # noqa: E402
 
 # command name -> "module:attribute"; modules are imported only when their command runs, so
 # `swarm send` never loads the model SDK or libtmux.
@@ -136,6 +136,8 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:  # a bug: one clear line, the traceback only when asked
         if debug:
             _print_traceback()
+        if isinstance(exc, OSError):  # say what failed and where ("disk full writing ...")
+            _fail(describe_error(exc), 1)
         _fail(f"unexpected {type(exc).__name__}: {exc} (rerun with SWARM_DEBUG=1 for details)", 1)
     sys.exit(0)
 

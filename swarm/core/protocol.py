@@ -8,6 +8,7 @@ from typing import Annotated, Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
 
+from swarm.core.names import LEAD_NAME
 from swarm.core.store import utcnow_iso
 from swarm.errors import ProtocolError
 
@@ -198,15 +199,33 @@ def dump_structured(message: StructuredMessage) -> str:
     return message.model_dump_json(by_alias=True, exclude_none=True)
 
 
+# Who may send what (SPEC "Who may send what"); the receiver checks, whatever the file says.
+LEAD_ONLY_TYPES = frozenset(
+    {"shutdown_request", "permission_response", "plan_approval_response", "task_assignment"})
+
+
+def sender_may_send(kind: StructuredMessage, sender: str) -> bool:
+    """May `sender` (a member name) send this structured message? Requests must come from the
+    member they name; the lead's answers and orders only from the lead. (Whether a
+    `shutdown_response` answers the member that was asked is the asker's check.)"""
+    if kind.type in LEAD_ONLY_TYPES:
+        return sender == LEAD_NAME
+    if isinstance(kind, PermissionRequest):
+        return kind.agent_id.partition("@")[0] == sender
+    return True
+
+
+def escape(text: str, quote: bool = False) -> str:
+    """Escape text wrapped in our markup, so no text can close a tag or forge another block."""
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return text.replace('"', "&quot;") if quote else text
+
+
 def render_for_model(message: Message) -> str:
     """How a mailbox message reaches a model's conversation."""
-    attrs = f'from="{_attr(message.sender)}"'
+    attrs = f'from="{escape(message.sender, True)}"'
     if message.color:
-        attrs += f' color="{_attr(message.color)}"'
+        attrs += f' color="{escape(message.color, True)}"'
     if message.summary:
-        attrs += f' summary="{_attr(message.summary)}"'
-    return f"<teammate-message {attrs}>{message.text}</teammate-message>"
-
-
-def _attr(value: str) -> str:
-    return value.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
+        attrs += f' summary="{escape(message.summary, True)}"'
+    return f"<teammate-message {attrs}>{escape(message.text)}</teammate-message>"

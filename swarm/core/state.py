@@ -59,6 +59,8 @@ class AgentState(BaseModel):
     idle_reason: str | None = None
     detail: str | None = None  # why it is dead/exited/stopped, in words
     terminated_reported: bool = False
+    mode: str | None = None  # the permission mode it is in now (plan approval changes it)
+    child_pgid: int | None = None  # the process group of the Bash command it runs, if any
 
 
 def read_state(team: str, name: str) -> AgentState | None:

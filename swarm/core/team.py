@@ -16,12 +16,14 @@ from swarm.core.liveness import is_alive, terminate
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME, agent_id, validate_agent_name, validate_team_name
 from swarm.core.protocol import (
+    LEAD_ONLY_TYPES,
     MAX_MESSAGE_BYTES,
     Message,
     ShutdownResponse,
     StructuredMessage,
     dump_structured,
     looks_structured,
+    sender_may_send,
     validate_structured,
 )
 from swarm.core.state import read_state
@@ -328,6 +330,11 @@ class Team:
             if isinstance(structured, ShutdownResponse) and target.name != LEAD_NAME:
                 raise ProtocolError("shutdown_response can only be sent to team-lead")
             recipients = [target.name]
+        if structured is not None and not sender_may_send(structured, author.name):
+            raise ProtocolError(
+                f"{author.name} may not send {structured.type}: only {LEAD_NAME} sends it"
+                if structured.type in LEAD_ONLY_TYPES
+                else f"a {structured.type} must come from the member it names")
         if structured is None and summary is None:
             summary = _summary_of(body)
         ids = []

@@ -120,7 +120,7 @@ def shutdown(team: Team, names: list[str], reason: str | None = None, timeout: f
     deadline = time.monotonic() + timeout
     with team_watcher(team) as watcher:
         while pending:
-            answers = _shutdown_answers(lead_box, {rid for _, rid in pending.values()})
+            answers = _shutdown_answers(lead_box, {rid: n for n, (_, rid) in pending.items()})
             for name, (member, rid) in list(pending.items()):
                 answer = answers.get(rid)
                 state = read_state(team.name, name)
@@ -145,12 +145,15 @@ def shutdown(team: Team, names: list[str], reason: str | None = None, timeout: f
     return outcomes
 
 
-def _shutdown_answers(box: Mailbox, request_ids: set[str]) -> dict[str, ShutdownResponse]:
+def _shutdown_answers(box: Mailbox, asked: dict[str, str]) -> dict[str, ShutdownResponse]:
+    """Answers to our requests (request id -> the member asked), from the member asked only:
+    a third member's forged refusal is not an answer."""
     found: dict[str, ShutdownResponse] = {}
     used = []
     for message in box.messages(include_archive=True):
         structured = message.structured()
-        if isinstance(structured, ShutdownResponse) and structured.request_id in request_ids:
+        if (isinstance(structured, ShutdownResponse)
+                and asked.get(structured.request_id) == message.sender):
             found[structured.request_id] = structured
             if not message.read:
                 used.append(message.id)

@@ -1,63 +1,95 @@
-"""The teammate process (`swarm agent --agent-id NAME@TEAM`): setup, inputs, signals, heartbeat.
+"""The teammate process (`swarm agent --agent-id NAME@TEAM`): inputs, turns, signals, heartbeat.
 
-Life of a teammate: read its member entry, build its prompt and tools, resume its conversation
-from the transcript, then forever: wait for input (shutdown request > lead > peers > a task),
-run one turn of the loop, go idle and tell the lead once. SIGINT aborts the turn only; SIGTERM
-ends the process; an approved shutdown request ends it cleanly (exit 0).
+Life of a teammate: read its member entry, build its prompt, tools and permission policy,
+resume its conversation from the transcript, then forever: wait for input (shutdown request >
+lead > peers > a task), run one turn of the loop, go idle and tell the lead once. SIGINT aborts
+the turn only; SIGTERM ends the process; an approved shutdown request ends it cleanly (exit 0);
+any other exception is a crash, recorded as a death (exit 1).
+
+The agent is the `LoopHooks` of its loop and the `ToolHost` of its tools.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import subprocess
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
 from types import FrameType
 from typing import Any, TypeVar
 
 from swarm import settings
 from swarm.core import paths
+from swarm.core.definitions import effective_tools, get_definition
 from swarm.core.liveness import process_start_time
 from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME
+from swarm.core.names import LEAD_NAME, TEAM_TOOLS
 from swarm.core.protocol import (
     IdleNotification,
     Message,
-    PermissionResponse,
-    PlanApprovalResponse,
     ShutdownRequest,
     ShutdownResponse,
+    StructuredMessage,
     TeammateTerminated,
+    escape,
     render_for_model,
+    sender_may_send,
 )
+from swarm.core.rules import Decision
 from swarm.core.state import AgentState, Usage, read_state, update_state, write_state
 from swarm.core.store import utcnow_iso
 from swarm.core.tasks import Task
 from swarm.core.team import Team
 from swarm.core.transcript import Transcript
 from swarm.core.watch import FileWatcher
-from swarm.errors import NotFoundError
+from swarm.errors import NotFoundError, describe_error
+from swarm.log import configure as configure_logging
+from swarm.runtime.asking import Asker
+from swarm.runtime.compaction import Compactor
 from swarm.runtime.console import Console, brief
 from swarm.runtime.loop import Loop, TurnInterrupted, TurnOutcome
-from swarm.runtime.tools import kill_tree
+from swarm.runtime.models import default_model_spec, load_model
+from swarm.runtime.models.base import ModelReply
+from swarm.runtime.policy import PermissionPolicy
+from swarm.runtime.prompts import system_prompt
+from swarm.runtime.team_tools import all_tools
+from swarm.runtime.tools import Tool, ToolContext, ToolResult, kill_tree
 
 T = TypeVar("T")
-# Replies the agent consumes itself; they never reach the model as plain messages.
-CONTROL_TYPES = (PermissionResponse,)
+log = logging.getLogger(__name__)
 
 
-class AgentStopped(Exception):
-    """SIGTERM: leave whatever we are doing and exit."""
+class AgentStopped(BaseException):
+    """SIGTERM/SIGHUP: leave whatever we are doing and exit. A BaseException, so no `except
+    Exception` on the way (the model SDK, a retry loop) can swallow it."""
+
+
+@dataclass
+class Inbound:
+    """A message as read: its structured kind, already checked against who sent it (a forged
+    or unauthorised structured message has no kind: it is plain text from its sender)."""
+
+    message: Message
+    kind: StructuredMessage | None
+
+    @classmethod
+    def read(cls, message: Message) -> Inbound:
+        kind = message.structured()
+        if kind is not None and not sender_may_send(kind, message.sender):
+            kind = None
+        return cls(message, kind)
 
 
 class Agent:
     def __init__(self, team_name: str, name: str) -> None:
-        from swarm.runtime.setup import build  # keeps this module about the process life
-
         self.team = Team.open(team_name)
         self.name = name
+        self.member = self.team.member(name)
         self.box = Mailbox(self.team.name, name)
         self.transcript = Transcript(paths.agent_transcript(self.team.name, name))
         previous = read_state(self.team.name, name)  # a respawn keeps its turns and usage
@@ -75,8 +107,41 @@ class Agent:
         self.pending_shutdown: ShutdownRequest | None = None
         self.shutdown_approved = False
         self.completed_task: Task | None = None
-        self.setup = build(self)
-        self.loop: Loop = self.setup.loop
+        self._waiting_at_start: set[str] = set()  # unread when the turn began
+
+        self.cwd = Path(self.member.cwd or os.getcwd())
+        self.definition = get_definition(self.member.agent_type, self.cwd)
+        self.model_name = (self.member.model or self.definition.model
+                           or default_model_spec()[0])
+        asker = Asker(self.team, name, self.box, self)
+        self.policy = PermissionPolicy.for_member(self.team, self.member, self.cwd, asker)
+        self.state.mode = self.policy.mode
+        every = all_tools()
+        names = effective_tools(self.definition, list(every), TEAM_TOOLS)
+        self.base_tools = {n: every[n] for n in names if n in every}
+        if self.member.plan_mode_required:
+            self.base_tools["ExitPlanMode"] = every["ExitPlanMode"]
+        self.compactor = Compactor(on_compacted=self._compacted,
+                                   on_usage=lambda usage: self.add_usage(usage, turn=False))
+        ctx = ToolContext(team=self.team, name=name, cwd=self.cwd, host=self,
+                          env={"SWARM_TEAM": self.team.name, "SWARM_AGENT_ID": self.member.agent_id})
+        self.loop = Loop(model=load_model(self.model_name, cwd=str(self.cwd)), tools={},
+                         system="", ctx=ctx, hooks=self,
+                         messages=self.transcript.conversation())
+        # Resumed after a crash mid-tool: answer the open calls, or the API rejects the history.
+        self.loop.close_dangling("not finished: the teammate process died and was restarted")
+        self.refresh()
+
+    # -- what depends on the mode ---------------------------------------------------------------
+    def refresh(self) -> None:
+        """Rebuild the tool set and the system prompt (the mode or the team changed)."""
+        mode = self.policy.mode
+        self.loop.tools = {k: v for k, v in self.base_tools.items()
+                           if k != "ExitPlanMode" or mode == "plan"}
+        config = self.team.config()
+        peers = [m.name for m in config.members if m.name not in (self.name, LEAD_NAME)]
+        self.loop.system = system_prompt(self.definition.prompt, self.name, config.name,
+                                         config.lead_agent_id, peers, mode)
 
     # -- state -------------------------------------------------------------------------------
     def set_state(self, **fields: Any) -> None:
@@ -118,7 +183,11 @@ class Agent:
 
     def _heartbeat(self) -> None:
         while not self._stopping.wait(settings.heartbeat_interval()):
-            self.set_state()
+            try:
+                self.set_state()
+            except OSError as exc:  # a full or read-only disk: say so, and keep beating
+                log.warning("heartbeat not written: %s", describe_error(exc))
+                self.console.say(f"heartbeat not written: {describe_error(exc)}")
 
     # -- signals -----------------------------------------------------------------------------
     def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
@@ -140,9 +209,6 @@ class Agent:
         self._hangup = True
         self._on_sigterm(signum, frame)
 
-    def track_process(self, proc: subprocess.Popen[bytes] | None) -> None:
-        self._proc = proc
-
     def check_interrupt(self) -> None:
         if self._interrupt.is_set():
             raise TurnInterrupted()
@@ -156,69 +222,170 @@ class Agent:
         finally:
             self._interruptible = False
 
+    # -- ToolHost ------------------------------------------------------------------------------
+    def track_process(self, proc: subprocess.Popen[bytes] | None) -> None:
+        self._proc = proc
+        # Recorded so whoever records our death can end the command too (its own group).
+        self.set_state(child_pgid=proc.pid if proc is not None else None)
+
+    def structured_sent(self, message: Any) -> None:
+        pending = self.pending_shutdown
+        if (isinstance(message, ShutdownResponse) and message.approve and pending is not None
+                and message.request_id == pending.request_id):
+            self.shutdown_approved = True
+
+    def pending_shutdown_id(self) -> str | None:
+        return self.pending_shutdown.request_id if self.pending_shutdown else None
+
+    def exit_plan(self, plan: str) -> str:
+        text, changed = self.policy.exit_plan(plan)
+        if changed:
+            self.refresh()
+            self.set_state(mode=self.policy.mode)
+        return text
+
+    # -- LoopHooks -----------------------------------------------------------------------------
+    def permit(self, tool: Tool, args: dict[str, Any], use_id: str) -> Decision:
+        return self.policy.check(tool, args, use_id)
+
+    def guard(self, call: Callable[[], T]) -> T:
+        return self.interruptible(call)
+
+    def before_call(self, loop: Loop) -> None:
+        self.compactor(loop)
+
+    def on_reply(self, reply: ModelReply) -> None:
+        usage = reply.usage
+        self.compactor.last_input_tokens = (usage.input_tokens + usage.cache_read_input_tokens
+                                            + usage.cache_creation_input_tokens)
+        self.add_usage(usage)
+        if reply.text().strip():
+            self.trace(f"says: {reply.text().strip()}")
+
+    def on_tool_result(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> ToolResult:
+        return result
+
+    def stop_reason(self) -> str | None:
+        if self.shutdown_approved:
+            return "available"
+        max_turns = self.member.max_turns or self.definition.max_turns
+        if max_turns is not None and self.state.turns >= max_turns:
+            return "max_turns"
+        budget = self.member.max_budget_usd
+        if budget is not None and self.state.usage.cost_usd >= budget:
+            return "budget_exhausted"
+        return None
+
+    def arrivals(self) -> tuple[list[dict[str, Any]], Callable[[], None]]:
+        """Messages from the lead or peers that came in during the turn reach the model at its
+        next call. Those already waiting when the turn began keep their SPEC order (next input),
+        and a shutdown request waits for the turn's end (it is answered as a new input)."""
+        fresh = [i for i in self._unread() if not isinstance(i.kind, ShutdownRequest)
+                 and i.message.id not in self._waiting_at_start]
+        if not fresh:
+            return [], lambda: None
+        self._announce(fresh)
+        ids = [i.message.id for i in fresh]
+
+        def mark_read() -> None:
+            self.box.mark_read(ids)
+
+        return self.render_input(fresh, None), mark_read
+
+    def record(self, message: dict[str, Any]) -> None:
+        self.transcript.message(message)
+
+    def trace(self, line: str) -> None:
+        self.console.say(brief(line, 160))
+
+    def _compacted(self, summary: str, kept: list[dict[str, Any]]) -> None:
+        self.transcript.compaction(summary, kept)
+        self.console.say(f"compacted the conversation ({len(summary)} characters of summary)")
+
     # -- inputs ------------------------------------------------------------------------------
     def watcher(self) -> FileWatcher:
         return FileWatcher([(self.box.path.parent, self.box.path.name),
                             (paths.tasks_dir(self.team.name), None)])
 
-    def next_input(self, watcher: FileWatcher) -> tuple[list[Message], Task | None]:
+    def _unread(self) -> list[Inbound]:
+        """Unread messages with their kinds; answers for requests no longer open (the asker
+        consumes the live ones) are plain text like any other unauthorised structure."""
+        return [Inbound.read(m) for m in self.box.unread()]
+
+    def next_input(self, watcher: FileWatcher) -> tuple[list[Inbound], Task | None]:
         """Block until there is something to do, in SPEC order."""
         while True:
-            parsed = [(m, m.structured()) for m in self.box.unread()]
-            stale = [m.id for m, kind in parsed if isinstance(kind, CONTROL_TYPES)]
-            if stale:  # answers to requests no longer waiting: nothing to do with them
-                self.box.mark_read(stale)
-            shutdown = [m for m, kind in parsed if isinstance(kind, ShutdownRequest)]
+            inbound = self._unread()
+            shutdown = [i for i in inbound if isinstance(i.kind, ShutdownRequest)]
             if shutdown:
                 return shutdown[:1], None
-            unread = [m for m, kind in parsed if not isinstance(kind, CONTROL_TYPES)]
-            if unread:
-                lead = [m for m in unread if m.sender == LEAD_NAME]
-                peers = sorted((m for m in unread if m.sender != LEAD_NAME),
-                               key=lambda m: m.timestamp)
+            limit = self.stop_reason()
+            if limit and inbound:
+                # Out of turns or budget: leave the messages unread for a respawn with a new
+                # limit, and say why in status rather than consume them unanswered.
+                detail = f"{limit}: {len(inbound)} message(s) wait unread"
+                if self.state.detail != detail:
+                    self.set_state(detail=detail)
+            elif inbound:
+                lead = [i for i in inbound if i.message.sender == LEAD_NAME]
+                peers = sorted((i for i in inbound if i.message.sender != LEAD_NAME),
+                               key=lambda i: i.message.timestamp)
                 return lead + peers, None
-            if self.loop.stop_reason() is None:
+            elif limit is None:
                 task = self.team.tasks.claim_next(self.name)
                 if task is not None:
                     return [], task
             watcher.wait(settings.heartbeat_interval() * 2)
 
-    def render_input(self, messages: list[Message], task: Task | None) -> list[dict[str, Any]]:
-        blocks = [{"type": "text", "text": render_for_model(m)} for m in messages]
+    def render_input(self, inbound: list[Inbound], task: Task | None) -> list[dict[str, Any]]:
+        blocks = [{"type": "text", "text": render_for_model(i.message)} for i in inbound]
         if task is not None:
             blocks.append({"type": "text", "text": (
-                f'<task-assignment id="{task.id}" subject="{task.subject}">\n'
-                f"{task.description}\n</task-assignment>\n"
+                f'<task-assignment id="{task.id}" subject="{escape(task.subject, True)}">\n'
+                f"{escape(task.description)}\n</task-assignment>\n"
                 f'You have claimed task #{task.id}. Do it, mark it completed with TaskUpdate '
                 f'(task_id "{task.id}", with a short result) and report to {LEAD_NAME}.')})
         return blocks
 
+    def _announce(self, inbound: list[Inbound]) -> None:
+        for item in inbound:
+            if isinstance(item.kind, ShutdownRequest):
+                self.pending_shutdown = item.kind
+            shown = item.kind.type if item.kind is not None else (item.message.summary
+                                                                   or item.message.text)
+            self.console.say(f"<- {item.message.sender}: {brief(shown)}")
+
     # -- one turn ----------------------------------------------------------------------------
-    def take_turn(self, messages: list[Message], task: Task | None) -> TurnOutcome:
-        for message in messages:
-            structured = message.structured()
-            if isinstance(structured, ShutdownRequest):
-                self.pending_shutdown = structured
-            if isinstance(structured, PlanApprovalResponse):
-                self.setup.apply_plan_response(structured)
+    def take_turn(self, inbound: list[Inbound], task: Task | None) -> TurnOutcome:
+        if self.stop_reason() and any(isinstance(i.kind, ShutdownRequest) for i in inbound):
+            return self._shutdown_at_limit(inbound)
         current = task.id if task is not None else self.state.current_task
         self.completed_task = None
         self._interrupt.clear()
         self.set_state(state="working", current_task=current, idle_reason=None, detail=None)
-        for message in messages:
-            kind = message.structured()
-            shown = kind.type if kind is not None else (message.summary or message.text)
-            self.console.say(f"<- {message.sender}: {brief(shown)}")
+        self._announce(inbound)
         if task is not None:
             self.console.say(f"claimed task #{task.id}: {brief(task.subject)}")
-        content = self.render_input(messages, task)
+        self._waiting_at_start = {m.id for m in self.box.unread()}
         # The message is in the conversation (and transcript) before it is marked read.
-        self.loop.add({"role": "user", "content": content})
-        self.box.mark_read([m.id for m in messages])
-        outcome = self.loop.run([])
+        self.loop.add({"role": "user", "content": self.render_input(inbound, task)})
+        self.box.mark_read([i.message.id for i in inbound])
+        outcome = self.loop.run()
         if outcome.reason == "interrupted":
             self.transcript.event("interrupted")
         return outcome
+
+    def _shutdown_at_limit(self, inbound: list[Inbound]) -> TurnOutcome:
+        """Out of turns or budget, the model cannot answer a shutdown request: approve it."""
+        request = next(i.kind for i in inbound if isinstance(i.kind, ShutdownRequest))
+        assert isinstance(request, ShutdownRequest)
+        self.pending_shutdown = request
+        self.box.mark_read([i.message.id for i in inbound])
+        reply = ShutdownResponse(request_id=request.request_id, approve=True,
+                                 reason=f"{self.stop_reason()}: shutting down without a turn")
+        self.team.send(LEAD_NAME, reply, sender=self.name)
+        self.structured_sent(reply)
+        return TurnOutcome()
 
     def after_turn(self, outcome: TurnOutcome) -> None:
         task = self.completed_task
@@ -246,10 +413,6 @@ class Agent:
         self.team.send(LEAD_NAME, note, sender=self.name)
         self.console.say(f"idle ({outcome.reason})" + (f": {outcome.failure}" if outcome.failure else ""))
 
-    def on_structured_sent(self, message: Any) -> None:
-        if isinstance(message, ShutdownResponse) and message.approve:
-            self.shutdown_approved = True
-
     # -- the process -------------------------------------------------------------------------
     def run(self) -> int:
         signal.signal(signal.SIGINT, self._on_sigint)
@@ -257,52 +420,69 @@ class Agent:
         signal.signal(signal.SIGHUP, self._on_sighup)
         write_state(self.team.name, self.name, self.state)
         self.team.update_member(self.name, pid=os.getpid())
-        self.transcript.event("started", pid=os.getpid(), model=self.setup.model_name)
+        self.transcript.event("started", pid=os.getpid(), model=self.model_name)
         beat = threading.Thread(target=self._heartbeat, name="heartbeat", daemon=True)
         beat.start()
-        self.console.say(f"{self.name}@{self.team.name} started (model {self.setup.model_name}, "
-                         f"mode {self.setup.mode}, pid {os.getpid()})")
-        exit_code, detail = 0, "shut down"
+        self.console.say(f"{self.name}@{self.team.name} started (model {self.model_name}, "
+                         f"mode {self.policy.mode}, pid {os.getpid()})")
+        exit_code, detail, crashed = 0, "shut down", False
         try:
             with self.watcher() as watcher:
                 self.set_state(state="idle", idle_reason="available")
                 while not self.shutdown_approved:
-                    messages, task = self.next_input(watcher)
-                    outcome = self.take_turn(messages, task)
+                    inbound, task = self.next_input(watcher)
+                    outcome = self.take_turn(inbound, task)
                     if self.shutdown_approved:
                         break
                     self.after_turn(outcome)
         except AgentStopped:
             exit_code, detail = ((129, "its pane was closed (SIGHUP)") if self._hangup
                                  else (143, "killed (SIGTERM)"))
+        except Exception as exc:  # a crash: recorded as a death, never as a clean exit
+            exit_code, detail, crashed = 1, f"crashed: {describe_error(exc)}", True
+            log.exception("crashed")
+            self.console.say(detail)
         finally:
             self._stopping.set()
-            self.finish(detail)
+            self.finish(detail, died=crashed or self._hangup)
         return exit_code
 
-    def finish(self, detail: str) -> None:
+    def finish(self, detail: str, died: bool) -> None:
+        """Record how it ended. Each step on its own: after a crash (a full disk, a corrupt
+        file) one failing write must not keep the others from happening."""
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # finish what we write, then go
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
         if self._superseded:  # our tasks and state are someone else's now: touch neither
-            self.transcript.event("exited", detail=self._superseded)
+            self._attempt(lambda: self.transcript.event("exited", detail=self._superseded))
             return
-        released = self.team.tasks.release_owned_by(self.name)
-        self.transcript.event("exited", detail=detail, released=[t.id for t in released])
+        released: list[Task] = []
+        self._attempt(lambda: released.extend(self.team.tasks.release_owned_by(self.name)))
+        self._attempt(lambda: self.transcript.event(
+            "exited", detail=detail, released=[t.id for t in released]))
         self.console.say(f"exited: {detail}")
-        if not self._hangup:
-            self.set_state(state="exited", current_task=None, detail=detail)
+        if not died:
+            self._attempt(lambda: self.set_state(state="exited", current_task=None, detail=detail))
             return
-        # Nobody asked it to stop (the user closed its pane): a death, told to the lead once,
-        # as an observer would have recorded it.
-        self.set_state(state="dead", current_task=None, detail=detail, terminated_reported=True)
+        # Nobody asked it to stop (a crash, or the user closed its pane): a death, told to the
+        # lead once, as an observer would have recorded it.
+        self._attempt(lambda: self.set_state(state="dead", current_task=None, detail=detail,
+                                             terminated_reported=True))
         note = TeammateTerminated(agent_id=f"{self.name}@{self.team.name}", reason=detail)
-        self.team.send(LEAD_NAME, note, sender=self.name)
+        self._attempt(lambda: self.team.send(LEAD_NAME, note, sender=self.name))
+
+    def _attempt(self, step: Callable[[], object]) -> None:
+        try:
+            step()
+        except Exception as exc:
+            log.warning("while exiting: %s", describe_error(exc))
+            self.console.say(f"while exiting: {describe_error(exc)}")
 
 
 def run_agent(agent_id: str) -> int:
     from swarm.core.names import parse_agent_id
 
     name, team = parse_agent_id(agent_id)
+    configure_logging(paths.agent_log(team, name))
     agent = Agent(team, name)
-    os.chdir(agent.setup.cwd)
+    os.chdir(agent.cwd)
     return agent.run()

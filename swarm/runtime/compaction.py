@@ -66,7 +66,7 @@ class Compactor:
         request = ModelRequest(SUMMARY_PROMPT, [{"role": "user", "content": [
             {"type": "text", "text": f"<conversation>\n{transcript}\n</conversation>\nSummarize it."}]}],
             tools=[], max_tokens=2048)
-        reply = loop.guard(lambda: loop.model.complete(request))
+        reply = loop.hooks.guard(lambda: loop.model.complete(request))
         self.on_usage(reply.usage)
         summary = reply.text().strip() or "(no summary)"
         loop.messages = compaction_messages(summary, kept)

@@ -26,8 +26,9 @@ class Console:
         with contextlib.suppress(OSError, ValueError):
             print(line, flush=True)
         if self._copy:
-            try:
-                with open(self.log_path, "a", encoding="utf-8") as handle:
+            try:  # 0600: the log may quote commands and their output
+                fd = os.open(self.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                with os.fdopen(fd, "a", encoding="utf-8") as handle:
                     handle.write(line + "\n")
             except OSError:
                 pass

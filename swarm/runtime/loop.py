@@ -1,25 +1,25 @@
 """The agentic loop, top to bottom: model -> tools -> model ... until the model ends its turn.
 
-The loop knows nothing of processes, signals or mailboxes; the agent hands it hooks for the
-permission check (which may ask the lead) and for stopping early (interrupt, limits, shutdown).
+The loop knows nothing of processes, signals or mailboxes: everything else goes through the
+`LoopHooks` it is built with (permission checks, interrupts, usage, transcript, arrivals).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
-from swarm.core.rules import Decision
-from swarm.core.state import Usage
 from swarm.errors import SwarmError
-from swarm.runtime.models.base import Model, ModelReply, ModelRequest
+from swarm.runtime.interfaces import LoopHooks
+from swarm.runtime.models.base import Model, ModelRequest
 from swarm.runtime.team_tools import run_tool
 from swarm.runtime.tools import Tool, ToolContext, ToolResult
 
 
-class TurnInterrupted(Exception):
-    """Raised (from a signal handler or a hook) to abandon the current turn."""
+class TurnInterrupted(BaseException):
+    """Raised from a signal handler to abandon the current turn. A BaseException, so that no
+    `except Exception` on the way (the model SDK's, a retry loop's) can swallow it."""
 
 
 @dataclass
@@ -35,17 +35,8 @@ class Loop:
     tools: dict[str, Tool]
     system: str
     ctx: ToolContext
+    hooks: LoopHooks
     messages: list[dict[str, Any]] = field(default_factory=list)
-    record: Callable[[dict[str, Any]], None] = lambda message: None  # append to the transcript
-    permit: Callable[[Tool, dict[str, Any], str], Decision] = (
-        lambda tool, args, use_id: Decision("allow", "no checks")
-    )
-    on_usage: Callable[[Usage], None] = lambda usage: None
-    stop_reason: Callable[[], str | None] = lambda: None  # a limit reached, or shutdown approved
-    before_call: Callable[[Loop], None] = lambda loop: None  # e.g. compaction
-    # Wraps every model call: the agent makes it interruptible by SIGINT.
-    guard: Callable[[Callable[[], ModelReply]], ModelReply] = lambda call: call()
-    trace: Callable[[str], None] = lambda line: None  # what the pane shows
 
     def add(self, message: dict[str, Any]) -> None:
         # Consecutive user messages are merged: the API wants strict alternation.
@@ -54,37 +45,39 @@ class Loop:
                                  "content": [*self.messages[-1]["content"], *message["content"]]}
         else:
             self.messages.append(message)
-        self.record(message)
+        self.hooks.record(message)
 
     def request(self) -> ModelRequest:
         return ModelRequest(self.system, self.messages, [t.spec() for t in self.tools.values()])
 
-    def run(self, user_content: list[dict[str, Any]]) -> TurnOutcome:
+    def run(self, user_content: list[dict[str, Any]] | None = None) -> TurnOutcome:
+        """One turn. `user_content` starts it (None: the caller already added the input)."""
         outcome = TurnOutcome()
-        self.add({"role": "user", "content": user_content})
+        if user_content:
+            self.add({"role": "user", "content": user_content})
         try:
             while True:
-                limit = self.stop_reason()
+                limit = self.hooks.stop_reason()
                 if limit:
                     outcome.reason = limit
                     return outcome
-                self.before_call(self)
+                self.hooks.before_call(self)
+                request = self.request()
                 try:
-                    request = self.request()
-                    reply = self.guard(lambda r=request: self.model.complete(r))  # type: ignore[misc]
+                    reply = self.hooks.guard(partial(self.model.complete, request))
                 except SwarmError as exc:
                     outcome.reason, outcome.failure = "failed", str(exc)
                     return outcome
-                self.on_usage(reply.usage)
+                self.hooks.on_reply(reply)
                 self.add({"role": "assistant", "content": reply.content})
-                outcome.last_text = reply.text() or outcome.last_text
-                if reply.text().strip():
-                    self.trace(f"says: {reply.text().strip()}")
+                outcome.last_text = reply.text().strip() or outcome.last_text
                 uses = reply.tool_uses()
                 if not uses:
                     return outcome
                 results = [self.call(use) for use in uses]
-                self.add({"role": "user", "content": results})
+                arrived, mark_read = self.hooks.arrivals()
+                self.add({"role": "user", "content": [*results, *arrived]})
+                mark_read()
         except TurnInterrupted:
             outcome.reason = "interrupted"
             self.close_dangling("interrupted by the user")
@@ -99,15 +92,20 @@ class Loop:
         elif not isinstance(args, dict):
             result = ToolResult("tool input must be an object", is_error=True)
         else:
-            self.trace(f"-> {tool.describe(args)}")
-            decision = self.permit(tool, args, use["id"])
+            self.hooks.trace(f"-> {tool.describe(args)}")
+            decision = self.hooks.permit(tool, args, use["id"])
             if decision.behavior != "allow":
                 result = ToolResult(f"permission denied: {decision.reason}", is_error=True)
             else:
-                args = decision.updated_input or args
+                if decision.updated_input is not None:
+                    args = decision.updated_input
                 result = run_tool(tool, args, self.ctx)
+                if decision.updated_input is not None:  # the model must know what really ran
+                    result.content = (f"[the lead edited this call's input before approving it;"
+                                      f" it ran as: {tool.describe(args)}]\n{result.content}")
+            result = self.hooks.on_tool_result(tool, args, result)
         if result.is_error:
-            self.trace(f"   error: {result.content}")
+            self.hooks.trace(f"   error: {result.content}")
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": use["id"],
                                  "content": result.content}
         if result.is_error:

@@ -37,10 +37,10 @@ class SendMessage(Tool):
                 pass
         if isinstance(message, dict):
             if message.get("type") == "shutdown_response" and not message.get("request_id"):
-                message = {**message, "request_id": ctx.pending_shutdown_id() or ""}
+                message = {**message, "request_id": ctx.host.pending_shutdown_id() or ""}
             structured = validate_structured(message)
             ctx.team.send(to, structured, sender=ctx.name)
-            ctx.on_structured_sent(structured)
+            ctx.host.structured_sent(structured)
             verdict = ""
             if isinstance(structured, ShutdownResponse):
                 verdict = " (approved: finishing)" if structured.approve else " (refused)"
@@ -122,7 +122,7 @@ class ExitPlanMode(Tool):
     read_only = True
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        return ToolResult(ctx.on_exit_plan(str(args["plan"])))
+        return ToolResult(ctx.host.exit_plan(str(args["plan"])))
 
 
 def run_tool(tool: Tool, args: dict[str, Any], ctx: ToolContext) -> ToolResult:

@@ -11,10 +11,11 @@ import os
 import re
 import signal
 import subprocess
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from swarm.runtime.interfaces import NoHost, ToolHost
 
 if TYPE_CHECKING:
     from swarm.core.team import Team
@@ -41,12 +42,7 @@ class ToolContext:
     name: str
     cwd: Path
     env: dict[str, str] = field(default_factory=dict)
-    # Set by the runtime: lets an interrupt kill the running Bash process tree.
-    on_process: Callable[[subprocess.Popen[bytes] | None], None] = lambda proc: None
-    # Set by the runtime: structured replies that change the agent's own state.
-    on_structured_sent: Callable[[Any], None] = lambda message: None
-    pending_shutdown_id: Callable[[], str | None] = lambda: None
-    on_exit_plan: Callable[[str], str] = lambda plan: "plan mode is not active"
+    host: ToolHost = field(default_factory=NoHost)  # the agent the tool runs in
 
     def resolve(self, raw: str) -> Path:
         path = Path(os.path.expanduser(raw))
@@ -174,7 +170,7 @@ class Bash(Tool):
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group: an interrupt kills the whole tree
         )
-        ctx.on_process(proc)
+        ctx.host.track_process(proc)
         try:
             out, _ = proc.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
@@ -183,7 +179,7 @@ class Bash(Tool):
             text = out.decode(errors="replace")
             raise ToolError(_cap(f"{text}\ncommand timed out after {timeout:g}s")) from None
         finally:
-            ctx.on_process(None)
+            ctx.host.track_process(None)
         text = out.decode(errors="replace")
         if proc.returncode < 0:
             raise ToolError(_cap(f"{text}\ncommand killed by signal {-proc.returncode}"))

@@ -8,6 +8,7 @@ ends its turn. Its next step is read off the conversation, so it resumes after a
 
 from __future__ import annotations
 
+import html
 import json
 import re
 import uuid
@@ -22,8 +23,9 @@ REPORT_LIMIT = 4000
 
 
 def extract_commands(text: str) -> list[str]:
-    """Shell commands in a message: fenced sh blocks first, then `$ ` lines outside them."""
-    body = TAG_RE.sub("\n", text)
+    """Shell commands in a message: fenced sh blocks first, then `$ ` lines outside them.
+    Wrapped inputs arrive escaped (`&lt;` for `<`): the commands are read unescaped."""
+    body = html.unescape(TAG_RE.sub("\n", text))
     commands = [block.strip() for block in FENCE_RE.findall(body) if block.strip()]
     rest = FENCE_RE.sub("\n", body)
     commands += [line.strip()[2:].strip() for line in rest.splitlines()
@@ -32,9 +34,11 @@ def extract_commands(text: str) -> list[str]:
 
 
 def _shutdown_request_id(text: str) -> str | None:
-    for body in re.findall(r"<teammate-message[^>]*>(.*?)</teammate-message>", text, re.DOTALL):
+    """The id of a shutdown request from the lead (one from anyone else is only text)."""
+    for body in re.findall(r'<teammate-message from="team-lead"[^>]*>(.*?)</teammate-message>',
+                           text, re.DOTALL):
         try:
-            data = json.loads(body)
+            data = json.loads(html.unescape(body))
         except ValueError:
             continue
         if isinstance(data, dict) and data.get("type") == "shutdown_request":

@@ -1,0 +1,80 @@
+"""The two interfaces the runtime's pieces talk through (typing only).
+
+`LoopHooks`: what the agentic loop asks of whoever runs it (a teammate, the lead, a subagent).
+`ToolHost`: what a tool may ask of the agent it runs in. Both are passed in at construction.
+"""
+
+from __future__ import annotations
+
+import subprocess
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+if TYPE_CHECKING:
+    from swarm.core.rules import Decision
+    from swarm.runtime.loop import Loop
+    from swarm.runtime.models.base import ModelReply
+    from swarm.runtime.tools import Tool, ToolResult
+
+T = TypeVar("T")
+Block = dict[str, Any]
+
+
+class LoopHooks(Protocol):
+    def permit(self, tool: Tool, args: dict[str, Any], use_id: str) -> Decision:
+        """May this call run? (The permission policy; it may ask the lead and wait.)"""
+
+    def guard(self, call: Callable[[], T]) -> T:
+        """Run a blocking call (a model request) so that an interrupt can abandon it."""
+
+    def before_call(self, loop: Loop) -> None:
+        """Just before each model call (compaction)."""
+
+    def on_reply(self, reply: ModelReply) -> None:
+        """After each model reply (usage, what the pane shows)."""
+
+    def on_tool_result(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> ToolResult:
+        """After each tool call; may replace the result the model sees."""
+
+    def stop_reason(self) -> str | None:
+        """A reason to end the turn before the next model call (a limit, an approved shutdown)."""
+
+    def arrivals(self) -> tuple[list[Block], Callable[[], None]]:
+        """Inputs that arrived during the turn, for the next model call (after the tool results),
+        and what to call once they are in the conversation (mark them read)."""
+
+    def record(self, message: dict[str, Any]) -> None:
+        """A message entered the conversation (the transcript)."""
+
+    def trace(self, line: str) -> None:
+        """One line for the pane and the log."""
+
+
+class ToolHost(Protocol):
+    def track_process(self, proc: subprocess.Popen[bytes] | None) -> None:
+        """The Bash child now running (None: finished), so an interrupt can kill its tree."""
+
+    def structured_sent(self, message: Any) -> None:
+        """A structured message this agent sent (an approved shutdown ends it)."""
+
+    def pending_shutdown_id(self) -> str | None:
+        """The request id of the shutdown request the agent is answering, if any."""
+
+    def exit_plan(self, plan: str) -> str:
+        """ExitPlanMode: submit `plan` for approval and return what the model is told."""
+
+
+class NoHost:
+    """A `ToolHost` for tools run outside an agent (tests, scripts)."""
+
+    def track_process(self, proc: subprocess.Popen[bytes] | None) -> None:
+        pass
+
+    def structured_sent(self, message: Any) -> None:
+        pass
+
+    def pending_shutdown_id(self) -> str | None:
+        return None
+
+    def exit_plan(self, plan: str) -> str:
+        return "plan mode is not active"

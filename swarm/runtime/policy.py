@@ -1,0 +1,92 @@
+"""The permission policy of one agent: its mode, the mode it works in after plan approval, its
+rules and the team's, the check before every tool call, and what to do when the check asks.
+
+The lead, teammates and subagents all check through a `PermissionPolicy`; only what happens on
+"ask" differs (ask the lead and wait, or deny at once in the background).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from swarm.core import rules
+from swarm.core.protocol import PlanApprovalResponse
+from swarm.core.rules import Decision
+
+if TYPE_CHECKING:
+    from swarm.core.team import Member, Team
+    from swarm.runtime.asking import Asker
+    from swarm.runtime.tools import Tool
+
+
+@dataclass
+class PermissionPolicy:
+    team: Team
+    member: Member
+    cwd: Path
+    mode: str
+    working_mode: str  # the mode a plan-mode agent switches to once its plan is approved
+    asker: Asker | None = None  # None: never ask (background), deny instead
+    _team_rules: tuple[tuple[int, int, int], list[str]] | None = field(default=None, repr=False)
+
+    @classmethod
+    def for_member(cls, team: Team, member: Member, cwd: Path, asker: Asker | None,
+                   mode: str | None = None) -> PermissionPolicy:
+        working = member.permission_mode if member.permission_mode != "plan" else "acceptEdits"
+        start = mode or ("plan" if member.plan_mode_required else member.permission_mode)
+        return cls(team=team, member=member, cwd=cwd, mode=start, working_mode=working,
+                   asker=asker)
+
+    def team_rules(self) -> list[str]:
+        """The team file's "always allow" rules, parsed again only when the file changed."""
+        try:
+            info = os.stat(self.team.config_path)
+            key = (info.st_ino, info.st_mtime_ns, info.st_size)
+        except FileNotFoundError:
+            key = (0, 0, 0)
+        if self._team_rules is None or self._team_rules[0] != key:
+            self._team_rules = (key, list(self.team.config().allowed_rules))
+        return self._team_rules[1]
+
+    def check(self, tool: Tool, args: dict[str, Any], use_id: str) -> Decision:
+        decision = rules.check(
+            tool.name, args, mode=self.mode, read_only=tool.read_only,
+            edits_files=tool.edits_files, cwd=self.cwd,
+            allow=[*self.member.allow_rules, *self.team_rules()], deny=self.member.deny_rules,
+        )
+        if decision.behavior != "ask":
+            return decision
+        if self.asker is None:
+            return Decision("deny", f"{decision.reason}; nobody can be asked here")
+        return self.asker.permission(tool, args, use_id, decision)
+
+    def apply_plan_response(self, response: PlanApprovalResponse) -> bool:
+        """Switch to the working mode on an approved plan; True when the mode changed."""
+        if not response.approve or self.mode != "plan":
+            return False
+        wanted = response.permission_mode or self.working_mode
+        if wanted in ("bypassPermissions", "plan") or wanted not in rules.PERMISSION_MODES:
+            wanted = "acceptEdits"  # never bypass for a plan-mode-required agent
+        self.mode = wanted
+        return True
+
+    def exit_plan(self, plan: str) -> tuple[str, bool]:
+        """ExitPlanMode: submit the plan and wait; (what the model is told, mode changed)."""
+        if self.mode != "plan":
+            return "You are not in plan mode; go ahead with the work.", False
+        if self.asker is None:
+            return "Plans cannot be submitted here.", False
+        answer = self.asker.plan(plan)
+        if answer is None:
+            return "A shutdown was requested before your plan was answered.", False
+        changed = self.apply_plan_response(answer)
+        if answer.approve:
+            note = f" Lead's note: {answer.feedback}" if answer.feedback else ""
+            return (f"Your plan was approved. You are now in {self.mode} mode: carry it out."
+                    + note), changed
+        return ("Your plan was rejected. Feedback from the lead: "
+                f"{answer.feedback or '(none)'}\nRevise the plan and submit it again with "
+                "ExitPlanMode."), changed
