@@ -36,6 +36,11 @@ def split_env(env: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
     return plain, secret
 
 
+def secret_names(env: Mapping[str, str]) -> list[str]:
+    """The secret-looking variables of `env` (what must never sit in a terminal's environment)."""
+    return sorted(split_env(env)[1])
+
+
 def secrets_prelude(secret: Mapping[str, str]) -> tuple[str, str | None]:
     """Write `secret` to a private file; return (shell prelude that loads and deletes it, path)."""
     if not secret:

@@ -18,7 +18,7 @@ from pathlib import Path
 from libtmux import exc
 from libtmux.server import Server
 
-from backends.shellenv import discard, secrets_prelude, split_env
+from backends.shellenv import discard, secret_names, secrets_prelude, split_env
 from swarm import settings
 from swarm.core import paths
 from swarm.core.store import ensure_dir, locked
@@ -282,10 +282,15 @@ class TmuxBackend:
         rows = [row for row in rows if row[1] == WINDOW_NAME]
         new_pane = ["-P", "-F", "#{pane_id}" + _SEP + "#{window_id}", *PLACEHOLDER]
         if out is None:  # no session yet: its first pane is this teammate's
+            # A server started here copies our environment into its global one, where every
+            # later pane would inherit it: secrets are taken back out at once.
+            starting = not self.server.is_alive()
             created = self._tmux(
                 ["new-session", "-d", "-s", session, "-n", WINDOW_NAME, "-x", DETACHED_SIZE[0],
                  "-y", DETACHED_SIZE[1], *new_pane],
                 ["set-option", "-t", _session_target(team), SESSION_OPT, team],
+                *([["set-environment", "-g", "-u", name] for name in secret_names(os.environ)]
+                  if starting else []),
             )
         elif not rows:  # the user closed our window but kept the session
             created = self._tmux(

@@ -237,6 +237,9 @@ def test_run_in_pane_passes_awkward_cwd_and_env_verbatim(server: Server, tmp_pat
     pid = backend.run_in_pane(pane, agent_argv("x"), env, str(cwd))
     assert pid is not None
     process = psutil.Process(pid)
+    # The pane's shell changes directory and sets the environment, then execs the agent: read
+    # both only once the agent itself runs (reading earlier failed 2 runs in 5).
+    wait_until(lambda: process.cmdline()[0] == sys.executable, 10, message="the pane to exec the agent")
     assert process.cwd() == str(cwd)
     environ = process.environ()
     assert environ["ODD"] == "ends with;" and environ["SWARM_TEAM"] == "alpha"

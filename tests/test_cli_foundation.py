@@ -268,9 +268,11 @@ def test_swarm_agent_id_sets_the_sender(
     monkeypatch.setenv("SWARM_AGENT_ID", "bob@alpha")
     monkeypatch.setenv("SWARM_TEAM", "alpha")
     assert run("send", "alice", "from bob's shell").code == 0
-    assert run("send", "alice", "explicit", "--from", "team-lead").code == 0
+    # A teammate cannot speak as the lead (or anyone else): --from is lead-only (SPEC).
+    forged = run("send", "alice", "explicit", "--from", "team-lead")
+    assert forged.code == 2 and "is for the team lead" in forged.err
     senders = [(m.sender, m.text) for m in team.inbox("alice").messages()]
-    assert senders == [("bob", "from bob's shell"), ("team-lead", "explicit")]
+    assert senders == [("bob", "from bob's shell")]
 
 
 def test_send_with_agent_id_env_via_the_executable(team: Team) -> None:

@@ -10,6 +10,8 @@ import click
 from pydantic import BaseModel
 
 from swarm import settings
+from swarm.core.liveness import agent_ancestor
+from swarm.core.names import LEAD_NAME
 from swarm.errors import BadInputError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -37,6 +39,20 @@ def open_team(team_name: str | None) -> Any:
     from swarm.core.team import Team
 
     return Team.open(resolve_team_name(team_name))
+
+
+def refuse_teammate(command: str) -> None:
+    """Lead-only commands fail (exit 2) from a teammate's shell: teammates cannot spawn
+    teammates, answer requests, or speak as someone else."""
+    name = current_agent_name()
+    if name is not None and name != LEAD_NAME:
+        who = f"{name} (SWARM_AGENT_ID)"
+    else:
+        ancestor = agent_ancestor()
+        who = ancestor if ancestor and not ancestor.startswith(f"{LEAD_NAME}@") else ""
+    if who:
+        raise BadInputError(f"`swarm {command}` is for the team lead; it was run from the shell "
+                            f"of teammate {who}. Ask the lead with `swarm send team-lead ...`")
 
 
 def current_agent_name() -> str | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from swarm.cli.common import emit, json_option, open_team, team_option
+from swarm.cli.common import emit, json_option, open_team, refuse_teammate, team_option
 from swarm.errors import BadInputError, OperationFailedError
 
 
@@ -20,6 +20,7 @@ from swarm.errors import BadInputError, OperationFailedError
 def shutdown(name: str | None, all_members: bool, team_name: str | None, reason: str | None,
              timeout: float, force: bool, as_json: bool) -> None:
     """Ask a teammate (or --all) to finish and exit."""
+    refuse_teammate("shutdown")
     from swarm.ops.control import shutdown as do_shutdown
 
     if bool(name) == all_members:
@@ -56,6 +57,7 @@ def interrupt(name: str, team_name: str | None) -> None:
 @team_option
 def kill(name: str, team_name: str | None) -> None:
     """End a teammate's process now (its tasks go back to pending)."""
+    refuse_teammate("kill")
     from swarm.ops.control import kill as do_kill
 
     do_kill(open_team(team_name), name)
@@ -71,6 +73,7 @@ def respawn(name: str, team_name: str | None, as_json: bool) -> None:
 
     It keeps its identity and resumes its conversation from its transcript.
     """
+    refuse_teammate("respawn")
     from swarm.ops.spawner import respawn as do_respawn
 
     result = do_respawn(open_team(team_name), name)

@@ -8,7 +8,15 @@ from typing import Any
 
 import click
 
-from swarm.cli.common import current_agent_name, emit, json_option, open_team, table, team_option
+from swarm.cli.common import (
+    current_agent_name,
+    emit,
+    json_option,
+    open_team,
+    refuse_teammate,
+    table,
+    team_option,
+)
 from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import Message
 from swarm.errors import BadInputError
@@ -27,6 +35,8 @@ def send(to: str, message: str, team_name: str | None, summary: str | None,
 
     MESSAGE may be - to read it from stdin.
     """
+    if sender is not None:
+        refuse_teammate("send --from")
     team = open_team(team_name)
     text = sys.stdin.read() if message == "-" else message
     # An explicit --from (even '') is checked, never silently replaced by the default.

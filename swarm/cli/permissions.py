@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from swarm.cli.common import emit, json_option, open_team, table, team_option
+from swarm.cli.common import emit, json_option, open_team, refuse_teammate, table, team_option
 
 
 @click.group()
@@ -27,7 +27,7 @@ def list_requests(team_name: str | None, as_json: bool) -> None:
         if not pending:
             return "(no pending permission requests)"
         rows = [[p.request.request_id[:8], p.message.sender, p.request.tool_name,
-                 p.request.description[:70], p.message.timestamp[11:19]] for p in pending]
+                 p.what[:70], p.message.timestamp[11:19]] for p in pending]
         return table(rows, ["ID", "FROM", "TOOL", "WHAT", "ASKED"])
 
     emit([p.as_dict() for p in pending], as_json, human)
@@ -40,6 +40,7 @@ def list_requests(team_name: str | None, as_json: bool) -> None:
 @team_option
 def approve(request_id: str, always: bool, new_input: str | None, team_name: str | None) -> None:
     """Let the teammate run the tool call."""
+    refuse_teammate("permissions approve")
     from swarm.ops.approvals import approve_permission
 
     found = approve_permission(open_team(team_name), request_id, always, new_input)
@@ -53,6 +54,7 @@ def approve(request_id: str, always: bool, new_input: str | None, team_name: str
 @team_option
 def deny(request_id: str, reason: str, team_name: str | None) -> None:
     """Refuse the tool call."""
+    refuse_teammate("permissions deny")
     from swarm.ops.approvals import deny_permission
 
     found = deny_permission(open_team(team_name), request_id, reason)

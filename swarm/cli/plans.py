@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from swarm.cli.common import emit, json_option, open_team, team_option
+from swarm.cli.common import emit, json_option, open_team, refuse_teammate, team_option
 
 
 @click.group()
@@ -37,6 +37,7 @@ def list_plans(team_name: str | None, as_json: bool) -> None:
 @team_option
 def approve(name: str, team_name: str | None) -> None:
     """Approve NAME's plan: it leaves plan mode and starts working."""
+    refuse_teammate("plans approve")
     from swarm.ops.approvals import answer_plan
 
     found = answer_plan(open_team(team_name), name, approve=True)
@@ -49,6 +50,7 @@ def approve(name: str, team_name: str | None) -> None:
 @team_option
 def reject(name: str, feedback: str, team_name: str | None) -> None:
     """Send NAME back to planning with feedback."""
+    refuse_teammate("plans reject")
     from swarm.ops.approvals import answer_plan
 
     found = answer_plan(open_team(team_name), name, approve=False, feedback=feedback)

@@ -6,7 +6,7 @@ import gc
 
 import click
 
-from swarm.cli.common import emit, json_option, open_team, team_option
+from swarm.cli.common import emit, json_option, open_team, refuse_teammate, team_option
 from swarm.core.names import BACKENDS, PERMISSION_MODES
 
 
@@ -38,6 +38,7 @@ def spawn(name: str, team_name: str | None, prompt: str | None, prompt_file: cli
           allow: tuple[str, ...], deny: tuple[str, ...], color: str | None,
           max_turns: int | None, max_budget_usd: float | None, as_json: bool) -> None:
     """Start a teammate NAME in its own pane (or hidden)."""
+    refuse_teammate("spawn")
     if prompt_file is not None:
         prompt = prompt_file.read()  # type: ignore[attr-defined]
     # Importing the team and spawner builds pydantic models: many objects and no garbage, so

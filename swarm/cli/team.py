@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from swarm.cli.common import emit, json_option, resolve_team_name, table
+from swarm.cli.common import emit, json_option, refuse_teammate, resolve_team_name, table
 from swarm.core.store import warn
 from swarm.core.team import Team
 from swarm.errors import SwarmError
@@ -82,6 +82,7 @@ def show(name: str | None, as_json: bool) -> None:
 @json_option
 def delete(name: str, force: bool, as_json: bool) -> None:
     """Delete a team and its files."""
+    refuse_teammate("team delete")
     # Deleting also closes the panes of members that already exited: nothing is left behind.
     stopped = delete_team(name, force=force)
     result = {"deleted": name.lower(), "stopped": stopped}

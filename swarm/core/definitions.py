@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import os
+import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -26,11 +27,14 @@ Source = Literal["builtin", "user", "project"]
 # Front-matter keys a user may write; camelCase / dashed spellings are accepted as aliases.
 FIELDS = ("name", "description", "tools", "disallowed_tools", "model", "max_turns",
           "permission_mode", "color", "isolation")
-_ALIASES = {
-    "disallowedtools": "disallowed_tools", "disallowed-tools": "disallowed_tools",
-    "maxturns": "max_turns", "max-turns": "max_turns",
-    "permissionmode": "permission_mode", "permission-mode": "permission_mode",
-}
+# The seeds' spellings of the same fields (camelCase, dashed) are accepted as aliases.
+_ALIASES = {"agent_type": "name", "when_to_use": "description"}
+
+
+def field_name(key: str) -> str:
+    """`maxTurns`, `max-turns`, `max_turns` -> `max_turns`; `agentType` -> `name`."""
+    snake = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).lower().replace("-", "_")
+    return _ALIASES.get(snake, snake)
 
 
 def _one_of(value: str, allowed: Sequence[str]) -> str:
@@ -119,7 +123,16 @@ class AgentDefinition(BaseModel):
     def _isolation(cls, value: Any) -> str | None:
         return None if value is None else _one_of(str(value), ("worktree",))
 
-    @field_validator("model", "color", mode="before")
+    @field_validator("model", mode="before")
+    @classmethod
+    def _model(cls, value: Any) -> str | None:
+        """`inherit` (the seeds' default) means: the parent's or the team's model, i.e. none of
+        its own; it is never sent to the API as a model id."""
+        if isinstance(value, str) and value.strip().lower() == "inherit":
+            return None
+        return cls._nonempty(value)
+
+    @field_validator("color", mode="before")
     @classmethod
     def _nonempty(cls, value: Any) -> str | None:
         if value is None:
@@ -180,7 +193,7 @@ def parse_definition(text: str, path: str, source: Source, stem: str
     fields: dict[str, Any] = {}
     problems: list[DefinitionProblem] = []
     for key, value in meta.items():
-        field = _ALIASES.get(str(key).lower(), str(key))
+        field = field_name(str(key))
         if field not in FIELDS:
             problems.append(DefinitionProblem(
                 path=path, field=str(key),

@@ -79,3 +79,27 @@ def terminate(pid: int, started_at: float | None, grace: float = 3.0) -> bool:
         else:
             return True
     return False
+
+
+def agent_ancestor(pid: int | None = None, depth: int = 16) -> str | None:
+    """The agent id of the nearest `swarm agent --agent-id ID` process above `pid` (default:
+    this process), or None. Lets lead-only commands refuse a teammate's shell even when it
+    unset SWARM_AGENT_ID (a process that double-forks away from its agent escapes this)."""
+    current = os.getppid() if pid is None else pid
+    for _ in range(depth):
+        if current <= 1:
+            return None
+        try:
+            with open(f"/proc/{current}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+            with open(f"/proc/{current}/stat", "rb") as f:
+                stat = f.read()
+        except OSError:
+            return None
+        if b"agent" in argv and b"--agent-id" in argv:
+            index = argv.index(b"--agent-id")
+            if index + 1 < len(argv) and any(a.endswith(b"swarm") or a == b"swarm.cli.main"
+                                             for a in argv[:index]):
+                return argv[index + 1].decode(errors="replace")
+        current = int(stat[stat.rfind(b")") + 2:].split()[1])
+    return None

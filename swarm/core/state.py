@@ -61,6 +61,7 @@ class AgentState(BaseModel):
     terminated_reported: bool = False
     mode: str | None = None  # the permission mode it is in now (plan approval changes it)
     child_pgid: int | None = None  # the process group of the Bash command it runs, if any
+    child_started_at: float | None = None  # that command's start time (pids are reused)
 
 
 def read_state(team: str, name: str) -> AgentState | None:

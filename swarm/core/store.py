@@ -184,6 +184,25 @@ def write_bytes_atomic(path: Path, data: bytes, swap: bool = False) -> None:
         raise
 
 
+def append_line(path: Path, data: bytes) -> None:
+    """Append one or more whole lines to a JSON Lines file (0600). After a crash mid-append the
+    last line is torn: start on a new line, or the next entry would be glued to it and lost.
+    An OSError names the file ("disk full writing <path>")."""
+    try:
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT, FILE_MODE)
+        try:
+            size = os.fstat(fd).st_size
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                data = b"\n" + data
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+    except OSError as exc:
+        if exc.filename is None:
+            raise OSError(exc.errno, exc.strerror, str(path)) from exc
+        raise
+
+
 def write_model(path: Path, model: BaseModel) -> None:
     write_bytes_atomic(path, model.model_dump_json(by_alias=True, indent=2).encode())
 

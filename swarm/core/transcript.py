@@ -8,11 +8,10 @@ The conversation is rebuilt from the last compaction onward; a torn last line is
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 from typing import Any
 
-from swarm.core.store import ensure_dir, utcnow_iso, warn
+from swarm.core.store import append_line, ensure_dir, utcnow_iso, warn
 
 
 class Transcript:
@@ -22,15 +21,7 @@ class Transcript:
 
     def _append(self, entry: dict[str, Any]) -> None:
         line = json.dumps({"ts": utcnow_iso(), **entry}, ensure_ascii=False) + "\n"
-        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
-        try:
-            # After a crash mid-append, start a new line: glued to the torn one, it would be lost.
-            size = os.fstat(fd).st_size
-            if size and os.pread(fd, 1, size - 1) != b"\n":
-                line = "\n" + line
-            os.write(fd, line.encode())
-        finally:
-            os.close(fd)
+        append_line(self.path, line.encode())
 
     def message(self, message: dict[str, Any]) -> None:
         self._append({"kind": "message", "message": message})
@@ -51,10 +42,13 @@ class Transcript:
             if not line.strip():
                 continue
             try:
-                out.append(json.loads(line))
+                entry = json.loads(line)
             except ValueError:
-                if number != len(lines):
-                    warn(f"{self.path}: skipping unreadable line {number}")
+                entry = None
+            if isinstance(entry, dict):
+                out.append(entry)
+            elif number != len(lines):  # a torn last line is a crash mid-append: no news
+                warn(f"{self.path}: skipping unreadable line {number}")
         return out
 
     def conversation(self) -> list[dict[str, Any]]:
@@ -64,9 +58,15 @@ class Transcript:
         for entry in self.entries():
             if entry.get("kind") == "compaction":
                 messages = compaction_messages(entry["summary"], entry.get("kept") or [])
-            elif entry.get("kind") == "message":
+            elif entry.get("kind") == "message" and _is_message(entry.get("message")):
                 _append_merged(messages, entry["message"])
         return messages
+
+
+def _is_message(value: Any) -> bool:
+    """A line that parses but is no message (hand-edited, another version) is skipped."""
+    return (isinstance(value, dict) and value.get("role") in ("user", "assistant")
+            and isinstance(value.get("content"), list))
 
 
 def _append_merged(messages: list[dict[str, Any]], message: dict[str, Any]) -> None:

@@ -18,9 +18,12 @@ from swarm.core.protocol import (
     PermissionResponse,
     PlanApprovalRequest,
     PlanApprovalResponse,
+    sender_may_send,
 )
+from swarm.core.rules import suggest_rule
 from swarm.core.team import Team, TeamConfig
 from swarm.errors import BadInputError, NotFoundError
+from swarm.runtime.team_tools import all_tools
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
@@ -31,18 +34,31 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
 @dataclass
 class Pending:
     message: Message
-    request: Any  # PermissionRequest | PlanApprovalRequest
+    request: Any  # PermissionRequest | PlanApprovalRequest (Any: filtered by isinstance below)
+
+    @property
+    def what(self) -> str:
+        """What the call would really do, from its input (never the asker's own description)."""
+        if not isinstance(self.request, PermissionRequest):
+            return ""
+        tool = all_tools().get(self.request.tool_name)
+        if tool is not None:
+            return tool.describe(self.request.input)
+        return f"{self.request.tool_name} {json.dumps(self.request.input, sort_keys=True)}"
 
     def as_dict(self) -> dict[str, Any]:
         return {"request_id": self.request.request_id, "from": self.message.sender,
-                "timestamp": self.message.timestamp,
+                "timestamp": self.message.timestamp, "what": self.what,
                 **self.request.model_dump(mode="json", exclude={"type"})}
 
 
-def _pending(team: Team, kind: type) -> list[Pending]:
+def _pending(team: Team, kind: type[PermissionRequest | PlanApprovalRequest]) -> list[Pending]:
+    """Requests waiting in the lead's mailbox; one that does not come from the member it names
+    is not a request (the lead reads it as a plain message)."""
     box = Mailbox(team.name, LEAD_NAME)
     found = [Pending(m, m.structured()) for m in box.unread()]
-    return sorted((p for p in found if isinstance(p.request, kind)),
+    return sorted((p for p in found if isinstance(p.request, kind)
+                   and sender_may_send(p.request, p.message.sender)),
                   key=lambda p: p.message.timestamp)
 
 
@@ -67,8 +83,6 @@ def _find(team: Team, request_id: str) -> Pending:
 
 def validate_input(tool_name: str, raw: str) -> dict[str, Any]:
     """Parse an edited tool input and check it against the tool's schema."""
-    from swarm.runtime.team_tools import all_tools
-
     try:
         value = json.loads(raw)
     except ValueError as exc:
@@ -95,7 +109,7 @@ def validate_input(tool_name: str, raw: str) -> dict[str, Any]:
 
 def approve_permission(team: Team, request_id: str, always: bool = False,
                        new_input: str | None = None) -> Pending:
-    from swarm.core.rules import suggest_rule
+
 
     found = _find(team, request_id)
     request: PermissionRequest = found.request

@@ -19,7 +19,7 @@ from swarm.core.state import AgentState, read_state, update_state
 from swarm.core.team import Member, Team
 from swarm.core.watch import FileWatcher
 from swarm.errors import BadInputError, OperationFailedError, WaitTimeoutError
-from swarm.ops.health import MemberStatus, observe, observe_member
+from swarm.ops.health import MemberStatus, end_child_commands, observe, observe_member
 
 UNTIL = ("idle", "tasks-done", "exited")
 
@@ -71,6 +71,7 @@ def stop_member(team: Team, member: Member, reason: str = "killed") -> None:
     pid = state.pid if state else member.pid
     if pid and pid != os.getpid():
         terminate(pid, state.started_at if state else None)
+    end_child_commands(read_state(team.name, member.name))
     close_pane(member)
     team.tasks.release_owned_by(member.name)
     if state is not None:

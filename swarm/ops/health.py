@@ -7,6 +7,9 @@ agent's tasks, tells the lead once (`teammate_terminated`), and records it in st
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import time
 from dataclasses import asdict, dataclass
 
@@ -86,6 +89,16 @@ def _death_reason(member: Member, state: AgentState | None) -> str | None:
 OBSERVER_LOCK_TIMEOUT = 2.0
 
 
+def end_child_commands(state: AgentState | None) -> None:
+    """A dead agent's Bash command runs in its own process group and would outlive it: end it,
+    if that group is still the one the agent started."""
+    if state is None or not state.child_pgid:
+        return
+    if is_alive(state.child_pgid, state.child_started_at):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(state.child_pgid, signal.SIGKILL)
+
+
 def record_death(team: Team, name: str, reason: str) -> bool:
     """Mark `name` dead: release its tasks, record it, and (the first observer only) tell the
     lead. True if first. Tasks go first: a lock timeout then leaves the death to be recorded by
@@ -106,6 +119,7 @@ def record_death(team: Team, name: str, reason: str) -> bool:
     except LockTimeoutError as exc:
         warn(f"{name} looks dead ({reason}) but could not be recorded yet: {exc}")
         return False
+    end_child_commands(read_state(team.name, name))
     if first:
         note = TeammateTerminated(agent_id=f"{name}@{team.name}", reason=reason)
         team.send(LEAD_NAME, note, sender=name)

@@ -11,6 +11,7 @@ The agent is the `LoopHooks` of its loop and the `ToolHost` of its tools.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -28,7 +29,7 @@ from swarm.core import paths
 from swarm.core.definitions import effective_tools, get_definition
 from swarm.core.liveness import process_start_time
 from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME, TEAM_TOOLS
+from swarm.core.names import LEAD_NAME, TEAM_TOOLS, parse_agent_id
 from swarm.core.protocol import (
     IdleNotification,
     Message,
@@ -36,6 +37,7 @@ from swarm.core.protocol import (
     ShutdownResponse,
     StructuredMessage,
     TeammateTerminated,
+    dump_structured,
     escape,
     render_for_model,
     sender_may_send,
@@ -226,7 +228,8 @@ class Agent:
     def track_process(self, proc: subprocess.Popen[bytes] | None) -> None:
         self._proc = proc
         # Recorded so whoever records our death can end the command too (its own group).
-        self.set_state(child_pgid=proc.pid if proc is not None else None)
+        pid = proc.pid if proc is not None else None
+        self.set_state(child_pgid=pid, child_started_at=process_start_time(pid) if pid else None)
 
     def structured_sent(self, message: Any) -> None:
         pending = self.pending_shutdown
@@ -467,8 +470,7 @@ class Agent:
         # lead once, as an observer would have recorded it.
         self._attempt(lambda: self.set_state(state="dead", current_task=None, detail=detail,
                                              terminated_reported=True))
-        note = TeammateTerminated(agent_id=f"{self.name}@{self.team.name}", reason=detail)
-        self._attempt(lambda: self.team.send(LEAD_NAME, note, sender=self.name))
+        self._attempt(lambda: tell_lead_of_death(self.team.name, self.name, detail))
 
     def _attempt(self, step: Callable[[], object]) -> None:
         try:
@@ -478,11 +480,30 @@ class Agent:
             self.console.say(f"while exiting: {describe_error(exc)}")
 
 
-def run_agent(agent_id: str) -> int:
-    from swarm.core.names import parse_agent_id
+def tell_lead_of_death(team: str, name: str, reason: str) -> None:
+    """Straight into the lead's mailbox: this must work even when the team file is what broke."""
+    note = TeammateTerminated(agent_id=f"{name}@{team}", reason=reason)
+    Mailbox(team, LEAD_NAME).deliver([Message(sender=name, text=dump_structured(note))])
 
+
+def run_agent(agent_id: str) -> int:
     name, team = parse_agent_id(agent_id)
     configure_logging(paths.agent_log(team, name))
-    agent = Agent(team, name)
-    os.chdir(agent.cwd)
+    try:
+        agent = Agent(team, name)
+        os.chdir(agent.cwd)
+    except Exception as exc:  # it could not even start: a death with its reason, told once
+        detail = f"crashed at start: {describe_error(exc)}"
+        log.exception("could not start")
+        print(f"swarm: error: {name}: {detail}", flush=True)
+
+        def mark(state: AgentState) -> None:
+            state.state, state.detail, state.terminated_reported = "dead", detail, True
+            state.pid, state.started_at = os.getpid(), process_start_time(os.getpid())
+
+        update_state(team, name, mark)
+        with contextlib.suppress(Exception):
+            Team(team).tasks.release_owned_by(name)
+        tell_lead_of_death(team, name, detail)
+        return 1
     return agent.run()
