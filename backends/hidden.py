@@ -21,6 +21,8 @@ class HiddenBackend:
     def __init__(self, team: str | None = None) -> None:
         self.team = team
         self._pids: dict[str, int] = {}
+        # The started processes, for a caller that wants their exit status (tests, scripts).
+        self.processes: dict[str, subprocess.Popen[bytes]] = {}
 
     def is_available(self) -> bool:
         return True
@@ -56,6 +58,7 @@ class HiddenBackend:
         finally:
             os.close(fd)
         self._pids[pane_id] = proc.pid
+        self.processes[pane_id] = proc
         return proc.pid
 
     def kill_pane(self, pane_id: str) -> bool:

@@ -3,8 +3,9 @@
 `crew` gives a fresh team (SWARM_TEAM set, so CLI calls in subprocesses find it) and helpers to
 spawn teammates through `swarm.ops.spawner.spawn` (the same code path as `swarm spawn`), run the CLI
 in a subprocess, and read back what the agents did. Agents spawned in-process are our children:
-their `Popen` objects are kept so a test can read the real exit code. At teardown every agent
-still running is stopped by its own pid (and any process it started), so no test leaks one.
+the hidden backend instance we start them with keeps their `Popen`, so a test can read the real
+exit code. At teardown every agent still running is stopped by its own pid (and any process it
+started), so no test leaks one.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from typing import Any
 import psutil
 import pytest
 
+from backends.hidden import HiddenBackend
 from swarm.core import paths
 from swarm.core.liveness import is_alive
 from swarm.core.mailbox import Mailbox
@@ -72,25 +74,6 @@ class Crew:
     procs: dict[str, subprocess.Popen[bytes]] = field(default_factory=dict)
 
     # -- starting ----------------------------------------------------------------------------
-    @contextlib.contextmanager
-    def _recording(self) -> Iterator[list[subprocess.Popen[bytes]]]:
-        """Keep the Popen of the agent the hidden backend starts (it drops it otherwise)."""
-        from backends import hidden
-
-        started: list[subprocess.Popen[bytes]] = []
-        real = hidden.subprocess.Popen
-
-        class Recording(real):  # type: ignore[misc, valid-type]
-            def __init__(self, *args: Any, **kwargs: Any) -> None:
-                super().__init__(*args, **kwargs)
-                started.append(self)
-
-        hidden.subprocess.Popen = Recording  # type: ignore[misc]
-        try:
-            yield started
-        finally:
-            hidden.subprocess.Popen = real  # type: ignore[misc]
-
     def spawn(self, name: str, prompt: str | None = None, **options: Any) -> SpawnResult:
         """`swarm spawn NAME --backend hidden` through the Python API; keeps the child's Popen."""
         from swarm.ops.spawner import spawn
@@ -99,10 +82,11 @@ class Crew:
         options.setdefault("model", "shell")
         options.setdefault("permission_mode", "bypassPermissions")
         options.setdefault("cwd", str(self.workdir))
-        with self._recording() as started:
-            result = spawn(self.team, name, prompt=prompt, **options)
-        assert len(started) == 1 and started[0].pid == result.pid
-        self.procs[result.name] = started[0]
+        backend = HiddenBackend(self.team.name)
+        result = spawn(self.team, name, prompt=prompt, pane_backend=backend, **options)
+        (proc,) = backend.processes.values()
+        assert proc.pid == result.pid
+        self.procs[result.name] = proc
         return result
 
     def register(self, name: str, **fields: Any) -> Member:
@@ -117,10 +101,11 @@ class Crew:
         """Start a registered member's `swarm agent` process, as spawn does; returns its pid."""
         from swarm.ops.spawner import launch
 
-        with self._recording() as started:
-            _, pid = launch(self.team, self.team.member(name))
-        assert pid is not None and len(started) == 1
-        self.procs[name] = started[0]
+        backend = HiddenBackend(self.team.name)
+        _, pid = launch(self.team, self.team.member(name), backend)
+        (proc,) = backend.processes.values()
+        assert pid is not None and proc.pid == pid
+        self.procs[name] = proc
         return pid
 
     def cli(self, *args: str, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
@@ -212,4 +197,4 @@ def crew_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Cr
         result.cleanup()
 
 
-crew = crew_fixture  # also importable as `crew` (some test modules import it by that name)
+

@@ -10,7 +10,10 @@ import psutil
 import pytest
 
 from swarm.core.team import Team
-from tests.fake_anthropic import fake_api  # noqa: F401  (the fake Anthropic API fixture)
+
+# Shared fixtures: `crew` (real teammates on the hidden backend) and `fake_api` (the fake
+# Anthropic Messages API).
+pytest_plugins = ["tests.agent_fixtures", "tests.fake_anthropic"]
 
 
 @pytest.fixture(autouse=True)
@@ -41,3 +44,14 @@ def strays() -> Iterator[list[psutil.Process]]:
         with contextlib.suppress(psutil.NoSuchProcess):
             proc.kill()
     psutil.wait_procs(procs, timeout=5)
+
+
+# Tests that start real agent processes or a tmux server are `slow`: `pytest -m "not slow"` runs
+# the fast half in well under a minute.
+SLOW_FIXTURES = frozenset({"crew", "server", "session"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from swarm.runtime.models.anthropic_model import ALIASES
-from tests.agent_fixtures import Crew, crew_fixture, error_lines  # noqa: F401
+from tests.agent_fixtures import Crew, error_lines
 from tests.fake_anthropic import FakeAnthropic
 
 TOOL_NAMES = ["Read", "Write", "Edit", "Bash", "Glob", "Grep", "SendMessage", "TaskCreate",

@@ -8,7 +8,7 @@ from typing import Any
 from swarm.core.liveness import is_alive
 from swarm.core.mailbox import Mailbox
 from swarm.core.protocol import ShutdownRequest, ShutdownResponse
-from tests.agent_fixtures import Crew, crew_fixture, error_lines  # noqa: F401
+from tests.agent_fixtures import Crew, error_lines
 from tests.helpers import wait_until
 
 

@@ -12,7 +12,7 @@ import psutil
 from swarm.core.liveness import is_alive
 from swarm.core.mailbox import Mailbox
 from swarm.core.protocol import ShutdownRequest, TeammateTerminated
-from tests.agent_fixtures import SWARM, Crew, crew_fixture, error_lines  # noqa: F401
+from tests.agent_fixtures import SWARM, Crew, error_lines
 from tests.helpers import wait_until
 
 

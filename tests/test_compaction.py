@@ -13,7 +13,7 @@ import pytest
 from swarm.core import paths
 from swarm.core.transcript import Transcript
 from swarm.runtime.models.base import SUMMARY_MARKER
-from tests.agent_fixtures import Crew, crew_fixture  # noqa: F401
+from tests.agent_fixtures import Crew
 from tests.fake_anthropic import FakeAnthropic, Scripted
 
 SUMMARY = "Summary: the lead sent two turns of birdsong; each time I listed the tasks."

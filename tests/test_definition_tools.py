@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agent_fixtures import Crew, crew_fixture  # noqa: F401
+from tests.agent_fixtures import Crew
 from tests.fake_anthropic import FakeAnthropic
 from tests.helpers import wait_until
 

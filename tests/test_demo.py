@@ -22,6 +22,8 @@ from swarm.ops.demo import WORKERS, demo_tasks
 from tests.agent_fixtures import SWARM, stop_tree
 from tests.helpers import wait_until
 
+pytestmark = pytest.mark.slow  # runs the demo: real teammate processes
+
 REPO = Path(__file__).resolve().parents[1]
 
 

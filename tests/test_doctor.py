@@ -14,7 +14,7 @@ from typing import Any
 
 from swarm.core import paths
 from swarm.core.liveness import is_alive
-from tests.agent_fixtures import SWARM, Crew, crew_fixture  # noqa: F401
+from tests.agent_fixtures import SWARM, Crew
 
 TMUX = shutil.which("tmux")
 

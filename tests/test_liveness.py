@@ -19,7 +19,7 @@ from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import TeammateTerminated
 from swarm.core.state import AgentState, update_state
 from swarm.ops.health import observe
-from tests.agent_fixtures import SWARM, Crew, crew_fixture  # noqa: F401
+from tests.agent_fixtures import SWARM, Crew
 from tests.helpers import child_named, wait_until
 
 

@@ -15,7 +15,7 @@ import pytest
 
 from swarm.core.protocol import PermissionRequest
 from swarm.ops.approvals import pending_permissions
-from tests.agent_fixtures import Crew, crew_fixture, error_lines  # noqa: F401
+from tests.agent_fixtures import Crew, error_lines
 from tests.helpers import wait_until
 
 ECHO = "echo x > f.txt"

@@ -14,7 +14,7 @@ import pytest
 
 from swarm.core.protocol import PermissionRequest, PlanApprovalRequest
 from swarm.ops.approvals import pending_plans
-from tests.agent_fixtures import Crew, crew_fixture, error_lines  # noqa: F401
+from tests.agent_fixtures import Crew, error_lines
 from tests.fake_anthropic import FakeAnthropic
 from tests.helpers import wait_until
 

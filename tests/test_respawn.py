@@ -15,7 +15,7 @@ import pytest
 from swarm.core import paths
 from swarm.core.protocol import TeammateTerminated
 from swarm.core.transcript import Transcript
-from tests.agent_fixtures import Crew, crew_fixture  # noqa: F401
+from tests.agent_fixtures import Crew
 from tests.fake_anthropic import FakeAnthropic
 from tests.helpers import child_named, wait_until
 

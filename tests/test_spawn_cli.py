@@ -9,7 +9,7 @@ import pytest
 
 from swarm.core import paths
 from swarm.core.liveness import is_alive
-from tests.agent_fixtures import Crew, crew_fixture, error_lines  # noqa: F401
+from tests.agent_fixtures import Crew, error_lines
 
 HIDDEN = ("--backend", "hidden", "--model", "shell")
 

@@ -8,7 +8,6 @@ import signal
 import subprocess
 import sys
 import textwrap
-import time
 from pathlib import Path
 
 import portalocker
@@ -162,14 +161,13 @@ def test_lock_dies_with_a_sigkilled_holder(tmp_path: Path) -> None:
         assert _lock_is_held(path)
         holder.send_signal(signal.SIGKILL)
         assert holder.wait(10) == -signal.SIGKILL
-        start = time.monotonic()
-        with store.locked(path):
-            took = time.monotonic() - start
+        # The kernel frees a dead holder's flock at once: a lock that stayed taken would raise.
+        with store.locked(path, timeout=5):
+            assert _lock_is_held(path)
     finally:
         if holder.poll() is None:
             holder.kill()
             holder.wait()
-    assert took < 0.5
 
 
 def test_ensure_dir_makes_every_new_level_private(tmp_path: Path) -> None:

@@ -8,6 +8,9 @@ import subprocess
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
+from backends.base import PaneBackend
+from backends.hidden import swarm_argv
+from backends.resolve import get_backend, resolve
 from swarm import settings
 from swarm.core import paths
 from swarm.core.names import LEAD_NAME, validate_agent_name
@@ -73,8 +76,10 @@ def spawn(
     color: str | None = None,
     max_turns: int | None = None,
     max_budget_usd: float | None = None,
+    pane_backend: PaneBackend | None = None,
 ) -> SpawnResult:
-    from backends.resolve import resolve
+    """Register and start a teammate. `pane_backend`: an instance to start it with (default:
+    the one `backend` names, made for this call)."""
     from swarm.core.definitions import get_definition
     from swarm.runtime.models import default_model_spec
 
@@ -118,7 +123,7 @@ def spawn(
     if prompt:
         team.send(clean, prompt, sender=LEAD_NAME, summary="initial prompt")
     try:
-        pane_id, pid = launch(team, member)
+        pane_id, pid = launch(team, member, pane_backend)
     except BaseException:
         team.remove_member(clean)
         raise
@@ -127,12 +132,11 @@ def spawn(
                        pid=pid, model=spec, permission_mode=mode, notice=notice)
 
 
-def launch(team: Team, member: Member) -> tuple[str | None, int | None]:
+def launch(team: Team, member: Member, pane_backend: PaneBackend | None = None
+           ) -> tuple[str | None, int | None]:
     """Start `swarm agent` for a registered member through its backend; record pane and pid."""
-    from backends.hidden import swarm_argv
-    from backends.resolve import get_backend
-
-    backend = get_backend(member.backend or "hidden", team=team.name, socket=member.tmux_socket)
+    backend = pane_backend or get_backend(member.backend or "hidden", team=team.name,
+                                          socket=member.tmux_socket)
     argv = [*swarm_argv(), "agent", "--agent-id", member.agent_id]
     try:
         pane_id = backend.create_pane(member.name, member.color)
