@@ -32,6 +32,7 @@ from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import IdleNotification, Message
 from swarm.core.state import AgentState, read_state
 from swarm.core.team import Member, Team
+from swarm.errors import SwarmError
 from swarm.ops.spawner import SpawnResult
 from tests.helpers import wait_until
 
@@ -172,13 +173,18 @@ class Crew:
 
     # -- stopping ----------------------------------------------------------------------------
     def cleanup(self) -> None:
-        for member in self.team.members():
-            if member.name == LEAD_NAME:
-                continue
+        try:
+            members = [m for m in self.team.members() if m.name != LEAD_NAME]
+        except SwarmError:  # a test broke the team file on purpose: our own children remain
+            members = []
+        for member in members:
             state = self.state(member.name)
             pid = state.pid if state and state.pid else member.pid
             if pid and is_alive(pid, state.started_at if state else None):
                 stop_tree(pid)
+        for proc in self.procs.values():
+            if proc.poll() is None:
+                stop_tree(proc.pid)
         for proc in self.procs.values():
             with contextlib.suppress(subprocess.TimeoutExpired):
                 proc.wait(5)

@@ -309,3 +309,17 @@ def test_process_start_time_matches_psutil() -> None:
         child.wait()
     assert process_start_time(child.pid) is None
     assert not is_alive(child.pid)
+
+
+def test_seed_spellings_and_model_inherit(project: Path) -> None:
+    """The seeds' field names are the same fields; `model: inherit` is no model id."""
+    write(project / ".swarm/agents/rev.md",
+          "---\nagentType: reviewer\nwhenToUse: reviews diffs\nmaxTurns: 3\n"
+          "disallowedTools: [Bash]\npermissionMode: acceptEdits\nmodel: inherit\n---\nReview.\n")
+    loaded = load_definitions(project)
+    assert loaded.problems == []
+    reviewer = loaded.definitions["reviewer"]
+    assert (reviewer.description, reviewer.max_turns, reviewer.disallowed_tools,
+            reviewer.permission_mode, reviewer.model) == (
+        "reviews diffs", 3, ["Bash"], "acceptEdits", None)
+    assert "model" not in reviewer.defaults()

@@ -157,6 +157,10 @@ def test_input_replaces_the_tool_input_and_bad_input_is_refused(crew: Crew) -> N
     crew.wait_idle_notes("w1", 1)
     assert (crew.workdir / "g.txt").read_text() == "replaced\n"
     assert not (crew.workdir / "f.txt").exists()
+    # The model (and the transcript) see what really ran, and that it was edited.
+    (result,) = tool_results(crew, "w1", "Bash")
+    assert result["content"].startswith("[the lead edited this call's input before approving it;"
+                                        " it ran as: Bash: echo replaced > g.txt]")
 
 
 # -- deny rules ------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ import pytest
 from libtmux.server import Server
 from libtmux.session import Session
 
+from swarm.core import paths
 from swarm.core.liveness import is_alive
 from swarm.core.state import read_state
 from swarm.core.team import Team
@@ -334,3 +335,27 @@ def test_attach_opens_the_team_session(
     tmux(server, "detach-client", "-s", f"=swarm-{TEAM}:")
     wait_until(lambda: not attached(), 10, message="the client detached")
     assert alice["pane_id"] in panes(server)  # attaching and detaching leaves the team as it was
+
+
+def test_a_tmux_server_swarm_starts_keeps_no_secret_and_logs_are_private(
+    server: Server, team: Team, tmux_env: dict[str, str]
+) -> None:
+    """SPEC "Pane backends": secrets never enter a tmux server's global environment. Here no
+    server runs yet: `swarm spawn` starts it, with an API key in its environment."""
+    assert not server.is_alive()
+    env = {**tmux_env, "ANTHROPIC_API_KEY": "sk-secret-value", "MY_TOKEN": "t0k3n"}
+    result = json.loads(ok(env, "spawn", "w1", "--backend", "tmux", *SHELL, "--json",
+                           "--prompt", "$ echo hi"))
+    assert server.is_alive()
+    shown = "\n".join(tmux(server, "show-environment", "-g"))
+    assert "sk-secret-value" not in shown and "t0k3n" not in shown
+    # ...yet the teammate has it (through a 0600 file its pane's shell read and removed).
+    wait_until(lambda: environ_of(result["pid"]).get("ANTHROPIC_API_KEY") == "sk-secret-value",
+               10, message="the teammate's environment")
+    wait_states(env, ["w1"], "idle")
+    log = paths.agent_log(TEAM, "w1")
+    assert log.stat().st_mode & 0o777 == 0o600
+
+
+def environ_of(pid: int) -> dict[str, str]:
+    return psutil.Process(pid).environ()
