@@ -473,3 +473,12 @@ def test_the_plugin_loader_stand_in_hands_over_to_pydantic_for_anything_else() -
                           timeout=60, cwd=ROOT, env=env)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.split() == ["pydantic", "function"]
+
+
+def test_readme_lists_every_environment_variable_swarm_reads() -> None:
+    """settings.VARIABLES is the one list; the README's table shows exactly it."""
+    from swarm.settings import VARIABLES
+
+    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
+    table = {line.split("`")[1] for line in readme.splitlines() if line.startswith("| `")}
+    assert table == {v.name for v in VARIABLES}
