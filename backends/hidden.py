@@ -6,10 +6,12 @@ import os
 import shutil
 import signal
 import subprocess
+import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from swarm.core import paths
+from swarm.core.liveness import is_alive
 from swarm.core.store import ensure_dir
 
 
@@ -62,7 +64,6 @@ class HiddenBackend:
         return proc.pid
 
     def kill_pane(self, pane_id: str) -> bool:
-        from swarm.core.liveness import is_alive  # psutil: not needed to start a pane
 
         pid = self._pids.pop(pane_id, None)
         if pid is None or not is_alive(pid):
@@ -71,7 +72,6 @@ class HiddenBackend:
         return True
 
     def is_pane_alive(self, pane_id: str) -> bool:
-        from swarm.core.liveness import is_alive
 
         pid = self._pids.get(pane_id)
         return pid is not None and is_alive(pid)
@@ -79,7 +79,6 @@ class HiddenBackend:
 
 def swarm_argv() -> list[str]:
     """How to start `swarm` itself in a child: the installed script, else `python -m swarm`."""
-    import sys
 
     exe = shutil.which("swarm", path=os.path.dirname(sys.executable))
     return [exe] if exe else [sys.executable, "-m", "swarm"]

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 from swarm import settings
 from swarm.core.liveness import agent_ancestor
 from swarm.core.names import LEAD_NAME
+from swarm.core.team import Team
 from swarm.errors import BadInputError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -36,7 +37,6 @@ def resolve_team_name(team_name: str | None) -> str:
 
 
 def open_team(team_name: str | None) -> Any:
-    from swarm.core.team import Team
 
     return Team.open(resolve_team_name(team_name))
 

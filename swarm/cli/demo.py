@@ -8,6 +8,7 @@ import click
 
 from swarm.cli.common import table
 from swarm.core.names import BACKENDS
+from swarm.ops.demo import WORKERS, run_demo
 
 
 @click.command()
@@ -16,7 +17,6 @@ from swarm.core.names import BACKENDS
 @click.option("--timeout", type=float, default=120.0, show_default=True)
 def demo(keep: bool, backend: str | None, timeout: float) -> None:
     """Run an offline team of three shell workers on this directory."""
-    from swarm.ops.demo import WORKERS, run_demo
 
     result = run_demo(Path.cwd(), keep=keep, backend=backend, say=click.echo, timeout=timeout)
     click.echo("")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from swarm.cli.common import emit, json_option
+from swarm.ops.doctor import diagnose, render
 
 
 @click.command()
@@ -15,7 +16,6 @@ def doctor(as_json: bool) -> None:
     Reports tmux, iTerm2, the backend auto would pick and why, the API key, whether
     SWARM_HOME is writable, and teams with dead members.
     """
-    from swarm.ops.doctor import diagnose, render
 
     report = diagnose()
     emit(report, as_json, render)

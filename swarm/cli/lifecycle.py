@@ -5,7 +5,13 @@ from __future__ import annotations
 import click
 
 from swarm.cli.common import emit, json_option, open_team, refuse_teammate, team_option
+from swarm.cli.status import render
 from swarm.errors import BadInputError, OperationFailedError
+from swarm.ops.control import interrupt as do_interrupt
+from swarm.ops.control import kill as do_kill
+from swarm.ops.control import shutdown as do_shutdown
+from swarm.ops.control import wait as do_wait
+from swarm.ops.spawner import respawn as do_respawn
 
 
 @click.command()
@@ -21,7 +27,6 @@ def shutdown(name: str | None, all_members: bool, team_name: str | None, reason:
              timeout: float, force: bool, as_json: bool) -> None:
     """Ask a teammate (or --all) to finish and exit."""
     refuse_teammate("shutdown")
-    from swarm.ops.control import shutdown as do_shutdown
 
     if bool(name) == all_members:
         raise BadInputError("give a teammate NAME or --all")
@@ -43,7 +48,6 @@ def interrupt(name: str, team_name: str | None) -> None:
 
     The teammate stays alive and goes idle (idle_reason: interrupted).
     """
-    from swarm.ops.control import interrupt as do_interrupt
 
     status = do_interrupt(open_team(team_name), name)
     if status.state == "idle":  # the teammate ignores SIGINT between turns
@@ -58,7 +62,6 @@ def interrupt(name: str, team_name: str | None) -> None:
 def kill(name: str, team_name: str | None) -> None:
     """End a teammate's process now (its tasks go back to pending)."""
     refuse_teammate("kill")
-    from swarm.ops.control import kill as do_kill
 
     do_kill(open_team(team_name), name)
     click.echo(f"killed {name.lower()}")
@@ -74,7 +77,6 @@ def respawn(name: str, team_name: str | None, as_json: bool) -> None:
     It keeps its identity and resumes its conversation from its transcript.
     """
     refuse_teammate("respawn")
-    from swarm.ops.spawner import respawn as do_respawn
 
     result = do_respawn(open_team(team_name), name)
     emit(result.as_dict(), as_json,
@@ -92,8 +94,6 @@ def wait(team_name: str | None, until: str, timeout: float | None, as_json: bool
 
     Exit 0 when it holds, 1 when a teammate died or failed, 124 on timeout.
     """
-    from swarm.cli.status import render
-    from swarm.ops.control import wait as do_wait
 
     statuses = do_wait(open_team(team_name), until, timeout)
     emit([s.as_dict() for s in statuses], as_json, lambda _: render(statuses))

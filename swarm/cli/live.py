@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from swarm.ops.control import team_watcher
+from swarm.ops.health import observe
+
 
 def _table(team: Any, statuses: list[Any]) -> Any:
     from rich.table import Table
@@ -27,8 +30,6 @@ def _table(team: Any, statuses: list[Any]) -> Any:
 def watch_status(team: Any) -> None:
     from rich.live import Live
 
-    from swarm.ops.control import team_watcher
-    from swarm.ops.health import observe
 
     with Live(_table(team, observe(team)), auto_refresh=False) as live:
         try:

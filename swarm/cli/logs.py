@@ -10,6 +10,8 @@ import click
 
 from swarm.cli.common import emit, json_option, open_team, team_option
 from swarm.core import paths
+from swarm.core.transcript import Transcript
+from swarm.core.watch import FileWatcher
 
 
 @click.command()
@@ -18,7 +20,6 @@ from swarm.core import paths
 @click.option("--follow", "-f", is_flag=True, help="Keep printing as the log grows.")
 def logs(name: str, team_name: str | None, follow: bool) -> None:
     """Print a teammate's output log."""
-    from swarm.core.watch import FileWatcher
 
     team = open_team(team_name)
     member = team.member(name)
@@ -72,7 +73,6 @@ def _render(entries: list[dict[str, Any]]) -> str:
 @json_option
 def transcript(name: str, team_name: str | None, as_json: bool) -> None:
     """Print everything a teammate's model saw and said."""
-    from swarm.core.transcript import Transcript
 
     team = open_team(team_name)
     member = team.member(name)

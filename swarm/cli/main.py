@@ -7,6 +7,7 @@ import importlib
 import importlib.util
 import os
 import sys
+import traceback
 
 # pydantic scans every installed distribution for plugins when it builds its first model:
 # ~10-20 ms of a ~200 ms `swarm send`, and swarm uses no pydantic plugin. Only this process (and
@@ -45,6 +46,7 @@ import click  # noqa: E402
 
 from swarm import __version__, settings  # noqa: E402
 from swarm.errors import SwarmError, describe_error  # noqa: E402
+from swarm.log import configure as configure_logging  # noqa: E402
 
 # command name -> "module:attribute"; modules are imported only when their command runs, so
 # `swarm send` never loads the model SDK or libtmux.
@@ -107,8 +109,10 @@ def _exists(target: str) -> bool:
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="swarm")
-def cli() -> None:
+@click.option("--verbose", "-v", is_flag=True, help="Show debug lines on stderr.")
+def cli(verbose: bool) -> None:
     """Run teams of LLM agents from a shell."""
+    configure_logging(verbose=verbose)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -143,7 +147,6 @@ def main(argv: list[str] | None = None) -> None:
 
 
 def _print_traceback() -> None:
-    import traceback  # only under SWARM_DEBUG=1: not worth its import time on every command
 
     traceback.print_exc()
 

@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from swarm.cli.common import emit, json_option, open_team, refuse_teammate, table, team_option
+from swarm.ops.approvals import approve_permission, deny_permission, pending_permissions
 
 
 @click.group()
@@ -19,7 +20,6 @@ def permissions() -> None:
 @json_option
 def list_requests(team_name: str | None, as_json: bool) -> None:
     """Pending permission requests, oldest first."""
-    from swarm.ops.approvals import pending_permissions
 
     pending = pending_permissions(open_team(team_name))
 
@@ -41,7 +41,6 @@ def list_requests(team_name: str | None, as_json: bool) -> None:
 def approve(request_id: str, always: bool, new_input: str | None, team_name: str | None) -> None:
     """Let the teammate run the tool call."""
     refuse_teammate("permissions approve")
-    from swarm.ops.approvals import approve_permission
 
     found = approve_permission(open_team(team_name), request_id, always, new_input)
     note = " (and added a team rule)" if always else ""
@@ -55,7 +54,6 @@ def approve(request_id: str, always: bool, new_input: str | None, team_name: str
 def deny(request_id: str, reason: str, team_name: str | None) -> None:
     """Refuse the tool call."""
     refuse_teammate("permissions deny")
-    from swarm.ops.approvals import deny_permission
 
     found = deny_permission(open_team(team_name), request_id, reason)
     click.echo(f"denied {found.request.tool_name} for {found.message.sender}")

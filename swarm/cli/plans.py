@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from swarm.cli.common import emit, json_option, open_team, refuse_teammate, team_option
+from swarm.ops.approvals import answer_plan, pending_plans
 
 
 @click.group()
@@ -19,7 +20,6 @@ def plans() -> None:
 @json_option
 def list_plans(team_name: str | None, as_json: bool) -> None:
     """Plans waiting for approval."""
-    from swarm.ops.approvals import pending_plans
 
     pending = pending_plans(open_team(team_name))
 
@@ -38,7 +38,6 @@ def list_plans(team_name: str | None, as_json: bool) -> None:
 def approve(name: str, team_name: str | None) -> None:
     """Approve NAME's plan: it leaves plan mode and starts working."""
     refuse_teammate("plans approve")
-    from swarm.ops.approvals import answer_plan
 
     found = answer_plan(open_team(team_name), name, approve=True)
     click.echo(f"approved the plan of {found.message.sender}")
@@ -51,7 +50,6 @@ def approve(name: str, team_name: str | None) -> None:
 def reject(name: str, feedback: str, team_name: str | None) -> None:
     """Send NAME back to planning with feedback."""
     refuse_teammate("plans reject")
-    from swarm.ops.approvals import answer_plan
 
     found = answer_plan(open_team(team_name), name, approve=False, feedback=feedback)
     click.echo(f"rejected the plan of {found.message.sender}")

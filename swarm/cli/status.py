@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from swarm.cli.common import emit, json_option, open_team, table, team_option
+from swarm.ops.health import observe
 
 
 def render(statuses: list[Any]) -> str:
@@ -37,7 +38,6 @@ def status(team_name: str | None, watch: bool, as_json: bool) -> None:
 
     State, current task, unread count, turns, tokens and cost per teammate.
     """
-    from swarm.ops.health import observe
 
     team = open_team(team_name)
     if watch:

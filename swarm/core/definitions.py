@@ -9,6 +9,7 @@ parser is imported only when a user or project file needs it.
 from __future__ import annotations
 
 import copy
+import difflib
 import os
 import re
 from collections.abc import Iterable, Sequence
@@ -53,7 +54,6 @@ def _tool_list(value: Any) -> list[str] | None:
         raise ValueError("must be a list of tool names or a comma-separated string")
     for tool in value:
         if tool not in KNOWN_TOOLS:
-            import difflib
 
             close = difflib.get_close_matches(tool, KNOWN_TOOLS, n=1, cutoff=0.6)
             hint = f" (did you mean {close[0]!r}?)" if close else ""

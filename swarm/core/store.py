@@ -8,6 +8,7 @@ that holds them: a SIGKILLed holder never wedges the others. Data files are repl
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import sys
 import tempfile
@@ -19,6 +20,10 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
+from swarm.errors import LockTimeoutError
+
+log = logging.getLogger(__name__)
+
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
 
@@ -27,7 +32,9 @@ FILE_MODE = 0o600
 
 
 def warn(message: str) -> None:
+    """A warning the user must see: one `swarm: warning:` line on stderr (and in the log)."""
     print(f"swarm: warning: {message}", file=sys.stderr)
+    log.info("warning: %s", message)
 
 
 def ensure_dir(path: Path) -> Path:
@@ -122,7 +129,6 @@ def locked(path: Path, timeout: float | None = None) -> Iterator[None]:
                 yield
                 return
         if time.monotonic() >= deadline:
-            from swarm.errors import LockTimeoutError
 
             raise LockTimeoutError(f"{lock_path(path)} stayed locked for {timeout:g}s "
                                    "(is a swarm process stopped?)")

@@ -5,9 +5,11 @@ from __future__ import annotations
 import builtins
 import functools
 import os
+import secrets
+import shutil
 import uuid
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, Field
 
@@ -28,6 +30,7 @@ from swarm.core.protocol import (
 )
 from swarm.core.state import read_state
 from swarm.core.store import ensure_dir, locked, read_model, utcnow_iso, write_model
+from swarm.core.tasks import TaskList
 from swarm.errors import (
     BadInputError,
     MessageTooLargeError,
@@ -37,9 +40,6 @@ from swarm.errors import (
     TeamBusyError,
     UnknownRecipientError,
 )
-
-if TYPE_CHECKING:
-    from swarm.core.tasks import TaskList
 
 CONFIG_VERSION = 1
 BackendName = Literal["tmux", "iterm2", "hidden"]  # names.BACKENDS, as a type
@@ -112,9 +112,6 @@ class Team:
 
     @functools.cached_property
     def tasks(self) -> TaskList:
-        # Imported on first use, like secrets and shutil below: `swarm send` never needs them.
-        from swarm.core.tasks import TaskList
-
         return TaskList(self.name, check_owner=self._check_member)
 
     def __repr__(self) -> str:
@@ -132,8 +129,6 @@ class Team:
                 os.mkdir(paths.team_dir(candidate), 0o700)
                 break
             except FileExistsError:
-                import secrets
-
                 candidate = f"{base[:58]}-{secrets.token_hex(2)}"
         else:  # pragma: no cover - 100 clashes of 16 random bits
             raise SwarmError(f"could not find a free name for team {base!r}")
@@ -182,7 +177,6 @@ class Team:
                 f"`swarm shutdown --all --team {team.name}` or use --force"
             )
         (stop or _end_processes)(team, alive)
-        import shutil
 
         shutil.rmtree(team.dir)
         return [m.name for m in alive]

@@ -15,6 +15,8 @@ from datetime import datetime
 from pathlib import Path
 
 from swarm.core.team import Team
+from swarm.ops.control import delete_team, shutdown, wait
+from swarm.ops.spawner import spawn
 
 WORKERS = ("ada", "grace", "linus")
 
@@ -49,8 +51,6 @@ def demo_tasks(root: Path) -> list[tuple[str, str]]:
 
 def run_demo(root: Path, keep: bool = False, backend: str | None = None,
              say: Callable[[str], None] = print, timeout: float = 120.0) -> DemoResult:
-    from swarm.ops.control import delete_team, shutdown, wait
-    from swarm.ops.spawner import spawn
 
     started = time.monotonic()
     team = Team.create("demo", description="swarm demo: shell workers on " + str(root))

@@ -7,8 +7,12 @@ import subprocess
 import tempfile
 from typing import Any
 
+from backends.resolve import in_iterm2, resolve
 from swarm import settings
 from swarm.core import paths
+from swarm.core.team import Team
+from swarm.ops.health import observe
+from swarm.runtime.models import default_model_spec
 
 
 def _tmux_version() -> str | None:
@@ -33,10 +37,6 @@ def _home_writable() -> tuple[bool, str]:
 
 
 def diagnose() -> dict[str, Any]:
-    from backends.resolve import in_iterm2, resolve
-    from swarm.core.team import Team
-    from swarm.ops.health import observe
-    from swarm.runtime.models import default_model_spec
 
     choice = resolve(None)
     writable, where = _home_writable()

@@ -8,10 +8,12 @@ agent's tasks, tells the lead once (`teammate_terminated`), and records it in st
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 import signal
 import time
 from dataclasses import asdict, dataclass
+from datetime import datetime
 
 from swarm import settings
 from swarm.core.liveness import is_alive
@@ -22,6 +24,8 @@ from swarm.core.state import AgentState, read_state, update_state
 from swarm.core.store import utcnow, warn
 from swarm.core.team import Member, Team
 from swarm.errors import LockTimeoutError
+
+log = logging.getLogger(__name__)
 
 STARTUP_GRACE = 20.0  # seconds a new member may take to write its first state
 
@@ -54,7 +58,6 @@ class MemberStatus:
 
 
 def _age(iso: str) -> float:
-    from datetime import datetime
 
     try:
         return (utcnow() - datetime.fromisoformat(iso.replace("Z", "+00:00"))).total_seconds()
@@ -121,6 +124,7 @@ def record_death(team: Team, name: str, reason: str) -> bool:
         return False
     end_child_commands(read_state(team.name, name))
     if first:
+        log.warning("%s@%s is dead: %s", name, team.name, reason)
         note = TeammateTerminated(agent_id=f"{name}@{team.name}", reason=reason)
         team.send(LEAD_NAME, note, sender=name)
     return first

@@ -3,6 +3,7 @@ through a pane backend. Also `respawn`: the same identity, resuming its transcri
 
 from __future__ import annotations
 
+import logging
 import os
 import subprocess
 from dataclasses import asdict, dataclass
@@ -13,10 +14,16 @@ from backends.hidden import swarm_argv
 from backends.resolve import get_backend, resolve
 from swarm import settings
 from swarm.core import paths
+from swarm.core.definitions import get_definition
 from swarm.core.names import LEAD_NAME, validate_agent_name
 from swarm.core.rules import validate_mode, validate_rule
+from swarm.core.state import AgentState, update_state
 from swarm.core.team import Member, Team
 from swarm.errors import BadInputError, SwarmError
+from swarm.ops.health import observe_member
+from swarm.runtime.models import default_model_spec, load_model
+
+log = logging.getLogger(__name__)
 
 # Variables a teammate inherits; everything else stays out of panes (tmux keeps its own env).
 PASS_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM",
@@ -80,8 +87,6 @@ def spawn(
 ) -> SpawnResult:
     """Register and start a teammate. `pane_backend`: an instance to start it with (default:
     the one `backend` names, made for this call)."""
-    from swarm.core.definitions import get_definition
-    from swarm.runtime.models import default_model_spec
 
     clean = validate_agent_name(name)
     if team.config().member(clean) is not None:
@@ -106,7 +111,6 @@ def spawn(
     if not spec:
         spec, notice = default_model_spec()
     if spec.startswith("scripted:"):
-        from swarm.runtime.models import load_model
 
         load_model(spec, cwd=str(workdir))  # a missing or broken script fails here, not later
     choice = resolve(backend)
@@ -148,13 +152,13 @@ def launch(team: Team, member: Member, pane_backend: PaneBackend | None = None
     # Inside tmux the backend talks to the server in $TMUX: remember it to find the pane again.
     socket = getattr(backend, "socket", None) or member.tmux_socket
     team.update_member(member.name, pane_id=pane_id, pid=pid, tmux_socket=socket)
+    log.info("started %s with the %s backend (pane %s, pid %s)", member.agent_id, backend.type,
+             pane_id, pid)
     return pane_id, pid
 
 
 def respawn(team: Team, name: str) -> SpawnResult:
     """Restart a dead or exited member with the same identity; it resumes its transcript."""
-    from swarm.core.state import AgentState, update_state
-    from swarm.ops.health import observe_member
 
     member = team.member(name)
     if member.name == LEAD_NAME:

@@ -9,6 +9,7 @@ model sees. A request nobody waits for any more is withdrawn from the lead's pen
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -24,6 +25,8 @@ from swarm.core.protocol import (
     ShutdownRequest,
 )
 from swarm.core.rules import Decision
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from swarm.core.protocol import Message
@@ -76,6 +79,7 @@ class Asker:
     def _ask(self, request: PermissionRequest | PlanApprovalRequest, kind: type[Reply],
              state: str, detail: str, timeout: float | None) -> Reply | None:
         sent = self.team.send(LEAD_NAME, request, sender=self.name)
+        log.debug("asked the lead: %s %s", request.type, request.request_id)
         self.waiter.set_state(state=state, detail=detail)
         try:
             reply = self._await(request.request_id, kind, timeout)

@@ -7,6 +7,7 @@ The lead, teammates and subagents all check through a `PermissionPolicy`; only w
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,6 +16,8 @@ from typing import TYPE_CHECKING, Any
 from swarm.core import rules
 from swarm.core.protocol import PlanApprovalResponse
 from swarm.core.rules import Decision
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from swarm.core.team import Member, Team
@@ -57,6 +60,7 @@ class PermissionPolicy:
             edits_files=tool.edits_files, cwd=self.cwd,
             allow=[*self.member.allow_rules, *self.team_rules()], deny=self.member.deny_rules,
         )
+        log.debug("%s: %s (%s)", tool.name, decision.behavior, decision.reason)
         if decision.behavior != "ask":
             return decision
         if self.asker is None:

@@ -7,7 +7,19 @@ from typing import Any
 
 from swarm.core.protocol import STRUCTURED_TYPES, ShutdownResponse, validate_structured
 from swarm.errors import SwarmError
-from swarm.runtime.tools import Tool, ToolContext, ToolError, ToolResult, _schema
+from swarm.runtime.tools import (
+    Bash,
+    Edit,
+    Glob,
+    Grep,
+    Read,
+    Tool,
+    ToolContext,
+    ToolError,
+    ToolResult,
+    Write,
+    _schema,
+)
 
 
 class SendMessage(Tool):
@@ -144,9 +156,8 @@ def run_tool(tool: Tool, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
 
 
 def all_tools() -> dict[str, Tool]:
-    from swarm.runtime import tools as t
 
-    items: list[Tool] = [t.Read(), t.Write(), t.Edit(), t.Bash(), t.Glob(), t.Grep(),
+    items: list[Tool] = [Read(), Write(), Edit(), Bash(), Glob(), Grep(),
                          SendMessage(), TaskCreate(), TaskList(), TaskGet(), TaskUpdate(),
                          ExitPlanMode()]
     return {tool.name: tool for tool in items}

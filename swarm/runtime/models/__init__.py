@@ -12,6 +12,9 @@ from typing import TYPE_CHECKING
 
 from swarm import settings
 from swarm.errors import BadInputError
+from swarm.runtime.models.anthropic_model import AnthropicModel
+from swarm.runtime.models.scripted import ScriptedModel
+from swarm.runtime.models.shell import ShellModel
 
 if TYPE_CHECKING:  # the spawn command needs default_model_spec only, not the model classes
     from swarm.runtime.models.base import Model
@@ -25,7 +28,6 @@ def load_model(spec: str, *, cwd: str | None = None) -> Model:
     if not spec:
         raise BadInputError("empty model name")
     if spec.lower() == "shell":
-        from swarm.runtime.models.shell import ShellModel
 
         return ShellModel()
     if spec.lower().startswith("scripted:"):
@@ -35,10 +37,8 @@ def load_model(spec: str, *, cwd: str | None = None) -> Model:
         path = Path(raw).expanduser()
         if not path.is_absolute():
             path = Path(cwd or os.getcwd()) / path
-        from swarm.runtime.models.scripted import ScriptedModel
 
         return ScriptedModel(str(path))
-    from swarm.runtime.models.anthropic_model import AnthropicModel
 
     return AnthropicModel(spec)
 
