@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from swarm.core.rules import Decision, check, suggest_rule
+from swarm.core.rules import Decision, check, suggest_rule, validate_rule
+from swarm.errors import BadInputError
 from swarm.runtime.team_tools import all_tools
 
 TOOLS = all_tools()
@@ -203,6 +204,14 @@ def test_exact_rules_match_the_words_or_the_whole_text(cwd: Path) -> None:
     rule = suggest_rule("Bash", {"command": multi})
     assert rule == f"Bash({multi})"
     assert bash(multi, cwd, allow=[rule]).behavior == "allow"
+
+
+@pytest.mark.parametrize("rule", ["Bash(git status && rm:*)", "Bash($X:*)", "Bash(:*)",
+                                  "Bash(echo 'open:*)"])
+def test_a_prefix_that_is_not_one_command_is_refused(rule: str) -> None:
+    with pytest.raises(BadInputError, match="one command's leading words"):
+        validate_rule(rule)
+    assert validate_rule("Bash(cd src && make)") == "Bash(cd src && make)"  # exact: any text
 
 
 # -- path rules: ~ is home, Read covers Grep and Glob, Edit covers Write ------------------------

@@ -49,8 +49,13 @@ def validate_mode(mode: str) -> str:
 
 
 def validate_rule(rule: str) -> str:
-    if not RULE_RE.match(rule.strip()):
+    split = _split(rule)
+    if split is None:
         raise BadInputError(f"invalid rule {rule!r}: use Tool, Tool(prefix:*) or Tool(glob)")
+    tool, spec = split
+    if tool == "Bash" and spec is not None and spec.endswith(":*") and not bash_rule(spec).words:
+        raise BadInputError(f"invalid rule {rule!r}: the prefix must be one command's leading"
+                            " words, like Bash(git status:*)")
     return rule.strip()
 
 
@@ -202,18 +207,17 @@ def _writes_outside(commands: tuple[SimpleCommand, ...], cwd: Path) -> str | Non
         for target in moves:
             here = _absolute(target, here)
             bases += [here, _absolute(target, cwd)]
-    for command in commands:
-        for word in command.writes:
-            if not word.literal:
+    for word in dict.fromkeys(w for c in commands for w in c.writes):  # each target once
+        if not word.literal:
+            return word.text
+        if word.text in HARMLESS_WRITES:
+            continue
+        relative = not os.path.isabs(word.text)
+        if relative and moves is None:
+            return f"{word.text} (after a cd to where?)"
+        for base in bases if relative else [cwd]:
+            if not _inside(_absolute(word.text, base), cwd):
                 return word.text
-            if word.text in HARMLESS_WRITES:
-                continue
-            relative = not os.path.isabs(word.text)
-            if relative and moves is None:
-                return f"{word.text} (after a cd to where?)"
-            for base in bases if relative else [cwd]:
-                if not _inside(_absolute(word.text, base), cwd):
-                    return word.text
     return None
 
 

@@ -215,6 +215,9 @@ def _pieces(node: Node, data: bytes, out: list[tuple[str, bool]]) -> bool:
 
 def _unescape(raw: str, out: list[tuple[str, bool]]) -> None:
     """Unquoted text: a backslash quotes the next character."""
+    if "\\" not in raw:
+        out.append((raw, False))
+        return
     i = 0
     while i < len(raw):
         if raw[i] == "\\" and i + 1 < len(raw):
