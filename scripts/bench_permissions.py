@@ -9,8 +9,11 @@ Python API (`swarm.ops.approvals.approve_permission`) and polls every 1 ms for t
 creates. The human's own time (seen -> approve) is ~0 here and is reported separately; the figure
 with the goal is approve -> side effect. A second teammate is answered through the real CLI
 (`swarm permissions approve ID`), to show what a person at a shell pays on top (interpreter start).
+Last, the cost of one rule check (`swarm.core.rules.check`, which parses the command with
+tree-sitter-bash) in this process: the first one (loads the parser), a typical command never seen
+before, the same command again (parses are cached), and a bad case: a 200-line script.
 
-Run: .venv/bin/python scripts/bench_permissions.py [--n 20] [--cli-n 10]   (about 20 s)
+Run: .venv/bin/python scripts/bench_permissions.py [--n 20] [--cli-n 10] [--checks 200]   (about 20 s)
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ HOME = Path(tempfile.mkdtemp(prefix="swarm-bench-perm-"))
 os.environ["SWARM_HOME"] = str(HOME / "swarm-home")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from swarm.core import rules  # noqa: E402
 from swarm.core.mailbox import Mailbox  # noqa: E402
 from swarm.core.names import LEAD_NAME  # noqa: E402
 from swarm.core.protocol import Message, PermissionRequest  # noqa: E402
@@ -99,15 +103,45 @@ def run(team: Team, name: str, workdir: Path, n: int, via_cli: bool) -> dict[str
     return out
 
 
+ALLOW = ["Bash(git status:*)", "Bash(echo:*)", "Bash(npm test:*)", "Edit(src/**)"]
+DENY = ["Bash(rm:*)", "Bash(git push:*)", "Read(~/.ssh/**)"]
+
+
+def rule_checks(workdir: Path, n: int) -> dict[str, list[float]]:
+    """Seconds per `rules.check` of a Bash command, as the teammate makes it before each call."""
+    def one(command: str) -> float:
+        start = time.perf_counter()
+        decision = rules.check("Bash", {"command": command}, mode="default", read_only=False,
+                               edits_files=False, cwd=workdir, allow=ALLOW, deny=DENY)
+        took = time.perf_counter() - start
+        assert decision.behavior == "allow", (command, decision)
+        return took
+
+    script = "\n".join(f"echo line {j} >> log.txt && git status --short || echo failed {j}"
+                       for j in range(200))
+    return {
+        "first": [one("git status")],
+        "typical": [one(f"git status --short && echo done {i} > out-{i}.txt") for i in range(n)],
+        "cached": [one("git status --short && echo done 0 > out-0.txt") for _ in range(n)],
+        "script": [one(f"# run {i}\n{script}") for i in range(max(n // 20, 5))],
+    }
+
+
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q / 100 * (len(ordered) - 1)))]
+
+
+def prec(values: list[float]) -> int:
+    """Digits after the point: sub-millisecond figures need more."""
+    return 3 if pct(values, 50) < 0.001 else 1
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--n", type=int, default=20, help="commands approved through the API")
     parser.add_argument("--cli-n", type=int, default=10, help="commands approved through the CLI")
+    parser.add_argument("--checks", type=int, default=200, help="rule checks timed")
     args = parser.parse_args()
     began = time.monotonic()
     print(f"swarm permission round-trip benchmark  ({os.cpu_count()} cores, "
@@ -126,6 +160,7 @@ def main() -> None:
         except Exception as exc:  # the figures are printed anyway; say why cleanup fell back
             print(f"(shutdown: {exc}; stopping the teammates)")
             stop_members(team, [team.member(n) for n in names])
+    checks = rule_checks(workdir, args.checks)
 
     rows: list[tuple[str, list[float], str, bool | None]] = [
         ("approve -> command ran (API)", api["effect"], f"p50 <= {GOAL_MS:.0f}",
@@ -139,9 +174,14 @@ def main() -> None:
     if cli is not None:
         rows += [("approve -> command ran (CLI)", cli["effect"], "", None),
                  ("  of which `swarm permissions approve`", cli["api"], "", None)]
+    rows += [("rule check: first in a process", checks["first"], "", None),
+             ("rule check: typical command, new", checks["typical"], "", None),
+             ("rule check: same command again", checks["cached"], "", None),
+             ("rule check: 200-line script, new", checks["script"], "", None)]
     headers = ("metric (ms)", "n", "p50", "p95", "max", "goal", "pass")
-    table = [headers, *((m, str(len(v)), f"{pct(v, 50) * 1000:.1f}", f"{pct(v, 95) * 1000:.1f}",
-                         f"{max(v) * 1000:.1f}", g, "" if ok is None else "yes" if ok else "NO")
+    table = [headers, *((m, str(len(v)), f"{pct(v, 50) * 1000:.{prec(v)}f}",
+                         f"{pct(v, 95) * 1000:.{prec(v)}f}",
+                         f"{max(v) * 1000:.{prec(v)}f}", g, "" if ok is None else "yes" if ok else "NO")
                         for m, v, g, ok in rows)]
     widths = [max(len(r[i]) for r in table) for i in range(len(headers))]
     print()
@@ -149,7 +189,9 @@ def main() -> None:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
         if n == 0:
             print("  ".join("-" * w for w in widths))
-    print("\n'request written -> lead sees it' compares the message's own timestamp (ms resolution)"
+    print(f"\nThe typical command: 'git status --short && echo done N > out-N.txt' against"
+          f" allow {ALLOW} and deny {DENY}.")
+    print("'request written -> lead sees it' compares the message's own timestamp (ms resolution)"
           " with the clock when Mailbox.wait returned.")
     print(f"finished in {time.monotonic() - began:.0f} s")
     shutil.rmtree(HOME, ignore_errors=True)

@@ -3,6 +3,11 @@ failing tool is an error result for the model, never an exception."""
 
 from __future__ import annotations
 
+import json
+import os
+import socket
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -17,7 +22,7 @@ from swarm.runtime.interfaces import NoHost
 from swarm.runtime.loop import Loop
 from swarm.runtime.models.base import ModelReply, ModelRequest
 from swarm.runtime.team_tools import all_tools, run_tool
-from swarm.runtime.tools import OUTPUT_CAP, Tool, ToolContext, ToolResult
+from swarm.runtime.tools import OUTPUT_CAP, READ_MAX_BYTES, Tool, ToolContext, ToolResult
 from tests.helpers import PlainHooks, wait_until
 
 
@@ -73,6 +78,71 @@ def test_read_caps_its_output(ctx: ToolContext) -> None:
     (ctx.cwd / "big").write_text("x" * 100 + "\n" + "y" * (OUTPUT_CAP * 2))
     out = ok(call(ctx, "Read", file_path="big"))
     assert len(out) < OUTPUT_CAP + 200 and "[output truncated:" in out
+
+
+ISOLATED = """
+import json, resource, sys
+from pathlib import Path
+resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))  # a Read that grows fails fast
+from swarm.runtime.team_tools import all_tools, run_tool
+from swarm.runtime.tools import ToolContext
+name, args, cwd = sys.argv[1], json.loads(sys.argv[2]), Path(sys.argv[3])
+result = run_tool(all_tools()[name], args, ToolContext(team=None, name="w1", cwd=cwd))
+print(json.dumps({"content": result.content, "is_error": result.is_error}))
+"""
+
+
+def isolated(ctx: ToolContext, name: str, **args: Any) -> ToolResult:
+    """Run a tool in a child process with a timeout and a memory cap, so a Read that blocks or
+    grows fails the test instead of hanging it (or eating the machine)."""
+    try:
+        proc = subprocess.run([sys.executable, "-c", ISOLATED, name, json.dumps(args),
+                               str(ctx.cwd)], capture_output=True, text=True, timeout=10)
+    except subprocess.TimeoutExpired:
+        raise AssertionError(f"{name}({args}) did not return within 10 s") from None
+    assert proc.returncode == 0, proc.stderr
+    return ToolResult(**json.loads(proc.stdout))
+
+
+def test_read_refuses_a_fifo_instead_of_blocking(ctx: ToolContext) -> None:
+    fifo = ctx.cwd / "pipe"
+    os.mkfifo(fifo)
+    assert "is a FIFO" in err(isolated(ctx, "Read", file_path=str(fifo)))
+
+
+def test_read_refuses_devices_and_sockets(ctx: ToolContext, tmp_path: Path) -> None:
+    assert "is a character device" in err(isolated(ctx, "Read", file_path="/dev/zero"))
+    (ctx.cwd / "zero").symlink_to("/dev/zero")  # a link does not hide what it points to
+    assert "is a character device" in err(isolated(ctx, "Read", file_path="zero"))
+    path = tmp_path / "s.sock"
+    with socket.socket(socket.AF_UNIX) as server:
+        server.bind(str(path))
+        server.listen()
+        assert "is a socket" in err(isolated(ctx, "Read", file_path=str(path)))
+
+
+def test_read_stops_at_a_size_cap_and_says_so(ctx: ToolContext) -> None:
+    line = "y" * 99 + "\n"
+    (ctx.cwd / "big.txt").write_text(line * (READ_MAX_BYTES // 100 + 500))
+    out = ok(call(ctx, "Read", file_path="big.txt", limit=10**9))
+    assert out.endswith(f"[file truncated at {READ_MAX_BYTES // 2**20} MiB: read on with offset"
+                        f" {READ_MAX_BYTES // 100 + 1} or use Grep]")
+    # Paging on past the cap still works, and a small window is not truncated.
+    far = READ_MAX_BYTES // 100 + 400
+    assert ok(call(ctx, "Read", file_path="big.txt", offset=far, limit=2)) == \
+        f"{far:6}\t{line.strip()}\n{far + 1:6}\t{line.strip()}"
+    assert "truncated" not in ok(call(ctx, "Read", file_path="big.txt", limit=5))
+    # One line longer than the cap is cut, not read whole.
+    (ctx.cwd / "long.txt").write_text("z" * (READ_MAX_BYTES * 2))
+    assert "[file truncated at" in ok(call(ctx, "Read", file_path="long.txt"))
+
+
+def test_grep_skips_what_is_not_a_regular_file(ctx: ToolContext) -> None:
+    os.mkfifo(ctx.cwd / "pipe")
+    (ctx.cwd / "zero").symlink_to("/dev/zero")
+    (ctx.cwd / "f.txt").write_text("needle\n")
+    assert ok(isolated(ctx, "Grep", pattern="needle")).endswith("f.txt:1:needle")
+    assert ok(isolated(ctx, "Grep", pattern="x", path="pipe")) == "(no matches)"
 
 
 def test_write_into_a_file_path_is_an_error(ctx: ToolContext) -> None:

@@ -1,7 +1,12 @@
 """Permission checks before every tool call: the mode, then the rules (deny first).
 
-Rules: `Tool` (every use), `Bash(prefix:*)` (commands starting with prefix), `Bash(cmd)` (that
-exact command), `Edit(glob)` / `Write(glob)` / `Read(glob)` (paths, relative to the agent's cwd).
+Rules: `Tool` (every use), `Bash(prefix:*)` (commands whose words start with prefix's words),
+`Bash(cmd)` (that exact command), `Edit(glob)` / `Write(glob)` / `Read(glob)` (paths, relative to
+the agent's cwd, `~` is home). `Read` rules cover Read, Grep and Glob; `Edit` rules cover Edit and
+Write. Bash rules are matched against the commands bash would run (`shellparse`): a deny rule
+denies if any simple command matches it, and asks if one might (an expansion hides a word); an
+allow rule allows only what it can read, every simple command matched and every write inside
+the cwd. docs/DESIGN.md "Bash rule semantics" has examples.
 """
 
 from __future__ import annotations
@@ -10,14 +15,23 @@ import fnmatch
 import os
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
+from swarm.core import shellparse
 from swarm.core.names import PERMISSION_MODES, TEAM_TOOLS
+from swarm.core.shellparse import SimpleCommand, Word
 from swarm.errors import BadInputError
 
-RULE_RE = re.compile(r"^([A-Za-z]+)(?:\((.+)\))?$")
-CHAIN_RE = re.compile(r"\|\||&&|\$\(|[;&|\n()`]")
+RULE_RE = re.compile(r"^([A-Za-z]+)(?:\((.+)\))?\Z", re.S)
+# The tools a rule named after the first also covers.
+COVERS = {"Read": frozenset({"Read", "Grep", "Glob"}), "Edit": frozenset({"Edit", "Write"})}
+HARMLESS_WRITES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/fd/1",
+                             "/dev/fd/2"})
+_GLOB_CHARS = re.compile(r"[*?\[]")
+
+Match = Literal["yes", "maybe", "no"]
 
 
 @dataclass(frozen=True)
@@ -35,9 +49,27 @@ def validate_mode(mode: str) -> str:
 
 
 def validate_rule(rule: str) -> str:
-    if not RULE_RE.match(rule.strip()):
+    split = _split(rule)
+    if split is None:
         raise BadInputError(f"invalid rule {rule!r}: use Tool, Tool(prefix:*) or Tool(glob)")
+    tool, spec = split
+    if tool == "Bash" and spec is not None and spec.endswith(":*") and not bash_rule(spec).words:
+        raise BadInputError(f"invalid rule {rule!r}: the prefix must be one command's leading"
+                            " words, like Bash(git status:*)")
     return rule.strip()
+
+
+def _split(rule: str) -> tuple[str, str | None] | None:
+    """(tool, specifier or None for a bare tool rule); None if malformed."""
+    match = RULE_RE.match(rule.strip())
+    if not match:
+        return None
+    spec = match.group(2)
+    return match.group(1), None if spec is None or spec.strip() == "*" else spec
+
+
+def covers(rule_tool: str, tool_name: str) -> bool:
+    return tool_name == rule_tool or tool_name in COVERS.get(rule_tool, ())
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -50,58 +82,240 @@ def _inside(path: Path, root: Path) -> bool:
         return False
 
 
-def tool_path(args: dict[str, Any], cwd: Path) -> Path | None:
-    raw = args.get("file_path") or args.get("path")
-    if not raw:
-        return None
-    path = Path(os.path.expanduser(str(raw)))
+def _absolute(raw: str, cwd: Path) -> Path:
+    path = Path(os.path.expanduser(raw))
     return path if path.is_absolute() else cwd / path
 
 
-def command_parts(command: str) -> list[str]:
-    """The simple commands of a shell line, split at control operators and substitutions."""
-    return [part.strip() for part in CHAIN_RE.split(command) if part.strip()]
+def tool_path(args: dict[str, Any], cwd: Path) -> Path | None:
+    raw = args.get("file_path") or args.get("path")
+    return _absolute(str(raw), cwd) if raw else None
+
+
+def _tool_paths(tool_name: str, args: dict[str, Any], cwd: Path) -> list[Path]:
+    """The paths a tool reads or writes: Grep and Glob search from their base directory."""
+    if tool_name in ("Grep", "Glob"):
+        base = _absolute(str(args.get("path") or "."), cwd)
+        if tool_name == "Glob":  # the pattern's leading literal directories narrow the base
+            for part in Path(os.path.expanduser(str(args.get("pattern", "")))).parts[:-1]:
+                if _GLOB_CHARS.search(part):
+                    break
+                base = base / part
+        return [base]
+    path = tool_path(args, cwd)
+    return [path] if path is not None else []
+
+
+def _path_matches(spec: str, path: Path, cwd: Path, deny: bool) -> bool:
+    """Does a path rule's glob match? Both sides resolved (symlinks, `..`, `~`); a deny rule also
+    sees the path as written, so an alias cannot step around it."""
+    real_cwd = os.path.realpath(cwd)
+    pattern = os.path.expanduser(spec)
+    head, glob = _literal_head(pattern)
+    absolute = head if os.path.isabs(head) else os.path.join(real_cwd, head)
+    patterns = {pattern, os.path.join(os.path.realpath(absolute), glob) if glob else
+                os.path.realpath(absolute)}
+    written = os.path.normpath(path)
+    candidates = {os.path.realpath(path)} | ({written} if deny else set())
+    for candidate in list(candidates):
+        if Path(candidate).is_relative_to(real_cwd):
+            candidates.add(os.path.relpath(candidate, real_cwd))
+        candidates.add(candidate + "/")  # a directory searched: `dir/` matches `dir/**`
+    return any(fnmatch.fnmatchcase(c, p) for c in candidates for p in patterns)
+
+
+def _literal_head(pattern: str) -> tuple[str, str]:
+    """Split a glob into its leading directories without wildcards and the rest."""
+    parts = pattern.split("/")
+    for i, part in enumerate(parts):
+        if _GLOB_CHARS.search(part):
+            return "/".join(parts[:i]) or ("/" if pattern.startswith("/") else "."), \
+                "/".join(parts[i:])
+    return pattern, ""
+
+
+# -- Bash ------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class BashRule:
+    words: tuple[str, ...]
+    exact: bool  # Bash(cmd): all the words; Bash(cmd:*): these words first
+    text: str  # the exact rule's whole command
+
+
+@lru_cache(maxsize=256)
+def bash_rule(spec: str) -> BashRule:
+    prefix = spec.endswith(":*")
+    text = spec[:-2].strip() if prefix else spec.strip()
+    parsed = shellparse.parse(text)
+    words: tuple[str, ...] = ()
+    if len(parsed) == 1 and not parsed[0].opaque:
+        words = tuple(w.text for w in parsed[0].layers[0])
+    return BashRule(words, not prefix, text)
+
+
+def _layer_match(rule: BashRule, argv: tuple[Word, ...], deny: bool) -> Match:
+    """Do these words match? Deny compares program basenames and calls a word it cannot read a
+    "maybe"; allow needs the program as the rule spells it and every word read."""
+    if not rule.words or not argv:
+        return "no"
+    for i, want in enumerate(rule.words):
+        if i >= len(argv):
+            return "no"
+        got = argv[i]
+        if not got.literal:
+            return "maybe" if deny else "no"
+        if i == 0 and deny:
+            same = shellparse.basename(got.text) == shellparse.basename(want)
+        else:
+            same = got.text == want
+        if not same:
+            return "no"
+    extra = argv[len(rule.words):]
+    if rule.exact and extra:
+        return "maybe" if deny and not any(w.literal for w in extra) else "no"
+    return "yes"
+
+
+def _deny_bash(rule: BashRule, commands: tuple[SimpleCommand, ...]) -> Match:
+    result: Match = "no"
+    for command in commands:
+        for layer in command.layers:
+            found = _layer_match(rule, layer, deny=True)
+            if found == "yes":
+                return "yes"
+            if found == "maybe":
+                result = "maybe"
+        if command.opaque:
+            result = "maybe"
+    return result
+
+
+def _allows(rule: BashRule, command: SimpleCommand) -> bool:
+    if command.opaque or command.sets_variables:
+        return False
+    return any(_layer_match(rule, layer, deny=False) == "yes"
+               for layer in command.layers[: command.allowable])
+
+
+def _writes_outside(commands: tuple[SimpleCommand, ...], cwd: Path) -> str | None:
+    """The first write an allow rule may not cover: outside the cwd, or not known."""
+    moves = shellparse.directories(commands)
+    bases = [cwd]
+    if moves:
+        here = cwd
+        for target in moves:
+            here = _absolute(target, here)
+            bases += [here, _absolute(target, cwd)]
+    for word in dict.fromkeys(w for c in commands for w in c.writes):  # each target once
+        if not word.literal:
+            return word.text
+        if word.text in HARMLESS_WRITES:
+            continue
+        relative = not os.path.isabs(word.text)
+        if relative and moves is None:
+            return f"{word.text} (after a cd to where?)"
+        for base in bases if relative else [cwd]:
+            if not _inside(_absolute(word.text, base), cwd):
+                return word.text
+    return None
+
+
+def _bash_allowed(command: str, rules: list[tuple[str, str]],
+                  cwd: Path) -> tuple[list[str], str | None]:
+    """(the rules that allow it, or [] with why not) for Bash(..) allow rules: (rule, spec)."""
+    commands = shellparse.parse(command)
+    opaque = next((c.opaque for c in commands if c.opaque), None)
+    if opaque:
+        return [], f"it cannot be checked: {opaque}"
+    outside = _writes_outside(commands, cwd)
+    if outside:
+        return [], f"it writes outside the working directory: {outside}"
+    for rule, spec in rules:
+        parsed = bash_rule(spec)
+        if parsed.exact and parsed.text == command.strip():
+            return [rule], None
+    used: list[str] = []
+    for simple in commands:
+        if simple.runs_string and len(simple.layers) <= simple.allowable:
+            continue  # bash -c / eval: judged by the commands of its string
+        if simple.sets_variables:  # PATH=.. or LD_PRELOAD=.. changes what the words run
+            return [], f"it sets variables: {simple.text}"
+        found = next((r for r, spec in rules if _allows(bash_rule(spec), simple)), None)
+        if found is None:
+            return [], None
+        if found not in used:
+            used.append(found)
+    return used, None
+
+
+def _deny_writes(commands: tuple[SimpleCommand, ...], rules: list[str], cwd: Path) -> str | None:
+    """A Bash write to a file an Edit/Write deny rule protects."""
+    for rule in rules:
+        split = _split(rule)
+        if split is None or not covers(split[0], "Write"):
+            continue
+        for command in commands:
+            for word in command.writes:
+                if word.literal and word.text not in HARMLESS_WRITES and (
+                        split[1] is None or _path_matches(
+                        split[1], _absolute(word.text, cwd), cwd, deny=True)):
+                    return rule
+    return None
 
 
 def rule_matches(rule: str, tool_name: str, args: dict[str, Any], cwd: Path,
                  deny: bool = False) -> bool:
-    match = RULE_RE.match(rule.strip())
-    if not match or match.group(1) != tool_name:
+    """Does this one rule cover the call? (Bash deny: some simple command surely matches; Bash
+    allow: the rule alone allows every simple command.)"""
+    split = _split(rule)
+    if split is None or not covers(split[0], tool_name):
         return False
-    spec = match.group(2)
-    if spec is None or spec == "*":
+    spec = split[1]
+    if spec is None:
         return True
     if tool_name == "Bash":
-        command = str(args.get("command", "")).strip()
-        parts = command_parts(command)
-        # A deny rule catches any command of a chain (`true && rm x`); an allow prefix must
-        # cover every one of them (`git status; rm x` is not `git status`).
-        if spec.endswith(":*"):
-            prefix = spec[:-2].strip()
-
-            def hit(c: str) -> bool:
-                return c == prefix or c.startswith(prefix + " ")
-
-            if deny:
-                return any(hit(c) for c in [command, *parts])
-            return bool(parts) and all(hit(c) for c in parts)
-        return command == spec.strip() or (deny and spec.strip() in parts)
-    path = tool_path(args, cwd)
-    if path is None:
-        return False
-    real = Path(os.path.realpath(path))
-    candidates = [str(real)]
-    if real.is_relative_to(os.path.realpath(cwd)):
-        candidates.append(str(real.relative_to(os.path.realpath(cwd))))
-    return any(fnmatch.fnmatch(c, spec) for c in candidates)
+        command = str(args.get("command", ""))
+        if deny:
+            return _deny_bash(bash_rule(spec), shellparse.parse(command)) == "yes"
+        return bool(_bash_allowed(command, [(rule, spec)], cwd)[0])
+    return any(_path_matches(spec, p, cwd, deny) for p in _tool_paths(tool_name, args, cwd))
 
 
 def suggest_rule(tool_name: str, args: dict[str, Any]) -> str:
-    """The rule `--always` adds: the command's first word for Bash, the tool otherwise."""
+    """The rule `--always` adds: the exact command for Bash, the tool otherwise."""
     if tool_name == "Bash":
         command = str(args.get("command", "")).strip()
         return f"Bash({command})" if command else "Bash"
     return tool_name
+
+
+def _check_deny(tool_name: str, args: dict[str, Any], cwd: Path,
+                deny: list[str]) -> Decision | None:
+    """A deny decision, an ask when a Bash deny rule cannot be ruled out, or None."""
+    unsure: Decision | None = None
+    commands = shellparse.parse(str(args.get("command", ""))) if tool_name == "Bash" else ()
+    for rule in deny:
+        split = _split(rule)
+        if split is None or not covers(split[0], tool_name):
+            continue
+        if tool_name != "Bash" or split[1] is None:
+            if rule_matches(rule, tool_name, args, cwd, deny=True):
+                return Decision("deny", f"denied by rule {rule}", rule)
+            continue
+        found = _deny_bash(bash_rule(split[1]), commands)
+        if found == "yes":
+            return Decision("deny", f"denied by rule {rule}", rule)
+        if found == "maybe" and unsure is None:
+            why = next((c.opaque for c in commands if c.opaque), None) or \
+                "a word of it comes from an expansion"
+            unsure = Decision("ask", f"cannot tell whether deny rule {rule} applies: {why}", rule)
+    if tool_name == "Bash":
+        protected = _deny_writes(commands, deny, cwd)
+        if protected:
+            return Decision("deny", f"denied by rule {protected} (a redirection writes there)",
+                            protected)
+    return unsure
 
 
 def check(
@@ -115,9 +329,9 @@ def check(
     allow: list[str],
     deny: list[str],
 ) -> Decision:
-    for rule in deny:
-        if rule_matches(rule, tool_name, args, cwd, deny=True):
-            return Decision("deny", f"denied by rule {rule}", rule)
+    denied = _check_deny(tool_name, args, cwd, deny)
+    if denied is not None and denied.behavior == "deny":
+        return denied
     if tool_name == "ExitPlanMode":
         if mode == "plan":
             return Decision("allow", "plan mode")
@@ -127,14 +341,33 @@ def check(
     if mode == "plan":
         return Decision("deny", f"{tool_name} is not allowed in plan mode: explore read-only and "
                         "submit your plan with ExitPlanMode first")
+    if denied is not None:
+        return denied  # even bypassPermissions asks when a deny rule might apply
     if mode == "bypassPermissions":
         return Decision("allow", "bypassPermissions mode")
+    why = ""
+    bash_rules: list[tuple[str, str]] = []
     for rule in allow:
-        if rule_matches(rule, tool_name, args, cwd):
+        split = _split(rule)
+        if split is None or not covers(split[0], tool_name):
+            continue
+        if tool_name == "Bash" and split[1] is not None:
+            bash_rules.append((rule, split[1]))
+        elif rule_matches(rule, tool_name, args, cwd):
             return Decision("allow", f"allowed by rule {rule}", rule)
+    if bash_rules:
+        used, why_not = _bash_allowed(str(args.get("command", "")), bash_rules, cwd)
+        if used:
+            return Decision("allow", f"allowed by rule{'s' * (len(used) > 1)} {', '.join(used)}",
+                            ", ".join(used))
+        why = f" ({why_not})" if why_not else ""
+    elif tool_name == "Bash":
+        opaque = next((c.opaque for c in shellparse.parse(str(args.get("command", "")))
+                       if c.opaque), None)
+        why = f" (no rule could allow it: {opaque})" if opaque else ""
     if mode == "acceptEdits" and edits_files:
         path = tool_path(args, cwd)
         if path is not None and _inside(path, cwd):
             return Decision("allow", "acceptEdits: inside the working directory")
         return Decision("ask", "acceptEdits: path is outside the working directory")
-    return Decision("ask", f"{tool_name} needs approval in {mode} mode")
+    return Decision("ask", f"{tool_name} needs approval in {mode} mode{why}")

@@ -10,10 +10,11 @@ import fnmatch
 import os
 import re
 import signal
+import stat
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from swarm.runtime.interfaces import NoHost, ToolHost
 
@@ -24,6 +25,7 @@ OUTPUT_CAP = 30_000
 BASH_DEFAULT_TIMEOUT = 120.0
 BASH_MAX_TIMEOUT = 600.0
 READ_LIMIT_LINES = 2000
+READ_MAX_BYTES = 2 * 1024 * 1024  # one Read returns at most this much of a file (and says so)
 
 
 @dataclass
@@ -84,6 +86,28 @@ def _schema(required: list[str], **props: dict[str, Any]) -> dict[str, Any]:
     return {"type": "object", "properties": props, "required": required}
 
 
+def open_regular(path: Path) -> BinaryIO:
+    """Open a regular file to read. FIFOs, devices and sockets are refused: a FIFO blocks the
+    open forever (no interrupt reaches it), /dev/zero never ends. O_NONBLOCK: a FIFO swapped in
+    after the stat cannot block either."""
+    try:
+        mode = os.stat(path).st_mode
+        if stat.S_ISDIR(mode):
+            raise ToolError(f"{path} is a directory; use Glob to list it")
+        if stat.S_ISREG(mode):
+            fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY)
+            mode = os.fstat(fd).st_mode
+            if stat.S_ISREG(mode):
+                return os.fdopen(fd, "rb")
+            os.close(fd)
+    except FileNotFoundError:
+        raise ToolError(f"file not found: {path}") from None
+    kind = ("a FIFO (named pipe)" if stat.S_ISFIFO(mode) else "a character device"
+            if stat.S_ISCHR(mode) else "a block device" if stat.S_ISBLK(mode) else "a socket"
+            if stat.S_ISSOCK(mode) else "not a regular file")
+    raise ToolError(f"{path} is {kind}, not a regular file: Read reads regular files only")
+
+
 class Read(Tool):
     name = "Read"
     description = "Read a text file. Returns numbered lines; use offset/limit for large files."
@@ -93,17 +117,33 @@ class Read(Tool):
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         path = ctx.resolve(str(args["file_path"]))
-        try:
-            lines = path.read_text(errors="replace").splitlines()
-        except FileNotFoundError:
-            raise ToolError(f"file not found: {path}") from None
-        except IsADirectoryError:
-            raise ToolError(f"{path} is a directory; use Glob to list it") from None
         start = max(int(args.get("offset") or 1), 1)
         limit = int(args.get("limit") or READ_LIMIT_LINES)
-        chosen = lines[start - 1 : start - 1 + limit]
+        chosen: list[str] = []
+        number, used, at_line_start, resume = 0, 0, True, 0
+        with open_regular(path) as handle:
+            while len(chosen) < limit:
+                # Bounded reads: one endless line cannot fill memory.
+                chunk = handle.readline(READ_MAX_BYTES + 1)
+                if not chunk:
+                    break
+                number += at_line_start
+                at_line_start = chunk.endswith(b"\n")
+                if number < start:
+                    continue  # skipping to offset: read and dropped
+                if used + len(chunk) > READ_MAX_BYTES:
+                    if not chosen:  # a single line longer than the cap: its head
+                        chosen.append(chunk[:READ_MAX_BYTES].decode(errors="replace"))
+                    resume = number + (len(chosen) == 1 and used == 0)
+                    break
+                used += len(chunk)
+                chosen.append(chunk.decode(errors="replace").rstrip("\n").removesuffix("\r"))
         body = "\n".join(f"{n:6}\t{line}" for n, line in enumerate(chosen, start))
-        return ToolResult(_cap(body) if body else "(empty file)")
+        result = _cap(body) if body else "(empty file)"
+        if resume:
+            result += (f"\n[file truncated at {READ_MAX_BYTES // 2**20} MiB: read on with offset"
+                       f" {resume} or use Grep]")
+        return ToolResult(result)
 
     def describe(self, args: dict[str, Any]) -> str:
         return f"Read {args.get('file_path')}"
@@ -237,11 +277,13 @@ class Grep(Tool):
             if ".git" in path.parts or not fnmatch.fnmatch(path.name, pattern):
                 continue
             try:
-                for number, line in enumerate(path.read_text(errors="strict").splitlines(), 1):
-                    if regex.search(line):
-                        hits.append(f"{path}:{number}:{line}")
-            except (UnicodeDecodeError, OSError):
+                with open_regular(path) as handle:  # skips FIFOs, devices, sockets
+                    text = handle.read().decode()
+            except (ToolError, UnicodeDecodeError, OSError):
                 continue
+            for number, line in enumerate(text.splitlines(), 1):
+                if regex.search(line):
+                    hits.append(f"{path}:{number}:{line}")
             if sum(len(h) for h in hits) > OUTPUT_CAP:
                 break
         return ToolResult(_cap("\n".join(hits)) if hits else "(no matches)")

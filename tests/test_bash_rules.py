@@ -1,0 +1,291 @@
+"""Bash rules matched against the command as bash parses it (issue 9, item 3), and path rules
+that cover every tool reading or writing the same files. Unit tests of `swarm.core.rules`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from swarm.core.rules import Decision, check, suggest_rule, validate_rule
+from swarm.errors import BadInputError
+from swarm.runtime.team_tools import all_tools
+
+TOOLS = all_tools()
+RM = ["Bash(rm:*)"]
+
+
+def decide(tool: str, args: dict[str, Any], mode: str, cwd: Path, allow: list[str] | None = None,
+           deny: list[str] | None = None) -> Decision:
+    spec = TOOLS[tool]
+    return check(tool, args, mode=mode, read_only=spec.read_only, edits_files=spec.edits_files,
+                 cwd=cwd, allow=allow or [], deny=deny or [])
+
+
+def bash(command: str, cwd: Path, mode: str = "default", allow: list[str] | None = None,
+         deny: list[str] | None = None) -> Decision:
+    return decide("Bash", {"command": command}, mode, cwd, allow, deny)
+
+
+@pytest.fixture
+def cwd(tmp_path: Path) -> Path:
+    work = tmp_path / "proj"
+    (work / "src").mkdir(parents=True)
+    return work
+
+
+# -- deny: every spelling of the program, every place a command can hide -----------------------
+# Each of these ran under `--deny 'Bash(rm:*)'` (bypassPermissions lets through what no rule
+# stops, so that is where a missed deny shows).
+
+@pytest.mark.parametrize("command", [
+    "/bin/rm -f victim",
+    "command rm -f victim",
+    "r''m -f victim",
+    "'rm' -f victim",
+    "\\rm -f victim",
+    "env rm -f victim",
+    "echo victim | xargs rm",
+    "xargs rm < list.txt",
+    "bash -c 'rm -f victim'",
+    "sh -c 'rm -f victim'",
+    "eval 'rm -f victim'",
+    "rm\t-f victim",
+    "{ rm -f victim; }",
+])
+def test_each_reported_bypass_of_a_deny_rule_is_denied(command: str, cwd: Path) -> None:
+    decision = bash(command, cwd, "bypassPermissions", deny=RM)
+    assert decision == Decision("deny", "denied by rule Bash(rm:*)", "Bash(rm:*)"), command
+
+
+def test_a_program_from_an_expansion_asks_even_in_bypass_mode(cwd: Path) -> None:
+    """`$(echo rm) x` could be rm: no deny rule can tell, so it asks (denied in the background)."""
+    for command in ["$(echo rm) -f victim", "$CMD -f victim", "${X} victim", "`echo rm` victim"]:
+        decision = bash(command, cwd, "bypassPermissions", deny=RM)
+        assert decision.behavior == "ask", command
+        assert "Bash(rm:*)" in decision.reason and "expansion" in decision.reason, decision.reason
+
+
+@pytest.mark.parametrize("command", [
+    "sudo -u root rm victim", "nice -n 5 rm victim", "nohup rm victim", "time rm victim",
+    "timeout -s KILL 5 rm victim", "exec rm victim", "env -i A=1 B=2 rm victim",
+    "command -p rm victim", "builtin eval 'rm victim'", "xargs -n 1 -P 2 rm",
+    "sudo env nice -n 1 timeout 3 rm victim",
+    "$'\\x72m' victim", '"r"m victim', "$\"rm\" victim", "~/bin/rm victim", "../../bin/rm x",
+    "true && rm victim", "(rm victim)", "echo $(rm victim)", "cat <(rm victim)",
+    "echo > >(rm victim)", "f() { rm victim; }", "if true; then rm victim; fi",
+    "for f in a; do rm $f; done", "! rm victim", "X=$(rm victim)", "export X=$(rm victim)",
+    "bash -lc 'rm victim'", "sh -e -c 'echo hi; rm victim'", "zsh -c 'rm victim'",
+    "bash -c \"bash -c 'rm victim'\"", "eval rm victim", "trap 'rm victim' EXIT",
+    "cat <<EOF\n$(rm victim)\nEOF",
+])
+def test_wrappers_and_nesting_do_not_hide_the_program(command: str, cwd: Path) -> None:
+    assert bash(command, cwd, "bypassPermissions", deny=RM).behavior == "deny", command
+
+
+@pytest.mark.parametrize("command", [
+    "r\\\nm victim",            # a line continuation inside the program word: bash runs rm
+    "{rm,-f} victim",           # brace expansion makes the program
+    "r?m victim",               # a glob makes the program
+    "echo 'unterminated",       # does not parse
+    "rm victim (",              # a parse error after a plain command
+    "a=(rm victim); \"${a[@]}\"",
+])
+def test_what_cannot_be_read_asks_when_a_deny_rule_exists(command: str, cwd: Path) -> None:
+    decision = bash(command, cwd, "bypassPermissions", deny=RM)
+    assert decision.behavior in ("ask", "deny"), command
+    assert decision.behavior != "allow"
+
+
+def test_unknown_words_make_a_multi_word_deny_uncertain_not_silent(cwd: Path) -> None:
+    deny = ["Bash(git push:*)"]
+    assert bash("git push origin", cwd, "bypassPermissions", deny=deny).behavior == "deny"
+    assert bash("git $SUB origin", cwd, "bypassPermissions", deny=deny).behavior == "ask"
+    assert bash("git {push,x}", cwd, "bypassPermissions", deny=deny).behavior == "ask"
+    assert bash("echo push | xargs git", cwd, "bypassPermissions", deny=deny).behavior == "ask"
+    assert bash("git pull", cwd, "bypassPermissions", deny=deny).behavior == "allow"
+    assert bash("git status $X", cwd, "bypassPermissions", deny=deny).behavior == "allow"
+
+
+def test_things_that_only_look_like_rm_are_not_denied(cwd: Path) -> None:
+    for command in ["rmdir empty", "echo rm", "echo 'rm -rf /'", "command -v rm", "# rm x",
+                    "cat <<'EOF'\n$(rm victim)\nEOF", "git rm --cached x"]:
+        assert bash(command, cwd, "bypassPermissions", deny=RM).behavior == "allow", command
+
+
+def test_nested_shell_strings_stop_at_a_depth_limit(cwd: Path) -> None:
+    command = "rm victim"
+    for _ in range(6):
+        command = "bash -c " + "'" + command.replace("'", "'\\''") + "'"
+    assert bash(command, cwd, "bypassPermissions", deny=RM).behavior in ("deny", "ask")
+    assert bash(command, cwd, "default", allow=["Bash(bash:*)", "Bash(rm:*)"]).behavior == "ask"
+
+
+def test_a_redirection_is_checked_against_edit_deny_rules(cwd: Path) -> None:
+    deny = ["Edit(secrets/**)"]
+    assert bash("echo x > secrets/key", cwd, "bypassPermissions", deny=deny).behavior == "deny"
+    assert bash("echo x | tee -a secrets/key", cwd, "bypassPermissions",
+                deny=deny).behavior == "deny"
+    assert bash("echo x > public/key", cwd, "bypassPermissions", deny=deny).behavior == "allow"
+
+
+# -- allow: every simple command must match, and no write may leave the cwd ---------------------
+
+@pytest.mark.parametrize("command", [
+    "echo x > /elsewhere/f", "echo x >> /tmp/f", "echo x &> /tmp/f", "echo x >| /tmp/f",
+    "echo x 2> /tmp/err", "echo x > ../up.txt", "echo x > ~/f", "echo x > $OUT",
+    "{ echo x; } > /tmp/f", "echo x | tee /tmp/f", "echo x | tee -a ok.txt /tmp/f",
+    "cd /tmp && echo x > f", "echo x >& /tmp/f",
+])
+def test_an_allow_rule_does_not_cover_a_write_outside_the_cwd(command: str, cwd: Path) -> None:
+    decision = bash(command, cwd, allow=["Bash(echo:*)", "Bash(tee:*)", "Bash(cd:*)"])
+    assert decision.behavior == "ask", command
+
+
+@pytest.mark.parametrize("command", [
+    "echo x > /dev/null", "echo x 2>/dev/null", "echo x > out.txt", "echo x >> src/log.txt",
+    "echo x 2>&1", "echo x >&2", "echo x | tee out.txt", "echo x > {cwd}/abs.txt",
+    "echo x 3>&-",
+])
+def test_an_allow_rule_covers_writes_inside_the_cwd_and_dev_null(command: str, cwd: Path) -> None:
+    command = command.replace("{cwd}", str(cwd))
+    decision = bash(command, cwd, allow=["Bash(echo:*)", "Bash(tee:*)"])
+    assert decision.behavior == "allow", (command, decision.reason)
+
+
+def test_every_simple_command_must_be_allowed(cwd: Path) -> None:
+    allow = ["Bash(git status:*)"]
+    for command in ["git status && rm x", "git status; rm x", "git status | sh",
+                    "git status $(rm x)", "git status `rm x`", "(git status; rm x)",
+                    "git status <(rm x)", "bash -c 'git status; rm x'"]:
+        assert bash(command, cwd, allow=allow).behavior == "ask", command
+    # Each command may be matched by a different rule.
+    both = ["Bash(git status:*)", "Bash(npm test:*)"]
+    decision = bash("git status && npm test -- -k x", cwd, allow=both)
+    assert decision.behavior == "allow" and decision.rule == "Bash(git status:*), Bash(npm test:*)"
+    assert bash("bash -c 'git status'", cwd, allow=allow).behavior == "allow"
+    assert bash("timeout 5 git status", cwd, allow=allow).behavior == "allow"
+
+
+def test_an_allow_rule_names_the_program_exactly(cwd: Path) -> None:
+    allow = ["Bash(git status:*)"]
+    assert bash("\\git status", cwd, allow=allow).behavior == "allow"  # same after quote removal
+    assert bash("'git' status", cwd, allow=allow).behavior == "allow"
+    for command in ["./git status", "/tmp/evil/git status", "sudo git status",
+                    "PATH=/tmp/evil git status", "env PATH=/tmp/evil git status",
+                    "LD_PRELOAD=/tmp/x.so git status", "git() { rm x; }; git status"]:
+        assert bash(command, cwd, allow=allow).behavior == "ask", command
+    assert bash("sudo git status", cwd, allow=["Bash(sudo git status:*)"]).behavior == "allow"
+
+
+@pytest.mark.parametrize("command", [
+    "$(echo echo) hi", "$CMD hi", "echo 'unterminated", "ec\\\nho hi", "e*o hi",
+])
+def test_opaque_commands_are_never_allowed_by_a_rule(command: str, cwd: Path) -> None:
+    decision = bash(command, cwd, allow=["Bash(echo:*)", "Bash(e*o:*)", "Bash(ec:*)"])
+    assert decision.behavior == "ask", command
+    assert "default mode" in decision.reason
+
+
+def test_a_bare_bash_rule_still_allows_everything(cwd: Path) -> None:
+    for command in ["$CMD x", "echo x > /tmp/f", "echo 'unterminated"]:
+        assert bash(command, cwd, allow=["Bash"]).behavior == "allow", command
+
+
+def test_exact_rules_match_the_words_or_the_whole_text(cwd: Path) -> None:
+    assert bash("npm  'test'", cwd, allow=["Bash(npm test)"]).behavior == "allow"
+    assert bash("npm test --watch", cwd, allow=["Bash(npm test)"]).behavior == "ask"
+    exact = "cd src && make > build.log"
+    assert bash(exact, cwd, allow=[f"Bash({exact})"]).behavior == "allow"
+    assert bash(exact + " && rm x", cwd, allow=[f"Bash({exact})"]).behavior == "ask"
+    # What `--always` adds for a multi-line command is a rule that allows it next time.
+    multi = "echo one\necho two > out.txt"
+    rule = suggest_rule("Bash", {"command": multi})
+    assert rule == f"Bash({multi})"
+    assert bash(multi, cwd, allow=[rule]).behavior == "allow"
+
+
+@pytest.mark.parametrize("rule", ["Bash(git status && rm:*)", "Bash($X:*)", "Bash(:*)",
+                                  "Bash(echo 'open:*)"])
+def test_a_prefix_that_is_not_one_command_is_refused(rule: str) -> None:
+    with pytest.raises(BadInputError, match="one command's leading words"):
+        validate_rule(rule)
+    assert validate_rule("Bash(cd src && make)") == "Bash(cd src && make)"  # exact: any text
+
+
+# -- path rules: ~ is home, Read covers Grep and Glob, Edit covers Write ------------------------
+
+@pytest.fixture
+def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text("secret")
+    monkeypatch.setenv("HOME", str(home))
+    return home
+
+
+def test_tilde_in_a_rule_is_the_home_directory(cwd: Path, home: Path) -> None:
+    deny = ["Read(~/.ssh/**)"]
+    for path in ["~/.ssh/id_ed25519", str(home / ".ssh" / "id_ed25519")]:
+        decision = decide("Read", {"file_path": path}, "default", cwd, deny=deny)
+        assert decision.behavior == "deny", path
+    assert decide("Read", {"file_path": "~/notes.txt"}, "default", cwd,
+                  deny=deny).behavior == "allow"
+
+
+def test_a_read_rule_covers_grep_and_glob(cwd: Path, home: Path) -> None:
+    deny = ["Read(~/.ssh/**)"]
+    blocked = [("Grep", {"pattern": "BEGIN", "path": "~/.ssh"}),
+               ("Grep", {"pattern": "BEGIN", "path": str(home / ".ssh" / "id_ed25519")}),
+               ("Glob", {"pattern": "*", "path": "~/.ssh"}),
+               ("Glob", {"pattern": ".ssh/*", "path": str(home)}),
+               ("Glob", {"pattern": str(home / ".ssh" / "*")})]
+    for tool, args in blocked:
+        assert decide(tool, args, "default", cwd, deny=deny).behavior == "deny", (tool, args)
+    for tool, args in [("Grep", {"pattern": "x"}), ("Glob", {"pattern": "**/*.py"}),
+                       ("Grep", {"pattern": "x", "path": str(home)})]:
+        assert decide(tool, args, "default", cwd, deny=deny).behavior == "allow", (tool, args)
+    assert decide("Grep", {"pattern": "x", "path": "src"}, "bypassPermissions", cwd,
+                  deny=["Read"]).behavior == "deny"
+
+
+def test_an_edit_rule_covers_write(cwd: Path) -> None:
+    assert decide("Write", {"file_path": "src/new.py", "content": ""}, "default", cwd,
+                  allow=["Edit(src/**)"]).behavior == "allow"
+    assert decide("Write", {"file_path": "docs/new.md", "content": ""}, "default", cwd,
+                  allow=["Edit(src/**)"]).behavior == "ask"
+    assert decide("Write", {"file_path": "src/x.py", "content": ""}, "bypassPermissions", cwd,
+                  deny=["Edit(src/**)"]).behavior == "deny"
+    # A Write rule stays a Write rule.
+    assert decide("Edit", {"file_path": "src/x.py", "old_string": "a", "new_string": "b"},
+                  "default", cwd, allow=["Write(src/**)"]).behavior == "ask"
+
+
+def test_a_deny_rule_sees_the_path_as_written_and_as_resolved(cwd: Path, tmp_path: Path) -> None:
+    real = tmp_path / "real-secrets"
+    real.mkdir()
+    (cwd / "secrets").symlink_to(real)
+    deny = [f"Read({real}/**)", "Read(secrets/**)"]
+    assert decide("Read", {"file_path": "secrets/k"}, "default", cwd, deny=deny[:1]).behavior == \
+        "deny"
+    assert decide("Read", {"file_path": str(real / "k")}, "default", cwd,
+                  deny=deny[1:]).behavior == "deny"
+
+
+@pytest.mark.parametrize("command", [
+    "echo 'rm victim' | bash", "bash <<< 'rm victim'", "sh -s < script.sh",
+    "shopt -s expand_aliases\nalias r=rm\nr victim", "hash -p /bin/rm ls; ls victim",
+])
+def test_code_the_parser_cannot_see_asks(command: str, cwd: Path) -> None:
+    decision = bash(command, cwd, "bypassPermissions", deny=RM)
+    assert decision.behavior == "ask", command
+    assert bash(command, cwd, allow=["Bash(echo:*)", "Bash(bash:*)", "Bash(sh:*)",
+                                     "Bash(shopt:*)", "Bash(alias:*)", "Bash(r:*)",
+                                     "Bash(hash:*)", "Bash(ls:*)"]).behavior == "ask"
+
+
+def test_scripts_and_programs_that_run_others_are_their_own_program(cwd: Path) -> None:
+    """Known limits (docs/DESIGN.md): what a script file or `find -exec` runs is not read."""
+    for command in ["bash script.sh", "find . -name x -exec rm {} +"]:
+        assert bash(command, cwd, "bypassPermissions", deny=RM).behavior == "allow", command
