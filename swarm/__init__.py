@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 __all__ = ["Team", "__version__"]
+
+# A library: log lines reach no terminal unless the program configures logging (swarm.log).
+logging.getLogger("swarm").addHandler(logging.NullHandler())
 
 if TYPE_CHECKING:
     from swarm.core.team import Team

@@ -1,7 +1,7 @@
 """Logging: one logger per module (`logging.getLogger(__name__)`), configured once per process.
 
-Commands log warnings to stderr; a teammate also logs to its agent.log. `SWARM_DEBUG=1` turns on
-debug lines in both.
+A teammate logs to its agent.log. `SWARM_DEBUG=1` (or `swarm --verbose`) adds debug lines there
+and on stderr.
 """
 
 from __future__ import annotations
@@ -22,11 +22,13 @@ def configure(log_file: Path | None = None, verbose: bool = False) -> None:
         return
     debug = verbose or settings.debug()
     root.setLevel(logging.DEBUG if debug else logging.INFO)
-    # A teammate's warnings go to its log; stderr too only when debugging (and when stderr is not
-    # that log already, as it is for hidden teammates).
-    if log_file is None or (debug and not _is_stderr(log_file)):
+    root.addHandler(logging.NullHandler())  # never Python's last-resort stderr printer
+    # Commands tell the user what matters with `swarm: warning:`/`error:` lines; log lines go to
+    # stderr only when asked for (and not when stderr already is the agent's log, as it is for
+    # hidden teammates).
+    if debug and not (log_file is not None and _is_stderr(log_file)):
         stderr = logging.StreamHandler()
-        stderr.setLevel(logging.DEBUG if debug else logging.WARNING)
+        stderr.setLevel(logging.DEBUG)
         stderr.setFormatter(logging.Formatter("swarm: %(levelname)s: %(name)s: %(message)s"))
         root.addHandler(stderr)
     if log_file is not None:
