@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 PASS_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM",
             "TMPDIR", "VIRTUAL_ENV", "PYTHONPATH", "COLORTERM", "SSL_CERT_FILE")
 PASS_PREFIXES = ("SWARM_", "ANTHROPIC_")
+RESTARTED = "restarted"  # how a restart's state detail begins
 
 
 @dataclass
@@ -182,8 +183,10 @@ def _claim_restart(team: Team, name: str) -> bool:
         if state.state not in ("dead", "exited"):
             return
         claimed = True
-        was = f"{state.state}: {state.detail}" if state.detail else state.state
-        state.state, state.detail, state.terminated_reported = "starting", f"restarted ({was})", False
+        why = f" ({state.detail})" if state.detail else ""
+        how = "exited" if state.state == "exited" else "died"
+        state.state, state.terminated_reported = "starting", False
+        state.detail = f"{RESTARTED} after it {how}{why}"  # the new process tells its model
         # A fresh heartbeat: an observer must give the new process its start-up grace.
         state.pid, state.started_at, state.heartbeat = None, None, time.time()
 

@@ -114,8 +114,11 @@ class Agent:
         self._waiting_at_start: set[str] = set()  # unread when the turn began
         self._turn_tasks: list[str] = []  # tasks the model updated this turn (for the idle note)
         self._last_action: str | None = None  # the last tool call of the turn, described
-        # Restarted (respawn, wake): its first input says so (the respawn wrote why).
-        self._resumed: str | None = (previous.detail or "restarted") if previous else None
+        # Restarted (respawn, wake): its first input says so, with the why the restart wrote.
+        detail = (previous.detail or "") if previous else ""
+        self._resumed: str | None = None
+        if previous is not None:
+            self._resumed = detail if detail.startswith("restarted") else "restarted"
 
         self.cwd = Path(self.member.cwd or os.getcwd())
         self.definition = get_definition(self.member.agent_type, self.cwd)
@@ -386,8 +389,8 @@ class Agent:
         blocks = [{"type": "text", "text": render_for_model(i.message)} for i in inbound]
         if self._resumed:
             blocks.insert(0, {"type": "text", "text": (
-                f"<system-note>Your process was started again ({escape(self._resumed)}); your"
-                " conversation so far is above. Handle what follows.</system-note>")})
+                f"<system-note>Your process was {escape(self._resumed)}; your conversation so"
+                " far is above. Handle what follows.</system-note>")})
             self._resumed = None
         if task is not None:
             blocks.append({"type": "text", "text": (

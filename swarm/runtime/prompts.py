@@ -95,13 +95,13 @@ def project_memory(cwd: Path) -> str:
         if read is None:
             continue
         text, size, cut = read
+        budget -= len(text)
         if not text:
             text = f"[not included: the other memory files fill the budget; Read {path}]"
         elif cut:
             text += (f"\n[truncated: this file has {size:,} bytes; only the first {len(text):,}"
                      f" characters are shown. Read {path} for the rest]")
         shown[path] = text
-        budget = max(budget - len(text), 0)
     if not shown:
         return ""
     parts = ["# Project memory",
