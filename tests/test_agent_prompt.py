@@ -11,10 +11,8 @@ from pathlib import Path
 import pytest
 
 from swarm.core import paths
-from tests.agent_fixtures import Crew, crew_fixture  # noqa: F401
+from tests.agent_fixtures import Crew
 from tests.fake_anthropic import FakeAnthropic
-
-pytestmark = pytest.mark.slow
 
 
 @pytest.fixture(autouse=True)

@@ -14,11 +14,9 @@ import pytest
 
 from swarm.core.protocol import PermissionRequest, PlanApprovalRequest
 from swarm.ops.spawner import wake
-from tests.agent_fixtures import Crew, crew_fixture, error_lines, run_swarm  # noqa: F401
+from tests.agent_fixtures import Crew, error_lines, run_swarm
 from tests.fake_anthropic import FakeAnthropic
 from tests.helpers import wait_until
-
-pytestmark = pytest.mark.slow
 
 
 @pytest.fixture
@@ -104,7 +102,7 @@ def test_a_dead_teammate_is_woken_only_with_wake_and_it_says_so(crew: Crew) -> N
     # From a teammate's shell --wake is refused before anything is sent.
     proc = run_swarm("send", "w2", "$ echo sneaky", "--wake", cwd=crew.workdir,
                      env={"SWARM_AGENT_ID": f"w1@{crew.team.name}"})
-    assert proc.returncode == 2 and "only the lead wakes teammates" in error_lines(proc)[0]
+    assert proc.returncode == 2 and "`swarm send --wake` is for the team lead" in error_lines(proc)[0]
 
     proc = crew.cli("send", "w2", "$ echo after", "--wake")
     assert proc.returncode == 0, proc.stderr
