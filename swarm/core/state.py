@@ -24,6 +24,9 @@ AgentStateName = Literal[
 ]
 
 
+RESTARTED = "restarted"  # how a restart's `detail` begins; the new process tells its model why
+
+
 class Usage(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0

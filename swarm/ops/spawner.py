@@ -19,7 +19,7 @@ from swarm.core import paths
 from swarm.core.definitions import get_definition
 from swarm.core.names import LEAD_NAME, validate_agent_name
 from swarm.core.rules import validate_mode, validate_rule
-from swarm.core.state import AgentState, update_state
+from swarm.core.state import RESTARTED, AgentState, update_state
 from swarm.core.team import Member, Team
 from swarm.errors import BadInputError, SwarmError
 from swarm.ops.health import observe_member
@@ -31,7 +31,6 @@ log = logging.getLogger(__name__)
 PASS_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM",
             "TMPDIR", "VIRTUAL_ENV", "PYTHONPATH", "COLORTERM", "SSL_CERT_FILE")
 PASS_PREFIXES = ("SWARM_", "ANTHROPIC_")
-RESTARTED = "restarted"  # how a restart's state detail begins
 
 
 @dataclass

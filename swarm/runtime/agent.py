@@ -44,7 +44,14 @@ from swarm.core.protocol import (
     sender_may_send,
 )
 from swarm.core.rules import Decision
-from swarm.core.state import AgentState, Usage, read_state, update_state, write_state
+from swarm.core.state import (
+    RESTARTED,
+    AgentState,
+    Usage,
+    read_state,
+    update_state,
+    write_state,
+)
 from swarm.core.store import utcnow_iso
 from swarm.core.tasks import Task
 from swarm.core.team import Team
@@ -118,7 +125,7 @@ class Agent:
         detail = (previous.detail or "") if previous else ""
         self._resumed: str | None = None
         if previous is not None:
-            self._resumed = detail if detail.startswith("restarted") else "restarted"
+            self._resumed = detail if detail.startswith(RESTARTED) else RESTARTED
 
         self.cwd = Path(self.member.cwd or os.getcwd())
         self.definition = get_definition(self.member.agent_type, self.cwd)
