@@ -12,12 +12,12 @@ def _table(team: Any, statuses: list[Any]) -> Any:
     from rich.table import Table
 
     table = Table(title=f"team {team.name}", expand=False)
-    for header in ("NAME", "STATE", "TASK", "UNREAD", "TURNS", "TOKENS", "COST", "ACTIVE"):
+    for header in ("NAME", "STATE", "MODE", "TASK", "UNREAD", "TURNS", "TOKENS", "COST", "ACTIVE"):
         table.add_column(header)
     for s in statuses:
         style = s.color if s.color and s.color != "white" else None
         state = s.state + (f" ({s.detail})" if s.detail and s.state in ("dead", "exited") else "")
-        table.add_row(f"[{style}]{s.name}[/]" if style else s.name, state,
+        table.add_row(f"[{style}]{s.name}[/]" if style else s.name, state, s.mode or "-",
                       f"#{s.current_task}" if s.current_task else "-", str(s.unread),
                       str(s.turns), str(s.tokens), f"${s.cost_usd:.4f}",
                       (s.last_activity or "-")[11:19])

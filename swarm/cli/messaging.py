@@ -19,6 +19,7 @@ from swarm.cli.common import (
 )
 from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import Message
+from swarm.core.state import looks_stopped
 from swarm.errors import BadInputError
 
 
@@ -28,21 +29,50 @@ from swarm.errors import BadInputError
 @team_option
 @click.option("--summary", "-s", default=None, help="Short preview of the message.")
 @click.option("--from", "sender", default=None, help="Sender (default: $SWARM_AGENT_ID or team-lead).")
+@click.option("--wake", is_flag=True,
+              help="Restart a recipient that exited (or died) so it handles the message.")
 @json_option
 def send(to: str, message: str, team_name: str | None, summary: str | None,
-         sender: str | None, as_json: bool) -> None:
+         sender: str | None, wake: bool, as_json: bool) -> None:
     """Send a message to a member, or '*' for all.
 
-    MESSAGE may be - to read it from stdin.
+    MESSAGE may be - to read it from stdin. A recipient that has exited keeps the message in
+    its mailbox; --wake starts it again (with its conversation) to handle it.
     """
     if sender is not None:
         refuse_teammate("send --from")
+    if wake:
+        refuse_teammate("send --wake")
     team = open_team(team_name)
     text = sys.stdin.read() if message == "-" else message
     # An explicit --from (even '') is checked, never silently replaced by the default.
     who = sender if sender is not None else (current_agent_name() or LEAD_NAME)
     ids = team.send(to, text, sender=who, summary=summary)
-    emit({"to": to, "ids": ids}, as_json, lambda r: f"sent to {to} ({len(r['ids'])} message(s))")
+    names = ([m.name for m in team.members() if m.name not in (who.lower(), LEAD_NAME)]
+             if to == "*" else [to.lower()])
+    stopped = _wake(team, names) if wake else _stopped(team, names)
+    result = {"to": to, "ids": ids, "stopped": [w.as_dict() for w in stopped]}
+    emit(result, as_json, lambda r: "\n".join(
+        [f"sent to {to} ({len(r['ids'])} message(s))", *(w.describe() for w in stopped)]))
+
+
+def _stopped(team: Any, names: list[str]) -> list[Any]:
+    """Recipients that exited or died, for the hint (every send pays for the first look, so
+    the ops module is imported only when one looks stopped)."""
+    found = [n for n in names if n != LEAD_NAME and looks_stopped(team.name, n)]
+    if not found:
+        return []
+    from swarm.ops.spawner import stopped
+
+    return [r for r in (stopped(team, name) for name in found) if r is not None]
+
+
+def _wake(team: Any, names: list[str]) -> list[Any]:
+    """Wake every stopped recipient (a dead one too); report those that were stopped."""
+    from swarm.ops.spawner import wake
+
+    results = [wake(team, name, revive_dead=True) for name in names if name != LEAD_NAME]
+    return [r for r in results if r.woken or r.was in ("exited", "dead")]
 
 
 @click.command()

@@ -34,13 +34,16 @@ def list_plans(team_name: str | None, as_json: bool) -> None:
 
 @plans.command("approve")
 @click.argument("name")
+@click.option("--mode", "-m", default=None, metavar="MODE",
+              help="Mode it works in now: acceptEdits or default (default: its working mode).")
 @team_option
-def approve(name: str, team_name: str | None) -> None:
+def approve(name: str, mode: str | None, team_name: str | None) -> None:
     """Approve NAME's plan: it leaves plan mode and starts working."""
     refuse_teammate("plans approve")
 
-    found = answer_plan(open_team(team_name), name, approve=True)
-    click.echo(f"approved the plan of {found.message.sender}")
+    found = answer_plan(open_team(team_name), name, approve=True, mode=mode)
+    click.echo(f"approved the plan of {found.message.sender}"
+               + (f" (it works in {mode} mode)" if mode else ""))
 
 
 @plans.command("reject")

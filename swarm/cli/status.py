@@ -18,14 +18,15 @@ def render(statuses: list[Any]) -> str:
         state = s.state + (f" ({s.detail})" if s.detail and s.state in ("dead", "exited") else "")
         if s.state == "idle" and s.idle_reason not in (None, "available"):
             state += f" ({s.idle_reason})"
-        rows.append([s.name, state, s.backend or "-", s.pane_id or "-", str(s.pid or "-"),
+        rows.append([s.name, state, s.mode or "-", s.backend or "-", s.pane_id or "-",
+                     str(s.pid or "-"),
                      f"#{s.current_task}" if s.current_task else "-", str(s.unread),
                      str(s.turns), str(s.tokens), f"${s.cost_usd:.4f}",
                      (s.last_activity or "-")[11:19]])
     total_tokens = sum(s.tokens for s in statuses)
     total_cost = sum(s.cost_usd for s in statuses)
-    out = table(rows, ["NAME", "STATE", "BACKEND", "PANE", "PID", "TASK", "UNREAD", "TURNS",
-                       "TOKENS", "COST", "ACTIVE"])
+    out = table(rows, ["NAME", "STATE", "MODE", "BACKEND", "PANE", "PID", "TASK", "UNREAD",
+                       "TURNS", "TOKENS", "COST", "ACTIVE"])
     return out + f"\nteam total: {total_tokens} tokens, ${total_cost:.4f}"
 
 
@@ -36,7 +37,7 @@ def render(statuses: list[Any]) -> str:
 def status(team_name: str | None, watch: bool, as_json: bool) -> None:
     """Show what each teammate is doing.
 
-    State, current task, unread count, turns, tokens and cost per teammate.
+    State, permission mode, current task, unread count, turns, tokens and cost per teammate.
     """
 
     team = open_team(team_name)

@@ -6,11 +6,21 @@ from typing import Any
 
 import click
 
-from swarm.cli.common import emit, json_option, refuse_teammate, resolve_team_name, table
+from swarm.cli.common import (
+    emit,
+    json_option,
+    refuse_teammate,
+    resolve_team_name,
+    table,
+    to_jsonable,
+)
+from swarm.core.names import LEAD_NAME
+from swarm.core.state import read_state
 from swarm.core.store import warn
 from swarm.core.team import Team
 from swarm.errors import SwarmError
 from swarm.ops.control import delete_team
+from swarm.ops.health import mode_of
 
 
 @click.group()
@@ -62,18 +72,24 @@ def list_teams(as_json: bool) -> None:
 def show(name: str | None, as_json: bool) -> None:
     """Show a team and its members."""
     config = Team.open(resolve_team_name(name)).config()
+    # The mode each member is really in (a plan approval changes it), from its state file.
+    modes = {m.name: mode_of(m, read_state(config.name, m.name)) for m in config.members
+             if m.name != LEAD_NAME}
 
     def human(_: Any) -> str:
         head = f"team {config.name}: {config.description or '(no description)'}\n"
         head += f"lead: {config.lead_agent_id}   created: {config.created_at}\n"
         rows = [
             [m.name, m.agent_type, m.model or "-", m.backend or "-", m.pane_id or "-",
-             str(m.pid or "-"), m.permission_mode]
+             str(m.pid or "-"), modes.get(m.name, m.permission_mode)]
             for m in config.members
         ]
         return head + table(rows, ["NAME", "TYPE", "MODEL", "BACKEND", "PANE", "PID", "MODE"])
 
-    emit(config, as_json, human)
+    data = to_jsonable(config)
+    for member in data["members"]:
+        member["mode"] = modes.get(member["name"], member["permission_mode"])
+    emit(data, as_json, human)
 
 
 @team.command("delete")

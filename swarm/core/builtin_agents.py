@@ -12,6 +12,7 @@ BUILTIN_AGENTS: dict[str, dict[str, Any]] = {
         'name': 'explore',
         'description': 'Read-only investigator that searches the code base and reports findings.',
         'tools': ['Read', 'Glob', 'Grep'],
+        'omit_project_memory': True,  # read-only: it needs no project conventions for edits
         'prompt': (
             'You are a read-only investigator. Your job is to find things out and report them; you never\n'
             'change files.\n'
@@ -53,6 +54,7 @@ BUILTIN_AGENTS: dict[str, dict[str, Any]] = {
         'name': 'plan',
         'description': 'Read-only planner that studies the code and writes an implementation plan.',
         'tools': ['Read', 'Glob', 'Grep'],
+        'omit_project_memory': True,  # read-only: it needs no project conventions for edits
         'prompt': (
             'You are a read-only software architect. You study the code base and write a plan that someone\n'
             'else will implement; you never change files.\n'

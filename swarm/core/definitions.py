@@ -27,7 +27,7 @@ Source = Literal["builtin", "user", "project"]
 
 # Front-matter keys a user may write; camelCase / dashed spellings are accepted as aliases.
 FIELDS = ("name", "description", "tools", "disallowed_tools", "model", "max_turns",
-          "permission_mode", "color", "isolation")
+          "permission_mode", "color", "isolation", "omit_project_memory")
 # The seeds' spellings of the same fields (camelCase, dashed) are accepted as aliases.
 _ALIASES = {"agent_type": "name", "when_to_use": "description"}
 
@@ -83,6 +83,7 @@ class AgentDefinition(BaseModel):
     permission_mode: str | None = None
     color: str | None = None
     isolation: str | None = None
+    omit_project_memory: bool = Field(default=False, strict=True)  # no SWARM.md/CLAUDE.md...
     prompt: str = ""
     source: Source = "builtin"
     path: str = ""

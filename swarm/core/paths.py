@@ -74,3 +74,8 @@ def user_agents_dir() -> Path:
 def pane_lock() -> Path:
     """Serializes pane creation across every swarm process on this machine."""
     return home() / "locks" / "panes.lock"
+
+
+def user_memory() -> Path:
+    """The user's memory file, in every agent's prompt (after the definition body)."""
+    return home() / "SWARM.md"

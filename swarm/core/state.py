@@ -9,6 +9,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from swarm.core import paths
+from swarm.core.liveness import START_TIME_TOLERANCE, process_start_time
 from swarm.core.store import ensure_dir, locked, read_model, utcnow_iso, write_model
 
 AgentStateName = Literal[
@@ -21,6 +22,9 @@ AgentStateName = Literal[
     "exited",
     "dead",
 ]
+
+
+RESTARTED = "restarted"  # how a restart's `detail` begins; the new process tells its model why
 
 
 class Usage(BaseModel):
@@ -83,3 +87,18 @@ def update_state(team: str, name: str, change: Callable[[AgentState], None],
         change(state)
         write_model(path, state)
     return state
+
+
+def looks_stopped(team: str, name: str) -> bool:
+    """Recorded exited or dead, or its process gone without anyone having noticed yet. Cheap
+    enough for every send (state.json and /proc, no psutil); `ops.health` has the last word."""
+    state = read_state(team, name)
+    if state is None or state.state == "starting":
+        return False
+    if state.state in ("exited", "dead"):
+        return True
+    if state.pid is None:
+        return False
+    started = process_start_time(state.pid)
+    return started is None or (state.started_at is not None
+                               and abs(started - state.started_at) > START_TIME_TOLERANCE)

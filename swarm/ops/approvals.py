@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME
+from swarm.core.names import LEAD_NAME, PERMISSION_MODES
 from swarm.core.protocol import (
     Message,
     PermissionRequest,
@@ -147,12 +147,23 @@ def _plan_of(team: Team, name: str) -> Pending:
     return plans[-1]
 
 
-def answer_plan(team: Team, name: str, approve: bool, feedback: str | None = None) -> Pending:
+# Modes a plan can be approved into: never plan again, never bypassPermissions (SPEC).
+PLAN_WORKING_MODES = tuple(m for m in PERMISSION_MODES if m not in ("plan", "bypassPermissions"))
+
+
+def answer_plan(team: Team, name: str, approve: bool, feedback: str | None = None,
+                mode: str | None = None) -> Pending:
+    """Approve (into `mode`, default: the member's working mode) or reject (with feedback)."""
     if not approve and not (feedback or "").strip():
         raise BadInputError("--feedback is required when rejecting a plan")
+    if mode is not None and not approve:
+        raise BadInputError("--mode is for approving: a rejected plan stays in plan mode")
+    if mode is not None and mode not in PLAN_WORKING_MODES:
+        raise BadInputError(f"--mode must be one of {', '.join(PLAN_WORKING_MODES)} (got {mode!r};"
+                            " bypassPermissions is never granted to a plan-mode agent)")
     found = _plan_of(team, name)
     reply = PlanApprovalResponse(request_id=found.request.request_id, approve=approve,
-                                 feedback=feedback)
+                                 feedback=feedback, permission_mode=mode)
     team.send(found.message.sender, reply, sender=LEAD_NAME)
     # Older plans from the same teammate are superseded by this answer.
     stale = [p.message.id for p in pending_plans(team) if p.message.sender == found.message.sender]

@@ -52,9 +52,18 @@ class MemberStatus:
     idle_reason: str | None
     color: str | None
     model: str | None
+    mode: str | None = None  # the permission mode it is really in (see `mode_of`)
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
+
+
+def mode_of(member: Member, state: AgentState | None) -> str:
+    """The permission mode a member is really in: what its process last recorded (a plan
+    approval changes it), else what it starts in."""
+    if state is not None and state.mode:
+        return state.mode
+    return "plan" if member.plan_mode_required else member.permission_mode
 
 
 def _age(iso: str) -> float:
@@ -142,13 +151,14 @@ def observe_member(team: Team, member: Member) -> MemberStatus:
     if state is None:
         return MemberStatus(member.name, member.agent_id, "starting", member.backend,
                             member.pane_id, member.pid, None, unread, 0, 0, 0.0, None, None, None,
-                            member.color, member.model)
+                            member.color, member.model, mode_of(member, None))
     return MemberStatus(
         name=member.name, agent_id=member.agent_id, state=state.state, backend=member.backend,
         pane_id=member.pane_id, pid=state.pid or member.pid, current_task=state.current_task,
         unread=unread, turns=state.turns, tokens=state.usage.total_tokens,
         cost_usd=round(state.usage.cost_usd, 6), last_activity=state.last_activity,
         detail=state.detail, idle_reason=state.idle_reason, color=member.color, model=member.model,
+        mode=mode_of(member, state),
     )
 
 

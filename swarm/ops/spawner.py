@@ -1,11 +1,13 @@
 """Start teammates: validate, register the member, queue its first prompt, launch its process
-through a pane backend. Also `respawn`: the same identity, resuming its transcript."""
+through a pane backend. Also `respawn` (the same identity, resuming its transcript) and `wake`
+(respawn a stopped teammate a message was just sent to)."""
 
 from __future__ import annotations
 
 import logging
 import os
 import subprocess
+import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
@@ -17,7 +19,7 @@ from swarm.core import paths
 from swarm.core.definitions import get_definition
 from swarm.core.names import LEAD_NAME, validate_agent_name
 from swarm.core.rules import validate_mode, validate_rule
-from swarm.core.state import AgentState, update_state
+from swarm.core.state import RESTARTED, AgentState, update_state
 from swarm.core.team import Member, Team
 from swarm.errors import BadInputError, SwarmError
 from swarm.ops.health import observe_member
@@ -159,22 +161,91 @@ def launch(team: Team, member: Member, pane_backend: PaneBackend | None = None
 
 def respawn(team: Team, name: str) -> SpawnResult:
     """Restart a dead or exited member with the same identity; it resumes its transcript."""
-
     member = team.member(name)
     if member.name == LEAD_NAME:
         raise BadInputError("the team lead is not a process swarm runs")
     status = observe_member(team, member)
-    if status.state not in ("dead", "exited"):
-        raise BadInputError(f"{member.name} is {status.state}, not dead or exited; "
+    if status.state not in ("dead", "exited") or not _claim_restart(team, member.name):
+        now = status.state if status.state not in ("dead", "exited") else "being restarted"
+        raise BadInputError(f"{member.name} is {now}, not dead or exited; "
                             f"`swarm kill {member.name}` first to restart it")
+    return _relaunch(team, member)
+
+
+def _claim_restart(team: Team, name: str) -> bool:
+    """Under the state lock: a dead or exited member becomes `starting` (True), so of two
+    restarts at once (two `send --wake`) only one launches a process."""
+    claimed = False
 
     def reset(state: AgentState) -> None:
-        state.state, state.detail, state.terminated_reported = "starting", "respawned", False
-        state.pid, state.started_at = None, None
+        nonlocal claimed
+        if state.state not in ("dead", "exited"):
+            return
+        claimed = True
+        why = f" ({state.detail})" if state.detail else ""
+        how = "exited" if state.state == "exited" else "died"
+        state.state, state.terminated_reported = "starting", False
+        state.detail = f"{RESTARTED} after it {how}{why}"  # the new process tells its model
+        # A fresh heartbeat: an observer must give the new process its start-up grace.
+        state.pid, state.started_at, state.heartbeat = None, None, time.time()
 
-    update_state(team.name, member.name, reset)
+    update_state(team.name, name, reset)
+    return claimed
+
+
+def _relaunch(team: Team, member: Member) -> SpawnResult:
     pane_id, pid = launch(team, member)
     return SpawnResult(agent_id=member.agent_id, name=member.name, team=team.name,
                        backend=member.backend or "hidden", backend_reason="as first spawned",
                        pane_id=pane_id, pid=pid, model=member.model or "",
                        permission_mode=member.permission_mode)
+
+
+@dataclass
+class WakeResult:
+    """What `wake` found and did: `was` is the state it found the member in."""
+
+    name: str
+    was: str
+    detail: str | None = None  # why it had stopped
+    woken: bool = False
+    pid: int | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+    def describe(self) -> str:
+        why = f" ({self.detail})" if self.detail else ""
+        if self.woken:
+            was = "had exited" if self.was == "exited" else "was dead"
+            return (f"{self.name} {was}{why}: woke it (pid {self.pid or '-'}) with its"
+                    " transcript; it will handle the message")
+        if self.was in ("exited", "dead"):
+            verb = "has exited" if self.was == "exited" else "is dead"
+            return (f"{self.name} {verb}{why}: the message waits in its mailbox; wake it with"
+                    f" `swarm send {self.name} ... --wake` or `swarm respawn {self.name}`")
+        return f"{self.name} is {self.was}"
+
+
+def stopped(team: Team, name: str) -> WakeResult | None:
+    """The member, when it is exited or dead (a death not noticed yet is recorded now)."""
+    status = observe_member(team, team.member(name))
+    if status.state not in ("exited", "dead"):
+        return None
+    return WakeResult(status.name, status.state, status.detail)
+
+
+def wake(team: Team, name: str, *, revive_dead: bool = False) -> WakeResult:
+    """Start a stopped teammate again so it handles the message waiting in its mailbox (send
+    first, then wake). An exited one is respawned with its transcript; a dead (crashed) one only
+    with `revive_dead` (`swarm send --wake`); a live one is left alone. The lead's SendMessage
+    calls this after each send to a teammate."""
+    member = team.member(name)
+    if member.name == LEAD_NAME:
+        return WakeResult(member.name, "the lead")
+    status = observe_member(team, member)  # a death not yet noticed is recorded here
+    found = WakeResult(member.name, status.state, status.detail)
+    wanted = status.state == "exited" or (status.state == "dead" and revive_dead)
+    if wanted and _claim_restart(team, member.name):
+        found.woken, found.pid = True, _relaunch(team, member).pid
+    return found

@@ -20,6 +20,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from types import FrameType
 from typing import Any, TypeVar
@@ -43,7 +44,14 @@ from swarm.core.protocol import (
     sender_may_send,
 )
 from swarm.core.rules import Decision
-from swarm.core.state import AgentState, Usage, read_state, update_state, write_state
+from swarm.core.state import (
+    RESTARTED,
+    AgentState,
+    Usage,
+    read_state,
+    update_state,
+    write_state,
+)
 from swarm.core.store import utcnow_iso
 from swarm.core.tasks import Task
 from swarm.core.team import Team
@@ -58,12 +66,13 @@ from swarm.runtime.loop import Loop, TurnInterrupted, TurnOutcome
 from swarm.runtime.models import default_model_spec, load_model
 from swarm.runtime.models.base import ModelReply
 from swarm.runtime.policy import PermissionPolicy
-from swarm.runtime.prompts import system_prompt
+from swarm.runtime.prompts import Peer, environment, project_memory, system_prompt, team_addendum
 from swarm.runtime.team_tools import all_tools
 from swarm.runtime.tools import Tool, ToolContext, ToolResult, kill_tree
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
+SUMMARY_LIMIT = 200  # characters of the idle note's summary (whitespace collapsed)
 
 
 class AgentStopped(BaseException):
@@ -110,13 +119,25 @@ class Agent:
         self.shutdown_approved = False
         self.completed_task: Task | None = None
         self._waiting_at_start: set[str] = set()  # unread when the turn began
+        self._turn_tasks: list[str] = []  # tasks the model updated this turn (for the idle note)
+        self._last_action: str | None = None  # the last tool call of the turn, described
+        # Restarted (respawn, wake): its first input says so, with the why the restart wrote.
+        detail = (previous.detail or "") if previous else ""
+        self._resumed: str | None = None
+        if previous is not None:
+            self._resumed = detail if detail.startswith(RESTARTED) else RESTARTED
 
         self.cwd = Path(self.member.cwd or os.getcwd())
         self.definition = get_definition(self.member.agent_type, self.cwd)
         self.model_name = (self.member.model or self.definition.model
                            or default_model_spec()[0])
         asker = Asker(self.team, name, self.box, self)
-        self.policy = PermissionPolicy.for_member(self.team, self.member, self.cwd, asker)
+        # A restart keeps the mode it was in (a plan approved before it exited stays approved).
+        resumed_mode = previous.mode if previous and previous.mode else None
+        if resumed_mode == "bypassPermissions" and self.member.plan_mode_required:
+            resumed_mode = None
+        self.policy = PermissionPolicy.for_member(self.team, self.member, self.cwd, asker,
+                                                  mode=resumed_mode)
         self.state.mode = self.policy.mode
         every = all_tools()
         names = effective_tools(self.definition, list(every), TEAM_TOOLS)
@@ -132,6 +153,13 @@ class Agent:
                          messages=self.transcript.conversation())
         # Resumed after a crash mid-tool: answer the open calls, or the API rejects the history.
         self.loop.close_dangling("not finished: the teammate process died and was restarted")
+        if not self.loop.messages:
+            self._resumed = None
+        # The stable parts of the prompt, read once; the team part follows the team file.
+        self.memory = "" if self.definition.omit_project_memory else project_memory(self.cwd)
+        self._env_day = date.today()
+        self.environment = environment(self.cwd, self._env_day)
+        self._team_key: tuple[int, int, int] | None = None
         self.refresh()
 
     # -- what depends on the mode ---------------------------------------------------------------
@@ -140,10 +168,30 @@ class Agent:
         mode = self.policy.mode
         self.loop.tools = {k: v for k, v in self.base_tools.items()
                            if k != "ExitPlanMode" or mode == "plan"}
+        self._team_key = self._team_file_key()
         config = self.team.config()
-        peers = [m.name for m in config.members if m.name not in (self.name, LEAD_NAME)]
-        self.loop.system = system_prompt(self.definition.prompt, self.name, config.name,
-                                         config.lead_agent_id, peers, mode)
+        peers = [Peer(m.name, m.agent_type) for m in config.members
+                 if m.name not in (self.name, LEAD_NAME)]
+        team = team_addendum(self.name, config.name, config.lead_agent_id, peers, mode)
+        self.loop.system = system_prompt(self.definition.prompt, self.memory, team,
+                                         self.environment)
+
+    def _team_file_key(self) -> tuple[int, int, int]:
+        try:
+            info = os.stat(self.team.config_path)
+        except FileNotFoundError:
+            return (0, 0, 0)
+        return (info.st_ino, info.st_mtime_ns, info.st_size)
+
+    def _refresh_if_stale(self) -> None:
+        """Before a model call: the team changed (a teammate joined or left), or the day did
+        (the date and git status in the prompt are a snapshot): rebuild the prompt."""
+        if date.today() != self._env_day:
+            self._env_day = date.today()
+            self.environment = environment(self.cwd, self._env_day)
+            self.refresh()
+        elif self._team_file_key() != self._team_key:
+            self.refresh()
 
     # -- state -------------------------------------------------------------------------------
     def set_state(self, **fields: Any) -> None:
@@ -255,6 +303,7 @@ class Agent:
         return self.interruptible(call)
 
     def before_call(self, loop: Loop) -> None:
+        self._refresh_if_stale()
         self.compactor(loop)
 
     def on_reply(self, reply: ModelReply) -> None:
@@ -266,6 +315,9 @@ class Agent:
             self.trace(f"says: {reply.text().strip()}")
 
     def on_tool_result(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> ToolResult:
+        self._last_action = tool.describe(args)
+        if tool.name == "TaskUpdate" and args.get("task_id") is not None:
+            self._turn_tasks.append(str(args["task_id"]))  # even refused: blocked, say
         return result
 
     def stop_reason(self) -> str | None:
@@ -342,6 +394,11 @@ class Agent:
 
     def render_input(self, inbound: list[Inbound], task: Task | None) -> list[dict[str, Any]]:
         blocks = [{"type": "text", "text": render_for_model(i.message)} for i in inbound]
+        if self._resumed:
+            blocks.insert(0, {"type": "text", "text": (
+                f"<system-note>Your process was {escape(self._resumed)}; your conversation so"
+                " far is above. Handle what follows.</system-note>")})
+            self._resumed = None
         if task is not None:
             blocks.append({"type": "text", "text": (
                 f'<task-assignment id="{task.id}" subject="{escape(task.subject, True)}">\n'
@@ -364,6 +421,7 @@ class Agent:
             return self._shutdown_at_limit(inbound)
         current = task.id if task is not None else self.state.current_task
         self.completed_task = None
+        self._turn_tasks, self._last_action = [], None
         self._interrupt.clear()
         self.set_state(state="working", current_task=current, idle_reason=None, detail=None)
         self._announce(inbound)
@@ -391,30 +449,50 @@ class Agent:
         return TurnOutcome()
 
     def after_turn(self, outcome: TurnOutcome) -> None:
-        task = self.completed_task
-        current = self.state.current_task
-        if current is not None:
-            try:
-                latest: Task | None = self.team.tasks.get(current)
-            except NotFoundError:
-                latest = None
-            if task is None and latest is not None and latest.status == "completed":
-                task = latest  # the task it was on got done this turn: the lead is told which
-            if latest is None or latest.status == "completed" or latest.owner != self.name:
-                current = None
+        task, status, current = self._task_report(outcome)
         detail = outcome.failure or (f"stopped: {outcome.reason}"
                                      if outcome.reason not in ("available",) else None)
         self.set_state(state="idle", idle_reason=outcome.reason, current_task=current,
                        detail=detail)
+        said = brief(outcome.last_text, SUMMARY_LIMIT) if outcome.last_text.strip() else None
+        did = f"(wrote nothing; last tool call: {self._last_action})" if self._last_action else None
         note = IdleNotification(
             sender=self.name, idle_reason=outcome.reason,  # type: ignore[arg-type]
-            summary=(outcome.last_text or "")[:200] or None,
-            completed_task_id=task.id if task else None,
-            completed_status=task.status if task else None,
+            summary=said or (brief(did, SUMMARY_LIMIT) if did else None),
+            completed_task_id=task.id if task else None, completed_status=status,
             failure_reason=outcome.failure,
         )
         self.team.send(LEAD_NAME, note, sender=self.name)
         self.console.say(f"idle ({outcome.reason})" + (f": {outcome.failure}" if outcome.failure else ""))
+
+    def _task_report(self, outcome: TurnOutcome) -> tuple[Task | None, str | None, str | None]:
+        """The task the idle note is about and what became of it: `failed` (the turn failed
+        with it unfinished), `completed`, or `blocked` (it waits on unfinished tasks); and the
+        task it is still on. Only its current task and those it updated this turn are read."""
+        current = self.state.current_task
+        wanted = [t.id for t in (self.completed_task,) if t is not None]
+        wanted += [current] if current is not None else []
+        tasks: list[Task] = []
+        for task_id in dict.fromkeys([*wanted, *self._turn_tasks]):
+            try:
+                task = self.team.tasks.get(task_id)
+            except NotFoundError:
+                continue
+            if task.owner == self.name or task.id == current:
+                tasks.append(task)
+        if current is not None and not any(t.id == current and t.status != "completed"
+                                           and t.owner == self.name for t in tasks):
+            current = None
+        unfinished = [t for t in tasks if t.status != "completed"]
+        if outcome.reason == "failed" and unfinished:
+            return unfinished[0], "failed", current
+        done = [t for t in tasks if t.status == "completed"]
+        if done:
+            return done[-1], "completed", current
+        blocked = [t for t in unfinished if self.team.tasks.unfinished_blockers(t)]
+        if blocked:
+            return blocked[0], "blocked", current
+        return None, None, current
 
     # -- the process -------------------------------------------------------------------------
     def run(self) -> int:

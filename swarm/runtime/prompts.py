@@ -1,18 +1,129 @@
-"""The teammate's system prompt: its agent definition plus a team addendum."""
+"""An agent's system prompt, in four parts, the most stable first so the cached prefix holds:
+
+1. the definition body (fixed for the agent's life);
+2. project memory: `SWARM.md`, `AGENTS.md`, `CLAUDE.md` from the repository root down to the cwd,
+   after `$SWARM_HOME/SWARM.md` (read once at start; left out with `omit_project_memory`);
+3. the team addendum: who it is, its lead, its current teammates, how to talk (rebuilt when the
+   team file or the mode changes);
+4. the environment: cwd, platform, today's date, git branch and a short status (a snapshot taken
+   at start, taken again only when the date changes: a status that followed every edit would
+   miss the cache on every request).
+
+Each part is a function of plain data, so the lead and subagents can build theirs from the same
+pieces.
+"""
 
 from __future__ import annotations
 
+import os
+import platform
+import stat
+import subprocess
+import sys
+from dataclasses import dataclass
+from datetime import date
+from pathlib import Path
+
+from swarm.core import paths
 from swarm.core.names import LEAD_NAME
 
 DEFAULT_BODY = "You are a capable software engineer working as a member of a team."
+MEMORY_NAMES = ("SWARM.md", "AGENTS.md", "CLAUDE.md")  # in each directory, in this order
+MEMORY_FILE_CAP = 20_000  # characters of one memory file in the prompt
+MEMORY_TOTAL_CAP = 60_000  # characters of all of them; the files nearest the cwd come first
+GIT_STATUS_LINES = 20
+GIT_TIMEOUT = 5.0
 
 
-def team_addendum(name: str, team: str, lead_id: str, peers: list[str], mode: str) -> str:
-    others = ", ".join(peers) if peers else "(none yet)"
+# -- project memory ------------------------------------------------------------------------------
+def repository_root(cwd: Path) -> Path | None:
+    """The nearest directory from cwd upward holding `.git` (a directory, or a worktree's file)."""
+    for directory in (cwd, *cwd.parents):
+        if (directory / ".git").exists():
+            return directory
+    return None
+
+
+def memory_files(cwd: Path) -> list[Path]:
+    """The memory files that exist, most general first: the user's, then root -> cwd. A file
+    reached twice (a symlink, `CLAUDE.md -> AGENTS.md`) counts once."""
+    start = cwd.resolve()
+    root = repository_root(start)
+    chain = [start] if root is None else [start, *start.parents]
+    if root is not None:
+        chain = chain[: chain.index(root) + 1]
+    candidates = [paths.user_memory(), *(d / n for d in reversed(chain) for n in MEMORY_NAMES)]
+    found: list[Path] = []
+    seen: set[Path] = set()
+    for path in candidates:
+        try:
+            real = path.resolve()
+            if not stat.S_ISREG(real.stat().st_mode):  # never open a FIFO or a device
+                continue
+        except OSError:
+            continue
+        if real not in seen:
+            seen.add(real)
+            found.append(path)
+    return found
+
+
+def _read_capped(path: Path, budget: int) -> tuple[str, int, bool] | None:
+    """(at most `budget` characters of the file, its size in bytes, whether it was cut); None
+    when unreadable or blank."""
+    try:
+        with path.open(encoding="utf-8", errors="replace") as f:
+            text = f.read(budget + 1)
+            size = os.fstat(f.fileno()).st_size
+    except OSError:
+        return None
+    if not text.strip():
+        return None
+    if len(text) <= budget:
+        return text, size, False
+    return text[:budget].rstrip(), size, True
+
+
+def project_memory(cwd: Path) -> str:
+    """The "Project memory" part ('' when there is none)."""
+    files = memory_files(cwd)
+    budget = MEMORY_TOTAL_CAP
+    shown: dict[Path, str] = {}
+    for path in reversed(files):  # the files nearest the cwd get the budget first
+        cap = min(MEMORY_FILE_CAP, budget)
+        read = _read_capped(path, cap)
+        if read is None:
+            continue
+        text, size, cut = read
+        budget -= len(text)
+        if not text:
+            text = f"[not included: the other memory files fill the budget; Read {path}]"
+        elif cut:
+            text += (f"\n[truncated: this file has {size:,} bytes; only the first {len(text):,}"
+                     f" characters are shown. Read {path} for the rest]")
+        shown[path] = text
+    if not shown:
+        return ""
+    parts = ["# Project memory",
+             "Instructions from the project's memory files, each under its path. Follow them; a"
+             " file nearer your working directory wins over one further up."]
+    parts += [f"## {path}\n{shown[path]}" for path in files if path in shown]
+    return "\n\n".join(parts)
+
+
+# -- team addendum -------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Peer:
+    name: str
+    agent_type: str
+
+
+def team_addendum(name: str, team: str, lead_id: str, peers: list[Peer], mode: str) -> str:
+    others = "".join(f"\n- `{p.name}` ({p.agent_type})" for p in peers) or " (none yet)"
     lines = [
         "# Your team",
         f"You are `{name}` (agent id `{name}@{team}`), a teammate in team `{team}`.",
-        f"Your lead is `{LEAD_NAME}` ({lead_id}). Other teammates: {others}.",
+        f"Your lead is `{LEAD_NAME}` ({lead_id}). Your teammates:{others}",
         "",
         "Messages from your lead and teammates arrive as"
         ' <teammate-message from="..." summary="...">...</teammate-message>.',
@@ -24,8 +135,8 @@ def team_addendum(name: str, team: str, lead_id: str, peers: list[str], mode: st
         "A shutdown_request asks you to stop: answer with SendMessage to team-lead, message"
         ' {"type": "shutdown_response", "request_id": "<its id>", "approve": true} (or approve'
         ' false with a "reason" if you must finish something first).',
-        "When you end your turn, your lead is told you are idle; you wake on the next message"
-        " or task.",
+        "When you end your turn, your lead is told you are idle, with the last thing you wrote;"
+        " you wake on the next message or task.",
     ]
     if mode == "plan":
         lines += ["", "You are in plan mode: explore read-only, then submit a plan with"
@@ -33,6 +144,49 @@ def team_addendum(name: str, team: str, lead_id: str, peers: list[str], mode: st
     return "\n".join(lines)
 
 
-def system_prompt(body: str | None, name: str, team: str, lead_id: str, peers: list[str],
-                  mode: str) -> str:
-    return f"{(body or DEFAULT_BODY).strip()}\n\n{team_addendum(name, team, lead_id, peers, mode)}"
+# -- environment ---------------------------------------------------------------------------------
+def git_status(cwd: Path) -> tuple[str, list[str]] | None:
+    """(branch, short status lines) when cwd is in a git repository, else None. One `git`
+    call; GIT_OPTIONAL_LOCKS=0 so it never takes the index lock from the user's own git."""
+    try:
+        proc = subprocess.run(["git", "status", "--short", "--branch"], cwd=cwd,
+                              capture_output=True, text=True, timeout=GIT_TIMEOUT,
+                              env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
+    except (OSError, subprocess.SubprocessError):
+        return None
+    if proc.returncode != 0 or not proc.stdout.startswith("## "):
+        return None
+    head, *lines = proc.stdout.splitlines()
+    branch = head[3:].removeprefix("No commits yet on ").removeprefix("Initial commit on ")
+    branch = branch.split("...")[0].split(" [")[0].strip()
+    if branch.startswith("HEAD (no branch)"):
+        branch = "(detached HEAD)"
+    return branch, lines
+
+
+def environment(cwd: Path, today: date | None = None) -> str:
+    lines = ["# Environment",
+             f"Working directory: {cwd}",
+             f"Platform: {sys.platform}",
+             f"OS version: {platform.system()} {platform.release()}".rstrip(),
+             f"Today's date: {(today or date.today()).isoformat()}"]
+    git = git_status(cwd)
+    if git is None:
+        lines.append("Git repository: no")
+    else:
+        branch, status = git
+        lines.append(f"Git repository: yes, on branch {branch}")
+        shown = status[:GIT_STATUS_LINES]
+        if len(status) > len(shown):
+            shown.append(f"... and {len(status) - len(shown)} more")
+        lines.append("Git status when you started: clean" if not status else
+                     "Git status when you started (a snapshot; it does not update):\n"
+                     + "\n".join(shown))
+    return "\n".join(lines)
+
+
+# -- the whole -----------------------------------------------------------------------------------
+def system_prompt(body: str | None, memory: str, team: str, env: str) -> str:
+    """The parts in cache order: the body, project memory, the team, the environment."""
+    parts = [(body or DEFAULT_BODY).strip(), memory, team, env]
+    return "\n\n".join(p for p in parts if p)
