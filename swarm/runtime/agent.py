@@ -42,7 +42,8 @@ from swarm.core.protocol import (
     render_for_model,
     sender_may_send,
 )
-from swarm.core.rules import Decision
+from swarm.core.overlaps import record_write
+from swarm.core.rules import Decision, tool_path
 from swarm.core.state import AgentState, Usage, read_state, update_state, write_state
 from swarm.core.store import utcnow_iso
 from swarm.core.tasks import Task
@@ -112,7 +113,9 @@ class Agent:
         self._waiting_at_start: set[str] = set()  # unread when the turn began
 
         self.cwd = Path(self.member.cwd or os.getcwd())
-        self.definition = get_definition(self.member.agent_type, self.cwd)
+        # A worktree may lack the project's uncommitted .swarm/agents: look where it came from.
+        self.definition = get_definition(self.member.agent_type,
+                                         self.member.worktree_repo or self.cwd)
         self.model_name = (self.member.model or self.definition.model
                            or default_model_spec()[0])
         asker = Asker(self.team, name, self.box, self)
@@ -266,6 +269,9 @@ class Agent:
             self.trace(f"says: {reply.text().strip()}")
 
     def on_tool_result(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> ToolResult:
+        path = tool_path(args, self.cwd) if tool.edits_files and not result.is_error else None
+        if path is not None:  # overlapping writes among members sharing a checkout
+            record_write(self.team, self.name, path)
         return result
 
     def stop_reason(self) -> str | None:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from swarm.core import rules
 from swarm.core.protocol import PlanApprovalResponse
 from swarm.core.rules import Decision
+from swarm.core.scopes import scope_denial
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +56,10 @@ class PermissionPolicy:
         return self._team_rules[1]
 
     def check(self, tool: Tool, args: dict[str, Any], use_id: str) -> Decision:
+        if tool.edits_files:  # file scopes on tasks hold in every mode, bypassPermissions too
+            denial = scope_denial(self.team, self.member.name, rules.tool_path(args, self.cwd))
+            if denial is not None:
+                return Decision("deny", denial)
         decision = rules.check(
             tool.name, args, mode=self.mode, read_only=tool.read_only,
             edits_files=tool.edits_files, cwd=self.cwd,
