@@ -23,6 +23,7 @@ from swarm.core.scopes import matches, scope_denial, unmatched
 from swarm.core.state import AgentState, write_state
 from swarm.core.team import Team
 from swarm.errors import BadInputError
+from swarm.ops.approvals import pending_permissions
 from swarm.runtime.team_tools import all_tools, run_tool
 from swarm.runtime.tools import ToolContext
 from tests.agent_fixtures import Crew, crew_fixture, run_swarm  # noqa: F401
@@ -211,3 +212,22 @@ def test_two_shell_teammates_writing_one_file_give_one_file_conflict(crew: Crew)
     assert human[-2:] == ["overlapping writes (same file, shared checkout):",
                           f"  ! {os.path.realpath(target)}: a, b"]
     assert paths.team_writes(crew.team.name).exists()
+
+
+@pytest.mark.slow
+def test_an_approval_that_edits_the_path_out_of_scope_is_still_denied(crew: Crew) -> None:
+    crew.spawn("w", permission_mode="default")
+    crew.wait_state("w", "idle")
+    crew.team.tasks.add("api", owner="w", files=["src/**"],
+                        description="```write src/api.py\nmine\n```")
+    (request,) = wait_until(lambda: pending_permissions(crew.team), 15,
+                            message=f"a permission request (log: {crew.log('w')[-600:]})")
+    assert request.request.input["file_path"] == "src/api.py"
+    edited = json.dumps({"file_path": "docs/sneaky.md", "content": "elsewhere"})
+    proc = crew.cli("permissions", "approve", request.request.request_id, "--input", edited)
+    assert proc.returncode == 0, proc.stderr
+    crew.wait_idle_notes("w", 1)
+    assert not (crew.workdir / "docs" / "sneaky.md").exists()
+    assert not (crew.workdir / "src" / "api.py").exists()
+    assert "is outside the file scope of task(s) #1 owned by w (src/**)" in (
+        crew.team.tasks.get("1").result or "")

@@ -30,6 +30,7 @@ from swarm.core.definitions import effective_tools, get_definition
 from swarm.core.liveness import process_start_time
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME, TEAM_TOOLS, parse_agent_id
+from swarm.core.overlaps import record_write
 from swarm.core.protocol import (
     IdleNotification,
     Message,
@@ -42,7 +43,6 @@ from swarm.core.protocol import (
     render_for_model,
     sender_may_send,
 )
-from swarm.core.overlaps import record_write
 from swarm.core.rules import Decision, tool_path
 from swarm.core.state import AgentState, Usage, read_state, update_state, write_state
 from swarm.core.store import utcnow_iso
