@@ -68,7 +68,8 @@ def test_glob_semantics(work: Path) -> None:
     assert matches(str(work / "docs") + "/*", work / "docs" / "a.md", work)  # absolute
     assert not matches("src/**", work / "docs" / "a.md", work)
     assert not matches("src/**", work / "srcs" / "a.py", work)
-    assert unmatched(["src", "docs/*.md", "nope/**"], work) == ["docs/*.md", "nope/**"]
+    assert unmatched(["src", "docs/*.md", "nope/**", "src/api/**"], work) == ["docs/*.md",
+                                                                             "nope/**"]
 
 
 def test_the_owner_writes_only_inside_its_scope(scoped: Team, work: Path) -> None:

@@ -107,6 +107,8 @@ def unmatched(globs: list[str], root: Path) -> list[str]:
             seen += 1
             full = os.path.join(directory, name)
             candidates = [full, os.path.relpath(full, base)]
+            if name in dirs:  # `src/api/**` names an existing (maybe empty) directory
+                candidates += [c + "/" for c in candidates]
             waiting = [g for g in waiting if not _hit(g, candidates)]
             if not waiting:
                 return []
