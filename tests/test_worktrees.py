@@ -141,6 +141,16 @@ def test_team_delete_from_python_never_deletes_work(repo: Path) -> None:
     assert (paths.kept_worktrees_dir() / "alpha-w" / "unsaved.txt").read_text() == "keep me\n"
 
 
+def test_a_worktree_whose_repository_is_gone_is_kept_and_the_team_still_goes(
+        repo: Path) -> None:
+    team = Team.create("alpha")
+    team.add_member("w", **record_fields(create(repo, "alpha", "w")))
+    shutil.rmtree(repo)  # the user deleted the checkout it came from
+    Team.delete("alpha")
+    kept = paths.kept_worktrees_dir() / "alpha-w"
+    assert (kept / "a.txt").read_text() == "one\n" and not paths.team_dir("alpha").exists()
+
+
 def test_bad_places_to_branch_from(tmp_path: Path) -> None:
     plain = tmp_path / "plain"
     plain.mkdir()

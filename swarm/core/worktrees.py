@@ -64,11 +64,13 @@ class WorktreeStatus:
     ahead: int  # commits beyond the base (on its HEAD or its branch); -1: unknown
     unmerged: int  # of those, commits not in the current HEAD of the checkout it came from
     dirty: list[str] = field(default_factory=list)  # uncommitted changes and untracked files
+    error: str | None = None  # git could not look inside (e.g. its repository is gone)
 
     @property
     def has_work(self) -> bool:
-        """Anything removing it would lose: uncommitted changes, or commits merged nowhere."""
-        return bool(self.dirty) or self.unmerged != 0
+        """Anything removing it would lose: uncommitted changes, or commits merged nowhere
+        (or we cannot tell)."""
+        return bool(self.dirty) or self.unmerged != 0 or self.error is not None
 
 
 @dataclass
@@ -191,7 +193,10 @@ def inspect(record: WorktreeRecord) -> WorktreeStatus:
     tips = [f"refs/heads/{record.branch}"]
     dirty: list[str] = []
     if exists:
-        dirty = _dirty(record.path)
+        try:
+            dirty = _dirty(record.path)
+        except GitError as exc:
+            return WorktreeStatus(exists=True, ahead=-1, unmerged=-1, error=str(exc))
         head = git("rev-parse", "--verify", "--quiet", "HEAD", cwd=record.path, check=False)
         if head.returncode == 0:
             tips.append(head.stdout.strip())
@@ -235,7 +240,7 @@ def finish(record: WorktreeRecord, member: str = "", *, discard: bool = False,
     if status.exists and not removed:
         path = _move(record, keep_at) if keep_at is not None else record.path
         return Finished(member, str(path), record.branch, False, False, status.ahead,
-                        status.dirty, note or "kept")
+                        status.dirty, note or status.error or "kept")
     deleted = False
     if status.unmerged == 0 and record.repo.is_dir():
         deleted = git("branch", "-D", record.branch, cwd=record.repo, check=False).returncode == 0
