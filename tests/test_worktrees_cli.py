@@ -11,6 +11,7 @@ import pytest
 
 from swarm.core import paths
 from swarm.core.team import Team
+from swarm.core.worktrees import create, record_fields
 from tests.agent_fixtures import Crew, crew_fixture, error_lines  # noqa: F401
 from tests.git_helpers import (
     branches,
@@ -215,3 +216,18 @@ def test_merge_needs_a_worktree_member(crew: Crew) -> None:
     assert error_lines(proc) == ["swarm: error: plain has no worktree branch to merge (spawn with "
                                  "--worktree); see `swarm worktrees`"]
     assert crew.cli("merge", "ghost").returncode == 2
+
+
+def test_team_delete_discard_worktrees_throws_uncommitted_work_away(crew: Crew) -> None:
+    repo = init_repo(crew.workdir).resolve()
+    tree = create(repo, "crew", "w")
+    crew.register("w", **record_fields(tree))
+    (tree.path / "scratch.txt").write_text("throw me away\n")
+    proc = crew.cli("team", "delete", "crew", "--discard-worktrees", "--json")
+    assert proc.returncode == 0, proc.stderr
+    (done,) = json.loads(proc.stdout)["worktrees"]
+    assert (done["member"], done["removed"], done["branch_deleted"], done["dirty"]) == (
+        "w", True, True, ["scratch.txt"])
+    assert not tree.path.exists() and not paths.kept_worktrees_dir().exists()
+    assert branches(repo) == ["main"] and worktree_paths(repo) == [str(repo)]
+    Team.create("crew")  # for the fixture's teardown
