@@ -12,7 +12,7 @@ import pytest
 from swarm.core import paths
 from swarm.core.team import Team
 from swarm.core.worktrees import create, record_fields
-from tests.agent_fixtures import Crew, crew_fixture, error_lines  # noqa: F401
+from tests.agent_fixtures import Crew, crew_fixture, error_lines, run_swarm  # noqa: F401
 from tests.git_helpers import (
     branches,
     commit_all,
@@ -216,6 +216,10 @@ def test_merge_needs_a_worktree_member(crew: Crew) -> None:
     assert error_lines(proc) == ["swarm: error: plain has no worktree branch to merge (spawn with "
                                  "--worktree); see `swarm worktrees`"]
     assert crew.cli("merge", "ghost").returncode == 2
+    # A teammate's shell cannot merge into the lead's checkout.
+    from_teammate = run_swarm("merge", "plain", env={"SWARM_AGENT_ID": "plain@crew"},
+                              cwd=crew.workdir)
+    assert from_teammate.returncode == 2 and "is for the team lead" in from_teammate.stderr
 
 
 def test_team_delete_discard_worktrees_throws_uncommitted_work_away(crew: Crew) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from swarm.cli.common import emit, json_option, open_team, table, team_option
+from swarm.cli.common import emit, json_option, open_team, refuse_teammate, table, team_option
 from swarm.errors import OperationFailedError
 
 
@@ -52,6 +52,7 @@ def merge(name: str, squash: bool, into: str | None, team_name: str | None,
     """
     from swarm.ops.merge import merge as do_merge
 
+    refuse_teammate("merge")  # it changes the lead's checkout
     result = do_merge(open_team(team_name), name, squash=squash, into=into)
 
     def human(_: Any) -> str:
