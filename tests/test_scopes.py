@@ -26,7 +26,7 @@ from swarm.errors import BadInputError
 from swarm.ops.approvals import pending_permissions
 from swarm.runtime.team_tools import all_tools, run_tool
 from swarm.runtime.tools import ToolContext
-from tests.agent_fixtures import Crew, crew_fixture, run_swarm  # noqa: F401
+from tests.agent_fixtures import Crew, run_swarm
 from tests.helpers import wait_until
 
 
@@ -172,7 +172,6 @@ def test_concurrent_first_overlap_is_reported_once(team: Team, work: Path) -> No
     assert sorted(overlapping(team.name)[os.path.realpath(work / "hot.txt")]) == names
 
 
-@pytest.mark.slow
 def test_a_scoped_task_denies_a_write_outside_it_in_bypass_mode(crew: Crew) -> None:
     crew.spawn("w", permission_mode="bypassPermissions")
     crew.wait_state("w", "idle")
@@ -190,7 +189,6 @@ def test_a_scoped_task_denies_a_write_outside_it_in_bypass_mode(crew: Crew) -> N
     assert "write src/api.py\nwrote 14 characters" in (task.result or "")
 
 
-@pytest.mark.slow
 def test_two_shell_teammates_writing_one_file_give_one_file_conflict(crew: Crew) -> None:
     target = crew.workdir / "shared.txt"
     for name in ("a", "b"):
@@ -215,7 +213,6 @@ def test_two_shell_teammates_writing_one_file_give_one_file_conflict(crew: Crew)
     assert paths.team_writes(crew.team.name).exists()
 
 
-@pytest.mark.slow
 def test_an_approval_that_edits_the_path_out_of_scope_is_still_denied(crew: Crew) -> None:
     crew.spawn("w", permission_mode="default")
     crew.wait_state("w", "idle")

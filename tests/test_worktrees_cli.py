@@ -12,7 +12,7 @@ import pytest
 from swarm.core import paths
 from swarm.core.team import Team
 from swarm.core.worktrees import create, record_fields
-from tests.agent_fixtures import Crew, crew_fixture, error_lines, run_swarm  # noqa: F401
+from tests.agent_fixtures import Crew, error_lines, run_swarm
 from tests.git_helpers import (
     branches,
     commit_all,
@@ -39,7 +39,6 @@ def lead_reports(crew: Crew, name: str) -> list[str]:
     return [m.text for m in crew.lead_messages() if m.sender == name and m.structured() is None]
 
 
-@pytest.mark.slow
 def test_team_delete_keeps_uncommitted_work_and_the_name_works_again(crew: Crew) -> None:
     repo = init_repo(crew.workdir).resolve()
     tree = spawn(crew, "w", "$ echo precious > notes.txt", "--worktree")
@@ -76,7 +75,6 @@ def test_team_delete_keeps_uncommitted_work_and_the_name_works_again(crew: Crew)
     assert crew.cli("worktrees").stdout.strip() == "(no worktrees: spawn with --worktree)"
 
 
-@pytest.mark.slow
 def test_isolation_worktree_in_a_definition_creates_one(crew: Crew) -> None:
     repo = init_repo(crew.workdir).resolve()
     agents = crew.workdir / ".swarm" / "agents"  # not committed: the worktree does not have it
@@ -91,7 +89,6 @@ def test_isolation_worktree_in_a_definition_creates_one(crew: Crew) -> None:
     assert str(tree) in worktree_paths(repo)
 
 
-@pytest.mark.slow
 def test_merge_lands_a_teammates_commit_and_the_merged_worktree_goes(crew: Crew) -> None:
     repo = init_repo(crew.workdir).resolve()
     tree = spawn(crew, "w", COMMIT_FEATURE, "--worktree")
@@ -116,7 +113,6 @@ def test_merge_lands_a_teammates_commit_and_the_merged_worktree_goes(crew: Crew)
     assert not tree.exists() and branches(repo) == ["main"]
 
 
-@pytest.mark.slow
 def test_a_conflicting_merge_leaves_the_checkout_exactly_as_it_was(crew: Crew) -> None:
     repo = init_repo(crew.workdir).resolve()
     git(repo, "branch", "release")  # not checked out anywhere
@@ -162,7 +158,6 @@ def test_a_conflicting_merge_leaves_the_checkout_exactly_as_it_was(crew: Crew) -
     assert missing.returncode == 2 and "no branch 'nope'" in error_lines(missing)[0]
 
 
-@pytest.mark.slow
 def test_kill_keeps_work_respawn_makes_a_fresh_worktree(crew: Crew) -> None:
     repo = init_repo(crew.workdir).resolve()
     tree = spawn(crew, "w", "$ echo hi", "--worktree")
