@@ -7,7 +7,9 @@ from typing import Any
 import click
 
 from swarm.cli.common import emit, json_option, open_team, refuse_teammate, table, team_option
+from swarm.core.worktrees import team_worktrees
 from swarm.errors import OperationFailedError
+from swarm.ops.merge import merge as do_merge
 
 
 @click.command()
@@ -18,8 +20,6 @@ def worktrees(team_name: str | None, as_json: bool) -> None:
 
     Member, path, branch, base commit, commits ahead of the base, uncommitted files.
     """
-    from swarm.core.worktrees import team_worktrees
-
     views = team_worktrees(open_team(team_name))
 
     def human(_: Any) -> str:
@@ -50,8 +50,6 @@ def merge(name: str, squash: bool, into: str | None, team_name: str | None,
     On a conflict the merge is aborted (the checkout is as it was), the conflicting files are
     listed, and the exit code is 1. Uncommitted changes in the checkout are refused (exit 2).
     """
-    from swarm.ops.merge import merge as do_merge
-
     refuse_teammate("merge")  # it changes the lead's checkout
     result = do_merge(open_team(team_name), name, squash=squash, into=into)
 

@@ -31,6 +31,7 @@ from swarm.core.protocol import (
 from swarm.core.state import read_state
 from swarm.core.store import ensure_dir, locked, read_model, utcnow_iso, write_model
 from swarm.core.tasks import TaskList
+from swarm.core.worktrees import leave_team
 from swarm.errors import (
     BadInputError,
     MessageTooLargeError,
@@ -172,8 +173,9 @@ class Team:
         """Remove the team directory. Refuses while a member process lives, unless `force`.
         First `stop` ends the members' processes; the default ends each live one (SIGTERM, then
         SIGKILL) and gives back its tasks. Worktrees with work in them are moved out of the team
-        directory first (`swarm.core.worktrees.leave_team`), never deleted. `swarm.ops.control.delete_team` (what the CLI runs)
-        also closes the team's panes. Returns the members that were alive."""
+        directory first (`swarm.core.worktrees.leave_team`), never deleted.
+        `swarm.ops.control.delete_team` (what the CLI runs) also closes the team's panes.
+        Returns the members that were alive."""
         team = cls.open(name)
         alive = team.live_members()
         if alive and not force:
@@ -183,9 +185,6 @@ class Team:
                 f"`swarm shutdown --all --team {team.name}` or use --force"
             )
         (stop or _end_processes)(team, alive)
-
-        from swarm.core.worktrees import leave_team
-
         # Work in a member's worktree outlives its team (a no-op when `stop` did this already).
         leave_team(team)
         shutil.rmtree(team.dir)
