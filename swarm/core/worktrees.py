@@ -12,6 +12,7 @@ Only git's command line and paths: nothing above the core, so the runtime can us
 
 from __future__ import annotations
 
+import logging
 import os
 import secrets
 import shutil
@@ -26,6 +27,8 @@ from swarm.errors import BadInputError, GitError, SwarmError
 
 if TYPE_CHECKING:
     from swarm.core.team import Member, Team
+
+log = logging.getLogger(__name__)
 
 # Variables that would point git at another repository than the one we name with -C.
 _GIT_REDIRECTS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX",
@@ -154,6 +157,7 @@ def create(cwd: Path, team: str, name: str) -> WorktreeRecord:
         raise BadInputError(f"--worktree: cannot create branch {branch} in {repo}: {said}")
     else:  # pragma: no cover - 50 clashes of 16 random bits
         raise SwarmError(f"--worktree: no free branch name like {wanted}")
+    log.info("worktree %s on branch %s from %s at %s", target, branch, repo, base[:10])
     inside = target / cwd.relative_to(repo) if cwd.is_relative_to(repo) else target
     return WorktreeRecord(path=target, branch=branch, base=base, repo=repo,
                           cwd=inside if inside.is_dir() else target)
@@ -239,6 +243,8 @@ def finish(record: WorktreeRecord, member: str = "", *, discard: bool = False,
     prune(record.repo)
     if status.exists and not removed:
         path = _move(record, keep_at) if keep_at is not None else record.path
+        log.info("kept worktree %s (branch %s): %d dirty file(s), %d commit(s) ahead", path,
+                 record.branch, len(status.dirty), status.ahead)
         return Finished(member, str(path), record.branch, False, False, status.ahead,
                         status.dirty, note or status.error or "kept")
     deleted = False
@@ -247,6 +253,8 @@ def finish(record: WorktreeRecord, member: str = "", *, discard: bool = False,
     elif status.unmerged:
         note = "commits not merged" if status.unmerged < 0 else \
             f"{status.unmerged} commit(s) not merged"
+    log.info("removed worktree %s (branch %s %s)", record.path, record.branch,
+             "deleted" if deleted else "kept")
     return Finished(member, str(record.path), record.branch, True, deleted, status.ahead,
                     status.dirty, note)
 
