@@ -53,6 +53,10 @@ class OperationFailedError(SwarmError):
     """Something ran but did not succeed (an agent refused, died, or failed)."""
 
 
+class GitError(SwarmError):
+    """A git command swarm ran failed (a worktree or merge operation)."""
+
+
 class WaitTimeoutError(SwarmError):
     """`swarm wait` ran out of time (exit 124)."""
 

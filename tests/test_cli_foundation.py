@@ -164,7 +164,7 @@ def test_team_create_list_show_delete(run: Any) -> None:
     assert "lead: team-lead@alpha" in run("team", "show", "alpha").out
 
     gone = run("team", "delete", "alpha", "--json")
-    assert gone.code == 0 and gone.json() == {"deleted": "alpha", "stopped": []}
+    assert gone.code == 0 and gone.json() == {"deleted": "alpha", "stopped": [], "worktrees": []}
     assert not paths.team_dir("alpha").exists()
     assert_one_error(run("team", "show", "alpha"), 2, "no team named 'alpha'")
     assert_one_error(run("team", "delete", "alpha"), 2)
@@ -198,7 +198,8 @@ def test_team_delete_refuses_live_member_then_force_kills(
     assert paths.team_config("alpha").exists() and sleeper.poll() is None
     forced = run_exe("team", "delete", "alpha", "--force", "--json")
     assert forced.code == 0, forced
-    assert forced.json() == {"deleted": "alpha", "stopped": ["alice"]}
+    assert forced.json() == {"deleted": "alpha", "stopped": ["alice"],
+                             "worktrees": []}
     wait_until(lambda: sleeper.poll() is not None, timeout=10, message="member to be killed")
     assert not paths.team_dir("alpha").exists()
 

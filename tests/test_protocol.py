@@ -49,6 +49,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "assigned_by": "team-lead",
     },
     "teammate_terminated": {"type": "teammate_terminated", "agent_id": "alice@alpha", "reason": "x"},
+    "file_conflict": {"type": "file_conflict", "path": "/repo/a.txt", "members": ["alice", "bob"]},
 }
 
 

@@ -7,7 +7,7 @@ from typing import Any
 from swarm.core.protocol import Message, ShutdownRequest, dump_structured, render_for_model
 from swarm.runtime.models import load_model
 from swarm.runtime.models.base import ModelReply, ModelRequest
-from swarm.runtime.models.shell import ShellModel, extract_commands
+from swarm.runtime.models.shell import ShellModel, extract_commands, extract_writes
 
 ALL_TOOLS: list[dict[str, Any]] = [{"name": n, "description": "", "input_schema": {}}
              for n in ("Read", "Bash", "SendMessage", "TaskUpdate")]
@@ -76,6 +76,26 @@ def test_a_claimed_task_is_completed_with_its_result_and_failures_say_so() -> No
     assert update["name"] == "TaskUpdate"
     assert update["input"]["task_id"] == "7" and update["input"]["status"] == "completed"
     assert update["input"]["result"].startswith("FAILED\n$ false")
+
+
+def test_write_blocks_become_write_calls_before_the_commands() -> None:
+    text = wrapped("```write notes/a.md\n# A\nline\n```\n$ cat notes/a.md")
+    assert extract_writes(text) == [("notes/a.md", "# A\nline\n")]
+    assert extract_commands(text) == ["cat notes/a.md"]
+    tools = [*ALL_TOOLS, {"name": "Write", "description": "", "input_schema": {}}]
+    messages = [user(text)]
+    first = step(messages, tools)
+    assert [(u["name"], u["input"]) for u in first.tool_uses()] == [
+        ("Write", {"file_path": "notes/a.md", "content": "# A\nline\n"}),
+        ("Bash", {"command": "cat notes/a.md"})]
+    messages.append(results_for(first, [("permission denied: out of scope", True),
+                                        ("# A\nline\n", False)]))
+    (report,) = step(messages, tools).tool_uses()
+    assert report["input"]["message"] == ("write notes/a.md\npermission denied: out of scope"
+                                          "\n\n$ cat notes/a.md\n# A\nline")
+    assert report["input"]["summary"] == "ran 2 command(s): failed"
+    # Without the Write tool the block is not run (and is no shell command either).
+    assert [u["name"] for u in step([user(text)]).tool_uses()] == ["Bash"]
 
 
 def test_no_commands_or_no_bash_is_reported_without_running_anything() -> None:

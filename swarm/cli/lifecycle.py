@@ -32,7 +32,8 @@ def shutdown(name: str | None, all_members: bool, team_name: str | None, reason:
         raise BadInputError("give a teammate NAME or --all")
     outcomes = do_shutdown(open_team(team_name), [name] if name else [], reason, timeout, force)
     emit([o.as_dict() for o in outcomes], as_json, lambda _: "\n".join(
-        f"{o.name}: {o.result}" + (f" ({o.reason})" if o.reason else "") for o in outcomes))
+        f"{o.name}: {o.result}" + (f" ({o.reason})" if o.reason else "")
+        + (f"\n{o.worktree.describe()}" if o.worktree else "") for o in outcomes))
     bad = [o for o in outcomes if o.result in ("refused", "timeout")]
     if bad:
         raise OperationFailedError("; ".join(
@@ -63,8 +64,8 @@ def kill(name: str, team_name: str | None) -> None:
     """End a teammate's process now (its tasks go back to pending)."""
     refuse_teammate("kill")
 
-    do_kill(open_team(team_name), name)
-    click.echo(f"killed {name.lower()}")
+    tree = do_kill(open_team(team_name), name)
+    click.echo(f"killed {name.lower()}" + (f"\n{tree.describe()}" if tree else ""))
 
 
 @click.command()

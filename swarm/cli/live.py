@@ -23,7 +23,9 @@ def _table(team: Any, statuses: list[Any]) -> Any:
                       (s.last_activity or "-")[11:19])
     tasks = team.tasks.list()
     done = sum(1 for t in tasks if t.status == "completed")
-    table.caption = f"tasks {done}/{len(tasks)} done - Ctrl-C to leave"
+    shared = {path for s in statuses for path in s.overlaps}
+    overlaps = f" - {len(shared)} file(s) written by several teammates" if shared else ""
+    table.caption = f"tasks {done}/{len(tasks)} done{overlaps} - Ctrl-C to leave"
     return table
 
 

@@ -71,6 +71,8 @@ COMMANDS: dict[str, str] = {
     "attach": "swarm.cli.panes:attach",
     "doctor": "swarm.cli.doctor:doctor",
     "demo": "swarm.cli.demo:demo",
+    "worktrees": "swarm.cli.worktrees:worktrees",
+    "merge": "swarm.cli.worktrees:merge",
 }
 
 

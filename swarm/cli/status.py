@@ -27,7 +27,15 @@ def render(statuses: list[Any]) -> str:
     total_cost = sum(s.cost_usd for s in statuses)
     out = table(rows, ["NAME", "STATE", "MODE", "BACKEND", "PANE", "PID", "TASK", "UNREAD",
                        "TURNS", "TOKENS", "COST", "ACTIVE"])
-    return out + f"\nteam total: {total_tokens} tokens, ${total_cost:.4f}"
+    out += f"\nteam total: {total_tokens} tokens, ${total_cost:.4f}"
+    shared: dict[str, list[str]] = {}
+    for s in statuses:
+        for path in s.overlaps:
+            shared.setdefault(path, []).append(s.name)
+    if shared:
+        out += "\n\noverlapping writes (same file, shared checkout):"
+        out += "".join(f"\n  ! {path}: {', '.join(names)}" for path, names in sorted(shared.items()))
+    return out
 
 
 @click.command()

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
 
 from swarm.cli.common import emit, json_option, open_team, table, team_option
+from swarm.core.scopes import clean_globs, unmatched
+from swarm.core.store import warn
 from swarm.core.tasks import STATUSES, Task
 
 
@@ -21,6 +24,8 @@ def _render_one(task: Task) -> str:
         lines.append("blocked by: " + ", ".join(f"#{i}" for i in task.blocked_by))
     if task.blocks:
         lines.append("blocks: " + ", ".join(f"#{i}" for i in task.blocks))
+    if task.files:
+        lines.append("files: " + ", ".join(task.files))
     if task.description:
         lines += ["", task.description]
     if task.result:
@@ -33,14 +38,20 @@ def _render_one(task: Task) -> str:
 @click.option("--description", "-d", default="", help="What to do (shell teammates run its commands).")
 @click.option("--blocked-by", multiple=True, help="Id of a task that must complete first.")
 @click.option("--owner", default=None, help="Assign to a member.")
+@click.option("--files", "files", multiple=True, metavar="GLOB",
+              help="File scope (repeatable): while the task is in progress its owner may "
+                   "Write/Edit only there, and others not there.")
 @team_option
 @json_option
 def add(subject: str, description: str, blocked_by: tuple[str, ...], owner: str | None,
-        team_name: str | None, as_json: bool) -> None:
+        files: tuple[str, ...], team_name: str | None, as_json: bool) -> None:
     """Add a task."""
+    globs = clean_globs(files)
     task = open_team(team_name).tasks.add(
-        subject, description=description, blocked_by=list(blocked_by), owner=owner
+        subject, description=description, blocked_by=list(blocked_by), owner=owner, files=globs
     )
+    for glob in unmatched(globs, Path.cwd()) if globs else []:
+        warn(f"--files {glob!r} matches nothing under {Path.cwd()} yet (kept as given)")
     emit(task, as_json, lambda t: f"added task #{t.id}: {t.subject}")
 
 

@@ -95,12 +95,23 @@ def show(name: str | None, as_json: bool) -> None:
 @team.command("delete")
 @click.argument("name")
 @click.option("--force", is_flag=True, help="Stop running members (and their panes) first.")
+@click.option("--discard-worktrees", is_flag=True,
+              help="Remove worktrees even with uncommitted work (default: keep and print them).")
 @json_option
-def delete(name: str, force: bool, as_json: bool) -> None:
-    """Delete a team and its files."""
+def delete(name: str, force: bool, discard_worktrees: bool, as_json: bool) -> None:
+    """Delete a team and its files.
+
+    Clean worktrees go with their branches; worktrees with work move to
+    $SWARM_HOME/kept-worktrees/ and are printed (path and branch).
+    """
     refuse_teammate("team delete")
     # Deleting also closes the panes of members that already exited: nothing is left behind.
-    stopped = delete_team(name, force=force)
-    result = {"deleted": name.lower(), "stopped": stopped}
-    emit(result, as_json, lambda r: f"deleted team {r['deleted']}" + (
-        f" (stopped {', '.join(r['stopped'])})" if r["stopped"] else ""))
+    result = delete_team(name, force=force, discard_worktrees=discard_worktrees)
+
+    def human(_: Any) -> str:
+        stopped = f" (stopped {', '.join(result.stopped)})" if result.stopped else ""
+        lines = [f"deleted team {result.team}{stopped}"]
+        lines += [tree.describe() for tree in result.worktrees]
+        return "\n".join(lines)
+
+    emit(result.as_dict(), as_json, human)

@@ -67,6 +67,20 @@ def agent_log(team: str, name: str) -> Path:
     return agent_dir(team, name) / "agent.log"
 
 
+def worktrees_dir(team: str) -> Path:
+    return team_dir(team) / "worktrees"
+
+
+def kept_worktrees_dir() -> Path:
+    """Where `team delete` moves worktrees with work in them: outside every team directory."""
+    return home() / "kept-worktrees"
+
+
+def team_writes(team: str) -> Path:
+    """Which member wrote which file (overlap detection); lock: writes.json.lock."""
+    return team_dir(team) / "writes.json"
+
+
 def user_agents_dir() -> Path:
     return home() / "agents"
 

@@ -116,6 +116,14 @@ class TeammateTerminated(_Structured):
     reason: str = ""
 
 
+class FileConflict(_Structured):
+    """Two or more members sharing a checkout wrote the same file (sent once per path)."""
+
+    type: Literal["file_conflict"] = "file_conflict"
+    path: str
+    members: list[str]
+
+
 StructuredMessage = Annotated[
     IdleNotification
     | ShutdownRequest
@@ -125,7 +133,8 @@ StructuredMessage = Annotated[
     | PermissionRequest
     | PermissionResponse
     | TaskAssignment
-    | TeammateTerminated,
+    | TeammateTerminated
+    | FileConflict,
     Field(discriminator="type"),
 ]
 _STRUCTURED: TypeAdapter[Any] | None = None

@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from swarm.core import paths
+from swarm.core.scopes import clean_globs
 from swarm.core.store import (
     ensure_dir,
     locked,
@@ -39,6 +40,8 @@ class Task(BaseModel):
     blocked_by: list[str] = Field(default_factory=list)
     blocks: list[str] = Field(default_factory=list)
     active_form: str | None = None
+    # File scopes (globs): while in progress, its owner writes only there, others not there.
+    files: list[str] = Field(default_factory=list)
     result: str | None = None
     created_at: str = Field(default_factory=utcnow_iso)
     updated_at: str = Field(default_factory=utcnow_iso)
@@ -108,9 +111,11 @@ class TaskList:
         blocked_by: builtins.list[str] | None = None,
         owner: str | None = None,
         active_form: str | None = None,
+        files: builtins.list[str] | None = None,
     ) -> Task:
         if not subject.strip():
             raise BadInputError("a task needs a non-empty subject")
+        scopes = clean_globs(files or [])
         owner = self._check_owner(owner) if owner else None
         ensure_dir(self.dir)
         with locked(self._lock):
@@ -123,6 +128,7 @@ class TaskList:
                 owner=owner,
                 blocked_by=[b.id for b in blockers],
                 active_form=active_form,
+                files=scopes,
             )
             write_bytes_atomic(paths.tasks_highwater(self.team), new_id.encode())
             self._write(task)

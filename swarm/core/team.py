@@ -31,6 +31,7 @@ from swarm.core.protocol import (
 from swarm.core.state import read_state
 from swarm.core.store import ensure_dir, locked, read_model, utcnow_iso, write_model
 from swarm.core.tasks import TaskList
+from swarm.core.worktrees import leave_team
 from swarm.errors import (
     BadInputError,
     MessageTooLargeError,
@@ -66,7 +67,12 @@ class Member(BaseModel):
     pane_id: str | None = None
     tmux_socket: str | None = None
     cwd: str | None = None
+    # Set by `spawn --worktree` (swarm.core.worktrees): the checkout, its branch, the commit it
+    # started from, and the checkout it came from (where `swarm merge` lands its work).
     worktree_path: str | None = None
+    worktree_branch: str | None = None
+    worktree_base: str | None = None
+    worktree_repo: str | None = None
     pid: int | None = None
     allow_rules: list[str] = Field(default_factory=_no_items)
     deny_rules: list[str] = Field(default_factory=_no_items)
@@ -166,8 +172,10 @@ class Team:
     ) -> builtins.list[str]:
         """Remove the team directory. Refuses while a member process lives, unless `force`.
         First `stop` ends the members' processes; the default ends each live one (SIGTERM, then
-        SIGKILL) and gives back its tasks. `swarm.ops.control.delete_team` (what the CLI runs)
-        also closes the team's panes. Returns the members that were alive."""
+        SIGKILL) and gives back its tasks. Worktrees with work in them are moved out of the team
+        directory first (`swarm.core.worktrees.leave_team`), never deleted.
+        `swarm.ops.control.delete_team` (what the CLI runs) also closes the team's panes.
+        Returns the members that were alive."""
         team = cls.open(name)
         alive = team.live_members()
         if alive and not force:
@@ -177,7 +185,8 @@ class Team:
                 f"`swarm shutdown --all --team {team.name}` or use --force"
             )
         (stop or _end_processes)(team, alive)
-
+        # Work in a member's worktree outlives its team (a no-op when `stop` did this already).
+        leave_team(team)
         shutil.rmtree(team.dir)
         return [m.name for m in alive]
 

@@ -18,6 +18,7 @@ from swarm.core.protocol import ShutdownRequest, ShutdownResponse
 from swarm.core.state import AgentState, read_state, update_state
 from swarm.core.team import Member, Team
 from swarm.core.watch import FileWatcher
+from swarm.core.worktrees import Finished, finish_member, leave_team
 from swarm.errors import BadInputError, OperationFailedError, WaitTimeoutError
 from swarm.ops.health import MemberStatus, end_child_commands, observe, observe_member
 
@@ -29,6 +30,7 @@ class ShutdownOutcome:
     name: str
     result: str  # exited | refused | timeout | killed | already-stopped
     reason: str | None = None
+    worktree: Finished | None = None  # its worktree, finished as it exited
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -66,7 +68,14 @@ def close_pane(member: Member) -> None:
         get_backend(member.backend, team=team, socket=member.tmux_socket).kill_pane(member.pane_id)
 
 
-def stop_member(team: Team, member: Member, reason: str = "killed") -> None:
+def finish_worktree(team: Team, member: Member) -> Finished | None:
+    """A member that exited: remove its worktree if it holds no work, else keep it (listed by
+    `swarm worktrees`). A dead one keeps its worktree as it is, for a respawn."""
+    return finish_member(team, team.member(member.name))
+
+
+def stop_member(team: Team, member: Member, reason: str = "killed",
+                worktree: bool = True) -> Finished | None:
     state = read_state(team.name, member.name)
     pid = state.pid if state else member.pid
     if pid and pid != os.getpid():
@@ -80,6 +89,7 @@ def stop_member(team: Team, member: Member, reason: str = "killed") -> None:
             s.state, s.detail = "exited", reason
 
         update_state(team.name, member.name, mark)
+    return finish_worktree(team, member) if worktree else None
 
 
 def stop_members(team: Team, members: list[Member]) -> None:
@@ -87,7 +97,7 @@ def stop_members(team: Team, members: list[Member]) -> None:
     session), so deleting a team leaves nothing behind and touches nothing else."""
     for member in members:
         if member.name != "team-lead":
-            stop_member(team, member, "stopped: team deleted")
+            stop_member(team, member, "stopped: team deleted", worktree=False)
     sockets = {m.tmux_socket for m in members if m.backend == "tmux"}
     for socket in sockets:
         with contextlib.suppress(Exception):
@@ -97,10 +107,29 @@ def stop_members(team: Team, members: list[Member]) -> None:
         time.sleep(0.05)
 
 
-def delete_team(name: str, force: bool = False) -> list[str]:
-    """`swarm team delete`: stop every teammate, close every pane recorded for the team, then
-    remove its directory. Returns the members that were still running."""
-    return Team.delete(name, force=force, stop=lambda team, alive: stop_members(team, team.members()))
+@dataclass
+class Deleted:
+    team: str
+    stopped: list[str]  # members that were still running
+    worktrees: list[Finished]  # removed, or kept outside the team directory (path, branch)
+
+    def as_dict(self) -> dict[str, object]:
+        return {"deleted": self.team, "stopped": self.stopped,
+                "worktrees": [tree.as_dict() for tree in self.worktrees]}
+
+
+def delete_team(name: str, force: bool = False, discard_worktrees: bool = False) -> Deleted:
+    """`swarm team delete`: stop every teammate, close every pane recorded for the team, finish
+    every worktree (a clean one goes with its branch; one with work moves to
+    `$SWARM_HOME/kept-worktrees/` unless `discard_worktrees`), then remove the directory."""
+    finished: list[Finished] = []
+
+    def stop(team: Team, alive: list[Member]) -> None:
+        stop_members(team, team.members())
+        finished.extend(leave_team(team, discard=discard_worktrees))
+
+    stopped = Team.delete(name, force=force, stop=stop)
+    return Deleted(name.lower(), stopped, finished)
 
 
 def shutdown(team: Team, names: list[str], reason: str | None = None, timeout: float = 30.0,
@@ -112,7 +141,8 @@ def shutdown(team: Team, names: list[str], reason: str | None = None, timeout: f
         status = observe_member(team, member)
         if status.state in ("exited", "dead"):
             close_pane(member)
-            outcomes.append(ShutdownOutcome(member.name, "already-stopped", status.state))
+            tree = finish_worktree(team, member) if status.state == "exited" else None
+            outcomes.append(ShutdownOutcome(member.name, "already-stopped", status.state, tree))
             continue
         request = ShutdownRequest(reason=reason)
         team.send(member.name, request, sender=LEAD_NAME)
@@ -130,7 +160,8 @@ def shutdown(team: Team, names: list[str], reason: str | None = None, timeout: f
                     del pending[name]
                 elif state is not None and state.state in ("exited", "dead"):
                     close_pane(member)
-                    outcomes.append(ShutdownOutcome(name, "exited", state.detail))
+                    tree = finish_worktree(team, member) if state.state == "exited" else None
+                    outcomes.append(ShutdownOutcome(name, "exited", state.detail, tree))
                     del pending[name]
             remaining = deadline - time.monotonic()
             if not pending or remaining <= 0:
@@ -139,8 +170,8 @@ def shutdown(team: Team, names: list[str], reason: str | None = None, timeout: f
             observe(team)  # notices a member that died instead of answering
     for name, (member, _) in pending.items():
         if force:
-            stop_member(team, member, "killed by shutdown --force")
-            outcomes.append(ShutdownOutcome(name, "killed", f"no exit within {timeout:g}s"))
+            tree = stop_member(team, member, "killed by shutdown --force")
+            outcomes.append(ShutdownOutcome(name, "killed", f"no exit within {timeout:g}s", tree))
         else:
             outcomes.append(ShutdownOutcome(name, "timeout", f"no exit within {timeout:g}s"))
     return outcomes
@@ -173,11 +204,11 @@ def interrupt(team: Team, name: str) -> MemberStatus:
     return status
 
 
-def kill(team: Team, name: str) -> None:
+def kill(team: Team, name: str) -> Finished | None:
     member = team.member(name)
     if member.name == LEAD_NAME:
         raise BadInputError("the team lead is not a teammate process")
-    stop_member(team, member, "killed")
+    return stop_member(team, member, "killed")
 
 
 def _satisfied(team: Team, until: str, statuses: list[MemberStatus]) -> bool:

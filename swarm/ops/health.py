@@ -12,13 +12,14 @@ import logging
 import os
 import signal
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 
 from swarm import settings
 from swarm.core.liveness import is_alive
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME
+from swarm.core.overlaps import overlapping
 from swarm.core.protocol import TeammateTerminated
 from swarm.core.state import AgentState, read_state, update_state
 from swarm.core.store import utcnow, warn
@@ -53,6 +54,8 @@ class MemberStatus:
     color: str | None
     model: str | None
     mode: str | None = None  # the permission mode it is really in (see `mode_of`)
+    # Files this member wrote that another member (sharing its checkout) wrote too.
+    overlaps: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -164,4 +167,8 @@ def observe_member(team: Team, member: Member) -> MemberStatus:
 
 def observe(team: Team) -> list[MemberStatus]:
     """Status of every teammate (the lead is not a process swarm runs)."""
-    return [observe_member(team, m) for m in team.members() if m.name != LEAD_NAME]
+    statuses = [observe_member(team, m) for m in team.members() if m.name != LEAD_NAME]
+    shared = overlapping(team.name)
+    for status in statuses:
+        status.overlaps = sorted(path for path, names in shared.items() if status.name in names)
+    return statuses

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import logging
 import os
-import subprocess
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -21,6 +20,7 @@ from swarm.core.names import LEAD_NAME, validate_agent_name
 from swarm.core.rules import validate_mode, validate_rule
 from swarm.core.state import RESTARTED, AgentState, update_state
 from swarm.core.team import Member, Team
+from swarm.core.worktrees import WorktreeRecord, create, finish, record_fields
 from swarm.errors import BadInputError, SwarmError
 from swarm.ops.health import observe_member
 from swarm.runtime.models import default_model_spec, load_model
@@ -56,16 +56,6 @@ def agent_env(team: str, member: Member) -> dict[str, str]:
     if not settings.debug():
         env.pop("SWARM_DEBUG", None)
     return env
-
-
-def _make_worktree(cwd: Path, team: str, name: str) -> Path:
-    target = paths.team_dir(team) / "worktrees" / name
-    branch = f"swarm/{team}/{name}"
-    proc = subprocess.run(["git", "-C", str(cwd), "worktree", "add", "-b", branch, str(target)],
-                          capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise BadInputError(f"--worktree: git worktree add failed: {proc.stderr.strip()}")
-    return target
 
 
 def spawn(
@@ -115,27 +105,40 @@ def spawn(
     if spec.startswith("scripted:"):
 
         load_model(spec, cwd=str(workdir))  # a missing or broken script fails here, not later
+    allow_rules = [validate_rule(r) for r in allow]
+    deny_rules = [validate_rule(r) for r in deny]
     choice = resolve(backend)
-    worktree_path = _make_worktree(workdir, team.name, clean) if worktree else None
-    member = team.add_member(
-        clean, agent_type=definition.name, model=spec, prompt=prompt or "",
-        color=color or defaults.get("color"), plan_mode_required=plan_mode_required,
-        permission_mode=mode, backend=choice.backend,
-        cwd=str(worktree_path or workdir), worktree_path=str(worktree_path) if worktree_path else None,
-        allow_rules=[validate_rule(r) for r in allow], deny_rules=[validate_rule(r) for r in deny],
-        max_turns=max_turns or defaults.get("max_turns"), max_budget_usd=max_budget_usd,
-        tmux_socket=settings.tmux_socket(),
-    )
-    if prompt:
-        team.send(clean, prompt, sender=LEAD_NAME, summary="initial prompt")
+    # `worktree: true` (SpawnTeammate) and `isolation: worktree` (the definition) come here too.
+    tree = create(workdir, team.name, clean) if worktree or definition.isolation == "worktree" \
+        else None
+    place: dict[str, object] = record_fields(tree) if tree else {"cwd": str(workdir)}
+    registered = False
     try:
+        member = team.add_member(
+            clean, agent_type=definition.name, model=spec, prompt=prompt or "",
+            color=color or defaults.get("color"), plan_mode_required=plan_mode_required,
+            permission_mode=mode, backend=choice.backend, allow_rules=allow_rules,
+            deny_rules=deny_rules, max_turns=max_turns or defaults.get("max_turns"),
+            max_budget_usd=max_budget_usd, tmux_socket=settings.tmux_socket(), **place,
+        )
+        registered = True
+        if prompt:
+            team.send(clean, prompt, sender=LEAD_NAME, summary="initial prompt")
         pane_id, pid = launch(team, member, pane_backend)
     except BaseException:
-        team.remove_member(clean)
+        if registered:
+            team.remove_member(clean)
+        _discard_new(tree)
         raise
     return SpawnResult(agent_id=member.agent_id, name=clean, team=team.name,
                        backend=choice.backend, backend_reason=choice.reason, pane_id=pane_id,
                        pid=pid, model=spec, permission_mode=mode, notice=notice)
+
+
+def _discard_new(tree: WorktreeRecord | None) -> None:
+    """A spawn that failed leaves no worktree or branch behind (nothing was done in it yet)."""
+    if tree is not None:
+        finish(tree, discard=True)
 
 
 def launch(team: Team, member: Member, pane_backend: PaneBackend | None = None
@@ -194,6 +197,10 @@ def _claim_restart(team: Team, name: str) -> bool:
 
 
 def _relaunch(team: Team, member: Member) -> SpawnResult:
+    if member.worktree_repo and not (member.worktree_path and Path(member.worktree_path).is_dir()):
+        # Its clean worktree was removed when it exited: it works in a fresh one again.
+        tree = create(Path(member.worktree_repo), team.name, member.name)
+        member = team.update_member(member.name, **record_fields(tree))
     pane_id, pid = launch(team, member)
     return SpawnResult(agent_id=member.agent_id, name=member.name, team=team.name,
                        backend=member.backend or "hidden", backend_reason="as first spawned",

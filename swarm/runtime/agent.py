@@ -31,6 +31,7 @@ from swarm.core.definitions import effective_tools, get_definition
 from swarm.core.liveness import process_start_time
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME, TEAM_TOOLS, parse_agent_id
+from swarm.core.overlaps import record_write
 from swarm.core.protocol import (
     IdleNotification,
     Message,
@@ -43,7 +44,7 @@ from swarm.core.protocol import (
     render_for_model,
     sender_may_send,
 )
-from swarm.core.rules import Decision
+from swarm.core.rules import Decision, tool_path
 from swarm.core.state import (
     RESTARTED,
     AgentState,
@@ -128,7 +129,9 @@ class Agent:
             self._resumed = detail if detail.startswith(RESTARTED) else RESTARTED
 
         self.cwd = Path(self.member.cwd or os.getcwd())
-        self.definition = get_definition(self.member.agent_type, self.cwd)
+        # A worktree may lack the project's uncommitted .swarm/agents: look where it came from.
+        self.definition = get_definition(self.member.agent_type,
+                                         self.member.worktree_repo or self.cwd)
         self.model_name = (self.member.model or self.definition.model
                            or default_model_spec()[0])
         asker = Asker(self.team, name, self.box, self)
@@ -318,6 +321,9 @@ class Agent:
         self._last_action = tool.describe(args)
         if tool.name == "TaskUpdate" and args.get("task_id") is not None:
             self._turn_tasks.append(str(args["task_id"]))  # even refused: blocked, say
+        path = tool_path(args, self.cwd) if tool.edits_files and not result.is_error else None
+        if path is not None:  # overlapping writes among members sharing a checkout
+            record_write(self.team, self.name, path)
         return result
 
     def stop_reason(self) -> str | None:

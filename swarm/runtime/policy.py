@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 from swarm.core import rules
 from swarm.core.protocol import PlanApprovalResponse
 from swarm.core.rules import Decision
+from swarm.core.scopes import scope_denial
 
 log = logging.getLogger(__name__)
 
@@ -54,7 +55,17 @@ class PermissionPolicy:
             self._team_rules = (key, list(self.team.config().allowed_rules))
         return self._team_rules[1]
 
+    def out_of_scope(self, tool: Tool, args: dict[str, Any]) -> Decision | None:
+        """File scopes on tasks (core/scopes.py): in every mode, bypassPermissions too."""
+        if not tool.edits_files:
+            return None
+        denial = scope_denial(self.team, self.member.name, rules.tool_path(args, self.cwd))
+        return None if denial is None else Decision("deny", denial)
+
     def check(self, tool: Tool, args: dict[str, Any], use_id: str) -> Decision:
+        scoped = self.out_of_scope(tool, args)
+        if scoped is not None:
+            return scoped
         decision = rules.check(
             tool.name, args, mode=self.mode, read_only=tool.read_only,
             edits_files=tool.edits_files, cwd=self.cwd,
@@ -65,7 +76,10 @@ class PermissionPolicy:
             return decision
         if self.asker is None:
             return Decision("deny", f"{decision.reason}; nobody can be asked here")
-        return self.asker.permission(tool, args, use_id, decision)
+        answer = self.asker.permission(tool, args, use_id, decision)
+        if answer.behavior == "allow" and answer.updated_input is not None:
+            return self.out_of_scope(tool, answer.updated_input) or answer  # the edited path
+        return answer
 
     def apply_plan_response(self, response: PlanApprovalResponse) -> bool:
         """Switch to the working mode on an approved plan; True when the mode changed."""

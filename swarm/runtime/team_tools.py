@@ -69,20 +69,23 @@ class SendMessage(Tool):
 
 class TaskCreate(Tool):
     name = "TaskCreate"
-    description = "Add a task to the team's shared task list."
+    description = ("Add a task to the team's shared task list. `files`: globs its owner may"
+                   " Write/Edit only inside (and others not) while it is in progress.")
     input_schema = _schema(["subject"], subject={"type": "string"},
                            description={"type": "string"},
-                           blocked_by={"type": "array", "items": {"type": "string"}})
+                           blocked_by={"type": "array", "items": {"type": "string"}},
+                           files={"type": "array", "items": {"type": "string"}})
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         task = ctx.team.tasks.add(str(args["subject"]), description=str(args.get("description") or ""),
-                                  blocked_by=[str(b) for b in args.get("blocked_by") or []])
+                                  blocked_by=[str(b) for b in args.get("blocked_by") or []],
+                                  files=[str(f) for f in args.get("files") or []])
         return ToolResult(f"created task #{task.id}: {task.subject}")
 
 
 class TaskList(Tool):
     name = "TaskList"
-    description = "List the team's tasks: id, status, owner, blockers, subject."
+    description = "List the team's tasks: id, status, owner, blockers, file scopes, subject."
     input_schema = _schema([])
     read_only = True
 
@@ -93,6 +96,7 @@ class TaskList(Tool):
         lines = []
         for t in tasks:
             blocked = f" blocked_by={','.join(t.blocked_by)}" if t.blocked_by else ""
+            blocked += f" files={','.join(t.files)}" if t.files else ""
             lines.append(f"#{t.id} [{t.status}] owner={t.owner or '-'}{blocked} {t.subject}")
         return ToolResult("\n".join(lines))
 

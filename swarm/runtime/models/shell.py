@@ -1,6 +1,7 @@
 """The offline `shell` worker: a deterministic model that needs no API key.
 
-For each input it runs the shell commands it was given (```sh fenced blocks, or lines starting
+For each input it writes the files it was given (```write PATH fenced blocks, through the real
+Write tool) and runs the shell commands it was given (```sh fenced blocks, or lines starting
 with `$ `) through the real Bash tool (so permission checks apply), reports the output to the
 lead with SendMessage, completes a claimed task with TaskUpdate, approves shutdown requests, and
 ends its turn. Its next step is read off the conversation, so it resumes after a respawn.
@@ -17,6 +18,7 @@ from typing import Any
 from swarm.runtime.models.base import SUMMARY_MARKER, Block, ModelReply, ModelRequest
 
 FENCE_RE = re.compile(r"```(?:sh|bash|shell|console)?[ \t]*\n(.*?)```", re.DOTALL)
+WRITE_RE = re.compile(r"```write[ \t]+(\S+)[ \t]*\n(.*?)```", re.DOTALL)
 TAG_RE = re.compile(r"</?teammate-message[^>]*>")
 TASK_RE = re.compile(r'<task-assignment id="(\d+)"')
 REPORT_LIMIT = 4000
@@ -25,12 +27,17 @@ REPORT_LIMIT = 4000
 def extract_commands(text: str) -> list[str]:
     """Shell commands in a message: fenced sh blocks first, then `$ ` lines outside them.
     Wrapped inputs arrive escaped (`&lt;` for `<`): the commands are read unescaped."""
-    body = html.unescape(TAG_RE.sub("\n", text))
+    body = WRITE_RE.sub("\n", html.unescape(TAG_RE.sub("\n", text)))
     commands = [block.strip() for block in FENCE_RE.findall(body) if block.strip()]
     rest = FENCE_RE.sub("\n", body)
     commands += [line.strip()[2:].strip() for line in rest.splitlines()
                  if line.strip().startswith("$ ") and line.strip()[2:].strip()]
     return commands
+
+
+def extract_writes(text: str) -> list[tuple[str, str]]:
+    """Files to write: ```write PATH blocks, as (path, content)."""
+    return WRITE_RE.findall(html.unescape(TAG_RE.sub("\n", text)))
 
 
 def _shutdown_request_id(text: str) -> str | None:
@@ -88,10 +95,17 @@ class ShellModel:
             return ModelReply([{"type": "text", "text": "Shutting down."}])
 
         commands = extract_commands(text)
-        if not done_steps and commands and "Bash" in tools:
-            return ModelReply([_tool_use("Bash", {"command": c}) for c in commands], "tool_use")
+        writes = extract_writes(text) if "Write" in tools else []
+        steps = [f"write {path}" for path, _ in writes]
+        uses = [_tool_use("Write", {"file_path": path, "content": content})
+                for path, content in writes]
+        if "Bash" in tools:
+            steps += [f"$ {c}" for c in commands]
+            uses += [_tool_use("Bash", {"command": c}) for c in commands]
+        if not done_steps and uses:
+            return ModelReply(uses, "tool_use")
         if len(done_steps) <= 1 and not self._reported(done_steps):
-            return self._report(text, commands, messages, bool(done_steps), "Bash" in tools)
+            return self._report(text, steps, commands, messages, bool(done_steps))
         return ModelReply([{"type": "text", "text": "Done."}])
 
     @staticmethod
@@ -99,20 +113,20 @@ class ShellModel:
         return any(b.get("type") == "tool_use" and b.get("name") == "SendMessage"
                    for m in steps for b in m["content"])
 
-    def _report(self, text: str, commands: list[str], messages: list[dict[str, Any]],
-                ran: bool, can_bash: bool) -> ModelReply:
+    def _report(self, text: str, steps: list[str], commands: list[str],
+                messages: list[dict[str, Any]], ran: bool) -> ModelReply:
         outputs: list[str] = []
         failed = False
         if ran:
             results = [b for b in messages[-1]["content"] if b.get("type") == "tool_result"]
-            for command, result in zip(commands, results, strict=False):
+            for label, result in zip(steps, results, strict=False):
                 body = result.get("content")
                 body = body if isinstance(body, str) else _texts({"content": body or []})
                 failed = failed or bool(result.get("is_error"))
-                outputs.append(f"$ {command}\n{body.rstrip()}")
+                outputs.append(f"{label}\n{body.rstrip()}")
         elif not commands:
-            outputs.append("No shell commands found (use ```sh blocks or lines starting with '$ ').")
-        elif not can_bash:
+            outputs.append("No shell commands found (use ```sh blocks, lines starting with '$ ', or ```write PATH blocks).")
+        else:
             failed = True
             outputs.append("I cannot run commands: the Bash tool is not available to me.")
         report = "\n\n".join(outputs)
