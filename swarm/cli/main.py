@@ -71,6 +71,7 @@ COMMANDS: dict[str, str] = {
     "attach": "swarm.cli.panes:attach",
     "doctor": "swarm.cli.doctor:doctor",
     "demo": "swarm.cli.demo:demo",
+    "report": "swarm.cli.report:report",
 }
 
 
