@@ -13,6 +13,7 @@ import pytest
 
 from swarm.core import paths
 from swarm.core.state import read_state
+from swarm.core.store import utcnow_iso
 from swarm.core.team import Team
 from swarm.ops.approvals import pending_permissions
 from swarm.ops.report import build_report
@@ -168,3 +169,28 @@ def test_the_report_reads_a_lead_transcript_and_members_no_longer_in_the_team(te
     assert lead["turns"] == 4 and lead["tool_calls"] == 2 and lead["cost_usd"] == 0.002
     assert data["members"][2]["state"] == "idle"
     assert data["totals"]["tool_calls"] == 3
+
+
+def test_a_task_ends_when_its_owner_completed_it_not_when_its_file_last_changed(
+        team: Team) -> None:
+    """A task's file changes again after completion (a task it blocks is added or moved): the
+    bar ends at the owner's TaskUpdate, read from the transcript."""
+    from swarm.core.transcript import Transcript
+
+    task = team.tasks.add("build it", owner="alice")
+    log = Transcript(paths.agent_transcript("alpha", "alice"))
+    log.event("started", pid=1, model="shell")
+    log.message({"role": "user", "content": [{"type": "text", "text":
+                 f'<task-assignment id="{task.id}" subject="build it">\n</task-assignment>'}]})
+    log.message({"role": "assistant", "content": [{"type": "tool_use", "id": "u1",
+                 "name": "TaskUpdate", "input": {"task_id": task.id, "status": "completed"}}]})
+    log.message({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "u1",
+                                              "content": "done"}]})
+    team.tasks.update(task.id, status="completed")
+    completed_at = build_report("alpha").tasks[0].done
+    before = team.tasks.get(task.id).updated_at
+    wait_until(lambda: utcnow_iso() > before)  # the clock moves past it (milliseconds)
+    team.tasks.add("ship it", blocked_by=[task.id])
+    assert team.tasks.get(task.id).updated_at > before  # the file did move on
+    [row, _] = build_report("alpha").tasks
+    assert row.done is not None and row.claimed is not None and row.done == completed_at

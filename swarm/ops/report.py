@@ -159,6 +159,7 @@ class _Track:
     model_calls: int = 0
     tool_calls: int = 0
     claims: dict[str, float] = field(default_factory=dict)
+    completions: dict[str, float] = field(default_factory=dict)  # task id -> TaskUpdate done
     tool_ends: dict[str, float] = field(default_factory=dict)  # tool_use_id -> result time
     first: float | None = None
     last: float | None = None
@@ -171,6 +172,7 @@ def _read_track(entries: list[dict[str, Any]]) -> tuple[_Track, int]:
     undated = 0
     work: float | None = None
     tools: dict[str, tuple[float, str]] = {}
+    completing: dict[str, str] = {}  # tool_use id of a TaskUpdate to completed -> task id
     prev: float | None = None
 
     def close_work(at: float, outcome: str = "") -> None:
@@ -215,7 +217,11 @@ def _read_track(entries: list[dict[str, Any]]) -> tuple[_Track, int]:
                 track.spans.append(Span("model", prev if prev is not None else ts, ts, "model call"))
                 uses = [b for b in blocks if b.get("type") == "tool_use"]
                 for use in uses:
-                    tools[str(use.get("id"))] = (ts, tool_call(str(use.get("name")), use.get("input")))
+                    args = use.get("input")
+                    tools[str(use.get("id"))] = (ts, tool_call(str(use.get("name")), args))
+                    if (use.get("name") == "TaskUpdate" and isinstance(args, dict)
+                            and args.get("status") == "completed"):
+                        completing[str(use.get("id"))] = str(args.get("task_id"))
                 track.tool_calls += len(uses)
                 if work is None:
                     work = prev if prev is not None else ts
@@ -227,6 +233,9 @@ def _read_track(entries: list[dict[str, Any]]) -> tuple[_Track, int]:
                     use_id = str(result.get("tool_use_id"))
                     track.tool_ends[use_id] = ts
                     started = tools.pop(use_id, None)
+                    done = completing.pop(use_id, None)
+                    if done is not None and not result.get("is_error"):
+                        track.completions.setdefault(done, ts)
                     if started is not None:
                         outcome = "error" if result.get("is_error") else "ok"
                         track.spans.append(Span("tool", started[0], ts, started[1], outcome))
@@ -399,7 +408,12 @@ def _task_row(task: Task, tracks: dict[str, _Track], rel: Any) -> TaskRow:
     claimed = tracks[task.owner].claims.get(task.id) if task.owner in tracks else None
     if claimed is None and task.owner and task.status != "pending":
         claimed = epoch(task.created_at)  # claimed outside a transcript: from its creation
-    done = epoch(task.updated_at) if task.status == "completed" else None
+    # Completed when its owner's TaskUpdate said so (the file's updated_at moves again when a
+    # task it blocks changes); else when the file last changed (the CLI, another member).
+    done = None
+    if task.status == "completed":
+        done = next((t.completions[task.id] for t in tracks.values()
+                     if task.id in t.completions), None) or epoch(task.updated_at)
     took = None if claimed is None or done is None else round(max(done - claimed, 0.0), 3)
     return TaskRow(task.id, task.subject, task.owner, task.status,
                    None if claimed is None else rel(claimed),

@@ -26,12 +26,12 @@ COLORS = {"blue": "#2563eb", "green": "#16a34a", "yellow": "#ca8a04", "magenta":
 DEFAULT_COLOR = "#6b7280"
 # kind -> (y offset in the lane, height, fill, opacity); fill None = the member's colour
 STYLE: dict[str, tuple[int, int, str | None, float]] = {
-    "idle": (15, 2, "#9ca3af", 1.0),
-    "work": (6, 20, None, 0.16),
-    "model": (6, 9, None, 0.5),
-    "tool": (16, 10, None, 0.95),
-    "permission": (3, 26, "#f59e0b", 0.55),
-    "plan": (3, 26, "#8b5cf6", 0.55),
+    "idle": (18, 2, "#9ca3af", 1.0),
+    "work": (10, 18, None, 0.16),
+    "model": (10, 7, None, 0.5),
+    "tool": (17, 11, None, 0.95),
+    "permission": (2, 7, "#f59e0b", 0.9),
+    "plan": (2, 7, "#8b5cf6", 0.9),
     "task": (31, 12, None, 0.3),
 }
 LEGEND = [("work", "handling an input"), ("model", "model call"), ("tool", "tool calls"),
@@ -98,8 +98,10 @@ def _merge(spans: Iterable[Span], scale: float) -> list[tuple[float, float, list
     for span in sorted(spans, key=lambda s: s.start):
         x0, x1 = span.start * scale, max(span.end * scale, span.start * scale + 1)
         if bars and x0 <= bars[-1][1] + 1:
-            last = bars[-1]
-            bars[-1] = (last[0], max(last[1], x1), [*last[2], span])
+            start, end, group = bars[-1]
+            group.append(span)
+            if x1 > end:
+                bars[-1] = (start, x1, group)
         else:
             bars.append((x0, x1, [span]))
     return bars
@@ -126,14 +128,16 @@ def _lane_svg(lane: Lane, index: int, scale: float, out: list[str]) -> int:
                f'<text x="20" y="{y0 + 20}" font-size="13" font-weight="600">'
                f'{escape(lane.name[:16])}</text>')
     drawn = 0
+    by_kind: dict[str, list[Span]] = {}
+    for span in lane.spans:
+        by_kind.setdefault(span.kind, []).append(span)
     for kind, (dy, height, fill, opacity) in STYLE.items():
-        spans = [s for s in lane.spans if s.kind == kind]
-        for x0, x1, group in _merge(spans, scale):
+        for x0, x1, group in _merge(by_kind.get(kind, []), scale):
             bad = any(s.outcome in ("error", "denied", "no result") for s in group)
             paint = "#dc2626" if bad and kind == "tool" else (fill or color)
             out.append(f'<rect x="{LABEL_W + x0:.1f}" y="{y0 + dy}" width="{x1 - x0:.1f}" '
                        f'height="{height}" fill="{paint}" fill-opacity="{opacity}"'
-                       + (f' stroke="{paint}"' if kind in ("task", "permission", "plan") else "")
+                       + (f' stroke="{paint}"' if kind == "task" else "")
                        + f'><title>{escape(_tip(group, kind))}</title></rect>')
             if kind == "task" and len(group) == 1 and x1 - x0 > 40:
                 chars = int((x1 - x0 - 6) / 6.5)
@@ -143,7 +147,7 @@ def _lane_svg(lane: Lane, index: int, scale: float, out: list[str]) -> int:
     for x0, _, group in _merge((Span(m.kind, m.at, m.at, m.label) for m in lane.marks), scale):
         paint = {"started": "#16a34a", "exited": "#111827", "interrupted": "#dc2626"}.get(
             group[0].kind, "#6b7280")
-        out.append(f'<rect x="{LABEL_W + x0 - 1:.1f}" y="{y0 + 2}" width="2" height="28" '
+        out.append(f'<rect x="{LABEL_W + x0 - 1:.1f}" y="{y0 + 6}" width="2" height="26" '
                    f'fill="{paint}"><title>{escape(_tip(group, "events"))}</title></rect>')
         drawn += 1
     return drawn
@@ -177,8 +181,8 @@ def _messages_svg(report: RunReport, scale: float, out: list[str]) -> int:
         if drawn >= DRAWN_MESSAGES:
             break
         x = LABEL_W + row.at * scale
-        y1 = AXIS_H + lane_of[row.sender] * LANE_H + 16
-        y2 = AXIS_H + lane_of[row.to] * LANE_H + 16
+        y1 = AXIS_H + lane_of[row.sender] * LANE_H + 19
+        y2 = AXIS_H + lane_of[row.to] * LANE_H + 19
         tip = escape(f"{row.sender} -> {row.to} at {seconds(row.at)}: {row.line[:200]}")
         out.append(f'<g><line x1="{x:.1f}" y1="{y1}" x2="{x:.1f}" y2="{y2}" '
                    f'stroke="{colors[row.sender]}" stroke-width="1.5" stroke-opacity="0.6"/>'
