@@ -18,12 +18,10 @@ from swarm.core.team import Team
 from swarm.ops.approvals import pending_permissions
 from swarm.ops.report import build_report
 from swarm.ops.report_html import render_html
-from tests.agent_fixtures import Crew, crew_fixture, run_swarm  # noqa: F401
+from tests.agent_fixtures import Crew, run_swarm
 from tests.helpers import wait_until
 from tests.report_helpers import CHROMIUM, member_table, render, same_numbers, synthetic_run
 
-needs_chromium = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed "
-                                    "(.ci/run installs it: apt-get install chromium)")
 EXTERNAL = re.compile(r"""(src|href)\s*=\s*["']?\s*(https?:|//)|url\(|@import|<script|<link""",
                       re.IGNORECASE)
 
@@ -34,7 +32,6 @@ def report_json(*args: str) -> dict:  # type: ignore[type-arg]
     return json.loads(proc.stdout)  # type: ignore[no-any-return]
 
 
-@pytest.mark.slow
 def test_report_after_a_two_teammate_run(crew: Crew, tmp_path: Path) -> None:
     """Two real shell teammates, one asking for permission; the page holds every member, every
     task subject and the totals; --json has the same numbers; chromium renders it cleanly."""
@@ -92,7 +89,8 @@ def test_report_after_a_two_teammate_run(crew: Crew, tmp_path: Path) -> None:
         assert shown.screenshot.stat().st_size > 20_000  # a drawn page, not a blank one
 
 
-@needs_chromium
+@pytest.mark.slow
+@pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed (.ci/run installs it)")
 def test_the_page_of_a_huge_run_stays_light_and_renders(team: Team, tmp_path: Path) -> None:
     """10,000 transcript entries: the page draws what lies within a pixel as one bar, so it
     stays small, says so, and a browser renders it without errors."""

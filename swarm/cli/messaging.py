@@ -23,6 +23,7 @@ from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import Message
 from swarm.core.readable import clip, flat, fold, structured_line
 from swarm.errors import BadInputError
+from swarm.ops.messages import find_message
 
 
 @click.command()
@@ -128,8 +129,6 @@ def _render(messages: Any, width: int, full: bool) -> str:
 
 
 def _show(team: Any, message_id: str, as_json: bool) -> None:
-    from swarm.ops.messages import find_message
-
     found = find_message(team, message_id)
     emit({"to": found.to, **to_jsonable(found.message)}, as_json, lambda _: _whole(found))
 

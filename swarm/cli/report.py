@@ -8,7 +8,10 @@ from typing import Any
 import click
 
 from swarm.cli.common import emit, json_option, resolve_team_name, team_option
+from swarm.core.store import write_bytes_atomic
 from swarm.errors import BadInputError
+from swarm.ops.report import build_report
+from swarm.ops.report_html import render_html, report_text
 
 
 @click.command()
@@ -23,10 +26,6 @@ def report(team_name: str | None, html_path: Path | None, as_json: bool) -> None
     Works during a run and after it, as long as the team's files are there (a team deleted
     with `swarm team delete` is gone; keep it with --keep to report on it).
     """
-    from swarm.core.store import write_bytes_atomic
-    from swarm.ops.report import build_report
-    from swarm.ops.report_html import render_html, report_text
-
     data = build_report(resolve_team_name(team_name))
     if html_path is not None:
         try:
