@@ -5,6 +5,9 @@ Real HTTP on 127.0.0.1 (an ephemeral port) from a background thread. Tests scrip
 request); with the queue empty the server answers a plain `end_turn` text. Every request is
 recorded (`.requests`: path, lower-cased headers, JSON body) so tests can assert what was sent.
 
+A request with `"stream": true` gets the same reply as server-sent events (text in several
+deltas, tool input as one JSON delta), as the SDK's streaming helpers expect.
+
 Retryable errors carry `retry-after-ms` and `x-should-retry`, so SDK-side and swarm-side retries
 wait milliseconds, not seconds.
 
@@ -175,8 +178,6 @@ class FakeAnthropic:
                 return _error(401, "authentication_error", "invalid x-api-key")
             if received.method != "POST" or received.path.split("?")[0] != "/v1/messages":
                 return _error(404, "not_found_error", f"fake server: no route {received.path}")
-            if received.body.get("stream"):
-                return _error(400, "invalid_request_error", "fake server: streaming unsupported")
             item = self._queue.popleft() if self._queue else None
         if item is None:
             reply = Scripted(200, {"content": [{"type": "text", "text": self.default_text}],
@@ -218,6 +219,36 @@ def _error(status: int, kind: str, message: str) -> Scripted:
                     {"x-should-retry": "false"})
 
 
+def _chunks(text: str, size: int = 12) -> list[str]:
+    return [text[i:i + size] for i in range(0, len(text), size)] or [""]
+
+
+def sse_body(message: dict[str, Any]) -> bytes:
+    """A finished message as the Messages API streams it: message_start, per block a start,
+    deltas and a stop, message_delta (stop reason, output tokens), message_stop."""
+    usage = message["usage"]
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": {
+        **message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}}]
+    for index, block in enumerate(message["content"]):
+        if block.get("type") == "tool_use":
+            events.append({"type": "content_block_start", "index": index, "content_block": {
+                **block, "input": {}}})
+            events.append({"type": "content_block_delta", "index": index, "delta": {
+                "type": "input_json_delta", "partial_json": json.dumps(block.get("input", {}))}})
+        else:
+            events.append({"type": "content_block_start", "index": index,
+                           "content_block": {"type": "text", "text": ""}})
+            events += [{"type": "content_block_delta", "index": index,
+                        "delta": {"type": "text_delta", "text": chunk}}
+                       for chunk in _chunks(str(block.get("text", "")))]
+        events.append({"type": "content_block_stop", "index": index})
+    events.append({"type": "message_delta", "delta": {"stop_reason": message["stop_reason"],
+                                                      "stop_sequence": None},
+                   "usage": {"output_tokens": usage["output_tokens"]}})
+    events.append({"type": "message_stop"})
+    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+
+
 def _make_handler(api: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, as the SDK's pooled client expects
@@ -231,9 +262,11 @@ def _make_handler(api: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
                 body = {"_unparsed": raw.decode("utf-8", "replace")}
             headers = {k.lower(): v for k, v in self.headers.items()}
             reply = api._answer(Received(self.command, self.path, headers, body))
-            data = json.dumps(reply.body).encode()
+            streamed = bool(body.get("stream")) and reply.status == 200
+            data = sse_body(reply.body) if streamed else json.dumps(reply.body).encode()
             self.send_response(reply.status)
-            self.send_header("content-type", "application/json")
+            self.send_header("content-type", "text/event-stream" if streamed
+                             else "application/json")
             self.send_header("content-length", str(len(data)))
             self.send_header("request-id", f"req_fake{next(api._ids):06d}")
             for name, value in reply.headers.items():

@@ -56,6 +56,9 @@ class PlainHooks:
     def before_call(self, loop: Any) -> None:
         pass
 
+    def on_text(self, text: str) -> None:
+        pass
+
     def on_reply(self, reply: Any) -> None:
         pass
 

@@ -107,3 +107,21 @@ def test_api_errors_fail_the_turn_not_the_agent(crew: Crew, fake_api: FakeAnthro
     proc = crew.cli("wait", "--until", "idle", "--timeout", "10")
     assert proc.returncode == 1
     assert error_lines(proc)[0].startswith("swarm: error: teammate failed: w1 (")
+
+
+def test_a_sonnet_teammate_shows_its_text_as_it_streams(crew: Crew, fake_api: FakeAnthropic) -> None:
+    """The agent asks for a streamed reply; what the model says reaches its output (a hidden
+    teammate's output is agent.log) once, whole, line by line."""
+    from swarm.core.view import plain
+
+    fake_api.push_text("Streaming works here,\nand this is line two of the answer.")
+    proc = crew.cli("spawn", "w1", "--backend", "hidden", "--model", "sonnet",
+                    "--permission-mode", "bypassPermissions", "--cwd", str(crew.workdir),
+                    "--prompt", "Say something.")
+    assert proc.returncode == 0, proc.stderr
+    crew.wait_idle_notes("w1", 1)
+    assert fake_api.messages_requests()[0]["stream"] is True
+    lines = plain(crew.log("w1")).splitlines()
+    [says] = [i for i, line in enumerate(lines) if "says: Streaming works here," in line]
+    assert lines[says + 1].strip() == "and this is line two of the answer."
+    assert plain(crew.log("w1")).count("Streaming works") == 1

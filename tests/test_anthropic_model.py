@@ -281,3 +281,29 @@ def test_sdk_is_imported_only_when_used() -> None:
             "print('anthropic' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_streaming_hands_the_text_over_as_it_comes(fake_api: FakeAnthropic) -> None:
+    """With `on_text` the SDK's streaming API is used: the text arrives in pieces (what a pane
+    shows live), and the reply is the same as without streaming."""
+    said = "Let me run the tests now, then I will report back."
+    fake_api.push_tool_use("Bash", {"command": "make test"}, id="toolu_s1", text=said,
+                           usage={"input_tokens": 40, "output_tokens": 25})
+    pieces: list[str] = []
+    reply = AnthropicModel("sonnet").complete(request(on_text=pieces.append))
+    assert len(pieces) > 1 and "".join(pieces) == said
+    assert reply.content == [{"type": "text", "text": said},
+                             {"type": "tool_use", "id": "toolu_s1", "name": "Bash",
+                              "input": {"command": "make test"}}]
+    assert reply.stop_reason == "tool_use"
+    assert (reply.usage.input_tokens, reply.usage.output_tokens) == (40, 25)
+    assert fake_api.messages_requests()[-1]["stream"] is True
+
+
+def test_streaming_is_retried_like_any_request(fake_api: FakeAnthropic) -> None:
+    fake_api.push_error(529)
+    fake_api.push_text("ok, now it works")
+    pieces: list[str] = []
+    reply = AnthropicModel("sonnet").complete(request(on_text=pieces.append))
+    assert "".join(pieces) == reply.text() == "ok, now it works"
+    assert len(fake_api.messages_requests()) == 2

@@ -65,7 +65,8 @@ def test_spawn_json_logs_and_transcript(crew: Crew) -> None:
     lines = logs.stdout.splitlines()
     assert f"w1@crew started (model shell, mode bypassPermissions, pid {out['pid']})" in lines[0]
     assert any(line.endswith("<- team-lead: initial prompt") for line in lines)
-    assert any(line.endswith("-> Bash: echo spawned-ok") for line in lines)
+    assert any(line.endswith('-> Bash "echo spawned-ok"') for line in lines)
+    assert any(line.endswith("| spawned-ok") for line in lines)  # what the command printed
     assert lines[-1].endswith("idle (available)")
 
     transcript = crew.cli("transcript", "w1", "--json")
@@ -81,7 +82,10 @@ def test_spawn_json_logs_and_transcript(crew: Crew) -> None:
     assert results[0]["content"].strip() == "spawned-ok"
 
     human = crew.cli("transcript", "w1")
-    assert "assistant -> Bash {\"command\": \"echo spawned-ok\"}" in human.stdout
+    shown = human.stdout.splitlines()
+    assert any(line.endswith('-> Bash "echo spawned-ok"') for line in shown)
+    assert any(line.endswith("| spawned-ok") for line in shown)
+    assert "\x1b[" not in human.stdout  # no colour codes when it does not print to a terminal
 
 
 def test_logs_of_unknown_member_is_bad_input(crew: Crew) -> None:

@@ -359,3 +359,27 @@ def test_a_tmux_server_swarm_starts_keeps_no_secret_and_logs_are_private(
 
 def environ_of(pid: int) -> dict[str, str]:
     return psutil.Process(pid).environ()
+
+
+def test_a_teammates_pane_shows_what_its_commands_printed(
+    server: Server, session: Session, team: Team, tmux_env: dict[str, str]
+) -> None:
+    """The pane shows each tool call with the first lines of its output (then how many more),
+    and incoming messages with their text."""
+    out = ok(tmux_env, "spawn", "w1", "--backend", "tmux", *SHELL, "--json", "--prompt",
+             "$ echo pane-output-line && seq 101 130")
+    pane = json.loads(out)["pane_id"]
+
+    def screen() -> str:
+        return "\n".join(tmux(server, "capture-pane", "-p", "-J", "-S", "-", "-t", pane))
+
+    wait_until(lambda: "idle (available)" in screen(), 20, message=f"w1 idle:\n{screen()}")
+    text = screen()
+    assert '-> Bash "echo pane-output-line && seq 101 130"' in text
+    assert "| pane-output-line" in text  # the command's output, under its call
+    assert "| 101" in text and "| 104" in text and "... 26 more lines" in text
+    assert "| 105" not in text  # the rest is cut (`swarm transcript` has it all)
+    assert "<- team-lead: initial prompt" in text and "$ echo pane-output-line" in text
+    full = ok(tmux_env, "transcript", "w1")
+    assert "| 130" in full and "more lines" not in full
+    ok(tmux_env, "shutdown", "w1", timeout=60)

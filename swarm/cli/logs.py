@@ -1,8 +1,9 @@
-"""`swarm logs` and `swarm transcript`."""
+"""`swarm logs` (what a teammate's pane showed) and `swarm transcript` (everything its model saw
+and said, drawn by the same renderer, uncut)."""
 
 from __future__ import annotations
 
-import json
+import codecs
 import sys
 from typing import Any
 
@@ -11,6 +12,7 @@ import click
 from swarm.cli.common import emit, json_option, open_team, team_option
 from swarm.core import paths
 from swarm.core.transcript import Transcript
+from swarm.core.view import View
 from swarm.core.watch import FileWatcher
 
 
@@ -20,11 +22,11 @@ from swarm.core.watch import FileWatcher
 @click.option("--follow", "-f", is_flag=True, help="Keep printing as the log grows.")
 def logs(name: str, team_name: str | None, follow: bool) -> None:
     """Print a teammate's output log."""
-
     team = open_team(team_name)
     member = team.member(name)
     path = paths.agent_log(team.name, member.name)
     position = 0
+    decode = codecs.getincrementaldecoder("utf-8")(errors="replace").decode  # split characters
     with FileWatcher([(path.parent, path.name)]) as watcher:
         while True:
             try:
@@ -34,8 +36,8 @@ def logs(name: str, team_name: str | None, follow: bool) -> None:
                     position += len(chunk)
             except FileNotFoundError:
                 chunk = b""
-            if chunk:
-                sys.stdout.write(chunk.decode(errors="replace"))
+            if chunk:  # click drops the pane's colours when stdout is not a terminal
+                click.echo(decode(chunk), nl=False)
                 sys.stdout.flush()
             if not follow:
                 return
@@ -43,28 +45,8 @@ def logs(name: str, team_name: str | None, follow: bool) -> None:
 
 
 def _render(entries: list[dict[str, Any]]) -> str:
-    lines = []
-    for entry in entries:
-        kind = entry.get("kind")
-        stamp = str(entry.get("ts", ""))[11:19]
-        if kind == "message":
-            message = entry["message"]
-            for block in message.get("content", []):
-                kind_of = block.get("type")
-                if kind_of == "text":
-                    lines.append(f"{stamp} {message['role']}: {block['text']}")
-                elif kind_of == "tool_use":
-                    lines.append(f"{stamp} {message['role']} -> {block['name']} "
-                                 f"{json.dumps(block.get('input'))}")
-                elif kind_of == "tool_result":
-                    body = block.get("content")
-                    flag = " (error)" if block.get("is_error") else ""
-                    lines.append(f"{stamp} result{flag}: {body}")
-        elif kind == "compaction":
-            lines.append(f"{stamp} [compacted] {entry.get('summary', '')}")
-        else:
-            lines.append(f"{stamp} [{entry.get('event', kind)}]")
-    return "\n".join(lines)
+    # The pane's renderer, uncut; click drops the colours when stdout is not a terminal.
+    return "\n".join(View(color=True, cut=False).transcript(entries))
 
 
 @click.command()
@@ -73,7 +55,6 @@ def _render(entries: list[dict[str, Any]]) -> str:
 @json_option
 def transcript(name: str, team_name: str | None, as_json: bool) -> None:
     """Print everything a teammate's model saw and said."""
-
     team = open_team(team_name)
     member = team.member(name)
     entries = Transcript(paths.agent_transcript(team.name, member.name)).entries()

@@ -73,6 +73,7 @@ COMMANDS: dict[str, str] = {
     "demo": "swarm.cli.demo:demo",
     "worktrees": "swarm.cli.worktrees:worktrees",
     "merge": "swarm.cli.worktrees:merge",
+    "report": "swarm.cli.report:report",
 }
 
 

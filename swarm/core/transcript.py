@@ -33,21 +33,9 @@ class Transcript:
         self._append({"kind": "event", "event": name, **data})
 
     def entries(self) -> list[dict[str, Any]]:
-        try:
-            lines = self.path.read_bytes().splitlines()
-        except FileNotFoundError:
-            return []
-        out = []
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                entry = json.loads(line)
-            except ValueError:
-                entry = None
-            if isinstance(entry, dict):
-                out.append(entry)
-            elif number != len(lines):  # a torn last line is a crash mid-append: no news
+        out, bad, count = read_entries(self.path)
+        for number in bad:
+            if number != count:  # a torn last line is a crash mid-append: expected, no warning
                 warn(f"{self.path}: skipping unreadable line {number}")
         return out
 
@@ -67,6 +55,36 @@ def _is_message(value: Any) -> bool:
     """A line that parses but is no message (hand-edited, another version) is skipped."""
     return (isinstance(value, dict) and value.get("role") in ("user", "assistant")
             and isinstance(value.get("content"), list))
+
+
+def read_entries(path: Path) -> tuple[list[dict[str, Any]], list[int], int]:
+    """The entries of a transcript file, the numbers of the lines that did not parse (skipped),
+    and the number of lines."""
+    try:
+        lines = path.read_bytes().splitlines()
+    except FileNotFoundError:
+        return [], [], 0
+    kept = [line for line in lines if line.strip()]
+    try:  # one parse for the whole file (about twice as fast); line by line if any line is bad
+        whole = json.loads(b"[" + b",".join(kept) + b"]")
+    except ValueError:
+        whole = None
+    if isinstance(whole, list) and all(isinstance(entry, dict) for entry in whole):
+        return whole, [], len(lines)
+    out: list[dict[str, Any]] = []
+    bad: list[int] = []
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            entry = None
+        if isinstance(entry, dict):
+            out.append(entry)
+        else:
+            bad.append(number)
+    return out, bad, len(lines)
 
 
 def _append_merged(messages: list[dict[str, Any]], message: dict[str, Any]) -> None:

@@ -44,6 +44,7 @@ from swarm.core.protocol import (
     render_for_model,
     sender_may_send,
 )
+from swarm.core.readable import structured_line
 from swarm.core.rules import Decision, tool_path
 from swarm.core.state import (
     RESTARTED,
@@ -309,13 +310,17 @@ class Agent:
         self._refresh_if_stale()
         self.compactor(loop)
 
+    def on_text(self, text: str) -> None:
+        self.console.stream(text)
+
     def on_reply(self, reply: ModelReply) -> None:
         usage = reply.usage
         self.compactor.last_input_tokens = (usage.input_tokens + usage.cache_read_input_tokens
                                             + usage.cache_creation_input_tokens)
         self.add_usage(usage)
-        if reply.text().strip():
-            self.trace(f"says: {reply.text().strip()}")
+        text = reply.text().strip()
+        if not self.console.end_stream(text) and text:
+            self.console.show(*self.console.view.says(text))
 
     def on_tool_result(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> ToolResult:
         self._last_action = tool.describe(args)
@@ -324,6 +329,7 @@ class Agent:
         path = tool_path(args, self.cwd) if tool.edits_files and not result.is_error else None
         if path is not None:  # overlapping writes among members sharing a checkout
             record_write(self.team, self.name, path)
+        self.console.show(*self.console.view.result(result.content, result.is_error))
         return result
 
     def stop_reason(self) -> str | None:
@@ -352,6 +358,9 @@ class Agent:
             self.box.mark_read(ids)
 
         return self.render_input(fresh, None), mark_read
+
+    def show(self, *lines: str) -> None:
+        self.console.show(*lines)
 
     def record(self, message: dict[str, Any]) -> None:
         self.transcript.message(message)
@@ -414,12 +423,18 @@ class Agent:
         return blocks
 
     def _announce(self, inbound: list[Inbound]) -> None:
+        view = self.console.view
         for item in inbound:
             if isinstance(item.kind, ShutdownRequest):
                 self.pending_shutdown = item.kind
-            shown = item.kind.type if item.kind is not None else (item.message.summary
-                                                                   or item.message.text)
-            self.console.say(f"<- {item.message.sender}: {brief(shown)}")
+            message = item.message
+            if item.kind is not None:
+                self.console.show(*view.incoming(message.sender, message.color,
+                                                 structured_line(item.kind)))
+            else:
+                self.console.show(*view.incoming(message.sender, message.color,
+                                                 brief(message.summary or message.text),
+                                                 message.text))
 
     # -- one turn ----------------------------------------------------------------------------
     def take_turn(self, inbound: list[Inbound], task: Task | None) -> TurnOutcome:
@@ -432,7 +447,7 @@ class Agent:
         self.set_state(state="working", current_task=current, idle_reason=None, detail=None)
         self._announce(inbound)
         if task is not None:
-            self.console.say(f"claimed task #{task.id}: {brief(task.subject)}")
+            self.console.show(*self.console.view.claimed(task.id, task.subject, task.description))
         self._waiting_at_start = {m.id for m in self.box.unread()}
         # The message is in the conversation (and transcript) before it is marked read.
         self.loop.add({"role": "user", "content": self.render_input(inbound, task)})

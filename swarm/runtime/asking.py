@@ -24,7 +24,9 @@ from swarm.core.protocol import (
     PlanApprovalResponse,
     ShutdownRequest,
 )
+from swarm.core.readable import tool_call
 from swarm.core.rules import Decision
+from swarm.core.view import View
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +36,7 @@ if TYPE_CHECKING:
     from swarm.runtime.tools import Tool
 
 T = TypeVar("T")
+VIEW = View(color=True)
 Reply = PermissionResponse | PlanApprovalResponse
 
 
@@ -43,6 +46,9 @@ class Waiter(Protocol):
     def set_state(self, **fields: Any) -> None: ...
 
     def interruptible(self, call: Callable[[], T]) -> T: ...
+
+    def show(self, *lines: str) -> None:
+        """Lines for the pane (the wait and how it ended)."""
 
 
 class Asker:
@@ -57,23 +63,43 @@ class Asker:
                                     tool_use_id=use_id, description=tool.describe(args),
                                     input=args)
         timeout = settings.permission_timeout()
+        self.waiter.show(VIEW.asks(f"may I run {tool_call(tool.name, args)}? ({why.reason})",
+                                   request.request_id))
         answer = self._ask(request, PermissionResponse, "waiting_permission",
                            f"asks: {request.description}", timeout)
         if answer is None:
             if self._shutdown_waiting():
-                return Decision("deny", "a shutdown was requested while waiting for approval")
-            return Decision("deny", f"no answer from the lead within {timeout:g}s ({why.reason})")
-        assert isinstance(answer, PermissionResponse)
-        if answer.approve:
-            return Decision("allow", "approved by the lead", updated_input=answer.updated_input)
-        return Decision("deny", f"the lead denied it: {answer.feedback or 'no reason given'}")
+                decision = Decision("deny", "a shutdown was requested while waiting for approval")
+            else:
+                decision = Decision("deny", f"no answer from the lead within {timeout:g}s "
+                                    f"({why.reason})")
+        else:
+            assert isinstance(answer, PermissionResponse)
+            if answer.approve:
+                reason = "approved by the lead" + (" (always)" if answer.always else "")
+                decision = Decision("allow", reason + (", with an edited input"
+                                                       if answer.updated_input else ""),
+                                    updated_input=answer.updated_input)
+            else:
+                decision = Decision("deny", "the lead denied it: "
+                                    f"{answer.feedback or 'no reason given'}")
+        self.waiter.show(VIEW.answered(decision.behavior == "allow", decision.reason))
+        return decision
 
     def plan(self, plan: str) -> PlanApprovalResponse | None:
         """Submit a plan and wait for the verdict; None when a shutdown came first."""
-        answer = self._ask(PlanApprovalRequest(plan=plan), PlanApprovalResponse, "awaiting_plan",
-                           "plan submitted", None)
+        request = PlanApprovalRequest(plan=plan)
+        self.waiter.show(VIEW.asks("plan submitted, waiting for approval", request.request_id))
+        answer = self._ask(request, PlanApprovalResponse, "awaiting_plan", "plan submitted", None)
         assert answer is None or isinstance(answer, PlanApprovalResponse)
+        if answer is None:
+            self.waiter.show(VIEW.answered(False, "a shutdown was requested first"))
+        else:
+            verdict = "plan approved" if answer.approve else "plan rejected"
+            self.waiter.show(VIEW.answered(answer.approve, verdict + (
+                f": {answer.feedback}" if answer.feedback else "")))
         return answer
+
 
     # -- the exchange ---------------------------------------------------------------------------
     def _ask(self, request: PermissionRequest | PlanApprovalRequest, kind: type[Reply],

@@ -30,6 +30,9 @@ class LoopHooks(Protocol):
     def before_call(self, loop: Loop) -> None:
         """Just before each model call (compaction)."""
 
+    def on_text(self, text: str) -> None:
+        """A piece of the reply's text as the model streams it (what the pane shows live)."""
+
     def on_reply(self, reply: ModelReply) -> None:
         """After each model reply (usage, what the pane shows)."""
 

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import Any
 
+from swarm.core.readable import tool_call
 from swarm.errors import SwarmError
 from swarm.runtime.interfaces import LoopHooks
 from swarm.runtime.models.base import Model, ModelRequest
@@ -48,7 +49,8 @@ class Loop:
         self.hooks.record(message)
 
     def request(self) -> ModelRequest:
-        return ModelRequest(self.system, self.messages, [t.spec() for t in self.tools.values()])
+        return ModelRequest(self.system, self.messages, [t.spec() for t in self.tools.values()],
+                            on_text=self.hooks.on_text)
 
     def run(self, user_content: list[dict[str, Any]] | None = None) -> TurnOutcome:
         """One turn. `user_content` starts it (None: the caller already added the input)."""
@@ -86,13 +88,13 @@ class Loop:
     def call(self, use: dict[str, Any]) -> dict[str, Any]:
         tool = self.tools.get(use["name"])
         args = use.get("input") or {}
-        if tool is None:
+        if tool is None or not isinstance(args, dict):
             result = ToolResult(f"unknown tool {use['name']!r}; you have: "
-                                f"{', '.join(self.tools)}", is_error=True)
-        elif not isinstance(args, dict):
-            result = ToolResult("tool input must be an object", is_error=True)
+                                f"{', '.join(self.tools)}" if tool is None
+                                else "tool input must be an object", is_error=True)
+            self.hooks.trace(f"-> {use['name']}: error: {result.content}")
         else:
-            self.hooks.trace(f"-> {tool.describe(args)}")
+            self.hooks.trace(f"-> {tool_call(tool.name, args)}")
             decision = self.hooks.permit(tool, args, use["id"])
             if decision.behavior != "allow":
                 result = ToolResult(f"permission denied: {decision.reason}", is_error=True)
@@ -103,9 +105,7 @@ class Loop:
                 if decision.updated_input is not None:  # the model must know what really ran
                     result.content = (f"[the lead edited this call's input before approving it;"
                                       f" it ran as: {tool.describe(args)}]\n{result.content}")
-            result = self.hooks.on_tool_result(tool, args, result)
-        if result.is_error:
-            self.hooks.trace(f"   error: {result.content}")
+            result = self.hooks.on_tool_result(tool, args, result)  # shows it in the pane
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": use["id"],
                                  "content": result.content}
         if result.is_error:

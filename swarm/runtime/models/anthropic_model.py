@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
 from typing import Any
 
 from swarm import settings
@@ -160,7 +161,8 @@ def reply_from_message(model_id: str, message: Any) -> ModelReply:
 
 
 class AnthropicModel:
-    """`Model` backed by `anthropic.Anthropic().messages.create` (non-streaming)."""
+    """`Model` backed by the SDK's `messages.stream` when the request wants the text as it is
+    generated (`on_text`), `messages.create` otherwise."""
 
     def __init__(self, spec: str = "sonnet", *, max_retries: int | None = None) -> None:
         import anthropic
@@ -194,7 +196,7 @@ class AnthropicModel:
         attempt = 0
         while True:
             try:
-                message = self._client.messages.create(**params)
+                message = self._request(params, request.on_text)
             except Exception as exc:
                 delay = self._retry_delay(exc, attempt)
                 if delay is None:
@@ -203,6 +205,14 @@ class AnthropicModel:
                 attempt += 1
                 continue
             return reply_from_message(self.name, message)
+
+    def _request(self, params: dict[str, Any], on_text: Callable[[str], None] | None) -> Any:
+        if on_text is None:
+            return self._client.messages.create(**params)
+        with self._client.messages.stream(**params) as stream:
+            for text in stream.text_stream:
+                on_text(text)
+            return stream.get_final_message()
 
     def _retry_delay(self, exc: Exception, attempt: int) -> float | None:
         """Seconds to wait before retrying `exc`, or None when it must not be retried."""

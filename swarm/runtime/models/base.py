@@ -6,6 +6,7 @@ API, the offline `shell` worker and `scripted:` replays all see and produce the 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -24,6 +25,8 @@ class ModelRequest:
     messages: list[dict[str, Any]]  # [{"role": "user"|"assistant", "content": [Block, ...]}]
     tools: list[dict[str, Any]]  # [{"name", "description", "input_schema"}]
     max_tokens: int = 4096
+    # Text of the reply as it is generated, for models that stream (the pane shows it live).
+    on_text: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
 
 
 @dataclass

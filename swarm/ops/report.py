@@ -1,0 +1,452 @@
+"""`swarm report`: what a team did, read back from its files (during a run or after it).
+
+Everything comes from disk, so a kept team, a finished one or a running one reads the same way:
+each member's `transcript.jsonl` (model calls, tool calls, inputs, process events, all
+timestamped), its `state.json` (turns, tokens, cost), the task files, and every mailbox with its
+archive (messages, and the permission and plan requests with their answers). The result is plain
+data; `report_html` draws it, the CLI prints it as JSON.
+
+Times are seconds since the start of the run (the team's creation or its first record).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from typing import Any
+
+from swarm.core import paths
+from swarm.core.names import LEAD_NAME, validate_team_name
+from swarm.core.protocol import (
+    PermissionRequest,
+    PermissionResponse,
+    PlanApprovalRequest,
+    PlanApprovalResponse,
+)
+from swarm.core.readable import flat, structured_line, tool_call
+from swarm.core.state import AgentState, read_state
+from swarm.core.tasks import Task
+from swarm.core.team import Member, Team
+from swarm.core.transcript import read_entries
+from swarm.errors import NotFoundError
+from swarm.ops.messages import Addressed, team_messages
+
+TASK_INPUT_RE = re.compile(r'<task-assignment id="(\d+)"')
+BUSY_STATES = ("starting", "working", "waiting_permission", "awaiting_plan", "shutting_down")
+TEXT_CAP = 4000  # characters of a message's text kept in the report
+
+
+@dataclass
+class Span:
+    """A stretch of time on a member's lane. kind: work (handling one input), model (a model
+    call), tool (tool calls, to their result), permission / plan (waiting for the lead), idle
+    (between inputs, process running), task (from claim to completion)."""
+
+    kind: str
+    start: float
+    end: float
+    label: str
+    outcome: str = ""
+
+
+@dataclass
+class Mark:
+    """A moment on a lane: started, exited, interrupted, compaction, or another recorded event."""
+
+    kind: str
+    at: float
+    label: str
+
+
+@dataclass
+class MemberRow:
+    name: str
+    color: str | None = None
+    model: str | None = None
+    state: str = "-"
+    turns: int = 0
+    tool_calls: int = 0
+    messages_sent: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_tokens: int = 0
+    tokens: int = 0
+    cost_usd: float = 0.0
+    busy_s: float = 0.0
+    wall_s: float = 0.0
+
+
+@dataclass
+class Lane:
+    name: str
+    color: str | None
+    spans: list[Span] = field(default_factory=list)
+    marks: list[Mark] = field(default_factory=list)
+
+
+@dataclass
+class TaskRow:
+    id: str
+    subject: str
+    owner: str | None
+    status: str
+    claimed: float | None
+    done: float | None
+    took_s: float | None
+
+
+@dataclass
+class MessageRow:
+    id: str
+    at: float
+    timestamp: str
+    sender: str
+    to: str
+    kind: str  # text, or the structured message's type
+    line: str
+    text: str
+
+
+@dataclass
+class RunReport:
+    team: str
+    description: str
+    start: str  # ISO 8601 UTC
+    end: str
+    duration_s: float
+    generated_at: str
+    members: list[MemberRow]
+    totals: MemberRow
+    lanes: list[Lane]
+    tasks: list[TaskRow]
+    messages: list[MessageRow]
+    notes: list[str]
+    active: bool  # some member was still busy when the report was made
+    events: int  # transcript entries and messages read
+
+    @property
+    def empty(self) -> bool:
+        return self.events == 0 and not self.tasks
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**asdict(self), "empty": self.empty}
+
+
+def epoch(stamp: Any) -> float | None:
+    """An ISO 8601 timestamp as epoch seconds; None when it is not one."""
+    if not isinstance(stamp, str):
+        return None
+    try:
+        parsed = datetime.fromisoformat(stamp)
+    except ValueError:
+        return None
+    return (parsed if parsed.tzinfo else parsed.replace(tzinfo=UTC)).timestamp()
+
+
+def iso(seconds: float) -> str:
+    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds").replace(
+        "+00:00", "Z")
+
+
+@dataclass
+class _Track:
+    """What one member's transcript says, in epoch seconds (made relative at the end)."""
+
+    spans: list[Span] = field(default_factory=list)
+    marks: list[Mark] = field(default_factory=list)
+    model_calls: int = 0
+    tool_calls: int = 0
+    claims: dict[str, float] = field(default_factory=dict)
+    completions: dict[str, float] = field(default_factory=dict)  # task id -> TaskUpdate done
+    tool_ends: dict[str, float] = field(default_factory=dict)  # tool_use_id -> result time
+    first: float | None = None
+    last: float | None = None
+    lifetimes: list[tuple[float, float | None]] = field(default_factory=list)
+
+
+def _read_track(entries: list[dict[str, Any]]) -> tuple[_Track, int]:
+    """Spans and marks out of transcript entries; also the number of entries without a time."""
+    track = _Track()
+    undated = 0
+    work: float | None = None
+    tools: dict[str, tuple[float, str]] = {}
+    completing: dict[str, str] = {}  # tool_use id of a TaskUpdate to completed -> task id
+    prev: float | None = None
+
+    def close_work(at: float, outcome: str = "") -> None:
+        nonlocal work
+        if work is not None:
+            track.spans.append(Span("work", work, max(at, work), "handling input", outcome))
+            work = None
+
+    for entry in entries:
+        ts = epoch(entry.get("ts"))
+        if ts is None:
+            undated += 1
+            continue
+        track.first = ts if track.first is None else track.first
+        track.last = ts
+        kind = entry.get("kind")
+        if kind == "event":
+            name = str(entry.get("event", "event"))
+            if name == "started":
+                close_work(prev if prev is not None else ts, "process ended")
+                track.lifetimes.append((ts, None))
+                label = f"started (model {entry.get('model', '?')}, pid {entry.get('pid', '?')})"
+            elif name == "exited":
+                close_work(ts, "exited")
+                if track.lifetimes and track.lifetimes[-1][1] is None:
+                    track.lifetimes[-1] = (track.lifetimes[-1][0], ts)
+                label = f"exited: {entry.get('detail', '')}"
+            elif name == "interrupted":
+                close_work(ts, "interrupted")
+                label = "interrupted"
+            else:
+                label = name
+            track.marks.append(Mark(name, ts, label))
+        elif kind == "compaction":
+            track.marks.append(Mark("compaction", ts, "conversation compacted"))
+        elif kind == "message":
+            message = entry.get("message") or {}
+            content = message.get("content")
+            blocks = [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+            if message.get("role") == "assistant":
+                track.model_calls += 1
+                track.spans.append(Span("model", prev if prev is not None else ts, ts, "model call"))
+                uses = [b for b in blocks if b.get("type") == "tool_use"]
+                for use in uses:
+                    args = use.get("input")
+                    tools[str(use.get("id"))] = (ts, tool_call(str(use.get("name")), args))
+                    if (use.get("name") == "TaskUpdate" and isinstance(args, dict)
+                            and args.get("status") == "completed"):
+                        completing[str(use.get("id"))] = str(args.get("task_id"))
+                track.tool_calls += len(uses)
+                if work is None:
+                    work = prev if prev is not None else ts
+                if not uses:
+                    close_work(ts)
+            else:
+                results = [b for b in blocks if b.get("type") == "tool_result"]
+                for result in results:
+                    use_id = str(result.get("tool_use_id"))
+                    track.tool_ends[use_id] = ts
+                    started = tools.pop(use_id, None)
+                    done = completing.pop(use_id, None)
+                    if done is not None and not result.get("is_error"):
+                        track.completions.setdefault(done, ts)
+                    if started is not None:
+                        outcome = "error" if result.get("is_error") else "ok"
+                        track.spans.append(Span("tool", started[0], ts, started[1], outcome))
+                texts = " ".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+                if texts and not results and work is None:
+                    work = ts
+                for task_id in TASK_INPUT_RE.findall(texts):
+                    track.claims.setdefault(task_id, ts)
+        prev = ts
+    end = track.last if track.last is not None else 0.0
+    for start, label in tools.values():
+        track.spans.append(Span("tool", start, end, label, "no result"))
+    if work is not None:
+        track.spans.append(Span("work", work, end, "handling input", "open"))
+    return track, undated
+
+
+def _idle_gaps(track: _Track, end: float) -> list[Span]:
+    """Time a process was alive and not handling input."""
+    gaps: list[Span] = []
+    works = sorted((s.start, s.end) for s in track.spans if s.kind == "work")
+    for alive_from, alive_to in track.lifetimes:
+        until = alive_to if alive_to is not None else end
+        cursor = alive_from
+        for start, stop in works:
+            if stop <= cursor or start >= until:
+                continue
+            if start > cursor:
+                gaps.append(Span("idle", cursor, start, "idle"))
+            cursor = max(cursor, stop)
+        if until > cursor:
+            gaps.append(Span("idle", cursor, until, "idle"))
+    return gaps
+
+
+def _waits(messages: list[Addressed], tracks: dict[str, _Track], end: float) -> list[tuple[str, Span]]:
+    """Permission and plan waits: from the request to its answer (or to the tool's result when
+    none came: a timeout, an interrupt, a shutdown)."""
+    answers: dict[str, tuple[float, Any]] = {}
+    for item in messages:
+        kind = item.message.structured() if '"request_id"' in item.message.text else None
+        if isinstance(kind, PermissionResponse | PlanApprovalResponse):
+            at = epoch(item.message.timestamp)
+            if at is not None:
+                answers.setdefault(kind.request_id, (at, kind))
+    out: list[tuple[str, Span]] = []
+    for item in messages:
+        text = item.message.text
+        if '"permission_request"' not in text and '"plan_approval_request"' not in text:
+            continue
+        kind = item.message.structured()
+        at = epoch(item.message.timestamp)
+        if at is None or not isinstance(kind, PermissionRequest | PlanApprovalRequest):
+            continue
+        who = item.message.sender
+        answer = answers.get(kind.request_id)
+        if isinstance(kind, PermissionRequest):
+            label = f"asks: {tool_call(kind.tool_name, kind.input)}"
+            fallback = tracks[who].tool_ends.get(str(kind.tool_use_id)) if who in tracks else None
+            span_kind = "permission"
+        else:
+            label, fallback, span_kind = f"plan: {flat(kind.plan)[:120]}", None, "plan"
+        if answer is not None:
+            done, response = answer
+            outcome = "approved" if response.approve else "denied"
+            if getattr(response, "always", False):
+                outcome += " (always)"
+        else:
+            done, outcome = (fallback, "no answer") if fallback is not None else (end, "waiting")
+        out.append((who, Span(span_kind, at, max(done, at), label, outcome)))
+    return out
+
+
+def _member_names(team: Team, members: list[Member]) -> list[str]:
+    """Members in the team file (lead first), then any with files on disk but no entry any more."""
+    names = [LEAD_NAME, *(m.name for m in members if m.name != LEAD_NAME)]
+    agents = paths.team_dir(team.name) / "agents"
+    if agents.is_dir():
+        names += sorted(p.name for p in agents.iterdir() if p.is_dir() and p.name not in names)
+    return names
+
+
+def build_report(team_name: str, now: float | None = None) -> RunReport:
+    """Read everything the team left on disk and lay it out in time."""
+    team_name = validate_team_name(team_name)
+    if not paths.team_dir(team_name).is_dir():
+        raise NotFoundError(f"no team named {team_name!r} (see `swarm team list`): the report "
+                            "reads a team's files, which `swarm team delete` removes; keep a "
+                            "team with --keep to report on it later")
+    team = Team.open(team_name)
+    config = team.config()
+    names = _member_names(team, config.members)
+    by_name = {m.name: m for m in config.members}
+    notes: list[str] = []
+    tracks: dict[str, _Track] = {}
+    states: dict[str, AgentState | None] = {}
+    events = 0
+    for name in names:
+        entries, bad, _ = read_entries(paths.agent_transcript(team.name, name))
+        track, undated = _read_track(entries)
+        tracks[name] = track
+        states[name] = read_state(team.name, name)
+        events += len(entries)
+        if bad:
+            shown = ", ".join(str(n) for n in bad[:5]) + (" ..." if len(bad) > 5 else "")
+            notes.append(f"{name}: skipped {len(bad)} unreadable transcript line(s) ({shown}): "
+                         "torn by a crash or cut short")
+        if undated:
+            notes.append(f"{name}: skipped {undated} transcript entr(ies) without a timestamp")
+    mailbox_items = team_messages(team, names)
+    tasks = team.tasks.list()
+    events += len(mailbox_items)
+
+    # The run's extent: from the team's creation (or its first record) to its last record.
+    stamps = [t for tr in tracks.values() for t in (tr.first, tr.last) if t is not None]
+    stamps += [t for a in mailbox_items if (t := epoch(a.message.timestamp)) is not None]
+    stamps += [t for task in tasks for t in (epoch(task.created_at), epoch(task.updated_at)) if t]
+    created = epoch(config.created_at)
+    t0 = min([*stamps, *([created] if created else [])], default=now or time.time())
+    t1 = max(stamps, default=t0)
+    active = [n for n in names if (s := states[n]) is not None and s.state in BUSY_STATES]
+    if active:
+        notes.append("still running when this report was made: " + ", ".join(active))
+
+    def rel(value: float) -> float:
+        return round(value - t0, 3)
+
+    waits = _waits(mailbox_items, tracks, t1)
+    task_rows = [_task_row(task, tracks, rel) for task in tasks]
+    sent: dict[str, int] = {}
+    received: set[str] = set()
+    for item in mailbox_items:
+        sent[item.message.sender] = sent.get(item.message.sender, 0) + 1
+        received.add(item.to)
+    lanes: list[Lane] = []
+    rows: list[MemberRow] = []
+    for name in names:
+        track, state, member = tracks[name], states[name], by_name.get(name)
+        spans = [*track.spans, *_idle_gaps(track, t1), *(s for who, s in waits if who == name)]
+        lane = Lane(name, member.color if member else None,
+                    [Span(s.kind, rel(s.start), rel(s.end), s.label, s.outcome) for s in spans],
+                    [Mark(m.kind, rel(m.at), m.label) for m in track.marks])
+        lane.spans += [Span("task", r.claimed, r.done if r.done is not None else rel(t1),
+                            f"#{r.id} {r.subject}", r.status)
+                       for r in task_rows if r.owner == name and r.claimed is not None]
+        lane.spans.sort(key=lambda s: s.start)
+        row = _member_row(name, member, state, track, sent.get(name, 0), lane, t1)
+        # A lead led from the shell has no process, and a removed member may have left an empty
+        # directory: show those only when they took part.
+        quiet = not (lane.spans or lane.marks or row.messages_sent or row.turns or name in received)
+        if quiet and (name == LEAD_NAME or member is None):
+            continue
+        lanes.append(lane)
+        rows.append(row)
+    totals = MemberRow("team", state=f"{len(rows)} member(s)")
+    for row in rows:
+        for key in ("turns", "tool_calls", "messages_sent", "input_tokens", "output_tokens",
+                    "cache_tokens", "tokens", "cost_usd", "busy_s"):
+            setattr(totals, key, getattr(totals, key) + getattr(row, key))
+    totals.cost_usd = round(totals.cost_usd, 6)
+    totals.busy_s = round(totals.busy_s, 3)
+    totals.wall_s = round(t1 - t0, 3)
+    messages = [_message_row(item, t0) for item in mailbox_items]
+    return RunReport(team.name, config.description, iso(t0), iso(t1), round(t1 - t0, 3),
+                     iso(now or time.time()), rows, totals, lanes, task_rows, messages, notes,
+                     bool(active), events)
+
+
+def _task_row(task: Task, tracks: dict[str, _Track], rel: Any) -> TaskRow:
+    claimed = tracks[task.owner].claims.get(task.id) if task.owner in tracks else None
+    if claimed is None and task.owner and task.status != "pending":
+        claimed = epoch(task.created_at)  # claimed outside a transcript: from its creation
+    # Completed when its owner's TaskUpdate said so (the file's updated_at moves again when a
+    # task it blocks changes); else when the file last changed (the CLI, another member).
+    done = None
+    if task.status == "completed":
+        done = next((t.completions[task.id] for t in tracks.values()
+                     if task.id in t.completions), None) or epoch(task.updated_at)
+    took = None if claimed is None or done is None else round(max(done - claimed, 0.0), 3)
+    return TaskRow(task.id, task.subject, task.owner, task.status,
+                   None if claimed is None else rel(claimed),
+                   None if done is None else rel(max(done, claimed or done)), took)
+
+
+def _member_row(name: str, member: Member | None, state: AgentState | None, track: _Track,
+                sent: int, lane: Lane, end: float) -> MemberRow:
+    row = MemberRow(name, member.color if member else None, member.model if member else None)
+    row.state = state.state if state else ("-" if member else "removed")
+    row.turns = state.turns if state else track.model_calls
+    row.tool_calls = track.tool_calls
+    row.messages_sent = sent
+    if state is not None:
+        usage = state.usage
+        row.input_tokens, row.output_tokens = usage.input_tokens, usage.output_tokens
+        row.cache_tokens = usage.cache_creation_input_tokens + usage.cache_read_input_tokens
+        row.tokens = usage.total_tokens
+        row.cost_usd = round(usage.cost_usd, 6)
+    row.busy_s = round(sum(s.end - s.start for s in lane.spans if s.kind == "work"), 3)
+    row.wall_s = round(sum((stop if stop is not None else end) - start
+                           for start, stop in track.lifetimes), 3)
+    return row
+
+
+def _message_row(item: Addressed, t0: float) -> MessageRow:
+    message = item.message
+    kind = message.structured()
+    at = epoch(message.timestamp)
+    text = message.text if len(message.text) <= TEXT_CAP else (
+        message.text[:TEXT_CAP] + f"\n... [{len(message.text) - TEXT_CAP} more characters: "
+        f"`swarm inbox show {message.id[:8]}`]")
+    line = structured_line(kind) if kind is not None else flat(message.summary or message.text)
+    return MessageRow(message.id, round((at if at is not None else t0) - t0, 3), message.timestamp,
+                      message.sender, item.to, kind.type if kind is not None else "text", line,
+                      text)
