@@ -7,6 +7,8 @@ recorded (`.requests`: path, lower-cased headers, JSON body) so tests can assert
 
 A request with `"stream": true` gets the same reply as server-sent events (text in several
 deltas, tool input as one JSON delta), as the SDK's streaming helpers expect.
+Concurrent conversations (a teammate and its subagents) get their own scripts: `route(match)`
+returns a script that answers every request whose body `match`es, before the main queue.
 
 Retryable errors carry `retry-after-ms` and `x-should-retry`, so SDK-side and swarm-side retries
 wait milliseconds, not seconds.
@@ -57,6 +59,7 @@ class Received:
     path: str
     headers: dict[str, str]  # lower-cased names
     body: dict[str, Any]
+    raw: bytes = b""  # the body as sent
 
     @property
     def api_key(self) -> str | None:
@@ -77,31 +80,13 @@ class Scripted:
 Responder = Callable[[dict[str, Any]], Scripted]
 
 
-class FakeAnthropic:
-    """The server plus its script. Thread-safe: agents in other processes may call it at once."""
+class Script:
+    """A queue of replies, answered in order."""
 
-    def __init__(self, *, required_api_key: str | None = None) -> None:
-        self.requests: list[Received] = []
-        self.required_api_key = required_api_key  # when set, any other key gets a 401
-        self.default_text = "Done."
+    def __init__(self, lock: threading.Lock, ids: Iterator[int]) -> None:
         self._queue: deque[Scripted | Responder] = deque()
-        self._lock = threading.Lock()
-        self._ids = itertools.count(1)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
-        self._server.daemon_threads = True
-        # a short poll interval so close() (server.shutdown) returns in milliseconds
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,),
-                                        daemon=True)
-        self._thread.start()
-
-    @property
-    def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
-
-    @property
-    def port(self) -> int:
-        return int(self._server.server_address[1])
+        self._lock = lock
+        self._ids = ids
 
     # -- scripting ---------------------------------------------------------------------------
 
@@ -164,6 +149,47 @@ class FakeAnthropic:
         with self._lock:
             return len(self._queue)
 
+
+class Route(Script):
+    def __init__(self, match: Callable[[dict[str, Any]], bool], lock: threading.Lock,
+                 ids: Iterator[int]) -> None:
+        super().__init__(lock, ids)
+        self.match = match
+
+
+class FakeAnthropic(Script):
+    """The server plus its script. Thread-safe: agents in other processes may call it at once."""
+
+    def __init__(self, *, required_api_key: str | None = None) -> None:
+        super().__init__(threading.Lock(), itertools.count(1))
+        self.requests: list[Received] = []
+        self.required_api_key = required_api_key  # when set, any other key gets a 401
+        self.default_text = "Done."
+        self._routes: list[Route] = []
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
+        self._server.daemon_threads = True
+        # a short poll interval so close() (server.shutdown) returns in milliseconds
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,),
+                                        daemon=True)
+        self._thread.start()
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host!s}:{port}"
+
+    @property
+    def port(self) -> int:
+        return int(self._server.server_address[1])
+
+    def route(self, match: Callable[[dict[str, Any]], bool]) -> Route:
+        """A script for the requests `match` picks (empty: the default text, never the main
+        queue), so concurrent conversations each get their own replies."""
+        route = Route(match, self._lock, self._ids)
+        with self._lock:
+            self._routes.append(route)
+        return route
+
     def messages_requests(self) -> list[dict[str, Any]]:
         """Bodies of the POST /v1/messages requests, oldest first."""
         with self._lock:
@@ -178,7 +204,9 @@ class FakeAnthropic:
                 return _error(401, "authentication_error", "invalid x-api-key")
             if received.method != "POST" or received.path.split("?")[0] != "/v1/messages":
                 return _error(404, "not_found_error", f"fake server: no route {received.path}")
-            item = self._queue.popleft() if self._queue else None
+            queue = next((r._queue for r in self._routes if r.match(received.body)),
+                         self._queue)
+            item = queue.popleft() if queue else None
         if item is None:
             reply = Scripted(200, {"content": [{"type": "text", "text": self.default_text}],
                                    "stop_reason": "end_turn", "usage": dict(DEFAULT_USAGE)})
@@ -261,7 +289,7 @@ def _make_handler(api: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             except ValueError:
                 body = {"_unparsed": raw.decode("utf-8", "replace")}
             headers = {k.lower(): v for k, v in self.headers.items()}
-            reply = api._answer(Received(self.command, self.path, headers, body))
+            reply = api._answer(Received(self.command, self.path, headers, body, raw))
             streamed = bool(body.get("stream")) and reply.status == 200
             data = sse_body(reply.body) if streamed else json.dumps(reply.body).encode()
             self.send_response(reply.status)

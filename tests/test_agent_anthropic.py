@@ -13,7 +13,7 @@ from tests.agent_fixtures import Crew, error_lines
 from tests.fake_anthropic import FakeAnthropic
 
 TOOL_NAMES = ["Read", "Write", "Edit", "Bash", "Glob", "Grep", "SendMessage", "TaskCreate",
-              "TaskList", "TaskGet", "TaskUpdate"]
+              "TaskList", "TaskGet", "TaskUpdate", "Agent", "AgentStatus", "AgentStop"]
 
 
 @pytest.fixture(autouse=True)

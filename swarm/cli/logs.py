@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import codecs
 import sys
+from pathlib import Path
 from typing import Any
 
 import click
@@ -14,6 +15,7 @@ from swarm.core import paths
 from swarm.core.transcript import Transcript
 from swarm.core.view import View
 from swarm.core.watch import FileWatcher
+from swarm.errors import NotFoundError
 
 
 @click.command()
@@ -52,10 +54,25 @@ def _render(entries: list[dict[str, Any]]) -> str:
 @click.command()
 @click.argument("name")
 @team_option
+@click.option("--subagent", "subagent_id", default=None, metavar="ID",
+              help="One of its subagents' transcripts instead (e.g. NAME.sub-1).")
 @json_option
-def transcript(name: str, team_name: str | None, as_json: bool) -> None:
+def transcript(name: str, team_name: str | None, subagent_id: str | None, as_json: bool) -> None:
     """Print everything a teammate's model saw and said."""
     team = open_team(team_name)
     member = team.member(name)
-    entries = Transcript(paths.agent_transcript(team.name, member.name)).entries()
+    path = paths.agent_transcript(team.name, member.name)
+    if subagent_id is not None:
+        path = _subagent_path(team.name, member.name, subagent_id)
+    entries = Transcript(path).entries()
     emit(entries, as_json, _render)
+
+
+def _subagent_path(team: str, name: str, subagent_id: str) -> Path:
+    known = sorted((p.stem for p in paths.subagents_dir(team, name).glob(f"{name}.sub-*.jsonl")),
+                   key=lambda stem: int(stem.rsplit("-", 1)[1]) if stem.rsplit("-", 1)[1]
+                   .isdigit() else 0)
+    if subagent_id not in known:
+        raise NotFoundError(f"{name} has no subagent {subagent_id!r} (its subagents: "
+                            f"{', '.join(known) or 'none'})")
+    return paths.subagent_transcript(team, name, subagent_id)

@@ -27,6 +27,11 @@ def render(statuses: list[Any]) -> str:
     total_cost = sum(s.cost_usd for s in statuses)
     out = table(rows, ["NAME", "STATE", "MODE", "BACKEND", "PANE", "PID", "TASK", "UNREAD",
                        "TURNS", "TOKENS", "COST", "ACTIVE"])
+    subs = [[str(sub["agent_id"]), str(sub["subagent_type"]), str(sub["description"]),
+             str(sub["tool_uses"]), str(sub["tokens"])] for s in statuses for sub in s.subagents]
+    if subs:
+        out += "\n\nrunning subagents:\n" + table(subs, ["ID", "TYPE", "DESCRIPTION",
+                                                         "TOOL USES", "TOKENS"])
     out += f"\nteam total: {total_tokens} tokens, ${total_cost:.4f}"
     shared: dict[str, list[str]] = {}
     for s in statuses:

@@ -17,7 +17,13 @@ BACKENDS = ("tmux", "iterm2", "hidden")
 # they are allowed in every permission mode (a plan needs questions and answers).
 TEAM_TOOLS = ("SendMessage", "TaskCreate", "TaskList", "TaskGet", "TaskUpdate")
 READ_ONLY_TOOLS = ("Read", "Glob", "Grep")
-KNOWN_TOOLS = ("Read", "Write", "Edit", "Bash", "Glob", "Grep", *TEAM_TOOLS, "ExitPlanMode")
+# Subagents: offered to the lead and teammates, never to a subagent (no nesting). Allowed in
+# every permission mode: what a subagent does is checked call by call against the same policy.
+SUBAGENT_TOOLS = ("Agent", "AgentStatus", "AgentStop")
+# All a subagent may ever run: the file and shell tools, and SendMessage (to its parent only).
+SUBAGENT_USABLE = ("Read", "Write", "Edit", "Bash", "Glob", "Grep", "SendMessage")
+KNOWN_TOOLS = ("Read", "Write", "Edit", "Bash", "Glob", "Grep", *TEAM_TOOLS, "ExitPlanMode",
+               *SUBAGENT_TOOLS)
 
 
 def validate_name(name: str, kind: str = "name") -> str:

@@ -81,6 +81,15 @@ def team_writes(team: str) -> Path:
     return team_dir(team) / "writes.json"
 
 
+def subagents_dir(team: str, name: str) -> Path:
+    return agent_dir(team, name) / "subagents"
+
+
+def subagent_transcript(team: str, name: str, agent_id: str) -> Path:
+    """`agents/<name>/subagents/<id>.jsonl`; `agent_id` is `<name>.sub-<n>`."""
+    return subagents_dir(team, name) / f"{agent_id}.jsonl"
+
+
 def user_agents_dir() -> Path:
     return home() / "agents"
 

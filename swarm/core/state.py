@@ -51,6 +51,24 @@ class Usage(BaseModel):
         self.cost_usd += other.cost_usd
 
 
+SubagentStatus = Literal["running", "completed", "failed", "stopped"]
+
+
+class SubagentInfo(BaseModel):
+    """One subagent of this agent, as `swarm status` shows it (the transcript has the rest)."""
+
+    agent_id: str  # <parent>.sub-<n>
+    subagent_type: str  # a definition's name, or "fork"
+    description: str = ""
+    status: SubagentStatus = "running"
+    background: bool = False
+    tool_uses: int = 0
+    tokens: int = 0
+    started_at: str = Field(default_factory=utcnow_iso)
+    ended_at: str | None = None
+    worktree: str | None = None  # a kept worktree's path
+
+
 class AgentState(BaseModel):
     state: AgentStateName = "starting"
     pid: int | None = None
@@ -66,6 +84,7 @@ class AgentState(BaseModel):
     mode: str | None = None  # the permission mode it is in now (plan approval changes it)
     child_pgid: int | None = None  # the process group of the Bash command it runs, if any
     child_started_at: float | None = None  # that command's start time (pids are reused)
+    subagents: list[SubagentInfo] = Field(default_factory=list)  # running, then the latest ended
 
 
 def read_state(team: str, name: str) -> AgentState | None:

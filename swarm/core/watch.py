@@ -77,11 +77,43 @@ def _close_later(fd: int) -> None:
         _close_quietly(fd)
 
 
-class FileWatcher:
-    """Watch some files (by name in their directories) or whole directories (name None)."""
+class Waker:
+    """A self-pipe another thread sets to end a `FileWatcher.wait` (e.g. a subagent finished
+    while its parent waits for mail). Setting it twice before a wait wakes the wait once."""
 
-    def __init__(self, targets: list[tuple[Path, str | None]]) -> None:
+    def __init__(self) -> None:
+        self._read, self._write = os.pipe()  # close-on-exec already (PEP 446)
+        os.set_blocking(self._read, False)
+        os.set_blocking(self._write, False)
+
+    def fileno(self) -> int:
+        return self._read
+
+    def set(self) -> None:
+        with contextlib.suppress(BlockingIOError, OSError):  # full pipe: already set
+            os.write(self._write, b"!")
+
+    def clear(self) -> bool:
+        """Drain the pipe; True if it was set."""
+        drained = False
+        while True:
+            try:
+                drained = bool(os.read(self._read, 4096)) or drained
+            except (BlockingIOError, OSError):
+                return drained
+
+    def close(self) -> None:
+        _close_quietly(self._read)
+        _close_quietly(self._write)
+
+
+class FileWatcher:
+    """Watch some files (by name in their directories) or whole directories (name None), and
+    optionally a `Waker` that other threads set."""
+
+    def __init__(self, targets: list[tuple[Path, str | None]], waker: Waker | None = None) -> None:
         self._targets = targets
+        self._waker = waker
         self._fd = -1
         self._wd_names: dict[int, str | None] = {}
         self.degraded = False  # inotify lost a watched directory: polling from then on
@@ -120,12 +152,18 @@ class FileWatcher:
         if self._fd < 0:
             return self._poll(timeout)
         deadline = None if timeout is None else time.monotonic() + timeout
+        fds = [self._fd] if self._waker is None else [self._fd, self._waker.fileno()]
         while True:
             remaining = None if deadline is None else max(0.0, deadline - time.monotonic())
-            ready, _, _ = select.select([self._fd], [], [], remaining)
+            ready, _, _ = select.select(fds, [], [], remaining)
             if not ready:
                 return False
-            if self._drain():
+            hit = False
+            if self._waker is not None and self._waker.fileno() in ready:
+                hit = self._waker.clear()
+            if self._fd in ready:
+                hit = self._drain() or hit  # drained either way: no stale event stays queued
+            if hit:
                 return True
 
     def _drain(self) -> bool:
@@ -177,7 +215,11 @@ class FileWatcher:
             if deadline is not None and time.monotonic() >= deadline:
                 return False
             pause = interval if deadline is None else min(interval, deadline - time.monotonic())
-            time.sleep(max(0.0, pause))
+            if self._waker is None:
+                time.sleep(max(0.0, pause))
+            elif (select.select([self._waker.fileno()], [], [], max(0.0, pause))[0]
+                  and self._waker.clear()):
+                return True
             interval = min(interval * 2, 0.1)
 
     def close(self) -> None:

@@ -56,6 +56,7 @@ class MemberStatus:
     mode: str | None = None  # the permission mode it is really in (see `mode_of`)
     # Files this member wrote that another member (sharing its checkout) wrote too.
     overlaps: list[str] = field(default_factory=list)
+    subagents: list[dict[str, object]] = field(default_factory=list)  # the running ones
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -162,6 +163,10 @@ def observe_member(team: Team, member: Member) -> MemberStatus:
         cost_usd=round(state.usage.cost_usd, 6), last_activity=state.last_activity,
         detail=state.detail, idle_reason=state.idle_reason, color=member.color, model=member.model,
         mode=mode_of(member, state),
+        subagents=[] if state.state in ("dead", "exited") else [
+            s.model_dump(include={"agent_id", "subagent_type", "description", "status",
+                                  "background", "tool_uses", "tokens", "started_at"})
+            for s in state.subagents if s.status == "running"],
     )
 
 

@@ -49,6 +49,7 @@ from swarm.core.rules import Decision, tool_path
 from swarm.core.state import (
     RESTARTED,
     AgentState,
+    SubagentInfo,
     Usage,
     read_state,
     update_state,
@@ -69,6 +70,7 @@ from swarm.runtime.models import default_model_spec, load_model
 from swarm.runtime.models.base import ModelReply
 from swarm.runtime.policy import PermissionPolicy
 from swarm.runtime.prompts import Peer, environment, project_memory, system_prompt, team_addendum
+from swarm.runtime.subagents import Subagents
 from swarm.runtime.team_tools import all_tools
 from swarm.runtime.tools import Tool, ToolContext, ToolResult, kill_tree
 
@@ -164,6 +166,8 @@ class Agent:
         self._env_day = date.today()
         self.environment = environment(self.cwd, self._env_day)
         self._team_key: tuple[int, int, int] | None = None
+        self.subagents = Subagents(self)  # the Agent tools' runner (subagents are threads here)
+        ctx.subagents = self.subagents
         self.refresh()
 
     # -- what depends on the mode ---------------------------------------------------------------
@@ -270,6 +274,8 @@ class Agent:
     def interruptible(self, call: Callable[[], T]) -> T:
         """Run a blocking call (a model request, a wait for the lead) that SIGINT may abandon."""
         self.check_interrupt()
+        if threading.current_thread() is not threading.main_thread():
+            return call()  # a foreground subagent asking: signals reach the main thread only
         self._interruptible = True
         try:
             return call()
@@ -332,6 +338,16 @@ class Agent:
         self.console.show(*self.console.view.result(result.content, result.is_error))
         return result
 
+    def subagent_limit(self) -> str | None:
+        budget = self.member.max_budget_usd
+        if budget is not None and self.state.usage.cost_usd >= budget:
+            return "budget_exhausted"
+        return None
+
+    def subagent_stopped(self, info: SubagentInfo, final_text: str) -> None:
+        # The `SubagentStop` event: user hooks (SPEC "Hooks") run from here once they exist.
+        log.debug("subagent %s %s", info.agent_id, info.status)
+
     def stop_reason(self) -> str | None:
         if self.shutdown_approved:
             return "available"
@@ -349,15 +365,16 @@ class Agent:
         and a shutdown request waits for the turn's end (it is answered as a new input)."""
         fresh = [i for i in self._unread() if not isinstance(i.kind, ShutdownRequest)
                  and i.message.id not in self._waiting_at_start]
+        from_subagents = self.subagents.take_arrivals()
         if not fresh:
-            return [], lambda: None
+            return from_subagents, lambda: None
         self._announce(fresh)
         ids = [i.message.id for i in fresh]
 
         def mark_read() -> None:
             self.box.mark_read(ids)
 
-        return self.render_input(fresh, None), mark_read
+        return self.render_input(fresh, None) + from_subagents, mark_read
 
     def show(self, *lines: str) -> None:
         self.console.show(*lines)
@@ -375,7 +392,7 @@ class Agent:
     # -- inputs ------------------------------------------------------------------------------
     def watcher(self) -> FileWatcher:
         return FileWatcher([(self.box.path.parent, self.box.path.name),
-                            (paths.tasks_dir(self.team.name), None)])
+                            (paths.tasks_dir(self.team.name), None)], self.subagents.waker)
 
     def _unread(self) -> list[Inbound]:
         """Unread messages with their kinds; answers for requests no longer open (the asker
@@ -396,7 +413,7 @@ class Agent:
                 detail = f"{limit}: {len(inbound)} message(s) wait unread"
                 if self.state.detail != detail:
                     self.set_state(detail=detail)
-            elif inbound:
+            elif inbound or self.subagents.has_arrivals():  # a background subagent ended
                 lead = [i for i in inbound if i.message.sender == LEAD_NAME]
                 peers = sorted((i for i in inbound if i.message.sender != LEAD_NAME),
                                key=lambda i: i.message.timestamp)
@@ -450,7 +467,9 @@ class Agent:
             self.console.show(*self.console.view.claimed(task.id, task.subject, task.description))
         self._waiting_at_start = {m.id for m in self.box.unread()}
         # The message is in the conversation (and transcript) before it is marked read.
-        self.loop.add({"role": "user", "content": self.render_input(inbound, task)})
+        content = self.render_input(inbound, task) + self.subagents.take_arrivals()
+        if content:
+            self.loop.add({"role": "user", "content": content})
         self.box.mark_read([i.message.id for i in inbound])
         outcome = self.loop.run()
         if outcome.reason == "interrupted":
@@ -557,6 +576,7 @@ class Agent:
         if self._superseded:  # our tasks and state are someone else's now: touch neither
             self._attempt(lambda: self.transcript.event("exited", detail=self._superseded))
             return
+        self._attempt(lambda: self.subagents.stop_all(f"its parent {self.name} exited: {detail}"))
         released: list[Task] = []
         self._attempt(lambda: released.extend(self.team.tasks.release_owned_by(self.name)))
         self._attempt(lambda: self.transcript.event(

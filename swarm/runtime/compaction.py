@@ -70,5 +70,6 @@ class Compactor:
         self.on_usage(reply.usage)
         summary = reply.text().strip() or "(no summary)"
         loop.messages = compaction_messages(summary, kept)
+        loop.cache_marks = ()  # the prefix a fork shared with its parent is folded away
         self.last_input_tokens = 0
         self.on_compacted(summary, kept)

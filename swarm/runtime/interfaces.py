@@ -2,6 +2,11 @@
 
 `LoopHooks`: what the agentic loop asks of whoever runs it (a teammate, the lead, a subagent).
 `ToolHost`: what a tool may ask of the agent it runs in. Both are passed in at construction.
+`SubagentHost`: what the subagent runner (`swarm.runtime.subagents.Subagents`) asks of the agent
+whose `Agent` tool it serves. To host subagents, an agent builds `Subagents(self)`, puts it in
+its tools' `ToolContext.subagents`, adds `subagent_tools()` to its tools, hands
+`take_arrivals()` to its model at the next call (in `arrivals()`) or as a new turn when idle
+(its waits watch `waker`), and calls `stop_all()` when it exits.
 """
 
 from __future__ import annotations
@@ -11,9 +16,14 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from swarm.core.rules import Decision
+    from swarm.core.state import SubagentInfo, Usage
+    from swarm.core.team import Team
     from swarm.runtime.loop import Loop
     from swarm.runtime.models.base import ModelReply
+    from swarm.runtime.policy import PermissionPolicy
     from swarm.runtime.tools import Tool, ToolResult
 
 T = TypeVar("T")
@@ -65,6 +75,36 @@ class ToolHost(Protocol):
 
     def exit_plan(self, plan: str) -> str:
         """ExitPlanMode: submit `plan` for approval and return what the model is told."""
+
+
+class SubagentHost(Protocol):
+    """The agent subagents run in (a teammate, the lead). Called from subagent threads too."""
+
+    team: Team
+    name: str  # the host's member name: its subagents are `<name>.sub-<n>`
+    cwd: Path  # a subagent works here (unless it gets a worktree)
+    model_name: str  # what `inherit` means
+    policy: PermissionPolicy  # a subagent's mode, rules, and (foreground only) its asker
+    loop: Loop  # a fork starts from `loop.last_request`; `loop.model` lends its HTTP client
+    environment: str  # its system prompt's environment part: a subagent in its cwd reuses it
+
+    def add_usage(self, usage: Usage, turn: bool = True) -> None:
+        """Count a subagent's model call toward the host's usage and cost (turn=False)."""
+
+    def interruptible(self, call: Callable[[], T]) -> T:
+        """Run a blocking wait (a foreground subagent) that interrupting the host's turn ends."""
+
+    def set_state(self, **fields: Any) -> None:
+        """Record state (`subagents=[SubagentInfo...]` for `swarm status`)."""
+
+    def trace(self, line: str) -> None:
+        """One line for the host's pane and log."""
+
+    def subagent_limit(self) -> str | None:
+        """A reason every subagent must stop now (the host's budget is spent), or None."""
+
+    def subagent_stopped(self, info: SubagentInfo, final_text: str) -> None:
+        """A subagent ended (completed, failed or stopped): the `SubagentStop` event."""
 
 
 class NoHost:

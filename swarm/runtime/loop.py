@@ -6,7 +6,7 @@ The loop knows nothing of processes, signals or mailboxes: everything else goes 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
@@ -38,6 +38,9 @@ class Loop:
     ctx: ToolContext
     hooks: LoopHooks
     messages: list[dict[str, Any]] = field(default_factory=list)
+    cache_marks: tuple[int, ...] = ()  # see ModelRequest.cache_marks (a fork's parent prefix)
+    # The request of the latest model call, as sent (a fork starts from it byte for byte).
+    last_request: ModelRequest | None = None
 
     def add(self, message: dict[str, Any]) -> None:
         # Consecutive user messages are merged: the API wants strict alternation.
@@ -50,7 +53,8 @@ class Loop:
 
     def request(self) -> ModelRequest:
         return ModelRequest(self.system, self.messages, [t.spec() for t in self.tools.values()],
-                            on_text=self.hooks.on_text)
+                            on_text=self.hooks.on_text,
+                            cache_marks=self.cache_marks)
 
     def run(self, user_content: list[dict[str, Any]] | None = None) -> TurnOutcome:
         """One turn. `user_content` starts it (None: the caller already added the input)."""
@@ -65,6 +69,8 @@ class Loop:
                     return outcome
                 self.hooks.before_call(self)
                 request = self.request()
+                # A copy of the list: the loop appends to `messages` after the call.
+                self.last_request = replace(request, messages=list(request.messages))
                 try:
                     reply = self.hooks.guard(partial(self.model.complete, request))
                 except SwarmError as exc:

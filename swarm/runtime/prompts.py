@@ -190,3 +190,22 @@ def system_prompt(body: str | None, memory: str, team: str, env: str) -> str:
     """The parts in cache order: the body, project memory, the team, the environment."""
     parts = [(body or DEFAULT_BODY).strip(), memory, team, env]
     return "\n\n".join(p for p in parts if p)
+
+
+def subagent_part(agent_id: str, parent: str, team: str, description: str, can_message: bool,
+                  mode: str) -> str:
+    """What a typed subagent has instead of the team part: who it works for and how its work
+    gets back (its final reply; not SendMessage, which the definition may mention)."""
+    lines = [
+        "# You are a subagent",
+        f"You are `{agent_id}`, a subagent that `{parent}` ({parent}@{team}) started for one"
+        f" job: {description}. You work alone: nobody answers questions while you work.",
+        f"When the job is done, end your turn with your report: your final reply is handed to"
+        f" `{parent}` as the result (do not send it with SendMessage). Make it complete but"
+        " focused: the answer first, then the evidence (file paths, line numbers, commands run).",
+    ]
+    if can_message:
+        lines.append(f"SendMessage reaches only `{parent}`: use it for progress on a long job.")
+    if mode == "plan":
+        lines.append("You are in plan mode: you may only read and explore, not change anything.")
+    return "\n".join(lines)

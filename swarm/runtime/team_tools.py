@@ -7,6 +7,7 @@ from typing import Any
 
 from swarm.core.protocol import STRUCTURED_TYPES, ShutdownResponse, validate_structured
 from swarm.errors import SwarmError
+from swarm.runtime.subagent_tools import subagent_tools
 from swarm.runtime.tools import (
     Bash,
     Edit,
@@ -40,6 +41,11 @@ class SendMessage(Tool):
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         to, message = str(args["to"]), args["message"]
+        if ctx.subagents is not None and ctx.subagents.owns(to.strip()):
+            if not isinstance(message, str):  # continues (or reaches) one of our subagents
+                raise ToolError("a subagent takes plain-text messages only")
+            summary = args.get("summary")
+            return ctx.subagents.message(to.strip(), message, str(summary) if summary else None)
         if isinstance(message, str) and message.lstrip().startswith("{"):
             try:
                 decoded = json.loads(message)
@@ -163,5 +169,5 @@ def all_tools() -> dict[str, Tool]:
 
     items: list[Tool] = [Read(), Write(), Edit(), Bash(), Glob(), Grep(),
                          SendMessage(), TaskCreate(), TaskList(), TaskGet(), TaskUpdate(),
-                         ExitPlanMode()]
+                         ExitPlanMode(), *subagent_tools()]
     return {tool.name: tool for tool in items}

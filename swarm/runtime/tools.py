@@ -20,6 +20,7 @@ from swarm.runtime.interfaces import NoHost, ToolHost
 
 if TYPE_CHECKING:
     from swarm.core.team import Team
+    from swarm.runtime.subagents import Subagents
 
 OUTPUT_CAP = 30_000
 BASH_DEFAULT_TIMEOUT = 120.0
@@ -45,6 +46,7 @@ class ToolContext:
     cwd: Path
     env: dict[str, str] = field(default_factory=dict)
     host: ToolHost = field(default_factory=NoHost)  # the agent the tool runs in
+    subagents: Subagents | None = None  # the Agent tools' runner; None in a subagent
 
     def resolve(self, raw: str) -> Path:
         path = Path(os.path.expanduser(raw))

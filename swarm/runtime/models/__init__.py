@@ -22,8 +22,9 @@ if TYPE_CHECKING:  # the spawn command needs default_model_spec only, not the mo
 NO_KEY_NOTICE = "no ANTHROPIC_API_KEY: teammates use the offline shell model"
 
 
-def load_model(spec: str, *, cwd: str | None = None) -> Model:
-    """`shell` | `scripted:PATH` (relative to `cwd`) | `sonnet`/`opus`/`haiku`/`claude-...`."""
+def load_model(spec: str, *, cwd: str | None = None, like: Model | None = None) -> Model:
+    """`shell` | `scripted:PATH` (relative to `cwd`) | `sonnet`/`opus`/`haiku`/`claude-...`.
+    `like`: a model already loaded in this process; an Anthropic one lends its HTTP client."""
     spec = spec.strip()
     if not spec:
         raise BadInputError("empty model name")
@@ -40,7 +41,23 @@ def load_model(spec: str, *, cwd: str | None = None) -> Model:
 
         return ScriptedModel(str(path))
 
+    if isinstance(like, AnthropicModel):
+        return like.sibling(spec)
     return AnthropicModel(spec)
+
+
+def check_model_spec(spec: str) -> str:
+    """A model name an agent may ask for (a subagent's `model`): an Anthropic alias, a
+    `claude-` id, `shell` or `scripted:PATH`. Anything else is a clear error before any call."""
+    from swarm.runtime.models.anthropic_model import ALIASES
+
+    value = spec.strip()
+    lowered = value.lower()
+    if (lowered in ALIASES or lowered == "shell" or lowered.startswith("scripted:")
+            or (lowered.startswith("claude-") and not any(c.isspace() for c in value))):
+        return value
+    raise BadInputError(f"unknown model {spec!r}: use {', '.join(ALIASES)}, a claude-... model id,"
+                        " or inherit (the parent's model)")
 
 
 def default_model_spec() -> tuple[str, str | None]:

@@ -94,13 +94,14 @@ def build_params(model_id: str, request: ModelRequest) -> dict[str, Any]:
     """The `messages.create` arguments, with cache breakpoints on the stable prefix.
 
     Breakpoints: the system prompt, the last tool (caches every tool before it), and the last
-    block of the conversation, so each turn of the tool loop re-reads the history from cache.
+    block of the conversation, so each turn of the tool loop re-reads the history from cache;
+    plus the request's `cache_marks` (a fork's parent prefix): four at most, as the API allows.
     The caller's request is never mutated.
     """
     params: dict[str, Any] = {
         "model": model_id,
         "max_tokens": request.max_tokens,
-        "messages": _cache_last_block(request.messages),
+        "messages": _cache_last_block(request.messages, request.cache_marks),
     }
     if request.system:  # the API rejects empty text blocks
         params["system"] = [
@@ -113,11 +114,13 @@ def build_params(model_id: str, request: ModelRequest) -> dict[str, Any]:
     return params
 
 
-def _cache_last_block(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _cache_last_block(messages: list[dict[str, Any]], marks: tuple[int, ...] = ()
+                      ) -> list[dict[str, Any]]:
     out = [_non_empty(m) for m in messages]
-    last = out[-1].get("content") if out else None
-    if isinstance(last, list) and last and isinstance(last[-1], dict):
-        last[-1] = {**last[-1], "cache_control": dict(_EPHEMERAL)}
+    for index in {len(out) - 1, *marks[-1:]}:  # one mark: with system, tools and last, four
+        content = out[index].get("content") if 0 <= index < len(out) else None
+        if isinstance(content, list) and content and isinstance(content[-1], dict):
+            content[-1] = {**content[-1], "cache_control": dict(_EPHEMERAL)}
     return out
 
 
@@ -186,6 +189,19 @@ class AnthropicModel:
                 f"no Anthropic credentials for model {self.name}: set ANTHROPIC_API_KEY "
                 "(or use --model shell)"
             )
+
+    def sibling(self, spec: str) -> AnthropicModel:
+        """Another model object (its own id and retries) over this one's HTTP connection pool:
+        a new SDK client costs ~140 ms (its TLS context), a copy well under one. The SDK's
+        HTTP client can be shared between threads (httpx2.Client's documented contract)."""
+        twin = object.__new__(AnthropicModel)
+        twin._anthropic = self._anthropic
+        twin.spec = spec
+        twin.name = resolve_model_id(spec)
+        twin.max_retries = self.max_retries
+        twin.retry_base = self.retry_base
+        twin._client = self._client.with_options(max_retries=0)
+        return twin
 
     @property
     def base_url(self) -> str:

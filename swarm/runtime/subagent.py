@@ -1,0 +1,187 @@
+"""One subagent: a `Loop` run in a thread of its parent's process, with its own conversation,
+model object, usage and transcript. It is the `LoopHooks` of that loop and the `ToolHost` of
+its tools; the runner (`subagents.py`) starts, stops, resumes and reports it.
+
+Stopping abandons rather than joins: the runner records the subagent as stopped at once and
+kills its shell command; the thread, if it is inside a model call, leaves at the next hook
+(each checks that it is still the subagent's current run) without touching the conversation.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from swarm.core.rules import Decision
+from swarm.core.state import SubagentInfo, Usage
+from swarm.core.transcript import Transcript
+from swarm.runtime.compaction import Compactor
+from swarm.runtime.console import brief
+from swarm.runtime.loop import Loop, TurnOutcome
+from swarm.runtime.policy import PermissionPolicy
+from swarm.runtime.tools import Tool, ToolResult, kill_tree
+
+if TYPE_CHECKING:
+    from swarm.core.worktrees import WorktreeRecord
+    from swarm.runtime.subagents import Subagents
+
+T = TypeVar("T")
+
+
+class SubagentStopped(BaseException):
+    """Leave the subagent's thread now (it was stopped, or a newer run replaced this one). A
+    BaseException, so no `except Exception` on the way can swallow it."""
+
+
+@dataclass
+class Run:
+    """One stretch of work (the first prompt, or a resume): its thread and its end."""
+
+    thread: threading.Thread | None = None
+    stop: threading.Event = field(default_factory=threading.Event)
+    done: threading.Event = field(default_factory=threading.Event)
+    started: float = field(default_factory=time.monotonic)
+    outcome: TurnOutcome | None = None
+    error: str | None = None
+    stop_reason: str = "stopped"
+    finishing: bool = False  # its end is being recorded (by its thread or by a stop)
+
+
+class Subagent:
+    def __init__(self, runner: Subagents, info: SubagentInfo, transcript: Transcript,
+                 policy: PermissionPolicy, max_turns: int | None) -> None:
+        self.runner = runner
+        self.info = info
+        self.transcript = transcript
+        self._asking = policy  # may ask (as the parent would) while the parent waits for it
+        self._quiet = PermissionPolicy(team=policy.team, member=policy.member, cwd=policy.cwd,
+                                       mode=policy.mode, working_mode=policy.working_mode,
+                                       asker=None)  # in the background: asking is denied
+        self.max_turns = max_turns
+        self.turns = 0
+        self.usage = Usage()
+        self.final_text = ""
+        self.worktree: WorktreeRecord | None = None
+        self.loop: Loop | None = None  # set by the runner once the tools know this host
+        self.run = Run()
+        self._proc: subprocess.Popen[bytes] | None = None
+        self._inbox: list[dict[str, Any]] = []  # messages from the parent while it runs
+        self.compactor = Compactor(on_compacted=self.transcript.compaction,
+                                   on_usage=self._count)
+
+    @property
+    def agent_id(self) -> str:
+        return self.info.agent_id
+
+    # -- running -----------------------------------------------------------------------------
+    def start(self, content: list[dict[str, Any]]) -> Run:
+        """A new run on a new thread; the previous run (if any) is already over."""
+        run = Run()
+        self.run = run
+        run.thread = threading.Thread(target=self._main, args=(run, content),
+                                      name=self.agent_id, daemon=True)
+        run.thread.start()
+        return run
+
+    def _main(self, run: Run, content: list[dict[str, Any]]) -> None:
+        assert self.loop is not None
+        try:
+            run.outcome = self.loop.run(content)
+        except SubagentStopped:
+            pass
+        except BaseException as exc:  # a subagent that raises fails; its parent goes on
+            from swarm.errors import describe_error
+
+            run.error = describe_error(exc)
+        finally:  # a stopped run's open tool calls are answered when it is resumed
+            self.runner.ended(self, run)
+
+    def stop(self) -> None:
+        self.run.stop.set()
+        if self._proc is not None:
+            kill_tree(self._proc)
+
+    def deliver(self, block: dict[str, Any]) -> None:
+        """A message from the parent: the subagent sees it at its next model call."""
+        with self.runner.lock:
+            self._inbox.append(block)
+
+    def _check(self) -> None:
+        run = self.run
+        if run.stop.is_set() or run.thread is not threading.current_thread():
+            raise SubagentStopped()
+
+    def _count(self, usage: Usage) -> None:
+        self.usage.add(usage)
+        self.info.tokens = self.usage.total_tokens
+        self.runner.host.add_usage(usage, turn=False)  # the parent's usage and cost include it
+
+    # -- LoopHooks -----------------------------------------------------------------------------
+    def permit(self, tool: Tool, args: dict[str, Any], use_id: str) -> Decision:
+        self._check()
+        policy = self._quiet if self.info.background else self._asking
+        return policy.check(tool, args, use_id)
+
+    def guard(self, call: Callable[[], T]) -> T:
+        self._check()
+        return call()
+
+    def before_call(self, loop: Loop) -> None:
+        self.compactor(loop)
+
+    def on_reply(self, reply: Any) -> None:
+        self.turns += 1
+        self._count(reply.usage)  # spent, even by a run that was stopped meanwhile
+        self._check()
+        self.compactor.last_input_tokens = (reply.usage.input_tokens
+                                            + reply.usage.cache_read_input_tokens
+                                            + reply.usage.cache_creation_input_tokens)
+        if reply.text().strip():
+            self.final_text = reply.text().strip()
+            self.trace(f"says: {self.final_text}")
+        self.runner.changed()
+
+    def on_tool_result(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> ToolResult:
+        self._check()
+        self.info.tool_uses += 1
+        return result
+
+    def stop_reason(self) -> str | None:
+        self._check()
+        limit = self.runner.host.subagent_limit()
+        if limit:
+            return limit
+        if self.max_turns is not None and self.turns >= self.max_turns:
+            return "max_turns"
+        return None
+
+    def arrivals(self) -> tuple[list[dict[str, Any]], Callable[[], None]]:
+        self._check()
+        with self.runner.lock:
+            taken, self._inbox = self._inbox, []
+        return taken, lambda: None
+
+    def record(self, message: dict[str, Any]) -> None:
+        self.transcript.message(message)
+
+    def trace(self, line: str) -> None:
+        self.runner.host.trace(f"[{self.agent_id}] {brief(line, 150)}")
+
+    # -- ToolHost ------------------------------------------------------------------------------
+    def track_process(self, proc: subprocess.Popen[bytes] | None) -> None:
+        self._proc = proc
+        if proc is not None and self.run.stop.is_set():
+            kill_tree(proc)  # stopped while it was starting the command
+
+    def structured_sent(self, message: Any) -> None:
+        pass
+
+    def pending_shutdown_id(self) -> str | None:
+        return None
+
+    def exit_plan(self, plan: str) -> str:
+        return "A subagent does not submit plans: put the plan in your final reply."

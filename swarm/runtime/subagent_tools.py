@@ -1,0 +1,215 @@
+"""The tools of subagents: `Agent`, `AgentStatus`, `AgentStop` (for the lead and teammates), the
+SendMessage a subagent gets (to its parent only), and the tool sets subagents are given.
+
+A subagent never gets `Agent`, `SpawnTeammate` or a team-management tool. A fork is sent its
+parent's tool definitions unchanged (so its requests hit the parent's prompt cache), but only the
+ones in `SUBAGENT_USABLE` run: the others answer with an error saying why.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from swarm.core.definitions import AgentDefinition
+from swarm.core.names import SUBAGENT_USABLE
+from swarm.runtime.tools import Tool, ToolContext, ToolError, ToolResult, _schema
+
+NO_NESTING = ("a subagent cannot start subagents (a fork cannot fork): do the work yourself "
+              "with your own tools")
+
+
+@dataclass
+class SubagentRequest:
+    description: str
+    prompt: str
+    subagent_type: str | None = None  # None: a fork
+    background: bool = False
+    model: str | None = None
+    isolation: str | None = None
+
+    @classmethod
+    def parse(cls, args: dict[str, Any]) -> SubagentRequest:
+        def text(key: str) -> str | None:
+            value = args.get(key)
+            if value is None:
+                return None
+            if not isinstance(value, str):
+                raise ToolError(f"{key} must be a string")
+            return value.strip()
+
+        prompt = text("prompt")
+        if not prompt:
+            raise ToolError("prompt must not be empty: say what the subagent should do")
+        description = text("description")
+        if not description:
+            raise ToolError("description is required (3-5 words saying what the subagent does)")
+        background = args.get("run_in_background", False)
+        if not isinstance(background, bool):
+            raise ToolError("run_in_background must be true or false")
+        isolation = text("isolation") or None
+        if isolation not in (None, "worktree"):
+            raise ToolError(f"isolation must be \"worktree\" (got {isolation!r})")
+        return cls(description=description, prompt=prompt,
+                   subagent_type=text("subagent_type") or None, background=background,
+                   model=text("model") or None, isolation=isolation)
+
+
+class AgentTool(Tool):
+    name = "Agent"
+    description = (
+        "Start a subagent: a helper with its own fresh context that does one focused job (a"
+        " search, a review, a side task) and hands you back only its final report, so your own"
+        " context stays small. `subagent_type` names an agent definition (built-in: `explore` and"
+        " `plan`, read-only; `general-purpose`, with file and Bash tools). Without"
+        " `subagent_type` it forks: a copy of you, with this whole conversation, does the"
+        " directive in `prompt` and reports back. The call waits for the report, unless"
+        " `run_in_background` is true: then it returns the subagent's id at once and you get a"
+        " <subagent-notification> when it ends (see AgentStatus, AgentStop). `isolation:"
+        " \"worktree\"` gives it its own git worktree. SendMessage to a finished subagent's id"
+        " continues its conversation in the background."
+    )
+    input_schema = _schema(
+        ["description", "prompt"],
+        description={"type": "string", "description": "3-5 words: what the subagent does"},
+        prompt={"type": "string", "description": "the task, with everything it needs to know"},
+        subagent_type={"type": "string"}, run_in_background={"type": "boolean"},
+        model={"type": "string", "description": "sonnet, opus, haiku, a model id, or inherit"},
+        isolation={"type": "string", "enum": ["worktree"]},
+    )
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        if ctx.subagents is None:
+            raise ToolError(NO_NESTING)
+        return ctx.subagents.start(SubagentRequest.parse(args))
+
+    def describe(self, args: dict[str, Any]) -> str:
+        kind = args.get("subagent_type") or "fork"
+        return f"Agent({kind}: {args.get('description')})"
+
+
+class AgentStatusTool(Tool):
+    name = "AgentStatus"
+    description = ("Show your subagents (or one, by agent_id): status, type, description, tool"
+                   " uses, tokens, and a finished one's report.")
+    input_schema = _schema([], agent_id={"type": "string"})
+    read_only = True
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        if ctx.subagents is None:
+            raise ToolError(NO_NESTING)
+        wanted = args.get("agent_id")
+        return ctx.subagents.status(str(wanted).strip() if wanted else None)
+
+
+class AgentStopTool(Tool):
+    name = "AgentStop"
+    description = "Stop a running subagent by its agent_id; you get its notification."
+    input_schema = _schema(["agent_id"], agent_id={"type": "string"})
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        if ctx.subagents is None:
+            raise ToolError(NO_NESTING)
+        return ctx.subagents.stop(str(args["agent_id"]).strip(), "stopped with AgentStop")
+
+
+def subagent_tools() -> list[Tool]:
+    return [AgentTool(), AgentStatusTool(), AgentStopTool()]
+
+
+class ParentMessage(Tool):
+    """SendMessage as a subagent has it: to its parent only, plain text."""
+
+    name = "SendMessage"
+    input_schema = _schema(["to", "message"], to={"type": "string"},
+                           message={"type": "string"}, summary={"type": "string"})
+
+    def __init__(self, parent: str, team: str, deliver: Callable[[str, str | None], None]) -> None:
+        self.parent = parent
+        self.team = team
+        self.deliver = deliver
+        self.description = (f"Send a plain-text message to `{parent}`, the agent that started you"
+                            " (the only recipient you have), e.g. progress on a long job. Your"
+                            " final reply reaches it anyway.")
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        to = str(args.get("to", "")).strip().lower()
+        if to not in (self.parent, f"{self.parent}@{self.team}"):
+            raise ToolError(f"as a subagent you can message only `{self.parent}`, who started you")
+        message = args.get("message")
+        if not isinstance(message, str) or not message.strip():
+            raise ToolError("message must be non-empty plain text")
+        summary = args.get("summary")
+        self.deliver(message, str(summary).strip() if summary else None)
+        return ToolResult(f"sent to {self.parent}")
+
+    def describe(self, args: dict[str, Any]) -> str:
+        return f"SendMessage to {args.get('to')}"
+
+
+class Refused(Tool):
+    """A tool a fork is shown (its parent's definition, for the cache) but may not use."""
+
+    def __init__(self, name: str, why: str) -> None:
+        self.name = name
+        self.why = why
+        self.read_only = True  # nothing runs: no permission to ask for
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        raise ToolError(self.why)
+
+
+class Masked(Tool):
+    """Shows the model exactly `spec` (the parent's definition) and runs `inner`."""
+
+    def __init__(self, spec: dict[str, Any], inner: Tool) -> None:
+        self._spec = spec
+        self.inner = inner
+        self.name = inner.name
+        self.description = inner.description
+        self.input_schema = inner.input_schema
+        self.read_only = inner.read_only
+        self.edits_files = inner.edits_files
+
+    def spec(self) -> dict[str, Any]:
+        return self._spec
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        return self.inner.run(args, ctx)
+
+    def describe(self, args: dict[str, Any]) -> str:
+        return self.inner.describe(args)
+
+
+def usable_tools(definition: AgentDefinition, every: dict[str, Tool],
+                 message: ParentMessage) -> dict[str, Tool]:
+    """A typed subagent's tools: its definition's allow-list and deny-list applied to
+    `SUBAGENT_USABLE` (no team tool is forced in, unlike for a teammate)."""
+    allowed = definition.tools
+    denied = set(definition.disallowed_tools)
+    out: dict[str, Tool] = {}
+    for name in SUBAGENT_USABLE:
+        if (allowed is not None and name not in allowed) or name in denied:
+            continue
+        out[name] = message if name == "SendMessage" else every[name]
+    return out
+
+
+def fork_tools(specs: list[dict[str, Any]], every: dict[str, Tool],
+               message: ParentMessage) -> dict[str, Tool]:
+    """A fork's tools: the parent's definitions as sent, each running the subagent's version."""
+    out: dict[str, Tool] = {}
+    for spec in specs:
+        name = str(spec.get("name"))
+        if name == "Agent":
+            inner: Tool = Refused(name, NO_NESTING)
+        elif name == "SendMessage":
+            inner = message
+        elif name in SUBAGENT_USABLE and name in every:
+            inner = every[name]
+        else:
+            inner = Refused(name, f"{name} is not available to a subagent (forked workers have"
+                            f" only {', '.join(SUBAGENT_USABLE)})")
+        out[name] = Masked(spec, inner)
+    return out

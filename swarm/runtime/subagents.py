@@ -1,0 +1,340 @@
+"""The subagent runner: what the `Agent`, `AgentStatus` and `AgentStop` tools (and SendMessage to
+a subagent's id) do, for any agent that implements `SubagentHost` (a teammate, the lead).
+
+A subagent is a thread in its parent's process (`subagent.py`), never a process: ids
+`<parent>.sub-<n>`, a transcript at `agents/<parent>/subagents/<id>.jsonl`, its usage counted
+toward the parent's, a short record in the parent's state.json for `swarm status`.
+
+- Foreground: the tool call waits for the final report (an interrupt of the parent's turn stops
+  the subagent); after `SWARM_AUTO_BACKGROUND_S` it moves to the background and the call returns.
+- Background: the call returns at once; the end arrives as a `<subagent-notification>` input,
+  handed to the parent at its next model call, or waking it (the `waker`) when it is idle.
+- Fork (no `subagent_type`): the parent's last request (system, tools, messages) byte for byte,
+  then the parent's reply, a placeholder result for each of its tool calls, and the directive.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from swarm.core import paths
+from swarm.core.definitions import get_definition
+from swarm.core.protocol import escape
+from swarm.core.state import SubagentInfo
+from swarm.core.store import utcnow_iso
+from swarm.core.transcript import Transcript
+from swarm.core.watch import Waker
+from swarm.errors import NotFoundError, SwarmError, describe_error
+from swarm.runtime.interfaces import SubagentHost
+from swarm.runtime.loop import Loop
+from swarm.runtime.models import check_model_spec, load_model
+from swarm.runtime.prompts import environment, project_memory, subagent_part, system_prompt
+from swarm.runtime.subagent import Run, Subagent
+from swarm.runtime.subagent_tools import ParentMessage, SubagentRequest, fork_tools, usable_tools
+from swarm.runtime.team_tools import all_tools
+from swarm.runtime.tools import ToolContext, ToolError, ToolResult
+from swarm.runtime.worktree_isolation import finish_worktree, start_worktree
+from swarm.settings import auto_background_s
+
+FORK_TYPE = "fork"
+FORK_PLACEHOLDER = "Forked: a worker took this call over; its report arrives separately."
+FORK_RULE = ("<fork-rule>You are a forked worker: a copy of the conversation above, started to do"
+             " the directive below. Do it yourself, directly, with your own tools; do not fork or"
+             " start subagents (the Agent tool refuses). When it is done, end your turn with a"
+             " short report: it goes back to the agent you were forked from.</fork-rule>")
+KEEP_ENDED = 10  # ended subagents kept in state.json after the running ones
+WAIT_SLICE = 1.0  # a foreground wait re-checks for an interrupt this often
+
+
+class Subagents:
+    def __init__(self, host: SubagentHost) -> None:
+        self.host = host
+        self.lock = threading.RLock()
+        self.waker = Waker()
+        self._all: dict[str, Subagent] = {}
+        self._arrivals: list[dict[str, Any]] = []
+        self._id_re = re.compile(rf"^{re.escape(host.name)}\.sub-([1-9][0-9]*)$")
+        self._next = 1 + max((int(m.group(1)) for p in self._dir().glob("*.jsonl")
+                              if (m := self._id_re.match(p.stem))), default=0)
+
+    def _dir(self) -> Path:
+        return paths.subagents_dir(self.host.team.name, self.host.name)
+
+    # -- starting ------------------------------------------------------------------------------
+    def start(self, request: SubagentRequest) -> ToolResult:
+        """The `Agent` tool: start one, then wait for it (foreground) or return (background)."""
+        sub, content = self._build(request)
+        run = sub.start(content)
+        self.changed()
+        if sub.info.background:
+            return ToolResult(json.dumps({"agent_id": sub.agent_id, "status": "running"})
+                              + "\nIt works in the background: a <subagent-notification> tells"
+                              " you when it ends (AgentStatus to look, AgentStop to stop it).")
+        return self._wait(sub, run)
+
+    def _build(self, request: SubagentRequest) -> tuple[Subagent, list[dict[str, Any]]]:
+        host = self.host
+        fork = request.subagent_type is None
+        try:
+            definition = None if fork else get_definition(str(request.subagent_type), host.cwd)
+        except NotFoundError as exc:
+            raise ToolError(f"subagent_type: {exc}") from None
+        wanted = request.model or (definition.model if definition else None) or "inherit"
+        spec = host.model_name if wanted.strip().lower() == "inherit" else check_model_spec(wanted)
+        model = load_model(spec, cwd=str(host.cwd), like=host.loop.model)
+        last = host.loop.last_request
+        if fork and (last is None or not host.loop.messages
+                     or host.loop.messages[-1]["role"] != "assistant"):
+            raise ToolError("nothing to fork yet: give a subagent_type")
+        with self.lock:
+            agent_id = f"{host.name}.sub-{self._next}"
+            self._next += 1
+        isolation = request.isolation or (definition.isolation if definition else None)
+        worktree = start_worktree(host.team.name, agent_id, host.cwd) if isolation else None
+        cwd = worktree.cwd if worktree else host.cwd
+        info = SubagentInfo(agent_id=agent_id, subagent_type=definition.name if definition
+                            else FORK_TYPE, description=request.description,
+                            background=request.background,
+                            worktree=str(worktree.path) if worktree else None)
+        policy = replace(host.policy, cwd=cwd)
+        sub = Subagent(self, info, Transcript(paths.subagent_transcript(
+            host.team.name, host.name, agent_id)), policy,
+            definition.max_turns if definition else None)
+        sub.worktree = worktree
+        message = ParentMessage(host.name, host.team.name,
+                                lambda text, summary: self._from_subagent(sub, text, summary))
+        every = all_tools()
+        ctx = ToolContext(team=host.team, name=host.name, cwd=cwd, host=sub,
+                          env={"SWARM_TEAM": host.team.name,
+                               "SWARM_AGENT_ID": f"{host.name}@{host.team.name}"})
+        directive = request.prompt
+        if worktree is not None:
+            directive += (f"\n\n(You work in your own git worktree: {worktree.path}, branch"
+                          f" {worktree.branch}. Change files there only.)")
+        if fork:
+            assert last is not None
+            reply = host.loop.messages[-1]
+            sub.loop = Loop(model=model, tools=fork_tools(last.tools, every, message),
+                            system=last.system, ctx=ctx, hooks=sub,
+                            messages=[*last.messages, reply],
+                            cache_marks=(len(last.messages) - 1,) if last.messages else ())
+            content = [{"type": "tool_result", "tool_use_id": b["id"], "content": FORK_PLACEHOLDER}
+                       for b in reply["content"] if b.get("type") == "tool_use"]
+            content.append({"type": "text", "text": f"{FORK_RULE}\n\n{directive}"})
+        else:
+            assert definition is not None
+            tools = usable_tools(definition, every, message)
+            part = subagent_part(agent_id, host.name, host.team.name, request.description,
+                                 "SendMessage" in tools, host.policy.mode)
+            memory = "" if definition.omit_project_memory else project_memory(cwd)
+            env = host.environment if cwd == host.cwd else environment(cwd)
+            system = system_prompt(definition.prompt, memory, part, env)
+            sub.loop = Loop(model=model, tools=tools, system=system, ctx=ctx, hooks=sub)
+            content = [{"type": "text", "text": directive}]
+        sub.transcript.event("started", subagent_type=info.subagent_type, model=spec,
+                             description=request.description, background=request.background,
+                             cwd=str(cwd), inherited_messages=len(sub.loop.messages))
+        with self.lock:
+            self._all[agent_id] = sub
+        host.trace(f"started {agent_id} ({info.subagent_type}"
+                   f"{', background' if info.background else ''}): {request.description}")
+        return sub, content
+
+    def _wait(self, sub: Subagent, run: Run) -> ToolResult:
+        deadline = time.monotonic() + auto_background_s()
+        try:
+            while (left := deadline - time.monotonic()) > 0:
+                if self.host.interruptible(lambda: run.done.wait(min(left, WAIT_SLICE))):
+                    return self._result(sub, run)
+        except BaseException:  # the parent's turn was interrupted (or it is stopping): stop it
+            self.stop(sub.agent_id, "the parent's turn was interrupted")
+            raise
+        with self.lock:
+            if not run.done.is_set():
+                sub.info.background = True
+        if run.done.is_set():
+            return self._result(sub, run)
+        self.changed()
+        self.host.trace(f"{sub.agent_id} moved to the background")
+        return ToolResult(json.dumps({"agent_id": sub.agent_id, "status": "running"})
+                          + f"\nStill working after {auto_background_s():g}s: it moved to the"
+                          " background; a <subagent-notification> tells you when it ends.")
+
+    def _result(self, sub: Subagent, run: Run) -> ToolResult:
+        info = sub.info
+        stats = {"agent_id": info.agent_id, "tool_uses": info.tool_uses, "tokens": info.tokens,
+                 "duration_ms": round((time.monotonic() - run.started) * 1000)}
+        if info.worktree:
+            stats["worktree"] = {"path": info.worktree, "branch": sub.worktree.branch
+                                 if sub.worktree else None}
+        tail = "\n\n" + json.dumps(stats)
+        if info.status == "completed":
+            return ToolResult((sub.final_text or "(the subagent ended without a report)") + tail)
+        return ToolResult(f"subagent {info.agent_id} {info.status}: {self._ending(sub, run)}"
+                          + tail, is_error=True)
+
+    # -- ending --------------------------------------------------------------------------------
+    def ended(self, sub: Subagent, run: Run) -> None:
+        """Called by the subagent's thread when its run is over (and by `stop`, first)."""
+        with self.lock:
+            if run.finishing:
+                return  # already recorded (it was stopped: this is the abandoned thread)
+            run.finishing = True
+            outcome = run.outcome
+            if run.stop.is_set() or (outcome is not None and outcome.reason == "interrupted"):
+                status = "stopped"
+            elif run.error is not None or outcome is None or outcome.reason == "failed":
+                status = "failed"
+            else:
+                status = "completed" if outcome.reason == "available" else "stopped"
+        kept = False
+        if sub.worktree is not None:
+            try:
+                kept = finish_worktree(sub.worktree)
+            except (SwarmError, OSError) as exc:
+                kept = True  # unsure what is in it: never delete it
+                self.host.trace(f"{sub.agent_id}: worktree left as it is: {describe_error(exc)}")
+        with self.lock:
+            sub.info.status = status  # type: ignore[assignment]
+            sub.info.ended_at = utcnow_iso()
+            if sub.worktree is not None:
+                sub.info.worktree = str(sub.worktree.path) if kept else None
+            run.done.set()
+            notify = sub.info.background
+        text = self._ending(sub, run)
+        sub.transcript.event("ended", status=status, detail=text, tool_uses=sub.info.tool_uses,
+                             tokens=sub.info.tokens,
+                             duration_ms=round((time.monotonic() - run.started) * 1000))
+        self.host.trace(f"{sub.agent_id} {status}")
+        if notify:
+            body = escape(text)
+            if sub.info.worktree and sub.worktree is not None:
+                body += escape(f"\n[its worktree is kept: {sub.info.worktree}, branch"
+                               f" {sub.worktree.branch}]")
+            self._arrive(f'<subagent-notification agent_id="{sub.agent_id}" status="{status}">'
+                         f"{body}</subagent-notification>")
+        self.changed()
+        self.host.subagent_stopped(sub.info.model_copy(), text)
+
+    def _ending(self, sub: Subagent, run: Run) -> str:
+        outcome = run.outcome
+        if run.error:
+            return f"it crashed: {run.error}"
+        if outcome is not None and outcome.failure:
+            return outcome.failure
+        text = sub.final_text or "(no report)"
+        if run.stop.is_set():
+            return f"{run.stop_reason}. Its last words: {text}"
+        if outcome is not None and outcome.reason not in ("available", "interrupted"):
+            return f"{text}\n(it ended early: {outcome.reason})"
+        return text
+
+    def stop(self, agent_id: str, why: str) -> ToolResult:
+        """`AgentStop`: recorded as stopped at once; its thread is abandoned (see subagent.py)."""
+        sub = self._find(agent_id)
+        with self.lock:
+            run = sub.run
+            if run.done.is_set():
+                raise ToolError(f"{agent_id} is not running (it {sub.info.status})")
+            run.stop_reason = why
+            sub.stop()
+        self.ended(sub, run)
+        return ToolResult(f"stopped {agent_id}")
+
+    def stop_all(self, why: str) -> None:
+        """The parent is exiting: stop every running subagent, recording each."""
+        for sub in list(self._all.values()):
+            if not sub.run.done.is_set():
+                try:
+                    self.stop(sub.agent_id, why)
+                except (ToolError, SwarmError, OSError) as exc:
+                    self.host.trace(f"while stopping {sub.agent_id}: {describe_error(exc)}")
+
+    # -- status, messages, resume --------------------------------------------------------------
+    def owns(self, agent_id: str) -> bool:
+        return bool(self._id_re.match(agent_id))
+
+    def _find(self, agent_id: str) -> Subagent:
+        sub = self._all.get(agent_id)
+        if sub is not None:
+            return sub
+        known = ", ".join(self._all) or "none yet"
+        if self.owns(agent_id) and paths.subagent_transcript(
+                self.host.team.name, self.host.name, agent_id).exists():
+            raise ToolError(f"{agent_id} ran in an earlier process of {self.host.name} and ended"
+                            f" with it (your subagents now: {known}); start a new one")
+        raise ToolError(f"no subagent {agent_id!r} (yours: {known})")
+
+    def status(self, agent_id: str | None) -> ToolResult:
+        subs = [self._find(agent_id)] if agent_id else list(self._all.values())
+        if not subs:
+            return ToolResult("(no subagents)")
+        lines = []
+        for sub in subs:
+            i = sub.info
+            lines.append(f"{i.agent_id} [{i.status}{', background' if i.background else ''}]"
+                         f" {i.subagent_type}: {i.description} ({i.tool_uses} tool uses,"
+                         f" {i.tokens} tokens)" + (f" worktree {i.worktree}" if i.worktree else ""))
+            if agent_id and sub.run.done.is_set():
+                lines.append(self._ending(sub, sub.run))
+        return ToolResult("\n".join(lines))
+
+    def message(self, agent_id: str, text: str, summary: str | None) -> ToolResult:
+        """SendMessage from the parent: a running subagent reads it at its next model call; a
+        finished one resumes its conversation with it, in the background."""
+        sub = self._find(agent_id)
+        block = {"type": "text", "text": f'<teammate-message from="{escape(self.host.name, True)}"'
+                 f' summary="{escape(summary or "", True)}">{escape(text)}</teammate-message>'}
+        with self.lock:
+            if not sub.run.done.is_set():
+                sub.deliver(block)
+                return ToolResult(f"sent to {agent_id} (running: it reads it at its next step)")
+            sub.info.status, sub.info.background, sub.info.ended_at = "running", True, None
+        assert sub.loop is not None
+        sub.loop.close_dangling("stopped before this call finished")
+        sub.transcript.event("resumed")
+        sub.start([block])
+        self.changed()
+        return ToolResult(f"resumed {agent_id} in the background with its earlier conversation;"
+                          " a <subagent-notification> tells you when it ends")
+
+    # -- the parent's inputs and records ---------------------------------------------------------
+    def _from_subagent(self, sub: Subagent, text: str, summary: str | None) -> None:
+        attrs = f'agent_id="{sub.agent_id}"' + (f' summary="{escape(summary, True)}"'
+                                                  if summary else "")
+        self._arrive(f"<subagent-message {attrs}>{escape(text)}</subagent-message>")
+
+    def _arrive(self, text: str) -> None:
+        with self.lock:
+            self._arrivals.append({"type": "text", "text": text})
+        self.waker.set()
+
+    def has_arrivals(self) -> bool:
+        with self.lock:
+            return bool(self._arrivals)
+
+    def take_arrivals(self) -> list[dict[str, Any]]:
+        """Notifications and messages from subagents, for the parent's next model call."""
+        with self.lock:
+            taken, self._arrivals = self._arrivals, []
+        return taken
+
+    def records(self) -> list[SubagentInfo]:
+        with self.lock:
+            subs = [s.info.model_copy() for s in self._all.values()]
+        running = [s for s in subs if s.status == "running"]
+        ended = [s for s in subs if s.status != "running"][-KEEP_ENDED:]
+        return running + ended
+
+    def changed(self) -> None:
+        """Tell `swarm status` (the parent's state.json)."""
+        try:
+            self.host.set_state(subagents=self.records())
+        except OSError as exc:
+            self.host.trace(f"subagent status not written: {describe_error(exc)}")
