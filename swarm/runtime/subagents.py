@@ -155,10 +155,11 @@ class Subagents:
         except BaseException:  # the parent's turn was interrupted (or it is stopping): stop it
             self.stop(sub.agent_id, "the parent's turn was interrupted")
             raise
-        with self.lock:
-            if not run.done.is_set():
-                sub.info.background = True
-        if run.done.is_set():
+        with self.lock:  # decided together with `ended`: a result, or a notification later
+            ending = sub.info.status != "running"
+            sub.info.background = not ending
+        if ending:
+            run.done.wait()
             return self._result(sub, run)
         self.changed()
         self.host.trace(f"{sub.agent_id} moved to the background")
@@ -205,7 +206,6 @@ class Subagents:
             sub.info.ended_at = utcnow_iso()
             if sub.worktree is not None:
                 sub.info.worktree = str(sub.worktree.path) if kept else None
-            run.done.set()
             notify = sub.info.background
         text = self._ending(sub, run)
         sub.transcript.event("ended", status=status, detail=text, tool_uses=sub.info.tool_uses,
@@ -220,7 +220,10 @@ class Subagents:
             self._arrive(f'<subagent-notification agent_id="{sub.agent_id}" status="{status}">'
                          f"{body}</subagent-notification>")
         self.changed()
-        self.host.subagent_stopped(sub.info.model_copy(), text)
+        try:
+            self.host.subagent_stopped(sub.info.model_copy(), text)
+        finally:
+            run.done.set()  # last: a foreground caller returns with everything recorded
 
     def _ending(self, sub: Subagent, run: Run) -> str:
         outcome = run.outcome
@@ -240,7 +243,7 @@ class Subagents:
         sub = self._find(agent_id)
         with self.lock:
             run = sub.run
-            if run.done.is_set():
+            if run.finishing:
                 raise ToolError(f"{agent_id} is not running (it {sub.info.status})")
             run.stop_reason = why
             sub.stop()
@@ -250,7 +253,7 @@ class Subagents:
     def stop_all(self, why: str) -> None:
         """The parent is exiting: stop every running subagent, recording each."""
         for sub in list(self._all.values()):
-            if not sub.run.done.is_set():
+            if not sub.run.finishing:
                 try:
                     self.stop(sub.agent_id, why)
                 except (ToolError, SwarmError, OSError) as exc:
@@ -291,8 +294,10 @@ class Subagents:
         sub = self._find(agent_id)
         block = {"type": "text", "text": f'<teammate-message from="{escape(self.host.name, True)}"'
                  f' summary="{escape(summary or "", True)}">{escape(text)}</teammate-message>'}
+        if sub.run.finishing:  # ending right now: let it end, then resume it
+            sub.run.done.wait(5)
         with self.lock:
-            if not sub.run.done.is_set():
+            if not sub.run.finishing:
                 sub.deliver(block)
                 return ToolResult(f"sent to {agent_id} (running: it reads it at its next step)")
             sub.info.status, sub.info.background, sub.info.ended_at = "running", True, None

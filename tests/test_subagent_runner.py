@@ -1,0 +1,296 @@
+"""The subagent runner in-process, with a small `SubagentHost` and models written in the test:
+the cases an end-to-end run cannot stage exactly (a subagent that raises, auto-background,
+asking in the background, an interrupt, a spent budget), and the pieces (Waker, cache marks)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import pytest
+
+from swarm.core import paths
+from swarm.core.rules import Decision
+from swarm.core.state import SubagentInfo, Usage
+from swarm.core.team import Team
+from swarm.core.watch import FileWatcher, Waker
+from swarm.errors import BadInputError
+from swarm.runtime import subagents as runner_module
+from swarm.runtime.loop import Loop, TurnInterrupted
+from swarm.runtime.models import check_model_spec
+from swarm.runtime.models.anthropic_model import build_params
+from swarm.runtime.models.base import ModelReply, ModelRequest
+from swarm.runtime.policy import PermissionPolicy
+from swarm.runtime.subagent_tools import SubagentRequest
+from swarm.runtime.subagents import Subagents
+from swarm.runtime.team_tools import run_tool
+from swarm.runtime.tools import ToolContext, ToolError
+from tests.helpers import PlainHooks, wait_until
+
+T = TypeVar("T")
+Reply = Callable[[ModelRequest], ModelReply]
+
+
+def text(value: str) -> ModelReply:
+    return ModelReply([{"type": "text", "text": value}], usage=Usage(input_tokens=10,
+                                                                        output_tokens=5))
+
+
+def tool(name: str, **args: Any) -> ModelReply:
+    return ModelReply([{"type": "tool_use", "id": f"toolu_{name}", "name": name, "input": args}],
+                      "tool_use", Usage(input_tokens=10, output_tokens=5))
+
+
+class FnModel:
+    name = "fn"
+
+    def __init__(self, *replies: Reply | ModelReply) -> None:
+        self.replies = list(replies)
+        self.requests: list[ModelRequest] = []
+
+    def complete(self, request: ModelRequest) -> ModelReply:
+        self.requests.append(copy.deepcopy(request))  # the loop's list grows after the call
+        reply = self.replies.pop(0) if self.replies else text("done")
+        return reply(request) if callable(reply) else reply
+
+
+class YesAsker:
+    def permission(self, tool: Any, args: Any, use_id: str, why: Decision) -> Decision:
+        return Decision("allow", "a person said yes")
+
+
+class Host:
+    """A minimal `SubagentHost`."""
+
+    def __init__(self, team: Team, cwd: Path, mode: str = "default") -> None:
+        self.team = team
+        self.name = "alice"
+        self.cwd = cwd
+        self.model_name = "shell"
+        member = team.member("alice")
+        self.policy = PermissionPolicy(team=team, member=member, cwd=cwd, mode=mode,
+                                       working_mode=mode, asker=YesAsker())  # type: ignore[arg-type]
+        self.loop = Loop(model=FnModel(), tools={}, system="parent", hooks=PlainHooks(),
+                         ctx=ToolContext(team=team, name="alice", cwd=cwd))
+        self.usage = Usage()
+        self.state: dict[str, Any] = {}
+        self.lines: list[str] = []
+        self.stopped: list[tuple[SubagentInfo, str]] = []
+        self.limit: str | None = None
+        self.interrupt_after: int | None = None  # interruptible() raises on this call
+
+    def add_usage(self, usage: Usage, turn: bool = True) -> None:
+        self.usage.add(usage)
+
+    def interruptible(self, call: Callable[[], T]) -> T:
+        if self.interrupt_after is not None:
+            self.interrupt_after -= 1
+            if self.interrupt_after < 0:
+                raise TurnInterrupted()
+        return call()
+
+    def set_state(self, **fields: Any) -> None:
+        self.state.update(fields)
+
+    def trace(self, line: str) -> None:
+        self.lines.append(line)
+
+    def subagent_limit(self) -> str | None:
+        return self.limit
+
+    def subagent_stopped(self, info: SubagentInfo, final_text: str) -> None:
+        self.stopped.append((info, final_text))
+
+
+@pytest.fixture
+def host(team: Team, tmp_path: Path) -> Host:
+    return Host(team, tmp_path)
+
+
+def runner_with(host: Host, monkeypatch: pytest.MonkeyPatch, model: FnModel) -> Subagents:
+    monkeypatch.setattr(runner_module, "load_model", lambda *a, **k: model)
+    return Subagents(host)  # type: ignore[arg-type]
+
+
+def ask(kind: str | None = "general-purpose", **fields: Any) -> SubagentRequest:
+    return SubagentRequest(description="job", prompt="do it", subagent_type=kind, **fields)
+
+
+def test_a_subagent_that_raises_is_a_tool_error(host: Host, monkeypatch: pytest.MonkeyPatch
+                                                ) -> None:
+    def boom(request: ModelRequest) -> ModelReply:
+        raise RuntimeError("boom")
+
+    runner = runner_with(host, monkeypatch, FnModel(boom))
+    result = runner.start(ask())
+    assert result.is_error
+    assert result.content.startswith("subagent alice.sub-1 failed: it crashed: RuntimeError: boom")
+    (info, said) = host.stopped[0]  # the SubagentStop event
+    assert info.status == "failed" and "boom" in said
+    assert [s.status for s in host.state["subagents"]] == ["failed"]
+
+
+def test_foreground_moves_to_the_background_and_notifies(
+        host: Host, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SWARM_AUTO_BACKGROUND_S", "0.2")
+    gate = threading.Event()
+    runner = runner_with(host, monkeypatch, FnModel(lambda r: (gate.wait(10), text("late"))[1]))
+    with FileWatcher([(host.cwd, "nothing")], runner.waker) as watcher:
+        result = runner.start(ask())
+        assert not result.is_error
+        assert json.loads(result.content.splitlines()[0]) == {"agent_id": "alice.sub-1",
+                                                              "status": "running"}
+        assert "moved to the background" in result.content
+        assert not runner.has_arrivals()
+        gate.set()
+        assert watcher.wait(10)  # the parent's idle wait wakes
+    assert [b["text"] for b in runner.take_arrivals()] == [
+        '<subagent-notification agent_id="alice.sub-1" status="completed">late'
+        "</subagent-notification>"]
+    assert runner.take_arrivals() == []
+
+
+def test_asking_goes_to_the_parents_asker_in_the_foreground_only(
+        host: Host, monkeypatch: pytest.MonkeyPatch) -> None:
+    target = host.cwd / "out.txt"
+    model = FnModel(tool("Write", file_path=str(target), content="x"), text("wrote"),
+                    tool("Write", file_path=str(target), content="y"), text("tried"))
+    runner = runner_with(host, monkeypatch, model)
+    assert not runner.start(ask()).is_error
+    assert target.read_text() == "x"  # default mode asks; the parent's asker said yes
+    runner.start(ask(background=True))
+    wait_until(runner.has_arrivals, 10)
+    denied = model.requests[-1].messages[-1]["content"][0]
+    assert denied["is_error"] and "nobody can be asked here" in denied["content"]
+    assert target.read_text() == "x"
+
+
+def test_interrupting_the_parent_stops_a_foreground_subagent(
+        host: Host, monkeypatch: pytest.MonkeyPatch) -> None:
+    gate = threading.Event()
+    runner = runner_with(host, monkeypatch, FnModel(lambda r: (gate.wait(10), text("x"))[1]))
+    host.interrupt_after = 1
+    monkeypatch.setattr(runner_module, "WAIT_SLICE", 0.05)
+    with pytest.raises(TurnInterrupted):
+        runner.start(ask())
+    gate.set()
+    (record,) = host.state["subagents"]
+    assert record.status == "stopped"
+    assert "interrupted" in host.stopped[0][1]
+
+
+def test_a_spent_budget_stops_subagents(host: Host, monkeypatch: pytest.MonkeyPatch) -> None:
+    host.limit = "budget_exhausted"
+    model = FnModel()
+    runner = runner_with(host, monkeypatch, model)
+    result = runner.start(ask())
+    assert model.requests == []
+    assert result.is_error and "ended early: budget_exhausted" in result.content
+
+
+def test_subagent_send_message_reaches_only_its_parent(
+        host: Host, monkeypatch: pytest.MonkeyPatch) -> None:
+    model = FnModel(tool("SendMessage", to="bob", message="hi", summary="s"),
+                    tool("SendMessage", to="alice", message="half way <there>", summary="p"),
+                    text("done"))
+    runner = runner_with(host, monkeypatch, model)
+    runner.start(ask())
+    refused = model.requests[1].messages[-1]["content"][0]
+    assert refused["is_error"] and "only `alice`" in refused["content"]
+    assert [b["text"] for b in runner.take_arrivals()] == [
+        '<subagent-message agent_id="alice.sub-1" summary="p">half way &lt;there&gt;'
+        "</subagent-message>"]
+
+
+def test_ids_status_stop_and_old_ids(host: Host, monkeypatch: pytest.MonkeyPatch) -> None:
+    paths.subagents_dir(host.team.name, "alice").mkdir(parents=True)
+    paths.subagent_transcript(host.team.name, "alice", "alice.sub-4").write_text("")
+    gate = threading.Event()
+    runner = runner_with(host, monkeypatch, FnModel(lambda r: (gate.wait(10), text("x"))[1]))
+    assert "alice.sub-5" in runner.start(ask(background=True)).content  # never reuses an id
+    assert "[running, background] general-purpose: job" in runner.status(None).content
+    with pytest.raises(ToolError, match="ran in an earlier process"):
+        runner.stop("alice.sub-4", "why")
+    with pytest.raises(ToolError, match=r"no subagent 'bob.sub-1' \(yours: alice.sub-5\)"):
+        runner.status("bob.sub-1")
+    assert runner.stop("alice.sub-5", "stopped by test").content == "stopped alice.sub-5"
+    with pytest.raises(ToolError, match="is not running"):
+        runner.stop("alice.sub-5", "again")
+    gate.set()
+    assert "stopped by test" in runner.take_arrivals()[0]["text"]
+
+
+def test_fork_needs_a_request_to_copy(host: Host, monkeypatch: pytest.MonkeyPatch) -> None:
+    runner = runner_with(host, monkeypatch, FnModel())
+    with pytest.raises(ToolError, match="nothing to fork yet"):
+        runner.start(ask(None))
+
+
+def test_the_agent_tools_refuse_inside_a_subagent(team: Team, tmp_path: Path) -> None:
+    from swarm.runtime.subagent_tools import subagent_tools
+
+    ctx = ToolContext(team=team, name="alice", cwd=tmp_path)  # no runner: a subagent's context
+    for item in subagent_tools():
+        result = run_tool(item, {"description": "d", "prompt": "p", "agent_id": "x"}, ctx)
+        assert result.is_error and "a fork cannot fork" in result.content
+
+
+def test_request_parsing() -> None:
+    with pytest.raises(ToolError, match="prompt must not be empty"):
+        SubagentRequest.parse({"description": "d", "prompt": " "})
+    with pytest.raises(ToolError, match="description is required"):
+        SubagentRequest.parse({"prompt": "p"})
+    with pytest.raises(ToolError, match="run_in_background must be true or false"):
+        SubagentRequest.parse({"description": "d", "prompt": "p", "run_in_background": "yes"})
+    with pytest.raises(ToolError, match="isolation must be"):
+        SubagentRequest.parse({"description": "d", "prompt": "p", "isolation": "docker"})
+    fork = SubagentRequest.parse({"description": "d", "prompt": "p", "subagent_type": ""})
+    assert fork.subagent_type is None
+
+
+def test_model_names() -> None:
+    for good in ("sonnet", "Opus", "claude-sonnet-4-5", "shell", "scripted:x.json"):
+        assert check_model_spec(good) == good
+    for bad in ("gpt-4", "", "claude- x"):
+        with pytest.raises(BadInputError, match="unknown model"):
+            check_model_spec(bad)
+
+
+def test_a_fork_mark_repeats_the_parents_last_breakpoint() -> None:
+    convo = [{"role": "user", "content": [{"type": "text", "text": "a"}]},
+             {"role": "assistant", "content": [{"type": "text", "text": "b"}]},
+             {"role": "user", "content": [{"type": "text", "text": "c"}]}]
+    parent = build_params("m", ModelRequest("s", convo[:1], []))
+    fork = build_params("m", ModelRequest("s", convo, [], cache_marks=(0,)))
+    assert fork["messages"][0] == parent["messages"][0]
+    assert fork["messages"][0]["content"][-1]["cache_control"] == {"type": "ephemeral"}
+    assert "cache_control" not in fork["messages"][1]["content"][-1]
+    assert "cache_control" in fork["messages"][2]["content"][-1]
+    assert convo[0]["content"][0] == {"type": "text", "text": "a"}  # never mutated
+
+
+def test_waker_ends_a_wait_once(tmp_path: Path) -> None:
+    waker = Waker()
+    with FileWatcher([(tmp_path, "x")], waker) as watcher:
+        assert not watcher.wait(0.05)
+        waker.set()
+        waker.set()
+        started = time.monotonic()
+        assert watcher.wait(5)
+        assert time.monotonic() - started < 1
+        assert not watcher.wait(0.05)  # both sets were one wake-up
+    waker.close()
+
+
+def test_waker_in_poll_mode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SWARM_NO_INOTIFY", "1")
+    waker = Waker()
+    with FileWatcher([(tmp_path, "x")], waker) as watcher:
+        threading.Timer(0.05, waker.set).start()
+        assert watcher.wait(5)
+    waker.close()
