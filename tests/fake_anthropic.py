@@ -292,15 +292,18 @@ def _make_handler(api: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             reply = api._answer(Received(self.command, self.path, headers, body, raw))
             streamed = bool(body.get("stream")) and reply.status == 200
             data = sse_body(reply.body) if streamed else json.dumps(reply.body).encode()
-            self.send_response(reply.status)
-            self.send_header("content-type", "text/event-stream" if streamed
-                             else "application/json")
-            self.send_header("content-length", str(len(data)))
-            self.send_header("request-id", f"req_fake{next(api._ids):06d}")
-            for name, value in reply.headers.items():
-                self.send_header(name, value)
-            self.end_headers()
-            self.wfile.write(data)
+            try:
+                self.send_response(reply.status)
+                self.send_header("content-type", "text/event-stream" if streamed
+                                 else "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.send_header("request-id", f"req_fake{next(api._ids):06d}")
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True  # the client gave up (an interrupted or killed agent)
 
         do_POST = _handle
         do_GET = _handle

@@ -13,11 +13,10 @@ import pytest
 
 from swarm.core import paths
 from swarm.core.state import read_state
-from tests.agent_fixtures import Crew, crew_fixture  # noqa: F401
+from tests.agent_fixtures import Crew
 from tests.fake_anthropic import FakeAnthropic, Scripted
 from tests.helpers import child_named, wait_until
 
-pytestmark = pytest.mark.slow
 WAIT = 30.0
 
 
