@@ -143,7 +143,7 @@ class Subagent:
         if reply.text().strip():
             self.final_text = reply.text().strip()
             self.trace(f"says: {self.final_text}")
-        self.runner.changed()
+        self.runner.changed(sync=False)
 
     def on_tool_result(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> ToolResult:
         self._check()

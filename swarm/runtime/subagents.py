@@ -59,6 +59,9 @@ class Subagents:
         self.waker = Waker()
         self._all: dict[str, Subagent] = {}
         self._arrivals: list[dict[str, Any]] = []
+        self._tools = all_tools()  # stateless: one set serves every subagent
+        self._writing = threading.Lock()
+        self._write_pending = False
         self._id_re = re.compile(rf"^{re.escape(host.name)}\.sub-([1-9][0-9]*)$")
         self._next = 1 + max((int(m.group(1)) for p in self._dir().glob("*.jsonl")
                               if (m := self._id_re.match(p.stem))), default=0)
@@ -71,7 +74,9 @@ class Subagents:
         """The `Agent` tool: start one, then wait for it (foreground) or return (background)."""
         sub, content = self._build(request)
         run = sub.start(content)
-        self.changed()
+        self.host.trace(f"started {sub.agent_id} ({sub.info.subagent_type}"
+                        f"{', background' if sub.info.background else ''}): {request.description}")
+        self.changed(sync=False)  # off the new thread's way to its first request
         if sub.info.background:
             return ToolResult(json.dumps({"agent_id": sub.agent_id, "status": "running"})
                               + "\nIt works in the background: a <subagent-notification> tells"
@@ -109,7 +114,7 @@ class Subagents:
         sub.worktree = worktree
         message = ParentMessage(host.name, host.team.name,
                                 lambda text, summary: self._from_subagent(sub, text, summary))
-        every = all_tools()
+        every = self._tools
         ctx = ToolContext(team=host.team, name=host.name, cwd=cwd, host=sub,
                           env={"SWARM_TEAM": host.team.name,
                                "SWARM_AGENT_ID": f"{host.name}@{host.team.name}"})
@@ -142,8 +147,6 @@ class Subagents:
                              cwd=str(cwd), inherited_messages=len(sub.loop.messages))
         with self.lock:
             self._all[agent_id] = sub
-        host.trace(f"started {agent_id} ({info.subagent_type}"
-                   f"{', background' if info.background else ''}): {request.description}")
         return sub, content
 
     def _wait(self, sub: Subagent, run: Run) -> ToolResult:
@@ -305,7 +308,7 @@ class Subagents:
         sub.loop.close_dangling("stopped before this call finished")
         sub.transcript.event("resumed")
         sub.start([block])
-        self.changed()
+        self.changed(sync=False)
         return ToolResult(f"resumed {agent_id} in the background with its earlier conversation;"
                           " a <subagent-notification> tells you when it ends")
 
@@ -337,9 +340,23 @@ class Subagents:
         ended = [s for s in subs if s.status != "running"][-KEEP_ENDED:]
         return running + ended
 
-    def changed(self) -> None:
-        """Tell `swarm status` (the parent's state.json)."""
-        try:
-            self.host.set_state(subagents=self.records())
-        except OSError as exc:
-            self.host.trace(f"subagent status not written: {describe_error(exc)}")
+    def changed(self, sync: bool = True) -> None:
+        """Tell `swarm status` (the parent's state.json): now, or soon from another thread
+        (changes meanwhile are one write)."""
+        if sync:
+            self._write()
+            return
+        with self.lock:
+            if self._write_pending:
+                return
+            self._write_pending = True
+        threading.Thread(target=self._write, name="subagent-status", daemon=True).start()
+
+    def _write(self) -> None:
+        with self._writing:  # records read and written together: a later write is never older
+            with self.lock:
+                self._write_pending = False
+            try:
+                self.host.set_state(subagents=self.records())
+            except OSError as exc:
+                self.host.trace(f"subagent status not written: {describe_error(exc)}")
