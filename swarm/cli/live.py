@@ -21,6 +21,9 @@ def _table(team: Any, statuses: list[Any]) -> Any:
                       f"#{s.current_task}" if s.current_task else "-", str(s.unread),
                       str(s.turns), str(s.tokens), f"${s.cost_usd:.4f}",
                       (s.last_activity or "-")[11:19])
+        for sub in s.subagents:  # its running subagents, one row each
+            table.add_row(f"  {sub['agent_id']}", f"{sub['subagent_type']}: {sub['description']}",
+                          "-", "-", f"{sub['tool_uses']} tools", str(sub["tokens"]), "-", "-")
     tasks = team.tasks.list()
     done = sum(1 for t in tasks if t.status == "completed")
     shared = {path for s in statuses for path in s.overlaps}
