@@ -300,3 +300,45 @@ def test_bad_requests_are_tool_errors_and_the_parent_goes_on(
     assert empty == "prompt must not be empty: say what the subagent should do"
     assert failed.startswith("subagent w1.sub-1 failed: Anthropic API 400")
     assert "bad request from the subagent" in failed
+
+
+def git(*args: str, cwd: Path) -> str:
+    import subprocess
+
+    return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
+                          text=True).stdout
+
+
+def test_worktree_subagents_keep_only_a_worktree_with_changes(
+        crew: Crew, fake_api: FakeAnthropic) -> None:
+    repo = crew.workdir
+    git("init", "-q", "-b", "main", cwd=repo)
+    (repo / "README").write_text("hello\n")
+    git("add", "README", cwd=repo)
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first", cwd=repo)
+    sub = fake_api.route(is_typed_subagent)
+    sub.push_tool_use("Write", {"file_path": "new.txt", "content": "from the subagent\n"})
+    sub.push_text("wrote new.txt")
+    sub.push_text("nothing to change")
+    job = {"description": "isolated job", "prompt": "Work.", "subagent_type": "general-purpose",
+           "isolation": "worktree"}
+    fake_api.push_tool_use("Agent", job)
+    fake_api.push_tool_use("Agent", job)
+    fake_api.push_text("Both done.")
+    start(crew)
+    crew.wait_idle_notes("w1", 1, timeout=WAIT)
+
+    parent = [b for b in fake_api.messages_requests() if not is_typed_subagent(b)]
+    wrote = json.loads(last_user(parent[1])[0]["content"].rsplit("\n\n", 1)[1])
+    kept = Path(wrote["worktree"]["path"])
+    assert wrote["worktree"]["branch"] == "swarm/crew/w1.sub-1"
+    assert kept.name == "w1.sub-1" and (kept / "new.txt").read_text() == "from the subagent\n"
+    assert not (repo / "new.txt").exists()
+    clean = json.loads(last_user(parent[2])[0]["content"].rsplit("\n\n", 1)[1])
+    assert "worktree" not in clean and clean["agent_id"] == "w1.sub-2"
+    listed = git("worktree", "list", "--porcelain", cwd=repo)
+    assert str(kept) in listed and "w1.sub-2" not in listed
+    assert git("branch", "--list", "--format=%(refname:short)", "swarm/crew/*",
+               cwd=repo).split() == ["swarm/crew/w1.sub-1"]
+    records = {r["agent_id"]: r["worktree"] for r in subagent_records(crew)}
+    assert records == {"w1.sub-1": str(kept), "w1.sub-2": None}

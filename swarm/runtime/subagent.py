@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from swarm.core.rules import Decision
@@ -26,8 +27,8 @@ from swarm.runtime.policy import PermissionPolicy
 from swarm.runtime.tools import Tool, ToolResult, kill_tree
 
 if TYPE_CHECKING:
-    from swarm.core.worktrees import WorktreeRecord
     from swarm.runtime.subagents import Subagents
+    from swarm.runtime.worktree_isolation import Isolated
 
 T = TypeVar("T")
 
@@ -65,7 +66,7 @@ class Subagent:
         self.turns = 0
         self.usage = Usage()
         self.final_text = ""
-        self.worktree: WorktreeRecord | None = None
+        self.worktree: Isolated | None = None
         self.loop: Loop | None = None  # set by the runner once the tools know this host
         self.run = Run()
         self._proc: subprocess.Popen[bytes] | None = None
@@ -104,6 +105,11 @@ class Subagent:
         self.run.stop.set()
         if self._proc is not None:
             kill_tree(self._proc)
+
+    def move_to(self, cwd: Path) -> None:
+        """Work in `cwd` from now on (a new worktree on resume)."""
+        assert self.loop is not None
+        self.loop.ctx.cwd = self._asking.cwd = self._quiet.cwd = cwd
 
     def deliver(self, block: dict[str, Any]) -> None:
         """A message from the parent: the subagent sees it at its next model call."""

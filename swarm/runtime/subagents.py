@@ -306,8 +306,16 @@ class Subagents:
             sub.info.status, sub.info.background, sub.info.ended_at = "running", True, None
         assert sub.loop is not None
         sub.loop.close_dangling("stopped before this call finished")
+        content = [block]
+        if sub.worktree is not None and sub.info.worktree is None:  # removed: it was unchanged
+            sub.worktree = start_worktree(self.host.team.name, agent_id, self.host.cwd)
+            sub.move_to(sub.worktree.cwd)
+            sub.info.worktree = str(sub.worktree.path)
+            content.append({"type": "text", "text": (
+                f"(Your earlier worktree was removed as you left it unchanged; you now work in a"
+                f" new one: {sub.worktree.path}, branch {sub.worktree.branch}.)")})
         sub.transcript.event("resumed")
-        sub.start([block])
+        sub.start(content)
         self.changed(sync=False)
         return ToolResult(f"resumed {agent_id} in the background with its earlier conversation;"
                           " a <subagent-notification> tells you when it ends")
