@@ -13,7 +13,7 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -59,9 +59,7 @@ class Subagent:
         self.info = info
         self.transcript = transcript
         self._asking = policy  # may ask (as the parent would) while the parent waits for it
-        self._quiet = PermissionPolicy(team=policy.team, member=policy.member, cwd=policy.cwd,
-                                       mode=policy.mode, working_mode=policy.working_mode,
-                                       asker=None)  # in the background: asking is denied
+        self._quiet = replace(policy, asker=None)  # in the background: asking is denied
         self.max_turns = max_turns
         self.turns = 0
         self.usage = Usage()
