@@ -26,6 +26,7 @@ tools: [Read, Grpe]
 This one has a typo in its tools.
 """
 TEAM_TOOLS = {"SendMessage", "TaskCreate", "TaskList", "TaskGet", "TaskUpdate"}
+SUBAGENT_TOOLS = {"Agent", "AgentStatus", "AgentStop"}
 
 
 @pytest.fixture
@@ -81,5 +82,6 @@ def test_general_purpose_teammate_gets_every_tool(
     wait_until(lambda: fake_api.messages_requests(), 15,
                message=f"a model request (log: {crew.log('g1')[-600:]})")
     tools = {t["name"] for t in fake_api.messages_requests()[0]["tools"]}
-    assert tools == {"Read", "Write", "Edit", "Bash", "Glob", "Grep", *TEAM_TOOLS}
+    assert tools == {"Read", "Write", "Edit", "Bash", "Glob", "Grep", *TEAM_TOOLS,
+                     *SUBAGENT_TOOLS}
     crew.wait_idle_notes("g1", 1)
