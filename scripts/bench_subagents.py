@@ -48,8 +48,10 @@ from swarm.core.liveness import is_alive  # noqa: E402
 from swarm.core.state import read_state  # noqa: E402
 from swarm.core.team import Team  # noqa: E402
 from swarm.ops.spawner import spawn  # noqa: E402
+from swarm.runtime.agent import Agent  # noqa: E402
 from swarm.runtime.models.anthropic_model import build_params  # noqa: E402
 from swarm.runtime.models.base import ModelRequest  # noqa: E402
+from swarm.runtime.team_tools import run_tool  # noqa: E402
 from tests.fake_anthropic import FakeAnthropic, Scripted  # noqa: E402
 
 RUNNING = 20
@@ -121,9 +123,6 @@ def bench_memory(api: FakeAnthropic, team: Team, pid: int) -> tuple[float, float
 
 
 def bench_latency_in_process(api: FakeAnthropic, team: Team) -> list[float]:
-    from swarm.runtime.agent import Agent
-    from swarm.runtime.team_tools import run_tool
-
     team.add_member("solo", model="sonnet", permission_mode="bypassPermissions",
                     cwd=str(HOME / "work"), backend="hidden")
     arrived: list[float] = []

@@ -26,7 +26,7 @@ from swarm.runtime.models import check_model_spec
 from swarm.runtime.models.anthropic_model import build_params
 from swarm.runtime.models.base import ModelReply, ModelRequest
 from swarm.runtime.policy import PermissionPolicy
-from swarm.runtime.subagent_tools import SubagentRequest
+from swarm.runtime.subagent_tools import SubagentRequest, subagent_tools
 from swarm.runtime.subagents import Subagents
 from swarm.runtime.team_tools import run_tool
 from swarm.runtime.tools import ToolContext, ToolError
@@ -232,8 +232,6 @@ def test_fork_needs_a_request_to_copy(host: Host, monkeypatch: pytest.MonkeyPatc
 
 
 def test_the_agent_tools_refuse_inside_a_subagent(team: Team, tmp_path: Path) -> None:
-    from swarm.runtime.subagent_tools import subagent_tools
-
     ctx = ToolContext(team=team, name="alice", cwd=tmp_path)  # no runner: a subagent's context
     for item in subagent_tools():
         result = run_tool(item, {"description": "d", "prompt": "p", "agent_id": "x"}, ctx)

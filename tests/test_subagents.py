@@ -4,6 +4,7 @@ subagents as threads, all talking through the real SDK to the fake Messages API.
 from __future__ import annotations
 
 import json
+import subprocess
 import threading
 from pathlib import Path
 from typing import Any
@@ -303,8 +304,6 @@ def test_bad_requests_are_tool_errors_and_the_parent_goes_on(
 
 
 def git(*args: str, cwd: Path) -> str:
-    import subprocess
-
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True,
                           text=True).stdout
 

@@ -9,6 +9,7 @@ kills its shell command; the thread, if it is inside a model call, leaves at the
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import threading
 import time
@@ -20,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from swarm.core.rules import Decision
 from swarm.core.state import SubagentInfo, Usage
 from swarm.core.transcript import Transcript
+from swarm.errors import describe_error
 from swarm.runtime.compaction import Compactor
 from swarm.runtime.console import brief
 from swarm.runtime.loop import Loop, TurnOutcome
@@ -31,6 +33,7 @@ if TYPE_CHECKING:
     from swarm.runtime.worktree_isolation import Isolated
 
 T = TypeVar("T")
+log = logging.getLogger(__name__)
 
 
 class SubagentStopped(BaseException):
@@ -93,8 +96,7 @@ class Subagent:
         except SubagentStopped:
             pass
         except BaseException as exc:  # a subagent that raises fails; its parent goes on
-            from swarm.errors import describe_error
-
+            log.exception("subagent %s crashed", self.agent_id)
             run.error = describe_error(exc)
         finally:  # a stopped run's open tool calls are answered when it is resumed
             self.runner.ended(self, run)

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from swarm import settings
 from swarm.errors import BadInputError
-from swarm.runtime.models.anthropic_model import AnthropicModel
+from swarm.runtime.models.anthropic_model import ALIASES, AnthropicModel
 from swarm.runtime.models.scripted import ScriptedModel
 from swarm.runtime.models.shell import ShellModel
 
@@ -49,8 +49,6 @@ def load_model(spec: str, *, cwd: str | None = None, like: Model | None = None) 
 def check_model_spec(spec: str) -> str:
     """A model name an agent may ask for (a subagent's `model`): an Anthropic alias, a
     `claude-` id, `shell` or `scripted:PATH`. Anything else is a clear error before any call."""
-    from swarm.runtime.models.anthropic_model import ALIASES
-
     value = spec.strip()
     lowered = value.lower()
     if (lowered in ALIASES or lowered == "shell" or lowered.startswith("scripted:")
