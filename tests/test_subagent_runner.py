@@ -72,6 +72,7 @@ class Host:
         self.name = "alice"
         self.cwd = cwd
         self.model_name = "shell"
+        self.environment = f"# Environment\nWorking directory: {cwd}"
         member = team.member("alice")
         self.policy = PermissionPolicy(team=team, member=member, cwd=cwd, mode=mode,
                                        working_mode=mode, asker=YesAsker())  # type: ignore[arg-type]
