@@ -280,6 +280,9 @@ def sse_body(message: dict[str, Any]) -> bytes:
 def _make_handler(api: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"  # keep-alive, as the SDK's pooled client expects
+        # Headers and body go out as two writes: with Nagle's algorithm the body would wait for
+        # the client's delayed ACK of the headers (~40 ms on Linux) on every reply.
+        disable_nagle_algorithm = True
 
         def _handle(self) -> None:
             length = int(self.headers.get("content-length") or 0)
