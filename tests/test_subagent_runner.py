@@ -6,9 +6,11 @@ from __future__ import annotations
 
 import copy
 import json
+import subprocess
 import threading
 import time
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -19,6 +21,7 @@ from swarm.core.rules import Decision
 from swarm.core.state import SubagentInfo, Usage
 from swarm.core.team import Team
 from swarm.core.watch import FileWatcher, Waker
+from swarm.core.worktrees import kept_path, leave_team, team_worktrees
 from swarm.errors import BadInputError
 from swarm.runtime import subagents as runner_module
 from swarm.runtime.loop import Loop, TurnInterrupted
@@ -30,6 +33,7 @@ from swarm.runtime.subagent_tools import SubagentRequest, subagent_tools
 from swarm.runtime.subagents import Subagents
 from swarm.runtime.team_tools import run_tool
 from swarm.runtime.tools import ToolContext, ToolError
+from swarm.runtime.worktree_isolation import finish_worktree, start_worktree
 from tests.helpers import PlainHooks, wait_until
 
 T = TypeVar("T")
@@ -54,7 +58,8 @@ class FnModel:
         self.requests: list[ModelRequest] = []
 
     def complete(self, request: ModelRequest) -> ModelReply:
-        self.requests.append(copy.deepcopy(request))  # the loop's list grows after the call
+        # The loop's list grows after the call: keep the messages as they were.
+        self.requests.append(replace(request, messages=copy.deepcopy(request.messages)))
         reply = self.replies.pop(0) if self.replies else text("done")
         return reply(request) if callable(reply) else reply
 
@@ -293,3 +298,39 @@ def test_waker_in_poll_mode(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> 
         threading.Timer(0.05, waker.set).start()
         assert watcher.wait(5)
     waker.close()
+
+
+def make_repo(path: Path) -> Path:
+    path.mkdir()
+    for args in (["init", "-q", "-b", "main"], ["add", "."],
+                 ["-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "first"]):
+        if args[0] == "add":
+            (path / "README").write_text("hi\n")
+        subprocess.run(["git", *args], cwd=path, check=True, capture_output=True)
+    return path
+
+
+def test_subagent_worktrees_removed_clean_kept_through_team_delete(team: Team, tmp_path: Path
+                                                                    ) -> None:
+    repo = make_repo(tmp_path / "repo")
+    clean = start_worktree(team.name, "alice.sub-1", repo)
+    assert clean.branch == f"swarm/{team.name}/alice.sub-1" and clean.path.is_dir()
+    assert finish_worktree(clean) is False and not clean.path.exists()
+    work = start_worktree(team.name, "alice.sub-2", repo)
+    (work.path / "new.txt").write_text("work\n")
+    assert finish_worktree(work) is True and work.path.is_dir()
+    (view,) = [v for v in team_worktrees(team) if v.member == "alice.sub-2"]
+    assert view.dirty == ["new.txt"] and view.branch == work.branch
+
+    (done,) = leave_team(team)  # `team delete`: moved out of the team directory, not lost
+    assert not done.removed and Path(done.path) == kept_path(team.name, "alice.sub-2")
+    assert (Path(done.path) / "new.txt").read_text() == "work\n"
+    listed = subprocess.run(["git", "worktree", "list"], cwd=repo, capture_output=True,
+                            text=True, check=True).stdout
+    assert done.path in listed and str(work.path) not in listed
+
+
+def test_worktree_isolation_outside_a_repository(team: Team, tmp_path: Path) -> None:
+    with pytest.raises(ToolError, match=r"^isolation: worktree: .* is not inside a git repository"
+                       r".*start the subagent without isolation"):
+        start_worktree(team.name, "alice.sub-1", tmp_path)

@@ -109,8 +109,10 @@ def test_foreground_explore_subagent_reports_to_the_next_request(
     assert record["status"] == "completed" and record["subagent_type"] == "explore"
     shown = crew.cli("transcript", "w1", "--subagent", "w1.sub-1")
     assert shown.returncode == 0, shown.stderr
-    assert 'assistant -> Read {"file_path": "notes.txt"}' in shown.stdout
-    assert "Summary: notes.txt lists alpha and beta." in shown.stdout
+    lines = shown.stdout.splitlines()
+    assert "[started: subagent_type explore" in lines[0]
+    assert any("-> Read" in line and "notes.txt" in line for line in lines)
+    assert any("says: Summary: notes.txt lists alpha and beta." in line for line in lines)
     missing = crew.cli("transcript", "w1", "--subagent", "w1.sub-9")
     assert missing.returncode == 2 and "w1.sub-1" in missing.stderr
 

@@ -317,6 +317,27 @@ def leave_team(team: Team, *, discard: bool = False) -> list[Finished]:
                              keep_at=kept_path(team.name, member.name))
         if done is not None:
             out.append(done)
+    for record in unclaimed(team):  # a subagent's, kept with its work: moved out, never guessed
+        path = _move(record, kept_path(team.name, record.path.name))
+        out.append(Finished(record.path.name, str(path), record.branch, False, False, 0, [],
+                            "no member's (a subagent's, kept with its work)"))
+    return out
+
+
+def unclaimed(team: Team) -> list[WorktreeRecord]:
+    """Worktrees in the team's worktree directory that no member records: subagents' that were
+    kept (`isolation: worktree`). Their base is not known here, so they are only ever kept."""
+    root = paths.worktrees_dir(team.name)
+    claimed = {r.path.resolve() for m in team.members() if (r := record_of(m)) is not None}
+    out = []
+    for path in sorted(root.iterdir()) if root.is_dir() else []:
+        if not (path / ".git").is_file() or path.resolve() in claimed:
+            continue
+        branch = git("symbolic-ref", "--quiet", "--short", "HEAD", cwd=path, check=False)
+        common = git("rev-parse", "--path-format=absolute", "--git-common-dir", cwd=path,
+                     check=False).stdout.strip()
+        out.append(WorktreeRecord(path=path, branch=branch.stdout.strip(), base="",
+                                  repo=Path(common).parent if common else path, cwd=path))
     return out
 
 
@@ -347,4 +368,7 @@ def team_worktrees(team: Team) -> list[WorktreeView]:
         out.append(WorktreeView(member.name, str(record.path), record.branch, record.base,
                                 str(record.repo), status.exists, status.ahead, status.unmerged,
                                 status.dirty))
+    for record in unclaimed(team):  # kept subagents' worktrees (named by the subagent's id)
+        out.append(WorktreeView(record.path.name, str(record.path), record.branch, "",
+                                str(record.repo), True, -1, -1, _dirty(record.path)))
     return out

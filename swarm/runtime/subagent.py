@@ -29,8 +29,8 @@ from swarm.runtime.policy import PermissionPolicy
 from swarm.runtime.tools import Tool, ToolResult, kill_tree
 
 if TYPE_CHECKING:
+    from swarm.core.worktrees import WorktreeRecord
     from swarm.runtime.subagents import Subagents
-    from swarm.runtime.worktree_isolation import Isolated
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -67,7 +67,7 @@ class Subagent:
         self.turns = 0
         self.usage = Usage()
         self.final_text = ""
-        self.worktree: Isolated | None = None
+        self.worktree: WorktreeRecord | None = None
         self.loop: Loop | None = None  # set by the runner once the tools know this host
         self.run = Run()
         self._proc: subprocess.Popen[bytes] | None = None
@@ -138,6 +138,9 @@ class Subagent:
 
     def before_call(self, loop: Loop) -> None:
         self.compactor(loop)
+
+    def on_text(self, text: str) -> None:
+        pass  # streamed text is the parent's pane's; a subagent's final text gets a line there
 
     def on_reply(self, reply: Any) -> None:
         self.turns += 1
