@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from swarm.core.mcp_config import McpServer
+from swarm.runtime.tools import Tool, ToolContext, ToolResult
 
 GUARD = Path(__file__).with_name("mcp_guard.py")
 TOOL_PREFIX = "mcp__"
@@ -342,6 +343,26 @@ async def _list_tools(session: Any, server: str) -> list[McpTool]:
         description = str(tool.get("description") or tool.get("title") or "")[:DESCRIPTION_CAP]
         out.append(McpTool(server, str(tool["name"]), "", description, schema))
     return out
+
+
+class McpToolAdapter(Tool):
+    """One MCP tool in the agent's tool set; permission modes and rules treat it like any tool
+    (never read-only: allowed without asking only in bypassPermissions or by a rule)."""
+
+    def __init__(self, manager: McpManager, tool: McpTool, timeout: Callable[[], float],
+                 abort: threading.Event | None = None) -> None:
+        self.manager, self.tool, self.timeout, self.abort = manager, tool, timeout, abort
+        self.name = tool.qualified
+        self.description = tool.description or f"{tool.name} (MCP server {tool.server})"
+        self.input_schema = tool.input_schema
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        result = self.manager.call_tool(self.name, args, self.timeout(), self.abort)
+        return ToolResult(result.text, result.is_error)
+
+    def describe(self, args: dict[str, Any]) -> str:
+        shown = json.dumps(args, ensure_ascii=False)
+        return f"{self.name} {shown if len(shown) <= 120 else shown[:117] + '...'}"
 
 
 def _describe(exc: BaseException) -> str:
