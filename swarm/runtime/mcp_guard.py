@@ -1,7 +1,7 @@
 """Run one MCP stdio server so that it cannot outlive the agent that started it.
 
 `python -I mcp_guard.py AGENT_PID -- COMMAND [ARGS...]` (run as a file: standard library only,
-nothing of swarm is imported, so it starts in ~20 ms). The guard asks Linux to send it SIGTERM
+nothing of swarm is imported, so it costs one bare Python start-up). The guard asks Linux to send it SIGTERM
 when its parent dies (prctl PR_SET_PDEATHSIG; elsewhere it polls its parent pid every second),
 starts the server in a process group of its own with the guard's stdin/stdout (the pipes to the
 agent) and lets go of its own copies. Then:
