@@ -200,7 +200,8 @@ class Extensions:
         self.follow_ups = 0
 
     def follow_up(self, reason: str, last_text: str, can_continue: bool,
-                  render_task: Callable[[Task], list[dict[str, Any]]]) -> list[dict[str, Any]] | None:
+                  render_task: Callable[[Task], list[dict[str, Any]]]
+                  ) -> list[dict[str, Any]] | None:
         """What the agent does next instead of going idle, or None (go idle)."""
         if can_continue and self.follow_ups >= FOLLOW_UP_LIMIT:
             self.say(f"warning: hooks kept this teammate busy for {FOLLOW_UP_LIMIT} more turns;"

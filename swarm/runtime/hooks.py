@@ -103,7 +103,8 @@ def parse_hooks(data: dict[str, Any], path: str) -> tuple[list[Hook], list[Confi
                                           message=f"unknown event; known: {', '.join(EVENTS)}"))
             continue
         if not isinstance(entries, list):
-            problems.append(ConfigProblem(path=path, field=where, message="must be a list of hooks"))
+            problems.append(ConfigProblem(path=path, field=where,
+                                          message="must be a list of hooks"))
             continue
         for index, raw in enumerate(entries):
             hooks.extend(_entry(event, raw, f"{where}[{index}]", path, problems))

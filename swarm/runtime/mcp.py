@@ -90,8 +90,9 @@ def result_text(result: dict[str, Any]) -> McpCallResult:
         elif kind == "resource":
             resource = block.get("resource") or {}
             text = resource.get("text")
+            kind_of = resource.get("mimeType", "binary")
             parts.append(str(text) if text is not None
-                         else f"[resource {resource.get('uri', '?')}: {resource.get('mimeType', 'binary')}]")
+                         else f"[resource {resource.get('uri', '?')}: {kind_of}]")
         elif kind == "resource_link":
             parts.append(f"[resource link: {block.get('uri', '?')} ({block.get('name', '')})]")
         else:
@@ -103,7 +104,8 @@ def result_text(result: dict[str, Any]) -> McpCallResult:
         parts.append(json.dumps(structured, ensure_ascii=False))
     text = "\n".join(parts)
     if len(text) > OUTPUT_CAP:
-        text = text[:OUTPUT_CAP] + f"\n... [output truncated: {len(text) - OUTPUT_CAP} more characters]"
+        more = len(text) - OUTPUT_CAP
+        text = text[:OUTPUT_CAP] + f"\n... [output truncated: {more} more characters]"
     return McpCallResult(text or "(no output)", bool(result.get("isError")))
 
 

@@ -1,10 +1,10 @@
 """Run one MCP stdio server so that it cannot outlive the agent that started it.
 
 `python -I mcp_guard.py AGENT_PID -- COMMAND [ARGS...]` (run as a file: standard library only,
-nothing of swarm is imported, so it costs one bare Python start-up). The guard asks Linux to send it SIGTERM
-when its parent dies (prctl PR_SET_PDEATHSIG; elsewhere it polls its parent pid every second),
-starts the server in a process group of its own with the guard's stdin/stdout (the pipes to the
-agent) and lets go of its own copies. Then:
+nothing of swarm is imported, so it costs one bare Python start-up). The guard asks Linux to
+send it SIGTERM when its parent dies (prctl PR_SET_PDEATHSIG; elsewhere it polls its parent pid
+every second), starts the server in a process group of its own with the guard's stdin/stdout
+(the pipes to the agent) and lets go of its own copies. Then:
 
 - the server exits (the agent closed its stdin: the SDK's normal shutdown): whatever it left
   in its group is killed and the guard exits with the server's code;
