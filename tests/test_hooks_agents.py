@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from swarm.core import paths
-from tests.agent_fixtures import SWARM, Crew, crew_fixture  # noqa: F401
+from tests.agent_fixtures import SWARM, Crew
 from tests.helpers import wait_until
 
 pytestmark = pytest.mark.slow

@@ -13,7 +13,7 @@ import psutil
 import pytest
 
 from swarm.core.protocol import PermissionRequest
-from tests.agent_fixtures import Crew, crew_fixture  # noqa: F401
+from tests.agent_fixtures import Crew
 from tests.fake_anthropic import FakeAnthropic
 from tests.helpers import wait_until
 from tests.mcp_fixtures import calc_spec, pids
