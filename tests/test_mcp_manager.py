@@ -94,7 +94,10 @@ def test_a_slow_call_times_out_and_an_abort_ends_a_call_at_once(tmp_path: Path) 
 
 def test_a_server_that_never_answers_fails_the_start_at_its_timeout(tmp_path: Path) -> None:
     warnings: list[str] = []
-    spec = McpServerSpec(command=sys.executable, args=["-c", "import time; time.sleep(300)"])
+    pidfile = tmp_path / "pid"
+    spec = McpServerSpec(command=sys.executable, args=["-c", (
+        f"import os, time; open({str(pidfile)!r}, 'w').write(f'{{os.getpid()}}\\n'); "
+        "time.sleep(300)")])
     with McpManager({"mute": McpServer(name="mute", spec=spec, source="t")}, cwd=tmp_path,
                     warn=warnings.append) as manager:
         start = time.monotonic()
@@ -102,6 +105,23 @@ def test_a_server_that_never_answers_fails_the_start_at_its_timeout(tmp_path: Pa
         assert time.monotonic() - start < 10
         assert manager.tools() == []
     assert len(warnings) == 1 and "did not start within 1s" in warnings[0]
+    for pid in pids(pidfile):
+        wait_until(lambda p=pid: gone(p), 15, message="the mute server to be stopped")
+
+
+def test_closing_while_a_server_is_still_starting_stops_it(tmp_path: Path) -> None:
+    """SIGTERM can reach the agent while `start()` waits: `close()` must still end the server."""
+    pidfile = tmp_path / "pid"
+    spec = McpServerSpec(command=sys.executable, args=["-c", (
+        f"import os, time; open({str(pidfile)!r}, 'w').write(f'{{os.getpid()}}\\n'); "
+        "time.sleep(300)")])
+    manager = McpManager({"mute": McpServer(name="mute", spec=spec, source="t")}, cwd=tmp_path)
+    starter = threading.Thread(target=manager.start, args=(120,), daemon=True)
+    starter.start()
+    wait_until(lambda: pids(pidfile), 30, message="the server to start")
+    manager.close()
+    [pid] = pids(pidfile)
+    wait_until(lambda: gone(pid), 15, message="the starting server to be stopped")
 
 
 def test_a_server_that_exits_at_once_reports_its_stderr(tmp_path: Path) -> None:

@@ -182,8 +182,10 @@ class McpManager:
         if loop is None:
             return
         for server in self._servers.values():
-            if server.stop is not None:
+            if server.state == "running" and server.stop is not None:
                 loop.call_soon_threadsafe(server.stop.set)
+            elif server.future is not None:  # still starting (SIGTERM during start): give up
+                server.future.cancel()
         deadline = time.monotonic() + timeout
         for server in self._servers.values():
             with contextlib.suppress(Exception):
