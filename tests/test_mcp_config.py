@@ -14,6 +14,7 @@ from swarm.core.mcp_config import McpServerSpec, load_mcp_config, resolve_server
 from swarm.core.rules import check, validate_rule
 from swarm.core.team import Team
 from swarm.errors import BadInputError
+from swarm.ops.spawner import spawn
 from swarm.runtime.mcp import qualified_name, result_text
 
 
@@ -131,8 +132,6 @@ def test_an_agents_servers_resolve_by_name_and_inline_and_unknown_names_are_repo
 
 
 def test_spawn_mcp_checks_the_name_and_records_it_on_the_member(project: Path) -> None:
-    from swarm.ops.spawner import spawn
-
     write_json(project / ".mcp.json", {"mcpServers": {"calc": {"command": "x"}}})
     team = Team.create("t")
     with pytest.raises(BadInputError, match="unknown MCP server 'ghost'.*configured: calc"):

@@ -10,7 +10,9 @@ import click
 
 from swarm import settings
 from swarm.cli.common import emit, json_option, table
+from swarm.core.mcp_config import load_mcp_config
 from swarm.errors import OperationFailedError
+from swarm.ops.mcp import check_servers, describe_servers
 
 
 @click.group()
@@ -25,9 +27,6 @@ def mcp() -> None:
 @json_option
 def list_servers(cwd: str | None, check: bool, as_json: bool) -> None:
     """List configured MCP servers; a broken entry is a warning and the rest are listed."""
-    from swarm.core.mcp_config import load_mcp_config
-    from swarm.ops.mcp import check_servers, describe_servers
-
     workdir = Path(cwd or os.getcwd()).expanduser().resolve()
     config = load_mcp_config(workdir)
     for problem in config.problems:

@@ -16,6 +16,7 @@ from backends.resolve import get_backend, resolve
 from swarm import settings
 from swarm.core import paths
 from swarm.core.definitions import get_definition
+from swarm.core.mcp_config import load_mcp_config
 from swarm.core.names import LEAD_NAME, validate_agent_name
 from swarm.core.rules import validate_mode, validate_rule
 from swarm.core.state import RESTARTED, AgentState, update_state
@@ -148,8 +149,6 @@ def _check_mcp(names: tuple[str, ...], workdir: Path) -> list[str]:
     """`--mcp NAME`: each must be configured (in .mcp.json or $SWARM_HOME/mcp.json) from here."""
     if not names:
         return []
-    from swarm.core.mcp_config import load_mcp_config
-
     config = load_mcp_config(workdir)
     unknown = [n for n in names if n not in config.servers]
     if unknown:

@@ -22,10 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from swarm import settings
 from swarm.core import paths
+from swarm.core.mcp_config import load_mcp_config, resolve_servers
 from swarm.core.protocol import escape
 from swarm.core.rules import Decision
 from swarm.errors import SwarmError
 from swarm.runtime.hooks import HookRunner, load_hooks
+from swarm.runtime.mcp import McpManager, McpToolAdapter
 from swarm.runtime.tools import Tool, ToolContext, ToolResult, user_env
 
 if TYPE_CHECKING:
@@ -34,7 +36,6 @@ if TYPE_CHECKING:
     from swarm.core.definitions import AgentDefinition
     from swarm.core.tasks import Task
     from swarm.core.team import Member, Team
-    from swarm.runtime.mcp import McpManager
 
 # Turns a hook may add after an input (a refused completion handed back, TeammateIdle's exit 2)
 # before the agent goes idle anyway: a hook that always exits 2 must not spin it forever.
@@ -91,9 +92,6 @@ class Extensions:
         extensions = cls(team=team, name=member.name, hooks=runner, say=say,
                          disallowed=list(definition.disallowed_tools))
         if member.mcp_servers or definition.mcp_servers:
-            from swarm.core.mcp_config import load_mcp_config, resolve_servers
-            from swarm.runtime.mcp import McpManager
-
             config = load_mcp_config(cwd)
             for problem in config.problems:
                 say(f"warning: {problem} (skipped)")
@@ -111,8 +109,6 @@ class Extensions:
         """Start the servers (bounded by SWARM_MCP_TIMEOUT); their tools, minus disallowed."""
         if self.mcp is None:
             return {}
-        from swarm.runtime.mcp import McpToolAdapter
-
         self.mcp.start(settings.mcp_timeout())
         tools: dict[str, Tool] = {}
         for tool in self.mcp.tools():
