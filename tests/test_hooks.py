@@ -13,6 +13,8 @@ import psutil
 import pytest
 
 from swarm.core import paths
+from swarm.core.team import Member
+from swarm.runtime.extensions import checkout_of
 from swarm.runtime.hooks import Hook, HookRunner, load_hooks, parse_hooks
 from tests.helpers import wait_until
 
@@ -213,3 +215,20 @@ def test_an_interrupt_can_kill_the_running_hook(tmp_path: Path) -> None:
     run.on_process = seen.append
     run.run("PreToolUse", tool_name="Bash", tool_input={})
     assert len(seen) == 2 and seen[0] is not None and seen[1] is None
+
+
+def test_a_worktree_teammate_finds_settings_not_committed_in_its_checkout(tmp_path: Path) -> None:
+    repo, tree = tmp_path / "repo", tmp_path / "tree"
+    (repo / "sub" / ".git").parent.mkdir(parents=True)
+    (repo / ".git").mkdir()
+    (tree / "sub").mkdir(parents=True)
+    (tree / ".git").write_text("gitdir: elsewhere")  # a worktree's .git is a file
+    write_settings(repo / ".swarm" / "settings.json", {"SessionEnd": [{"command": "true"}]})
+    member = Member(agent_id="a@t", name="a", cwd=str(tree / "sub"), worktree_path=str(tree),
+                    worktree_repo=str(repo))
+    origin = checkout_of(member)
+    assert origin == repo / "sub"
+    assert load_hooks(tree / "sub") == ([], [])
+    hooks, problems = load_hooks(tree / "sub", origin)
+    assert [h.command for h in hooks] == ["true"] and problems == []
+    assert checkout_of(Member(agent_id="b@t", name="b", cwd=str(tmp_path))) is None

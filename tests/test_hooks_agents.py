@@ -12,6 +12,7 @@ import pytest
 
 from swarm.core import paths
 from tests.agent_fixtures import SWARM, Crew
+from tests.git_helpers import init_repo
 from tests.helpers import wait_until
 
 pytestmark = pytest.mark.slow
@@ -149,3 +150,14 @@ def test_bad_settings_are_one_warning_each_and_the_agent_runs_on(crew: Crew) -> 
     assert crew.exit_code("bob") == 0
     assert "SessionEnd hook `no-such-hook-command-xyz`" in crew.log("bob")
     assert "command not found" in crew.log("bob")
+
+
+def test_a_teammate_in_a_worktree_gets_the_projects_uncommitted_hooks(
+        crew: Crew, tmp_path: Path) -> None:
+    repo = init_repo(crew.workdir / "repo", {"a.txt": "one\n"})
+    settings({"PreToolUse": [{"matcher": "Bash", "command": "echo 'not in a worktree' >&2; exit 2"}]},
+             repo / ".swarm" / "settings.json")  # not committed: absent from the worktree
+    crew.spawn("bob", prompt="$ echo hi", cwd=str(repo), worktree=True)
+    crew.wait_idle_notes("bob", 1)
+    [blocked] = tool_results(crew, "bob")[:1]
+    assert blocked["content"] == "permission denied: blocked by a PreToolUse hook: not in a worktree"

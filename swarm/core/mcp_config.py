@@ -146,10 +146,14 @@ def project_mcp_file(cwd: str | Path) -> Path | None:
     return paths.find_in_project(cwd, ".mcp.json", user_path=paths.user_mcp_config())
 
 
-def load_mcp_config(cwd: str | Path | None = None) -> McpConfig:
-    """The user's servers, then the project's (same name: the project wins)."""
+def load_mcp_config(cwd: str | Path | None = None, origin: Path | None = None) -> McpConfig:
+    """The user's servers, then the project's (same name: the project wins). `origin`: where to
+    look when `cwd` has no .mcp.json (a worktree's checkout, for a file not committed)."""
     config = McpConfig()
-    files = [paths.user_mcp_config(), project_mcp_file(cwd if cwd is not None else os.getcwd())]
+    project = project_mcp_file(cwd if cwd is not None else os.getcwd())
+    if project is None and origin is not None:
+        project = project_mcp_file(origin)
+    files = [paths.user_mcp_config(), project]
     for path in files:
         if path is None:
             continue

@@ -47,6 +47,18 @@ def feedback_block(event: str, text: str) -> dict[str, Any]:
             "text": f'<hook-feedback event="{event}">\n{escape(text)}\n</hook-feedback>'}
 
 
+def checkout_of(member: Member) -> Path | None:
+    """For a teammate in a worktree: the same directory in the checkout it was made from, where
+    project settings that are not committed (.swarm/settings.json, .mcp.json) still are."""
+    if not (member.worktree_path and member.worktree_repo and member.cwd):
+        return None
+    try:
+        inside = Path(member.cwd).relative_to(member.worktree_path)
+    except ValueError:
+        return None
+    return Path(member.worktree_repo) / inside
+
+
 class HookedTool(Tool):
     """A tool with a hook before it: a reason from `before` is the error result instead."""
 
@@ -84,7 +96,8 @@ class Extensions:
              env: dict[str, str], say: Callable[[str], None],
              track_process: Callable[[subprocess.Popen[bytes] | None], None]) -> Extensions:
         """Read hook settings and MCP config; bad entries are one warning each, never fatal."""
-        hooks, problems = load_hooks(cwd)
+        origin = checkout_of(member)
+        hooks, problems = load_hooks(cwd, origin)
         for problem in problems:
             say(f"warning: {problem} (skipped)")
         runner = HookRunner(hooks, team=team.name, agent_id=member.agent_id, cwd=cwd,
@@ -92,7 +105,7 @@ class Extensions:
         extensions = cls(team=team, name=member.name, hooks=runner, say=say,
                          disallowed=list(definition.disallowed_tools))
         if member.mcp_servers or definition.mcp_servers:
-            config = load_mcp_config(cwd)
+            config = load_mcp_config(cwd, origin)
             for problem in config.problems:
                 say(f"warning: {problem} (skipped)")
             servers, unknown = resolve_servers(member.mcp_servers, definition.mcp_servers,

@@ -142,11 +142,14 @@ def project_settings_file(cwd: str | Path) -> Path | None:
     return paths.find_in_project(cwd, ".swarm/settings.json", user_path=paths.user_settings())
 
 
-def load_hooks(cwd: str | Path) -> tuple[list[Hook], list[ConfigProblem]]:
-    """User hooks, then project hooks (both apply)."""
+def load_hooks(cwd: str | Path, origin: Path | None = None
+               ) -> tuple[list[Hook], list[ConfigProblem]]:
+    """User hooks, then project hooks (both apply). `origin`: where to look when `cwd` has no
+    project settings (a worktree's checkout, for settings not committed)."""
     hooks: list[Hook] = []
     problems: list[ConfigProblem] = []
-    for path in (paths.user_settings(), project_settings_file(cwd)):
+    project = project_settings_file(cwd) or (project_settings_file(origin) if origin else None)
+    for path in (paths.user_settings(), project):
         if path is None:
             continue
         data, problem = read_json_object(path)
