@@ -38,6 +38,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("SWARM_COMPACT_THRESHOLD", "120000", "estimated tokens before compaction"),
     Variable("SWARM_API_MAX_RETRIES", "4", "retries of a failed Anthropic request"),
     Variable("SWARM_API_RETRY_BASE", "1", "first retry delay in seconds (doubles each time)"),
+    Variable("SWARM_MCP_TIMEOUT", "30", "seconds an MCP server has to start and list its tools"),
+    Variable("SWARM_MCP_TOOL_TIMEOUT", "300", "seconds one MCP tool call may take"),
     Variable("SWARM_NO_INOTIFY", "", "1: poll files instead of inotify (for odd filesystems)"),
     Variable("ANTHROPIC_API_KEY", "", "the Anthropic key; without it agents default to `shell`"),
     Variable("ANTHROPIC_BASE_URL", "api.anthropic.com", "the Messages API endpoint (read by the SDK)"),
@@ -134,6 +136,14 @@ def api_max_retries() -> int:
 
 def api_retry_base() -> float:
     return number("SWARM_API_RETRY_BASE", 1.0)
+
+
+def mcp_timeout() -> float:
+    return number("SWARM_MCP_TIMEOUT", 30.0, minimum=0.1)
+
+
+def mcp_tool_timeout() -> float:
+    return number("SWARM_MCP_TOOL_TIMEOUT", 300.0, minimum=0.1)
 
 
 def use_inotify() -> bool:

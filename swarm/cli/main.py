@@ -74,6 +74,7 @@ COMMANDS: dict[str, str] = {
     "worktrees": "swarm.cli.worktrees:worktrees",
     "merge": "swarm.cli.worktrees:merge",
     "report": "swarm.cli.report:report",
+    "mcp": "swarm.cli.mcp:mcp",
 }
 
 

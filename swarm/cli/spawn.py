@@ -31,12 +31,15 @@ from swarm.core.names import BACKENDS, PERMISSION_MODES
 @click.option("--color", default=None, help="Pane and status color.")
 @click.option("--max-turns", type=int, default=None, help="Stop after this many model calls.")
 @click.option("--max-budget-usd", type=float, default=None, help="Stop past this cost.")
+@click.option("--mcp", "mcp", multiple=True, metavar="NAME",
+              help="Give the teammate this MCP server (see `swarm mcp list`); repeatable.")
 @json_option
 def spawn(name: str, team_name: str | None, prompt: str | None, prompt_file: click.File | None,
           agent_type: str, model: str | None, backend: str | None, cwd: str | None,
           worktree: bool, plan_mode_required: bool, permission_mode: str | None,
           allow: tuple[str, ...], deny: tuple[str, ...], color: str | None,
-          max_turns: int | None, max_budget_usd: float | None, as_json: bool) -> None:
+          max_turns: int | None, max_budget_usd: float | None, mcp: tuple[str, ...],
+          as_json: bool) -> None:
     """Start a teammate NAME in its own pane (or hidden)."""
     refuse_teammate("spawn")
     if prompt_file is not None:
@@ -52,7 +55,7 @@ def spawn(name: str, team_name: str | None, prompt: str | None, prompt_file: cli
             open_team(team_name), name, prompt=prompt, agent_type=agent_type, model=model,
             backend=backend, cwd=cwd, worktree=worktree, plan_mode_required=plan_mode_required,
             permission_mode=permission_mode, allow=allow, deny=deny, color=color,
-            max_turns=max_turns, max_budget_usd=max_budget_usd,
+            max_turns=max_turns, max_budget_usd=max_budget_usd, mcp=mcp,
         )
     finally:
         if collecting:

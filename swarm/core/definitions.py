@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from swarm.core import paths
 from swarm.core.builtin_agents import BUILTIN_AGENTS
+from swarm.core.mcp_config import McpServerSpec, definition_servers
 from swarm.core.names import KNOWN_TOOLS, PERMISSION_MODES, TEAM_TOOLS, validate_name
 from swarm.errors import InvalidNameError, NotFoundError
 
@@ -27,7 +28,7 @@ Source = Literal["builtin", "user", "project"]
 
 # Front-matter keys a user may write; camelCase / dashed spellings are accepted as aliases.
 FIELDS = ("name", "description", "tools", "disallowed_tools", "model", "max_turns",
-          "permission_mode", "color", "isolation", "omit_project_memory")
+          "permission_mode", "color", "isolation", "omit_project_memory", "mcp_servers")
 # The seeds' spellings of the same fields (camelCase, dashed) are accepted as aliases.
 _ALIASES = {"agent_type": "name", "when_to_use": "description"}
 
@@ -53,6 +54,8 @@ def _tool_list(value: Any) -> list[str] | None:
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ValueError("must be a list of tool names or a comma-separated string")
     for tool in value:
+        if tool.startswith("mcp__"):  # an MCP tool (mcp__server__tool) or a whole server
+            continue
         if tool not in KNOWN_TOOLS:
 
             close = difflib.get_close_matches(tool, KNOWN_TOOLS, n=1, cutoff=0.6)
@@ -84,6 +87,8 @@ class AgentDefinition(BaseModel):
     color: str | None = None
     isolation: str | None = None
     omit_project_memory: bool = Field(default=False, strict=True)  # no SWARM.md/CLAUDE.md...
+    # MCP servers by name (configured in .mcp.json / $SWARM_HOME/mcp.json) or {name: spec}.
+    mcp_servers: list[str | dict[str, McpServerSpec]] = Field(default_factory=list)
     prompt: str = ""
     source: Source = "builtin"
     path: str = ""
@@ -113,6 +118,11 @@ class AgentDefinition(BaseModel):
             raise ValueError(f"{', '.join(kept)} cannot be disallowed: every teammate keeps"
                              f" the team tools ({', '.join(TEAM_TOOLS)})")
         return tools
+
+    @field_validator("mcp_servers", mode="before")
+    @classmethod
+    def _mcp_servers(cls, value: Any) -> list[str | dict[str, McpServerSpec]]:
+        return definition_servers(value)
 
     @field_validator("permission_mode", mode="before")
     @classmethod
@@ -253,7 +263,7 @@ def _load_builtins() -> list[AgentDefinition]:
     factory's signature, ~3 ms of every spawn)."""
     return [AgentDefinition.model_construct(
         {*fields, "source", "path"},
-        **{"disallowed_tools": [], "overrides": [], **copy.deepcopy(fields)},
+        **{"disallowed_tools": [], "overrides": [], "mcp_servers": [], **copy.deepcopy(fields)},
         source="builtin", path=f"<builtin>/{name}") for name, fields in BUILTIN_AGENTS.items()]
 
 
@@ -261,25 +271,8 @@ def find_project_agents_dir(cwd: str | Path) -> Path | None:
     """The nearest `.swarm/agents` from cwd upward, never above the git root (the directory
     holding `.git`). Outside a git repository the walk stops below $HOME, whose `.swarm/agents`
     is the user directory, not a project one."""
-    start = Path(cwd).expanduser().resolve()
-    home = Path.home().resolve()
-    user_dir = _resolved(paths.user_agents_dir())
-    for directory in (start, *start.parents):
-        if directory == home and not (directory / ".git").exists():
-            return None
-        candidate = directory / ".swarm" / "agents"
-        if candidate.is_dir() and _resolved(candidate) != user_dir:
-            return candidate
-        if (directory / ".git").exists():  # a directory or, in a worktree, a file
-            return None
-    return None
-
-
-def _resolved(path: Path) -> Path:
-    try:
-        return path.expanduser().resolve()
-    except OSError:
-        return path
+    return paths.find_in_project(cwd, ".swarm/agents", want_dir=True,
+                                 user_path=paths.user_agents_dir())
 
 
 def load_definitions(cwd: str | Path | None = None) -> Definitions:

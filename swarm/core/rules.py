@@ -24,7 +24,9 @@ from swarm.core.names import PERMISSION_MODES, SUBAGENT_TOOLS, TEAM_TOOLS
 from swarm.core.shellparse import SimpleCommand, Word
 from swarm.errors import BadInputError
 
-RULE_RE = re.compile(r"^([A-Za-z]+)(?:\((.+)\))?\Z", re.S)
+# A tool name, or an MCP tool's (`mcp__calc__add`), a whole server's (`mcp__calc`) or a pattern
+# (`mcp__calc__*`).
+RULE_RE = re.compile(r"^([A-Za-z]+|mcp__[A-Za-z0-9_*-]+)(?:\((.+)\))?\Z", re.S)
 # The tools a rule named after the first also covers.
 COVERS = {"Read": frozenset({"Read", "Grep", "Glob"}), "Edit": frozenset({"Edit", "Write"})}
 HARMLESS_WRITES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/fd/1",
@@ -69,7 +71,8 @@ def _split(rule: str) -> tuple[str, str | None] | None:
 
 
 def covers(rule_tool: str, tool_name: str) -> bool:
-    return tool_name == rule_tool or tool_name in COVERS.get(rule_tool, ())
+    return (tool_name == rule_tool or tool_name in COVERS.get(rule_tool, ())
+            or _names_mcp_tool(rule_tool, tool_name))
 
 
 def _inside(path: Path, root: Path) -> bool:
@@ -262,6 +265,15 @@ def _deny_writes(commands: tuple[SimpleCommand, ...], rules: list[str], cwd: Pat
                         split[1], _absolute(word.text, cwd), cwd, deny=True)):
                     return rule
     return None
+
+
+def _names_mcp_tool(rule_tool: str, tool_name: str) -> bool:
+    """`mcp__calc` covers every tool of the server, `mcp__calc__*` is a pattern."""
+    if not rule_tool.startswith("mcp__"):
+        return False
+    if "*" in rule_tool:
+        return fnmatch.fnmatchcase(tool_name, rule_tool)
+    return "__" not in rule_tool[5:] and tool_name.startswith(rule_tool + "__")
 
 
 def rule_matches(rule: str, tool_name: str, args: dict[str, Any], cwd: Path,

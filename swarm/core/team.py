@@ -78,6 +78,7 @@ class Member(BaseModel):
     deny_rules: list[str] = Field(default_factory=_no_items)
     max_turns: int | None = None
     max_budget_usd: float | None = None
+    mcp_servers: list[str] = Field(default_factory=_no_items)  # `spawn --mcp NAME`
 
 
 class TeamConfig(BaseModel):

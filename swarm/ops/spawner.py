@@ -16,6 +16,7 @@ from backends.resolve import get_backend, resolve
 from swarm import settings
 from swarm.core import paths
 from swarm.core.definitions import get_definition
+from swarm.core.mcp_config import load_mcp_config
 from swarm.core.names import LEAD_NAME, validate_agent_name
 from swarm.core.rules import validate_mode, validate_rule
 from swarm.core.state import RESTARTED, AgentState, update_state
@@ -76,6 +77,7 @@ def spawn(
     max_turns: int | None = None,
     max_budget_usd: float | None = None,
     pane_backend: PaneBackend | None = None,
+    mcp: tuple[str, ...] = (),
 ) -> SpawnResult:
     """Register and start a teammate. `pane_backend`: an instance to start it with (default:
     the one `backend` names, made for this call)."""
@@ -107,6 +109,7 @@ def spawn(
         load_model(spec, cwd=str(workdir))  # a missing or broken script fails here, not later
     allow_rules = [validate_rule(r) for r in allow]
     deny_rules = [validate_rule(r) for r in deny]
+    mcp_servers = _check_mcp(mcp, workdir)
     choice = resolve(backend)
     # `worktree: true` (SpawnTeammate) and `isolation: worktree` (the definition) come here too.
     tree = create(workdir, team.name, clean) if worktree or definition.isolation == "worktree" \
@@ -119,7 +122,8 @@ def spawn(
             color=color or defaults.get("color"), plan_mode_required=plan_mode_required,
             permission_mode=mode, backend=choice.backend, allow_rules=allow_rules,
             deny_rules=deny_rules, max_turns=max_turns or defaults.get("max_turns"),
-            max_budget_usd=max_budget_usd, tmux_socket=settings.tmux_socket(), **place,
+            max_budget_usd=max_budget_usd, tmux_socket=settings.tmux_socket(),
+            mcp_servers=mcp_servers, **place,
         )
         registered = True
         if prompt:
@@ -139,6 +143,23 @@ def _discard_new(tree: WorktreeRecord | None) -> None:
     """A spawn that failed leaves no worktree or branch behind (nothing was done in it yet)."""
     if tree is not None:
         finish(tree, discard=True)
+
+
+def _check_mcp(names: tuple[str, ...], workdir: Path) -> list[str]:
+    """`--mcp NAME`: each must be configured (in .mcp.json or $SWARM_HOME/mcp.json) from here."""
+    if not names:
+        return []
+    config = load_mcp_config(workdir)
+    unknown = [n for n in names if n not in config.servers]
+    if unknown:
+        # A server entry that failed to load is the likely explanation: say which and why.
+        broken = [str(p) for p in config.problems
+                  if (p.field or "").split(".")[1:2] == [unknown[0]]]
+        hint = f"; {broken[0]}" if broken else ""
+        raise BadInputError(
+            f"--mcp: unknown MCP server {unknown[0]!r} (configured: "
+            f"{', '.join(config.servers) or 'none'}; see `swarm mcp list`){hint}")
+    return list(dict.fromkeys(names))
 
 
 def launch(team: Team, member: Member, pane_backend: PaneBackend | None = None

@@ -65,6 +65,7 @@ from swarm.log import configure as configure_logging
 from swarm.runtime.asking import Asker
 from swarm.runtime.compaction import Compactor
 from swarm.runtime.console import Console, brief
+from swarm.runtime.extensions import Extensions
 from swarm.runtime.loop import Loop, TurnInterrupted, TurnOutcome
 from swarm.runtime.models import default_model_spec, load_model
 from swarm.runtime.models.base import ModelReply
@@ -150,10 +151,15 @@ class Agent:
         self.base_tools = {n: every[n] for n in names if n in every}
         if self.member.plan_mode_required:
             self.base_tools["ExitPlanMode"] = every["ExitPlanMode"]
+        env = {"SWARM_TEAM": self.team.name, "SWARM_AGENT_ID": self.member.agent_id}
+        # Hooks and MCP servers (the servers start in run(), their tools join base_tools then).
+        self.extensions = Extensions.load(self.team, self.member, self.definition, self.cwd,
+                                          env, self.console.say, self.track_process)
+        self.base_tools = self.extensions.wrap_task_tools(self.base_tools)
+        self.policy.gate = self.extensions.gate
         self.compactor = Compactor(on_compacted=self._compacted,
                                    on_usage=lambda usage: self.add_usage(usage, turn=False))
-        ctx = ToolContext(team=self.team, name=name, cwd=self.cwd, host=self,
-                          env={"SWARM_TEAM": self.team.name, "SWARM_AGENT_ID": self.member.agent_id})
+        ctx = ToolContext(team=self.team, name=name, cwd=self.cwd, host=self, env=env)
         self.loop = Loop(model=load_model(self.model_name, cwd=str(self.cwd)), tools={},
                          system="", ctx=ctx, hooks=self,
                          messages=self.transcript.conversation())
@@ -307,7 +313,9 @@ class Agent:
 
     # -- LoopHooks -----------------------------------------------------------------------------
     def permit(self, tool: Tool, args: dict[str, Any], use_id: str) -> Decision:
-        return self.policy.check(tool, args, use_id)
+        decision = self.policy.check(tool, args, use_id)
+        self.extensions.allowed(decision)
+        return decision
 
     def guard(self, call: Callable[[], T]) -> T:
         return self.interruptible(call)
@@ -329,6 +337,7 @@ class Agent:
             self.console.show(*self.console.view.says(text))
 
     def on_tool_result(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> ToolResult:
+        result = self.extensions.after_tool(tool, args, result)  # PostToolUse hooks
         self._last_action = tool.describe(args)
         if tool.name == "TaskUpdate" and args.get("task_id") is not None:
             self._turn_tasks.append(str(args["task_id"]))  # even refused: blocked, say
@@ -476,6 +485,24 @@ class Agent:
             self.transcript.event("interrupted")
         return outcome
 
+    def continue_turn(self, content: list[dict[str, Any]]) -> TurnOutcome:
+        """More of the same turn, driven by a hook (a refused completion, TeammateIdle)."""
+        self.console.say(f"<- hook: {brief(content[0].get('text', ''))}")
+        self.set_state(state="working", detail=None)
+        self._waiting_at_start = {m.id for m in self.box.unread()}
+        self.loop.add({"role": "user", "content": content})
+        outcome = self.loop.run()
+        if outcome.reason == "interrupted":
+            self.transcript.event("interrupted")
+        return outcome
+
+    def follow_up(self, outcome: TurnOutcome) -> list[dict[str, Any]] | None:
+        """What hooks want done before going idle; None: go idle."""
+        can_continue = (outcome.reason == "available" and self.stop_reason() is None
+                        and not any(isinstance(i.kind, ShutdownRequest) for i in self._unread()))
+        return self.extensions.follow_up(outcome.reason, outcome.last_text, can_continue,
+                                         lambda task: self.render_input([], task))
+
     def _shutdown_at_limit(self, inbound: list[Inbound]) -> TurnOutcome:
         """Out of turns or budget, the model cannot answer a shutdown request: approve it."""
         request = next(i.kind for i in inbound if isinstance(i.kind, ShutdownRequest))
@@ -548,11 +575,18 @@ class Agent:
                          f"mode {self.policy.mode}, pid {os.getpid()})")
         exit_code, detail, crashed = 0, "shut down", False
         try:
+            mcp_tools = self.extensions.start_mcp(self._interrupt)
+            if mcp_tools:
+                self.base_tools.update(mcp_tools)
+                self.refresh()
             with self.watcher() as watcher:
                 self.set_state(state="idle", idle_reason="available")
                 while not self.shutdown_approved:
                     inbound, task = self.next_input(watcher)
+                    self.extensions.new_input()
                     outcome = self.take_turn(inbound, task)
+                    while not self.shutdown_approved and (more := self.follow_up(outcome)):
+                        outcome = self.continue_turn(more)
                     if self.shutdown_approved:
                         break
                     self.after_turn(outcome)
@@ -573,6 +607,8 @@ class Agent:
         file) one failing write must not keep the others from happening."""
         signal.signal(signal.SIGTERM, signal.SIG_IGN)  # finish what we write, then go
         signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        self._attempt(lambda: self.extensions.session_end(detail))
+        self._attempt(self.extensions.close)  # no MCP server outlives us
         if self._superseded:  # our tasks and state are someone else's now: touch neither
             self._attempt(lambda: self.transcript.event("exited", detail=self._superseded))
             return

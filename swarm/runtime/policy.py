@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,6 +35,8 @@ class PermissionPolicy:
     mode: str
     working_mode: str  # the mode a plan-mode agent switches to once its plan is approved
     asker: Asker | None = None  # None: never ask (background), deny instead
+    # PreToolUse hooks: after the deny rules, before allow or ask; a Decision blocks the call.
+    gate: Callable[[Tool, dict[str, Any]], Decision | None] | None = None
     _team_rules: tuple[tuple[int, int, int], list[str]] | None = field(default=None, repr=False)
 
     @classmethod
@@ -72,6 +75,12 @@ class PermissionPolicy:
             allow=[*self.member.allow_rules, *self.team_rules()], deny=self.member.deny_rules,
         )
         log.debug("%s: %s (%s)", tool.name, decision.behavior, decision.reason)
+        if decision.behavior == "deny":
+            return decision
+        if self.gate is not None:
+            blocked = self.gate(tool, args)
+            if blocked is not None:
+                return blocked
         if decision.behavior != "ask":
             return decision
         if self.asker is None:
