@@ -343,3 +343,24 @@ def test_worktree_subagents_keep_only_a_worktree_with_changes(
                cwd=repo).split() == ["swarm/crew/w1.sub-1"]
     records = {r["agent_id"]: r["worktree"] for r in subagent_records(crew)}
     assert records == {"w1.sub-1": str(kept), "w1.sub-2": None}
+
+
+def test_a_subagent_stop_hook_hears_of_each_ended_subagent(
+        crew: Crew, fake_api: FakeAnthropic) -> None:
+    """SPEC "Hooks": SubagentStop, with the subagent's id, type, status and final text."""
+    heard = crew.workdir / "heard.jsonl"
+    settings = crew.workdir / ".swarm" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"hooks": {"SubagentStop": [
+        {"command": f"cat >> {heard}; echo >> {heard}"}]}}))
+    sub = fake_api.route(is_typed_subagent)
+    sub.push_text("Found nothing to fix.")
+    fake_api.push_tool_use("Agent", {"description": "look", "prompt": "Look around.",
+                                     "subagent_type": "explore"})
+    fake_api.push_text("Done.")
+    start(crew)
+    crew.wait_idle_notes("w1", 1, timeout=WAIT)
+    (event,) = [json.loads(line) for line in heard.read_text().splitlines() if line.strip()]
+    assert (event["event"], event["subagent_id"], event["subagent_type"], event["status"]) == (
+        "SubagentStop", "w1.sub-1", "explore", "completed")
+    assert event["last_summary"] == "Found nothing to fix." and event["agent_id"] == "w1@crew"

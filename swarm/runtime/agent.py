@@ -290,6 +290,8 @@ class Agent:
 
     # -- ToolHost ------------------------------------------------------------------------------
     def track_process(self, proc: subprocess.Popen[bytes] | None) -> None:
+        if threading.current_thread() is not threading.main_thread():
+            return  # a hook run for a subagent's thread: the turn's own command is tracked
         self._proc = proc
         # Recorded so whoever records our death can end the command too (its own group).
         pid = proc.pid if proc is not None else None
@@ -354,8 +356,8 @@ class Agent:
         return None
 
     def subagent_stopped(self, info: SubagentInfo, final_text: str) -> None:
-        # The `SubagentStop` event: user hooks (SPEC "Hooks") run from here once they exist.
         log.debug("subagent %s %s", info.agent_id, info.status)
+        self.extensions.subagent_stop(info, final_text)  # the `SubagentStop` hooks
 
     def stop_reason(self) -> str | None:
         if self.shutdown_approved:

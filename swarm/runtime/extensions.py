@@ -25,6 +25,7 @@ from swarm.core import paths
 from swarm.core.mcp_config import load_mcp_config, resolve_servers
 from swarm.core.protocol import escape
 from swarm.core.rules import Decision
+from swarm.core.state import SubagentInfo
 from swarm.errors import SwarmError
 from swarm.runtime.hooks import HookRunner, load_hooks
 from swarm.runtime.mcp import McpManager, McpToolAdapter
@@ -234,6 +235,13 @@ class Extensions:
         except SwarmError:
             return None
         return task if task.owner == self.name else None
+
+    def subagent_stop(self, info: SubagentInfo, final_text: str) -> None:
+        """A subagent ended: informational (its result is already decided), so exit 2 only
+        warns like any other failure."""
+        self.hooks.run("SubagentStop", subagent_id=info.agent_id,
+                       subagent_type=info.subagent_type, description=info.description,
+                       status=info.status, last_summary=final_text[:2000])
 
     def session_end(self, detail: str) -> None:
         self.hooks.run("SessionEnd", reason=detail)
