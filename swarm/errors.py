@@ -29,7 +29,11 @@ class UnknownRecipientError(NotFoundError):
     """A message was addressed to someone who is not a member of the team."""
 
 
-class MessageTooLargeError(BadInputError):
+class TooLargeError(BadInputError):
+    """A text field (message body, summary, task subject...) exceeds its size limit."""
+
+
+class MessageTooLargeError(TooLargeError):
     """One message exceeds the size limit."""
 
 
@@ -43,6 +47,15 @@ class TaskConflictError(SwarmError):
 
 class LockTimeoutError(SwarmError):
     """A lock stayed taken past a deadline (its holder is stopped or hung)."""
+
+
+class PartialSendError(SwarmError):
+    """A send stopped part-way (interrupted, or a later recipient failed): the message says which
+    recipients have it. Exit 130 when interrupted, else 1."""
+
+    def __init__(self, message: str, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.exit_code = exit_code
 
 
 class TeamBusyError(SwarmError):

@@ -323,13 +323,13 @@ def test_unknown_recipient_via_the_executable(team: Team) -> None:
 
 
 def test_corrupt_mailbox_via_cli_goes_on(run: Any, team: Team) -> None:
-    paths.inbox("alpha", "alice").write_text('[{"id": "1", "fr')
+    paths.inbox("alpha", "alice").write_text('[{"id": "1", "fr\n')
     result = run("inbox", "alice", "--team", "alpha")
     assert result.code == 0 and "(no messages)" in result.out
     assert result.err.startswith("swarm: warning:") and "Traceback" not in result.err
     assert run("send", "--team", "alpha", "alice", "fresh").code == 0
     assert [m.text for m in team.inbox("alice").messages()] == ["fresh"]
-    assert len(list(paths.inboxes_dir("alpha").glob("alice.json.corrupt-*"))) == 1
+    assert len(list(paths.inboxes_dir("alpha").glob("alice.jsonl.corrupt-*"))) == 1
 
 
 # -- tasks --------------------------------------------------------------------------------------

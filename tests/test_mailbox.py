@@ -14,9 +14,20 @@ import pytest
 
 from swarm.core import paths
 from swarm.core.mailbox import Mailbox
-from swarm.core.protocol import MAX_MESSAGE_BYTES, ShutdownRequest
+from swarm.core.protocol import (
+    MAX_MESSAGE_BYTES,
+    MAX_SUMMARY_BYTES,
+    IdleNotification,
+    ShutdownRequest,
+)
+from swarm.core.store import locked
 from swarm.core.team import Team
-from swarm.errors import MessageTooLargeError, ProtocolError, UnknownRecipientError
+from swarm.errors import (
+    MessageTooLargeError,
+    ProtocolError,
+    TooLargeError,
+    UnknownRecipientError,
+)
 from tests.helpers import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -42,8 +53,8 @@ def test_send_to_one_member(team: Team) -> None:
     assert message.color == "white"
     assert message.read is False
     assert team.inbox("bob").messages() == []
-    raw = json.loads(paths.inbox(team.name, "alice").read_bytes())
-    assert raw[0]["from"] == "team-lead"
+    lines = paths.inbox(team.name, "alice").read_bytes().splitlines()
+    assert len(lines) == 1 and json.loads(lines[0])["from"] == "team-lead"  # JSON Lines
 
 
 def test_recipient_and_sender_names_are_case_insensitive(team: Team) -> None:
@@ -135,7 +146,7 @@ def test_oversized_message_is_refused_with_nothing_written(team: Team) -> None:
     with pytest.raises(MessageTooLargeError):
         team.send("*", "y" * (MAX_MESSAGE_BYTES + 1))
     assert paths.inbox(team.name, "alice").read_bytes() == before
-    assert inbox_files(team) == ["alice.json", "alice.json.lock"]
+    assert inbox_files(team) == ["alice.jsonl", "alice.jsonl.lock"]
 
 
 def test_message_at_the_limit_is_delivered(team: Team) -> None:
@@ -217,30 +228,108 @@ def test_torn_archive_line_is_skipped_with_a_warning(
     assert "skipping unreadable line 2" in capsys.readouterr().err
 
 
-# -- corrupt mailbox ---------------------------------------------------------------------------
-def test_torn_mailbox_is_moved_aside_and_send_goes_on(
+# -- corrupt entries ---------------------------------------------------------------------------
+def test_torn_last_line_is_moved_aside_alone_and_send_goes_on(
     team: Team, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """A writer killed mid-append leaves a line without its newline: the next send ends it, so
+    the torn line is quarantined alone and the new message is not swallowed."""
+    [first] = team.send("alice", "before the crash")
     live = paths.inbox(team.name, "alice")
-    torn = b'[{"id": "1", "from": "team-lead", "text": "half'
-    live.write_bytes(torn)
+    torn = b'{"id": "1", "from": "team-lead", "text": "half'
+    with open(live, "ab") as handle:
+        handle.write(torn)
     [sent] = team.send("alice", "after the crash")
+    assert [m.id for m in team.inbox("alice").messages()] == [first, sent]
     err = capsys.readouterr().err
-    assert err.startswith("swarm: warning:") and "alice.json" in err
-    assert "Traceback" not in err
-    [aside] = list(live.parent.glob("alice.json.corrupt-*"))
-    assert aside.read_bytes() == torn  # kept for a human to recover
-    assert [m.id for m in team.inbox("alice").messages()] == [sent]
+    assert err.startswith("swarm: warning:") and "alice.jsonl" in err
+    assert "1 unreadable line(s) moved aside" in err and "Traceback" not in err
+    [aside] = list(live.parent.glob("alice.jsonl.corrupt-*"))
+    assert aside.read_bytes() == torn + b"\n"  # kept for a human to recover
+    assert aside.stat().st_mode & 0o777 == 0o600
+    assert b"half" not in live.read_bytes()
 
 
-def test_corrupt_mailbox_on_read_is_moved_aside(
+def test_one_garbled_entry_among_twelve_leaves_eleven_deliverable(
     team: Team, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    live = paths.inbox(team.name, "bob")
-    live.write_bytes(b'{"not": "a list"}')
-    assert team.inbox("bob").messages() == []
-    assert "bob.json" in capsys.readouterr().err
-    assert len(list(live.parent.glob("bob.json.corrupt-*"))) == 1
+    request = {"type": "permission_request", "agent_id": "bob@alpha", "tool_name": "Bash",
+               "input": {"command": "make"}}
+    ids = [team.send("alice", request, sender="bob")[0] if i == 5 else team.send("alice", f"m{i}")[0]
+           for i in range(12)]
+    live = paths.inbox(team.name, "alice")
+    lines = live.read_bytes().splitlines()
+    garbled = lines[7][:40] + b"\x00garbage" + lines[7][60:]
+    lines[7] = garbled
+    live.write_bytes(b"".join(line + b"\n" for line in lines))
+    box = team.inbox("alice")
+    unread = box.unread()
+    assert [m.id for m in unread] == ids[:7] + ids[8:]
+    assert unread[5].structured() is not None  # the pending permission request is still there
+    assert "moved aside" in capsys.readouterr().err
+    [aside] = list(live.parent.glob("alice.jsonl.corrupt-*"))
+    assert aside.read_bytes() == garbled + b"\n"
+    assert len(live.read_bytes().splitlines()) == 11  # the live file no longer has it
+    assert box.mark_read([m.id for m in unread]) == 11
+    assert [m.id for m in box.archived()] == ids[:7] + ids[8:]
+
+
+def test_garbled_entry_seen_while_the_lock_is_taken_is_skipped_then_moved(
+    team: Team, capsys: pytest.CaptureFixture[str]
+) -> None:
+    [sent] = team.send("alice", "fine")
+    live = paths.inbox(team.name, "alice")
+    with open(live, "ab") as handle:
+        handle.write(b"not json at all\n")
+    with locked(live):  # a reader cannot move it now: it only skips it
+        assert [m.id for m in team.inbox("alice").unread()] == [sent]
+    assert "skipping 1 unreadable line(s)" in capsys.readouterr().err
+    assert not list(live.parent.glob("alice.jsonl.corrupt-*"))
+    assert [m.id for m in team.inbox("alice").unread()] == [sent]
+    assert len(list(live.parent.glob("alice.jsonl.corrupt-*"))) == 1
+
+
+def test_a_line_in_flight_is_not_read_yet(team: Team) -> None:
+    """A reader that catches an append half-written sees the messages before it, no error."""
+    [sent] = team.send("alice", "whole")
+    live = paths.inbox(team.name, "alice")
+    whole = live.read_bytes()
+    with open(live, "ab") as handle:
+        handle.write(whole[:30])  # no newline yet: an append still being written
+    assert [m.id for m in team.inbox("alice").messages()] == [sent]
+    assert not list(live.parent.glob("alice.jsonl.corrupt-*"))
+
+
+# -- idle notifications supersede -------------------------------------------------------------
+def test_500_idle_notifications_from_one_member_leave_one_unread(team: Team) -> None:
+    [question] = team.send("team-lead", "a question", sender="alice")
+    for i in range(500):
+        team.send("team-lead", IdleNotification(sender="alice", summary=f"idle {i}"),
+                  sender="alice")
+    [other] = team.send("team-lead", IdleNotification(sender="bob"), sender="bob")
+    box = team.inbox()
+    unread = box.unread()
+    assert [m.id for m in unread][0::2] == [question, other]
+    idle = unread[1].structured()
+    assert isinstance(idle, IdleNotification) and idle.summary == "idle 499"  # the newest
+    assert len(box.messages()) == 502  # the older ones read as read until compacted
+    assert box.compact() == 499
+    assert len(box.messages()) == 3 and len(box.archived()) == 499
+    # A later one supersedes the one left unread, and only from the same member.
+    team.send("team-lead", IdleNotification(sender="alice", summary="later"), sender="alice")
+    summaries = [getattr(m.structured(), "summary", m.text) for m in box.unread()]
+    assert summaries == ["a question", None, "later"]
+
+
+# -- size limits -------------------------------------------------------------------------------
+def test_every_text_field_has_a_limit(team: Team) -> None:
+    with pytest.raises(TooLargeError) as info:
+        team.send("alice", "short", summary="s" * (MAX_SUMMARY_BYTES + 1))
+    assert f"summary is {MAX_SUMMARY_BYTES + 1} bytes" in str(info.value)
+    assert info.value.exit_code == 2
+    assert inbox_files(team) == []
+    team.send("alice", "short", summary="é" * (MAX_SUMMARY_BYTES // 2))  # at the limit
+    assert len(team.inbox("alice").messages()) == 1
 
 
 # -- wait --------------------------------------------------------------------------------------

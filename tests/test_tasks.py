@@ -9,8 +9,15 @@ from multiprocessing.queues import Queue
 import pytest
 
 from swarm.core import paths
+from swarm.core.tasks import MAX_DESCRIPTION_BYTES, MAX_SUBJECT_BYTES
 from swarm.core.team import Team
-from swarm.errors import BadInputError, NotFoundError, TaskConflictError, UnknownRecipientError
+from swarm.errors import (
+    BadInputError,
+    NotFoundError,
+    TaskConflictError,
+    TooLargeError,
+    UnknownRecipientError,
+)
 
 FORK = multiprocessing.get_context("fork")
 
@@ -71,6 +78,23 @@ def test_a_failed_add_does_not_burn_or_write_anything(team: Team) -> None:
         team.tasks.add("c", owner="mallory")
     assert task_files(team) == before
     assert team.tasks.add("d").id == "2"
+
+
+def test_text_fields_have_size_limits_and_nothing_is_written(team: Team) -> None:
+    big_subject, big_text = "s" * (MAX_SUBJECT_BYTES + 1), "d" * (MAX_DESCRIPTION_BYTES + 1)
+    for kwargs in ({"subject": big_subject}, {"subject": "ok", "description": big_text},
+                   {"subject": "ok", "active_form": big_subject}):
+        with pytest.raises(TooLargeError) as info:
+            team.tasks.add(**kwargs)
+        assert info.value.exit_code == 2 and "the limit is" in str(info.value)
+    assert task_files(team) == []
+    task = team.tasks.add("é" * (MAX_SUBJECT_BYTES // 2), description="d" * MAX_DESCRIPTION_BYTES)
+    for field, value in (("subject", big_subject), ("description", big_text),
+                         ("result", big_text), ("active_form", big_subject)):
+        with pytest.raises(TooLargeError) as info:
+            team.tasks.update(task.id, **{field: value})
+        assert f"task {field} is" in str(info.value)
+    assert team.tasks.get(task.id) == task
 
 
 def test_owner_names_are_checked_and_lower_cased(team: Team) -> None:

@@ -58,6 +58,19 @@ def is_alive(pid: int | None, started_at: float | None = None) -> bool:
     return started_at is None or abs(created - started_at) <= START_TIME_TOLERANCE
 
 
+def process_state(pid: int) -> str:
+    """'running', 'stopped' (SIGSTOP, Ctrl-Z, a debugger), 'zombie' or 'gone', for messages."""
+    import psutil
+
+    try:
+        status = psutil.Process(pid).status()
+    except (psutil.NoSuchProcess, psutil.AccessDenied, ProcessLookupError):
+        return "gone"
+    if status in (psutil.STATUS_STOPPED, psutil.STATUS_TRACING_STOP):
+        return "stopped"
+    return "zombie" if status == psutil.STATUS_ZOMBIE else "running"
+
+
 def terminate(pid: int, started_at: float | None, grace: float = 3.0) -> bool:
     """SIGTERM, then SIGKILL after `grace` seconds. True when the process is gone."""
     import psutil

@@ -1,14 +1,17 @@
-"""One agent's mailbox: a lock-guarded JSON array of live messages plus an append-only archive.
+"""One agent's mailbox: an append-only JSON Lines file of live messages, plus an archive.
 
-Only unread (and not yet compacted) messages stay in the live file, so the cost of a send depends
-on what is waiting, not on history. Read messages move to `<name>.archive.jsonl`.
-Readers never lock: every write is an atomic rename, so a read is always a whole snapshot.
+In `teams/<team>/inboxes/`: `<name>.jsonl` holds the live messages, one JSON object per line,
+oldest first; `<name>.jsonl.lock` is its lock; `<name>.archive.jsonl` keeps read history.
 
-Senders combine under contention. A sender that finds the mailbox lock taken appends its message
-to `<name>.json.pending` (under a shared lock on that file) and then waits for the mailbox lock;
-whoever holds that lock next moves every queued message into the live file with one rewrite and
-removes the queue. N waiting senders thus cost one rename, not N (a rename over a file costs
-0.5-1.5 ms on ext4), and a sender still returns only once its message is in the live file.
+A send takes the lock (waiting at most SWARM_LOCK_TIMEOUT), appends its lines with one write and
+lets go: its cost does not depend on how many messages wait unread. Readers never lock. The file
+only grows by whole lines under the lock, or is replaced by an atomic rename, so a read is a
+consistent snapshot once a trailing line without its newline (an append in flight) is left out.
+The reader compacts: `mark_read`/`compact` append the read messages to the archive, then rewrite
+the live file without them. A line that does not parse is moved aside alone, to
+`<name>.jsonl.corrupt-<timestamp>`, and every other message stays deliverable. A newer
+`idle_notification` from a member supersedes its older unread ones: they read as read, and the
+next compaction archives them.
 """
 
 from __future__ import annotations
@@ -17,28 +20,82 @@ import functools
 import os
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import BinaryIO
 
 from pydantic import TypeAdapter, ValidationError
 
+from swarm import settings
 from swarm.core import paths
-from swarm.core.protocol import Message
+from swarm.core.protocol import Message, structured_type
 from swarm.core.store import (
+    FILE_MODE,
     ensure_dir,
-    lock_fd,
+    lock_path,
     locked,
-    read_adapted,
+    signals_deferred,
     try_locked,
     warn,
-    write_adapted,
+    write_bytes_atomic,
 )
 from swarm.core.watch import FileWatcher
+from swarm.errors import LockTimeoutError
 
 MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
+IDLE = "idle_notification"
 _WATCHERS = threading.local()  # per thread: {mailbox path: (pid, FileWatcher)}
 _WATCHERS_KEPT = 4
+
+
+@dataclass
+class _Entry:
+    raw: bytes  # the line as it is on disk, without its newline
+    message: Message
+    dirty: bool = False  # a flag changed: write it out again
+
+
+def _split(data: bytes) -> tuple[list[bytes], bytes]:
+    """Complete lines (blank ones dropped) and the trailing piece that has no newline yet."""
+    end = data.rfind(b"\n") + 1
+    return [line for line in data[:end].split(b"\n") if line.strip()], data[end:]
+
+
+def _parse(lines: list[bytes]) -> tuple[list[_Entry], list[bytes]]:
+    """Parsed entries and the lines that do not parse. One call for the whole file first: per
+    line only to find the bad ones."""
+    try:
+        messages = MESSAGES.validate_json(b"[" + b",".join(lines) + b"]")
+        return [_Entry(raw, m) for raw, m in zip(lines, messages, strict=True)], []
+    except (ValidationError, ValueError):
+        pass
+    good, bad = [], []
+    for line in lines:
+        try:
+            good.append(_Entry(line, Message.model_validate_json(line)))
+        except (ValidationError, ValueError):
+            bad.append(line)
+    return good, bad
+
+
+def _superseded(entries: list[_Entry]) -> set[int]:
+    """Positions of unread idle notifications followed by a newer unread one from the same
+    member: the lead needs the current one per teammate, not hundreds."""
+    newest: dict[str, int] = {}
+    out: set[int] = set()
+    for index, entry in enumerate(entries):
+        message = entry.message
+        if not message.read and structured_type(message.text) == IDLE:
+            older = newest.get(message.sender)
+            if older is not None:
+                out.add(older)
+            newest[message.sender] = index
+    return out
+
+
+def _encode(messages: Iterable[Message]) -> bytes:
+    return b"".join(m.model_dump_json(by_alias=True).encode() + b"\n" for m in messages)
 
 
 class Mailbox:
@@ -46,19 +103,45 @@ class Mailbox:
         self.team = team
         self.name = name
         self.path = paths.inbox(team, name)
-        self.pending_path = self.path.with_name(self.path.name + ".pending")
+        self.delivered: list[str] = []  # ids this handle's last deliver() put in the file
 
     @functools.cached_property
     def archive_path(self) -> Path:
-        # Lazy: a send never touches the archive, and building paths is a tenth of its cost.
+        # Lazy: a send never touches the archive.
         return paths.inbox_archive(self.team, self.name)
+
+    @property
+    def lock_path(self) -> Path:
+        return lock_path(self.path)
 
     def __repr__(self) -> str:
         return f"Mailbox({self.name}@{self.team})"
 
     # -- reading (lock-free snapshots) -------------------------------------------------------
+    def _read(self) -> bytes:
+        try:
+            with open(self.path, "rb") as handle:
+                return handle.read()
+        except FileNotFoundError:
+            return b""
+
     def _load(self) -> list[Message]:
-        return read_adapted(self.path, MESSAGES) or []
+        lines, _in_flight = _split(self._read())
+        entries, bad = _parse(lines)
+        if bad:
+            self._quarantine_soon(len(bad))
+        for index in _superseded(entries):
+            entries[index].message.read = True
+        return [e.message for e in entries]
+
+    def _quarantine_soon(self, count: int) -> None:
+        """Move unreadable lines aside now if the lock is free; otherwise the next read will."""
+        with try_locked(self.path) as mine:
+            if mine:
+                self._rewrite(set(), archive=False)
+                return
+        warn(f"{self.path}: skipping {count} unreadable line(s); they are moved aside on a "
+             "later read")
 
     def messages(self, unread_only: bool = False, include_archive: bool = False) -> list[Message]:
         live = self._load()
@@ -66,7 +149,7 @@ class Mailbox:
             return [m for m in live if not m.read]
         if not include_archive:
             return live
-        archived = self.archived()
+        archived = self.archived()  # after the live read: a message compacted meanwhile is here
         seen = {m.id for m in live}
         return [m for m in archived if m.id not in seen] + live
 
@@ -111,126 +194,95 @@ class Mailbox:
             watcher.wait(remaining)
 
     # -- writing (under the mailbox lock) ----------------------------------------------------
-    def deliver(self, messages: list[Message]) -> None:
-        """Put `messages` into the live file; returns once they are there."""
+    def deliver(self, messages: list[Message], timeout: float | None = None) -> None:
+        """Append `messages`; returns once they are in the file. Waits for the lock at most
+        `timeout` (default SWARM_LOCK_TIMEOUT), then raises LockTimeoutError naming the holder
+        with nothing written: a send is delivered or withdrawn, never left to land later."""
+        self.delivered = []
         if not messages:
             return
+        payload = _encode(messages)
         if not self.path.parent.is_dir():
             ensure_dir(self.path.parent)
-        with try_locked(self.path) as mine:
-            if mine:
-                self._update(lambda live: [*live, *messages])
-                return
-        # Busy: queue, then wait for the lock. Whoever holds it next writes our messages too.
-        queued = self._enqueue(messages)
-        with locked(self.path):
+        wait = settings.lock_timeout() if timeout is None else timeout
+        try:
+            with locked(self.path, wait), signals_deferred():
+                self._append(payload)
+                self.delivered = [m.id for m in messages]
+        except LockTimeoutError as exc:
+            raise LockTimeoutError(f"could not deliver to {self.name}: {exc}; nothing was sent"
+                                   ) from None
+
+    def _append(self, payload: bytes) -> None:
+        fd = os.open(self.path, os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+        try:
+            size = os.fstat(fd).st_size
+            # A writer killed mid-line left no newline: end that line, so it is quarantined
+            # alone instead of swallowing this message.
+            if size and os.pread(fd, 1, size - 1) != b"\n":
+                payload = b"\n" + payload
             try:
-                current = os.stat(self.pending_path).st_ino
-            except FileNotFoundError:
-                current = None
-            # Our queue file is gone only once its messages are live (a committer writes, then
-            # unlinks). Then leave later messages to their own senders: they come in bigger
-            # batches. A reused inode number only costs one needless commit, never a loss.
-            if current == queued:
-                self._update(lambda live: None)
+                view = memoryview(payload)
+                while view:
+                    view = view[os.write(fd, view):]
+            except BaseException:
+                os.ftruncate(fd, size)  # withdrawn whole (a full disk, an interrupt)
+                raise
+        finally:
+            os.close(fd)
 
     def mark_read(self, ids: Iterable[str], compact: bool = True) -> int:
         """Mark these messages read; by default move every read message to the archive."""
         wanted = set(ids)
         if not wanted:
             return 0
-        marked = 0
-
-        def change(live: list[Message]) -> list[Message] | None:
-            nonlocal marked
-            for message in live:
-                if message.id in wanted and not message.read:
-                    message.read = True
-                    marked += 1
-            kept = self._archive_read(live) if compact else live
-            return kept if marked or len(kept) != len(live) else None
-
         with locked(self.path):
-            self._update(change)
-        return marked
+            return self._rewrite(wanted, archive=compact)[0]
 
     def compact(self) -> int:
         """Move read messages out of the live file into the archive; return how many moved."""
         if not self.path.exists():
             return 0
-        moved = 0
-
-        def change(live: list[Message]) -> list[Message] | None:
-            nonlocal moved
-            kept = self._archive_read(live)
-            moved = len(live) - len(kept)
-            return kept if moved else None
-
         with locked(self.path):
-            self._update(change)
-        return moved
+            return self._rewrite(set(), archive=True)[1]
 
-    def _update(self, change: Callable[[list[Message]], list[Message] | None]) -> None:
-        """Under the mailbox lock: take in queued messages, apply `change` (None: unchanged),
-        write the live file once, then drop the queue. Queue before rewrite: a crash in between
-        re-queues (ids already live are skipped), it never loses."""
-        try:  # os.open: a missing queue (the usual case) fails faster than io.open
-            queue: BinaryIO | None = os.fdopen(os.open(self.pending_path, os.O_RDWR), "r+b")
-        except FileNotFoundError:
-            queue = None
-        try:
-            live = self._load()
-            grown = False
-            if queue is not None:
-                # Exclusive: waits out appends in progress, and blocks new ones until unlinked.
-                lock_fd(queue.fileno())
-                known = {m.id for m in live}
-                for message in self._parse_queue(queue.read()):
-                    if message.id not in known:
-                        known.add(message.id)
-                        live.append(message)
-                        grown = True
-            changed = change(live)
-            if changed is not None or grown:
-                write_adapted(self.path, MESSAGES, live if changed is None else changed, swap=True)
-            if queue is not None:
-                os.unlink(self.pending_path)
-        finally:
-            if queue is not None:
-                queue.close()
+    def _rewrite(self, mark: set[str], archive: bool) -> tuple[int, int]:
+        """Under the lock: mark `mark` (and superseded idle notifications) read, quarantine
+        unreadable lines, archive read messages if `archive`, and rewrite the live file once if
+        anything changed. Archive before rewrite: a crash in between re-delivers, never loses.
+        Returns how many of `mark` were newly marked, and how many messages were archived."""
+        lines, torn = _split(self._read())
+        entries, bad = _parse(lines)
+        if torn.strip():
+            bad.append(torn)  # no writer is mid-append while we hold the lock: a dead one's
+        marked = 0
+        superseded = _superseded(entries)
+        for index, entry in enumerate(entries):
+            message = entry.message
+            if not message.read and (message.id in mark or index in superseded):
+                message.read = entry.dirty = True
+                marked += message.id in mark
+        done = [e.message for e in entries if e.message.read] if archive else []
+        kept = [e for e in entries if not e.message.read] if archive else entries
+        if bad:
+            self._set_aside(bad)
+        if done:
+            self._append_archive(_encode(done))
+        if bad or done or any(e.dirty for e in kept):
+            data = b"".join((_encode([e.message]) if e.dirty else e.raw + b"\n") for e in kept)
+            write_bytes_atomic(self.path, data, swap=True)
+        return marked, len(done)
 
-    def _enqueue(self, messages: list[Message]) -> int:
-        """Append to the queue file; return its inode number."""
-        payload = b"".join(m.model_dump_json(by_alias=True).encode() + b"\n" for m in messages)
-        while True:
-            fd = os.open(self.pending_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            with os.fdopen(fd, "ab", buffering=0):  # closes fd (and the lock)
-                lock_fd(fd, shared=True)
-                info = os.fstat(fd)
-                if info.st_nlink == 0:
-                    continue  # taken in and unlinked while we waited for the lock: a new queue
-                os.write(fd, payload)
-                return info.st_ino
+    def _set_aside(self, bad: list[bytes]) -> None:
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        aside = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
+        with open(os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE), "ab") as f:
+            f.write(b"".join(line + b"\n" for line in bad))
+        warn(f"{self.path}: {len(bad)} unreadable line(s) moved aside to {aside.name}; "
+             "the other messages stay deliverable")
 
-    def _parse_queue(self, data: bytes) -> list[Message]:
-        out = []
-        for number, line in enumerate(data.splitlines(), 1):
-            if not line.strip():
-                continue
-            try:
-                out.append(Message.model_validate_json(line))
-            except (ValidationError, ValueError):
-                warn(f"{self.pending_path}: skipping unreadable line {number}")
-        return out
-
-    def _archive_read(self, live: list[Message]) -> list[Message]:
-        done = [m for m in live if m.read]
-        if not done:
-            return live
-        # Archive first, then rewrite the live file: a crash in between re-delivers (at least
-        # once), it never loses. The archive de-duplicates by id when read.
-        payload = b"".join(m.model_dump_json(by_alias=True).encode() + b"\n" for m in done)
-        fd = os.open(self.archive_path, os.O_RDWR | os.O_APPEND | os.O_CREAT, 0o600)
+    def _append_archive(self, payload: bytes) -> None:
+        fd = os.open(self.archive_path, os.O_RDWR | os.O_APPEND | os.O_CREAT, FILE_MODE)
         try:
             # A torn last line (a crash mid-append) must not swallow the next message.
             size = os.fstat(fd).st_size
@@ -239,7 +291,6 @@ class Mailbox:
             os.write(fd, payload)
         finally:
             os.close(fd)
-        return [m for m in live if not m.read]
 
 
 def _kept_watcher(box: Mailbox) -> FileWatcher:
@@ -259,3 +310,4 @@ def _kept_watcher(box: Mailbox) -> FileWatcher:
     while len(kept) > _WATCHERS_KEPT:
         kept.pop(next(iter(kept)))[1].close()
     return entry[1]
+

@@ -28,7 +28,7 @@ def inboxes_dir(team: str) -> Path:
 
 
 def inbox(team: str, name: str) -> Path:
-    return inboxes_dir(team) / f"{name}.json"
+    return inboxes_dir(team) / f"{name}.jsonl"
 
 
 def inbox_archive(team: str, name: str) -> Path:

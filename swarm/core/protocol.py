@@ -10,9 +10,16 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from swarm.core.names import LEAD_NAME
 from swarm.core.store import utcnow_iso
-from swarm.errors import ProtocolError
+from swarm.errors import ProtocolError, TooLargeError
 
 MAX_MESSAGE_BYTES = 256 * 1024
+MAX_SUMMARY_BYTES = 1024
+
+
+def check_size(what: str, text: str | None, limit: int) -> None:
+    """Refuse a text field over `limit` UTF-8 bytes, before anything is written."""
+    if text is not None and len(text) * 4 > limit and len(text.encode()) > limit:
+        raise TooLargeError(f"{what} is {len(text.encode())} bytes; the limit is {limit} bytes")
 
 
 class Message(BaseModel):
@@ -169,6 +176,14 @@ def _structured_dict(text: str) -> dict[str, Any] | None:
     except ValueError:
         return None
     return raw if isinstance(raw, dict) and raw.get("type") in STRUCTURED_TYPES else None
+
+
+def structured_type(text: str) -> str | None:
+    """The `type` of the protocol message in `text`, None for plain text (no validation)."""
+    if '"type"' not in text:  # most text: no JSON parse at all
+        return None
+    raw = _structured_dict(text)
+    return None if raw is None else str(raw["type"])
 
 
 def looks_structured(text: str) -> bool:

@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from swarm.core import paths
+from swarm.core.protocol import check_size
 from swarm.core.scopes import clean_globs
 from swarm.core.store import (
     ensure_dir,
@@ -22,6 +23,10 @@ from swarm.core.store import (
     write_model,
 )
 from swarm.errors import BadInputError, NotFoundError, TaskConflictError
+
+# Text limits (UTF-8 bytes): a task is read by every teammate's model, whole.
+MAX_SUBJECT_BYTES = 1024  # subject, active_form
+MAX_DESCRIPTION_BYTES = 64 * 1024  # description, result
 
 TaskStatus = Literal["pending", "in_progress", "completed"]
 STATUSES: tuple[str, ...] = ("pending", "in_progress", "completed")
@@ -45,6 +50,12 @@ class Task(BaseModel):
     result: str | None = None
     created_at: str = Field(default_factory=utcnow_iso)
     updated_at: str = Field(default_factory=utcnow_iso)
+
+
+def _check_sizes(**fields: str | None) -> None:
+    for name, value in fields.items():
+        limit = MAX_SUBJECT_BYTES if name in ("subject", "active_form") else MAX_DESCRIPTION_BYTES
+        check_size(f"task {name}", value, limit)
 
 
 class TaskList:
@@ -118,6 +129,7 @@ class TaskList:
         if not subject.strip():
             raise BadInputError("a task needs a non-empty subject")
         scopes = clean_globs(files or [])
+        _check_sizes(subject=subject, description=description, active_form=active_form)
         owner = self._check_owner(owner) if owner else None
         ensure_dir(self.dir)
         with locked(self._lock):
@@ -153,6 +165,8 @@ class TaskList:
     ) -> Task:
         if status is not None and status not in STATUSES:
             raise BadInputError(f"invalid status {status!r}: use one of {', '.join(STATUSES)}")
+        _check_sizes(subject=subject, description=description, active_form=active_form,
+                     result=result)
         new_owner = owner if owner is _UNSET or owner is None else self._check_owner(str(owner))
         ensure_dir(self.dir)
         with locked(self._lock):

@@ -20,9 +20,11 @@ from swarm.core.names import LEAD_NAME, agent_id, validate_agent_name, validate_
 from swarm.core.protocol import (
     LEAD_ONLY_TYPES,
     MAX_MESSAGE_BYTES,
+    MAX_SUMMARY_BYTES,
     Message,
     ShutdownResponse,
     StructuredMessage,
+    check_size,
     dump_structured,
     looks_structured,
     sender_may_send,
@@ -36,6 +38,7 @@ from swarm.errors import (
     BadInputError,
     MessageTooLargeError,
     NotFoundError,
+    PartialSendError,
     ProtocolError,
     SwarmError,
     TeamBusyError,
@@ -88,6 +91,8 @@ class TeamConfig(BaseModel):
     created_at: str = Field(default_factory=utcnow_iso)
     lead_agent_id: str
     lead_session_id: str = Field(default_factory=lambda: str(uuid.uuid4()))
+    lead_pid: int | None = None  # the lead's process, when one runs (`swarm lead`)
+    lead_started_at: float | None = None  # its start time, to tell a reused pid
     members: list[Member] = Field(default_factory=_no_items)
     allowed_rules: list[str] = Field(default_factory=_no_items)
 
@@ -312,7 +317,7 @@ class Team:
         else:
             structured = text
         body = dump_structured(structured) if structured is not None else str(text)
-        if len(body.encode()) > MAX_MESSAGE_BYTES:
+        if len(body) * 4 > MAX_MESSAGE_BYTES and len(body.encode()) > MAX_MESSAGE_BYTES:
             raise MessageTooLargeError(
                 f"message is {len(body.encode())} bytes; the limit is {MAX_MESSAGE_BYTES} bytes"
                 " (put large content in a file and send its path)"
@@ -341,9 +346,29 @@ class Team:
                 else f"a {structured.type} must come from the member it names")
         if structured is None and summary is None:
             summary = _summary_of(body)
-        ids = []
+        check_size("summary", summary, MAX_SUMMARY_BYTES)
+        return self._deliver_each(recipients, body, author, summary)
+
+    def _deliver_each(self, recipients: builtins.list[str], body: str, author: Member,
+                      summary: str | None) -> builtins.list[str]:
+        """One message per recipient. If a delivery fails or is interrupted part-way, say which
+        recipients have the message: a send is reported as sent exactly where it landed."""
+        ids: builtins.list[str] = []
         for name in recipients:
             message = Message(sender=author.name, text=body, summary=summary, color=author.color)
-            Mailbox(self.name, name).deliver([message])
+            box = Mailbox(self.name, name)
+            try:
+                box.deliver([message])
+            except BaseException as exc:
+                if message.id in box.delivered:  # the interrupt came after the message was in
+                    ids.append(message.id)
+                if not ids:
+                    raise
+                done = ", ".join(f"{n} (id {i})" for n, i in zip(recipients, ids, strict=False))
+                rest = recipients[len(ids):]
+                why = str(exc) if isinstance(exc, SwarmError) else "interrupted"
+                note = f"; not to {', '.join(rest)}" if rest else ""
+                raise PartialSendError(f"{why}, but the message was delivered to {done}{note}",
+                                       1 if isinstance(exc, SwarmError) else 130) from exc
             ids.append(message.id)
         return ids
