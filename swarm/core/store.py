@@ -190,8 +190,8 @@ def signals_deferred() -> Iterator[None]:
     finally:
         for number, handler in previous.items():
             signal.signal(number, handler)
-        for number in caught:
-            signal.raise_signal(number)
+        for late in caught:
+            signal.raise_signal(late)
 
 
 @contextlib.contextmanager
