@@ -188,8 +188,8 @@ def signals_deferred() -> Iterator[None]:
     try:
         yield
     finally:
-        for number, handler in previous.items():
-            signal.signal(number, handler)
+        for restored, handler in previous.items():
+            signal.signal(restored, handler)
         for late in caught:
             signal.raise_signal(late)
 
