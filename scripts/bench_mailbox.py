@@ -1,11 +1,17 @@
 #!/usr/bin/env python3
-"""Mailbox benchmark (issue 2): swarm's mailbox side by side with a re-creation of the anchor.
+"""Mailbox benchmark (issues 2 and 10): swarm's mailbox side by side with a re-creation of the
+anchor, in the same run.
 
 The anchor design (the mailbox this project improves on): every send takes the mailbox lock with
 non-blocking attempts and 10 retries of 5-100 ms exponential backoff (it gives up, losing the
 message, when they run out), reads the whole JSON array, appends, and rewrites the file. It never
 compacts, and its reader polls every 500-1000 ms. swarm's side uses only the public API
 (`swarm.core.team.Team`, `swarm.core.mailbox.Mailbox`) in a temporary SWARM_HOME.
+
+Rows: throughput of 16 writer processes x 200 sends into one mailbox with nobody reading and with
+a reader marking read; delivery latency to a process blocked in wait(); the cost of one send into
+an empty mailbox, with 1,000 and 10,000 unread messages waiting, and after 10,000 read; idle CPU;
+the `swarm send` CLI wall time.
 
 Run: .venv/bin/python scripts/bench_mailbox.py   (about 1-2 minutes on 2 cores)
 """
@@ -163,6 +169,15 @@ def anchor_writer(path: str, sender: str, barrier: Any, out: Any) -> None:
     out.put((ok, failed, time.monotonic()))
 
 
+def anchor_poller_owner(path: str, stop: Any) -> None:
+    anchor_poller(path, stop)
+
+
+def no_owner(target: str, stop: Any) -> None:
+    """Nobody reads: a stalled or busy recipient, or a lead who never marks anything read."""
+    stop.wait()
+
+
 def run_throughput(writer: Callable[..., None], target: str, owner: Callable[..., None],
                    count: Callable[[], int]) -> dict[str, float]:
     barrier, out, stop = CTX.Barrier(WRITERS + 1), CTX.Queue(), CTX.Event()
@@ -186,21 +201,18 @@ def run_throughput(writer: Callable[..., None], target: str, owner: Callable[...
             "seconds": elapsed}
 
 
-def throughput() -> tuple[dict[str, float], dict[str, float]]:
+def throughput(with_reader: bool) -> tuple[dict[str, float], dict[str, float]]:
     team = Team.create("tput")
     for name in ["owner", *(f"w{i}" for i in range(WRITERS))]:
         team.add_member(name)
     box = team.inbox("owner")
-    swarm = run_throughput(swarm_writer, team.name, swarm_owner,
+    swarm = run_throughput(swarm_writer, team.name, swarm_owner if with_reader else no_owner,
                            lambda: len(box.messages(include_archive=True)))
-    path = HOME / "anchor-tput.json"
-    anchor = run_throughput(anchor_writer, str(path), anchor_poller_owner,
+    path = HOME / f"anchor-tput-{with_reader}.json"
+    anchor = run_throughput(anchor_writer, str(path),
+                            anchor_poller_owner if with_reader else no_owner,
                             lambda: len(anchor_read(path)))
     return swarm, anchor
-
-
-def anchor_poller_owner(path: str, stop: Any) -> None:
-    anchor_poller(path, stop)
 
 
 # -- latency: send -> a receiver blocked in wait() in another process -------------------------
@@ -246,34 +258,48 @@ def anchor_latency(stop: Any) -> list[float]:
     return out
 
 
-# -- send cost: empty mailbox vs after 10,000 read messages ---------------------------------
-def time_swarm_sends(team: Team, box: Mailbox, samples: int) -> float:
+# -- send cost: empty mailbox, N unread waiting, N read (archived) -----------------------------
+COST_SAMPLES = 300
+
+
+def time_swarm_sends(team: Team, box: Mailbox, keep_reading: bool) -> float:
     costs = []
-    for _ in range(samples):
+    for _ in range(COST_SAMPLES):
         start = time.perf_counter()
         ids = team.send("sc", "a short message", summary="cost")
         costs.append(time.perf_counter() - start)
-        box.mark_read(ids)  # keep the mailbox in the state being measured
+        if keep_reading:
+            box.mark_read(ids)  # untimed: keeps the mailbox in the state being measured
     return statistics.median(costs)
 
 
-def swarm_send_cost() -> tuple[float, float]:
-    team = Team.create("cost")
-    team.add_member("sc")
-    box = team.inbox("sc")
-    empty = time_swarm_sends(team, box, 300)
-    for _ in range(20):  # 10,000 messages delivered, then read (and so compacted)
-        batch = [Message(sender="team-lead", text="old news", summary="old") for _ in range(500)]
+def fill(box: Mailbox, count: int, read: bool) -> None:
+    for start in range(0, count, 500):
+        batch = [Message(sender="team-lead", text="old news", summary="old")
+                 for _ in range(min(500, count - start))]
         box.deliver(batch)
-        box.mark_read([m.id for m in batch])
-    assert len(box.archived()) >= 10_000 and not box.messages()
-    full = time_swarm_sends(team, box, 300)
-    return empty, full
+        if read:
+            box.mark_read([m.id for m in batch])
 
 
-def anchor_send_cost(history: int, samples: int) -> float:
+def swarm_send_cost() -> dict[str, float]:
+    """Median send cost: empty; with 1,000 and 10,000 unread waiting (nobody reads: each sample
+    adds one more, so 10,000 ends at 10,300); after 10,000 read and archived."""
+    out = {}
+    for label, count, read in (("empty", 0, False), ("1k unread", 1000, False),
+                               ("10k unread", 10_000, False), ("10k read", 10_000, True)):
+        team = Team.create("cost")
+        team.add_member("sc")
+        box = team.inbox("sc")
+        fill(box, count, read)
+        assert len(box.unread()) == (0 if read else count)
+        out[label] = time_swarm_sends(team, box, keep_reading=count == 0 or read)
+    return out
+
+
+def anchor_send_cost(history: int, samples: int, read: bool) -> float:
     path = HOME / f"anchor-cost-{history}.json"
-    base = [anchor_message("lead", "old news", read=True) for _ in range(history)]
+    base = [anchor_message("lead", "old news", read=read) for _ in range(history)]
     costs = []
     for _ in range(samples):
         anchor_write(path, base)
@@ -351,15 +377,20 @@ def main() -> None:
     began = time.monotonic()
     print(f"swarm mailbox benchmark  ({os.cpu_count()} cores, SWARM_HOME={os.environ['SWARM_HOME']})")
     rows: list[tuple[str, str, str, str, bool]] = []
+    gave_up: list[str] = []
 
-    swarm_t, anchor_t = throughput()
-    ratio = swarm_t["rate"] / anchor_t["rate"]
-    rows.append((f"throughput {WRITERS}x{PER_WRITER} (msg/s)", ">= 10x anchor, 0 lost",
-                 f"{swarm_t['rate']:.0f} ({ratio:.1f}x)", f"{anchor_t['rate']:.0f}",
-                 ratio >= 10 and swarm_t["lost"] == 0))
-    lost_pct = 100 * anchor_t["lost"] / (WRITERS * PER_WRITER)
-    rows.append(("  lost messages", "0", f"{swarm_t['lost']:.0f}",
-                 f"{anchor_t['lost']:.0f} ({lost_pct:.1f}%)", swarm_t["lost"] == 0))
+    for with_reader in (False, True):
+        swarm_t, anchor_t = throughput(with_reader)
+        ratio = swarm_t["rate"] / anchor_t["rate"]
+        who = "reader marks read" if with_reader else "no reader"
+        rows.append((f"throughput {WRITERS}x{PER_WRITER}, {who} (msg/s)", ">= 10x anchor, 0 lost",
+                     f"{swarm_t['rate']:.0f} ({ratio:.1f}x)", f"{anchor_t['rate']:.0f}",
+                     ratio >= 10 and swarm_t["lost"] == 0))
+        lost_pct = 100 * anchor_t["lost"] / (WRITERS * PER_WRITER)
+        rows.append(("  lost messages", "0", f"{swarm_t['lost']:.0f}",
+                     f"{anchor_t['lost']:.0f} ({lost_pct:.1f}%)", swarm_t["lost"] == 0))
+        gave_up.append(f"{who}: anchor {anchor_t['failed']:.0f} sends gave up on the lock, "
+                       f"swarm {swarm_t['failed']:.0f} failed")
 
     lat = swarm_latency()
     idle_swarm, idle_anchor, anchor_lat = idle_cpu_and_anchor_latency()
@@ -369,17 +400,20 @@ def main() -> None:
                  f"{a50:.0f}", p50 <= 10))
     rows.append(("latency p99 (ms)", "<= 50", f"{p99:.1f}", f"{a99:.0f}", p99 <= 50))
 
-    empty, full = swarm_send_cost()
-    a_empty, a_100 = anchor_send_cost(0, 50), anchor_send_cost(100, 50)
-    a_5k, a_10k = anchor_send_cost(5000, 10), anchor_send_cost(10_000, 10)
-    rows.append(("send cost, empty mailbox (ms)", "", f"{empty * 1000:.2f}",
-                 f"{a_empty * 1000:.2f}", True))
-    rows.append(("send cost, 100 / 5,000 read (ms)", "", "",
-                 f"{a_100 * 1000:.1f} / {a_5k * 1000:.1f}", True))
-    rows.append(("send cost, 10,000 read (ms)", "", f"{full * 1000:.2f}",
-                 f"{a_10k * 1000:.1f}", True))
-    rows.append(("  10,000 read / empty", "<= 2x", f"{full / empty:.2f}x",
-                 f"{a_10k / a_empty:.0f}x", full / empty <= 2))
+    cost = swarm_send_cost()
+    anchor_cost = {"empty": anchor_send_cost(0, 50, read=False),
+                   "1k unread": anchor_send_cost(1000, 30, read=False),
+                   "10k unread": anchor_send_cost(10_000, 10, read=False),
+                   "10k read": anchor_send_cost(10_000, 10, read=True)}
+    names = {"empty": "empty mailbox", "1k unread": "1,000 unread", "10k unread": "10,000 unread",
+             "10k read": "10,000 read (archived)"}
+    for key, label in names.items():
+        rows.append((f"send cost, {label} (ms)", "", f"{cost[key] * 1000:.2f}",
+                     f"{anchor_cost[key] * 1000:.2f}", True))
+    for key, label in (("10k unread", "10,000 unread"), ("10k read", "10,000 read")):
+        rows.append((f"  {label} / empty", "<= 2x", f"{cost[key] / cost['empty']:.2f}x",
+                     f"{anchor_cost[key] / anchor_cost['empty']:.0f}x",
+                     cost[key] / cost["empty"] <= 2))
 
     rows.append((f"idle CPU in wait(), {IDLE_SECONDS:.0f} s (% core)", "<= 1", f"{idle_swarm:.2f}",
                  f"{idle_anchor:.2f}", idle_swarm <= 1))
@@ -397,8 +431,7 @@ def main() -> None:
         print("  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip())
         if n == 0:
             print("  ".join("-" * w for w in widths))
-    print(f"\nanchor throughput run: {anchor_t['failed']:.0f} sends gave up on the lock; "
-          f"swarm: {swarm_t['failed']:.0f} failed sends.")
+    print("\nthroughput runs: " + "; ".join(gave_up) + ".")
     print(f"finished in {time.monotonic() - began:.0f} s")
     shutil.rmtree(HOME, ignore_errors=True)
     sys.exit(0 if all(ok for *_, ok in rows) else 1)

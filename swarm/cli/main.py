@@ -2,51 +2,16 @@
 
 from __future__ import annotations
 
-import gc
 import importlib
 import importlib.util
-import os
 import sys
 import traceback
 
-# pydantic scans every installed distribution for plugins when it builds its first model:
-# ~10-20 ms of a ~200 ms `swarm send`, and swarm uses no pydantic plugin. Only this process (and
-# the `swarm` processes it starts) skip the scan: commands a teammate runs get the user's
-# environment back (see swarm.runtime.tools.user_env).
-if "PYDANTIC_DISABLE_PLUGINS" not in os.environ:
-    os.environ["PYDANTIC_DISABLE_PLUGINS"] = "__all__"
-    os.environ["SWARM_SET_PYDANTIC_DISABLE_PLUGINS"] = "1"
+import click
 
-
-def _no_plugin_loader() -> None:
-    """With every plugin disabled, pydantic's loader only answers "no plugins", yet importing
-    it imports importlib.metadata (with zipfile, email, socket: ~20 ms). Stand in for it with
-    the same answer; any other name loads the real module."""
-    name = "pydantic.plugin._loader"
-    if os.environ.get("PYDANTIC_DISABLE_PLUGINS") != "__all__" or name in sys.modules:
-        return
-    import types
-
-    stub = types.ModuleType(name)
-    stub.get_plugins = lambda: ()  # type: ignore[attr-defined]
-
-    def load_real(attr: str) -> object:
-        if attr.startswith("__"):  # the import system probing (__path__, ...): not a module API
-            raise AttributeError(attr)
-        sys.modules.pop(name, None)
-        return getattr(importlib.import_module(name), attr)
-
-    stub.__getattr__ = load_real  # type: ignore[method-assign]
-    sys.modules[name] = stub
-
-
-_no_plugin_loader()
-
-import click  # noqa: E402
-
-from swarm import __version__, settings  # noqa: E402
-from swarm.errors import SwarmError, describe_error  # noqa: E402
-from swarm.log import configure as configure_logging  # noqa: E402
+from swarm import __version__, settings
+from swarm.errors import SwarmError, describe_error
+from swarm.log import configure as configure_logging
 
 # command name -> "module:attribute"; modules are imported only when their command runs, so
 # `swarm send` never loads the model SDK or libtmux.
@@ -93,15 +58,7 @@ class LazyGroup(click.Group):
         if target is None or not _exists(target):
             return None
         module, _, attr = target.partition(":")
-        # Importing a command builds pydantic models: many allocations and no garbage.
-        # Cycle collection during it is wasted start-up time (~6%), so pause it.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            command = getattr(importlib.import_module(module), attr)
-        finally:
-            if collecting:
-                gc.enable()
+        command = getattr(importlib.import_module(module), attr)
         assert isinstance(command, click.Command)
         return command
 

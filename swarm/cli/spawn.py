@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import gc
-
 import click
 
 from swarm.cli.common import emit, json_option, open_team, refuse_teammate, team_option
 from swarm.core.names import BACKENDS, PERMISSION_MODES
+from swarm.ops.spawner import spawn as do_spawn
 
 
 @click.command()
@@ -44,22 +43,12 @@ def spawn(name: str, team_name: str | None, prompt: str | None, prompt_file: cli
     refuse_teammate("spawn")
     if prompt_file is not None:
         prompt = prompt_file.read()  # type: ignore[attr-defined]
-    # Importing the team and spawner builds pydantic models: many objects and no garbage, so
-    # cycle collection meanwhile is wasted time in a command that is run 8 at once.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        from swarm.ops.spawner import spawn as do_spawn
-
-        result = do_spawn(
-            open_team(team_name), name, prompt=prompt, agent_type=agent_type, model=model,
-            backend=backend, cwd=cwd, worktree=worktree, plan_mode_required=plan_mode_required,
-            permission_mode=permission_mode, allow=allow, deny=deny, color=color,
-            max_turns=max_turns, max_budget_usd=max_budget_usd, mcp=mcp,
-        )
-    finally:
-        if collecting:
-            gc.enable()
+    result = do_spawn(
+        open_team(team_name), name, prompt=prompt, agent_type=agent_type, model=model,
+        backend=backend, cwd=cwd, worktree=worktree, plan_mode_required=plan_mode_required,
+        permission_mode=permission_mode, allow=allow, deny=deny, color=color,
+        max_turns=max_turns, max_budget_usd=max_budget_usd, mcp=mcp,
+    )
     if result.notice and not as_json:
         click.echo(f"swarm: note: {result.notice}", err=True)
 

@@ -234,11 +234,8 @@ class Bash(Tool):
 
 
 def user_env() -> dict[str, str]:
-    """The environment for the user's own commands: without what swarm set for itself."""
-    env = dict(os.environ)
-    if env.pop("SWARM_SET_PYDANTIC_DISABLE_PLUGINS", None):
-        env.pop("PYDANTIC_DISABLE_PLUGINS", None)
-    return env
+    """The environment for the user's own commands."""
+    return dict(os.environ)
 
 
 def kill_tree(proc: subprocess.Popen[bytes]) -> None:
