@@ -9,13 +9,15 @@ from swarm.ops.doctor import diagnose, render
 
 
 @click.command()
+@click.option("--fix", is_flag=True, help="Make the safe repairs, and say what was done.")
 @json_option
-def doctor(as_json: bool) -> None:
-    """Check what swarm can use here, and find stale teams.
+def doctor(fix: bool, as_json: bool) -> None:
+    """Check what swarm can use here, and find damage under SWARM_HOME.
 
     Reports tmux, iTerm2, the backend auto would pick and why, the API key, whether
-    SWARM_HOME is writable, and teams with dead members.
+    SWARM_HOME is writable, teams with dead members, and damage: quarantined .corrupt-*
+    files, leftovers of crashed writers, loose or foreign ownership and modes, a full or
+    read-only disk, members that died without it being recorded, a lead that is gone, and
+    stale git worktree entries. Changes nothing without --fix.
     """
-
-    report = diagnose()
-    emit(report, as_json, render)
+    emit(diagnose(fix=fix), as_json, render)

@@ -1,4 +1,5 @@
-"""`swarm doctor`: what this machine offers swarm, and what looks wrong in $SWARM_HOME."""
+"""`swarm doctor`: what this machine offers swarm, and what looks wrong in $SWARM_HOME
+(the findings and repairs themselves are in damage.py)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from backends.resolve import in_iterm2, resolve
 from swarm import settings
 from swarm.core import paths
 from swarm.core.team import Team
+from swarm.ops.damage import find, repair
 from swarm.ops.health import observe
 from swarm.runtime.models import default_model_spec
 
@@ -36,15 +38,16 @@ def _home_writable() -> tuple[bool, str]:
         return False, f"{root}: {exc.strerror}"
 
 
-def diagnose() -> dict[str, Any]:
-
+def diagnose(fix: bool = False) -> dict[str, Any]:
+    """What this machine offers swarm, and what is damaged under SWARM_HOME. Changes nothing
+    unless `fix`: then it makes the safe repairs and marks each finding it fixed."""
     choice = resolve(None)
     writable, where = _home_writable()
     model, notice = default_model_spec()
     teams: list[dict[str, Any]] = []
     for team in Team.list():
         try:
-            statuses = observe(team)
+            statuses = observe(team, record=False)
         except Exception as exc:  # one broken team must not hide the others
             teams.append({"team": team.name, "error": str(exc)})
             continue
@@ -52,6 +55,10 @@ def diagnose() -> dict[str, Any]:
         running = [s.name for s in statuses if s.state not in ("dead", "exited")]
         teams.append({"team": team.name, "members": len(statuses), "running": running,
                       "dead": dead, "stale": bool(statuses) and not running})
+    findings = find(paths.home())  # after the teams: a corrupt team file is reported there first
+    if fix:
+        for finding in findings:
+            repair(finding)
     return {
         "tmux": _tmux_version(),
         "inside_tmux": bool(settings.tmux_env()),
@@ -65,6 +72,7 @@ def diagnose() -> dict[str, Any]:
         "swarm_home": where,
         "swarm_home_writable": writable,
         "teams": teams,
+        "findings": [f.as_dict() for f in findings],
     }
 
 
@@ -94,4 +102,12 @@ def render(report: dict[str, Any]) -> str:
                          f" (`swarm team delete {team['team']}` to clean up)")
         else:
             lines.append(f"ok  team {team['team']}: {len(team['running'])} running")
+    for finding in report["findings"]:
+        lines.append(f"!!  {finding['kind']}: {finding['path']}: {finding['detail']}")
+        if finding["fixed"]:
+            lines.append(f"    fixed: {finding['fix']}")
+        elif finding["fix"]:
+            lines.append(f"    `swarm doctor --fix` would: {finding['fix']}")
+    if not report["findings"]:
+        lines.append("ok  no damage found under SWARM_HOME")
     return "\n".join(lines)

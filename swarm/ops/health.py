@@ -78,7 +78,8 @@ def _age(iso: str) -> float:
         return 0.0
 
 
-def _death_reason(member: Member, state: AgentState | None) -> str | None:
+def death_reason(member: Member, state: AgentState | None) -> str | None:
+    """Why `member` is dead though not recorded so, or None (alive, starting, or recorded)."""
     if state is None:
         if member.pid:
             return None if is_alive(member.pid) else "exited before it started (see `swarm logs " + member.name + "`)"
@@ -143,14 +144,18 @@ def record_death(team: Team, name: str, reason: str) -> bool:
     return first
 
 
-def observe_member(team: Team, member: Member) -> MemberStatus:
+def observe_member(team: Team, member: Member, record: bool = True) -> MemberStatus:
+    """`member`'s status. A death noticed is recorded (see record_death) unless `record` is
+    False: then it is only shown (`swarm doctor` without --fix changes nothing)."""
     state = read_state(team.name, member.name)
-    reason = _death_reason(member, state)
+    reason = death_reason(member, state)
     if reason is not None:
-        record_death(team, member.name, reason)
-        state = read_state(team.name, member.name)
-        if state is not None and state.state != "dead":  # not recorded yet: still say so
-            state = state.model_copy(update={"state": "dead", "detail": reason})
+        if record:
+            record_death(team, member.name, reason)
+            state = read_state(team.name, member.name)
+        if state is None or state.state != "dead":  # not recorded (yet): still say so
+            state = (state or AgentState(pid=member.pid)).model_copy(
+                update={"state": "dead", "detail": reason})
     unread = len(Mailbox(team.name, member.name).unread())
     if state is None:
         return MemberStatus(member.name, member.agent_id, "starting", member.backend,
@@ -170,9 +175,9 @@ def observe_member(team: Team, member: Member) -> MemberStatus:
     )
 
 
-def observe(team: Team) -> list[MemberStatus]:
+def observe(team: Team, record: bool = True) -> list[MemberStatus]:
     """Status of every teammate (the lead is not a process swarm runs)."""
-    statuses = [observe_member(team, m) for m in team.members() if m.name != LEAD_NAME]
+    statuses = [observe_member(team, m, record) for m in team.members() if m.name != LEAD_NAME]
     shared = overlapping(team.name)
     for status in statuses:
         status.overlaps = sorted(path for path, names in shared.items() if status.name in names)
