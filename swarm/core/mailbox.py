@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pydantic import TypeAdapter, ValidationError
+from pydantic import ValidationError
 
 from swarm import settings
 from swarm.core import paths
@@ -43,7 +43,6 @@ from swarm.core.store import (
 from swarm.core.watch import FileWatcher
 from swarm.errors import LockTimeoutError
 
-MESSAGES: TypeAdapter[list[Message]] = TypeAdapter(list[Message])
 IDLE = "idle_notification"
 _WATCHERS = threading.local()  # per thread: {mailbox path: (pid, FileWatcher)}
 _WATCHERS_KEPT = 4
@@ -63,13 +62,7 @@ def _split(data: bytes) -> tuple[list[bytes], bytes]:
 
 
 def _parse(lines: list[bytes]) -> tuple[list[_Entry], list[bytes]]:
-    """Parsed entries and the lines that do not parse. One call for the whole file first: per
-    line only to find the bad ones."""
-    try:
-        messages = MESSAGES.validate_json(b"[" + b",".join(lines) + b"]")
-        return [_Entry(raw, m) for raw, m in zip(lines, messages, strict=True)], []
-    except (ValidationError, ValueError):
-        pass
+    """Parsed entries, and the lines that do not parse (each on its own: one bad line is one)."""
     good, bad = [], []
     for line in lines:
         try:
