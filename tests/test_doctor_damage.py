@@ -198,7 +198,8 @@ def test_a_stale_worktree_entry_is_reported_and_pruned(crew: Crew, tmp_path: Pat
     shutil.rmtree(member.worktree_path)
 
     [stale] = findings(doctor(), "worktree").values()
-    assert stale["path"] == member.worktree_path and "w1@crew: stale git worktree" in stale["detail"]
+    assert stale["path"] == member.worktree_path
+    assert "w1@crew: stale git worktree" in stale["detail"]
 
     def listed() -> str:
         return subprocess.run([*git, "worktree", "list", "--porcelain"], capture_output=True,

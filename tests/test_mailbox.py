@@ -255,8 +255,8 @@ def test_one_garbled_entry_among_twelve_leaves_eleven_deliverable(
 ) -> None:
     request = {"type": "permission_request", "agent_id": "bob@alpha", "tool_name": "Bash",
                "input": {"command": "make"}}
-    ids = [team.send("alice", request, sender="bob")[0] if i == 5 else team.send("alice", f"m{i}")[0]
-           for i in range(12)]
+    ids = [team.send("alice", request, sender="bob")[0] if i == 5
+           else team.send("alice", f"m{i}")[0] for i in range(12)]
     live = paths.inbox(team.name, "alice")
     lines = live.read_bytes().splitlines()
     garbled = lines[7][:40] + b"\x00garbage" + lines[7][60:]

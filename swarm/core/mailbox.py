@@ -55,10 +55,8 @@ class _Entry:
     dirty: bool = False  # a flag changed: write it out again
 
 
-def _split(data: bytes) -> tuple[list[bytes], bytes]:
-    """Complete lines (blank ones dropped) and the trailing piece that has no newline yet."""
-    end = data.rfind(b"\n") + 1
-    return [line for line in data[:end].split(b"\n") if line.strip()], data[end:]
+def _lines(data: bytes) -> list[bytes]:
+    return [line for line in data.split(b"\n") if line.strip()]
 
 
 def _parse(lines: list[bytes]) -> tuple[list[_Entry], list[bytes]]:
@@ -97,6 +95,10 @@ class Mailbox:
         self.name = name
         self.path = paths.inbox(team, name)
         self.delivered: list[str] = []  # ids this handle's last deliver() put in the file
+        # The last parse: (complete lines as read, their entries, the lines that did not parse).
+        # The file only grows until a compaction replaces it, so a later read that starts with
+        # the same bytes parses only what was appended since. Entries are never mutated.
+        self._cache: tuple[bytes, list[_Entry], list[bytes]] = (b"", [], [])
 
     @functools.cached_property
     def archive_path(self) -> Path:
@@ -118,14 +120,28 @@ class Mailbox:
         except FileNotFoundError:
             return b""
 
+    def _parse_file(self, data: bytes) -> tuple[list[_Entry], list[bytes], bytes]:
+        """Entries and unreadable lines of `data`'s complete lines, and the trailing piece that
+        has no newline yet."""
+        end = data.rfind(b"\n") + 1
+        complete, rest = data[:end], data[end:]
+        known, entries, bad = self._cache
+        if known and complete.startswith(known):
+            more, more_bad = _parse(_lines(complete[len(known):]))
+            entries, bad = entries + more, bad + more_bad
+        else:
+            entries, bad = _parse(_lines(complete))
+        self._cache = (complete, entries, bad)
+        return list(entries), list(bad), rest
+
     def _load(self) -> list[Message]:
-        lines, _in_flight = _split(self._read())
-        entries, bad = _parse(lines)
+        entries, bad, _in_flight = self._parse_file(self._read())
         if bad:
             self._quarantine_soon(len(bad))
+        view = [e.message for e in entries]
         for index in _superseded(entries):
-            entries[index].message.read = True
-        return [e.message for e in entries]
+            view[index] = view[index].model_copy(update={"read": True})
+        return view
 
     def _quarantine_soon(self, count: int) -> None:
         """Move unreadable lines aside now if the lock is free; otherwise the next read will."""
@@ -229,6 +245,7 @@ class Mailbox:
         wanted = set(ids)
         if not wanted:
             return 0
+        self._parse_file(self._read())  # parse outside the lock: under it, only what was added
         with locked(self.path):
             return self._rewrite(wanted, archive=compact)[0]
 
@@ -236,6 +253,7 @@ class Mailbox:
         """Move read messages out of the live file into the archive; return how many moved."""
         if not self.path.exists():
             return 0
+        self._parse_file(self._read())
         with locked(self.path):
             return self._rewrite(set(), archive=True)[1]
 
@@ -244,8 +262,7 @@ class Mailbox:
         unreadable lines, archive read messages if `archive`, and rewrite the live file once if
         anything changed. Archive before rewrite: a crash in between re-delivers, never loses.
         Returns how many of `mark` were newly marked, and how many messages were archived."""
-        lines, torn = _split(self._read())
-        entries, bad = _parse(lines)
+        entries, bad, torn = self._parse_file(self._read())
         if torn.strip():
             bad.append(torn)  # no writer is mid-append while we hold the lock: a dead one's
         marked = 0
@@ -253,7 +270,7 @@ class Mailbox:
         for index, entry in enumerate(entries):
             message = entry.message
             if not message.read and (message.id in mark or index in superseded):
-                message.read = entry.dirty = True
+                entries[index] = _Entry(entry.raw, message.model_copy(update={"read": True}), True)
                 marked += message.id in mark
         done = [e.message for e in entries if e.message.read] if archive else []
         kept = [e for e in entries if not e.message.read] if archive else entries
@@ -262,8 +279,11 @@ class Mailbox:
         if done:
             self._append_archive(_encode(done))
         if bad or done or any(e.dirty for e in kept):
-            data = b"".join((_encode([e.message]) if e.dirty else e.raw + b"\n") for e in kept)
+            out = [_encode([e.message])[:-1] if e.dirty else e.raw for e in kept]
+            data = b"".join(line + b"\n" for line in out)
             write_bytes_atomic(self.path, data, swap=True)
+            fresh = [_Entry(line, e.message) for line, e in zip(out, kept, strict=True)]
+            self._cache = (data, fresh, [])
         return marked, len(done)
 
     def _set_aside(self, bad: list[bytes]) -> None:

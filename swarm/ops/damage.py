@@ -32,7 +32,8 @@ STALE_TEMP_SECONDS = 60.0  # an atomic write renames its temp file within millis
 
 @dataclass
 class Finding:
-    kind: str  # corrupt|leftover|insecure|foreign|disk_full|read_only|dead_member|lead_gone|worktree
+    # corrupt|leftover|insecure|foreign|disk_full|read_only|dead_member|lead_gone|worktree
+    kind: str
     path: str
     detail: str
     fix: str | None = None  # what --fix does; None: left to a person
