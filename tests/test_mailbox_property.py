@@ -17,13 +17,16 @@ from swarm.core.team import Team
 
 FORK = multiprocessing.get_context("fork")
 
-# What the reading process does, in order, while the writers send.
+# What the reading process does, in order, while the writers send. The last field picks one of
+# two handles on the same mailbox: each keeps its own parse of the file, and must notice what
+# the other rewrote.
 OPS = st.lists(
     st.one_of(
-        st.tuples(st.just("read"), st.booleans()),  # (op, include_archive)
-        st.tuples(st.just("mark"), st.lists(st.integers(0, 50), max_size=6), st.booleans()),
-        st.tuples(st.just("compact")),
-        st.tuples(st.just("wait")),
+        st.tuples(st.just("read"), st.booleans(), st.booleans()),  # (op, include_archive, handle)
+        st.tuples(st.just("mark"), st.lists(st.integers(0, 50), max_size=6), st.booleans(),
+                  st.booleans()),
+        st.tuples(st.just("compact"), st.booleans()),
+        st.tuples(st.just("wait"), st.booleans()),
     ),
     max_size=25,
 )
@@ -65,6 +68,7 @@ def test_interleaved_mailbox_operations_lose_and_duplicate_nothing(
     for index in range(len(plans)):
         team.add_member(f"w{index}")
     box = team.inbox("reader")
+    handles = [box, Mailbox(team.name, "reader")]
 
     barrier = FORK.Barrier(len(plans) + 1)
     results: Queue[tuple[int, list[str]]] = FORK.Queue()
@@ -76,18 +80,19 @@ def test_interleaved_mailbox_operations_lose_and_duplicate_nothing(
 
     marked: set[str] = set()
     for op in ops:
+        handle = handles[op[-1]]
         if op[0] == "read":
-            _check_snapshot(box, include_archive=op[1])
+            _check_snapshot(handle, include_archive=op[1])
         elif op[0] == "mark":
-            unread = box.unread()
+            unread = handle.unread()
             if unread:
                 chosen = {unread[i % len(unread)].id for i in op[1]}
-                box.mark_read(chosen, compact=op[2])
+                handle.mark_read(chosen, compact=op[2])
                 marked |= chosen
         elif op[0] == "compact":
-            box.compact()
+            handle.compact()
         else:
-            box.wait(timeout=0.005)
+            handle.wait(timeout=0.005)
 
     expected: dict[str, tuple[str, str]] = {}  # id -> (sender, text)
     for _ in writers:
