@@ -32,6 +32,7 @@ from swarm.core import paths
 from swarm.core.protocol import Message, structured_type
 from swarm.core.store import (
     FILE_MODE,
+    append_line,
     ensure_dir,
     lock_path,
     locked,
@@ -277,7 +278,7 @@ class Mailbox:
         if bad:
             self._set_aside(bad)
         if done:
-            self._append_archive(_encode(done))
+            append_line(self.archive_path, _encode(done))
         if bad or done or any(e.dirty for e in kept):
             out = [_encode([e.message])[:-1] if e.dirty else e.raw for e in kept]
             data = b"".join(line + b"\n" for line in out)
@@ -289,21 +290,9 @@ class Mailbox:
     def _set_aside(self, bad: list[bytes]) -> None:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
         aside = self.path.with_name(f"{self.path.name}.corrupt-{stamp}")
-        with open(os.open(aside, os.O_WRONLY | os.O_CREAT | os.O_APPEND, FILE_MODE), "ab") as f:
-            f.write(b"".join(line + b"\n" for line in bad))
+        append_line(aside, b"".join(line + b"\n" for line in bad))
         warn(f"{self.path}: {len(bad)} unreadable line(s) moved aside to {aside.name}; "
              "the other messages stay deliverable")
-
-    def _append_archive(self, payload: bytes) -> None:
-        fd = os.open(self.archive_path, os.O_RDWR | os.O_APPEND | os.O_CREAT, FILE_MODE)
-        try:
-            # A torn last line (a crash mid-append) must not swallow the next message.
-            size = os.fstat(fd).st_size
-            if size and os.pread(fd, 1, size - 1) != b"\n":
-                payload = b"\n" + payload
-            os.write(fd, payload)
-        finally:
-            os.close(fd)
 
 
 def _kept_watcher(box: Mailbox) -> FileWatcher:
