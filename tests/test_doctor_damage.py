@@ -73,25 +73,27 @@ def test_leftovers_are_reported_and_the_empty_or_stale_ones_removed(team: Team) 
     queued.write_bytes(b'{"id": "1", "from": "bob", "text": "late"}\n')
     empty = inboxes / "bob.json.pending"
     empty.write_bytes(b"")
+    old_box = inboxes / "alice.json"  # a mailbox in the old format: not read any more
+    old_box.write_bytes(b'[{"id": "2", "from": "bob", "text": "unread"}]')
     stale_tmp = inboxes / ".alice.jsonl.x1y2.tmp"
     stale_tmp.write_bytes(b"half a rewrite")
     old = time.time() - 3600
     os.utime(stale_tmp, (old, old))
     fresh_tmp = inboxes / ".bob.jsonl.a1b2.tmp"  # may be a write in progress: left alone
     fresh_tmp.write_bytes(b"writing")
-    for path in (queued, empty, stale_tmp, fresh_tmp):
+    for path in (queued, empty, old_box, stale_tmp, fresh_tmp):
         path.chmod(0o600)
 
     report = doctor()
     leftovers = findings(report, "leftover")
-    assert set(leftovers) == {str(p) for p in (queued, empty, stale_tmp, fresh_tmp)}
+    assert set(leftovers) == {str(p) for p in (queued, empty, old_box, stale_tmp, fresh_tmp)}
     assert leftovers[str(queued)]["fix"] is None and leftovers[str(empty)]["fix"] == "remove it"
     assert all(p.exists() for p in (queued, empty, stale_tmp))  # nothing changed without --fix
 
     fixed = findings(doctor("--fix"), "leftover")
     assert {Path(p).name for p, f in fixed.items() if f["fixed"]} == {
         "bob.json.pending", ".alice.jsonl.x1y2.tmp"}
-    assert queued.exists() and fresh_tmp.exists()
+    assert queued.exists() and fresh_tmp.exists() and old_box.exists()
     assert not empty.exists() and not stale_tmp.exists()
 
 

@@ -66,10 +66,13 @@ def _disk(home: Path) -> list[Finding]:
     return out
 
 
-def _is_leftover(name: str) -> bool:
-    # `.pending` queues of the old mailbox layout; temp files of an atomic write that never
-    # renamed (`.<file>.<random>.tmp`, see store.write_bytes_atomic).
-    return name.endswith(".pending") or (name.startswith(".") and name.endswith(".tmp"))
+def _is_leftover(path: Path) -> bool:
+    # The old mailbox layout (`<name>.json` arrays and their `.pending` queues: this version
+    # reads neither); temp files of an atomic write that never renamed (`.<file>.<random>.tmp`).
+    name = path.name
+    old_mailbox = path.parent.name == "inboxes" and name.endswith((".json", ".json.pending"))
+    temp = name.startswith(".") and name.endswith(".tmp")
+    return old_mailbox or temp or name.endswith(".pending")
 
 
 def _walk(home: Path) -> list[tuple[Path, os.stat_result]]:
@@ -106,7 +109,7 @@ def _files(home: Path) -> list[Finding]:
         if ".corrupt-" in path.name:
             out.append(Finding("corrupt", str(path), "moved aside because it did not parse; "
                                "recover what you need from it, then delete it"))
-        elif not is_dir and _is_leftover(path.name):
+        elif not is_dir and _is_leftover(path):
             age = time.time() - info.st_mtime
             empty = info.st_size == 0
             safe = empty or (path.name.endswith(".tmp") and age > STALE_TEMP_SECONDS)
