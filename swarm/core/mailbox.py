@@ -34,7 +34,6 @@ from swarm.core.store import (
     FILE_MODE,
     append_line,
     ensure_dir,
-    lock_path,
     locked,
     signals_deferred,
     try_locked,
@@ -105,10 +104,6 @@ class Mailbox:
     def archive_path(self) -> Path:
         # Lazy: a send never touches the archive.
         return paths.inbox_archive(self.team, self.name)
-
-    @property
-    def lock_path(self) -> Path:
-        return lock_path(self.path)
 
     def __repr__(self) -> str:
         return f"Mailbox({self.name}@{self.team})"
