@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -23,6 +22,7 @@ from swarm.core.names import LEAD_NAME
 from swarm.core.state import read_state
 from swarm.core.store import DIR_MODE, FILE_MODE
 from swarm.core.team import Team, TeamConfig
+from swarm.core.worktrees import git
 from swarm.errors import SwarmError
 from swarm.ops.health import death_reason, record_death
 
@@ -154,9 +154,8 @@ def _members(team: Team, config: TeamConfig) -> list[Finding]:
 def _prunable(repo: str) -> dict[str, str]:
     """Worktree path -> git's reason, for every entry `git worktree list` calls prunable."""
     try:
-        proc = subprocess.run(["git", "-C", repo, "worktree", "list", "--porcelain"],
-                              capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired):
+        proc = git("worktree", "list", "--porcelain", cwd=Path(repo), check=False)
+    except SwarmError:  # git not installed
         return {}
     out, current = {}, None
     for line in proc.stdout.splitlines():
@@ -208,8 +207,8 @@ def repair(finding: Finding) -> None:
             finding.fixed = state is not None and state.state == "dead"
         elif finding.kind == "worktree" and finding.team and finding.member:
             repo = Team.open(finding.team).member(finding.member).worktree_repo
-            proc = subprocess.run(["git", "-C", str(repo), "worktree", "remove", "--force",
-                                   finding.path], capture_output=True, text=True, timeout=30)
+            proc = git("worktree", "remove", "--force", finding.path, cwd=Path(str(repo)),
+                       check=False)
             finding.fixed = proc.returncode == 0
             if not finding.fixed:
                 finding.detail += f" (git: {proc.stderr.strip()})"
@@ -220,5 +219,5 @@ def repair(finding: Finding) -> None:
             path = Path(finding.path)
             os.chmod(path, DIR_MODE if path.is_dir() else FILE_MODE)
             finding.fixed = True
-    except (OSError, subprocess.TimeoutExpired, SwarmError) as exc:
+    except (OSError, SwarmError) as exc:
         finding.detail += f" (fix failed: {exc})"
