@@ -482,3 +482,7 @@ def test_readme_lists_every_environment_variable_swarm_reads() -> None:
     readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
     table = {line.split("`")[1] for line in readme.splitlines() if line.startswith("| `")}
     assert table == {v.name for v in VARIABLES}
+    for path in Path(__file__).resolve().parents[1].joinpath("swarm").rglob("*.py"):
+        if path.name != "settings.py":
+            text = path.read_text()
+            assert "os.environ.get(" not in text and "os.getenv(" not in text, path
