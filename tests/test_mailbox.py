@@ -336,16 +336,16 @@ def test_every_text_field_has_a_limit(team: Team) -> None:
 def test_wait_returns_existing_unread_at_once(team: Team) -> None:
     [sent] = team.send("alice", "already here")
     start = time.monotonic()
-    got = team.inbox("alice").wait(timeout=5)
+    got = team.inbox("alice").wait(timeout=30)  # would sit out the 30 s if it missed it
     assert [m.id for m in got] == [sent]
-    assert time.monotonic() - start < 0.5
+    assert time.monotonic() - start < 5
 
 
 def test_wait_times_out_with_nothing(team: Team) -> None:
     start = time.monotonic()
     assert team.inbox("alice").wait(timeout=0.3) == []
     elapsed = time.monotonic() - start
-    assert 0.29 <= elapsed < 1.5
+    assert 0.29 <= elapsed < 5
 
 
 def test_wait_ignores_read_messages(team: Team) -> None:
@@ -374,7 +374,7 @@ def test_wait_wakes_promptly_when_another_process_sends(team: Team, tmp_path: Pa
         wait_until(armed.exists, timeout=20, message="child ready")
         box = team.inbox("alice")
         go.write_text("1")
-        got = box.wait(timeout=10)
+        got = box.wait(timeout=30)
         returned = time.time()
         assert child.wait(20) == 0
     finally:
@@ -383,7 +383,8 @@ def test_wait_wakes_promptly_when_another_process_sends(team: Team, tmp_path: Pa
             child.wait()
     assert [m.text for m in got] == ["wake up"]
     latency = returned - float(stamp.read_text())
-    assert latency < 1.0, f"wait() took {latency:.3f}s to notice a send"
+    # Milliseconds in practice (see bench_mailbox); a missed wake would sit out the 30 s.
+    assert latency < 5, f"wait() took {latency:.3f}s to notice a send"
 
 
 # -- crashes and concurrency --------------------------------------------------------------------
@@ -410,7 +411,8 @@ def test_sigkilled_lock_holder_does_not_block_senders(team: Team, tmp_path: Path
         if holder.poll() is None:
             holder.kill()
             holder.wait()
-    assert took < 0.5, f"send took {took:.3f}s after the lock holder died"
+    # A lock still held would make the send wait its SWARM_LOCK_TIMEOUT (10 s), then fail.
+    assert took < 5, f"send took {took:.3f}s after the lock holder died"
     assert [m.id for m in team.inbox("alice").messages()] == [sent]
 
 
