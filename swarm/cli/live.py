@@ -36,11 +36,11 @@ def watch_status(team: Any) -> None:
     from rich.live import Live
 
 
-    with Live(_table(team, observe(team)), auto_refresh=False) as live:
+    with Live(_table(team, observe(team, include_lead=True)), auto_refresh=False) as live:
         try:
             while True:
                 with team_watcher(team) as watcher:
                     watcher.wait(2.0)  # wake on change; redraw anyway for heartbeats
-                live.update(_table(team, observe(team)), refresh=True)
+                live.update(_table(team, observe(team, include_lead=True)), refresh=True)
         except KeyboardInterrupt:
             return

@@ -59,5 +59,5 @@ def status(team_name: str | None, watch: bool, as_json: bool) -> None:
 
         watch_status(team)
         return
-    statuses = observe(team)
+    statuses = observe(team, include_lead=True)
     emit([s.as_dict() for s in statuses], as_json, lambda _: render(statuses))

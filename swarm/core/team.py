@@ -91,8 +91,10 @@ class TeamConfig(BaseModel):
     created_at: str = Field(default_factory=utcnow_iso)
     lead_agent_id: str
     lead_session_id: str = Field(default_factory=lambda: str(uuid.uuid4()))
-    lead_pid: int | None = None  # the lead's process, when one runs (`swarm lead`)
-    lead_started_at: float | None = None  # its start time, to tell a reused pid
+    # Set while a `swarm lead` process leads the team (its pid and process start time): its
+    # teammates leave on their own once it is gone (orphans). None for a team led from a shell.
+    lead_pid: int | None = None
+    lead_started_at: float | None = None
     members: list[Member] = Field(default_factory=_no_items)
     allowed_rules: list[str] = Field(default_factory=_no_items)
 

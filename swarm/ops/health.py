@@ -175,10 +175,36 @@ def observe_member(team: Team, member: Member, record: bool = True) -> MemberSta
     )
 
 
-def observe(team: Team, record: bool = True) -> list[MemberStatus]:
-    """Status of every teammate (the lead is not a process swarm runs)."""
+def observe_lead(team: Team) -> MemberStatus | None:
+    """The lead's row, when a `swarm lead` process leads (or led) the team: it records its
+    state.json like a teammate. A lead that is gone shows as dead; nothing is recorded for it
+    (its teammates notice on their own: see orphans in SPEC)."""
+    member = team.config().member(LEAD_NAME)
+    state = read_state(team.name, LEAD_NAME)
+    if member is None or state is None:
+        return None
+    detail = state.detail
+    if state.state not in ("exited", "dead") and state.pid is not None:
+        reason = death_reason(member, state)
+        if reason is not None:
+            state = state.model_copy(update={"state": "dead"})
+            detail = reason
+    return MemberStatus(
+        name=LEAD_NAME, agent_id=member.agent_id, state=state.state, backend=None, pane_id=None,
+        pid=state.pid, current_task=state.current_task,
+        unread=len(Mailbox(team.name, LEAD_NAME).unread()), turns=state.turns,
+        tokens=state.usage.total_tokens, cost_usd=round(state.usage.cost_usd, 6),
+        last_activity=state.last_activity, detail=detail, idle_reason=state.idle_reason,
+        color=member.color, model=member.model, mode=state.mode,
+    )
+
+
+def observe(team: Team, record: bool = True, include_lead: bool = False) -> list[MemberStatus]:
+    """Status of every teammate; with `include_lead`, the `swarm lead` process's row first
+    (when one leads the team: a person leading from a shell has no process to show)."""
     statuses = [observe_member(team, m, record) for m in team.members() if m.name != LEAD_NAME]
     shared = overlapping(team.name)
     for status in statuses:
         status.overlaps = sorted(path for path, names in shared.items() if status.name in names)
-    return statuses
+    lead = observe_lead(team) if include_lead else None
+    return [lead, *statuses] if lead is not None else statuses

@@ -28,7 +28,7 @@ from typing import Any, TypeVar
 from swarm import settings
 from swarm.core import paths
 from swarm.core.definitions import effective_tools, get_definition
-from swarm.core.liveness import process_start_time
+from swarm.core.liveness import is_alive, process_start_time
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME, TEAM_TOOLS, parse_agent_id
 from swarm.core.overlaps import record_write
@@ -50,20 +50,17 @@ from swarm.core.state import (
     RESTARTED,
     AgentState,
     SubagentInfo,
-    Usage,
     read_state,
     update_state,
     write_state,
 )
-from swarm.core.store import utcnow_iso
 from swarm.core.tasks import Task
 from swarm.core.team import Team
-from swarm.core.transcript import Transcript
 from swarm.core.watch import FileWatcher
-from swarm.errors import NotFoundError, describe_error
+from swarm.errors import NotFoundError, SwarmError, describe_error
 from swarm.log import configure as configure_logging
 from swarm.runtime.asking import Asker
-from swarm.runtime.compaction import Compactor
+from swarm.runtime.base import AgentBase
 from swarm.runtime.console import Console, brief
 from swarm.runtime.extensions import Extensions
 from swarm.runtime.loop import Loop, TurnInterrupted, TurnOutcome
@@ -101,25 +98,19 @@ class Inbound:
         return cls(message, kind)
 
 
-class Agent:
+class Agent(AgentBase):
     def __init__(self, team_name: str, name: str) -> None:
-        self.team = Team.open(team_name)
-        self.name = name
+        team = Team.open(team_name)
+        previous = read_state(team.name, name)  # a respawn keeps its turns and usage
+        super().__init__(team, name)
         self.member = self.team.member(name)
         self.box = Mailbox(self.team.name, name)
-        self.transcript = Transcript(paths.agent_transcript(self.team.name, name))
-        previous = read_state(self.team.name, name)  # a respawn keeps its turns and usage
-        self.state = AgentState(pid=os.getpid(), started_at=process_start_time(os.getpid()),
-                                turns=previous.turns if previous else 0,
-                                usage=previous.usage if previous else Usage())
         self.console = Console(paths.agent_log(self.team.name, name), name)
-        self._lock = threading.Lock()
         self._interruptible = False
         self._interrupt = threading.Event()
-        self._stopping = threading.Event()
-        self._superseded: str | None = None  # another observer or process owns our state now
         self._hangup = False  # SIGHUP: its pane or terminal was closed under it
-        self._proc: subprocess.Popen[bytes] | None = None
+        self._lead_gone_since: float | None = None  # monotonic time the lead was first missed
+        self._orphaned: str | None = None  # why it leaves: its lead process is gone
         self.pending_shutdown: ShutdownRequest | None = None
         self.shutdown_approved = False
         self.completed_task: Task | None = None
@@ -157,8 +148,6 @@ class Agent:
                                           env, self.console.say, self.track_process)
         self.base_tools = self.extensions.wrap_task_tools(self.base_tools)
         self.policy.gate = self.extensions.gate
-        self.compactor = Compactor(on_compacted=self._compacted,
-                                   on_usage=lambda usage: self.add_usage(usage, turn=False))
         ctx = ToolContext(team=self.team, name=name, cwd=self.cwd, host=self, env=env)
         self.loop = Loop(model=load_model(self.model_name, cwd=str(self.cwd)), tools={},
                          system="", ctx=ctx, hooks=self,
@@ -207,51 +196,41 @@ class Agent:
         elif self._team_file_key() != self._team_key:
             self.refresh()
 
-    # -- state -------------------------------------------------------------------------------
-    def set_state(self, **fields: Any) -> None:
-        with self._lock:
-            for key, value in fields.items():
-                setattr(self.state, key, value)
-            self.state.heartbeat = time.time()
-            if fields:
-                self.state.last_activity = utcnow_iso()
-            snapshot = self.state.model_copy(deep=True)
+    # -- AgentBase ---------------------------------------------------------------------------
+    def say(self, text: str) -> None:
+        self.console.say(text)
 
-        superseded: str | None = None
+    def on_superseded(self, why: str) -> None:
+        self.console.say(f"{why}: exiting")
+        if not self._stopping.is_set():
+            os.kill(os.getpid(), signal.SIGTERM)  # the main thread leaves through finish()
 
-        def apply(on_disk: AgentState) -> None:
-            nonlocal superseded
-            # An observer declared us dead (we were stopped or hung: our tasks went back to the
-            # pool), or a respawn replaced us: never write over that, leave instead.
-            if on_disk.state == "dead" and on_disk.terminated_reported:
-                superseded = f"declared dead while it was not running ({on_disk.detail})"
-            elif on_disk.pid not in (None, snapshot.pid):
-                superseded = f"replaced by pid {on_disk.pid}"
-            if superseded:
-                return
-            for key in AgentState.model_fields:
-                setattr(on_disk, key, getattr(snapshot, key))
+    def on_beat(self) -> None:
+        self.check_lead()
 
-        update_state(self.team.name, self.name, apply)
-        if superseded and not self._superseded:
-            self._superseded = superseded
-            self.console.say(f"{superseded}: exiting")
+    def check_lead(self) -> None:
+        """Orphans: a teammate whose `swarm lead` process is gone for SWARM_ORPHAN_GRACE seconds
+        leaves (tasks released, state exited with reason lead_gone). The same liveness test as
+        `swarm status` (pid plus start time). A team led from the shell has no lead_pid."""
+        try:
+            config = self.team.config()
+        except (SwarmError, OSError):
+            return  # the team file is gone or unreadable: not a verdict on the lead
+        pid = config.lead_pid
+        if not pid or is_alive(pid, config.lead_started_at):
+            if self._lead_gone_since is not None and pid:
+                self.console.say(f"a lead (pid {pid}) leads the team again: staying")
+            self._lead_gone_since = None  # a resumed lead adopts us
+            return
+        now = time.monotonic()
+        if self._lead_gone_since is None:
+            self._lead_gone_since = now
+            self.console.say(f"the lead (pid {pid}) is gone; leaving in "
+                             f"{settings.orphan_grace():g}s unless it comes back")
+        if now - self._lead_gone_since >= settings.orphan_grace() and not self._orphaned:
+            self._orphaned = f"lead_gone: the lead process {pid} is gone"
             if not self._stopping.is_set():
                 os.kill(os.getpid(), signal.SIGTERM)  # the main thread leaves through finish()
-
-    def add_usage(self, usage: Usage, turn: bool = True) -> None:
-        with self._lock:
-            self.state.usage.add(usage)
-            self.state.turns += 1 if turn else 0
-        self.set_state()
-
-    def _heartbeat(self) -> None:
-        while not self._stopping.wait(settings.heartbeat_interval()):
-            try:
-                self.set_state()
-            except OSError as exc:  # a full or read-only disk: say so, and keep beating
-                log.warning("heartbeat not written: %s", describe_error(exc))
-                self.console.say(f"heartbeat not written: {describe_error(exc)}")
 
     # -- signals -----------------------------------------------------------------------------
     def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
@@ -330,10 +309,7 @@ class Agent:
         self.console.stream(text)
 
     def on_reply(self, reply: ModelReply) -> None:
-        usage = reply.usage
-        self.compactor.last_input_tokens = (usage.input_tokens + usage.cache_read_input_tokens
-                                            + usage.cache_creation_input_tokens)
-        self.add_usage(usage)
+        self.count_reply(reply)
         text = reply.text().strip()
         if not self.console.end_stream(text) and text:
             self.console.show(*self.console.view.says(text))
@@ -390,15 +366,8 @@ class Agent:
     def show(self, *lines: str) -> None:
         self.console.show(*lines)
 
-    def record(self, message: dict[str, Any]) -> None:
-        self.transcript.message(message)
-
     def trace(self, line: str) -> None:
         self.console.say(brief(line, 160))
-
-    def _compacted(self, summary: str, kept: list[dict[str, Any]]) -> None:
-        self.transcript.compaction(summary, kept)
-        self.console.say(f"compacted the conversation ({len(summary)} characters of summary)")
 
     # -- inputs ------------------------------------------------------------------------------
     def watcher(self) -> FileWatcher:
@@ -571,8 +540,7 @@ class Agent:
         write_state(self.team.name, self.name, self.state)
         self.team.update_member(self.name, pid=os.getpid())
         self.transcript.event("started", pid=os.getpid(), model=self.model_name)
-        beat = threading.Thread(target=self._heartbeat, name="heartbeat", daemon=True)
-        beat.start()
+        self.start_heartbeat()
         self.console.say(f"{self.name}@{self.team.name} started (model {self.model_name}, "
                          f"mode {self.policy.mode}, pid {os.getpid()})")
         exit_code, detail, crashed = 0, "shut down", False
@@ -593,8 +561,11 @@ class Agent:
                         break
                     self.after_turn(outcome)
         except AgentStopped:
-            exit_code, detail = ((129, "its pane was closed (SIGHUP)") if self._hangup
-                                 else (143, "killed (SIGTERM)"))
+            if self._orphaned:
+                exit_code, detail = 0, self._orphaned
+            else:
+                exit_code, detail = ((129, "its pane was closed (SIGHUP)") if self._hangup
+                                     else (143, "killed (SIGTERM)"))
         except Exception as exc:  # a crash: recorded as a death, never as a clean exit
             exit_code, detail, crashed = 1, f"crashed: {describe_error(exc)}", True
             log.exception("crashed")
@@ -602,6 +573,8 @@ class Agent:
         finally:
             self._stopping.set()
             self.finish(detail, died=crashed or self._hangup)
+            if self._orphaned:
+                close_own_pane()
         return exit_code
 
     def finish(self, detail: str, died: bool) -> None:
@@ -641,6 +614,17 @@ def tell_lead_of_death(team: str, name: str, reason: str) -> None:
     """Straight into the lead's mailbox: this must work even when the team file is what broke."""
     note = TeammateTerminated(agent_id=f"{name}@{team}", reason=reason)
     Mailbox(team, LEAD_NAME).deliver([Message(sender=name, text=dump_structured(note))])
+
+
+def close_own_pane() -> None:
+    """An orphan closes its own tmux pane as it leaves (panes keep a dead agent's output
+    otherwise), and nothing else: it only turns off remain-on-exit for the pane it runs in."""
+    pane = settings.tmux_pane()
+    if not pane or not settings.tmux_env():
+        return
+    with contextlib.suppress(OSError, subprocess.SubprocessError):  # no tmux: nothing to close
+        subprocess.run(["tmux", "set-option", "-p", "-t", pane, "remain-on-exit", "off"],
+                       stdin=subprocess.DEVNULL, capture_output=True, timeout=5, check=False)
 
 
 def run_agent(agent_id: str) -> int:

@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from swarm.core import rules
 from swarm.core.protocol import PlanApprovalResponse
@@ -23,8 +23,17 @@ log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from swarm.core.team import Member, Team
-    from swarm.runtime.asking import Asker
     from swarm.runtime.tools import Tool
+
+
+class Asks(Protocol):
+    """Who answers an "ask": the lead, through the mailbox, for a teammate
+    (`swarm.runtime.asking.Asker`); the person at the terminal for the lead itself."""
+
+    def permission(self, tool: Tool, args: dict[str, Any], use_id: str,
+                   why: Decision) -> Decision: ...
+
+    def plan(self, plan: str) -> PlanApprovalResponse | None: ...
 
 
 @dataclass
@@ -34,13 +43,13 @@ class PermissionPolicy:
     cwd: Path
     mode: str
     working_mode: str  # the mode a plan-mode agent switches to once its plan is approved
-    asker: Asker | None = None  # None: never ask (background), deny instead
+    asker: Asks | None = None  # None: never ask (background), deny instead
     # PreToolUse hooks: after the deny rules, before allow or ask; a Decision blocks the call.
     gate: Callable[[Tool, dict[str, Any]], Decision | None] | None = None
     _team_rules: tuple[tuple[int, int, int], list[str]] | None = field(default=None, repr=False)
 
     @classmethod
-    def for_member(cls, team: Team, member: Member, cwd: Path, asker: Asker | None,
+    def for_member(cls, team: Team, member: Member, cwd: Path, asker: Asks | None,
                    mode: str | None = None) -> PermissionPolicy:
         working = member.permission_mode if member.permission_mode != "plan" else "acceptEdits"
         start = mode or ("plan" if member.plan_mode_required else member.permission_mode)
