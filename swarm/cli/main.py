@@ -40,6 +40,7 @@ COMMANDS: dict[str, str] = {
     "merge": "swarm.cli.worktrees:merge",
     "report": "swarm.cli.report:report",
     "mcp": "swarm.cli.mcp:mcp",
+    "lead": "swarm.cli.lead:lead",
 }
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from swarm.core import shellparse
-from swarm.core.names import PERMISSION_MODES, SUBAGENT_TOOLS, TEAM_TOOLS
+from swarm.core.names import LEAD_TOOLS, PERMISSION_MODES, SUBAGENT_TOOLS, TEAM_TOOLS
 from swarm.core.shellparse import SimpleCommand, Word
 from swarm.errors import BadInputError
 
@@ -348,8 +348,8 @@ def check(
         if mode == "plan":
             return Decision("allow", "plan mode")
         return Decision("deny", "ExitPlanMode is only for plan mode")
-    if read_only or tool_name in TEAM_TOOLS or tool_name in SUBAGENT_TOOLS:
-        return Decision("allow", "read-only, team or subagent tool")
+    if read_only or tool_name in TEAM_TOOLS or tool_name in SUBAGENT_TOOLS or tool_name in LEAD_TOOLS:
+        return Decision("allow", "read-only, team, subagent or lead tool")
     if mode == "plan":
         return Decision("deny", f"{tool_name} is not allowed in plan mode: explore read-only and "
                         "submit your plan with ExitPlanMode first")

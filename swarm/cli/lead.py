@@ -1,0 +1,78 @@
+"""`swarm lead`: the LLM team lead, in a terminal or headless (CI)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from swarm.core.names import BACKENDS
+from swarm.errors import OperationFailedError, SwarmError, WaitTimeoutError
+
+
+class SessionInterrupted(SwarmError):
+    """The person (or a signal) ended a headless session early."""
+
+    exit_code = 130
+
+
+@click.command()
+@click.argument("prompt", required=False)
+@click.option("--team", "-t", "team_name", default=None,
+              help="Team to create (default: a generated name), or to continue with --resume.")
+@click.option("--model", "-m", default=None,
+              help="The lead's model: sonnet|opus|haiku|<model id>|scripted:PATH.")
+@click.option("--teammate-model", default=None,
+              help="Default teammate model (default: $SWARM_MODEL, sonnet with a key, else shell).")
+@click.option("--backend", type=click.Choice(["auto", *BACKENDS]), default=None,
+              help="Where teammates run (default: $SWARM_BACKEND or auto).")
+@click.option("--cwd", default=None, help="Working directory of the lead and its teammates.")
+@click.option("--approvals", type=click.Choice(["human", "lead"]), default="human",
+              show_default=True, help="Who answers teammates' permission requests and plans.")
+@click.option("--coordinator", is_flag=True, help="The lead has only team tools: it delegates.")
+@click.option("--headless", is_flag=True,
+              help="Run PROMPT to the end without a terminal (also when stdin is not a tty).")
+@click.option("--json", "as_json", is_flag=True, help="Headless: print one JSON object.")
+@click.option("--timeout", type=float, default=None, help="Headless: give up after S seconds (exit 124).")
+@click.option("--max-teammates", type=int, default=8, show_default=True,
+              help="Teammates running at once.")
+@click.option("--max-budget-usd", type=float, default=None,
+              help="Stop the lead once the team has spent this much.")
+@click.option("--keep", is_flag=True, help="Keep the team (and transcript) at the end.")
+@click.option("--resume", is_flag=True, help="Continue the lead of --team from its transcript.")
+def lead(prompt: str | None, team_name: str | None, model: str | None,
+         teammate_model: str | None, backend: str | None, cwd: str | None, approvals: str,
+         coordinator: bool, headless: bool, as_json: bool, timeout: float | None,
+         max_teammates: int, max_budget_usd: float | None, keep: bool, resume: bool) -> None:
+    """An LLM lead turns one request into a coordinated team.
+
+    In a terminal: type requests; the lead spawns teammates, hands out tasks, reacts to their
+    reports and answers you. Headless (--headless, or stdin not a terminal): runs PROMPT, prints
+    the lead's final text (or --json), exits 0 done, 1 failed or unfinished, 124 timeout.
+    """
+    from swarm.lead.process import LeadOptions
+
+    interactive = not headless and sys.stdin.isatty() and sys.stdout.isatty()
+    if not interactive and not prompt and not sys.stdin.isatty():
+        prompt = sys.stdin.read().strip() or None
+    options = LeadOptions(
+        prompt=prompt, team=team_name, model=model, teammate_model=teammate_model,
+        backend=None if backend == "auto" else backend, cwd=cwd, approvals=approvals,
+        coordinator=coordinator, headless=not interactive, as_json=as_json, timeout=timeout,
+        max_teammates=max_teammates, max_budget_usd=max_budget_usd, keep=keep, resume=resume,
+    )
+    if interactive:
+        from swarm.lead.interactive import run_interactive
+
+        outcome = run_interactive(options, prompt)
+    else:
+        from swarm.lead.headless import print_outcome, run_headless
+
+        outcome = run_headless(options, prompt)
+        print_outcome(outcome, as_json)
+    if outcome.code == 124:
+        raise WaitTimeoutError(outcome.error or "timed out")
+    if outcome.code == 130:
+        raise SessionInterrupted(outcome.error or "interrupted")
+    if outcome.code:
+        raise OperationFailedError(outcome.error or "the session failed")

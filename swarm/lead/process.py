@@ -1,0 +1,322 @@
+"""The lead process (`swarm lead`): an agent with id `team-lead@<team>` running in the current
+terminal. It creates its team (or resumes one), records itself in the team file (`lead_pid` and
+its process start time, so teammates can tell when it is gone), and runs the runtime's `Loop`
+with the lead's tools, prompt, permission policy, transcript, state and usage.
+
+The lead is the `LoopHooks` of its loop and the `ToolHost` of its tools. Its turns run in one
+thread while the terminal (or a signal handler) may interrupt them from another, so a model call
+runs in a helper thread the turn can abandon (`guard`), and every other wait polls the interrupt.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import secrets
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol, TypeVar
+
+from swarm import settings
+from swarm.core.liveness import is_alive
+from swarm.core.names import LEAD_NAME
+from swarm.core.protocol import PlanApprovalResponse
+from swarm.core.rules import Decision
+from swarm.core.state import write_state
+from swarm.core.team import Team, TeamConfig
+from swarm.errors import BadInputError, OperationFailedError
+from swarm.lead.prompt import lead_system_prompt
+from swarm.lead.tools import SpawnDefaults, check_model, lead_tools
+from swarm.lead.wake import AnchorWatch, Reporter, Wake, Watch
+from swarm.runtime.base import AgentBase
+from swarm.runtime.loop import Loop, TurnInterrupted, TurnOutcome
+from swarm.runtime.models import default_model_spec, load_model
+from swarm.runtime.models.base import ModelReply
+from swarm.runtime.policy import PermissionPolicy
+from swarm.runtime.tools import Tool, ToolContext, ToolError, ToolResult, kill_tree
+
+T = TypeVar("T")
+APPROVALS = ("human", "lead")
+NO_MODEL = ("swarm lead needs a model: set ANTHROPIC_API_KEY (the lead runs sonnet), or pass"
+            " --model scripted:FILE to replay a scripted lead offline")
+
+
+@dataclass
+class LeadOptions:
+    prompt: str | None = None
+    team: str | None = None
+    model: str | None = None
+    teammate_model: str | None = None
+    backend: str | None = None
+    cwd: str | None = None
+    approvals: str = "human"
+    coordinator: bool = False
+    headless: bool = False
+    as_json: bool = False
+    timeout: float | None = None
+    max_teammates: int = 8
+    max_budget_usd: float | None = None
+    keep: bool = False
+    resume: bool = False
+    wake: str = "swarm"  # "anchor": the benchmark's re-created anchor policy
+
+
+class LeadUI(Reporter, Protocol):
+    """The terminal (interactive) or the CI log (headless)."""
+
+    def lead_text(self, text: str) -> None:
+        """What the lead model says."""
+
+    def tool_line(self, line: str) -> None:
+        """One line per tool call (and its error, if any)."""
+
+    def ask(self, tool: Tool, args: dict[str, Any], why: Decision) -> Decision | None:
+        """The lead's own tool call needs a yes from the person; None: nobody can answer."""
+
+
+def lead_model_spec(requested: str | None) -> str:
+    """--model, else $SWARM_MODEL (unless it is the teammates' `shell`), else sonnet with a key."""
+    spec = (requested or "").strip()
+    if not spec:
+        env = settings.model()
+        spec = env if env and env.lower() != "shell" else ("sonnet" if settings.api_key() else "")
+    if not spec:
+        raise BadInputError(NO_MODEL)
+    if spec.lower() == "shell":
+        raise BadInputError("the offline shell model cannot lead (it only runs `$ ` commands):"
+                            " give the lead a real model, or --model scripted:FILE")
+    return spec
+
+
+def validate(options: LeadOptions) -> None:
+    if options.approvals not in APPROVALS:
+        raise BadInputError(f"--approvals must be one of {', '.join(APPROVALS)}")
+    if options.max_teammates < 1:
+        raise BadInputError("--max-teammates must be at least 1")
+    if options.max_budget_usd is not None and options.max_budget_usd <= 0:
+        raise BadInputError("--max-budget-usd must be positive")
+    if options.timeout is not None and options.timeout <= 0:
+        raise BadInputError("--timeout must be positive")
+    if options.resume and not options.team:
+        raise BadInputError("--resume needs --team T: the team whose lead to continue")
+    if options.teammate_model:
+        try:
+            check_model(options.teammate_model)
+        except ToolError as exc:
+            raise BadInputError(f"--teammate-model: {exc}") from None
+
+
+class PersonAsker:
+    """The lead's own "ask" goes to the person at its terminal (never to its mailbox)."""
+
+    def __init__(self, lead: Lead) -> None:
+        self.lead = lead
+
+    def permission(self, tool: Tool, args: dict[str, Any], use_id: str, why: Decision) -> Decision:
+        self.lead.set_state(state="waiting_permission", detail=f"asks: {tool.describe(args)}")
+        try:
+            answer = self.lead.ui.ask(tool, args, why)
+        finally:
+            self.lead.set_state(state="working", detail=None)
+        if answer is None:
+            return Decision("deny", f"{why.reason}; nobody can approve the lead's own calls here"
+                            " (headless): delegate it to a teammate")
+        return answer
+
+    def plan(self, plan: str) -> PlanApprovalResponse | None:
+        return None
+
+
+class Lead(AgentBase):
+    def __init__(self, options: LeadOptions, ui: LeadUI) -> None:
+        validate(options)
+        self.options = options
+        self.ui = ui
+        self.model_spec = lead_model_spec(options.model)
+        self.cwd = Path(options.cwd or os.getcwd()).expanduser().resolve()
+        if not self.cwd.is_dir():
+            raise BadInputError(f"--cwd {self.cwd} is not a directory")
+        from backends.resolve import resolve
+
+        self.backend = resolve(options.backend)  # an unknown backend fails before any team
+        try:
+            model = load_model(self.model_spec, cwd=str(self.cwd))
+        except OperationFailedError as exc:  # no credentials: say what to do, in one line
+            raise BadInputError(f"{NO_MODEL} ({exc})") from None
+        super().__init__(self._open_team(), LEAD_NAME)
+        self.person: queue.Queue[str] = queue.Queue()  # the person's input, for the next call
+        self._interrupt = threading.Event()
+        self.in_turn = False
+        self.final_text = ""
+        self.last_outcome: TurnOutcome | None = None
+        self.policy = PermissionPolicy.for_member(
+            self.team, self.team.member(LEAD_NAME), self.cwd,
+            PersonAsker(self) if not options.headless else None)
+        watch_type = AnchorWatch if options.wake == "anchor" else Watch
+        self.watch = watch_type(self.team, options.approvals, ui)
+        teammate_model = options.teammate_model or default_model_spec()[0]
+        self.spawn_defaults = SpawnDefaults(backend=options.backend, cwd=str(self.cwd),
+                                            model=options.teammate_model,
+                                            max_teammates=options.max_teammates)
+        ctx = ToolContext(team=self.team, name=LEAD_NAME, cwd=self.cwd, host=self,
+                          env={"SWARM_TEAM": self.team.name})
+        system = lead_system_prompt(self.team.name, str(self.cwd), options.approvals,
+                                    options.coordinator, options.max_teammates, teammate_model)
+        self.loop = Loop(model=model, tools=lead_tools(options.approvals, options.coordinator),
+                         system=system, ctx=ctx, hooks=self,
+                         messages=self.transcript.conversation() if options.resume else [])
+        self.loop.close_dangling("not finished: the lead process ended and was resumed")
+
+    def _open_team(self) -> Team:
+        options = self.options
+        if options.resume:
+            assert options.team is not None
+            team = Team.open(options.team)
+            config = team.config()
+            if config.lead_pid and config.lead_pid != os.getpid() and is_alive(
+                    config.lead_pid, config.lead_started_at):
+                raise BadInputError(f"team {team.name!r} is led by a running swarm lead (pid"
+                                    f" {config.lead_pid}); end that session first")
+            return team
+        name = options.team or f"lead-{secrets.token_hex(3)}"
+        return Team.create(name, description=(options.prompt or "")[:200])
+
+    # -- the session's life ----------------------------------------------------------------------
+    def start(self) -> None:
+        """Record this process as the team's lead and start the heartbeat."""
+        write_state(self.team.name, LEAD_NAME, self.state)  # ours now, whoever had it before
+
+        def lead(config: TeamConfig) -> None:
+            config.lead_pid, config.lead_started_at = self.state.pid, self.state.started_at
+
+        self.team.update(lead)
+        self.team.update_member(LEAD_NAME, model=self.model_spec, cwd=str(self.cwd))
+        self.transcript.event("started", pid=os.getpid(), model=self.model_spec,
+                              resumed=self.options.resume)
+        self.start_heartbeat()
+        self.set_state(state="idle", idle_reason="available")
+
+    def release(self, detail: str) -> None:
+        """The session is over: no longer the team's lead (its teammates have no orphan rule)."""
+        self._stopping.set()
+
+        def unlead(config: TeamConfig) -> None:
+            if config.lead_pid == self.state.pid:
+                config.lead_pid = config.lead_started_at = None
+
+        self.team.update(unlead)
+        self.set_state(state="exited", current_task=None, detail=detail)
+        self.transcript.event("exited", detail=detail)
+
+    def turn(self, wake: Wake) -> TurnOutcome:
+        self._interrupt.clear()
+        self.in_turn = True
+        try:
+            self.set_state(state="working", idle_reason=None, detail=None)
+            self.loop.add({"role": "user", "content": wake.blocks})
+            wake.done()  # in the conversation (and transcript): now they may be marked read
+            outcome = self.loop.run()
+        finally:
+            self.in_turn = False
+        if outcome.reason == "interrupted":
+            self.transcript.event("interrupted")
+        if outcome.last_text:
+            self.final_text = outcome.last_text
+        self.last_outcome = outcome
+        self.set_state(state="idle", idle_reason=outcome.reason, detail=outcome.failure)
+        return outcome
+
+    def interrupt(self) -> bool:
+        """Abort the running turn (Ctrl-C, a timeout, the end of the session)."""
+        self._interrupt.set()
+        if self._proc is not None:
+            kill_tree(self._proc)
+        return self.in_turn
+
+    def team_cost(self) -> float:
+        from swarm.ops.health import observe
+
+        return self.state.usage.cost_usd + sum(s.cost_usd for s in observe(self.team))
+
+    # -- AgentBase -------------------------------------------------------------------------------
+    def say(self, text: str) -> None:
+        self.ui.notice(text)
+
+    def notice(self, text: str) -> None:
+        self.ui.notice(text)
+
+    def on_superseded(self, why: str) -> None:
+        self.ui.notice(f"{why}: this lead stops")
+        self.interrupt()
+
+    # -- LoopHooks -------------------------------------------------------------------------------
+    def permit(self, tool: Tool, args: dict[str, Any], use_id: str) -> Decision:
+        if self._interrupt.is_set():
+            raise TurnInterrupted()
+        return self.policy.check(tool, args, use_id)
+
+    def guard(self, call: Callable[[], T]) -> T:
+        """Run `call` (a model request) in a helper thread; an interrupt abandons it."""
+        if self._interrupt.is_set():
+            raise TurnInterrupted()
+        box: list[Any] = []
+        done = threading.Event()
+
+        def run() -> None:
+            try:
+                box.append((True, call()))
+            except BaseException as exc:  # handed to the turn's thread below
+                box.append((False, exc))
+            finally:
+                done.set()
+
+        threading.Thread(target=run, name="model-call", daemon=True).start()
+        while not done.wait(0.05):
+            if self._interrupt.is_set():
+                raise TurnInterrupted()  # the helper finishes on its own; its reply is dropped
+        ok, value = box[0]
+        if not ok:
+            raise value
+        return value  # type: ignore[no-any-return]
+
+    def on_reply(self, reply: ModelReply) -> None:
+        self.count_reply(reply)
+        text = reply.text().strip()
+        if text:
+            self.ui.lead_text(text)
+
+    def on_tool_result(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> ToolResult:
+        return result
+
+    def stop_reason(self) -> str | None:
+        if self._interrupt.is_set():
+            raise TurnInterrupted()
+        budget = self.options.max_budget_usd
+        if budget is not None and self.team_cost() >= budget:
+            return "budget_exhausted"
+        return None
+
+    def arrivals(self) -> tuple[list[dict[str, Any]], Callable[[], None]]:
+        wake = self.watch.arrivals()
+        blocks = list(wake.blocks) if wake else []
+        while True:
+            try:
+                blocks.append({"type": "text", "text": self.person.get_nowait()})
+            except queue.Empty:
+                break
+        return blocks, (wake.done if wake else lambda: None)
+
+    def trace(self, line: str) -> None:
+        self.ui.tool_line(line)
+
+    # -- ToolHost --------------------------------------------------------------------------------
+    def structured_sent(self, message: Any) -> None:
+        pass
+
+    def pending_shutdown_id(self) -> str | None:
+        return None
+
+    def exit_plan(self, plan: str) -> str:
+        return "plan mode is not active"

@@ -1,0 +1,192 @@
+"""One lead session: wait for what wakes the lead, run its turns, and end the session (any way
+it ends: every teammate gets a shutdown_request, those still running after
+SWARM_SHUTDOWN_GRACE are killed, and the team is deleted unless --keep).
+
+Waiting costs no model calls: the session sleeps on inotify over the team's mailboxes, tasks and
+teammates' state files, looks at the team when one changes (and every few seconds, to notice a
+death or a request's timeout), and checks the person's input queue every 50 ms.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from swarm import settings
+from swarm.core import paths
+from swarm.core.names import LEAD_NAME
+from swarm.core.state import read_state
+from swarm.core.watch import FileWatcher
+from swarm.errors import SwarmError, describe_error
+from swarm.lead.process import Lead
+from swarm.lead.wake import Wake
+from swarm.ops import control
+from swarm.ops.health import observe
+
+LOOK_EVERY = 2.0  # seconds between looks at the team when no file changed
+PERSON_POLL = 0.05  # seconds between checks of the person's input (interactive)
+
+
+@dataclass
+class Report:
+    """What `--json` prints: SPEC's object, plus the exit code's reasons."""
+
+    team: str
+    final_text: str
+    tasks: list[dict[str, Any]]
+    members: list[dict[str, Any]]
+    lead: dict[str, Any]
+    cost_usd: float
+    duration_s: float
+    problems: list[str] = field(default_factory=list)  # why the exit code is 1 (not in --json)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"team": self.team, "final_text": self.final_text, "tasks": self.tasks,
+                "members": self.members, "lead": self.lead, "cost_usd": self.cost_usd,
+                "duration_s": self.duration_s}
+
+
+class Session:
+    def __init__(self, lead: Lead) -> None:
+        self.lead = lead
+        self.started = time.monotonic()
+        timeout = lead.options.timeout
+        self.deadline = None if timeout is None else self.started + timeout
+        self.ending = threading.Event()
+        self.end_reason = ""
+        self.timed_out = False
+        self.turns_by_reason: dict[str, int] = {}
+
+    # -- ending ----------------------------------------------------------------------------------
+    def request_end(self, why: str) -> None:
+        """From anywhere (a signal handler, the prompt): stop after or during the current turn."""
+        if not self.ending.is_set():
+            self.end_reason = why
+            self.ending.set()
+        self.lead.interrupt()
+
+    def over(self) -> bool:
+        if self.ending.is_set():
+            return True
+        if self.deadline is not None and time.monotonic() >= self.deadline:
+            self.timed_out = True
+            self.request_end(f"timed out after {self.lead.options.timeout:g}s")
+            return True
+        return False
+
+    # -- waiting ---------------------------------------------------------------------------------
+    def watcher(self) -> FileWatcher:
+        """Mailboxes, tasks and every teammate's state file (not the lead's own heartbeat)."""
+        team = self.lead.team
+        targets: list[tuple[Any, str | None]] = [(paths.inboxes_dir(team.name), None),
+                                                 (paths.tasks_dir(team.name), None)]
+        for member in team.members():
+            directory = paths.agent_dir(team.name, member.name)
+            if member.name != LEAD_NAME and directory.is_dir():
+                targets.append((directory, "state.json"))
+        return FileWatcher(targets)
+
+    def wait(self, interactive: bool) -> Wake | None:
+        """Block until something should start a lead turn. None: the session is over (ended,
+        timed out, or, headless, the team is quiet with nothing left to tell the lead)."""
+        watch = self.lead.watch
+        with self.watcher() as watcher:
+            changed, last_look = True, 0.0
+            while not self.over():
+                try:
+                    text = self.lead.person.get_nowait()
+                except Exception:  # queue.Empty
+                    text = None
+                if text is not None:
+                    return self._count(watch.input_for(text))
+                now = time.monotonic()
+                if changed or now - last_look >= LOOK_EVERY:
+                    last_look = now
+                    wake = watch.next_wake()
+                    if wake is not None:
+                        return self._count(wake)
+                    if not interactive and watch.finished():
+                        return None
+                pause = PERSON_POLL if interactive else LOOK_EVERY
+                if self.deadline is not None:
+                    pause = max(0.0, min(pause, self.deadline - time.monotonic()))
+                changed = watcher.wait(pause)
+        return None
+
+    def _count(self, wake: Wake) -> Wake:
+        for reason in set(wake.reasons) or {"none"}:
+            self.turns_by_reason[reason] = self.turns_by_reason.get(reason, 0) + 1
+        return wake
+
+    def first_input(self, prompt: str) -> Wake:
+        return self._count(self.lead.watch.input_for(prompt))
+
+    # -- the end ---------------------------------------------------------------------------------
+    def end(self) -> Report:
+        """Shut the team down (asked, then killed after the grace), report, delete unless
+        --keep. Every step on its own: one failing must not leave processes behind."""
+        lead, team = self.lead, self.lead.team
+        lead.interrupt()
+        problems: list[str] = []
+        grace = settings.shutdown_grace()
+        try:
+            outcomes = control.shutdown(team, [], reason="the lead's session is over",
+                                        timeout=grace, force=True)
+            for outcome in outcomes:
+                if outcome.result == "refused":  # asked nicely; the session still ends
+                    control.stop_member(team, team.member(outcome.name), "killed at session end")
+                if outcome.result in ("refused", "killed"):
+                    lead.ui.notice(f"{outcome.name} {outcome.result}: {outcome.reason}")
+        except SwarmError as exc:
+            problems.append(f"shutting the team down: {exc}")
+        report = self.report(problems)
+        detail = self.end_reason or "session ended"
+        try:
+            lead.release(detail)
+        except (SwarmError, OSError) as exc:
+            problems.append(f"releasing the team: {describe_error(exc)}")
+        if lead.options.keep:
+            lead.ui.notice(f"team {team.name} kept: continue with `swarm lead --resume --team"
+                           f" {team.name}`")
+        else:
+            try:
+                control.delete_team(team.name, force=True)
+                lead.ui.notice(f"team {team.name} deleted")
+            except (SwarmError, OSError) as exc:
+                problems.append(f"deleting team {team.name}: {describe_error(exc)}")
+                lead.ui.notice(f"team {team.name} not deleted: {describe_error(exc)}")
+        return report
+
+    def report(self, problems: list[str]) -> Report:
+        lead, team = self.lead, self.lead.team
+        tasks = team.tasks.list()
+        members: list[dict[str, Any]] = []
+        for status in observe(team):
+            state = read_state(team.name, status.name)
+            usage = state.usage if state else None
+            members.append({"name": status.name, "state": status.state, "turns": status.turns,
+                            "usage": usage.model_dump(mode="json") if usage else {},
+                            "cost_usd": status.cost_usd})
+            note = lead.watch.latest.get(status.name)
+            if status.state == "dead":
+                problems.append(f"{status.name} died: {status.detail}")
+            elif note is not None and note.idle_reason == "failed":
+                problems.append(f"{status.name} failed: {note.failure_reason}")
+        outcome = lead.last_outcome
+        if outcome is not None and outcome.reason == "failed":
+            problems.append(f"the lead failed: {outcome.failure}")
+        elif outcome is not None and outcome.reason == "budget_exhausted":
+            problems.append("the session's budget (--max-budget-usd) is spent")
+        unfinished = [t.id for t in tasks if t.status != "completed"]
+        if unfinished:
+            problems.append(f"unfinished tasks: {', '.join('#' + i for i in unfinished)}")
+        usage = lead.state.usage
+        lead_row = {"turns": lead.state.turns, "usage": usage.model_dump(mode="json"),
+                    "cost_usd": round(usage.cost_usd, 6)}
+        total = round(usage.cost_usd + sum(float(m["cost_usd"]) for m in members), 6)
+        return Report(team=team.name, final_text=lead.final_text,
+                      tasks=[t.model_dump(mode="json") for t in tasks], members=members,
+                      lead=lead_row, cost_usd=total,
+                      duration_s=round(time.monotonic() - self.started, 3), problems=problems)

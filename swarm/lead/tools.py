@@ -1,0 +1,265 @@
+"""The lead's tools: SpawnTeammate (the spawner `swarm spawn` uses), SendMessage (as teammates,
+plus `*` and shutdown_request), the Task* tools, TeamStatus, StopTeammate (the control code
+`swarm kill` uses), and with `--approvals lead` AnswerPermission / AnswerPlan (the approvals
+code `swarm permissions` / `swarm plans` use); plus the file and shell tools unless
+`--coordinator`.
+
+Bad input (an unknown agent type or model, a taken name, too many teammates, a spawn that
+fails) is an error result the lead model can read and act on, never a crash.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Protocol, cast
+
+from swarm import settings
+from swarm.core.names import LEAD_NAME
+from swarm.core.protocol import STRUCTURED_TYPES, ShutdownRequest, validate_structured
+from swarm.errors import BadInputError
+from swarm.lead.wake import DONE_STATES, Watch, describe_request, task_tally
+from swarm.ops import control
+from swarm.ops.approvals import answer_plan, approve_permission, deny_permission
+from swarm.ops.health import observe, observe_member
+from swarm.ops.spawner import spawn
+from swarm.runtime import team_tools as tt
+from swarm.runtime import tools as ft
+from swarm.runtime.console import brief
+from swarm.runtime.interfaces import ToolHost
+from swarm.runtime.models import default_model_spec
+from swarm.runtime.models.anthropic_model import ALIASES
+from swarm.runtime.tools import Tool, ToolContext, ToolError, ToolResult, _schema
+
+FILE_TOOLS = ("Read", "Glob", "Grep", "Bash", "Write", "Edit")
+# What the lead may send as a structured message; answers to requests go through AnswerPermission
+# and AnswerPlan (they keep the pending list right), responses are a teammate's to send.
+LEAD_SENDS = ("shutdown_request", "task_assignment")
+
+
+@dataclass
+class SpawnDefaults:
+    backend: str | None  # --backend (None: auto)
+    cwd: str  # --cwd
+    model: str | None  # --teammate-model (None: SWARM_MODEL, sonnet with a key, else shell)
+    max_teammates: int
+
+
+class LeadHost(ToolHost, Protocol):
+    """What the lead's tools need of the lead process."""
+
+    spawn_defaults: SpawnDefaults
+    watch: Watch
+
+    def notice(self, text: str) -> None: ...
+
+
+def _host(ctx: ToolContext) -> LeadHost:
+    return cast(LeadHost, ctx.host)
+
+
+def check_model(spec: str) -> str:
+    """A teammate model the lead may pick: shell, scripted:FILE, an alias or a claude id (with an
+    API key for the last two)."""
+    clean = spec.strip()
+    lower = clean.lower()
+    if lower == "shell" or lower.startswith("scripted:"):
+        return clean
+    if lower not in ALIASES and not lower.startswith("claude-"):
+        raise ToolError(f"unknown model {spec!r}: use {', '.join(ALIASES)}, a claude-... model id,"
+                        " or shell (offline: runs the `$ ` commands it is given)")
+    if not settings.api_key():
+        raise ToolError(f"model {clean} needs ANTHROPIC_API_KEY, which is not set here: spawn the"
+                        ' teammate with model "shell" (offline) or ask the person to set the key')
+    return clean
+
+
+class SpawnTeammate(Tool):
+    name = "SpawnTeammate"
+    description = (
+        "Start a teammate: its own process with its own context window, tools and model. `prompt`"
+        " is its first message: make it self-contained (the goal, the files, what done looks"
+        " like, to report back with SendMessage). Idle teammates also claim tasks from the task"
+        " list. agent_type picks an agent definition (default general-purpose); model defaults"
+        " to the team's teammate model."
+    )
+    input_schema = _schema(
+        ["name", "prompt"], name={"type": "string"}, prompt={"type": "string"},
+        agent_type={"type": "string"}, model={"type": "string"}, worktree={"type": "boolean"},
+        plan_mode_required={"type": "boolean"},
+        permission_mode={"type": "string",
+                         "enum": ["default", "acceptEdits", "plan", "bypassPermissions"]},
+    )
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        host = _host(ctx)
+        defaults = host.spawn_defaults
+        name = str(args["name"]).strip().lower()
+        existing = ctx.team.config().member(name)
+        if existing is not None:
+            state = observe_member(ctx.team, existing).state if name != LEAD_NAME else "you"
+            raise ToolError(f"{name!r} is already taken ({state}): pick another name, or send"
+                            " the member a message with SendMessage")
+        running = [s for s in observe(ctx.team) if s.state not in DONE_STATES]
+        if len(running) >= defaults.max_teammates:
+            raise ToolError(f"the team already runs {len(running)} teammates, the most this"
+                            f" session allows (--max-teammates {defaults.max_teammates}): give"
+                            " work to one of them, or stop one with StopTeammate first")
+        model = check_model(str(args.get("model") or defaults.model or default_model_spec()[0]))
+        result = spawn(
+            ctx.team, name, prompt=str(args["prompt"]),
+            agent_type=str(args.get("agent_type") or "general-purpose"), model=model,
+            backend=defaults.backend, cwd=defaults.cwd, worktree=bool(args.get("worktree")),
+            plan_mode_required=bool(args.get("plan_mode_required")),
+            permission_mode=args.get("permission_mode") or None,
+        )
+        host.notice(f"spawned {result.name} ({result.model}, {result.permission_mode},"
+                    f" {result.backend})")
+        return ToolResult(f"spawned {result.name} (model {result.model}, permission mode"
+                          f" {result.permission_mode}, backend {result.backend}). It has your"
+                          " prompt; it reports back with SendMessage when it is done.")
+
+    def describe(self, args: dict[str, Any]) -> str:
+        return f"SpawnTeammate {args.get('name')}"
+
+
+class LeadSendMessage(tt.SendMessage):
+    description = (
+        "Send a message to a teammate by name, or to '*' (every teammate; plain text only)."
+        " `message` is plain text (then `summary`, a 5-10 word preview, is required), or"
+        ' {"type": "shutdown_request", "reason": "..."} to ask a teammate to finish and exit'
+        " (it answers with shutdown_response; it may refuse, with a reason)."
+    )
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        to = str(args["to"]).strip().lower()
+        if to == LEAD_NAME:
+            raise ToolError("you are team-lead: send to a teammate's name or '*'")
+        message = args["message"]
+        if isinstance(message, str) and message.lstrip().startswith("{"):
+            try:
+                decoded = json.loads(message)
+            except ValueError:
+                decoded = None
+            if isinstance(decoded, dict) and decoded.get("type") in STRUCTURED_TYPES:
+                message = decoded
+        if not isinstance(message, dict):
+            result = super().run({**args, "to": to}, ctx)
+            return ToolResult(result.content + self._exited_note(to, ctx), result.is_error)
+        kind = message.get("type")
+        if kind not in LEAD_SENDS:
+            hint = {"permission_response": " (answer requests with AnswerPermission)",
+                    "plan_approval_response": " (answer plans with AnswerPlan)"}.get(str(kind), "")
+            raise ToolError(f"the lead sends only plain text, {', '.join(LEAD_SENDS)}{hint}")
+        structured = validate_structured(message)
+        ctx.team.send(to, structured, sender=LEAD_NAME)
+        if isinstance(structured, ShutdownRequest):
+            _host(ctx).watch.note_shutdown(ctx.team.member(to).name, structured.request_id)
+        return ToolResult(f"sent {structured.type} to {to}" + self._exited_note(to, ctx))
+
+    @staticmethod
+    def _exited_note(to: str, ctx: ToolContext) -> str:
+        if to == "*":
+            return ""
+        status = observe_member(ctx.team, ctx.team.member(to))
+        if status.state in DONE_STATES:
+            return (f"\nnote: {to} has {status.state} ({status.detail or 'no detail'}): nobody"
+                    " reads this until it runs again")
+        return ""
+
+
+class TeamStatus(Tool):
+    name = "TeamStatus"
+    description = ("Each teammate's state, current task, last report, turns, tokens and cost;"
+                   " the task tally; requests waiting for an answer. Do not poll it: you are"
+                   " woken when a teammate writes to you or the team goes quiet.")
+    input_schema = _schema([])
+    read_only = True
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        watch = _host(ctx).watch
+        view = watch.view()
+        lines = [f"{watch.member_line(s, view)} | turns {s.turns}, tokens {s.tokens},"
+                 f" ${s.cost_usd:.4f}" for s in view.statuses] or ["(no teammates yet)"]
+        lines.append(task_tally(view.tasks))
+        for pending in watch.open_requests():
+            lines.append(f"waiting for an answer: {pending.message.sender}:"
+                         f" {describe_request(pending)} (request_id"
+                         f" {pending.request.request_id})")
+        return ToolResult("\n".join(lines))
+
+
+class StopTeammate(Tool):
+    name = "StopTeammate"
+    description = ("Stop a teammate now (kill its process); its unfinished tasks go back to"
+                   " pending. To let it finish cleanly, send it a shutdown_request instead.")
+    input_schema = _schema(["name"], name={"type": "string"})
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        name = str(args["name"]).strip().lower()
+        control.kill(ctx.team, name)
+        _host(ctx).notice(f"stopped {name}")
+        return ToolResult(f"stopped {name}; its unfinished tasks are pending again")
+
+
+class AnswerPermission(Tool):
+    name = "AnswerPermission"
+    description = ("Answer a teammate's permission request (its request_id). approve: run it;"
+                   " always: also allow it for the whole team from now on; updated_input: run"
+                   " this input instead; feedback: why (required to deny: the teammate reads it).")
+    input_schema = _schema(["request_id", "approve"], request_id={"type": "string"},
+                           approve={"type": "boolean"}, always={"type": "boolean"},
+                           feedback={"type": "string"}, updated_input={"type": "object"})
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        request_id = str(args["request_id"])
+        if args.get("approve"):
+            edited = args.get("updated_input")
+            found = approve_permission(ctx.team, request_id, always=bool(args.get("always")),
+                                       new_input=json.dumps(edited) if edited else None)
+            verdict = "approved" + (" (always, for the whole team)" if args.get("always") else "")
+        else:
+            found = deny_permission(ctx.team, request_id,
+                                    str(args.get("feedback") or "denied by the lead"))
+            verdict = "denied"
+        _host(ctx).notice(f"{verdict}: {found.message.sender}'s {describe_request(found)}")
+        return ToolResult(f"{verdict} {found.message.sender}'s request: {describe_request(found)}")
+
+
+class AnswerPlan(Tool):
+    name = "AnswerPlan"
+    description = ("Approve or reject the plan a plan-mode teammate submitted. approve: it leaves"
+                   " plan mode and works (in permission_mode, if given); reject: it revises the"
+                   " plan using your feedback (required).")
+    input_schema = _schema(["name", "approve"], name={"type": "string"},
+                           approve={"type": "boolean"}, feedback={"type": "string"},
+                           permission_mode={"type": "string",
+                                            "enum": ["default", "acceptEdits"]})
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        approve = bool(args.get("approve"))
+        feedback = args.get("feedback")
+        if not approve and not (feedback or "").strip():
+            raise ToolError("feedback is required to reject a plan: say what to change")
+        try:
+            found = answer_plan(ctx.team, str(args["name"]), approve=approve,
+                                feedback=str(feedback) if feedback else None,
+                                permission_mode=args.get("permission_mode") or None)
+        except BadInputError as exc:
+            raise ToolError(str(exc)) from None
+        verdict = "approved" if approve else "rejected"
+        _host(ctx).notice(f"{verdict} the plan of {found.message.sender}")
+        return ToolResult(f"{verdict} the plan of {found.message.sender}"
+                          + (f" ({brief(str(feedback), 80)})" if feedback else ""))
+
+
+def lead_tools(approvals: str, coordinator: bool) -> dict[str, Tool]:
+    """The lead's tool set: team tools, AnswerPermission/AnswerPlan with `--approvals lead`,
+    and the file and shell tools unless `--coordinator`."""
+    items: list[Tool] = [SpawnTeammate(), LeadSendMessage(), tt.TaskCreate(), tt.TaskList(),
+                         tt.TaskGet(), tt.TaskUpdate(), TeamStatus(), StopTeammate()]
+    if approvals == "lead":
+        items += [AnswerPermission(), AnswerPlan()]
+    if not coordinator:
+        items += [ft.Read(), ft.Glob(), ft.Grep(), ft.Bash(), ft.Write(), ft.Edit()]
+    return {tool.name: tool for tool in items}

@@ -1,0 +1,430 @@
+"""What wakes the lead, and what it is told when it wakes.
+
+SPEC's wake policy: the person's input, a plain message from a member, a (verified)
+`teammate_terminated`, a refused `shutdown_response` and, with `--approvals lead`, permission and
+plan requests start a lead turn. An `idle_notification` never does: the newest one per member is
+folded into a compact `<team-status>` block at the head of the next input. The team going quiet
+(every teammate idle or exited, no task pending or in progress, nothing waiting for an answer)
+wakes the lead once, with each teammate's last idle summary. Messages that arrive during a lead
+turn reach its next model call (`arrivals`).
+
+`AnchorWatch` re-creates the policy we measure against (every inbound message, idle
+notifications included, is its own lead turn, and messages wait for the turn to end); only the
+benchmark uses it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any, Protocol
+
+from swarm import settings
+from swarm.core.mailbox import Mailbox
+from swarm.core.names import LEAD_NAME
+from swarm.core.protocol import (
+    IdleNotification,
+    Message,
+    PermissionRequest,
+    PermissionResponse,
+    PlanApprovalRequest,
+    PlanApprovalResponse,
+    ShutdownResponse,
+    TeammateTerminated,
+    escape,
+    render_for_model,
+)
+from swarm.core.tasks import Task
+from swarm.core.team import Team
+from swarm.errors import SwarmError
+from swarm.ops.approvals import Pending, answer_plan, deny_permission
+from swarm.ops.health import MemberStatus, observe, observe_member
+from swarm.runtime.agent import Inbound
+from swarm.runtime.console import brief
+
+Block = dict[str, Any]
+DONE_STATES = ("exited", "dead")
+# An idle teammate that is out of turns or budget leaves its mail unread on purpose: not busy.
+STOPPED_REASONS = ("max_turns", "budget_exhausted")
+STALL_SETTLE = 1.0  # seconds a stall must last before it wakes the lead
+
+
+class Reporter(Protocol):
+    """Where the lead's terminal (or CI log) hears about the team."""
+
+    def message(self, sender: str, color: str | None, text: str) -> None:
+        """A member's message or notice, one line."""
+
+    def notice(self, text: str) -> None:
+        """Something happened in the team (an exit, an answered request)."""
+
+    def request(self, pending: Pending) -> None:
+        """`--approvals human`: a permission request or plan for the person to answer."""
+
+    def resolved(self, pending: Pending) -> None:
+        """A request left the pending list (answered anywhere, withdrawn, or timed out)."""
+
+
+@dataclass
+class Wake:
+    reasons: list[str]  # message | terminated | refused | request | quiet | stalled | idle
+    blocks: list[Block]
+    done: Callable[[], None] = lambda: None  # once the blocks are in the conversation
+
+
+@dataclass
+class TeamView:
+    """One look at the team: members, tasks, and whether anything is still moving."""
+
+    statuses: list[MemberStatus]
+    tasks: list[Task]
+    pending_requests: int
+    quiet: bool
+    stalled: bool  # nobody works and nobody can take the unfinished tasks
+
+    def signature(self) -> tuple[object, ...]:
+        return (tuple((s.name, s.state) for s in self.statuses),
+                tuple((t.id, t.status, t.owner) for t in self.tasks))
+
+
+def look(team: Team, pending_requests: int) -> TeamView:
+    statuses = observe(team)
+    tasks = team.tasks.list()
+    live = [s for s in statuses if s.state not in DONE_STATES]
+    busy = any(s.state != "idle" or (s.unread and s.idle_reason not in STOPPED_REASONS)
+               for s in live)
+    unfinished = [t for t in tasks if t.status != "completed"]
+    quiet = not busy and not unfinished and not pending_requests
+    claimable = bool(live) and any(
+        team.tasks.is_available(t, t.owner) and (t.owner is None or any(
+            s.name == t.owner for s in live)) for t in unfinished)
+    stalled = not busy and bool(unfinished) and not pending_requests and not claimable
+    return TeamView(statuses, tasks, pending_requests, quiet, stalled)
+
+
+def _age_s(iso: str) -> float:
+    try:
+        then = datetime.fromisoformat(iso.replace("Z", "+00:00"))
+    except ValueError:
+        return 0.0
+    return time.time() - then.timestamp()
+
+
+def task_tally(tasks: list[Task]) -> str:
+    if not tasks:
+        return "tasks: none"
+    counts = {s: sum(1 for t in tasks if t.status == s)
+              for s in ("completed", "in_progress", "pending")}
+    return "tasks: " + ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in counts.items() if n)
+
+
+@dataclass
+class Watch:
+    """Swarm's wake policy over the lead's mailbox and the team's files."""
+
+    team: Team
+    approvals: str  # human | lead
+    reporter: Reporter
+    latest: dict[str, IdleNotification] = field(default_factory=dict)  # newest idle note
+    unseen: set[str] = field(default_factory=set)  # members whose newest note the lead has not seen
+    events: list[str] = field(default_factory=list)  # folded into the next status block
+    _seen: set[str] = field(default_factory=set)  # message ids already classified
+    _fold: list[str] = field(default_factory=list)  # read once the next input is in
+    _waking: list[tuple[str, Message, Block]] = field(default_factory=list)  # (reason, msg, block)
+    _open: dict[str, Pending] = field(default_factory=dict)  # requests waiting for an answer
+    _shutdowns: dict[str, str] = field(default_factory=dict)  # request id -> member asked
+    _stall_told: tuple[object, ...] | None = None
+    _stall_seen: tuple[tuple[object, ...], float] | None = None
+    last_view: TeamView | None = None
+
+    def __post_init__(self) -> None:
+        self.box = Mailbox(self.team.name, LEAD_NAME)
+
+    # -- reading the mailbox ---------------------------------------------------------------------
+    def collect(self) -> None:
+        """Classify every new unread message once: fold, queue to wake, or hand to the person."""
+        unread = self.box.unread()
+        self._seen &= {m.id for m in unread}  # read ones are gone from the live file for good
+        for message in unread:
+            if message.id not in self._seen:
+                self._seen.add(message.id)
+                self._classify(Inbound.read(message))
+        self._settle_requests({m.id for m in unread})
+
+    def _classify(self, item: Inbound) -> None:
+        message, kind = item.message, item.kind
+        sender = message.sender
+        if isinstance(kind, IdleNotification) and kind.sender == sender:
+            self.latest[sender] = kind
+            self.unseen.add(sender)
+            self._fold.append(message.id)
+            self.reporter.notice(f"{sender} is idle ({kind.idle_reason})"
+                                 + (f": {brief(kind.summary, 80)}" if kind.summary else ""))
+            return
+        if isinstance(kind, ShutdownResponse) and self._shutdowns.get(kind.request_id) == sender:
+            del self._shutdowns[kind.request_id]
+            if kind.approve:
+                self._fold.append(message.id)
+                self.events.append(f"{sender} agreed to shut down")
+                self.reporter.notice(f"{sender} agreed to shut down")
+                return
+            self.reporter.message(sender, message.color, f"refused to shut down: {kind.reason}")
+            self._queue("refused", message, render_for_model(message))
+            return
+        if isinstance(kind, TeammateTerminated) and self._verified_death(kind):
+            name = kind.agent_id.partition("@")[0]
+            self.reporter.notice(f"{name} terminated: {kind.reason}")
+            self._queue("terminated", message, f'<teammate-terminated name="{escape(name, True)}">'
+                        f"{escape(kind.reason)}</teammate-terminated>")
+            return
+        if isinstance(kind, PermissionRequest | PlanApprovalRequest):
+            pending = Pending(message, kind)
+            self._open[message.id] = pending
+            if self.approvals == "lead":
+                self.reporter.notice(f"{sender} asks: {describe_request(pending)}")
+                self._waking.append(("request", message, _text(render_request(pending))))
+            else:
+                self.reporter.request(pending)
+            return
+        # Plain text, and anything structured we do not act on (forged or unasked for).
+        self.reporter.message(sender, message.color, message.summary or brief(message.text, 80))
+        self._queue("message", message, render_for_model(message))
+
+    def _queue(self, reason: str, message: Message, text: str) -> None:
+        self._waking.append((reason, message, _text(text)))
+
+    def _verified_death(self, kind: TeammateTerminated) -> bool:
+        """Anyone can send `teammate_terminated`: believe it only when the member it names is
+        really dead or exited (swarm status's own test)."""
+        member = self.team.config().member(kind.agent_id.partition("@")[0])
+        if member is None or member.name == LEAD_NAME:
+            return False
+        return observe_member(self.team, member).state in DONE_STATES
+
+    # -- requests: answered, withdrawn, or denied at their timeout ----------------------------
+    def _settle_requests(self, unread: set[str]) -> None:
+        timeout = settings.permission_timeout()
+        for message_id, pending in list(self._open.items()):
+            if message_id not in unread:
+                del self._open[message_id]
+                self.reporter.resolved(pending)
+                outcome = self._outcome(pending)
+                line = f"{pending.message.sender}'s request ({describe_request(pending)}): {outcome}"
+                self.reporter.notice(line)
+                if self.approvals == "human":  # the lead model is told only the outcome
+                    self.events.append(line)
+            elif _age_s(pending.message.timestamp) > timeout:
+                self._expire(pending, timeout)
+
+    def _expire(self, pending: Pending, timeout: float) -> None:
+        reason = f"nobody answered within {timeout:g}s"
+        try:
+            if isinstance(pending.request, PermissionRequest):
+                deny_permission(self.team, pending.request.request_id, reason)
+            else:
+                answer_plan(self.team, pending.message.sender, approve=False, feedback=reason)
+        except SwarmError:
+            pass  # answered or withdrawn meanwhile: the next look settles it
+
+    def _outcome(self, pending: Pending) -> str:
+        """How a request that left the pending list ended, from the answer in the asker's
+        mailbox (answered here, from a shell, or by the lead's tools)."""
+        kind = PermissionResponse if isinstance(pending.request, PermissionRequest) \
+            else PlanApprovalResponse
+        try:
+            box = Mailbox(self.team.name, pending.message.sender)
+            answers = [m.structured() for m in box.messages(include_archive=True)
+                       if m.sender == LEAD_NAME]
+        except (SwarmError, OSError):
+            answers = []
+        for answer in answers:
+            if isinstance(answer, kind) and answer.request_id == pending.request.request_id:
+                verdict = "approved" if answer.approve else "denied"
+                return verdict + (f" ({answer.feedback})" if answer.feedback else "")
+        return "withdrawn unanswered (it was denied at the teammate's timeout)"
+
+    def open_requests(self) -> list[Pending]:
+        return list(self._open.values())
+
+    # -- what the lead is told -----------------------------------------------------------------
+    def note_shutdown(self, member: str, request_id: str) -> None:
+        """The lead asked `member` to shut down: its answer is handled, not shown as text."""
+        self._shutdowns[request_id] = member
+
+    def view(self) -> TeamView:
+        return look(self.team, len(self._open))
+
+    def next_wake(self) -> Wake | None:
+        """What should start a lead turn now, if anything."""
+        self.collect()
+        view = self.last_view = self.view()
+        quiet = view.quiet and bool(self.unseen)
+        stalled = self._stalled_for_a_while(view) and not quiet
+        if not (self._waking or quiet or stalled):
+            return None
+        reasons = [r for r, _, _ in self._waking]
+        if quiet:
+            head = self.quiet_block(view)
+            reasons.append("quiet")
+        elif stalled:
+            self._stall_told = view.signature()
+            head = self.stalled_block(view)
+            reasons.append("stalled")
+        else:
+            head = self.status_block(view)
+        return self._deliver(reasons, [head] if head else [])
+
+    def _stalled_for_a_while(self, view: TeamView) -> bool:
+        """A stall seen unchanged for STALL_SETTLE seconds and not told yet: a teammate that
+        just claimed a task is idle for a moment with the task in progress, not stalled."""
+        if not view.stalled:
+            self._stall_seen = None
+            return False
+        now, signature = time.monotonic(), view.signature()
+        if self._stall_seen is None or self._stall_seen[0] != signature:
+            self._stall_seen = (signature, now)
+        return now - self._stall_seen[1] >= STALL_SETTLE and signature != self._stall_told
+
+    def input_for(self, text: str) -> Wake:
+        """The person's input (or the first prompt): the status block, waiting messages, text."""
+        self.collect()
+        head = self.status_block(self.view())
+        wake = self._deliver(["person"], [head] if head else [])
+        wake.blocks.append(_text(text))
+        return wake
+
+    def arrivals(self) -> Wake | None:
+        """Messages that woke nobody yet, for the next model call of the running turn."""
+        self.collect()
+        if not self._waking:
+            return None
+        return self._deliver([r for r, _, _ in self._waking], [])
+
+    def _deliver(self, reasons: list[str], head: list[str]) -> Wake:
+        waking, self._waking = self._waking, []
+        blocks = [_text(h) for h in head] + [block for _, _, block in waking]
+        read = [m.id for r, m, _ in waking if r != "request"]  # requests stay until answered
+        fold, self._fold = self._fold, []
+        self.unseen.clear()
+        self.events.clear()
+
+        def done() -> None:
+            self.box.mark_read([*read, *fold])
+
+        return Wake(reasons, blocks, done)
+
+    def finished(self) -> bool:
+        """Headless, right after `next_wake` found nothing: may the session end? The team is
+        quiet (or stalled, and the lead was told) and there is nothing the lead has not heard."""
+        view = self.last_view
+        if view is None or self._waking or self.unseen:
+            return False
+        return view.quiet or (view.stalled and view.signature() == self._stall_told)
+
+    # -- blocks --------------------------------------------------------------------------------
+    def member_line(self, status: MemberStatus, view: TeamView, full: bool = False) -> str:
+        state = status.state
+        if status.current_task:
+            task = next((t for t in view.tasks if t.id == status.current_task), None)
+            state += f" on #{status.current_task}" + (f' "{brief(task.subject, 50)}"' if task else "")
+        if status.state in DONE_STATES and status.detail:
+            state += f" ({brief(status.detail, 60)})"
+        note = self.latest.get(status.name)
+        if note is not None and note.idle_reason != "available":
+            state += f" [{note.idle_reason}" + (f": {brief(note.failure_reason, 80)}"
+                                                  if note.failure_reason else "") + "]"
+        line = f"{status.name}: {state}"
+        if note is not None and note.summary:
+            line += f'; last: "{note.summary if full else brief(note.summary, 100)}"'
+        return escape(line)
+
+    def status_block(self, view: TeamView) -> str:
+        if not view.statuses and not view.tasks and not self.events:
+            return ""
+        lines = [self.member_line(s, view) for s in view.statuses]
+        lines.append(task_tally(view.tasks))
+        lines += [escape(e) for e in self.events]
+        return "<team-status>\n" + "\n".join(lines) + "\n</team-status>"
+
+    def quiet_block(self, view: TeamView) -> str:
+        lines = ["The team is quiet: every teammate is idle or exited, no task is pending or in"
+                 " progress, and nothing waits for an answer. Each teammate's last report:"]
+        lines += [self.member_line(s, view, full=True) for s in view.statuses]
+        lines.append(task_tally(view.tasks))
+        lines += [escape(e) for e in self.events]
+        return "<team-quiet>\n" + "\n".join(lines) + "\n</team-quiet>"
+
+    def stalled_block(self, view: TeamView) -> str:
+        open_tasks = [t for t in view.tasks if t.status != "completed"]
+        lines = [f"No teammate is working, yet {len(open_tasks)} task(s) are unfinished and no"
+                 " running teammate can take them:"]
+        lines += [escape(f"#{t.id} [{t.status}] owner={t.owner or '-'}"
+                         + (f" blocked_by={','.join(t.blocked_by)}" if t.blocked_by else "")
+                         + f" {brief(t.subject, 60)}") for t in open_tasks]
+        lines += [self.member_line(s, view) for s in view.statuses]
+        lines += [escape(e) for e in self.events]
+        return "<team-stalled>\n" + "\n".join(lines) + "\n</team-stalled>"
+
+
+def describe_request(pending: Pending) -> str:
+    request = pending.request
+    if isinstance(request, PermissionRequest):
+        return request.description or request.tool_name
+    return "approve its plan"
+
+
+def render_request(pending: Pending) -> str:
+    """A request for the lead model to answer (`--approvals lead`)."""
+    import json
+
+    request, sender = pending.request, escape(pending.message.sender, True)
+    if isinstance(request, PermissionRequest):
+        return (f'<permission-request request_id="{request.request_id}" from="{sender}" '
+                f'tool="{escape(request.tool_name, True)}">\n'
+                f"{escape(request.description)}\ninput: {escape(json.dumps(request.input))}\n"
+                "</permission-request>\nAnswer it with AnswerPermission.")
+    return (f'<plan-approval-request from="{sender}">\n{escape(request.plan)}\n'
+            "</plan-approval-request>\nAnswer it with AnswerPlan.")
+
+
+def _text(text: str) -> Block:
+    return {"type": "text", "text": text}
+
+
+@dataclass
+class AnchorWatch(Watch):
+    """The anchor policy (for the benchmark only): every inbound message is its own lead turn,
+    idle notifications included, in arrival order; messages wait for the running turn to end;
+    no status block, no quiet wake."""
+
+    def collect(self) -> None:
+        return None
+
+    def next_wake(self) -> Wake | None:
+        unread = self.box.unread()
+        if not unread:
+            return None
+        message = unread[0]
+        kind = message.structured()
+        if isinstance(kind, IdleNotification):
+            self.latest[message.sender] = kind
+        else:
+            self.reporter.message(message.sender, message.color,
+                                  message.summary or brief(message.text, 80))
+        reason = "idle" if isinstance(kind, IdleNotification) else "message"
+
+        def done() -> None:
+            self.box.mark_read([message.id])
+
+        return Wake([reason], [_text(render_for_model(message))], done)
+
+    def input_for(self, text: str) -> Wake:
+        return Wake(["person"], [_text(text)])
+
+    def arrivals(self) -> Wake | None:
+        return None
+
+    def finished(self) -> bool:
+        return not self.box.unread() and self.view().quiet
