@@ -50,6 +50,19 @@ def error_lines(proc: subprocess.CompletedProcess[str]) -> list[str]:
     return [line for line in proc.stderr.splitlines() if line.strip()]
 
 
+def agent_processes(home: Path) -> list[psutil.Process]:
+    """Live `swarm agent` processes working for this test's SWARM_HOME (never anyone else's)."""
+    found = []
+    for proc in psutil.process_iter(["cmdline", "status"]):
+        cmdline = proc.info["cmdline"] or []
+        if "--agent-id" not in cmdline or proc.info["status"] == psutil.STATUS_ZOMBIE:
+            continue
+        with contextlib.suppress(psutil.Error):
+            if proc.environ().get("SWARM_HOME") == str(home):
+                found.append(proc)
+    return found
+
+
 def stop_tree(pid: int, grace: float = 3.0) -> None:
     """SIGTERM a process we started and everything under it; SIGKILL what lingers."""
     try:

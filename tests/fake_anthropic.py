@@ -2,8 +2,9 @@
 
 Real HTTP on 127.0.0.1 (an ephemeral port) from a background thread. Tests script the replies
 (`push_text`, `push_tool_use`, `push_error`, or `push(callable)` for a reply computed from the
-request); with the queue empty the server answers a plain `end_turn` text. Every request is
-recorded (`.requests`: path, lower-cased headers, JSON body) so tests can assert what was sent.
+request, built with `reply(...)`); with the queue empty the server asks `fallback` (a
+responder), else answers a plain `end_turn` text. Every request is recorded (`.requests`:
+path, lower-cased headers, JSON body, arrival time) so tests can assert what was sent.
 
 A request with `"stream": true` gets the same reply as server-sent events (text in several
 deltas, tool input as one JSON delta), as the SDK's streaming helpers expect.
@@ -22,6 +23,7 @@ from __future__ import annotations
 import itertools
 import json
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -60,6 +62,7 @@ class Received:
     headers: dict[str, str]  # lower-cased names
     body: dict[str, Any]
     raw: bytes = b""  # the body as sent
+    at: float = field(default_factory=time.time)  # when it arrived (wall clock)
 
     @property
     def api_key(self) -> str | None:
@@ -165,6 +168,11 @@ class FakeAnthropic(Script):
         self.requests: list[Received] = []
         self.required_api_key = required_api_key  # when set, any other key gets a 401
         self.default_text = "Done."
+        # With the main queue empty: this responder, else a plain `end_turn` text.
+        self.fallback: Responder | None = None
+        # True: every reply's input_tokens is the request's size / 4 (a stand-in for the real
+        # count), so benchmarks can compare how much context different callers send.
+        self.count_input_tokens = False
         self._routes: list[Route] = []
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
         self._server.daemon_threads = True
@@ -206,7 +214,8 @@ class FakeAnthropic(Script):
                 return _error(404, "not_found_error", f"fake server: no route {received.path}")
             queue = next((r._queue for r in self._routes if r.match(received.body)),
                          self._queue)
-            item = queue.popleft() if queue else None
+            fallback = self.fallback if queue is self._queue else None
+            item = queue.popleft() if queue else fallback
         if item is None:
             reply = Scripted(200, {"content": [{"type": "text", "text": self.default_text}],
                                    "stop_reason": "end_turn", "usage": dict(DEFAULT_USAGE)})
@@ -219,6 +228,10 @@ class FakeAnthropic(Script):
         return reply
 
     def _envelope(self, request: dict[str, Any], partial: dict[str, Any]) -> dict[str, Any]:
+        usage = {**DEFAULT_USAGE, **partial.get("usage", {})}
+        if self.count_input_tokens:
+            sent = {k: request.get(k) for k in ("system", "tools", "messages")}
+            usage["input_tokens"] = len(json.dumps(sent)) // 4
         return {
             "id": f"msg_fake{next(self._ids):06d}",
             "type": "message",
@@ -227,7 +240,7 @@ class FakeAnthropic(Script):
             "content": partial.get("content", []),
             "stop_reason": partial.get("stop_reason", "end_turn"),
             "stop_sequence": None,
-            "usage": {**DEFAULT_USAGE, **partial.get("usage", {})},
+            "usage": usage,
         }
 
     def close(self) -> None:
@@ -240,6 +253,28 @@ class FakeAnthropic(Script):
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def reply(text: str | None = None, tool_uses: list[tuple[str, dict[str, Any]]] | None = None,
+          usage: dict[str, int] | None = None) -> Scripted:
+    """A 200 reply: optional text, then tool_use blocks (for responders: `push(lambda b: ...)`)."""
+    content: list[dict[str, Any]] = [{"type": "text", "text": text}] if text else []
+    for number, (name, args) in enumerate(tool_uses or []):
+        content.append({"type": "tool_use", "id": f"toolu_r{time.monotonic_ns()}{number}",
+                        "name": name, "input": args})
+    return Scripted(200, {"content": content, "stop_reason": "tool_use" if tool_uses else "end_turn",
+                          "usage": {**DEFAULT_USAGE, **(usage or {})}})
+
+
+def last_user_text(body: dict[str, Any]) -> str:
+    """The text blocks of a request's last user message (its newest input), joined."""
+    messages = body.get("messages") or []
+    if not messages:
+        return ""
+    content = messages[-1].get("content")
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content or [] if b.get("type") == "text")
 
 
 def _error(status: int, kind: str, message: str) -> Scripted:

@@ -4,14 +4,12 @@ cleans up after itself unless --keep."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
-import psutil
 import pytest
 from libtmux.server import Server
 from libtmux.session import Session
@@ -19,25 +17,12 @@ from libtmux.session import Session
 from swarm.core import paths
 from swarm.core.liveness import is_alive
 from swarm.ops.demo import WORKERS, demo_tasks
-from tests.agent_fixtures import SWARM, stop_tree
+from tests.agent_fixtures import SWARM, agent_processes, stop_tree
 from tests.helpers import wait_until
 
 pytestmark = pytest.mark.slow  # runs the demo: real teammate processes
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def agent_processes(home: Path) -> list[psutil.Process]:
-    """Live `swarm agent` processes working for this test's SWARM_HOME (never anyone else's)."""
-    found = []
-    for proc in psutil.process_iter(["cmdline", "status"]):
-        cmdline = proc.info["cmdline"] or []
-        if "--agent-id" not in cmdline or proc.info["status"] == psutil.STATUS_ZOMBIE:
-            continue
-        with contextlib.suppress(psutil.Error):
-            if proc.environ().get("SWARM_HOME") == str(home):
-                found.append(proc)
-    return found
 
 
 @pytest.fixture

@@ -54,6 +54,9 @@ class IdleNotification(_Structured):
     completed_task_id: str | None = None
     completed_status: str | None = None
     failure_reason: str | None = None
+    # The sender's model calls so far (its state.json `turns`): a lead that sees the sender
+    # idle with more turns than its newest note says knows a note is still on its way.
+    turns: int | None = None
     model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
 

@@ -49,6 +49,7 @@ DONE_STATES = ("exited", "dead")
 # An idle teammate that is out of turns or budget leaves its mail unread on purpose: not busy.
 STOPPED_REASONS = ("max_turns", "budget_exhausted")
 STALL_SETTLE = 1.0  # seconds a stall must last before it wakes the lead
+NOTE_GRACE = 5.0  # seconds a note in flight may take (a member killed mid-turn never sends it)
 
 
 class Reporter(Protocol):
@@ -89,12 +90,16 @@ class TeamView:
                 tuple((t.id, t.status, t.owner) for t in self.tasks))
 
 
-def look(team: Team, pending_requests: int) -> TeamView:
+def look(team: Team, pending_requests: int, reported: dict[str, int]) -> TeamView:
+    """`reported`: the `turns` of each member's newest idle note. A member that shows idle
+    with more turns than that has a note on its way (it writes its state, then tells the lead):
+    still busy, or the lead would be woken once before its note and once after."""
     statuses = observe(team)
     tasks = team.tasks.list()
     live = [s for s in statuses if s.state not in DONE_STATES]
     busy = any(s.state != "idle" or (s.unread and s.idle_reason not in STOPPED_REASONS)
-               for s in live)
+               or (s.turns and reported.get(s.name, 0) < s.turns
+                   and _age_s(s.last_activity or "") < NOTE_GRACE) for s in live)
     unfinished = [t for t in tasks if t.status != "completed"]
     quiet = not busy and not unfinished and not pending_requests
     claimable = bool(live) and any(
@@ -141,6 +146,11 @@ class Watch:
 
     def __post_init__(self) -> None:
         self.box = Mailbox(self.team.name, LEAD_NAME)
+        # A resumed lead starts from the newest notes its predecessor read (they are archived).
+        for message in self.box.archived():
+            kind = message.structured()
+            if isinstance(kind, IdleNotification) and kind.sender == message.sender:
+                self.latest[message.sender] = kind
 
     # -- reading the mailbox ---------------------------------------------------------------------
     def collect(self) -> None:
@@ -254,7 +264,9 @@ class Watch:
         self._shutdowns[request_id] = member
 
     def view(self) -> TeamView:
-        return look(self.team, len(self._open))
+        reported = {name: note.turns if note.turns is not None else 1 << 30
+                    for name, note in self.latest.items()}  # a note without turns: trust it
+        return look(self.team, len(self._open), reported)
 
     def next_wake(self) -> Wake | None:
         """What should start a lead turn now, if anything."""

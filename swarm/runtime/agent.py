@@ -498,7 +498,7 @@ class Agent(AgentBase):
             sender=self.name, idle_reason=outcome.reason,  # type: ignore[arg-type]
             summary=said or (brief(did, SUMMARY_LIMIT) if did else None),
             completed_task_id=task.id if task else None, completed_status=status,
-            failure_reason=outcome.failure,
+            failure_reason=outcome.failure, turns=self.state.turns,
         )
         self.team.send(LEAD_NAME, note, sender=self.name)
         self.console.say(f"idle ({outcome.reason})" + (f": {outcome.failure}" if outcome.failure else ""))

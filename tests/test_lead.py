@@ -1,0 +1,418 @@
+"""`swarm lead --headless` end to end: the real CLI in a subprocess, the lead model through the
+real anthropic SDK against the local fake Messages API (tests/fake_anthropic.py), teammates
+running the offline `shell` model as real `swarm agent` processes."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from libtmux.server import Server
+
+from swarm.core import paths
+from swarm.core.liveness import is_alive
+from swarm.core.state import read_state
+from swarm.core.team import Team
+from swarm.core.transcript import Transcript
+from tests.agent_fixtures import SWARM, agent_processes, stop_tree
+from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
+from tests.helpers import wait_until
+
+pytestmark = pytest.mark.slow
+
+FINAL = "All four tasks are done: one, two, three and four were echoed."
+TASKS = [("TaskCreate", {"subject": s, "description": f"$ echo {s}"}) for s in ("one", "two", "three")]
+TASKS.append(("TaskCreate", {"subject": "four", "description": "$ echo four", "blocked_by": ["1"]}))
+
+
+def spawn_call(name: str, prompt: str = "Take tasks from the list.\n$ echo ready",
+               **extra: Any) -> tuple[str, dict[str, Any]]:
+    return ("SpawnTeammate", {"name": name, "prompt": prompt,
+                              "permission_mode": "bypassPermissions", **extra})
+
+
+def shutdown_call(name: str) -> tuple[str, dict[str, Any]]:
+    return ("SendMessage", {"to": name, "message": {"type": "shutdown_request",
+                                                    "reason": "the work is done"}})
+
+
+class TeamScript:
+    """The lead model: plan four tasks and two teammates, note reports, shut the team down on
+    the quiet-team wake, then give the final answer."""
+
+    def __init__(self) -> None:
+        self.stage = "plan"
+
+    def __call__(self, body: dict[str, Any]) -> Scripted:
+        text = last_user_text(body)
+        if self.stage == "plan":
+            self.stage = "wait"
+            return reply("I'll split this into four tasks.",
+                         [*TASKS, spawn_call("alice"), spawn_call("bob")])
+        if self.stage == "wait" and "<team-quiet>" in text:
+            self.stage = "shutdown"
+            return reply(None, [shutdown_call("alice"), shutdown_call("bob")])
+        if self.stage == "shutdown":
+            self.stage = "done"
+            return reply(FINAL)
+        return reply("Noted.")
+
+
+@pytest.fixture(autouse=True)
+def lead_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, swarm_home: Path) -> Iterator[None]:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("SWARM_API_RETRY_BASE", "0.01")
+    monkeypatch.setenv("HOME", str(tmp_path))  # no user-level Anthropic profile can leak in
+    monkeypatch.setenv("SWARM_SHUTDOWN_GRACE", "5")
+    monkeypatch.setenv("SWARM_HEARTBEAT_INTERVAL", "0.2")
+    try:
+        yield
+    finally:
+        for proc in agent_processes(swarm_home):
+            stop_tree(proc.pid)
+
+
+def lead(*args: str, cwd: Path, timeout: float = 90, env: dict[str, str] | None = None,
+         backend: str = "hidden") -> subprocess.CompletedProcess[str]:
+    argv = [SWARM, "lead", "--headless", "--model", "sonnet", "--teammate-model", "shell",
+            "--backend", backend, *args]
+    return subprocess.run(argv, capture_output=True, text=True, cwd=cwd, timeout=timeout,
+                          env={**os.environ, **(env or {})})
+
+
+def turn_inputs(api: FakeAnthropic) -> list[str]:
+    """The input that started each lead turn (a request whose last message is text, not only
+    tool results)."""
+    out = []
+    for body in api.messages_requests():
+        last = body["messages"][-1]["content"]
+        if not any(b.get("type") == "tool_result" for b in last):
+            out.append(last_user_text(body))
+    return out
+
+
+def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
+    return [b for b in body["messages"][-1]["content"] if b.get("type") == "tool_result"]
+
+
+def check_team_run(api: FakeAnthropic, home: Path) -> None:
+    """What every full team run must show (the caller checks exit code and output)."""
+    inputs = turn_inputs(api)
+    assert inputs[0] == "Count to four with the team."
+    assert sum("<team-quiet>" in text for text in inputs) == 1  # one quiet-team wake
+    # No turn was started by idle notifications alone: each input carries a message from a
+    # member, the quiet-team wake, or the person's prompt.
+    assert all("<teammate-message" in t or "<team-quiet>" in t for t in inputs[1:]), inputs
+    first = api.messages_requests()[0]
+    names = [t["name"] for t in first["tools"]]
+    assert names[:8] == ["SpawnTeammate", "SendMessage", "TaskCreate", "TaskList", "TaskGet",
+                         "TaskUpdate", "TeamStatus", "StopTeammate"]
+    assert {"Read", "Bash", "Edit"} <= set(names) and "AnswerPermission" not in names
+    assert "team lead" in first["system"][0]["text"]
+    planned = tool_results(api.messages_requests()[1])
+    assert [r["content"] for r in planned[:4]] == [
+        "created task #1: one", "created task #2: two", "created task #3: three",
+        "created task #4: four"]
+    assert all(r["content"].startswith("spawned ") for r in planned[4:]) and len(planned) == 6
+    assert agent_processes(home) == []
+
+
+def test_headless_team_runs_to_the_end_and_leaves_nothing(
+        fake_api: FakeAnthropic, tmp_path: Path, swarm_home: Path, server: Server) -> None:
+    fake_api.fallback = TeamScript()
+    before = server.cmd("list-panes", "-a", "-F", "#{pane_id}").stdout
+    proc = lead("--team", "count", "Count to four with the team.", cwd=tmp_path, backend="tmux",
+                env={"SWARM_TMUX_SOCKET": str(server.socket_name)})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == FINAL, proc.stderr
+    check_team_run(fake_api, swarm_home)
+    assert not paths.team_dir("count").exists()
+    assert server.cmd("list-panes", "-a", "-F", "#{pane_id}").stdout == before
+    assert not server.has_session("swarm-count")
+    log = proc.stderr
+    assert "swarm: spawned alice (shell, bypassPermissions, tmux)" in log
+    assert "alice: ran 1 command(s): ok" in log and "swarm: team count deleted" in log
+
+
+def test_headless_json_reports_every_field(fake_api: FakeAnthropic, tmp_path: Path,
+                                           swarm_home: Path) -> None:
+    fake_api.fallback = TeamScript()
+    proc = lead("--json", "Count to four with the team.", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert set(data) == {"team", "final_text", "tasks", "members", "lead", "cost_usd",
+                         "duration_s"}
+    assert data["team"].startswith("lead-") and not paths.team_dir(data["team"]).exists()
+    assert data["final_text"] == FINAL
+    tasks = {t["id"]: t for t in data["tasks"]}
+    assert [tasks[i]["subject"] for i in "1234"] == ["one", "two", "three", "four"]
+    assert all(t["status"] == "completed" and t["owner"] in ("alice", "bob") for t in tasks.values())
+    assert tasks["4"]["blocked_by"] == ["1"] and tasks["1"]["blocks"] == ["4"]
+    assert tasks["4"]["updated_at"] > tasks["1"]["updated_at"]  # it waited for its blocker
+    assert all(t["result"].startswith("$ echo " + t["subject"]) for t in tasks.values())
+    members = {m["name"]: m for m in data["members"]}
+    assert set(members) == {"alice", "bob"}
+    for member in members.values():
+        assert member["state"] == "exited" and member["turns"] > 0
+        assert member["usage"]["input_tokens"] == 0 and member["cost_usd"] == 0  # offline
+    calls = len(fake_api.messages_requests())
+    assert data["lead"]["turns"] == calls
+    assert data["lead"]["usage"]["input_tokens"] == 12 * calls  # the fake's count per call
+    assert data["lead"]["usage"]["output_tokens"] == 7 * calls
+    assert data["lead"]["cost_usd"] > 0 and data["cost_usd"] == data["lead"]["cost_usd"]
+    assert 0 < data["duration_s"] < 90
+    check_team_run(fake_api, swarm_home)
+
+
+def test_timeout_exits_124_and_cleans_up(fake_api: FakeAnthropic, tmp_path: Path,
+                                         swarm_home: Path) -> None:
+    fake_api.push_message([{"type": "tool_use", "id": "toolu_1", "name": "SpawnTeammate",
+                            "input": {"name": "slow", "prompt": "$ sleep 60",
+                                      "permission_mode": "bypassPermissions"}}],
+                          stop_reason="tool_use")
+    fake_api.push_text("Waiting for slow.")
+    proc = lead("--timeout", "3", "--team", "late", "Run the slow job.", cwd=tmp_path,
+                env={"SWARM_SHUTDOWN_GRACE": "1"})
+    assert proc.returncode == 124, proc.stderr
+    assert proc.stderr.splitlines()[-1] == "swarm: error: timed out after 3s"
+    assert proc.stdout.strip() == "Waiting for slow."
+    assert not paths.team_dir("late").exists()
+    assert agent_processes(swarm_home) == []
+
+
+def test_a_message_during_a_lead_turn_reaches_its_next_model_call(
+        fake_api: FakeAnthropic, tmp_path: Path) -> None:
+    fake_api.push(lambda body: reply(None, [spawn_call("alice", "$ echo hello-from-alice")]))
+
+    def after_spawn(body: dict[str, Any]) -> Scripted:
+        # Still inside the lead's turn: hold this reply until alice's report has landed.
+        box = paths.inbox(body_team(body), "team-lead")
+        wait_until(lambda: box.exists() and "hello-from-alice" in box.read_text(), 15,
+                   message="alice's report in the lead's mailbox")
+        return reply(None, [("TaskList", {})])
+
+    fake_api.push(after_spawn)
+    fake_api.push_text("Alice said hello.")
+    proc = lead("--team", "mid", "Ask alice to say hello.", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    bodies = fake_api.messages_requests()
+    third = bodies[2]["messages"][-1]["content"]  # the model call after TaskList ran
+    assert [b["type"] for b in third] == ["tool_result", "text"]
+    assert third[0]["content"] == "(no tasks)"
+    assert third[1]["text"].startswith('<teammate-message from="alice"')
+    assert "hello-from-alice" in third[1]["text"]
+    # Delivered once: no later turn repeats it.
+    assert sum("hello-from-alice" in t for t in turn_inputs(fake_api)) == 0
+
+
+def body_team(body: dict[str, Any]) -> str:
+    system = body["system"][0]["text"]
+    return system.split("Team: `", 1)[1].split("`", 1)[0]
+
+
+def test_teammates_of_a_killed_lead_leave_on_their_own(
+        fake_api: FakeAnthropic, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SWARM_ORPHAN_GRACE", "2")
+    fake_api.push(lambda body: reply(None, [
+        ("TaskCreate", {"subject": "long a", "description": "$ sleep 60"}),
+        ("TaskCreate", {"subject": "long b", "description": "$ sleep 60"}),
+        spawn_call("alice", "Take a task."), spawn_call("bob", "Take a task.")]))
+    fake_api.push_text("Waiting.")
+    argv = [SWARM, "lead", "--headless", "--model", "sonnet", "--teammate-model", "shell",
+            "--backend", "hidden", "--team", "orph", "Run two long tasks."]
+    proc = subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: paths.team_dir("orph").exists() and len(Team("orph").tasks.list()) == 2
+                   and all(t.status == "in_progress" for t in Team("orph").tasks.list()), 30,
+                   message="both long tasks in progress")
+        team = Team("orph")
+        config = team.config()
+        assert config.lead_pid == proc.pid and config.lead_started_at is not None
+        pids = {n: read_state("orph", n).pid for n in ("alice", "bob")}  # type: ignore[union-attr]
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        wait_until(lambda: not any(is_alive(p) for p in pids.values()), 2 + 5,
+                   message="teammates leave within SWARM_ORPHAN_GRACE + 5 s")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    for task in team.tasks.list():
+        assert task.status == "pending" and task.owner is None
+    for name in ("alice", "bob"):
+        state = read_state("orph", name)
+        assert state is not None and state.state == "exited"
+        assert state.detail is not None and state.detail.startswith("lead_gone")
+
+
+def test_resume_adopts_running_teammates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A scripted lead (no SDK import): on a loaded machine the resumed lead must start well
+    # within SWARM_ORPHAN_GRACE for the adoption to be what is tested.
+    monkeypatch.setenv("SWARM_ORPHAN_GRACE", "8")
+    script = tmp_path / "lead.json"
+    script.write_text(json.dumps([
+        {"tool_uses": [{"name": "SpawnTeammate", "input": {
+            "name": "alice", "prompt": "$ sleep 60", "permission_mode": "bypassPermissions"}}]},
+        {"text": "Waiting for alice."},
+        {"text": "Resumed; alice is still on it."}]))
+    argv = [SWARM, "lead", "--headless", "--model", f"scripted:{script}", "--teammate-model",
+            "shell", "--backend", "hidden", "--team", "adopt"]
+    first = subprocess.Popen([*argv, "Run it."], cwd=tmp_path, stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL)
+    try:
+        wait_until(lambda: (s := read_state("adopt", "alice")) is not None and s.state == "working",
+                   30, message="alice at work")
+        alice = read_state("adopt", "alice").pid  # type: ignore[union-attr]
+        first.send_signal(signal.SIGKILL)
+        first.wait(10)
+    finally:
+        if first.poll() is None:
+            first.kill()
+    killed = time.monotonic()
+    # The new lead runs well past SWARM_ORPHAN_GRACE after the old one died.
+    proc = subprocess.run([*argv, "--resume", "--keep", "--timeout", "10", "How is it going?"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                          env={**os.environ, "SWARM_SHUTDOWN_GRACE": "1"})
+    assert time.monotonic() - killed > 8 + 1
+    assert proc.returncode == 124, proc.stderr  # alice's sleep outlasts the timeout
+    assert proc.stdout.strip() == "Resumed; alice is still on it."
+    state = read_state("adopt", "alice")  # she stayed under the new lead; its end stopped her
+    assert state is not None and state.state == "exited"
+    assert state.detail == "killed by shutdown --force"
+    assert not is_alive(alice)
+    conversation = Transcript(paths.agent_transcript("adopt", "team-lead")).conversation()
+    assert conversation[0]["content"][-1]["text"] == "Run it."
+    resumed = conversation[-2]["content"]
+    assert "alice: working" in resumed[0]["text"] and resumed[-1]["text"] == "How is it going?"
+
+
+def test_resume_continues_from_the_transcript(fake_api: FakeAnthropic, tmp_path: Path) -> None:
+    fake_api.push_text("The answer is 42.")
+    proc = lead("--team", "talk", "--keep", "What is the answer?", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "The answer is 42."
+    assert "kept: continue with `swarm lead --resume --team talk`" in proc.stderr
+    assert Team.open("talk").config().lead_pid is None  # nobody leads it now
+    fake_api.push_text("Twice 42 is 84.")
+    proc = lead("--resume", "--team", "talk", "And twice that?", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "Twice 42 is 84."
+    first_of_second = fake_api.messages_requests()[1]["messages"]
+    assert first_of_second[0]["content"][-1]["text"] == "What is the answer?"
+    assert first_of_second[1]["content"][0]["text"] == "The answer is 42."
+    assert first_of_second[2]["content"][-1]["text"] == "And twice that?"
+    assert not paths.team_dir("talk").exists()  # no --keep the second time
+
+
+def test_approvals_lead_answers_a_permission_request(fake_api: FakeAnthropic,
+                                                     tmp_path: Path) -> None:
+    fake_api.push(lambda body: reply(None, [spawn_call(
+        "alice", "$ touch made-by-alice.txt", permission_mode="default")]))
+    fake_api.push_text("Waiting.")
+
+    def answer(body: dict[str, Any]) -> Scripted:
+        text = last_user_text(body)
+        if '<permission-request request_id="' in text:
+            rid = text.split('request_id="', 1)[1].split('"', 1)[0]
+            return reply(None, [("AnswerPermission", {"request_id": rid, "approve": True})])
+        return reply("Alice made the file.")
+
+    fake_api.fallback = answer
+    proc = lead("--approvals", "lead", "--team", "ask", "Have alice make the file.",
+                cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "made-by-alice.txt").exists()
+    first = fake_api.messages_requests()[0]
+    assert {"AnswerPermission", "AnswerPlan"} <= {t["name"] for t in first["tools"]}
+    answered = [r for b in fake_api.messages_requests() for r in tool_results(b)
+                if r["content"].startswith("approved alice's request")]
+    assert len(answered) == 1 and "touch made-by-alice.txt" in answered[0]["content"]
+    assert "swarm: alice asks: Bash: touch made-by-alice.txt" in proc.stderr
+
+
+def test_bad_spawns_are_tool_errors_the_lead_can_read(fake_api: FakeAnthropic,
+                                                      tmp_path: Path) -> None:
+    fake_api.push(lambda body: reply(None, [
+        spawn_call("a1", agent_type="no-such-type"),
+        spawn_call("a2", model="gpt-4"),
+        spawn_call("alice", "$ echo hi"),
+        spawn_call("alice"),
+        spawn_call("bob"),
+        spawn_call("team-lead"),
+    ]))
+    fake_api.fallback = lambda body: reply("Noted.")
+    proc = lead("--max-teammates", "1", "--team", "bad", "Spawn some.", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    results = tool_results(fake_api.messages_requests()[1])
+    errors = [(r.get("is_error", False), r["content"]) for r in results]
+    assert errors[0][0] and errors[0][1].startswith("unknown agent type 'no-such-type' (available:")
+    assert errors[1][0] and errors[1][1].startswith("unknown model 'gpt-4': use sonnet, opus, haiku")
+    assert not errors[2][0] and errors[2][1].startswith("spawned alice (model shell")
+    assert errors[3][0] and errors[3][1].startswith("'alice' is already taken (")
+    assert errors[4][0] and "--max-teammates 1" in errors[4][1]
+    assert errors[5][0] and "'team-lead' is already taken (you)" in errors[5][1]
+
+
+def test_a_spawn_that_cannot_start_is_a_tool_error(fake_api: FakeAnthropic, tmp_path: Path) -> None:
+    fake_api.push(lambda body: reply(None, [spawn_call("alice")]))
+    fake_api.push_text("tmux is missing here.")
+    bindir = Path(SWARM).parent
+    proc = lead("--team", "notmux", "Spawn one.", cwd=tmp_path, backend="tmux",
+                env={"PATH": f"{bindir}:/nonexistent"})
+    assert proc.returncode == 0, proc.stderr
+    (result,) = tool_results(fake_api.messages_requests()[1])
+    assert result.get("is_error") and "tmux" in result["content"]
+    assert proc.stdout.strip() == "tmux is missing here."
+
+
+def test_no_model_no_key_says_what_to_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    proc = subprocess.run([SWARM, "lead", "--headless", "hello"], capture_output=True,
+                          text=True, cwd=tmp_path, timeout=30)
+    assert proc.returncode == 2
+    assert proc.stderr.splitlines() == [
+        "swarm: error: swarm lead needs a model: set ANTHROPIC_API_KEY (the lead runs sonnet),"
+        " or pass --model scripted:FILE to replay a scripted lead offline"]
+    assert Team.list() == []  # nothing was created
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--model", "shell", "x"], "the offline shell model cannot lead"),
+    (["--resume", "x"], "--resume needs --team T"),
+    (["--resume", "--team", "nope", "x"], "no team named 'nope'"),
+    (["--max-teammates", "0", "x"], "--max-teammates must be at least 1"),
+    (["--teammate-model", "gpt-4", "x"], "--teammate-model: unknown model 'gpt-4'"),
+    (["--model", "sonnet"], "--headless needs a PROMPT"),
+])
+def test_bad_lead_options_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
+    proc = subprocess.run([SWARM, "lead", "--headless", *args], capture_output=True, text=True,
+                          cwd=tmp_path, timeout=30, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2, proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith("swarm: error: ") and message in line
+    assert Team.list() == []
+
+
+def test_scripted_lead_runs_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    script = tmp_path / "lead.json"
+    script.write_text(json.dumps([
+        {"tool_uses": [{"name": "TaskCreate", "input": {"subject": "s", "description": "$ echo s"}},
+                       {"name": "SpawnTeammate", "input": {
+                           "name": "w", "prompt": "Take the task.", "model": "shell",
+                           "permission_mode": "bypassPermissions"}}]},
+        {"text": "Started."}]))
+    proc = subprocess.run([SWARM, "lead", "--headless", "--model", f"scripted:{script}",
+                           "--backend", "hidden", "--json", "go"], capture_output=True,
+                          text=True, cwd=tmp_path, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    assert [t["status"] for t in data["tasks"]] == ["completed"]
+    assert data["members"][0]["name"] == "w" and data["lead"]["turns"] >= 2

@@ -1,0 +1,117 @@
+"""Interactive `swarm lead` in a real terminal: a tmux pane on a private server (libtmux's
+`server`/`session` fixtures), driven with send-keys and read with capture-pane. The lead model is
+the real SDK against the fake Messages API; teammates run the offline `shell` model."""
+
+from __future__ import annotations
+
+import os
+import shlex
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from libtmux.pane import Pane
+from libtmux.session import Session
+
+from swarm.core import paths
+from tests.agent_fixtures import SWARM, agent_processes, stop_tree
+from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
+from tests.helpers import wait_until
+
+pytestmark = pytest.mark.slow
+
+
+@pytest.fixture
+def session_params() -> dict[str, Any]:
+    return {"x": 200, "y": 50}
+
+
+@pytest.fixture(autouse=True)
+def no_leftovers(swarm_home: Path) -> Iterator[None]:
+    yield
+    for proc in agent_processes(swarm_home):
+        stop_tree(proc.pid)
+
+
+class Chat:
+    """The lead model: spawn two teammates when asked to say hello; hang on "wait for me" until
+    released (to be interrupted); acknowledge everything else."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.hanging = threading.Event()
+
+    def __call__(self, body: dict[str, Any]) -> Scripted:
+        text = last_user_text(body)
+        if text.endswith("please say hello"):
+            return reply("Hello! Spawning alice and bob.", [
+                ("SpawnTeammate", {"name": "alice", "prompt": "$ echo hi-from-alice",
+                                   "permission_mode": "bypassPermissions"}),
+                ("SpawnTeammate", {"name": "bob", "prompt": "$ touch made-by-bob.txt"})])
+        if text.endswith("wait for me"):
+            self.hanging.set()
+            self.release.wait(30)
+            return reply("Too late.")
+        return reply("Noted.")
+
+
+def screen(pane: Pane) -> str:
+    """The whole pane, history included (trailing spaces are trimmed: a bare prompt is ">")."""
+    return "\n".join(pane.cmd("capture-pane", "-p", "-J", "-S", "-").stdout)
+
+
+def shows(pane: Pane, *needles: str, timeout: float = 30) -> str:
+    def found() -> str:
+        text = screen(pane)
+        return text if all(n in text for n in needles) else ""
+
+    return wait_until(found, timeout, message=f"{needles} on screen:\n{screen(pane)}")
+
+
+def test_interactive_lead_in_a_terminal(fake_api: FakeAnthropic, session: Session,
+                                        tmp_path: Path, swarm_home: Path) -> None:
+    chat = Chat()
+    fake_api.fallback = chat
+    exit_file = tmp_path / "exit-code"
+    env = {"SWARM_HOME": str(swarm_home), "ANTHROPIC_API_KEY": "test-key",
+           "ANTHROPIC_BASE_URL": fake_api.base_url, "NO_PROXY": "127.0.0.1", "HOME": str(tmp_path),
+           "SWARM_SHUTDOWN_GRACE": "5", "PATH": os.environ["PATH"], "TERM": "xterm-256color"}
+    lead = shlex.join([SWARM, "lead", "--model", "sonnet", "--teammate-model", "shell",
+                       "--backend", "hidden", "--team", "chat", "--cwd", str(tmp_path)])
+    exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+    command = f"env -i {exports} {lead}; echo $? > {shlex.quote(str(exit_file))}; sleep 60"
+    window = session.new_window(window_name="lead", window_shell=command)
+    pane = window.active_pane
+    assert pane is not None
+    shows(pane, "swarm lead: team chat", "\n>", timeout=90)  # the SDK import is slow under load
+
+    pane.send_keys("please say hello", enter=True)
+    shows(pane, "lead: Hello! Spawning alice and bob.", "alice: ran 1 command(s): ok")
+    # bob asks before running `touch`: the question sits in the prompt line; `y` answers it.
+    shows(pane, "bob wants to run: Bash: touch made-by-bob.txt [y/n/a] >")
+    assert not (tmp_path / "made-by-bob.txt").exists()
+    pane.send_keys("y", enter=True)
+    wait_until((tmp_path / "made-by-bob.txt").exists, 15, message="bob's file after approval")
+    shows(pane, "bob: ran 1 command(s): ok")
+
+    pane.send_keys("/status", enter=True)
+    status = shows(pane, "team chat", "  team-lead: ", "  alice: idle", "  bob: idle")
+    assert "tokens" in status
+
+    pane.send_keys("wait for me", enter=True)  # the lead's model call hangs...
+    wait_until(chat.hanging.is_set, 15, message="the hanging model call")
+    pane.send_keys("C-c", enter=False)  # ...and Ctrl-C abandons the turn, not the session
+    shows(pane, "turn interrupted")
+    chat.release.set()
+    pane.send_keys("/tasks", enter=True)
+    shows(pane, "(no tasks)")
+
+    pane.send_keys("C-d", enter=False)  # the end: teammates shut down, the team is deleted
+    wait_until(exit_file.exists, 40, message=f"the lead to exit:\n{screen(pane)}")
+    assert exit_file.read_text().strip() == "0", screen(pane)
+    text = screen(pane)
+    assert "ending the session" in text and "team chat deleted" in text
+    assert not paths.team_dir("chat").exists()
+    assert agent_processes(swarm_home) == []
