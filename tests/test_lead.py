@@ -416,3 +416,14 @@ def test_scripted_lead_runs_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     data = json.loads(proc.stdout)
     assert [t["status"] for t in data["tasks"]] == ["completed"]
     assert data["members"][0]["name"] == "w" and data["lead"]["turns"] >= 2
+
+
+def test_the_budget_stops_the_lead(fake_api: FakeAnthropic, tmp_path: Path) -> None:
+    fake_api.push_tool_use("TaskList", {})
+    fake_api.push_text("never asked")
+    proc = lead("--max-budget-usd", "0.0000001", "--json", "Go.", cwd=tmp_path)
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[-1] == (
+        "swarm: error: the session's budget (--max-budget-usd) is spent")
+    assert len(fake_api.messages_requests()) == 1  # stopped before the next model call
+    assert json.loads(proc.stdout)["lead"]["cost_usd"] > 0.0000001

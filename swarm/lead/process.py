@@ -33,7 +33,7 @@ from swarm.lead.wake import AnchorWatch, Reporter, Wake, Watch
 from swarm.runtime.base import AgentBase
 from swarm.runtime.loop import Loop, TurnInterrupted, TurnOutcome
 from swarm.runtime.models import default_model_spec, load_model
-from swarm.runtime.models.base import ModelReply
+from swarm.runtime.models.base import Model, ModelReply
 from swarm.runtime.policy import PermissionPolicy
 from swarm.runtime.tools import Tool, ToolContext, ToolError, ToolResult, kill_tree
 
@@ -146,6 +146,14 @@ class Lead(AgentBase):
         except OperationFailedError as exc:  # no credentials: say what to do, in one line
             raise BadInputError(f"{NO_MODEL} ({exc})") from None
         super().__init__(self._open_team(), LEAD_NAME)
+        try:
+            self._build(options, model)
+        except BaseException:
+            if not options.resume:  # a team this session created but never led
+                Team.delete(self.team.name, force=True)
+            raise
+
+    def _build(self, options: LeadOptions, model: Model) -> None:
         self.person: queue.Queue[str] = queue.Queue()  # the person's input, for the next call
         self._interrupt = threading.Event()
         self.in_turn = False
@@ -155,7 +163,7 @@ class Lead(AgentBase):
             self.team, self.team.member(LEAD_NAME), self.cwd,
             PersonAsker(self) if not options.headless else None)
         watch_type = AnchorWatch if options.wake == "anchor" else Watch
-        self.watch = watch_type(self.team, options.approvals, ui)
+        self.watch = watch_type(self.team, options.approvals, self.ui)
         teammate_model = options.teammate_model or default_model_spec()[0]
         self.spawn_defaults = SpawnDefaults(backend=options.backend, cwd=str(self.cwd),
                                             model=options.teammate_model,

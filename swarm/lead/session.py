@@ -41,6 +41,7 @@ class Report:
     cost_usd: float
     duration_s: float
     problems: list[str] = field(default_factory=list)  # why the exit code is 1 (not in --json)
+    wakes: dict[str, int] = field(default_factory=dict)  # lead turns by what started them
 
     def as_dict(self) -> dict[str, Any]:
         return {"team": self.team, "final_text": self.final_text, "tasks": self.tasks,
@@ -189,4 +190,5 @@ class Session:
         return Report(team=team.name, final_text=lead.final_text,
                       tasks=[t.model_dump(mode="json") for t in tasks], members=members,
                       lead=lead_row, cost_usd=total,
-                      duration_s=round(time.monotonic() - self.started, 3), problems=problems)
+                      duration_s=round(time.monotonic() - self.started, 3), problems=problems,
+                      wakes=dict(self.turns_by_reason))

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+"""Lead benchmark (issue 12): what the lead's wake policy saves, in one run.
+
+The same scripted job under two wake policies: a lead model (the real anthropic SDK against the
+local fake Messages API, tests/fake_anthropic.py, which counts input tokens as the request's
+size / 4) that answers its first input with 12 TaskCreate + 12 TaskUpdate (3 tasks per owner)
++ 4 SpawnTeammate calls, and every later wake with a short text; 4 offline `shell` teammates
+(real `swarm agent` processes, hidden backend) that report each task with SendMessage.
+
+- swarm: SPEC's policy (idle notifications folded into a <team-status> block, one quiet-team
+  wake, messages batched into the next input or the running turn);
+- anchor: the re-created anchor policy: every inbound message, idle notifications included, is
+  its own lead turn, and messages wait for the running turn to end.
+
+Figures per policy: lead model calls, lead turns started by idle notifications alone, lead input
+tokens, wall time; for swarm also the time from the last task completed to the lead's
+quiet-team request (p50 over the runs). The bad case spaces the reports out (each task sleeps
+0.3 s first), so swarm has nothing to batch.
+
+Run: .venv/bin/python scripts/bench_lead.py [--runs N]   (a few minutes)
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import re
+import statistics
+import sys
+import tempfile
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+HOME = Path(tempfile.mkdtemp(prefix="swarm-bench-lead-"))
+os.environ["SWARM_HOME"] = str(HOME / "swarm-home")
+for var in ("SWARM_MODEL", "SWARM_BACKEND", "SWARM_DEBUG", "TMUX", "SWARM_TEAM"):
+    os.environ.pop(var, None)
+os.environ.update(ANTHROPIC_API_KEY="bench", NO_PROXY="127.0.0.1", SWARM_SHUTDOWN_GRACE="10")
+sys.path.insert(0, str(ROOT))
+
+from swarm.lead.headless import ProgressUI, run_headless  # noqa: E402
+from swarm.lead.process import LeadOptions  # noqa: E402
+from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply  # noqa: E402
+
+TEAMMATES = ("ada", "bo", "cy", "di")
+PER_TEAMMATE = 3
+TAG = re.compile(r"<teammate-message[^>]*>(.*?)</teammate-message>", re.DOTALL)
+
+
+def first_turn(spaced: bool) -> list[tuple[str, dict[str, Any]]]:
+    calls: list[tuple[str, dict[str, Any]]] = []
+    for n in range(len(TEAMMATES) * PER_TEAMMATE):
+        command = f"sleep 0.3; echo task-{n + 1}" if spaced else f"echo task-{n + 1}"
+        calls.append(("TaskCreate", {"subject": f"task {n + 1}", "description": f"$ {command}"}))
+    for n in range(len(TEAMMATES) * PER_TEAMMATE):
+        calls.append(("TaskUpdate", {"task_id": str(n + 1), "owner": TEAMMATES[n % len(TEAMMATES)]}))
+    calls += [("SpawnTeammate", {"name": name, "prompt": "Work through your tasks.\n$ echo ready",
+                                 "model": "shell", "permission_mode": "bypassPermissions"})
+              for name in TEAMMATES]
+    return calls
+
+
+def idle_only(text: str) -> bool:
+    """An input whose only news is idle notifications (no message, no quiet wake, no person)."""
+    blocks = TAG.findall(text)
+    return (bool(blocks) and all('"idle_notification"' in b or "&quot;idle_notification&quot;" in b
+                                 for b in blocks) and "<team-quiet>" not in text)
+
+
+def turn_inputs(bodies: list[dict[str, Any]]) -> list[str]:
+    out = []
+    for body in bodies:
+        last = body["messages"][-1]["content"]
+        if not any(b.get("type") == "tool_result" for b in last):
+            out.append(last_user_text(body))
+    return out
+
+
+def stamp(iso: str) -> float:
+    return datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
+
+
+def one_run(api: FakeAnthropic, policy: str, spaced: bool, number: int) -> dict[str, Any]:
+    state = {"first": True}
+
+    def lead_model(body: dict[str, Any]) -> Scripted:
+        if state["first"]:
+            state["first"] = False
+            return reply("Planning.", first_turn(spaced))
+        return reply("OK.")
+
+    api.fallback = lead_model
+    seen = len(api.requests)
+    options = LeadOptions(team=f"b-{policy}-{'s' if spaced else 'f'}-{number}", model="sonnet",
+                          teammate_model="shell", backend="hidden", cwd=str(HOME),
+                          headless=True, wake=policy, timeout=240)
+    started = time.monotonic()
+    outcome = run_headless(options, "Run the twelve tasks with four teammates.",
+                           ProgressUI(io.StringIO()))
+    wall = time.monotonic() - started
+    report = outcome.report
+    assert report is not None and outcome.code == 0, (outcome.code, outcome.error)
+    received = api.requests[seen:]
+    bodies = [r.body for r in received]
+    inputs = turn_inputs(bodies)
+    done = [stamp(t["updated_at"]) for t in report.tasks if t["status"] == "completed"]
+    assert len(done) == len(TEAMMATES) * PER_TEAMMATE
+    quiet_at = [r.at for r in received if "<team-quiet>" in last_user_text(r.body)]
+    return {
+        "calls": len(bodies), "turns": len(inputs), "idle_only": sum(map(idle_only, inputs)),
+        "input_tokens": report.lead["usage"]["input_tokens"], "wall": wall,
+        "quiet_ms": (quiet_at[0] - max(done)) * 1000 if quiet_at else None,
+        "quiet_wakes": len(quiet_at),
+    }
+
+
+def summary(name: str, runs: list[dict[str, Any]]) -> dict[str, float]:
+    med = {k: statistics.median(r[k] for r in runs) for k in
+           ("calls", "turns", "idle_only", "input_tokens", "wall")}
+    quiet = [r["quiet_ms"] for r in runs if r["quiet_ms"] is not None]
+    line = (f"  {name:<7} lead calls {med['calls']:>5.0f}  turns {med['turns']:>4.0f}"
+            f"  idle-only turns {med['idle_only']:>3.0f}  lead input tokens"
+            f" {med['input_tokens']:>8.0f}  wall {med['wall']:>5.1f} s")
+    if quiet:
+        med["quiet_p50"] = statistics.median(quiet)
+        line += (f"  last task -> quiet request p50 {med['quiet_p50']:.0f} ms"
+                 f" (max {max(quiet):.0f}, n={len(quiet)})")
+    print(line)
+    return med
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--runs", type=int, default=5, help="runs per policy (normal case)")
+    parser.add_argument("--bad-runs", type=int, default=2, help="runs per policy (spaced case)")
+    args = parser.parse_args()
+    print(f"bench_lead: 4 shell teammates x 3 tasks, scripted lead; {args.runs} runs per policy"
+          f" (+{args.bad_runs} spaced), medians; machine load {os.getloadavg()[0]:.1f}")
+    import anthropic  # noqa: F401 - imported once up front: not part of the first run's time
+
+    with FakeAnthropic() as api:
+        api.count_input_tokens = True
+        os.environ["ANTHROPIC_BASE_URL"] = api.base_url
+        for spaced, runs in ((False, args.runs), (True, args.bad_runs)):
+            print("spaced reports (bad case):" if spaced else "normal job:")
+            results: dict[str, list[dict[str, Any]]] = {"swarm": [], "anchor": []}
+            for n in range(runs):  # interleaved, so load drift hits both alike
+                for policy in results:
+                    results[policy].append(one_run(api, policy, spaced, n))
+            swarm, anchor = (summary(p, results[p]) for p in ("swarm", "anchor"))
+            ratio = swarm["input_tokens"] / anchor["input_tokens"]
+            print(f"  swarm/anchor: lead input tokens {ratio:.0%}, lead calls"
+                  f" {swarm['calls'] / anchor['calls']:.0%}; goals: idle-only turns 0"
+                  f" ({'met' if swarm['idle_only'] == 0 else 'MISSED'}), tokens <= 50%"
+                  f" ({'met' if ratio <= 0.5 else 'MISSED'})"
+                  + (f", quiet p50 <= 200 ms ({'met' if swarm['quiet_p50'] <= 200 else 'MISSED'})"
+                     if "quiet_p50" in swarm else ""))
+
+
+if __name__ == "__main__":
+    main()
