@@ -8,6 +8,9 @@ import click
 
 from swarm.core.names import BACKENDS
 from swarm.errors import OperationFailedError, SwarmError, WaitTimeoutError
+from swarm.lead.headless import print_outcome, run_headless
+from swarm.lead.interactive import run_interactive
+from swarm.lead.process import LeadOptions
 
 
 class SessionInterrupted(SwarmError):
@@ -50,8 +53,6 @@ def lead(prompt: str | None, team_name: str | None, model: str | None,
     reports and answers you. Headless (--headless, or stdin not a terminal): runs PROMPT, prints
     the lead's final text (or --json), exits 0 done, 1 failed or unfinished, 124 timeout.
     """
-    from swarm.lead.process import LeadOptions
-
     interactive = not headless and sys.stdin.isatty() and sys.stdout.isatty()
     if not interactive and not prompt and not sys.stdin.isatty():
         prompt = sys.stdin.read().strip() or None
@@ -62,12 +63,8 @@ def lead(prompt: str | None, team_name: str | None, model: str | None,
         max_teammates=max_teammates, max_budget_usd=max_budget_usd, keep=keep, resume=resume,
     )
     if interactive:
-        from swarm.lead.interactive import run_interactive
-
         outcome = run_interactive(options, prompt)
     else:
-        from swarm.lead.headless import print_outcome, run_headless
-
         outcome = run_headless(options, prompt)
         print_outcome(outcome, as_json)
     if outcome.code == 124:

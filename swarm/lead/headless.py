@@ -22,6 +22,7 @@ from swarm.core.rules import Decision
 from swarm.errors import BadInputError
 from swarm.lead.process import Lead, LeadOptions
 from swarm.lead.session import Report, Session
+from swarm.lead.wake import describe_request
 from swarm.ops.approvals import Pending
 from swarm.runtime.console import brief
 from swarm.runtime.tools import Tool
@@ -52,8 +53,6 @@ class ProgressUI:
         self._line("swarm", text)
 
     def request(self, pending: Pending) -> None:
-        from swarm.lead.wake import describe_request
-
         rid = pending.request.request_id
         how = (f"swarm permissions approve {rid[:8]}" if hasattr(pending.request, "tool_name")
                else f"swarm plans approve {pending.message.sender}")

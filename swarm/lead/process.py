@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from backends.resolve import resolve
 from swarm import settings
 from swarm.core.liveness import is_alive
 from swarm.core.names import LEAD_NAME
@@ -30,6 +31,7 @@ from swarm.errors import BadInputError, OperationFailedError
 from swarm.lead.prompt import lead_system_prompt
 from swarm.lead.tools import SpawnDefaults, check_model, lead_tools
 from swarm.lead.wake import AnchorWatch, Reporter, Wake, Watch
+from swarm.ops.health import observe
 from swarm.runtime.base import AgentBase
 from swarm.runtime.loop import Loop, TurnInterrupted, TurnOutcome
 from swarm.runtime.models import default_model_spec, load_model
@@ -138,8 +140,6 @@ class Lead(AgentBase):
         self.cwd = Path(options.cwd or os.getcwd()).expanduser().resolve()
         if not self.cwd.is_dir():
             raise BadInputError(f"--cwd {self.cwd} is not a directory")
-        from backends.resolve import resolve
-
         self.backend = resolve(options.backend)  # an unknown backend fails before any team
         try:
             model = load_model(self.model_spec, cwd=str(self.cwd))
@@ -244,8 +244,6 @@ class Lead(AgentBase):
         return self.in_turn
 
     def team_cost(self) -> float:
-        from swarm.ops.health import observe
-
         return self.state.usage.cost_usd + sum(s.cost_usd for s in observe(self.team))
 
     # -- AgentBase -------------------------------------------------------------------------------

@@ -9,6 +9,7 @@ death or a request's timeout), and checks the person's input queue every 50 ms.
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from dataclasses import dataclass, field
@@ -25,6 +26,7 @@ from swarm.lead.wake import Wake
 from swarm.ops import control
 from swarm.ops.health import observe
 
+log = logging.getLogger(__name__)
 LOOK_EVERY = 2.0  # seconds between looks at the team when no file changed
 PERSON_POLL = 0.05  # seconds between checks of the person's input (interactive)
 
@@ -117,6 +119,7 @@ class Session:
         return None
 
     def _count(self, wake: Wake) -> Wake:
+        log.debug("lead wakes: %s", ", ".join(wake.reasons))
         for reason in set(wake.reasons) or {"none"}:
             self.turns_by_reason[reason] = self.turns_by_reason.get(reason, 0) + 1
         return wake
@@ -130,6 +133,7 @@ class Session:
         --keep. Every step on its own: one failing must not leave processes behind."""
         lead, team = self.lead, self.lead.team
         lead.interrupt()
+        log.info("session of %s ends: %s", team.name, self.end_reason or "done")
         problems: list[str] = []
         grace = settings.shutdown_grace()
         try:

@@ -15,6 +15,7 @@ benchmark uses it.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -389,8 +390,6 @@ def describe_request(pending: Pending) -> str:
 
 def render_request(pending: Pending) -> str:
     """A request for the lead model to answer (`--approvals lead`)."""
-    import json
-
     request, sender = pending.request, escape(pending.message.sender, True)
     if isinstance(request, PermissionRequest):
         return (f'<permission-request request_id="{request.request_id}" from="{sender}" '
