@@ -236,6 +236,10 @@ def test_teammates_of_a_killed_lead_leave_on_their_own(
         team = Team("orph")
         config = team.config()
         assert config.lead_pid == proc.pid and config.lead_started_at is not None
+        rows = json.loads(subprocess.run([SWARM, "status", "--team", "orph", "--json"],
+                                         capture_output=True, text=True, timeout=30).stdout)
+        assert [r["name"] for r in rows] == ["team-lead", "alice", "bob"]  # the lead's row first
+        assert rows[0]["pid"] == proc.pid and rows[0]["state"] in ("idle", "working")
         pids = {n: read_state("orph", n).pid for n in ("alice", "bob")}  # type: ignore[union-attr]
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
@@ -246,6 +250,9 @@ def test_teammates_of_a_killed_lead_leave_on_their_own(
             proc.kill()
     for task in team.tasks.list():
         assert task.status == "pending" and task.owner is None
+    rows = json.loads(subprocess.run([SWARM, "status", "--team", "orph", "--json"],
+                                     capture_output=True, text=True, timeout=30).stdout)
+    assert rows[0]["name"] == "team-lead" and rows[0]["state"] == "dead"
     for name in ("alice", "bob"):
         state = read_state("orph", name)
         assert state is not None and state.state == "exited"
@@ -427,3 +434,14 @@ def test_the_budget_stops_the_lead(fake_api: FakeAnthropic, tmp_path: Path) -> N
         "swarm: error: the session's budget (--max-budget-usd) is spent")
     assert len(fake_api.messages_requests()) == 1  # stopped before the next model call
     assert json.loads(proc.stdout)["lead"]["cost_usd"] > 0.0000001
+
+
+def test_coordinator_has_only_team_tools(fake_api: FakeAnthropic, tmp_path: Path) -> None:
+    fake_api.push_text("I delegate everything.")
+    proc = lead("--coordinator", "--team", "coord", "Read the code.", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    first = fake_api.messages_requests()[0]
+    assert [t["name"] for t in first["tools"]] == [
+        "SpawnTeammate", "SendMessage", "TaskCreate", "TaskList", "TaskGet", "TaskUpdate",
+        "TeamStatus", "StopTeammate"]
+    assert "You are a coordinator" in first["system"][0]["text"]

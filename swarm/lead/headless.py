@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from types import FrameType
 from typing import Any, TextIO
 
+from swarm.core.protocol import PermissionRequest
 from swarm.core.rules import Decision
 from swarm.errors import BadInputError
 from swarm.lead.process import Lead, LeadOptions
@@ -54,7 +55,8 @@ class ProgressUI:
 
     def request(self, pending: Pending) -> None:
         rid = pending.request.request_id
-        how = (f"swarm permissions approve {rid[:8]}" if hasattr(pending.request, "tool_name")
+        how = (f"swarm permissions approve {rid[:8]}"
+               if isinstance(pending.request, PermissionRequest)
                else f"swarm plans approve {pending.message.sender}")
         self._line(pending.message.sender, f"asks: {describe_request(pending)} (answer from a"
                    f" shell: `{how}`; denied at its timeout otherwise)")

@@ -112,7 +112,7 @@ class TerminalUI:
         self.redraw()
         lead = self.lead
         while not question.answered.wait(0.1):
-            if lead is not None and lead._interrupt.is_set():
+            if lead is not None and lead.interrupted():
                 with self._lock:
                     self.questions = [q for q in self.questions if q is not question]
                 self.redraw()

@@ -236,6 +236,9 @@ class Lead(AgentBase):
         self.set_state(state="idle", idle_reason=outcome.reason, detail=outcome.failure)
         return outcome
 
+    def interrupted(self) -> bool:
+        return self._interrupt.is_set()
+
     def interrupt(self) -> bool:
         """Abort the running turn (Ctrl-C, a timeout, the end of the session)."""
         self._interrupt.set()

@@ -10,6 +10,7 @@ death or a request's timeout), and checks the person's input queue every 50 ms.
 from __future__ import annotations
 
 import logging
+import queue
 import threading
 import time
 from dataclasses import dataclass, field
@@ -99,8 +100,8 @@ class Session:
             changed, last_look = True, 0.0
             while not self.over():
                 try:
-                    text = self.lead.person.get_nowait()
-                except Exception:  # queue.Empty
+                    text: str | None = self.lead.person.get_nowait()
+                except queue.Empty:
                     text = None
                 if text is not None:
                     return self._count(watch.input_for(text))
