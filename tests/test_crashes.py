@@ -70,11 +70,11 @@ def test_a_crash_is_a_death_with_its_reason(crew: Crew) -> None:
     failed and where, gives back its task, tells the lead once, and `swarm wait` exits 1."""
     crew.spawn("w1")
     crew.wait_state("w1", "idle")
-    task = crew.team.tasks.add("owned")
-    crew.team.tasks.claim(task.id, "w1")
+    # The transcript first: the idle agent may claim the new task and write at once.
     transcript = paths.agent_transcript(crew.team.name, "w1")
     transcript.unlink()
     transcript.symlink_to("/dev/full")
+    task = crew.team.tasks.add("owned", owner="w1")  # w1 claims it, and crashes writing
     crew.send("w1", "$ echo hi", summary="work")
     assert crew.exit_code("w1") == 1
     state = crew.wait_state("w1", "dead")
