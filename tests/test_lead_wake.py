@@ -22,7 +22,8 @@ from swarm.core.protocol import (
 from swarm.core.state import AgentState, write_state
 from swarm.core.team import Team
 from swarm.lead import wake
-from swarm.lead.wake import AnchorWatch, Watch
+from swarm.lead.anchor import AnchorWatch
+from swarm.lead.wake import Watch
 from swarm.ops.approvals import Pending, approve_permission
 
 

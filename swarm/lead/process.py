@@ -28,9 +28,10 @@ from swarm.core.rules import Decision
 from swarm.core.state import write_state
 from swarm.core.team import Team, TeamConfig
 from swarm.errors import BadInputError, OperationFailedError
+from swarm.lead.anchor import AnchorWatch
 from swarm.lead.prompt import lead_system_prompt
 from swarm.lead.tools import SpawnDefaults, check_model, lead_tools
-from swarm.lead.wake import AnchorWatch, Reporter, Wake, Watch
+from swarm.lead.wake import Reporter, Wake, Watch
 from swarm.ops.health import observe
 from swarm.runtime.base import AgentBase
 from swarm.runtime.loop import Loop, TurnInterrupted, TurnOutcome

@@ -8,9 +8,7 @@ folded into a compact `<team-status>` block at the head of the next input. The t
 wakes the lead once, with each teammate's last idle summary. Messages that arrive during a lead
 turn reach its next model call (`arrivals`).
 
-`AnchorWatch` re-creates the policy we measure against (every inbound message, idle
-notifications included, is its own lead turn, and messages wait for the turn to end); only the
-benchmark uses it.
+`swarm.lead.anchor.AnchorWatch` re-creates the policy we measure against (for the benchmark).
 """
 
 from __future__ import annotations
@@ -195,7 +193,7 @@ class Watch:
             self._open[message.id] = pending
             if self.approvals == "lead":
                 self.reporter.notice(f"{sender} asks: {describe_request(pending)}")
-                self._waking.append(("request", message, _text(render_request(pending))))
+                self._waking.append(("request", message, text_block(render_request(pending))))
             else:
                 self.reporter.request(pending)
             return
@@ -204,7 +202,7 @@ class Watch:
         self._queue("message", message, render_for_model(message))
 
     def _queue(self, reason: str, message: Message, text: str) -> None:
-        self._waking.append((reason, message, _text(text)))
+        self._waking.append((reason, message, text_block(text)))
 
     def _verified_death(self, kind: TeammateTerminated) -> bool:
         """Anyone can send `teammate_terminated`: believe it only when the member it names is
@@ -305,7 +303,7 @@ class Watch:
         self.collect()
         head = self.status_block(self.view())
         wake = self._deliver(["person"], [head] if head else [])
-        wake.blocks.append(_text(text))
+        wake.blocks.append(text_block(text))
         return wake
 
     def arrivals(self) -> Wake | None:
@@ -317,7 +315,7 @@ class Watch:
 
     def _deliver(self, reasons: list[str], head: list[str]) -> Wake:
         waking, self._waking = self._waking, []
-        blocks = [_text(h) for h in head] + [block for _, _, block in waking]
+        blocks = [text_block(h) for h in head] + [block for _, _, block in waking]
         read = [m.id for r, m, _ in waking if r != "request"]  # requests stay until answered
         fold, self._fold = self._fold, []
         self.unseen.clear()
@@ -400,42 +398,5 @@ def render_request(pending: Pending) -> str:
             "</plan-approval-request>\nAnswer it with AnswerPlan.")
 
 
-def _text(text: str) -> Block:
+def text_block(text: str) -> Block:
     return {"type": "text", "text": text}
-
-
-@dataclass
-class AnchorWatch(Watch):
-    """The anchor policy (for the benchmark only): every inbound message is its own lead turn,
-    idle notifications included, in arrival order; messages wait for the running turn to end;
-    no status block, no quiet wake."""
-
-    def collect(self) -> None:
-        return None
-
-    def next_wake(self) -> Wake | None:
-        unread = self.box.unread()
-        if not unread:
-            return None
-        message = unread[0]
-        kind = message.structured()
-        if isinstance(kind, IdleNotification):
-            self.latest[message.sender] = kind
-        else:
-            self.reporter.message(message.sender, message.color,
-                                  message.summary or brief(message.text, 80))
-        reason = "idle" if isinstance(kind, IdleNotification) else "message"
-
-        def done() -> None:
-            self.box.mark_read([message.id])
-
-        return Wake([reason], [_text(render_for_model(message))], done)
-
-    def input_for(self, text: str) -> Wake:
-        return Wake(["person"], [_text(text)])
-
-    def arrivals(self) -> Wake | None:
-        return None
-
-    def finished(self) -> bool:
-        return not self.box.unread() and self.view().quiet
