@@ -445,3 +445,32 @@ def test_coordinator_has_only_team_tools(fake_api: FakeAnthropic, tmp_path: Path
         "SpawnTeammate", "SendMessage", "TaskCreate", "TaskList", "TaskGet", "TaskUpdate",
         "TeamStatus", "StopTeammate"]
     assert "You are a coordinator" in first["system"][0]["text"]
+
+
+def test_a_message_to_an_exited_teammate_wakes_it(fake_api: FakeAnthropic, tmp_path: Path) -> None:
+    class Script:
+        stage = "spawn"
+
+        def __call__(self, body: dict[str, Any]) -> Scripted:
+            text = last_user_text(body)
+            if self.stage == "spawn":
+                self.stage = "wait"
+                return reply(None, [spawn_call("alice", "$ echo first-run")])
+            if self.stage == "wait" and "first-run" in text:
+                self.stage = "stop"
+                return reply(None, [shutdown_call("alice")])
+            if self.stage == "stop":
+                self.stage = "again"
+                wait_until(lambda: (s := read_state(body_team(body), "alice")) is not None
+                           and s.state == "exited", 15, message="alice exited")
+                return reply(None, [("SendMessage", {"to": "alice", "message": "$ echo second-run",
+                                                     "summary": "one more"})])
+            return reply("Noted.")
+
+    fake_api.fallback = Script()
+    proc = lead("--team", "rewake", "Run two things with alice.", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    woke = [r["content"] for b in fake_api.messages_requests() for r in tool_results(b)
+            if r["content"].startswith("sent to alice")]
+    assert len(woke) == 1 and "alice had exited (shut down): woke it (pid " in woke[0]
+    assert any("second-run" in t for t in turn_inputs(fake_api))  # she ran it and reported

@@ -291,6 +291,9 @@ class Lead(AgentBase):
             raise value
         return value  # type: ignore[no-any-return]
 
+    def on_text(self, text: str) -> None:
+        pass  # the lead's text is shown whole, once the reply is in (on_reply)
+
     def on_reply(self, reply: ModelReply) -> None:
         self.count_reply(reply)
         text = reply.text().strip()

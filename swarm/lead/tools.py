@@ -22,7 +22,7 @@ from swarm.lead.wake import DONE_STATES, Watch, describe_request, task_tally
 from swarm.ops import control
 from swarm.ops.approvals import answer_plan, approve_permission, deny_permission
 from swarm.ops.health import observe, observe_member
-from swarm.ops.spawner import spawn
+from swarm.ops.spawner import spawn, wake
 from swarm.runtime import team_tools as tt
 from swarm.runtime import tools as ft
 from swarm.runtime.console import brief
@@ -145,7 +145,7 @@ class LeadSendMessage(tt.SendMessage):
                 message = decoded
         if not isinstance(message, dict):
             result = super().run({**args, "to": to}, ctx)
-            return ToolResult(result.content + self._exited_note(to, ctx), result.is_error)
+            return ToolResult(result.content + self._woken(to, ctx), result.is_error)
         kind = message.get("type")
         if kind not in LEAD_SENDS:
             hint = {"permission_response": " (answer requests with AnswerPermission)",
@@ -153,19 +153,20 @@ class LeadSendMessage(tt.SendMessage):
             raise ToolError(f"the lead sends only plain text, {', '.join(LEAD_SENDS)}{hint}")
         structured = validate_structured(message)
         ctx.team.send(to, structured, sender=LEAD_NAME)
-        if isinstance(structured, ShutdownRequest):
+        if isinstance(structured, ShutdownRequest):  # never woken just to be shut down
             _host(ctx).watch.note_shutdown(ctx.team.member(to).name, structured.request_id)
-        return ToolResult(f"sent {structured.type} to {to}" + self._exited_note(to, ctx))
+            return ToolResult(f"sent {structured.type} to {to}")
+        return ToolResult(f"sent {structured.type} to {to}" + self._woken(to, ctx))
 
     @staticmethod
-    def _exited_note(to: str, ctx: ToolContext) -> str:
+    def _woken(to: str, ctx: ToolContext) -> str:
+        """SPEC: a message to an exited (not dead) teammate respawns it with its transcript."""
         if to == "*":
             return ""
-        status = observe_member(ctx.team, ctx.team.member(to))
-        if status.state in DONE_STATES:
-            return (f"\nnote: {to} has {status.state} ({status.detail or 'no detail'}): nobody"
-                    " reads this until it runs again")
-        return ""
+        result = wake(ctx.team, to)
+        if result.woken:
+            _host(ctx).notice(result.describe())
+        return f"\n{result.describe()}" if result.was in DONE_STATES else ""
 
 
 class TeamStatus(Tool):
@@ -244,7 +245,7 @@ class AnswerPlan(Tool):
         try:
             found = answer_plan(ctx.team, str(args["name"]), approve=approve,
                                 feedback=str(feedback) if feedback else None,
-                                permission_mode=args.get("permission_mode") or None)
+                                mode=args.get("permission_mode") or None)
         except BadInputError as exc:
             raise ToolError(str(exc)) from None
         verdict = "approved" if approve else "rejected"
