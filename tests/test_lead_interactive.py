@@ -115,3 +115,24 @@ def test_interactive_lead_in_a_terminal(fake_api: FakeAnthropic, session: Sessio
     assert "ending the session" in text and "team chat deleted" in text
     assert not paths.team_dir("chat").exists()
     assert agent_processes(swarm_home) == []
+
+
+def test_closing_the_terminal_ends_the_session(fake_api: FakeAnthropic, session: Session,
+                                               tmp_path: Path, swarm_home: Path) -> None:
+    fake_api.fallback = Chat()
+    env = {"SWARM_HOME": str(swarm_home), "ANTHROPIC_API_KEY": "test-key",
+           "ANTHROPIC_BASE_URL": fake_api.base_url, "NO_PROXY": "127.0.0.1", "HOME": str(tmp_path),
+           "SWARM_SHUTDOWN_GRACE": "5", "PATH": os.environ["PATH"], "TERM": "xterm-256color"}
+    lead = shlex.join([SWARM, "lead", "--model", "sonnet", "--teammate-model", "shell",
+                       "--backend", "hidden", "--team", "hup", "--cwd", str(tmp_path)])
+    exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+    window = session.new_window(window_name="lead", window_shell=f"env -i {exports} {lead}")
+    pane = window.active_pane
+    assert pane is not None
+    shows(pane, "swarm lead: team hup", "\n>", timeout=90)
+    pane.send_keys("please say hello", enter=True)
+    shows(pane, "alice: ran 1 command(s): ok", "bob wants to run")  # bob waits for an answer
+    assert len(agent_processes(swarm_home)) == 2
+    pane.cmd("kill-pane")  # the terminal closes: SIGHUP
+    wait_until(lambda: not paths.team_dir("hup").exists() and not agent_processes(swarm_home),
+               40, message="the session's end after SIGHUP: teammates gone, team deleted")

@@ -265,6 +265,27 @@ def close_prompt(ui: TerminalUI) -> None:
             app.loop.call_soon_threadsafe(lambda: app.exit(exception=EOFError()))
 
 
+def prompt_loop(session: Session, ui: TerminalUI, prompt_session: Any) -> None:
+    """Read the person's lines until the session ends (/quit, Ctrl-D, a signal, the end)."""
+    lead = session.lead
+    while not session.ending.is_set():
+        try:
+            line = prompt_session.prompt(ui.prompt_text)
+        except KeyboardInterrupt:  # Ctrl-C: the lead's turn, never the session
+            ui.notice("interrupted the lead's turn" if lead.interrupt()
+                      else "nothing to interrupt: /quit or Ctrl-D ends the session")
+            continue
+        except EOFError:
+            return
+        text = line.strip()
+        if not text or ui.answer(text):
+            continue
+        if text.startswith("/"):
+            command(session, ui, text)
+        else:
+            lead.person.put(text)
+
+
 def run_interactive(options: LeadOptions, prompt: str | None) -> Outcome:
     from prompt_toolkit import PromptSession
     from prompt_toolkit.patch_stdout import patch_stdout
@@ -292,27 +313,16 @@ def run_interactive(options: LeadOptions, prompt: str | None) -> Outcome:
                               daemon=True)
     try:
         lead.start()
-        with patch_stdout(raw=True):
-            driver.start()
-            while not session.ending.is_set():
-                try:
-                    line = prompt_session.prompt(ui.prompt_text)
-                except KeyboardInterrupt:  # Ctrl-C: the lead's turn, never the session
-                    ui.notice("interrupted the lead's turn" if lead.interrupt()
-                              else "nothing to interrupt: /quit or Ctrl-D ends the session")
-                    continue
-                except EOFError:
-                    break
-                text = line.strip()
-                if not text or ui.answer(text):
-                    continue
-                if text.startswith("/"):
-                    command(session, ui, text)
-                else:
-                    lead.person.put(text)
-            session.request_end(session.end_reason or "the person ended the session")
-            driver.join(timeout=30)
-            ui.out("ending the session: asking teammates to shut down...")
+        try:
+            with patch_stdout(raw=True):
+                driver.start()
+                prompt_loop(session, ui, prompt_session)
+                session.request_end(session.end_reason or "the person ended the session")
+                driver.join(timeout=30)
+                ui.out("ending the session: asking teammates to shut down...")
+        except OSError:  # the terminal went away (SIGHUP): end the session all the same
+            if not session.ending.is_set():
+                raise
     finally:
         session.request_end(session.end_reason or "the session ended")
         report = session.end()
