@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from swarm.core import paths
 from swarm.core.builtin_agents import BUILTIN_AGENTS
+from swarm.core.config_files import ConfigProblem
 from swarm.core.mcp_config import McpServerSpec, definition_servers
 from swarm.core.names import KNOWN_TOOLS, PERMISSION_MODES, TEAM_TOOLS, validate_name
 from swarm.errors import InvalidNameError, NotFoundError
@@ -158,16 +159,8 @@ class AgentDefinition(BaseModel):
         return {k: getattr(self, k) for k in keys if getattr(self, k) is not None}
 
 
-class DefinitionProblem(BaseModel):
-    model_config = ConfigDict(defer_build=True)
-
-    path: str
-    field: str | None = None
-    message: str
-
-    def __str__(self) -> str:
-        where = f"field {self.field!r}: " if self.field else ""
-        return f"{self.path}: {where}{self.message}"
+# A definition file's problem is a config file's problem: its path, the field, what is wrong.
+DefinitionProblem = ConfigProblem
 
 
 class Definitions(BaseModel):
