@@ -40,8 +40,8 @@ from swarm.core.team import Team
 from swarm.errors import SwarmError
 from swarm.ops.approvals import Pending, answer_plan, deny_permission
 from swarm.ops.health import MemberStatus, observe, observe_member
-from swarm.runtime.agent import Inbound
 from swarm.runtime.console import brief
+from swarm.runtime.inputs import Inbound
 
 Block = dict[str, Any]
 DONE_STATES = ("exited", "dead")

@@ -86,7 +86,10 @@ class SubagentHost(Protocol):
     model_name: str  # what `inherit` means
     policy: PermissionPolicy  # a subagent's mode, rules, and (foreground only) its asker
     loop: Loop  # a fork starts from `loop.last_request`; `loop.model` lends its HTTP client
-    environment: str  # its system prompt's environment part: a subagent in its cwd reuses it
+
+    @property
+    def environment(self) -> str:
+        """Its system prompt's environment part: a subagent in its cwd reuses it."""
 
     def add_usage(self, usage: Usage, turn: bool = True) -> None:
         """Count a subagent's model call toward the host's usage and cost (turn=False)."""

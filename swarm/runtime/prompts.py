@@ -10,7 +10,7 @@
    miss the cache on every request).
 
 Each part is a function of plain data, so the lead and subagents can build theirs from the same
-pieces.
+pieces. `TeammatePrompt` keeps a teammate's whole prompt current (the rebuilds above).
 """
 
 from __future__ import annotations
@@ -25,7 +25,9 @@ from datetime import date
 from pathlib import Path
 
 from swarm.core import paths
+from swarm.core.definitions import AgentDefinition
 from swarm.core.names import LEAD_NAME
+from swarm.core.team import Team
 
 DEFAULT_BODY = "You are a capable software engineer working as a member of a team."
 MEMORY_NAMES = ("SWARM.md", "AGENTS.md", "CLAUDE.md")  # in each directory, in this order
@@ -190,6 +192,42 @@ def system_prompt(body: str | None, memory: str, team: str, env: str) -> str:
     """The parts in cache order: the body, project memory, the team, the environment."""
     parts = [(body or DEFAULT_BODY).strip(), memory, team, env]
     return "\n\n".join(p for p in parts if p)
+
+
+class TeammatePrompt:
+    """A teammate's system prompt: the team part rebuilt when the team file or the mode changes,
+    the environment taken again when the day does."""
+
+    def __init__(self, team: Team, name: str, definition: AgentDefinition, cwd: Path) -> None:
+        self.team, self.name, self.body, self.cwd = team, name, definition.prompt, cwd
+        self.memory = "" if definition.omit_project_memory else project_memory(cwd)
+        self.day = date.today()
+        self.environment = environment(cwd, self.day)
+        self._team_key: tuple[int, int, int] | None = None
+
+    def build(self, mode: str) -> str:
+        self._team_key = self._team_file_key()
+        config = self.team.config()
+        peers = [Peer(m.name, m.agent_type) for m in config.members
+                 if m.name not in (self.name, LEAD_NAME)]
+        team = team_addendum(self.name, config.name, config.lead_agent_id, peers, mode)
+        return system_prompt(self.body, self.memory, team, self.environment)
+
+    def stale(self) -> bool:
+        """Before a model call: has the team changed (a teammate joined or left), or the day
+        (the date and git status are a snapshot: taken again now)?"""
+        if date.today() != self.day:
+            self.day = date.today()
+            self.environment = environment(self.cwd, self.day)
+            return True
+        return self._team_file_key() != self._team_key
+
+    def _team_file_key(self) -> tuple[int, int, int]:
+        try:
+            info = os.stat(self.team.config_path)
+        except FileNotFoundError:
+            return (0, 0, 0)
+        return (info.st_ino, info.st_mtime_ns, info.st_size)
 
 
 def subagent_part(agent_id: str, parent: str, team: str, description: str, can_message: bool,

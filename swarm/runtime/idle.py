@@ -1,0 +1,80 @@
+"""Going idle: the one `idle_notification` a teammate sends the lead when a turn ends.
+
+Its summary is the turn's last text or, when the model wrote none, its last tool call. Its task
+is the one the turn was about, with what became of it (`completed_status`): `failed` (the turn
+failed with it unfinished), `completed`, or `blocked` (it waits on unfinished tasks). Only the
+teammate's current task and those it updated this turn are read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, NamedTuple
+
+from swarm.core.protocol import IdleNotification
+from swarm.core.tasks import Task
+from swarm.core.team import Team
+from swarm.errors import NotFoundError
+from swarm.runtime.console import brief
+from swarm.runtime.loop import TurnOutcome
+from swarm.runtime.tools import Tool
+
+SUMMARY_LIMIT = 200  # characters of the idle note's summary (whitespace collapsed)
+
+
+@dataclass
+class TurnRecord:
+    """What a turn did that its idle note tells: the tasks the model updated, its last call."""
+
+    updated_tasks: list[str] = field(default_factory=list)
+    last_action: str | None = None  # the last tool call of the turn, described
+
+    def tool_ran(self, tool: Tool, args: dict[str, Any]) -> None:
+        self.last_action = tool.describe(args)
+        if tool.name == "TaskUpdate" and args.get("task_id") is not None:
+            self.updated_tasks.append(str(args["task_id"]))  # even refused: blocked, say
+
+
+class TaskReport(NamedTuple):
+    task: Task | None  # the task the idle note is about
+    status: str | None  # what became of it: failed | completed | blocked
+    current: str | None  # the task the teammate is still on
+
+
+def task_report(team: Team, name: str, current: str | None, outcome: TurnOutcome,
+                turn: TurnRecord) -> TaskReport:
+    tasks: list[Task] = []
+    for task_id in dict.fromkeys([*([current] if current is not None else []),
+                                  *turn.updated_tasks]):
+        try:
+            task = team.tasks.get(task_id)
+        except NotFoundError:
+            continue
+        if task.owner == name or task.id == current:
+            tasks.append(task)
+    if current is not None and not any(t.id == current and t.status != "completed"
+                                       and t.owner == name for t in tasks):
+        current = None
+    unfinished = [t for t in tasks if t.status != "completed"]
+    if outcome.reason == "failed" and unfinished:
+        return TaskReport(unfinished[0], "failed", current)
+    done = [t for t in tasks if t.status == "completed"]
+    if done:
+        return TaskReport(done[-1], "completed", current)
+    blocked = [t for t in unfinished if team.tasks.unfinished_blockers(t)]
+    if blocked:
+        return TaskReport(blocked[0], "blocked", current)
+    return TaskReport(None, None, current)
+
+
+def idle_notification(name: str, outcome: TurnOutcome, turn: TurnRecord, report: TaskReport,
+                      turns: int) -> IdleNotification:
+    said = brief(outcome.last_text, SUMMARY_LIMIT) if outcome.last_text.strip() else None
+    did = f"(wrote nothing; last tool call: {turn.last_action})" if turn.last_action else None
+    return IdleNotification(
+        sender=name, idle_reason=outcome.reason,  # type: ignore[arg-type]
+        summary=said or (brief(did, SUMMARY_LIMIT) if did else None),
+        completed_task_id=report.task.id if report.task else None,
+        completed_status=report.status,
+        failure_reason=outcome.failure, turns=turns,
+    )

@@ -1,0 +1,166 @@
+"""A teammate's inputs: what it handles next, and how the model sees it.
+
+SPEC's order: a shutdown request first, then the lead's messages, then peers' (oldest first),
+then a background subagent's end, then the next task it can claim. Out of turns or budget, the
+messages stay unread (a respawn with a new limit handles them) and its status says why.
+Messages that arrive during a turn reach the model at its next call (`arrivals`); those already
+waiting when the turn began keep their place in the order, and a shutdown request waits for
+the turn's end. A message is in the conversation (and transcript) before it is marked read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from swarm import settings
+from swarm.core import paths
+from swarm.core.mailbox import Mailbox
+from swarm.core.names import LEAD_NAME
+from swarm.core.protocol import (
+    Message,
+    ShutdownRequest,
+    StructuredMessage,
+    escape,
+    render_for_model,
+    sender_may_send,
+)
+from swarm.core.readable import structured_line
+from swarm.core.state import AgentState
+from swarm.core.tasks import Task
+from swarm.core.team import Team
+from swarm.core.watch import FileWatcher
+from swarm.runtime.console import Console, brief
+from swarm.runtime.subagents import Subagents
+
+Block = dict[str, Any]
+
+
+@dataclass
+class Inbound:
+    """A message as read: its structured kind, already checked against who sent it (a forged
+    or unauthorised structured message has no kind: it is plain text from its sender)."""
+
+    message: Message
+    kind: StructuredMessage | None
+
+    @classmethod
+    def read(cls, message: Message) -> Inbound:
+        kind = message.structured()
+        if kind is not None and not sender_may_send(kind, message.sender):
+            kind = None
+        return cls(message, kind)
+
+
+def is_shutdown(item: Inbound) -> bool:
+    return isinstance(item.kind, ShutdownRequest)
+
+
+class InputHost(Protocol):
+    """What the inputs ask of their teammate: its limits, and its status to say why it holds."""
+
+    state: AgentState
+
+    def stop_reason(self) -> str | None:
+        """Out of turns or budget (or shutting down): then no new turn starts."""
+
+    def set_state(self, **fields: Any) -> None:
+        """Record state (the `detail` that says why messages wait unread)."""
+
+
+class Inputs:
+    def __init__(self, team: Team, name: str, box: Mailbox, subagents: Subagents,
+                 console: Console, host: InputHost, resumed: str | None) -> None:
+        self.team, self.name, self.box = team, name, box
+        self.subagents, self.console, self.host = subagents, console, host
+        self.resumed = resumed  # a restart: its first input says so, with the why
+        self._waiting_at_start: set[str] = set()  # unread when the turn began
+
+    def watcher(self) -> FileWatcher:
+        """What wakes an idle teammate: its mailbox, the task list, a subagent's end."""
+        return FileWatcher([(self.box.path.parent, self.box.path.name),
+                            (paths.tasks_dir(self.team.name), None)], self.subagents.waker)
+
+    def unread(self) -> list[Inbound]:
+        """Unread messages with their kinds; answers for requests no longer open (the asker
+        consumes the live ones) are plain text like any other unauthorised structure."""
+        return [Inbound.read(m) for m in self.box.unread()]
+
+    def next_input(self, watcher: FileWatcher) -> tuple[list[Inbound], Task | None]:
+        """Block until there is something to do, in SPEC order."""
+        while True:
+            inbound = self.unread()
+            shutdown = [i for i in inbound if is_shutdown(i)]
+            if shutdown:
+                return shutdown[:1], None
+            limit = self.host.stop_reason()
+            if limit and inbound:
+                # Out of turns or budget: leave the messages unread for a respawn with a new
+                # limit, and say why in status rather than consume them unanswered.
+                detail = f"{limit}: {len(inbound)} message(s) wait unread"
+                if self.host.state.detail != detail:
+                    self.host.set_state(detail=detail)
+            elif inbound or self.subagents.has_arrivals():  # a background subagent ended
+                lead = [i for i in inbound if i.message.sender == LEAD_NAME]
+                peers = sorted((i for i in inbound if i.message.sender != LEAD_NAME),
+                               key=lambda i: i.message.timestamp)
+                return lead + peers, None
+            elif limit is None:
+                task = self.team.tasks.claim_next(self.name)
+                if task is not None:
+                    return [], task
+            watcher.wait(settings.heartbeat_interval() * 2)
+
+    def turn_began(self) -> None:
+        """What is unread now keeps its SPEC order: `arrivals` leaves it for the next input."""
+        self._waiting_at_start = {m.id for m in self.box.unread()}
+
+    def mark_read(self, inbound: list[Inbound]) -> None:
+        self.box.mark_read([i.message.id for i in inbound])
+
+    # -- how the model and the pane see them -------------------------------------------------
+    def render(self, inbound: list[Inbound], task: Task | None) -> list[Block]:
+        blocks = [{"type": "text", "text": render_for_model(i.message)} for i in inbound]
+        if self.resumed:
+            blocks.insert(0, {"type": "text", "text": (
+                f"<system-note>Your process was {escape(self.resumed)}; your conversation so"
+                " far is above. Handle what follows.</system-note>")})
+            self.resumed = None
+        if task is not None:
+            blocks.append({"type": "text", "text": (
+                f'<task-assignment id="{task.id}" subject="{escape(task.subject, True)}">\n'
+                f"{escape(task.description)}\n</task-assignment>\n"
+                f'You have claimed task #{task.id}. Do it, mark it completed with TaskUpdate '
+                f'(task_id "{task.id}", with a short result) and report to {LEAD_NAME}.')})
+        return blocks
+
+    def announce(self, inbound: list[Inbound], task: Task | None = None) -> None:
+        """Show each message (and a claimed task) in the pane as it reaches the model."""
+        view = self.console.view
+        for item in inbound:
+            message = item.message
+            if item.kind is not None:
+                self.console.show(*view.incoming(message.sender, message.color,
+                                                 structured_line(item.kind)))
+            else:
+                self.console.show(*view.incoming(message.sender, message.color,
+                                                 brief(message.summary or message.text),
+                                                 message.text))
+        if task is not None:
+            self.console.show(*view.claimed(task.id, task.subject, task.description))
+
+    def arrivals(self) -> tuple[list[Block], Callable[[], None]]:
+        """Messages from the lead or peers that came in during the turn, and subagents' ends,
+        for the model's next call; and what marks the messages read once they are in."""
+        fresh = [i for i in self.unread() if not is_shutdown(i)
+                 and i.message.id not in self._waiting_at_start]
+        from_subagents = self.subagents.take_arrivals()
+        if not fresh:
+            return from_subagents, lambda: None
+        self.announce(fresh)
+
+        def mark_read() -> None:
+            self.mark_read(fresh)
+
+        return self.render(fresh, None) + from_subagents, mark_read
