@@ -11,7 +11,8 @@ from collections.abc import Iterable
 from html import escape
 from typing import Any
 
-from swarm.ops.report import Lane, MemberRow, MessageRow, RunReport, Span
+from swarm.ops.report import Lane, MemberRow, MessageRow, RunReport
+from swarm.ops.report_timeline import Span
 
 LABEL_W = 130  # px left of the plot for lane names
 PLOT_W = 1000
