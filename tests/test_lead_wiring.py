@@ -69,17 +69,21 @@ def write_hooks(hooks: dict[str, Any]) -> None:
     target.write_text(json.dumps({"hooks": hooks}))
 
 
-def test_the_lead_runs_a_foreground_explore_subagent(fake_api: FakeAnthropic,
-                                                      tmp_path: Path) -> None:
+def test_the_lead_runs_a_foreground_explore_subagent_and_resumes_it(
+        fake_api: FakeAnthropic, tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("alpha\nbeta\n")
     stopped = tmp_path / "subagent-stop.json"
     write_hooks({"SubagentStop": [{"command": f"cat > {stopped}"}]})
     sub = fake_api.route(is_typed_subagent)
     read_id = sub.push_tool_use("Read", {"file_path": "notes.txt"})
     sub.push_text("Summary: notes.txt lists alpha and beta.")
+    sub.push_text("No gamma in it.")  # resumed by the lead's SendMessage
     call = fake_api.push_tool_use("Agent", {
         "description": "summarize notes", "prompt": "Read notes.txt and summarize it.",
         "subagent_type": "explore"})
+    fake_api.push_tool_use("SendMessage", {"to": "team-lead.sub-1", "message": "Any gamma?",
+                                           "summary": "one more question"})
+    fake_api.push_text("Asked about gamma.")
     fake_api.push_text("The notes list alpha and beta.")
     proc = run_lead("--team", "sub", "--keep", "What is in notes.txt?", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
@@ -88,7 +92,7 @@ def test_the_lead_runs_a_foreground_explore_subagent(fake_api: FakeAnthropic,
     bodies = fake_api.messages_requests()
     subs = [b for b in bodies if is_typed_subagent(b)]
     lead = [b for b in bodies if not is_typed_subagent(b)]
-    assert len(subs) == 2 and len(lead) == 2
+    assert len(subs) == 3 and len(lead) == 4
     assert {"Agent", "AgentStatus", "AgentStop"} <= set(tool_names(lead[0]))
     for body in subs:  # read-only tools, never Agent nor a team tool
         assert tool_names(body) == ["Read", "Glob", "Grep"]
@@ -101,11 +105,21 @@ def test_the_lead_runs_a_foreground_explore_subagent(fake_api: FakeAnthropic,
     assert report == "Summary: notes.txt lists alpha and beta."
     figures = json.loads(stats)
     assert figures["agent_id"] == "team-lead.sub-1" and figures["tool_uses"] == 1
+    # SendMessage to it resumes its conversation in the background; its end wakes the lead.
+    (sent,) = tool_results(lead[2])
+    assert sent["content"].startswith("resumed team-lead.sub-1 in the background")
+    resumed = subs[2]["messages"]  # its earlier conversation, then the lead's message
+    assert len(resumed) == 5 and resumed[2]["content"][0]["tool_use_id"] == read_id
+    assert resumed[3]["content"][0]["text"] == "Summary: notes.txt lists alpha and beta."
+    assert "Any gamma?" in resumed[4]["content"][-1]["text"]
+    assert [b["text"] for b in last_content(lead[3])] == [
+        '<subagent-notification agent_id="team-lead.sub-1" status="completed">No gamma in it.'
+        "</subagent-notification>"]
 
     # Records: its transcript, its usage counted toward the lead's, its status.
     assert paths.subagent_transcript("sub", "team-lead", "team-lead.sub-1").exists()
     state = read_state("sub", "team-lead")
-    assert state is not None and state.usage.input_tokens == 12 * 4  # 2 lead + 2 subagent calls
+    assert state is not None and state.usage.input_tokens == 12 * 7  # 4 lead + 3 subagent calls
     (record,) = state.subagents
     assert record.status == "completed" and record.subagent_type == "explore"
     assert "lead: started team-lead.sub-1 (explore): summarize notes" in proc.stderr
