@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import time
@@ -169,6 +170,30 @@ def test_headless_json_reports_every_field(fake_api: FakeAnthropic, tmp_path: Pa
     assert data["lead"]["cost_usd"] > 0 and data["cost_usd"] == data["lead"]["cost_usd"]
     assert 0 < data["duration_s"] < 90
     check_team_run(fake_api, swarm_home)
+
+
+def test_headless_report_writes_the_run_report_before_the_team_goes(
+        fake_api: FakeAnthropic, tmp_path: Path, swarm_home: Path) -> None:
+    fake_api.fallback = TeamScript()
+    page_path = tmp_path / "out" / "run.html"
+    page_path.parent.mkdir()
+    proc = lead("--team", "rep", "--report", "out/run.html", "Count to four with the team.",
+                cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert f"swarm: wrote the run report to {page_path}" in proc.stderr
+    assert not paths.team_dir("rep").exists()  # written first, then the team was deleted
+    page = page_path.read_text()
+    assert page.startswith("<!DOCTYPE html>") and "swarm report: rep" in page
+    external = re.compile(r"""(src|href)\s*=\s*["']?\s*(https?:|//)|url\(|@import|<script|<link""",
+                          re.IGNORECASE)
+    assert not external.search(page)  # self-contained: nothing fetched
+    for member in ("team-lead", "alice", "bob"):
+        assert f'<tr data-member="{member}">' in page
+    rows = re.findall(r"<tr><td>(\d+)</td><td>(\w+)</td><td>(\w+)</td><td>(\w+)</td>", page)
+    assert [(i, subject, status) for i, subject, _, status in rows] == [
+        ("1", "one", "completed"), ("2", "two", "completed"), ("3", "three", "completed"),
+        ("4", "four", "completed")]
+    assert {owner for _, _, owner, _ in rows} <= {"alice", "bob"}
 
 
 def test_timeout_exits_124_and_cleans_up(fake_api: FakeAnthropic, tmp_path: Path,
@@ -397,6 +422,8 @@ def test_no_model_no_key_says_what_to_do(tmp_path: Path, monkeypatch: pytest.Mon
     (["--max-teammates", "0", "x"], "--max-teammates must be at least 1"),
     (["--teammate-model", "gpt-4", "x"], "--teammate-model: unknown model 'gpt-4'"),
     (["--model", "sonnet"], "--headless needs a PROMPT"),
+    (["--report", "nodir/run.html", "x"], "--report "),
+    (["--report", ".", "x"], "is a directory"),
 ])
 def test_bad_lead_options_exit_2(tmp_path: Path, args: list[str], message: str) -> None:
     proc = subprocess.run([SWARM, "lead", "--headless", *args], capture_output=True, text=True,
@@ -437,14 +464,19 @@ def test_the_budget_stops_the_lead(fake_api: FakeAnthropic, tmp_path: Path) -> N
 
 
 def test_coordinator_has_only_team_tools(fake_api: FakeAnthropic, tmp_path: Path) -> None:
+    """Team tools and typed subagents (delegation too, see DESIGN); no fork: a fork would have
+    only the coordinator's team tools."""
+    fake_api.push_tool_use("Agent", {"description": "read it", "prompt": "Read the code."})
     fake_api.push_text("I delegate everything.")
     proc = lead("--coordinator", "--team", "coord", "Read the code.", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    first = fake_api.messages_requests()[0]
+    first, second = fake_api.messages_requests()
     assert [t["name"] for t in first["tools"]] == [
         "SpawnTeammate", "SendMessage", "TaskCreate", "TaskList", "TaskGet", "TaskUpdate",
-        "TeamStatus", "StopTeammate"]
+        "TeamStatus", "StopTeammate", "Agent", "AgentStatus", "AgentStop"]
     assert "You are a coordinator" in first["system"][0]["text"]
+    (refused,) = tool_results(second)
+    assert refused.get("is_error") and "a coordinator cannot fork" in refused["content"]
 
 
 def test_a_message_to_an_exited_teammate_wakes_it(fake_api: FakeAnthropic, tmp_path: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -43,15 +44,20 @@ class SessionInterrupted(SwarmError):
               help="Stop the lead once the team has spent this much.")
 @click.option("--keep", is_flag=True, help="Keep the team (and transcript) at the end.")
 @click.option("--resume", is_flag=True, help="Continue the lead of --team from its transcript.")
+@click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
+              default=None, help="At the end, write the run report (as `swarm report --html`)"
+              " to this file.")
 def lead(prompt: str | None, team_name: str | None, model: str | None,
          teammate_model: str | None, backend: str | None, cwd: str | None, approvals: str,
          coordinator: bool, headless: bool, as_json: bool, timeout: float | None,
-         max_teammates: int, max_budget_usd: float | None, keep: bool, resume: bool) -> None:
+         max_teammates: int, max_budget_usd: float | None, keep: bool, resume: bool,
+         report_path: Path | None) -> None:
     """An LLM lead turns one request into a coordinated team.
 
     In a terminal: type requests; the lead spawns teammates, hands out tasks, reacts to their
     reports and answers you. Headless (--headless, or stdin not a terminal): runs PROMPT, prints
     the lead's final text (or --json), exits 0 done, 1 failed or unfinished, 124 timeout.
+    The lead can also start subagents (the Agent tool); --report FILE writes the run report.
     """
     interactive = not headless and sys.stdin.isatty() and sys.stdout.isatty()
     if not interactive and not prompt and not sys.stdin.isatty():
@@ -61,6 +67,7 @@ def lead(prompt: str | None, team_name: str | None, model: str | None,
         backend=None if backend == "auto" else backend, cwd=cwd, approvals=approvals,
         coordinator=coordinator, headless=not interactive, as_json=as_json, timeout=timeout,
         max_teammates=max_teammates, max_budget_usd=max_budget_usd, keep=keep, resume=resume,
+        report=report_path.absolute() if report_path is not None else None,
     )
     if interactive:
         outcome = run_interactive(options, prompt)

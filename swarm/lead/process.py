@@ -3,7 +3,9 @@ terminal. It creates its team (or resumes one), records itself in the team file 
 its process start time, so teammates can tell when it is gone), and runs the runtime's `Loop`
 with the lead's tools, prompt, permission policy, transcript, state and usage.
 
-The lead is the `LoopHooks` of its loop and the `ToolHost` of its tools. Its turns run in one
+The lead is the `LoopHooks` of its loop, the `ToolHost` of its tools and, like a teammate, the
+`SubagentHost` of its `Agent` tools; the user's hooks (PreToolUse, PostToolUse, TaskCreated,
+TaskCompleted, SubagentStop, SessionEnd) apply to it as to a teammate. Its turns run in one
 thread while the terminal (or a signal handler) may interrupt them from another, so a model call
 runs in a helper thread the turn can abandon (`guard`), and every other wait polls the interrupt.
 """
@@ -17,15 +19,16 @@ import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from backends.resolve import resolve
 from swarm import settings
+from swarm.core.definitions import AgentDefinition
 from swarm.core.liveness import is_alive
 from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import PlanApprovalResponse
 from swarm.core.rules import Decision
-from swarm.core.state import write_state
+from swarm.core.state import SubagentInfo, write_state
 from swarm.core.team import Team, TeamConfig
 from swarm.errors import BadInputError, OperationFailedError
 from swarm.lead.anchor import AnchorWatch
@@ -34,11 +37,17 @@ from swarm.lead.tools import SpawnDefaults, check_model, lead_tools
 from swarm.lead.wake import Reporter, Wake, Watch
 from swarm.ops.health import observe
 from swarm.runtime.base import AgentBase
+from swarm.runtime.extensions import Extensions
 from swarm.runtime.loop import Loop, TurnInterrupted, TurnOutcome
 from swarm.runtime.models import default_model_spec, load_model
 from swarm.runtime.models.base import Model, ModelReply
 from swarm.runtime.policy import PermissionPolicy
+from swarm.runtime.prompts import environment
+from swarm.runtime.subagents import Subagents
 from swarm.runtime.tools import Tool, ToolContext, ToolError, ToolResult, kill_tree
+
+if TYPE_CHECKING:
+    import subprocess
 
 T = TypeVar("T")
 APPROVALS = ("human", "lead")
@@ -63,6 +72,7 @@ class LeadOptions:
     max_budget_usd: float | None = None
     keep: bool = False
     resume: bool = False
+    report: Path | None = None  # --report FILE: the run report, written at the end
     wake: str = "swarm"  # "anchor": the benchmark's re-created anchor policy
 
 
@@ -104,6 +114,11 @@ def validate(options: LeadOptions) -> None:
         raise BadInputError("--timeout must be positive")
     if options.resume and not options.team:
         raise BadInputError("--resume needs --team T: the team whose lead to continue")
+    if options.report is not None and (options.report.is_dir()
+                                       or not options.report.parent.is_dir()):
+        raise BadInputError(f"--report {options.report}: " + (
+            "is a directory: give a file name" if options.report.is_dir()
+            else f"no directory {options.report.parent} to write it in"))
     if options.teammate_model:
         try:
             check_model(options.teammate_model)
@@ -160,6 +175,9 @@ class Lead(AgentBase):
         self.in_turn = False
         self.final_text = ""
         self.last_outcome: TurnOutcome | None = None
+        self._turn_thread: threading.Thread | None = None
+        self.model_name = self.model_spec  # what a subagent's model `inherit` means
+        self.environment = environment(self.cwd)  # a subagent working in the lead's cwd reuses it
         self.policy = PermissionPolicy.for_member(
             self.team, self.team.member(LEAD_NAME), self.cwd,
             PersonAsker(self) if not options.headless else None)
@@ -169,12 +187,19 @@ class Lead(AgentBase):
         self.spawn_defaults = SpawnDefaults(backend=options.backend, cwd=str(self.cwd),
                                             model=options.teammate_model,
                                             max_teammates=options.max_teammates)
-        ctx = ToolContext(team=self.team, name=LEAD_NAME, cwd=self.cwd, host=self,
-                          env={"SWARM_TEAM": self.team.name})
+        env = {"SWARM_TEAM": self.team.name}
+        # The user's hooks, as a teammate has them (the lead has no agent definition).
+        self.extensions = Extensions.load(self.team, self.team.member(LEAD_NAME),
+                                          AgentDefinition(name=LEAD_NAME), self.cwd, env,
+                                          self.ui.notice, self.track_process)
+        self.policy.gate = self.extensions.gate
+        tools = self.extensions.wrap_task_tools(lead_tools(options.approvals, options.coordinator))
+        self.subagents = Subagents(self)  # the Agent tools' runner (subagents are threads here)
+        ctx = ToolContext(team=self.team, name=LEAD_NAME, cwd=self.cwd, host=self, env=env,
+                          subagents=self.subagents)
         system = lead_system_prompt(self.team.name, str(self.cwd), options.approvals,
                                     options.coordinator, options.max_teammates, teammate_model)
-        self.loop = Loop(model=model, tools=lead_tools(options.approvals, options.coordinator),
-                         system=system, ctx=ctx, hooks=self,
+        self.loop = Loop(model=model, tools=tools, system=system, ctx=ctx, hooks=self,
                          messages=self.transcript.conversation() if options.resume else [])
         self.loop.close_dangling("not finished: the lead process ended and was resumed")
 
@@ -222,9 +247,12 @@ class Lead(AgentBase):
     def turn(self, wake: Wake) -> TurnOutcome:
         self._interrupt.clear()
         self.in_turn = True
+        self._turn_thread = threading.current_thread()
         try:
             self.set_state(state="working", idle_reason=None, detail=None)
-            self.loop.add({"role": "user", "content": wake.blocks})
+            # What the lead's background subagents reported while it was idle comes along.
+            self.loop.add({"role": "user",
+                           "content": [*wake.blocks, *self.subagents.take_arrivals()]})
             wake.done()  # in the conversation (and transcript): now they may be marked read
             outcome = self.loop.run()
         finally:
@@ -250,6 +278,21 @@ class Lead(AgentBase):
     def team_cost(self) -> float:
         return self.state.usage.cost_usd + sum(s.cost_usd for s in observe(self.team))
 
+    def over_budget(self) -> bool:
+        budget = self.options.max_budget_usd
+        return budget is not None and self.team_cost() >= budget
+
+    def subagent_wake(self) -> Wake:
+        """A background subagent ended while the lead was idle: its notification (taken in
+        `turn`) starts a turn, under the team's status."""
+        head = self.watch.status_block(self.watch.last_view or self.watch.view())
+        return Wake(["subagent"], [{"type": "text", "text": head}] if head else [])
+
+    def end_extensions(self, detail: str) -> None:
+        """The session is over: the SessionEnd hooks (then any MCP server stops)."""
+        self.extensions.session_end(detail)
+        self.extensions.close()
+
     # -- AgentBase -------------------------------------------------------------------------------
     def say(self, text: str) -> None:
         self.ui.notice(text)
@@ -265,7 +308,9 @@ class Lead(AgentBase):
     def permit(self, tool: Tool, args: dict[str, Any], use_id: str) -> Decision:
         if self._interrupt.is_set():
             raise TurnInterrupted()
-        return self.policy.check(tool, args, use_id)
+        decision = self.policy.check(tool, args, use_id)  # PreToolUse hooks are its gate
+        self.extensions.allowed(decision)
+        return decision
 
     def guard(self, call: Callable[[], T]) -> T:
         """Run `call` (a model request) in a helper thread; an interrupt abandons it."""
@@ -301,15 +346,12 @@ class Lead(AgentBase):
             self.ui.lead_text(text)
 
     def on_tool_result(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> ToolResult:
-        return result
+        return self.extensions.after_tool(tool, args, result)  # PostToolUse hooks
 
     def stop_reason(self) -> str | None:
         if self._interrupt.is_set():
             raise TurnInterrupted()
-        budget = self.options.max_budget_usd
-        if budget is not None and self.team_cost() >= budget:
-            return "budget_exhausted"
-        return None
+        return "budget_exhausted" if self.over_budget() else None
 
     def arrivals(self) -> tuple[list[dict[str, Any]], Callable[[], None]]:
         wake = self.watch.arrivals()
@@ -319,12 +361,30 @@ class Lead(AgentBase):
                 blocks.append({"type": "text", "text": self.person.get_nowait()})
             except queue.Empty:
                 break
+        blocks += self.subagents.take_arrivals()
         return blocks, (wake.done if wake else lambda: None)
 
     def trace(self, line: str) -> None:
         self.ui.tool_line(line)
 
+    # -- SubagentHost ----------------------------------------------------------------------------
+    def interruptible(self, call: Callable[[], T]) -> T:
+        """A foreground subagent's wait: interrupting the lead's turn ends it."""
+        return self.guard(call)
+
+    def subagent_limit(self) -> str | None:
+        return "budget_exhausted" if self.over_budget() else None
+
+    def subagent_stopped(self, info: SubagentInfo, final_text: str) -> None:
+        self.extensions.subagent_stop(info, final_text)  # the `SubagentStop` hooks
+
     # -- ToolHost --------------------------------------------------------------------------------
+    def track_process(self, proc: subprocess.Popen[bytes] | None) -> None:
+        """The turn's own command (Bash, a hook of its calls), which an interrupt kills; not a
+        hook run for a subagent in its own thread."""
+        if threading.current_thread() is self._turn_thread:
+            super().track_process(proc)
+
     def structured_sent(self, message: Any) -> None:
         pass
 

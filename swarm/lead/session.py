@@ -1,10 +1,12 @@
 """One lead session: wait for what wakes the lead, run its turns, and end the session (any way
 it ends: every teammate gets a shutdown_request, those still running after
-SWARM_SHUTDOWN_GRACE are killed, and the team is deleted unless --keep).
+SWARM_SHUTDOWN_GRACE are killed, the lead's subagents are stopped, its SessionEnd hooks run, the
+run report is written with --report, and the team is deleted unless --keep).
 
 Waiting costs no model calls: the session sleeps on inotify over the team's mailboxes, tasks and
 teammates' state files, looks at the team when one changes (and every few seconds, to notice a
-death or a request's timeout), and checks the person's input queue every 50 ms.
+death or a request's timeout), and checks the person's input queue every 50 ms. A background
+subagent of the lead that ends sets the runner's waker, which ends the wait at once.
 """
 
 from __future__ import annotations
@@ -14,18 +16,22 @@ import queue
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from swarm import settings
 from swarm.core import paths
 from swarm.core.names import LEAD_NAME
 from swarm.core.state import read_state
+from swarm.core.store import write_bytes_atomic
 from swarm.core.watch import FileWatcher
 from swarm.errors import SwarmError, describe_error
 from swarm.lead.process import Lead
 from swarm.lead.wake import Wake
 from swarm.ops import control
 from swarm.ops.health import observe
+from swarm.ops.report import build_report
+from swarm.ops.report_html import render_html
 
 log = logging.getLogger(__name__)
 LOOK_EVERY = 2.0  # seconds between looks at the team when no file changed
@@ -90,7 +96,7 @@ class Session:
             directory = paths.agent_dir(team.name, member.name)
             if member.name != LEAD_NAME and directory.is_dir():
                 targets.append((directory, "state.json"))
-        return FileWatcher(targets)
+        return FileWatcher(targets, self.lead.subagents.waker)
 
     def wait(self, interactive: bool) -> Wake | None:
         """Block until something should start a lead turn. None: the session is over (ended,
@@ -109,15 +115,21 @@ class Session:
                 if changed or now - last_look >= LOOK_EVERY:
                     last_look = now
                     wake = watch.next_wake()
+                    if wake is None and self.lead.subagents.has_arrivals():
+                        wake = self.lead.subagent_wake()
                     if wake is not None:
                         return self._count(wake)
-                    if not interactive and watch.finished():
+                    if not interactive and watch.finished() and not self.subagents_running():
                         return None
                 pause = PERSON_POLL if interactive else LOOK_EVERY
                 if self.deadline is not None:
                     pause = max(0.0, min(pause, self.deadline - time.monotonic()))
                 changed = watcher.wait(pause)
         return None
+
+    def subagents_running(self) -> bool:
+        """Headless: a background subagent of the lead still works, so its report is to come."""
+        return any(info.status == "running" for info in self.lead.subagents.records())
 
     def _count(self, wake: Wake) -> Wake:
         log.debug("lead wakes: %s", ", ".join(wake.reasons))
@@ -136,6 +148,11 @@ class Session:
         lead.interrupt()
         log.info("session of %s ends: %s", team.name, self.end_reason or "done")
         problems: list[str] = []
+        detail = self.end_reason or "session ended"
+        try:
+            lead.subagents.stop_all(f"the lead's session ended: {detail}")  # each recorded
+        except (SwarmError, OSError) as exc:
+            problems.append(f"stopping the lead's subagents: {describe_error(exc)}")
         grace = settings.shutdown_grace()
         try:
             outcomes = control.shutdown(team, [], reason="the lead's session is over",
@@ -148,11 +165,16 @@ class Session:
         except SwarmError as exc:
             problems.append(f"shutting the team down: {exc}")
         report = self.report(problems)
-        detail = self.end_reason or "session ended"
         try:
             lead.release(detail)
         except (SwarmError, OSError) as exc:
             problems.append(f"releasing the team: {describe_error(exc)}")
+        if lead.options.report is not None:
+            self.write_report(lead.options.report, problems)
+        try:  # after the team's shutdown and the report, before the team's files go
+            lead.end_extensions(detail)
+        except (SwarmError, OSError) as exc:
+            problems.append(f"SessionEnd hooks: {describe_error(exc)}")
         if lead.options.keep:
             lead.ui.notice(f"team {team.name} kept: continue with `swarm lead --resume --team"
                            f" {team.name}`")
@@ -164,6 +186,16 @@ class Session:
                 problems.append(f"deleting team {team.name}: {describe_error(exc)}")
                 lead.ui.notice(f"team {team.name} not deleted: {describe_error(exc)}")
         return report
+
+    def write_report(self, path: Path, problems: list[str]) -> None:
+        """--report FILE: the run report page (`swarm report --html`), before the team goes."""
+        try:
+            page = render_html(build_report(self.lead.team.name))
+            write_bytes_atomic(path, page.encode())
+            self.lead.ui.notice(f"wrote the run report to {path}")
+        except (SwarmError, OSError) as exc:
+            problems.append(f"writing the run report to {path}: {describe_error(exc)}")
+            self.lead.ui.notice(f"the run report was not written: {describe_error(exc)}")
 
     def report(self, problems: list[str]) -> Report:
         lead, team = self.lead, self.lead.team

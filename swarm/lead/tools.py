@@ -1,8 +1,10 @@
 """The lead's tools: SpawnTeammate (the spawner `swarm spawn` uses), SendMessage (as teammates,
 plus `*` and shutdown_request), the Task* tools, TeamStatus, StopTeammate (the control code
 `swarm kill` uses), and with `--approvals lead` AnswerPermission / AnswerPlan (the approvals
-code `swarm permissions` / `swarm plans` use); plus the file and shell tools unless
-`--coordinator`.
+code `swarm permissions` / `swarm plans` use); `Agent`, `AgentStatus` and `AgentStop` (subagents, run
+by the lead process as threads, like a teammate's); plus the file and shell tools unless
+`--coordinator` (a coordinator keeps typed subagents: delegating to them is delegating; it
+cannot fork, since a fork would have only its team tools).
 
 Bad input (an unknown agent type or model, a taken name, too many teammates, a spawn that
 fails) is an error result the lead model can read and act on, never a crash.
@@ -29,6 +31,7 @@ from swarm.runtime.console import brief
 from swarm.runtime.interfaces import ToolHost
 from swarm.runtime.models import default_model_spec
 from swarm.runtime.models.anthropic_model import ALIASES
+from swarm.runtime.subagent_tools import AgentStatusTool, AgentStopTool, AgentTool
 from swarm.runtime.tools import Tool, ToolContext, ToolError, ToolResult, _schema
 
 FILE_TOOLS = ("Read", "Glob", "Grep", "Bash", "Write", "Edit")
@@ -135,6 +138,8 @@ class LeadSendMessage(tt.SendMessage):
         to = str(args["to"]).strip().lower()
         if to == LEAD_NAME:
             raise ToolError("you are team-lead: send to a teammate's name or '*'")
+        if ctx.subagents is not None and ctx.subagents.owns(to):  # one of the lead's subagents
+            return super().run({**args, "to": to}, ctx)
         message = args["message"]
         if isinstance(message, str) and message.lstrip().startswith("{"):
             try:
@@ -254,13 +259,28 @@ class AnswerPlan(Tool):
                           + (f" ({brief(str(feedback), 80)})" if feedback else ""))
 
 
+class CoordinatorAgent(AgentTool):
+    """`Agent` for a `--coordinator` lead: typed subagents only."""
+
+    description = AgentTool.description + " As a coordinator you cannot fork: give a subagent_type."
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        if not str(args.get("subagent_type") or "").strip():
+            raise ToolError("a coordinator cannot fork (a fork would have only your team tools):"
+                            " give a subagent_type (explore, plan, general-purpose, or a"
+                            " project agent type)")
+        return super().run(args, ctx)
+
+
 def lead_tools(approvals: str, coordinator: bool) -> dict[str, Tool]:
     """The lead's tool set: team tools, AnswerPermission/AnswerPlan with `--approvals lead`,
-    and the file and shell tools unless `--coordinator`."""
+    the subagent tools, and the file and shell tools unless `--coordinator`."""
     items: list[Tool] = [SpawnTeammate(), LeadSendMessage(), tt.TaskCreate(), tt.TaskList(),
                          tt.TaskGet(), tt.TaskUpdate(), TeamStatus(), StopTeammate()]
     if approvals == "lead":
         items += [AnswerPermission(), AnswerPlan()]
+    items += [CoordinatorAgent() if coordinator else AgentTool(), AgentStatusTool(),
+              AgentStopTool()]
     if not coordinator:
         items += [ft.Read(), ft.Glob(), ft.Grep(), ft.Bash(), ft.Write(), ft.Edit()]
     return {tool.name: tool for tool in items}

@@ -69,7 +69,7 @@ class Reporter(Protocol):
 
 @dataclass
 class Wake:
-    reasons: list[str]  # message | terminated | refused | request | quiet | stalled | idle
+    reasons: list[str]  # message|terminated|refused|request|quiet|stalled|idle|subagent
     blocks: list[Block]
     done: Callable[[], None] = lambda: None  # once the blocks are in the conversation
 
