@@ -46,7 +46,8 @@ def strays() -> Iterator[list[psutil.Process]]:
     psutil.wait_procs(procs, timeout=5)
 
 
-# Tests that start real agent processes or a tmux server are `slow`: `pytest -m "not slow"` runs
+# Tests that start real agent processes or a tmux server are `slow` (others that start the swarm
+# executable or take about a second are marked by hand): `pytest -m "not slow"` runs
 # the fast half in well under a minute.
 SLOW_FIXTURES = frozenset({"crew", "server", "session"})
 

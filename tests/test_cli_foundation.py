@@ -126,6 +126,7 @@ def test_reserved_names_are_not_members(run: Any, team: Team, name: str) -> None
     assert sorted(p.name for p in paths.inboxes_dir("alpha").iterdir()) == []
 
 
+@pytest.mark.slow
 def test_bad_names_via_the_real_executable() -> None:
     for name in ("../x", "a b", "a@b", "a" * 100, "a\x07b"):
         result = run_exe("team", "create", name)
@@ -188,6 +189,7 @@ def test_team_show_defaults_to_swarm_team(
     assert team.inbox("alice").messages() == []
 
 
+@pytest.mark.slow
 def test_team_delete_refuses_live_member_then_force_kills(
     team: Team, sleeper: subprocess.Popen[bytes]
 ) -> None:
@@ -376,6 +378,7 @@ def test_tasks_commands(run: Any, team: Team) -> None:
     assert [t.id for t in team.tasks.list()] == ["1", "2", "3"]
 
 
+@pytest.mark.slow
 def test_tasks_exit_codes_via_the_executable(team: Team) -> None:
     team.tasks.add("contested")
     team.tasks.claim("1", "alice")

@@ -234,6 +234,7 @@ def test_cli_list_json_and_show(project: Path, monkeypatch: pytest.MonkeyPatch) 
     assert "tools:            Read, Glob, Grep" in text.stdout and "read-only" in text.stdout
 
 
+@pytest.mark.slow
 def test_real_executable_warns_and_exits_zero(project: Path, swarm_home: Path) -> None:
     bad = write(project / ".swarm/agents/bad.md", "---\nmax_turns: -3\n---\nx\n")
     write(project / ".swarm/agents/ok.md", "OK.\n")
@@ -271,6 +272,7 @@ def test_builtins_are_valid_definitions_and_each_load_is_a_fresh_copy() -> None:
     assert _load_builtins()[0].tools == ["Read", "Glob", "Grep"]
 
 
+@pytest.mark.slow
 def test_builtin_lookup_imports_no_yaml_but_user_files_still_parse(
         tmp_path: Path, swarm_home: Path) -> None:
     code = ("import sys\n"

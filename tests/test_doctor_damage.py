@@ -43,6 +43,7 @@ def gone_pid() -> int:
     return proc.pid
 
 
+@pytest.mark.slow
 def test_a_healthy_home_has_no_findings(team: Team) -> None:
     team.send("alice", "hello")
     team.tasks.add("a task")
@@ -68,6 +69,7 @@ def test_quarantined_files_are_reported_and_never_removed(team: Team) -> None:
     assert all(Path(p).exists() for p in corrupt)  # kept for a person to recover
 
 
+@pytest.mark.slow
 def test_leftovers_are_reported_and_the_empty_or_stale_ones_removed(team: Team) -> None:
     inboxes = paths.inboxes_dir(team.name)
     queued = inboxes / "alice.json.pending"  # the old layout's queue, with a message in it
@@ -98,6 +100,7 @@ def test_leftovers_are_reported_and_the_empty_or_stale_ones_removed(team: Team) 
     assert not empty.exists() and not stale_tmp.exists()
 
 
+@pytest.mark.slow
 def test_loose_modes_are_tightened_and_foreign_owners_reported(team: Team) -> None:
     inboxes = paths.inboxes_dir(team.name)
     inboxes.chmod(0o777)
@@ -147,6 +150,7 @@ def test_a_read_only_disk_is_reported(team: Team) -> None:
     assert report["swarm_home_writable"] is False
 
 
+@pytest.mark.slow
 def test_a_member_dead_but_recorded_running_is_reported_then_recorded_by_fix(team: Team) -> None:
     pid = gone_pid()
     write_state(team.name, "alice", AgentState(state="working", pid=pid, current_task="1"))
@@ -172,6 +176,7 @@ def test_a_member_dead_but_recorded_running_is_reported_then_recorded_by_fix(tea
     assert findings(doctor(), "dead_member") == {}
 
 
+@pytest.mark.slow
 def test_a_team_whose_lead_is_gone_is_reported(team: Team) -> None:
     team.update(lambda config: setattr(config, "lead_pid", os.getpid()))
     assert findings(doctor(), "lead_gone") == {}  # this test process: alive

@@ -179,6 +179,7 @@ def test_a_hook_that_cannot_start_is_a_warning(tmp_path: Path) -> None:
     assert len(warnings) == 1 and "could not start" in warnings[0]
 
 
+@pytest.mark.slow
 def test_a_hanging_hook_is_killed_with_its_children_at_its_timeout(tmp_path: Path) -> None:
     pids = tmp_path / "pids"
     warnings: list[str] = []

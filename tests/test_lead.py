@@ -360,7 +360,7 @@ def test_approvals_lead_answers_a_permission_request(fake_api: FakeAnthropic,
     proc = lead("--approvals", "lead", "--team", "ask", "Have alice make the file.",
                 cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert (tmp_path / "made-by-alice.txt").exists()
+    assert (tmp_path / "made-by-alice.txt").exists(), proc.stderr
     first = fake_api.messages_requests()[0]
     assert {"AnswerPermission", "AnswerPlan"} <= {t["name"] for t in first["tools"]}
     answered = [r for b in fake_api.messages_requests() for r in tool_results(b)
@@ -504,5 +504,6 @@ def test_a_message_to_an_exited_teammate_wakes_it(fake_api: FakeAnthropic, tmp_p
     assert proc.returncode == 0, proc.stderr
     woke = [r["content"] for b in fake_api.messages_requests() for r in tool_results(b)
             if r["content"].startswith("sent to alice")]
-    assert len(woke) == 1 and "alice had exited (shut down): woke it (pid " in woke[0]
+    assert len(woke) == 1 and "alice had exited (shut down): woke it (pid " in woke[0], (
+        proc.stderr, turn_inputs(fake_api))
     assert any("second-run" in t for t in turn_inputs(fake_api))  # she ran it and reported

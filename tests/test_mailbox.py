@@ -416,6 +416,7 @@ def test_sigkilled_lock_holder_does_not_block_senders(team: Team, tmp_path: Path
     assert [m.id for m in team.inbox("alice").messages()] == [sent]
 
 
+@pytest.mark.slow
 def test_sends_wait_for_a_live_lock_holder_and_lose_nothing(team: Team, tmp_path: Path) -> None:
     """While a live process holds the lock a send blocks (no timeout, no loss), then lands."""
     ready, release = tmp_path / "ready", tmp_path / "release"
@@ -451,6 +452,7 @@ def test_sends_wait_for_a_live_lock_holder_and_lose_nothing(team: Team, tmp_path
                 proc.wait()
 
 
+@pytest.mark.slow
 def test_concurrent_senders_lose_nothing(team: Team) -> None:
     writers = [
         run_child(

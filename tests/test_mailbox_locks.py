@@ -64,6 +64,7 @@ def release(holder: psutil.Process) -> None:
     wait_until(lambda: holder.status() == psutil.STATUS_ZOMBIE, message="holder gone")
 
 
+@pytest.mark.slow
 def test_stopped_lock_holder_makes_a_send_fail_in_time_and_nothing_lands_later(
     team: Team, stopped_holder: psutil.Process
 ) -> None:

@@ -110,6 +110,7 @@ def test_the_page_of_a_huge_run_stays_light_and_renders(team: Team, tmp_path: Pa
     assert shown.console == [] and shown.requests == []
 
 
+@pytest.mark.slow
 def test_a_team_with_no_activity_gets_a_page_that_says_so(team: Team, tmp_path: Path) -> None:
     page_path = tmp_path / "quiet.html"
     proc = run_swarm("report", "--team", "alpha", "--html", str(page_path))
@@ -136,6 +137,7 @@ def test_a_truncated_transcript_line_is_skipped_and_noted(team: Team, tmp_path: 
     assert "skipped 2 unreadable transcript line(s)" in page
 
 
+@pytest.mark.slow
 def test_a_deleted_team_or_a_bad_name_is_a_clear_error(team: Team, tmp_path: Path) -> None:
     Team.delete("alpha")
     proc = run_swarm("report", "--team", "alpha", "--html", str(tmp_path / "x.html"))

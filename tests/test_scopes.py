@@ -112,6 +112,7 @@ def test_empty_globs_are_bad_input(team: Team) -> None:
     assert team.tasks.list() == []
 
 
+@pytest.mark.slow
 def test_tasks_add_files_warns_for_a_glob_matching_nothing(team: Team, work: Path) -> None:
     (work / "src" / "api" / "x.py").write_text("")
     proc = run_swarm("tasks", "add", "api", "--files", "src/**", "--files", "nope/**",
@@ -156,6 +157,7 @@ def test_overlapping_writes_tell_the_lead_once_per_path(team: Team, work: Path) 
     assert len(conflicts(team)) == 1
 
 
+@pytest.mark.slow
 def test_concurrent_first_overlap_is_reported_once(team: Team, work: Path) -> None:
     """Several processes write the same new path at once: one message, every writer listed."""
     names = [f"w{i}" for i in range(6)]

@@ -116,6 +116,7 @@ def test_failed_atomic_write_keeps_the_old_file(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["data.json"]
 
 
+@pytest.mark.slow
 def test_reader_never_sees_a_half_written_file(tmp_path: Path) -> None:
     """A writer process rewrites a large file as fast as it can; every read parses."""
     path = tmp_path / "big.json"

@@ -124,6 +124,7 @@ def test_update_member() -> None:
         team.update_member("nobody", pid=1)
 
 
+@pytest.mark.slow
 def test_concurrent_member_adds_are_all_kept() -> None:
     """Read-modify-write under the team file lock: no add is lost to a race."""
     team = Team.create("alpha")

@@ -110,6 +110,7 @@ def test_read_refuses_a_fifo_instead_of_blocking(ctx: ToolContext) -> None:
     assert "is a FIFO" in err(isolated(ctx, "Read", file_path=str(fifo)))
 
 
+@pytest.mark.slow
 def test_read_refuses_devices_and_sockets(ctx: ToolContext, tmp_path: Path) -> None:
     assert "is a character device" in err(isolated(ctx, "Read", file_path="/dev/zero"))
     (ctx.cwd / "zero").symlink_to("/dev/zero")  # a link does not hide what it points to
@@ -137,6 +138,7 @@ def test_read_stops_at_a_size_cap_and_says_so(ctx: ToolContext) -> None:
     assert "[file truncated at" in ok(call(ctx, "Read", file_path="long.txt"))
 
 
+@pytest.mark.slow
 def test_grep_skips_what_is_not_a_regular_file(ctx: ToolContext) -> None:
     os.mkfifo(ctx.cwd / "pipe")
     (ctx.cwd / "zero").symlink_to("/dev/zero")
