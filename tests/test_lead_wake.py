@@ -24,6 +24,7 @@ from swarm.core.team import Team
 from swarm.lead import wake
 from swarm.lead.anchor import AnchorWatch
 from swarm.lead.wake import Watch
+from swarm.ops import health
 from swarm.ops.approvals import Pending, approve_permission
 
 
@@ -267,3 +268,26 @@ def test_a_note_still_on_its_way_keeps_the_team_busy(crew: Team, watch: Watch) -
     found = watch.next_wake()
     assert found is not None and found.reasons == ["quiet"]
     assert 'alice: idle; last: "new"' in texts(found)[0]
+
+
+def test_a_teammate_taking_its_first_input_never_looks_quiet(
+        crew: Team, watch: Watch, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A teammate just handed work: state `idle` (it has not started), its prompt unread. It
+    # writes `working`, then marks the prompt read. An observer that read the state before
+    # that and the mailbox after would see idle with nothing unread: quiet, ending a headless
+    # session before the work was done. Here the teammate acts right after each state read.
+    idle(crew, "bob", "b")
+    set_state(crew, "alice", "idle", idle_reason="available")
+    (prompt,) = crew.send("alice", "make the file", summary="work")
+    real_read_state = health.read_state
+
+    def read_then_alice_takes_it(team: str, name: str) -> AgentState | None:
+        seen = real_read_state(team, name)
+        if name == "alice" and Mailbox(team, "alice").unread():
+            set_state(crew, "alice", "working")
+            Mailbox(team, "alice").mark_read([prompt])
+        return seen
+
+    monkeypatch.setattr(health, "read_state", read_then_alice_takes_it)
+    view = watch.view()
+    assert not view.quiet and not watch.finished()

@@ -147,6 +147,10 @@ def record_death(team: Team, name: str, reason: str) -> bool:
 def observe_member(team: Team, member: Member, record: bool = True) -> MemberStatus:
     """`member`'s status. A death noticed is recorded (see record_death) unless `record` is
     False: then it is only shown (`swarm doctor` without --fix changes nothing)."""
+    # The mailbox before the state: a teammate writes `working` before it marks its input
+    # read, so no interleaving shows an idle state with that input already gone (a team that
+    # has only just been handed work would look quiet).
+    unread = len(Mailbox(team.name, member.name).unread())
     state = read_state(team.name, member.name)
     reason = death_reason(member, state)
     if reason is not None:
@@ -156,7 +160,6 @@ def observe_member(team: Team, member: Member, record: bool = True) -> MemberSta
         if state is None or state.state != "dead":  # not recorded (yet): still say so
             state = (state or AgentState(pid=member.pid)).model_copy(
                 update={"state": "dead", "detail": reason})
-    unread = len(Mailbox(team.name, member.name).unread())
     if state is None:
         return MemberStatus(member.name, member.agent_id, "starting", member.backend,
                             member.pane_id, member.pid, None, unread, 0, 0, 0.0, None, None, None,
