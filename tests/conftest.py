@@ -13,7 +13,7 @@ from swarm.core.team import Team
 
 # Shared fixtures: `crew` (real teammates on the hidden backend) and `fake_api` (the fake
 # Anthropic Messages API).
-pytest_plugins = ["tests.agent_fixtures", "tests.fake_anthropic"]
+pytest_plugins = ["tests.agent_fixtures", "tests.fake_anthropic", "tests.lead_fixtures"]
 
 
 @pytest.fixture(autouse=True)

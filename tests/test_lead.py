@@ -10,7 +10,6 @@ import re
 import signal
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -22,11 +21,12 @@ from swarm.core.liveness import is_alive
 from swarm.core.state import read_state
 from swarm.core.team import Team
 from swarm.core.transcript import Transcript
-from tests.agent_fixtures import SWARM, agent_processes, stop_tree
+from tests.agent_fixtures import SWARM, agent_processes
 from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
 from tests.helpers import wait_until
+from tests.lead_fixtures import lead
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("lead_env")]
 
 FINAL = "All four tasks are done: one, two, three and four were echoed."
 TASKS = [("TaskCreate", {"subject": s, "description": f"$ echo {s}"}) for s in ("one", "two", "three")]
@@ -66,26 +66,6 @@ class TeamScript:
         return reply("Noted.")
 
 
-@pytest.fixture(autouse=True)
-def lead_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, swarm_home: Path) -> Iterator[None]:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    monkeypatch.setenv("SWARM_API_RETRY_BASE", "0.01")
-    monkeypatch.setenv("HOME", str(tmp_path))  # no user-level Anthropic profile can leak in
-    monkeypatch.setenv("SWARM_SHUTDOWN_GRACE", "5")
-    monkeypatch.setenv("SWARM_HEARTBEAT_INTERVAL", "0.2")
-    try:
-        yield
-    finally:
-        for proc in agent_processes(swarm_home):
-            stop_tree(proc.pid)
-
-
-def lead(*args: str, cwd: Path, timeout: float = 90, env: dict[str, str] | None = None,
-         backend: str = "hidden") -> subprocess.CompletedProcess[str]:
-    argv = [SWARM, "lead", "--headless", "--model", "sonnet", "--teammate-model", "shell",
-            "--backend", backend, *args]
-    return subprocess.run(argv, capture_output=True, text=True, cwd=cwd, timeout=timeout,
-                          env={**os.environ, **(env or {})})
 
 
 def turn_inputs(api: FakeAnthropic) -> list[str]:

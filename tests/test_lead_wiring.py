@@ -5,10 +5,7 @@ the lead and its subagents talking through the real SDK to the fake Messages API
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import threading
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,33 +13,14 @@ import pytest
 
 from swarm.core import paths
 from swarm.core.state import read_state
-from tests.agent_fixtures import SWARM, agent_processes, stop_tree
 from tests.fake_anthropic import FakeAnthropic, Scripted, reply
 from tests.helpers import wait_until
+from tests.lead_fixtures import lead
 
-pytestmark = pytest.mark.slow
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("lead_env")]
 WAIT = 30.0
 
 
-@pytest.fixture(autouse=True)
-def lead_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, swarm_home: Path) -> Iterator[None]:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    monkeypatch.setenv("SWARM_API_RETRY_BASE", "0.01")
-    monkeypatch.setenv("HOME", str(tmp_path))  # no user-level Anthropic profile can leak in
-    monkeypatch.setenv("SWARM_SHUTDOWN_GRACE", "5")
-    monkeypatch.setenv("SWARM_HEARTBEAT_INTERVAL", "0.2")
-    try:
-        yield
-    finally:
-        for proc in agent_processes(swarm_home):
-            stop_tree(proc.pid)
-
-
-def run_lead(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    argv = [SWARM, "lead", "--headless", "--model", "sonnet", "--teammate-model", "shell",
-            "--backend", "hidden", *args]
-    return subprocess.run(argv, capture_output=True, text=True, cwd=cwd, timeout=90,
-                          env=dict(os.environ))
 
 
 def is_typed_subagent(body: dict[str, Any]) -> bool:
@@ -85,34 +63,34 @@ def test_the_lead_runs_a_foreground_explore_subagent_and_resumes_it(
                                            "summary": "one more question"})
     fake_api.push_text("Asked about gamma.")
     fake_api.push_text("The notes list alpha and beta.")
-    proc = run_lead("--team", "sub", "--keep", "What is in notes.txt?", cwd=tmp_path)
+    proc = lead("--team", "sub", "--keep", "What is in notes.txt?", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "The notes list alpha and beta."
 
     bodies = fake_api.messages_requests()
     subs = [b for b in bodies if is_typed_subagent(b)]
-    lead = [b for b in bodies if not is_typed_subagent(b)]
-    assert len(subs) == 3 and len(lead) == 4
-    assert {"Agent", "AgentStatus", "AgentStop"} <= set(tool_names(lead[0]))
+    leads = [b for b in bodies if not is_typed_subagent(b)]
+    assert len(subs) == 3 and len(leads) == 4
+    assert {"Agent", "AgentStatus", "AgentStop"} <= set(tool_names(leads[0]))
     for body in subs:  # read-only tools, never Agent nor a team tool
         assert tool_names(body) == ["Read", "Glob", "Grep"]
     assert "`team-lead.sub-1`" in subs[0]["system"][0]["text"]
     (read,) = tool_results(subs[1])
     assert read["tool_use_id"] == read_id and "alpha" in read["content"]
-    (result,) = tool_results(lead[1])  # the report is the Agent call's result
+    (result,) = tool_results(leads[1])  # the report is the Agent call's result
     assert result["tool_use_id"] == call and not result.get("is_error")
     report, stats = result["content"].rsplit("\n\n", 1)
     assert report == "Summary: notes.txt lists alpha and beta."
     figures = json.loads(stats)
     assert figures["agent_id"] == "team-lead.sub-1" and figures["tool_uses"] == 1
     # SendMessage to it resumes its conversation in the background; its end wakes the lead.
-    (sent,) = tool_results(lead[2])
+    (sent,) = tool_results(leads[2])
     assert sent["content"].startswith("resumed team-lead.sub-1 in the background")
     resumed = subs[2]["messages"]  # its earlier conversation, then the lead's message
     assert len(resumed) == 5 and resumed[2]["content"][0]["tool_use_id"] == read_id
     assert resumed[3]["content"][0]["text"] == "Summary: notes.txt lists alpha and beta."
     assert "Any gamma?" in resumed[4]["content"][-1]["text"]
-    assert [b["text"] for b in last_content(lead[3])] == [
+    assert [b["text"] for b in last_content(leads[3])] == [
         '<subagent-notification agent_id="team-lead.sub-1" status="completed">No gamma in it.'
         "</subagent-notification>"]
 
@@ -154,15 +132,15 @@ def test_a_background_subagent_wakes_the_idle_lead_before_the_session_ends(
 
     fake_api.push(turn_ends)
     fake_api.push_text("The side job is done.")
-    proc = run_lead("--team", "bg", "Do a side job.", cwd=tmp_path)
+    proc = lead("--team", "bg", "Do a side job.", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "The side job is done."
-    lead = [b for b in fake_api.messages_requests() if not is_typed_subagent(b)]
-    assert len(lead) == 3
-    (started,) = tool_results(lead[1])
+    leads = [b for b in fake_api.messages_requests() if not is_typed_subagent(b)]
+    assert len(leads) == 3
+    (started,) = tool_results(leads[1])
     assert json.loads(started["content"].split("\n", 1)[0]) == {
         "agent_id": "team-lead.sub-1", "status": "running"}
-    woken = last_content(lead[2])  # a turn of its own, started by the notification
+    woken = last_content(leads[2])  # a turn of its own, started by the notification
     assert [b["text"] for b in woken] == [
         '<subagent-notification agent_id="team-lead.sub-1" status="completed">'
         "side job &lt;done&gt;</subagent-notification>"]
@@ -183,7 +161,7 @@ def test_the_leads_hooks_block_its_rm_see_its_results_and_its_end(
     fake_api.push(lambda body: reply(None, [("Bash", {"command": "rm victim.txt"}),
                                             ("Read", {"file_path": "victim.txt"})]))
     fake_api.push_text("victim.txt stays.")
-    proc = run_lead("--team", "hooked", "Remove victim.txt.", cwd=tmp_path)
+    proc = lead("--team", "hooked", "Remove victim.txt.", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert victim.read_text() == "keep me"
     rm_result, read_result = tool_results(fake_api.messages_requests()[1])
