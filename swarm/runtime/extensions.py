@@ -28,7 +28,6 @@ from swarm.core.rules import Decision
 from swarm.core.state import SubagentInfo
 from swarm.errors import SwarmError
 from swarm.runtime.hooks import HookRunner, load_hooks
-from swarm.runtime.mcp import McpManager, McpToolAdapter
 from swarm.runtime.tools import Tool, ToolContext, ToolResult, user_env
 
 if TYPE_CHECKING:
@@ -37,6 +36,7 @@ if TYPE_CHECKING:
     from swarm.core.definitions import AgentDefinition
     from swarm.core.tasks import Task
     from swarm.core.team import Member, Team
+    from swarm.runtime.mcp import McpManager
 
 # Turns a hook may add after an input (a refused completion handed back, TeammateIdle's exit 2)
 # before the agent goes idle anyway: a hook that always exits 2 must not spin it forever.
@@ -114,6 +114,9 @@ class Extensions:
             for line in unknown:
                 say(f"warning: {line}")
             if servers:
+                # Only an agent with servers pays for the MCP layer (asyncio, ssl: ~25 ms).
+                from swarm.runtime.mcp import McpManager
+
                 extensions.mcp = McpManager(servers, cwd=cwd, warn=say,
                                             log_dir=paths.agent_dir(team.name, member.name))
         return extensions
@@ -123,6 +126,8 @@ class Extensions:
         """Start the servers (bounded by SWARM_MCP_TIMEOUT); their tools, minus disallowed."""
         if self.mcp is None:
             return {}
+        from swarm.runtime.mcp import McpToolAdapter
+
         self.mcp.start(settings.mcp_timeout())
         tools: dict[str, Tool] = {}
         for tool in self.mcp.tools():
