@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +15,15 @@ from swarm.core.team import Team
 # Shared fixtures: `crew` (real teammates on the hidden backend) and `fake_api` (the fake
 # Anthropic Messages API).
 pytest_plugins = ["tests.agent_fixtures", "tests.fake_anthropic", "tests.lead_fixtures"]
+
+
+@pytest.fixture(autouse=True, scope="session")
+def sigint_raises() -> None:
+    """A suite started in the background (`cmd &`, nohup) inherits SIGINT ignored, and Python
+    then never raises KeyboardInterrupt, here or in the processes the tests start: the tests of
+    interrupts need it to behave as at a terminal."""
+    if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.fixture(autouse=True)
