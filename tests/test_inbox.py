@@ -22,6 +22,7 @@ from swarm.core.protocol import (
     TeammateTerminated,
 )
 from swarm.core.readable import fold, message_line, structured_line, tool_call
+from swarm.core.state import AgentState, write_state
 from swarm.core.team import Team
 
 
@@ -168,3 +169,20 @@ def test_fold_keeps_line_breaks_and_marks_the_cut() -> None:
     lines = fold("a\n" + "b" * 50 + "\nc\nd", 30, "  ", max_lines=3)
     assert lines[0] == "  a" and lines[1] == "  " + "b" * 28
     assert lines[-1] == "  ... 3 more lines" and len(lines) == 3
+
+
+def test_the_hint_for_a_stopped_recipient_fits_who_is_sending(
+        capsys: pytest.CaptureFixture[str], team: Team, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The lead is told how to wake an exited teammate; a teammate (who may not use --wake or
+    respawn) is told the message waits for the lead to wake it. Both are delivered, exit 0."""
+    write_state(team.name, "alice", AgentState(state="exited", detail="shut down"))
+    code, out, _ = run(capsys, "send", "alice", "one for you", "--team", team.name)
+    assert code == 0 and out.splitlines()[1] == (
+        "alice has exited (shut down): the message waits in its mailbox; wake it with "
+        "`swarm send alice ... --wake` or `swarm respawn alice`")
+    monkeypatch.setenv("SWARM_AGENT_ID", f"bob@{team.name}")
+    code, out, _ = run(capsys, "send", "alice", "and one from bob", "--team", team.name,
+                       "--summary", "from bob")
+    assert code == 0 and out.splitlines()[1] == (
+        "alice has exited (shut down): the message waits in its mailbox until the lead wakes it")
+    assert [m.sender for m in team.inbox("alice").messages()] == ["team-lead", "bob"]

@@ -57,7 +57,8 @@ def send(to: str, message: str, team_name: str | None, summary: str | None,
     stopped = _wake(team, names) if wake else _stopped(team, names)
     result = {"to": to, "ids": ids, "stopped": [w.as_dict() for w in stopped]}
     emit(result, as_json, lambda r: "\n".join(
-        [f"sent to {to} ({len(r['ids'])} message(s))", *(w.describe() for w in stopped)]))
+        [f"sent to {to} ({len(r['ids'])} message(s))",
+         *(w.describe(by_lead=who.lower() == LEAD_NAME) for w in stopped)]))
 
 
 def _stopped(team: Any, names: list[str]) -> list[Any]:

@@ -242,7 +242,8 @@ class WakeResult:
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
 
-    def describe(self) -> str:
+    def describe(self, by_lead: bool = True) -> str:
+        """One line for the sender; a teammate is not told to run lead-only commands."""
         why = f" ({self.detail})" if self.detail else ""
         if self.woken:
             was = "had exited" if self.was == "exited" else "was dead"
@@ -250,6 +251,8 @@ class WakeResult:
                     " transcript; it will handle the message")
         if self.was in ("exited", "dead"):
             verb = "has exited" if self.was == "exited" else "is dead"
+            if not by_lead:
+                return f"{self.name} {verb}{why}: the message waits in its mailbox until the lead wakes it"
             return (f"{self.name} {verb}{why}: the message waits in its mailbox; wake it with"
                     f" `swarm send {self.name} ... --wake` or `swarm respawn {self.name}`")
         return f"{self.name} is {self.was}"
