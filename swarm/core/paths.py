@@ -104,11 +104,6 @@ def user_memory() -> Path:
     return home() / "SWARM.md"
 
 
-def agent_mcp_log(team: str, name: str, server: str) -> Path:
-    """What one of the agent's stdio MCP servers writes to stderr."""
-    return agent_dir(team, name) / f"mcp-{server}.log"
-
-
 def user_settings() -> Path:
     """User settings (hooks); the project's are `<project>/.swarm/settings.json`."""
     return home() / "settings.json"

@@ -17,7 +17,6 @@ import json
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any, Protocol
 
 from swarm import settings
@@ -39,7 +38,7 @@ from swarm.core.tasks import Task
 from swarm.core.team import Team
 from swarm.errors import SwarmError
 from swarm.ops.approvals import Pending, answer_plan, deny_permission
-from swarm.ops.health import MemberStatus, observe, observe_member
+from swarm.ops.health import MemberStatus, age_s, observe, observe_member
 from swarm.runtime.console import brief
 from swarm.runtime.inputs import Inbound
 
@@ -98,7 +97,7 @@ def look(team: Team, pending_requests: int, reported: dict[str, int]) -> TeamVie
     live = [s for s in statuses if s.state not in DONE_STATES]
     busy = any(s.state != "idle" or (s.unread and s.idle_reason not in STOPPED_REASONS)
                or (s.turns and reported.get(s.name, 0) < s.turns
-                   and _age_s(s.last_activity or "") < NOTE_GRACE) for s in live)
+                   and age_s(s.last_activity or "") < NOTE_GRACE) for s in live)
     unfinished = [t for t in tasks if t.status != "completed"]
     quiet = not busy and not unfinished and not pending_requests
     claimable = bool(live) and any(
@@ -107,13 +106,6 @@ def look(team: Team, pending_requests: int, reported: dict[str, int]) -> TeamVie
     stalled = not busy and bool(unfinished) and not pending_requests and not claimable
     return TeamView(statuses, tasks, pending_requests, quiet, stalled)
 
-
-def _age_s(iso: str) -> float:
-    try:
-        then = datetime.fromisoformat(iso.replace("Z", "+00:00"))
-    except ValueError:
-        return 0.0
-    return time.time() - then.timestamp()
 
 
 def task_tally(tasks: list[Task]) -> str:
@@ -224,7 +216,7 @@ class Watch:
                 self.reporter.notice(line)
                 if self.approvals == "human":  # the lead model is told only the outcome
                     self.events.append(line)
-            elif _age_s(pending.message.timestamp) > timeout:
+            elif age_s(pending.message.timestamp) > timeout:
                 self._expire(pending, timeout)
 
     def _expire(self, pending: Pending, timeout: float) -> None:

@@ -13,7 +13,7 @@ import os
 import signal
 import time
 from dataclasses import asdict, dataclass, field
-from datetime import datetime
+from datetime import UTC, datetime
 
 from swarm import settings
 from swarm.core.liveness import is_alive
@@ -70,12 +70,14 @@ def mode_of(member: Member, state: AgentState | None) -> str:
     return "plan" if member.plan_mode_required else member.permission_mode
 
 
-def _age(iso: str) -> float:
-
+def age_s(iso: str) -> float:
+    """Seconds since an ISO timestamp (0 for one that does not parse; one without a zone is
+    UTC, as ours are: a message's timestamp is whatever its sender wrote)."""
     try:
-        return (utcnow() - datetime.fromisoformat(iso.replace("Z", "+00:00"))).total_seconds()
+        then = datetime.fromisoformat(iso.replace("Z", "+00:00"))
     except ValueError:
         return 0.0
+    return (utcnow() - (then if then.tzinfo else then.replace(tzinfo=UTC))).total_seconds()
 
 
 def death_reason(member: Member, state: AgentState | None) -> str | None:
@@ -83,7 +85,7 @@ def death_reason(member: Member, state: AgentState | None) -> str | None:
     if state is None:
         if member.pid:
             return None if is_alive(member.pid) else "exited before it started (see `swarm logs " + member.name + "`)"
-        if _age(member.joined_at) < STARTUP_GRACE:
+        if age_s(member.joined_at) < STARTUP_GRACE:
             return None
         return "never started (see `swarm logs " + member.name + "`)"
     if state.state in ("exited", "dead"):
