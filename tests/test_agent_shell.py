@@ -165,3 +165,25 @@ def test_status_json_shows_the_idle_teammate(crew: Crew) -> None:
     assert row["pid"] == result.pid and row["backend"] == "hidden"
     assert row["pane_id"] == "hidden:w1"
     assert row["turns"] >= 2 and row["unread"] == 0 and row["model"] == "shell"
+
+
+def test_a_task_whose_command_fails_is_failed_and_wait_tasks_done_exits_1(crew: Crew) -> None:
+    crew.spawn("w1")
+    crew.wait_state("w1", "idle")
+    bad = crew.team.tasks.add("break", description="$ false")
+    after = crew.team.tasks.add("after it", description="$ echo never", blocked_by=[bad.id])
+
+    proc = crew.cli("wait", "--until", "tasks-done", "--timeout", "20")
+    assert proc.returncode == 1, proc.stderr
+    assert error_lines(proc) == [
+        "swarm: error: task failed: #1 (break); see `swarm tasks show 1`"]
+    failed = crew.team.tasks.get(bad.id)
+    assert failed.status == "failed" and failed.owner == "w1"
+    assert "[exit code 1]" in (failed.result or "")
+    note = crew.wait_idle_notes("w1", 1)[0]
+    assert note.completed_task_id == bad.id and note.completed_status == "failed"
+    # What it blocks stays blocked: nobody claims it behind a failed task.
+    assert crew.team.tasks.get(after.id).status == "pending"
+    assert crew.team.tasks.unfinished_blockers(crew.team.tasks.get(after.id)) == [bad.id]
+    shown = crew.cli("tasks", "show", bad.id)
+    assert "status: failed" in shown.stdout, shown.stdout

@@ -64,7 +64,7 @@ def test_runs_commands_reports_to_the_lead_then_ends_its_turn() -> None:
     assert third.stop_reason == "end_turn" and third.tool_uses() == []
 
 
-def test_a_claimed_task_is_completed_with_its_result_and_failures_say_so() -> None:
+def test_a_claimed_task_whose_command_fails_is_marked_failed_with_its_result() -> None:
     task = ('<task-assignment id="7" subject="check">\n$ false\n</task-assignment>\n'
             "You have claimed task #7.")
     messages = [user(task)]
@@ -74,8 +74,8 @@ def test_a_claimed_task_is_completed_with_its_result_and_failures_say_so() -> No
     send, update = second.tool_uses()
     assert send["input"]["summary"] == "ran 1 command(s): failed"
     assert update["name"] == "TaskUpdate"
-    assert update["input"]["task_id"] == "7" and update["input"]["status"] == "completed"
-    assert update["input"]["result"].startswith("FAILED\n$ false")
+    assert update["input"]["task_id"] == "7" and update["input"]["status"] == "failed"
+    assert update["input"]["result"] == "$ false\n\n[exit code 1]"
 
 
 def test_write_blocks_become_write_calls_before_the_commands() -> None:

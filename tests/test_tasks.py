@@ -338,3 +338,17 @@ def test_task_with_an_invalid_status_on_disk_is_quarantined(team: Team) -> None:
     path.write_text(path.read_text().replace('"pending"', '"exploded"'))
     assert team.tasks.list() == []
     assert len(list(path.parent.glob("1.json.corrupt-*"))) == 1
+
+
+def test_a_failed_task_is_not_claimed_not_released_and_goes_back_to_pending_by_hand(
+        team: Team) -> None:
+    task = team.tasks.add("flaky")
+    team.tasks.claim(task.id, "alice")
+    team.tasks.update(task.id, status="failed", result="exit code 2")
+    with pytest.raises(TaskConflictError, match="failed; the lead sets it back to pending"):
+        team.tasks.claim(task.id, "bob")
+    assert team.tasks.claim_next("bob") is None
+    assert team.tasks.release_owned_by("alice") == []  # a failed task is not work to give back
+    assert team.tasks.get(task.id).status == "failed"
+    team.tasks.update(task.id, status="pending", owner=None)
+    assert team.tasks.claim(task.id, "bob").status == "in_progress"

@@ -1,4 +1,4 @@
-"""`swarm shutdown | interrupt | kill | respawn | wait`."""
+"""`swarm shutdown | interrupt | kill | respawn | wait | mode`."""
 
 from __future__ import annotations
 
@@ -6,9 +6,11 @@ import click
 
 from swarm.cli.common import emit, json_option, open_team, refuse_teammate, team_option
 from swarm.cli.status import render
+from swarm.core.names import PERMISSION_MODES
 from swarm.errors import BadInputError, OperationFailedError
 from swarm.ops.control import interrupt as do_interrupt
 from swarm.ops.control import kill as do_kill
+from swarm.ops.control import set_mode
 from swarm.ops.control import shutdown as do_shutdown
 from swarm.ops.control import wait as do_wait
 from swarm.ops.spawner import respawn as do_respawn
@@ -71,15 +73,20 @@ def kill(name: str, team_name: str | None) -> None:
 @click.command()
 @click.argument("name")
 @team_option
+@click.option("--model", "-m", default=None,
+              help="Run it on this model from now on (checked before anything restarts).")
+@click.option("--permission-mode", type=click.Choice(PERMISSION_MODES), default=None,
+              help="Restart it in this permission mode.")
 @json_option
-def respawn(name: str, team_name: str | None, as_json: bool) -> None:
+def respawn(name: str, team_name: str | None, model: str | None, permission_mode: str | None,
+            as_json: bool) -> None:
     """Restart a dead or exited teammate.
 
     It keeps its identity and resumes its conversation from its transcript.
     """
     refuse_teammate("respawn")
 
-    result = do_respawn(open_team(team_name), name)
+    result = do_respawn(open_team(team_name), name, model=model, permission_mode=permission_mode)
     emit(result.as_dict(), as_json,
          lambda r: f"respawned {result.agent_id} (pane {result.pane_id or '-'}, pid {result.pid})")
 
@@ -98,3 +105,18 @@ def wait(team_name: str | None, until: str, timeout: float | None, as_json: bool
 
     statuses = do_wait(open_team(team_name), until, timeout)
     emit([s.as_dict() for s in statuses], as_json, lambda _: render(statuses))
+
+
+@click.command("mode")
+@click.argument("name")
+@click.argument("mode", type=click.Choice(PERMISSION_MODES))
+@team_option
+@click.option("--reason", "-r", default=None, help="Why (the teammate's pane shows it).")
+@json_option
+def mode(name: str, mode: str, team_name: str | None, reason: str | None, as_json: bool) -> None:
+    """Change a teammate's permission mode, from its next tool call."""
+    refuse_teammate("mode")
+    status = set_mode(open_team(team_name), name, mode, reason)
+    later = "" if status.state not in ("exited", "dead") else f" (it is {status.state}: from its next run)"
+    emit({"name": status.name, "mode": mode, "state": status.state}, as_json,
+         lambda _: f"{status.name}: mode {mode}{later}")

@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "interrupt": "swarm.cli.lifecycle:interrupt",
     "kill": "swarm.cli.lifecycle:kill",
     "respawn": "swarm.cli.lifecycle:respawn",
+    "mode": "swarm.cli.lifecycle:mode",
     "logs": "swarm.cli.logs:logs",
     "transcript": "swarm.cli.logs:transcript",
     "permissions": "swarm.cli.permissions:permissions",

@@ -1,4 +1,4 @@
-"""`swarm team ...`: create, list, show, delete."""
+"""`swarm team ...`: create, list, show, delete, remove (a member)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,11 @@ import click
 from swarm.cli.common import (
     emit,
     json_option,
+    open_team,
     refuse_teammate,
     resolve_team_name,
     table,
+    team_option,
     to_jsonable,
 )
 from swarm.core.names import LEAD_NAME
@@ -19,13 +21,13 @@ from swarm.core.state import read_state
 from swarm.core.store import warn
 from swarm.core.team import Team
 from swarm.errors import SwarmError
-from swarm.ops.control import delete_team
+from swarm.ops.control import delete_team, remove_member
 from swarm.ops.health import mode_of
 
 
 @click.group()
 def team() -> None:
-    """Create, list, show and delete teams."""
+    """Create, list, show and delete teams; remove a member."""
 
 
 @team.command("create")
@@ -112,6 +114,31 @@ def delete(name: str, force: bool, discard_worktrees: bool, as_json: bool) -> No
         stopped = f" (stopped {', '.join(result.stopped)})" if result.stopped else ""
         lines = [f"deleted team {result.team}{stopped}"]
         lines += [tree.describe() for tree in result.worktrees]
+        return "\n".join(lines)
+
+    emit(result.as_dict(), as_json, human)
+
+
+@team.command("remove")
+@click.argument("name")
+@team_option
+@click.option("--force", is_flag=True, help="Kill it instead of asking it to shut down.")
+@click.option("--timeout", type=float, default=30.0, show_default=True,
+              help="Seconds to wait for it to exit after the shutdown request.")
+@json_option
+def remove(name: str, team_name: str | None, force: bool, timeout: float, as_json: bool) -> None:
+    """Stop a teammate, give back its tasks, and free its name.
+
+    Its transcript and messages stay for `swarm report` (as NAME.removed-N).
+    """
+    refuse_teammate("team remove")
+    result = remove_member(open_team(team_name), name, force=force, timeout=timeout)
+
+    def human(_: Any) -> str:
+        tasks = f"; gave back task(s) {', '.join('#' + i for i in result.released)}" if (
+            result.released) else ""
+        lines = [f"removed {result.name} ({result.stopped}){tasks}"]
+        lines += [result.worktree.describe()] if result.worktree else []
         return "\n".join(lines)
 
     emit(result.as_dict(), as_json, human)

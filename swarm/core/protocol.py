@@ -120,6 +120,15 @@ class TaskAssignment(_Structured):
     assigned_by: str
 
 
+class ModeChange(_Structured):
+    """The lead sets a teammate's permission mode; it applies from the teammate's next tool
+    call (SPEC: `swarm mode`, the lead's SetMode)."""
+
+    type: Literal["mode_change"] = "mode_change"
+    mode: Literal["default", "acceptEdits", "plan", "bypassPermissions"]
+    reason: str | None = None
+
+
 class TeammateTerminated(_Structured):
     type: Literal["teammate_terminated"] = "teammate_terminated"
     agent_id: str
@@ -143,6 +152,7 @@ StructuredMessage = Annotated[
     | PermissionRequest
     | PermissionResponse
     | TaskAssignment
+    | ModeChange
     | TeammateTerminated
     | FileConflict,
     Field(discriminator="type"),
@@ -228,7 +238,8 @@ def dump_structured(message: StructuredMessage) -> str:
 
 # Who may send what (SPEC "Who may send what"); the receiver checks, whatever the file says.
 LEAD_ONLY_TYPES = frozenset(
-    {"shutdown_request", "permission_response", "plan_approval_response", "task_assignment"})
+    {"shutdown_request", "permission_response", "plan_approval_response", "task_assignment",
+     "mode_change"})
 
 
 def sender_may_send(kind: StructuredMessage, sender: str) -> bool:

@@ -28,8 +28,11 @@ from swarm.errors import BadInputError, NotFoundError, TaskConflictError
 MAX_SUBJECT_BYTES = 1024  # subject, active_form
 MAX_DESCRIPTION_BYTES = 64 * 1024  # description, result
 
-TaskStatus = Literal["pending", "in_progress", "completed"]
-STATUSES: tuple[str, ...] = ("pending", "in_progress", "completed")
+TaskStatus = Literal["pending", "in_progress", "completed", "failed"]
+STATUSES: tuple[str, ...] = ("pending", "in_progress", "completed", "failed")
+# Finished either way: no one works on it any more. A failed task still blocks what it blocks,
+# until the lead or a person sets it back to pending.
+ENDED: tuple[str, ...] = ("completed", "failed")
 _UNSET: object = object()
 
 
@@ -197,6 +200,9 @@ class TaskList:
     def _claim_locked(self, task: Task, name: str) -> Task:
         if task.status == "completed":
             raise TaskConflictError(f"task #{task.id} is already completed")
+        if task.status == "failed":
+            raise TaskConflictError(f"task #{task.id} failed; the lead sets it back to pending"
+                                    " (`swarm tasks update ID --status pending`) to retry it")
         if task.owner and task.owner != name:
             raise TaskConflictError(f"task #{task.id} is already owned by {task.owner}")
         self._refuse_if_blocked(task)
@@ -222,12 +228,12 @@ class TaskList:
         return None
 
     def release(self, task_id: str) -> Task:
-        """Give a task back: no owner, and `pending` unless it is completed."""
+        """Give a task back: no owner, and `pending` unless it ended (completed or failed)."""
         ensure_dir(self.dir)
         with locked(self._lock):
             task = self.get(task_id)
             task.owner = None
-            if task.status != "completed":
+            if task.status not in ENDED:
                 task.status = "pending"
             self._write(task)
         return task
@@ -239,7 +245,7 @@ class TaskList:
         released = []
         with locked(self._lock, timeout):
             for task in self.list():
-                if task.owner == name and task.status != "completed":
+                if task.owner == name and task.status not in ENDED:
                     task.owner = None
                     task.status = "pending"
                     self._write(task)

@@ -24,6 +24,7 @@ from swarm.core import paths
 from swarm.core.names import LEAD_NAME
 from swarm.core.state import read_state
 from swarm.core.store import write_bytes_atomic
+from swarm.core.tasks import ENDED
 from swarm.core.watch import FileWatcher
 from swarm.errors import SwarmError, describe_error
 from swarm.lead.process import Lead
@@ -217,7 +218,10 @@ class Session:
             problems.append(f"the lead failed: {outcome.failure}")
         elif outcome is not None and outcome.reason == "budget_exhausted":
             problems.append("the session's budget (--max-budget-usd) is spent")
-        unfinished = [t.id for t in tasks if t.status != "completed"]
+        failed = [t.id for t in tasks if t.status == "failed"]
+        if failed:
+            problems.append(f"failed tasks: {', '.join('#' + i for i in failed)}")
+        unfinished = [t.id for t in tasks if t.status not in ENDED]
         if unfinished:
             problems.append(f"unfinished tasks: {', '.join('#' + i for i in unfinished)}")
         usage = lead.state.usage

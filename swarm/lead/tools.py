@@ -1,6 +1,6 @@
 """The lead's tools: SpawnTeammate (the spawner `swarm spawn` uses), SendMessage (as teammates,
 plus `*` and shutdown_request), the Task* tools, TeamStatus, StopTeammate (the control code
-`swarm kill` uses), and with `--approvals lead` AnswerPermission / AnswerPlan (the approvals
+`swarm kill` uses), SetMode (as `swarm mode`), and with `--approvals lead` AnswerPermission / AnswerPlan (the approvals
 code `swarm permissions` / `swarm plans` use); `Agent`, `AgentStatus` and `AgentStop` (subagents, run
 by the lead process as threads, like a teammate's); plus the file and shell tools unless
 `--coordinator` (a coordinator keeps typed subagents: delegating to them is delegating; it
@@ -208,6 +208,24 @@ class StopTeammate(Tool):
         return ToolResult(f"stopped {name}; its unfinished tasks are pending again")
 
 
+class SetMode(Tool):
+    name = "SetMode"
+    description = ("Change a teammate's permission mode (default, acceptEdits, plan,"
+                   " bypassPermissions); it applies from the teammate's next tool call.")
+    input_schema = _schema(["name", "mode"], name={"type": "string"},
+                           mode={"type": "string",
+                                 "enum": ["default", "acceptEdits", "plan", "bypassPermissions"]},
+                           reason={"type": "string"})
+
+    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+        name, mode = str(args["name"]).strip().lower(), str(args["mode"])
+        status = control.set_mode(ctx.team, name, mode, args.get("reason") or None)
+        later = f" when it next runs (it is {status.state})" if status.state in DONE_STATES \
+            else " from its next tool call"
+        _host(ctx).notice(f"set {status.name}'s mode to {mode}")
+        return ToolResult(f"{status.name} is in {mode} mode{later}")
+
+
 class AnswerPermission(Tool):
     name = "AnswerPermission"
     description = ("Answer a teammate's permission request (its request_id). approve: run it;"
@@ -276,7 +294,7 @@ def lead_tools(approvals: str, coordinator: bool) -> dict[str, Tool]:
     """The lead's tool set: team tools, AnswerPermission/AnswerPlan with `--approvals lead`,
     the subagent tools, and the file and shell tools unless `--coordinator`."""
     items: list[Tool] = [SpawnTeammate(), LeadSendMessage(), tt.TaskCreate(), tt.TaskList(),
-                         tt.TaskGet(), tt.TaskUpdate(), TeamStatus(), StopTeammate()]
+                         tt.TaskGet(), tt.TaskUpdate(), TeamStatus(), StopTeammate(), SetMode()]
     if approvals == "lead":
         items += [AnswerPermission(), AnswerPlan()]
     items += [CoordinatorAgent() if coordinator else AgentTool(), AgentStatusTool(),

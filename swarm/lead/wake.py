@@ -112,7 +112,7 @@ def task_tally(tasks: list[Task]) -> str:
     if not tasks:
         return "tasks: none"
     counts = {s: sum(1 for t in tasks if t.status == s)
-              for s in ("completed", "in_progress", "pending")}
+              for s in ("completed", "failed", "in_progress", "pending")}
     return "tasks: " + ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in counts.items() if n)
 
 
@@ -366,6 +366,9 @@ class Watch:
         lines += [escape(f"#{t.id} [{t.status}] owner={t.owner or '-'}"
                          + (f" blocked_by={','.join(t.blocked_by)}" if t.blocked_by else "")
                          + f" {brief(t.subject, 60)}") for t in open_tasks]
+        if any(t.status == "failed" for t in open_tasks):
+            lines.append("A failed task blocks what it blocks: read its result, then set it back"
+                         " to pending (TaskUpdate) for another try, or plan around it.")
         lines += [self.member_line(s, view) for s in view.statuses]
         lines += [escape(e) for e in self.events]
         return "<team-stalled>\n" + "\n".join(lines) + "\n</team-stalled>"

@@ -1,5 +1,5 @@
-"""Steering teammates: shutdown (asked, maybe refused), interrupt, kill, wait, and deleting a team
-with everything it started (processes, panes)."""
+"""Steering teammates: shutdown (asked, maybe refused), interrupt, kill, wait, a new mode, removing a
+member, and deleting a team with everything it started (processes, panes)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,10 @@ from swarm.core import paths
 from swarm.core.liveness import terminate
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME
-from swarm.core.protocol import ShutdownRequest, ShutdownResponse
+from swarm.core.protocol import ModeChange, ShutdownRequest, ShutdownResponse
+from swarm.core.rules import validate_mode
 from swarm.core.state import AgentState, read_state, update_state
+from swarm.core.tasks import ENDED
 from swarm.core.team import Member, Team
 from swarm.core.watch import FileWatcher
 from swarm.core.worktrees import Finished, finish_member, leave_team
@@ -224,6 +226,14 @@ def _satisfied(team: Team, until: str, statuses: list[MemberStatus]) -> bool:
     return not live or not any(team.tasks.is_available(t) for t in team.tasks.list())
 
 
+def _refuse_failed_tasks(team: Team) -> None:
+    """A failed task will never be completed by itself: waiting for it would only time out."""
+    failed = [t for t in team.tasks.list() if t.status == "failed"]
+    if failed:
+        names = ", ".join(f"#{t.id} ({t.subject[:40]})" for t in failed)
+        raise OperationFailedError(f"task failed: {names}; see `swarm tasks show {failed[0].id}`")
+
+
 def wait(team: Team, until: str, timeout: float | None) -> list[MemberStatus]:
     """Block until the condition holds. OperationFailedError if a member died (or failed),
     WaitTimeoutError (exit 124) on timeout."""
@@ -237,6 +247,8 @@ def wait(team: Team, until: str, timeout: float | None) -> list[MemberStatus]:
             if dead and until != "exited":
                 names = ", ".join(f"{s.name} ({s.detail})" for s in dead)
                 raise OperationFailedError(f"teammate died: {names}")
+            if until == "tasks-done":
+                _refuse_failed_tasks(team)
             if _satisfied(team, until, statuses):
                 if dead:
                     names = ", ".join(f"{s.name} ({s.detail})" for s in dead)
@@ -250,3 +262,81 @@ def wait(team: Team, until: str, timeout: float | None) -> list[MemberStatus]:
             if remaining is not None and remaining <= 0:
                 raise WaitTimeoutError(f"timed out after {timeout:g}s waiting for {until}")
             watcher.wait(1.0 if remaining is None else min(remaining, 1.0))
+
+
+@dataclass
+class Removed:
+    name: str
+    stopped: str  # how it left: exited | killed | already-stopped
+    released: list[str]  # ids of the tasks it gave back
+    kept_as: str | None  # its transcript and mailbox now live under this name, for the report
+    worktree: Finished | None = None
+
+    def as_dict(self) -> dict[str, object]:
+        return asdict(self)
+
+
+def remove_member(team: Team, name: str, force: bool = False,
+                  timeout: float = 30.0) -> Removed:
+    """`swarm team remove`: stop the member (a shutdown; `force` kills), give back its tasks,
+    and take it out of the team file. Its transcript and mailbox are kept under
+    `NAME.removed-N` (not a member name, so the name is free and a new member with it starts
+    with an empty conversation); the report still reads them."""
+    member = team.member(name)
+    if member.name == LEAD_NAME:
+        raise BadInputError("the team lead cannot be removed")
+    status = observe_member(team, member)
+    owned = [t.id for t in team.tasks.list() if t.owner == member.name and t.status not in ENDED]
+    tree: Finished | None = None
+    if status.state in ("exited", "dead"):
+        how = "already-stopped"
+        close_pane(member)
+        end_child_commands(read_state(team.name, member.name))
+    elif force:
+        how, tree = "killed", stop_member(team, member, "removed from the team")
+    else:
+        (outcome,) = shutdown(team, [member.name], "removed from the team", timeout)
+        if outcome.result != "exited":
+            why = f": {outcome.reason}" if outcome.reason else ""
+            raise OperationFailedError(f"{member.name} did not leave ({outcome.result}{why}); "
+                                       f"`swarm team remove {member.name} --force` kills it")
+        how, tree = "exited", outcome.worktree
+    team.tasks.release_owned_by(member.name)  # a stopped process gave them back already
+    if tree is None and how != "exited":
+        tree = finish_worktree(team, member)
+    kept = _keep_files_aside(team, member.name)
+    team.remove_member(member.name)
+    return Removed(member.name, how, owned, kept, tree)
+
+
+def _keep_files_aside(team: Team, name: str) -> str | None:
+    """Move a removed member's agent directory and mailbox to the first free `NAME.removed-N`."""
+    sources = [paths.agent_dir(team.name, name), paths.inbox(team.name, name),
+               paths.inbox_archive(team.name, name)]
+    if not any(p.exists() for p in sources):
+        return None
+    n = 1
+    while paths.agent_dir(team.name, f"{name}.removed-{n}").exists() or paths.inbox(
+            team.name, f"{name}.removed-{n}").exists():
+        n += 1
+    kept = f"{name}.removed-{n}"
+    targets = [paths.agent_dir(team.name, kept), paths.inbox(team.name, kept),
+               paths.inbox_archive(team.name, kept)]
+    for source, target in zip(sources, targets, strict=True):
+        if source.exists():
+            source.rename(target)
+    return kept
+
+
+def set_mode(team: Team, name: str, mode: str, reason: str | None = None) -> MemberStatus:
+    """`swarm mode` / the lead's SetMode: tell a teammate its new permission mode (a
+    `mode_change`, which only the lead may send); it applies from its next tool call, or when
+    it next runs. Whether the caller may grant `mode` is the caller's check (the mode cap)."""
+    member = team.member(name)
+    if member.name == LEAD_NAME:
+        raise BadInputError("the team lead's mode is its own: start `swarm lead` with "
+                            "--permission-mode")
+    validate_mode(mode)
+    team.send(member.name, ModeChange(mode=mode, reason=reason),  # type: ignore[arg-type]
+              sender=LEAD_NAME)
+    return observe_member(team, member)

@@ -104,9 +104,7 @@ def spawn(
     spec = model or defaults.get("model")
     if not spec:
         spec, notice = default_model_spec()
-    if spec.startswith("scripted:"):
-
-        load_model(spec, cwd=str(workdir))  # a missing or broken script fails here, not later
+    check_model(spec, workdir)
     allow_rules = [validate_rule(r) for r in allow]
     deny_rules = [validate_rule(r) for r in deny]
     mcp_servers = _check_mcp(mcp, workdir)
@@ -137,6 +135,12 @@ def spawn(
     return SpawnResult(agent_id=member.agent_id, name=clean, team=team.name,
                        backend=choice.backend, backend_reason=choice.reason, pane_id=pane_id,
                        pid=pid, model=spec, permission_mode=mode, notice=notice)
+
+
+def check_model(spec: str, workdir: Path) -> None:
+    """Can this model run here? Checked before anything is registered or restarted."""
+    if spec.startswith("scripted:"):
+        load_model(spec, cwd=str(workdir))  # a missing or broken script fails here, not later
 
 
 def _discard_new(tree: WorktreeRecord | None) -> None:
@@ -183,16 +187,34 @@ def launch(team: Team, member: Member, pane_backend: PaneBackend | None = None
     return pane_id, pid
 
 
-def respawn(team: Team, name: str) -> SpawnResult:
-    """Restart a dead or exited member with the same identity; it resumes its transcript."""
+def respawn(team: Team, name: str, model: str | None = None,
+            permission_mode: str | None = None) -> SpawnResult:
+    """Restart a dead or exited member with the same identity; it resumes its transcript.
+    A new `model` or `permission_mode` is checked first and recorded before it starts."""
     member = team.member(name)
     if member.name == LEAD_NAME:
         raise BadInputError("the team lead is not a process swarm runs")
+    if permission_mode is not None:
+        validate_mode(permission_mode)
+    if model is not None:
+        check_model(model, Path(member.cwd or "."))
     status = observe_member(team, member)
     if status.state not in ("dead", "exited") or not _claim_restart(team, member.name):
         now = status.state if status.state not in ("dead", "exited") else "being restarted"
         raise BadInputError(f"{member.name} is {now}, not dead or exited; "
                             f"`swarm kill {member.name}` first to restart it")
+    changes: dict[str, object] = {}
+    if model is not None:
+        changes["model"] = model
+    if permission_mode is not None:
+        changes.update(permission_mode=permission_mode, plan_mode_required=False)
+
+        def new_mode(state: AgentState) -> None:
+            state.mode = permission_mode  # not the mode it was in before: the one asked for
+
+        update_state(team.name, member.name, new_mode)
+    if changes:
+        member = team.update_member(member.name, **changes)
     return _relaunch(team, member)
 
 

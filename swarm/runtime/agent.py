@@ -30,6 +30,7 @@ from swarm.core.names import LEAD_NAME, TEAM_TOOLS, parse_agent_id
 from swarm.core.overlaps import record_write
 from swarm.core.protocol import (
     Message,
+    ModeChange,
     ShutdownRequest,
     ShutdownResponse,
     TeammateTerminated,
@@ -173,6 +174,18 @@ class Agent(AgentBase):
     def pending_shutdown_id(self) -> str | None:
         return self.pending_shutdown.request_id if self.pending_shutdown else None
 
+    def change_mode(self, change: ModeChange) -> None:
+        if change.mode == self.policy.mode:
+            return
+        was, self.policy.mode = self.policy.mode, change.mode
+        if change.mode != "plan":
+            self.policy.working_mode = change.mode  # where an approved plan would lead anyway
+        self.refresh()
+        self.set_state(mode=change.mode)
+        self.transcript.event("mode_changed", mode=change.mode, previous=was)
+        why = f": {change.reason}" if change.reason else ""
+        self.console.say(f"mode: {was} -> {change.mode} (set by {LEAD_NAME}){why}")
+
     def exit_plan(self, plan: str) -> str:
         text, changed = self.policy.exit_plan(plan)
         if changed:
@@ -199,6 +212,7 @@ class Agent(AgentBase):
 
     # -- LoopHooks -----------------------------------------------------------------------------
     def permit(self, tool: Tool, args: dict[str, Any], use_id: str) -> Decision:
+        self.inputs.apply_mode_changes()
         decision = self.policy.check(tool, args, use_id)
         self.extensions.allowed(decision)
         return decision

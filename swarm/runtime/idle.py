@@ -1,8 +1,8 @@
 """Going idle: the one `idle_notification` a teammate sends the lead when a turn ends.
 
 Its summary is the turn's last text or, when the model wrote none, its last tool call. Its task
-is the one the turn was about, with what became of it (`completed_status`): `failed` (the turn
-failed with it unfinished), `completed`, or `blocked` (it waits on unfinished tasks). Only the
+is the one the turn was about, with what became of it (`completed_status`): `failed` (marked
+failed, or the turn failed with it unfinished), `completed`, or `blocked` (it waits on unfinished tasks). Only the
 teammate's current task and those it updated this turn are read.
 """
 
@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple
 
 from swarm.core.protocol import IdleNotification
-from swarm.core.tasks import Task
+from swarm.core.tasks import ENDED, Task
 from swarm.core.team import Team
 from swarm.errors import NotFoundError
 from swarm.runtime.console import brief
@@ -52,10 +52,13 @@ def task_report(team: Team, name: str, current: str | None, outcome: TurnOutcome
             continue
         if task.owner == name or task.id == current:
             tasks.append(task)
-    if current is not None and not any(t.id == current and t.status != "completed"
+    if current is not None and not any(t.id == current and t.status not in ENDED
                                        and t.owner == name for t in tasks):
         current = None
-    unfinished = [t for t in tasks if t.status != "completed"]
+    marked_failed = [t for t in tasks if t.status == "failed"]
+    if marked_failed:
+        return TaskReport(marked_failed[-1], "failed", current)
+    unfinished = [t for t in tasks if t.status not in ENDED]
     if outcome.reason == "failed" and unfinished:
         return TaskReport(unfinished[0], "failed", current)
     done = [t for t in tasks if t.status == "completed"]

@@ -20,6 +20,7 @@ from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import (
     Message,
+    ModeChange,
     ShutdownRequest,
     StructuredMessage,
     escape,
@@ -68,6 +69,9 @@ class InputHost(Protocol):
     def set_state(self, **fields: Any) -> None:
         """Record state (the `detail` that says why messages wait unread)."""
 
+    def change_mode(self, change: ModeChange) -> None:
+        """The lead set the permission mode (a `mode_change`): from the next tool call on."""
+
 
 class Inputs:
     def __init__(self, team: Team, name: str, box: Mailbox, subagents: Subagents,
@@ -84,8 +88,22 @@ class Inputs:
 
     def unread(self) -> list[Inbound]:
         """Unread messages with their kinds; answers for requests no longer open (the asker
-        consumes the live ones) are plain text like any other unauthorised structure."""
-        return [Inbound.read(m) for m in self.box.unread()]
+        consumes the live ones) are plain text like any other unauthorised structure. A
+        mode change is applied here, not handed to the model: it is an order, not a task."""
+        inbound = [Inbound.read(m) for m in self.box.unread()]
+        changes = [i for i in inbound if isinstance(i.kind, ModeChange)]
+        if not changes:
+            return inbound
+        for item in changes:
+            assert isinstance(item.kind, ModeChange)
+            self.host.change_mode(item.kind)
+        self.mark_read(changes)  # applied (and in state) before read: a crash re-applies it
+        return [i for i in inbound if not isinstance(i.kind, ModeChange)]
+
+    def apply_mode_changes(self) -> None:
+        """Before a tool call: a mode the lead set during the turn applies to this call."""
+        if self.box.unread():
+            self.unread()
 
     def next_input(self, watcher: FileWatcher) -> tuple[list[Inbound], Task | None]:
         """Block until there is something to do, in SPEC order."""

@@ -6,6 +6,7 @@ import json
 from typing import Any
 
 from swarm.core.protocol import STRUCTURED_TYPES, ShutdownResponse, validate_structured
+from swarm.core.tasks import STATUSES
 from swarm.errors import SwarmError
 from swarm.runtime.subagent_tools import subagent_tools
 from swarm.runtime.tools import (
@@ -119,11 +120,12 @@ class TaskGet(Tool):
 
 class TaskUpdate(Tool):
     name = "TaskUpdate"
-    description = ("Update a task: status (pending|in_progress|completed), owner, result,"
-                   " subject, description, active_form. Mark your task completed when done.")
+    description = ("Update a task: status (pending|in_progress|completed|failed), owner, result,"
+                   " subject, description, active_form. Mark your task completed when done, or"
+                   " failed (with the reason as its result) when the work could not be done.")
     input_schema = _schema(
         ["task_id"], task_id={"type": "string"},
-        status={"type": "string", "enum": ["pending", "in_progress", "completed"]},
+        status={"type": "string", "enum": list(STATUSES)},
         owner={"type": "string"}, result={"type": "string"}, subject={"type": "string"},
         description={"type": "string"}, active_form={"type": "string"},
     )

@@ -138,7 +138,7 @@ class ShellModel:
                                                          "summary": summary})]
         task = TASK_RE.search(text)
         if task:
-            result = report if not failed else f"FAILED\n{report}"
-            blocks.append(_tool_use("TaskUpdate", {"task_id": task.group(1), "status": "completed",
-                                                   "result": result[:2000]}))
+            blocks.append(_tool_use("TaskUpdate", {"task_id": task.group(1),
+                                                   "status": "failed" if failed else "completed",
+                                                   "result": report[:2000]}))
         return ModelReply(blocks, "tool_use")
