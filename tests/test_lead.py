@@ -487,3 +487,22 @@ def test_a_message_to_an_exited_teammate_wakes_it(fake_api: FakeAnthropic, tmp_p
     assert len(woke) == 1 and "alice had exited (shut down): woke it (pid " in woke[0], (
         proc.stderr, turn_inputs(fake_api))
     assert any("second-run" in t for t in turn_inputs(fake_api))  # she ran it and reported
+
+
+def test_a_headless_lead_whose_teammate_failed_a_task_exits_1(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    script = tmp_path / "lead.json"
+    script.write_text(json.dumps([
+        {"tool_uses": [{"name": "TaskCreate", "input": {"subject": "s", "description": "$ false"}},
+                       {"name": "SpawnTeammate", "input": {
+                           "name": "w", "prompt": "Take the task.", "model": "shell",
+                           "permission_mode": "bypassPermissions"}}]},
+        {"text": "Started."}, {"text": "It failed."}, {"text": "Still failed."}]))
+    proc = subprocess.run([SWARM, "lead", "--headless", "--model", f"scripted:{script}",
+                           "--backend", "hidden", "--json", "go"], capture_output=True,
+                          text=True, cwd=tmp_path, timeout=60)
+    assert proc.returncode == 1, proc.stderr
+    data = json.loads(proc.stdout)
+    assert [t["status"] for t in data["tasks"]] == ["failed"]
+    assert "failed tasks: #1" in proc.stderr
