@@ -21,9 +21,9 @@ tools: [Read, Grep]
 You are READER-7, a careful reader of code. Quote file names exactly.
 """
 BROKEN = """---
-tools: [Read, Grpe]
+disallowed_tools: [Bash, Grpe]
 ---
-This one has a typo in its tools.
+This one has a typo in the tools it must not have: loading it would allow Grep.
 """
 TEAM_TOOLS = {"SendMessage", "TaskCreate", "TaskList", "TaskGet", "TaskUpdate"}
 SUBAGENT_TOOLS = {"Agent", "AgentStatus", "AgentStop"}
@@ -49,7 +49,8 @@ def test_agents_list_survives_the_broken_file(crew: Crew, repo: Path) -> None:
     assert "broken" not in listed
     assert listed["reader"]["source"] == "project" and listed["reader"]["tools"] == ["Read", "Grep"]
     (warning,) = [line for line in proc.stderr.splitlines() if line.strip()]
-    assert warning.startswith(f"swarm: warning: {repo / '.swarm/agents/broken.md'}: field 'tools'")
+    assert warning.startswith(
+        f"swarm: warning: {repo / '.swarm/agents/broken.md'}: field 'disallowed_tools'")
     assert "'Grpe'" in warning and "did you mean 'Grep'?" in warning
 
 
@@ -85,3 +86,23 @@ def test_general_purpose_teammate_gets_every_tool(
     assert tools == {"Read", "Write", "Edit", "Bash", "Glob", "Grep", *TEAM_TOOLS,
                      *SUBAGENT_TOOLS}
     crew.wait_idle_notes("g1", 1)
+
+
+def test_a_claude_code_agent_file_spawns_with_one_warning_per_ignored_key(
+        crew: Crew, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    agents = home / ".claude" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "reviewer.md").write_text(
+        "---\nname: reviewer\ndescription: Reviews\ntools: Read, Grep, WebFetch\n"
+        "permissionMode: acceptEdits\nmodel: inherit\neffort: high\n---\nYou review.\n")
+    proc = crew.cli("spawn", "r", "--agent-type", "reviewer", "--model", "shell",
+                    "--backend", "hidden")
+    assert proc.returncode == 0, proc.stderr
+    warnings = [line for line in proc.stderr.splitlines() if line.startswith("swarm: warning:")]
+    assert len(warnings) == 2, proc.stderr
+    assert "field 'effort': accepted, but does nothing in swarm" in warnings[0]
+    assert "field 'tools': unknown tool 'WebFetch' ignored" in warnings[1]
+    member = crew.team.member("r")
+    assert member.agent_type == "reviewer" and member.permission_mode == "acceptEdits"

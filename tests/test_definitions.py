@@ -154,14 +154,12 @@ def test_effective_tools_narrowing_keeps_team_tools(project: Path) -> None:
          "must be one of default, acceptEdits, plan, bypassPermissions"),
         ("---\nmax_turns: -3\n---\nbody\n", "max_turns", "greater than or equal to 1"),
         ("---\nmax_turns: many\n---\nbody\n", "max_turns", "integer"),
-        ("---\ntools: [Read, Fly]\n---\nbody\n", "tools", "unknown tool 'Fly'"),
-        ("---\ntools: [read]\n---\nbody\n", "tools", "did you mean 'Read'"),
         ("---\ntools: {a: 1}\n---\nbody\n", "tools", "list of tool names"),
         ("---\ndisallowed_tools: [SendMessage]\n---\nbody\n", "disallowed_tools",
          "cannot be disallowed"),
         ("---\nisolation: container\n---\nbody\n", "isolation", "must be one of worktree"),
         ("---\nname: Bad Name\n---\nbody\n", "name", "invalid agent type"),
-        ("---\ntoolz: [Read]\n---\nbody\n", "toolz", "unknown field"),
+        ("---\ndisallowed_tools: [Bsh]\n---\nbody\n", "disallowed_tools", "unknown tool 'Bsh'"),
         ("---\ncolor: 5\n---\nbody\n", "color", "non-empty string"),
     ],
 )
@@ -325,3 +323,83 @@ def test_seed_spellings_and_model_inherit(project: Path) -> None:
             reviewer.permission_mode, reviewer.model) == (
         "reviews diffs", 3, ["Bash"], "acceptEdits", None)
     assert "model" not in reviewer.defaults()
+
+
+@pytest.mark.parametrize(
+    ("text", "warning"),
+    [
+        ("---\ntools: [Read, Fly]\n---\nbody\n", "field 'tools': unknown tool 'Fly' ignored"),
+        ("---\ntools: [read]\n---\nbody\n", "unknown tool 'read' ignored (did you mean 'Read'?)"),
+        ("---\ntoolz: [Read]\n---\nbody\n", "field 'toolz': unknown field, ignored"),
+        ("---\nskills: [pdf]\n---\nbody\n", "field 'skills': accepted, but does nothing"),
+    ],
+)
+def test_an_unknown_key_or_tool_is_one_warning_and_the_rest_applies(
+        project: Path, text: str, warning: str) -> None:
+    path = write(project / ".swarm/agents/odd.md", text)
+    loaded = load_definitions(project)
+    assert loaded.problems == []
+    odd = loaded.definitions["odd"]
+    assert odd.prompt == "body"
+    assert len(odd.warnings) == 1 and odd.warnings[0].startswith(f"{path}: ")
+    assert warning in odd.warnings[0]
+
+
+SEED_DEFINITION = """---
+name: code-reviewer
+description: Reviews code for quality
+tools: Read, Grep, Glob, Bash, WebFetch
+model: inherit
+permissionMode: acceptEdits
+maxTurns: 5
+color: blue
+background: true
+omitClaudeMd: true
+skills: [review]
+effort: high
+memory: project
+criticalSystemReminder_EXPERIMENTAL: be careful
+hooks:
+  PreToolUse:
+    - matcher: Bash
+      hooks:
+        - type: command
+          command: echo checked
+---
+You review code.
+"""
+
+
+def test_a_claude_code_definition_with_seed_keys_loads_with_warnings(
+        project: Path, tmp_path: Path) -> None:
+    path = write(project / ".claude/agents/code-reviewer.md", SEED_DEFINITION)
+    loaded = load_definitions(project)
+    assert loaded.problems == []
+    found = loaded.definitions["code-reviewer"]
+    assert found.source == "project" and found.path == str(path)
+    assert found.tools == ["Read", "Grep", "Glob", "Bash"]
+    assert found.model is None and found.permission_mode == "acceptEdits"
+    assert found.max_turns == 5 and found.background is True and found.omit_project_memory
+    assert found.hooks == {"PreToolUse": [{"matcher": "Bash", "hooks": [
+        {"type": "command", "command": "echo checked"}]}]}
+    noted = sorted(w.removeprefix(f"{path}: ").split(":")[0] for w in found.warnings)
+    assert noted == sorted(["field 'tools'", "field 'skills'", "field 'effort'",
+                            "field 'memory'", "field 'criticalSystemReminder_EXPERIMENTAL'"])
+
+
+def test_claude_user_agents_load_below_swarms_own_and_the_project(
+        project: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
+    write(home / ".claude/agents/helper.md", "---\ndescription: from claude\n---\nC.\n")
+    write(home / ".claude/agents/mine.md", "---\ndescription: claude only\n---\nM.\n")
+    write(paths.user_agents_dir() / "helper.md", "---\ndescription: from swarm\n---\nS.\n")
+    write(project / ".claude/agents/helper.md", "---\ndescription: claude project\n---\nP.\n")
+    write(project / ".swarm/agents/helper.md", "---\ndescription: swarm project\n---\nQ.\n")
+    loaded = load_definitions(project)
+    assert loaded.definitions["mine"].source == "user"
+    helper = loaded.definitions["helper"]
+    assert helper.description == "swarm project"
+    assert [s.path for s in helper.overrides] == [
+        str(project / ".claude/agents/helper.md"), str(paths.user_agents_dir() / "helper.md"),
+        str(home / ".claude/agents/helper.md")]

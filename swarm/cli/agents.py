@@ -24,6 +24,9 @@ def _warn(loaded: Definitions) -> None:
     # A broken file must not break the listing: say what is wrong, keep going (exit 0).
     for problem in loaded.problems:
         click.echo(f"swarm: warning: {problem} (skipped)", err=True)
+    for definition in loaded.definitions.values():
+        for warning in definition.warnings:
+            click.echo(f"swarm: warning: {warning}", err=True)
 
 
 def _source(definition: AgentDefinition) -> str:

@@ -51,6 +51,8 @@ def spawn(name: str, team_name: str | None, prompt: str | None, prompt_file: cli
     )
     if result.notice and not as_json:
         click.echo(f"swarm: note: {result.notice}", err=True)
+    for warning in result.warnings:
+        click.echo(f"swarm: warning: {warning}", err=True)
 
     def human(r: object) -> str:
         return (f"spawned {result.agent_id} (model {result.model}, {result.permission_mode})\n"

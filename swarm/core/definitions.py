@@ -1,9 +1,12 @@
 """Agent definitions: markdown files with YAML front matter whose body is the system prompt.
 
 Sources, lowest to highest priority: built-in (plain data in `builtin_agents.py`), user
-(`$SWARM_HOME/agents/`), project (the nearest `.swarm/agents/` from the cwd up to the git root).
-A bad file is reported with its file and field and skipped; it never breaks the others. The YAML
-parser is imported only when a user or project file needs it.
+(`~/.claude/agents/`, then `$SWARM_HOME/agents/`), project (the nearest `.claude/agents/`, then
+`.swarm/agents/`, from the cwd up to the git root). Claude Code's files load as they are: a key
+swarm does not know (or knows and ignores) is one warning naming the file and key, and the rest
+of the definition applies; so is a tool swarm does not have. A bad value is reported with its
+file and field and the file is skipped; it never breaks the others. The YAML parser is imported
+only when a user or project file needs it.
 """
 
 from __future__ import annotations
@@ -29,9 +32,13 @@ Source = Literal["builtin", "user", "project"]
 
 # Front-matter keys a user may write; camelCase / dashed spellings are accepted as aliases.
 FIELDS = ("name", "description", "tools", "disallowed_tools", "model", "max_turns",
-          "permission_mode", "color", "isolation", "omit_project_memory", "mcp_servers")
+          "permission_mode", "color", "isolation", "omit_project_memory", "mcp_servers",
+          "background", "hooks")
+# The seeds' keys that mean nothing here: accepted, with a note that they do nothing.
+NOTED_FIELDS = ("skills", "effort", "memory", "critical_system_reminder_experimental")
 # The seeds' spellings of the same fields (camelCase, dashed) are accepted as aliases.
-_ALIASES = {"agent_type": "name", "when_to_use": "description"}
+_ALIASES = {"agent_type": "name", "when_to_use": "description",
+            "omit_claude_md": "omit_project_memory"}
 
 
 def field_name(key: str) -> str:
@@ -44,6 +51,24 @@ def _one_of(value: str, allowed: Sequence[str]) -> str:
     if value not in allowed:
         raise ValueError(f"must be one of {', '.join(allowed)} (got {value!r})")
     return value
+
+
+def _known_tools(value: Any, path: str, warnings: list[str]) -> Any:
+    """`tools`: a tool swarm does not have is dropped with a warning (narrowing stays narrow).
+    `disallowed_tools` stays strict: a misspelt denial must not silently allow the tool."""
+    names = [p.strip() for p in value.split(",") if p.strip()] if isinstance(value, str) \
+        else value
+    if not isinstance(names, list):
+        return value  # the validator says what is wrong
+    kept = []
+    for tool in names:
+        if not isinstance(tool, str) or tool.startswith("mcp__") or tool in KNOWN_TOOLS:
+            kept.append(tool)
+            continue
+        close = difflib.get_close_matches(tool, KNOWN_TOOLS, n=1, cutoff=0.6)
+        hint = f" (did you mean {close[0]!r}?)" if close else ""
+        warnings.append(f"{path}: field 'tools': unknown tool {tool!r} ignored{hint}")
+    return kept
 
 
 def _tool_list(value: Any) -> list[str] | None:
@@ -90,7 +115,10 @@ class AgentDefinition(BaseModel):
     omit_project_memory: bool = Field(default=False, strict=True)  # no SWARM.md/CLAUDE.md...
     # MCP servers by name (configured in .mcp.json / $SWARM_HOME/mcp.json) or {name: spec}.
     mcp_servers: list[str | dict[str, McpServerSpec]] = Field(default_factory=list)
+    background: bool = Field(default=False, strict=True)  # a subagent of this type: background
+    hooks: dict[str, Any] | None = None  # settings-format hooks for this agent only
     prompt: str = ""
+    warnings: list[str] = Field(default_factory=list)  # keys and tools that were ignored
     source: Source = "builtin"
     path: str = ""
     overrides: list[Shadowed] = Field(default_factory=list)
@@ -195,20 +223,22 @@ def parse_definition(text: str, path: str, source: Source, stem: str
     if not isinstance(meta, dict):
         return [DefinitionProblem(path=path, message="front matter must be a YAML mapping of fields")]
     fields: dict[str, Any] = {}
-    problems: list[DefinitionProblem] = []
+    warnings: list[str] = []
     for key, value in meta.items():
         field = field_name(str(key))
-        if field not in FIELDS:
-            problems.append(DefinitionProblem(
-                path=path, field=str(key),
-                message=f"unknown field; known fields: {', '.join(FIELDS)}"))
+        if field in NOTED_FIELDS:
+            warnings.append(f"{path}: field {str(key)!r}: accepted, but does nothing in swarm")
+        elif field not in FIELDS:
+            warnings.append(f"{path}: field {str(key)!r}: unknown field, ignored (known fields:"
+                            f" {', '.join(FIELDS)})")
         else:
             fields[field] = value
-    if problems:
-        return problems
+    if "tools" in fields:
+        fields["tools"] = _known_tools(fields["tools"], path, warnings)
     fields.setdefault("name", stem)
     try:
-        return AgentDefinition(**fields, prompt=body.strip(), source=source, path=path)
+        return AgentDefinition(**fields, prompt=body.strip(), source=source, path=path,
+                               warnings=warnings)
     except ValidationError as exc:
         return [
             DefinitionProblem(
@@ -256,7 +286,8 @@ def _load_builtins() -> list[AgentDefinition]:
     factory's signature, ~3 ms of every spawn)."""
     return [AgentDefinition.model_construct(
         {*fields, "source", "path"},
-        **{"disallowed_tools": [], "overrides": [], "mcp_servers": [], **copy.deepcopy(fields)},
+        **{"disallowed_tools": [], "overrides": [], "mcp_servers": [], "warnings": [],
+           **copy.deepcopy(fields)},
         source="builtin", path=f"<builtin>/{name}") for name, fields in BUILTIN_AGENTS.items()]
 
 
@@ -266,6 +297,17 @@ def find_project_agents_dir(cwd: str | Path) -> Path | None:
     is the user directory, not a project one."""
     return paths.find_in_project(cwd, ".swarm/agents", want_dir=True,
                                  user_path=paths.user_agents_dir())
+
+
+def source_dirs(cwd: str | Path) -> list[tuple[Source, Path]]:
+    """Where definitions come from, lowest priority first (built-ins come before all)."""
+    found: list[tuple[Source, Path | None]] = [
+        ("user", paths.claude_user_agents_dir()), ("user", paths.user_agents_dir()),
+        ("project", paths.find_in_project(cwd, ".claude/agents", want_dir=True,
+                                          user_path=paths.claude_user_agents_dir())),
+        ("project", find_project_agents_dir(cwd)),
+    ]
+    return [(source, d) for source, d in found if d is not None and d.is_dir()]
 
 
 def load_definitions(cwd: str | Path | None = None) -> Definitions:
@@ -278,12 +320,8 @@ def _merge(cwd: str | Path | None) -> tuple[dict[str, AgentDefinition], list[Def
     problems: list[DefinitionProblem] = []
     merged: dict[str, AgentDefinition] = {}
     layers: list[list[AgentDefinition]] = [_load_builtins()]
-    user_dir = paths.user_agents_dir()
-    if user_dir.is_dir():
-        layers.append(_load_dir(user_dir, "user", problems))
-    project_dir = find_project_agents_dir(cwd if cwd is not None else os.getcwd())
-    if project_dir is not None:
-        layers.append(_load_dir(project_dir, "project", problems))
+    for source, directory in source_dirs(cwd if cwd is not None else os.getcwd()):
+        layers.append(_load_dir(directory, source, problems))
     for layer in layers:
         for definition in layer:
             previous = merged.get(definition.name)

@@ -94,6 +94,11 @@ def user_agents_dir() -> Path:
     return home() / "agents"
 
 
+def claude_user_agents_dir() -> Path:
+    """Claude Code's user agent definitions (read beside swarm's own, below them)."""
+    return Path.home() / ".claude" / "agents"
+
+
 def pane_lock() -> Path:
     """Serializes pane creation across every swarm process on this machine."""
     return home() / "locks" / "panes.lock"

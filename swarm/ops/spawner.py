@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import os
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from backends.base import PaneBackend
@@ -46,6 +46,7 @@ class SpawnResult:
     model: str
     permission_mode: str
     notice: str | None = None
+    warnings: list[str] = field(default_factory=list)  # its definition's ignored keys and tools
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -134,7 +135,8 @@ def spawn(
         raise
     return SpawnResult(agent_id=member.agent_id, name=clean, team=team.name,
                        backend=choice.backend, backend_reason=choice.reason, pane_id=pane_id,
-                       pid=pid, model=spec, permission_mode=mode, notice=notice)
+                       pid=pid, model=spec, permission_mode=mode, notice=notice,
+                       warnings=list(definition.warnings))
 
 
 def check_model(spec: str, workdir: Path) -> None:
