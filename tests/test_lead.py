@@ -453,7 +453,7 @@ def test_coordinator_has_only_team_tools(fake_api: FakeAnthropic, tmp_path: Path
     first, second = fake_api.messages_requests()
     assert [t["name"] for t in first["tools"]] == [
         "SpawnTeammate", "SendMessage", "TaskCreate", "TaskList", "TaskGet", "TaskUpdate",
-        "TeamStatus", "StopTeammate", "Agent", "AgentStatus", "AgentStop"]
+        "TeamStatus", "StopTeammate", "SetMode", "Agent", "AgentStatus", "AgentStop"]
     assert "You are a coordinator" in first["system"][0]["text"]
     (refused,) = tool_results(second)
     assert refused.get("is_error") and "a coordinator cannot fork" in refused["content"]
@@ -506,3 +506,43 @@ def test_a_headless_lead_whose_teammate_failed_a_task_exits_1(tmp_path: Path,
     data = json.loads(proc.stdout)
     assert [t["status"] for t in data["tasks"]] == ["failed"]
     assert "failed tasks: #1" in proc.stderr
+
+
+def test_the_leads_mode_rules_and_model_pass_to_its_teammates(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    monkeypatch.setenv("SWARM_MODEL", "shell")  # a scripted lead's teammates: $SWARM_MODEL
+    script = tmp_path / "lead.json"
+    script.write_text(json.dumps([
+        {"tool_uses": [{"name": "Bash", "input": {"command": "touch lead-was-here"}},
+                       {"name": "SpawnTeammate", "input": {
+                           "name": "w", "prompt": "Touch it.\n$ touch by-w"}}]},
+        {"text": "Started."}, {"text": "Done."}]))
+    proc = subprocess.run([SWARM, "lead", "--headless", "--model", f"scripted:{script}",
+                           "--backend", "hidden", "--permission-mode", "acceptEdits",
+                           "--allow", "Bash(touch:*)", "--deny", "Bash(rm:*)",
+                           "--team", "inherits", "--keep", "go"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert (tmp_path / "lead-was-here").exists()  # its own Bash, allowed by its rule
+    assert (tmp_path / "by-w").exists()  # the teammate's, allowed by the rule it inherited
+    member = Team.open("inherits").member("w")
+    assert member.permission_mode == "acceptEdits" and member.model == "shell"
+    assert member.allow_rules == ["Bash(touch:*)"] and member.deny_rules == ["Bash(rm:*)"]
+    state = read_state("inherits", "w")
+    assert state is not None and state.mode == "acceptEdits"
+    Team.delete("inherits", force=True)
+
+
+def test_a_headless_lead_in_default_mode_cannot_run_its_own_bash(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    script = tmp_path / "lead.json"
+    script.write_text(json.dumps([
+        {"tool_uses": [{"name": "Bash", "input": {"command": "touch nope"}}]},
+        {"text": "Could not."}]))
+    proc = subprocess.run([SWARM, "lead", "--headless", "--model", f"scripted:{script}",
+                           "--backend", "hidden", "go"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    assert not (tmp_path / "nope").exists()

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from swarm.core.names import BACKENDS
+from swarm.core.names import BACKENDS, PERMISSION_MODES
 from swarm.errors import OperationFailedError, SwarmError, WaitTimeoutError
 from swarm.lead.headless import print_outcome, run_headless
 from swarm.lead.interactive import run_interactive
@@ -26,8 +26,15 @@ class SessionInterrupted(SwarmError):
               help="Team to create (default: a generated name), or to continue with --resume.")
 @click.option("--model", "-m", default=None,
               help="The lead's model: sonnet|opus|haiku|<model id>|scripted:PATH.")
-@click.option("--teammate-model", default=None,
-              help="Default teammate model (default: $SWARM_MODEL, sonnet with a key, else shell).")
+@click.option("--teammate-model", default="inherit", show_default=True,
+              help="Teammates' model; inherit: the lead's (a scripted lead's: $SWARM_MODEL,"
+              " sonnet with a key, else shell).")
+@click.option("--permission-mode", type=click.Choice(PERMISSION_MODES), default="default",
+              show_default=True,
+              help="The lead's own tool use; teammates start in it (or lower) with its rules.")
+@click.option("--allow", multiple=True, metavar="RULE",
+              help="Allow rule for the lead and its teammates, e.g. 'Bash(npm test:*)'.")
+@click.option("--deny", multiple=True, metavar="RULE", help="Deny rule (wins over allow).")
 @click.option("--backend", type=click.Choice(["auto", *BACKENDS]), default=None,
               help="Where teammates run (default: $SWARM_BACKEND or auto).")
 @click.option("--cwd", default=None, help="Working directory of the lead and its teammates.")
@@ -51,7 +58,8 @@ def lead(prompt: str | None, team_name: str | None, model: str | None,
          teammate_model: str | None, backend: str | None, cwd: str | None, approvals: str,
          coordinator: bool, headless: bool, as_json: bool, timeout: float | None,
          max_teammates: int, max_budget_usd: float | None, keep: bool, resume: bool,
-         report_path: Path | None) -> None:
+         report_path: Path | None, permission_mode: str, allow: tuple[str, ...],
+         deny: tuple[str, ...]) -> None:
     """An LLM lead turns one request into a coordinated team.
 
     In a terminal: type requests; the lead spawns teammates, hands out tasks, reacts to their
@@ -68,6 +76,7 @@ def lead(prompt: str | None, team_name: str | None, model: str | None,
         coordinator=coordinator, headless=not interactive, as_json=as_json, timeout=timeout,
         max_teammates=max_teammates, max_budget_usd=max_budget_usd, keep=keep, resume=resume,
         report=report_path.absolute() if report_path is not None else None,
+        permission_mode=permission_mode, allow=allow, deny=deny,
     )
     if interactive:
         outcome = run_interactive(options, prompt)

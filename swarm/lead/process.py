@@ -27,7 +27,7 @@ from swarm.core.definitions import AgentDefinition
 from swarm.core.liveness import is_alive
 from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import PlanApprovalResponse
-from swarm.core.rules import Decision
+from swarm.core.rules import Decision, validate_mode, validate_rule
 from swarm.core.state import SubagentInfo, write_state
 from swarm.core.team import Team, TeamConfig
 from swarm.errors import BadInputError, OperationFailedError
@@ -73,6 +73,9 @@ class LeadOptions:
     keep: bool = False
     resume: bool = False
     report: Path | None = None  # --report FILE: the run report, written at the end
+    permission_mode: str = "default"  # the lead's own tool use; teammates inherit it (capped)
+    allow: tuple[str, ...] = ()  # --allow RULE: the lead's, and its teammates'
+    deny: tuple[str, ...] = ()
     wake: str = "swarm"  # "anchor": the benchmark's re-created anchor policy
 
 
@@ -119,11 +122,24 @@ def validate(options: LeadOptions) -> None:
         raise BadInputError(f"--report {options.report}: " + (
             "is a directory: give a file name" if options.report.is_dir()
             else f"no directory {options.report.parent} to write it in"))
-    if options.teammate_model:
+    validate_mode(options.permission_mode)
+    options.allow = tuple(validate_rule(r) for r in options.allow)
+    options.deny = tuple(validate_rule(r) for r in options.deny)
+    if options.teammate_model and options.teammate_model.strip().lower() != "inherit":
         try:
             check_model(options.teammate_model)
         except ToolError as exc:
             raise BadInputError(f"--teammate-model: {exc}") from None
+
+
+def teammate_model_spec(requested: str | None, lead_spec: str) -> str:
+    """`--teammate-model` (default `inherit`): the lead's model; for a scripted lead,
+    $SWARM_MODEL, else sonnet with credentials, else shell."""
+    if requested and requested.strip().lower() != "inherit":
+        return requested.strip()
+    if lead_spec.lower().startswith("scripted:"):
+        return default_model_spec()[0]
+    return lead_spec
 
 
 class PersonAsker:
@@ -178,15 +194,18 @@ class Lead(AgentBase):
         self._turn_thread: threading.Thread | None = None
         self.model_name = self.model_spec  # what a subagent's model `inherit` means
         self.environment = environment(self.cwd)  # a subagent working in the lead's cwd reuses it
+        me = self.team.update_member(LEAD_NAME, permission_mode=options.permission_mode,
+                                     allow_rules=list(options.allow), deny_rules=list(options.deny))
         self.policy = PermissionPolicy.for_member(
-            self.team, self.team.member(LEAD_NAME), self.cwd,
-            PersonAsker(self) if not options.headless else None)
+            self.team, me, self.cwd, PersonAsker(self) if not options.headless else None)
         watch_type = AnchorWatch if options.wake == "anchor" else Watch
         self.watch = watch_type(self.team, options.approvals, self.ui)
-        teammate_model = options.teammate_model or default_model_spec()[0]
+        teammate_model = teammate_model_spec(options.teammate_model, self.model_spec)
         self.spawn_defaults = SpawnDefaults(backend=options.backend, cwd=str(self.cwd),
-                                            model=options.teammate_model,
-                                            max_teammates=options.max_teammates)
+                                            model=teammate_model,
+                                            max_teammates=options.max_teammates,
+                                            permission_mode=options.permission_mode,
+                                            allow=options.allow, deny=options.deny)
         env = {"SWARM_TEAM": self.team.name}
         # The user's hooks, as a teammate has them (the lead has no agent definition).
         self.extensions = Extensions.load(self.team, self.team.member(LEAD_NAME),

@@ -44,8 +44,11 @@ LEAD_SENDS = ("shutdown_request", "task_assignment")
 class SpawnDefaults:
     backend: str | None  # --backend (None: auto)
     cwd: str  # --cwd
-    model: str | None  # --teammate-model (None: SWARM_MODEL, sonnet with a key, else shell)
+    model: str | None  # --teammate-model (`inherit`: the lead's model)
     max_teammates: int
+    permission_mode: str = "default"  # the lead's: a teammate starts in it unless told lower
+    allow: tuple[str, ...] = ()  # the lead's rules, which its teammates inherit
+    deny: tuple[str, ...] = ()
 
 
 class LeadHost(ToolHost, Protocol):
@@ -114,7 +117,8 @@ class SpawnTeammate(Tool):
             agent_type=str(args.get("agent_type") or "general-purpose"), model=model,
             backend=defaults.backend, cwd=defaults.cwd, worktree=bool(args.get("worktree")),
             plan_mode_required=bool(args.get("plan_mode_required")),
-            permission_mode=args.get("permission_mode") or None,
+            permission_mode=args.get("permission_mode") or defaults.permission_mode,
+            allow=defaults.allow, deny=defaults.deny,
         )
         host.notice(f"spawned {result.name} ({result.model}, {result.permission_mode},"
                     f" {result.backend})")
