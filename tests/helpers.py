@@ -76,3 +76,11 @@ class PlainHooks:
 
     def trace(self, line: str) -> None:
         pass
+
+
+def without_usage(text: str) -> str:
+    """A `<subagent-notification>` without its agent_type and usage attributes (tests that
+    check the report itself; tests/test_subagents.py checks those attributes)."""
+    import re
+
+    return re.sub(r' agent_type="[^"]*"| usage="[^"]*"', "", text)

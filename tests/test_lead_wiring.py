@@ -14,7 +14,7 @@ import pytest
 from swarm.core import paths
 from swarm.core.state import read_state
 from tests.fake_anthropic import FakeAnthropic, Scripted, reply
-from tests.helpers import wait_until
+from tests.helpers import wait_until, without_usage
 from tests.lead_fixtures import lead
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("lead_env")]
@@ -90,7 +90,7 @@ def test_the_lead_runs_a_foreground_explore_subagent_and_resumes_it(
     assert len(resumed) == 5 and resumed[2]["content"][0]["tool_use_id"] == read_id
     assert resumed[3]["content"][0]["text"] == "Summary: notes.txt lists alpha and beta."
     assert "Any gamma?" in resumed[4]["content"][-1]["text"]
-    assert [b["text"] for b in last_content(leads[3])] == [
+    assert [without_usage(b["text"]) for b in last_content(leads[3])] == [
         '<subagent-notification agent_id="team-lead.sub-1" status="completed">No gamma in it.'
         "</subagent-notification>"]
 
@@ -141,7 +141,7 @@ def test_a_background_subagent_wakes_the_idle_lead_before_the_session_ends(
     assert json.loads(started["content"].split("\n", 1)[0]) == {
         "agent_id": "team-lead.sub-1", "status": "running"}
     woken = last_content(leads[2])  # a turn of its own, started by the notification
-    assert [b["text"] for b in woken] == [
+    assert [without_usage(b["text"]) for b in woken] == [
         '<subagent-notification agent_id="team-lead.sub-1" status="completed">'
         "side job &lt;done&gt;</subagent-notification>"]
     assert not paths.team_dir("bg").exists()

@@ -32,9 +32,9 @@ from swarm.runtime.policy import PermissionPolicy
 from swarm.runtime.subagent_tools import SubagentRequest, subagent_tools
 from swarm.runtime.subagents import Subagents
 from swarm.runtime.team_tools import run_tool
-from swarm.runtime.tools import ToolContext, ToolError
+from swarm.runtime.tools import Tool, ToolContext, ToolError, ToolResult
 from swarm.runtime.worktree_isolation import finish_worktree, start_worktree
-from tests.helpers import PlainHooks, wait_until
+from tests.helpers import PlainHooks, wait_until, without_usage
 
 T = TypeVar("T")
 Reply = Callable[[ModelRequest], ModelReply]
@@ -87,6 +87,7 @@ class Host:
         self.state: dict[str, Any] = {}
         self.lines: list[str] = []
         self.stopped: list[tuple[SubagentInfo, str]] = []
+        self.ran: list[str] = []  # tools whose calls went through tool_ran (PostToolUse)
         self.limit: str | None = None
         self.interrupt_after: int | None = None  # interruptible() raises on this call
 
@@ -111,6 +112,13 @@ class Host:
 
     def subagent_stopped(self, info: SubagentInfo, final_text: str) -> None:
         self.stopped.append((info, final_text))
+
+    def mcp_tools(self) -> dict[str, Tool]:
+        return {}
+
+    def tool_ran(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> ToolResult:
+        self.ran.append(tool.name)  # where the host's PostToolUse hooks would run
+        return result
 
 
 @pytest.fixture
@@ -155,7 +163,7 @@ def test_foreground_moves_to_the_background_and_notifies(
         assert not runner.has_arrivals()
         gate.set()
         assert watcher.wait(10)  # the parent's idle wait wakes
-    assert [b["text"] for b in runner.take_arrivals()] == [
+    assert [without_usage(b["text"]) for b in runner.take_arrivals()] == [
         '<subagent-notification agent_id="alice.sub-1" status="completed">late'
         "</subagent-notification>"]
     assert runner.take_arrivals() == []
@@ -208,7 +216,7 @@ def test_subagent_send_message_reaches_only_its_parent(
     runner.start(ask())
     refused = model.requests[1].messages[-1]["content"][0]
     assert refused["is_error"] and "only `alice`" in refused["content"]
-    assert [b["text"] for b in runner.take_arrivals()] == [
+    assert [without_usage(b["text"]) for b in runner.take_arrivals()] == [
         '<subagent-message agent_id="alice.sub-1" summary="p">half way &lt;there&gt;'
         "</subagent-message>"]
 
@@ -334,3 +342,27 @@ def test_worktree_isolation_outside_a_repository(team: Team, tmp_path: Path) -> 
     with pytest.raises(ToolError, match=r"^isolation: worktree: .* is not inside a git repository"
                        r".*start the subagent without isolation"):
         start_worktree(team.name, "alice.sub-1", tmp_path)
+
+
+def test_a_definitions_mode_is_capped_by_the_parents_and_post_tool_use_sees_what_ran(
+        host: Host, monkeypatch: pytest.MonkeyPatch) -> None:
+    agents = paths.user_agents_dir()
+    agents.mkdir(parents=True, exist_ok=True)
+    (agents / "bold.md").write_text("---\npermissionMode: bypassPermissions\nbackground: true\n"
+                                    "---\nYou write.\n")
+    (agents / "meek.md").write_text("---\npermissionMode: plan\n---\nYou look.\n")
+    target = host.cwd / "out.txt"
+    model = FnModel(tool("Read", file_path=str(host.cwd)), tool("Write", file_path=str(target),
+                    content="x"), text("tried"))
+    runner = runner_with(host, monkeypatch, model)
+    started = runner.start(ask("bold"))  # background by its definition
+    assert "It works in the background" in started.content
+    wait_until(runner.has_arrivals, 10)
+    # Its definition asks for bypassPermissions; its parent is in default: default it is, and
+    # in the background nobody can be asked, so the Write is denied.
+    denied = model.requests[-1].messages[-1]["content"][0]
+    assert denied["is_error"] and "nobody can be asked here" in denied["content"]
+    assert not target.exists()
+    assert host.ran == ["Read"]  # PostToolUse: the call that ran, not the denied one
+    (info,) = [i for i, _ in host.stopped]
+    assert info.subagent_type == "bold" and info.background

@@ -16,7 +16,7 @@ from swarm.core import paths
 from swarm.core.state import read_state
 from tests.agent_fixtures import Crew
 from tests.fake_anthropic import FakeAnthropic, Scripted
-from tests.helpers import child_named, wait_until
+from tests.helpers import child_named, wait_until, without_usage
 
 WAIT = 30.0
 
@@ -95,6 +95,9 @@ def test_foreground_explore_subagent_reports_to_the_next_request(
     assert report == "Summary: notes.txt lists alpha and beta."
     figures = json.loads(stats)
     assert figures["agent_id"] == "w1.sub-1" and figures["tool_uses"] == 1
+    assert figures["agent_type"] == "explore"
+    assert figures["usage"] == {"input_tokens": 24, "output_tokens": 14,
+                                "cache_read_input_tokens": 0, "cache_creation_input_tokens": 0}
     assert figures["tokens"] == 2 * (12 + 7) and figures["duration_ms"] >= 0
 
     # Records: its transcript, the parent's usage, status and `swarm transcript --subagent`.
@@ -146,7 +149,9 @@ def test_background_notification_starts_a_turn_when_idle(
     assert json.loads(started["content"].splitlines()[0]) == {"agent_id": "w1.sub-1",
                                                               "status": "running"}
     assert [plain(b) for b in last_user(parent[2])] == [{"type": "text", "text": (
-        '<subagent-notification agent_id="w1.sub-1" status="completed">'
+        '<subagent-notification agent_id="w1.sub-1" agent_type="general-purpose"'
+        ' status="completed" usage="input_tokens=12 output_tokens=7'
+        ' cache_read_input_tokens=0 cache_creation_input_tokens=0">'
         "report &lt;done&gt; &amp; ok</subagent-notification>")}]
     (record,) = subagent_records(crew)
     assert record["status"] == "completed" and record["background"]
@@ -179,7 +184,7 @@ def test_agent_stop_and_the_parents_interrupt_and_kill(
         parent = [b for b in fake_api.messages_requests() if not is_typed_subagent(b)]
         stopped, notice = last_user(parent[2])
         assert stopped["content"] == "stopped w1.sub-1"
-        assert notice["text"].startswith(
+        assert without_usage(notice["text"]).startswith(
             '<subagent-notification agent_id="w1.sub-1" status="stopped">stopped with AgentStop')
         wait_until(lambda: not any(p.name() == "sleep" for p in
                                    psutil.Process(crew.procs["w1"].pid).children(True)), 10)
@@ -274,7 +279,7 @@ def test_send_message_resumes_a_finished_subagent(
     parent = [b for b in fake_api.messages_requests() if not is_typed_subagent(b)]
     (answer,) = last_user(parent[2])
     assert answer["tool_use_id"] == sent and answer["content"].startswith("resumed w1.sub-1")
-    assert last_user(parent[3])[0]["text"] == (
+    assert without_usage(last_user(parent[3])[0]["text"]) == (
         '<subagent-notification agent_id="w1.sub-1" status="completed">second answer'
         "</subagent-notification>")
 
@@ -364,3 +369,47 @@ def test_a_subagent_stop_hook_hears_of_each_ended_subagent(
     assert (event["event"], event["subagent_id"], event["subagent_type"], event["status"]) == (
         "SubagentStop", "w1.sub-1", "explore", "completed")
     assert event["last_summary"] == "Found nothing to fix." and event["agent_id"] == "w1@crew"
+
+
+def test_a_subagent_calls_mcp_tools_and_its_post_tool_use_hook_runs(
+        crew: Crew, fake_api: FakeAnthropic, tmp_path: Path) -> None:
+    """SPEC parity: subagents get their parent's MCP tools and their definition's servers;
+    PostToolUse runs for their calls; a definition's `background` applies."""
+    from tests.mcp_fixtures import calc_spec
+
+    spec = calc_spec(tmp_path).model_dump(exclude_defaults=True)
+    paths.user_mcp_config().parent.mkdir(parents=True, exist_ok=True)
+    paths.user_mcp_config().write_text(json.dumps({"mcpServers": {"calc": spec}}))
+    agents = paths.user_agents_dir()
+    agents.mkdir(parents=True, exist_ok=True)
+    (agents / "adder.md").write_text(
+        "---\nname: adder\ndescription: adds\ntools: [mcp__calc2, mcp__calc__add]\n"
+        f"background: true\nmcpServers:\n  - calc2: {json.dumps(spec)}\n---\nYou add.\n")
+    seen = tmp_path / "post.jsonl"
+    paths.user_settings().write_text(json.dumps({"hooks": {"PostToolUse": [
+        {"matcher": "mcp__.*", "command": f"cat >> {seen}; echo >> {seen}"}]}}))
+
+    sub = fake_api.route(is_typed_subagent)
+    sub.push_tool_use("mcp__calc__add", {"a": 2, "b": 3})
+    sub.push_tool_use("mcp__calc2__add", {"a": 4, "b": 5})
+    sub.push_text("2+3=5 and 4+5=9")
+    fake_api.push_tool_use("Agent", {"description": "add them", "prompt": "Add.",
+                                     "subagent_type": "adder"})
+    fake_api.push_text("Waiting.")
+    fake_api.push_text("Thanks.")
+    crew.spawn("w1", prompt="go", model="sonnet", mcp=("calc",))  # bypassPermissions
+    crew.wait_idle_notes("w1", 2, timeout=60)
+
+    subs = [b for b in fake_api.messages_requests() if is_typed_subagent(b)]
+    # `mcp__calc2` names the whole server; of its parent's `calc`, only `add` is listed.
+    assert sorted(t["name"] for t in subs[0]["tools"]) == [
+        "mcp__calc2__add", "mcp__calc2__die", "mcp__calc2__fail", "mcp__calc2__nap",
+        "mcp__calc__add"]
+    results = [b["content"] for body in subs[1:] for b in last_user(body)
+               if b.get("type") == "tool_result"]
+    assert results == ["5", "9"]
+    events = [json.loads(line) for line in seen.read_text().splitlines() if line.strip()]
+    assert [(e["tool_name"], e["tool_result"]["content"]) for e in events] == [
+        ("mcp__calc__add", "5"), ("mcp__calc2__add", "9")]
+    (record,) = subagent_records(crew)
+    assert record["background"] is True  # its definition's `background: true`

@@ -12,6 +12,13 @@ LEAD_NAME = "team-lead"
 RESERVED_AGENT_NAMES = frozenset({LEAD_NAME, "user", "system", "*"})
 
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+# How much each mode grants, least first: no member grants more than it has (SPEC, mode cap).
+MODE_ORDER = ("plan", "default", "acceptEdits", "bypassPermissions")
+
+
+def mode_at_most(wanted: str, ceiling: str) -> str:
+    """`wanted`, lowered to `ceiling` when it would grant more."""
+    return wanted if MODE_ORDER.index(wanted) <= MODE_ORDER.index(ceiling) else ceiling
 BACKENDS = ("tmux", "iterm2", "hidden")
 # Tools that only talk to the team: every teammate keeps them whatever its definition says, and
 # they are allowed in every permission mode (a plan needs questions and answers).

@@ -397,6 +397,12 @@ class Lead(AgentBase):
     def subagent_stopped(self, info: SubagentInfo, final_text: str) -> None:
         self.extensions.subagent_stop(info, final_text)  # the `SubagentStop` hooks
 
+    def mcp_tools(self) -> dict[str, Tool]:
+        return {}  # the lead starts no MCP servers of its own
+
+    def tool_ran(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> ToolResult:
+        return self.extensions.post_tool_use(tool, args, result)
+
     # -- ToolHost --------------------------------------------------------------------------------
     def track_process(self, proc: subprocess.Popen[bytes] | None) -> None:
         """The turn's own command (Bash, a hook of its calls), which an interrupt kills; not a

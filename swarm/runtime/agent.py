@@ -210,6 +210,12 @@ class Agent(AgentBase):
         log.debug("subagent %s %s", info.agent_id, info.status)
         self.extensions.subagent_stop(info, final_text)  # the `SubagentStop` hooks
 
+    def mcp_tools(self) -> dict[str, Tool]:
+        return {n: t for n, t in self.base_tools.items() if n.startswith("mcp__")}
+
+    def tool_ran(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> ToolResult:
+        return self.extensions.post_tool_use(tool, args, result)
+
     # -- LoopHooks -----------------------------------------------------------------------------
     def permit(self, tool: Tool, args: dict[str, Any], use_id: str) -> Decision:
         self.inputs.apply_mode_changes()

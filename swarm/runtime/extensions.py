@@ -158,8 +158,10 @@ class Extensions:
     def after_tool(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> ToolResult:
         """PostToolUse, for calls that ran: the hook gets the result; exit 2 adds its stderr."""
         ran, self._ran = self._ran, False
-        if not ran:
-            return result
+        return self.post_tool_use(tool, args, result) if ran else result
+
+    def post_tool_use(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> ToolResult:
+        """PostToolUse for a call that ran (a subagent's too: its thread calls this)."""
         outcome = self.hooks.run("PostToolUse", tool.name, tool_input=args,
                                  tool_result={"content": result.content,
                                               "is_error": result.is_error})

@@ -109,6 +109,12 @@ class SubagentHost(Protocol):
     def subagent_stopped(self, info: SubagentInfo, final_text: str) -> None:
         """A subagent ended (completed, failed or stopped): the `SubagentStop` event."""
 
+    def mcp_tools(self) -> dict[str, Tool]:
+        """The host's MCP tools (`mcp__server__tool`): its subagents may use them too."""
+
+    def tool_ran(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> ToolResult:
+        """A subagent's tool call ran: the host's PostToolUse hooks see it, as for its own."""
+
 
 class NoHost:
     """A `ToolHost` for tools run outside an agent (tests, scripts)."""

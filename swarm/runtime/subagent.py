@@ -30,6 +30,7 @@ from swarm.runtime.tools import Tool, ToolResult, kill_tree
 
 if TYPE_CHECKING:
     from swarm.core.worktrees import WorktreeRecord
+    from swarm.runtime.mcp import McpManager
     from swarm.runtime.subagents import Subagents
 
 T = TypeVar("T")
@@ -72,6 +73,9 @@ class Subagent:
         self.run = Run()
         self._proc: subprocess.Popen[bytes] | None = None
         self._inbox: list[dict[str, Any]] = []  # messages from the parent while it runs
+        self._ran = False  # the current call was allowed (its PostToolUse hooks run)
+        self.mcp: McpManager | None = None  # its definition's own MCP servers, if any
+        self.stopped = threading.Event()  # AgentStop: ends an MCP call in flight
         self.compactor = Compactor(on_compacted=self.transcript.compaction,
                                    on_usage=self._count)
 
@@ -103,6 +107,7 @@ class Subagent:
 
     def stop(self) -> None:
         self.run.stop.set()
+        self.stopped.set()
         if self._proc is not None:
             kill_tree(self._proc)
 
@@ -130,7 +135,9 @@ class Subagent:
     def permit(self, tool: Tool, args: dict[str, Any], use_id: str) -> Decision:
         self._check()
         policy = self._quiet if self.info.background else self._asking
-        return policy.check(tool, args, use_id)
+        decision = policy.check(tool, args, use_id)
+        self._ran = decision.behavior == "allow"  # this thread's call: PostToolUse if it ran
+        return decision
 
     def guard(self, call: Callable[[], T]) -> T:
         self._check()
@@ -157,7 +164,8 @@ class Subagent:
     def on_tool_result(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> ToolResult:
         self._check()
         self.info.tool_uses += 1
-        return result
+        ran, self._ran = self._ran, False
+        return self.runner.host.tool_ran(tool, args, result) if ran else result
 
     def stop_reason(self) -> str | None:
         self._check()

@@ -25,7 +25,7 @@ class SubagentRequest:
     description: str
     prompt: str
     subagent_type: str | None = None  # None: a fork
-    background: bool = False
+    background: bool | None = None  # None: as its definition says (`background`), else no
     model: str | None = None
     isolation: str | None = None
 
@@ -45,8 +45,8 @@ class SubagentRequest:
         description = text("description")
         if not description:
             raise ToolError("description is required (3-5 words saying what the subagent does)")
-        background = args.get("run_in_background", False)
-        if not isinstance(background, bool):
+        background = args.get("run_in_background")
+        if background is not None and not isinstance(background, bool):
             raise ToolError("run_in_background must be true or false")
         isolation = text("isolation") or None
         if isolation not in (None, "worktree"):
@@ -182,10 +182,17 @@ class Masked(Tool):
         return self.inner.describe(args)
 
 
+def _listed(name: str, names: list[str] | set[str]) -> bool:
+    """`mcp__server__tool` is listed by its own name or by its server's (`mcp__server`)."""
+    return name in names or (name.startswith("mcp__")
+                             and "__".join(name.split("__")[:2]) in names)
+
+
 def usable_tools(definition: AgentDefinition, every: dict[str, Tool],
-                 message: ParentMessage) -> dict[str, Tool]:
+                 message: ParentMessage, mcp: dict[str, Tool] | None = None) -> dict[str, Tool]:
     """A typed subagent's tools: its definition's allow-list and deny-list applied to
-    `SUBAGENT_USABLE` (no team tool is forced in, unlike for a teammate)."""
+    `SUBAGENT_USABLE` and to the MCP tools it can reach (its parent's and its own servers'); no
+    team tool is forced in, unlike for a teammate."""
     allowed = definition.tools
     denied = set(definition.disallowed_tools)
     out: dict[str, Tool] = {}
@@ -193,12 +200,16 @@ def usable_tools(definition: AgentDefinition, every: dict[str, Tool],
         if (allowed is not None and name not in allowed) or name in denied:
             continue
         out[name] = message if name == "SendMessage" else every[name]
+    for name, tool in (mcp or {}).items():
+        if (allowed is None or _listed(name, allowed)) and not _listed(name, denied):
+            out[name] = tool
     return out
 
 
 def fork_tools(specs: list[dict[str, Any]], every: dict[str, Tool],
-               message: ParentMessage) -> dict[str, Tool]:
-    """A fork's tools: the parent's definitions as sent, each running the subagent's version."""
+               message: ParentMessage, mcp: dict[str, Tool] | None = None) -> dict[str, Tool]:
+    """A fork's tools: the parent's definitions as sent, each running the subagent's version
+    (its parent's MCP tools run as they are)."""
     out: dict[str, Tool] = {}
     for spec in specs:
         name = str(spec.get("name"))
@@ -206,6 +217,8 @@ def fork_tools(specs: list[dict[str, Any]], every: dict[str, Tool],
             inner: Tool = Refused(name, NO_NESTING)
         elif name == "SendMessage":
             inner = message
+        elif name in (mcp or {}):
+            inner = (mcp or {})[name]
         elif name in SUBAGENT_USABLE and name in every:
             inner = every[name]
         else:

@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from swarm.core import paths
-from swarm.core.definitions import get_definition
+from swarm.core.definitions import AgentDefinition, get_definition
+from swarm.core.mcp_config import load_mcp_config, resolve_servers
+from swarm.core.names import mode_at_most
 from swarm.core.protocol import escape
 from swarm.core.state import SubagentInfo
 from swarm.core.store import utcnow_iso
@@ -38,9 +40,9 @@ from swarm.runtime.prompts import environment, project_memory, subagent_part, sy
 from swarm.runtime.subagent import Run, Subagent
 from swarm.runtime.subagent_tools import ParentMessage, SubagentRequest, fork_tools, usable_tools
 from swarm.runtime.team_tools import all_tools
-from swarm.runtime.tools import ToolContext, ToolError, ToolResult
+from swarm.runtime.tools import Tool, ToolContext, ToolError, ToolResult
 from swarm.runtime.worktree_isolation import finish_worktree, start_worktree
-from swarm.settings import auto_background_s
+from swarm.settings import auto_background_s, mcp_timeout, mcp_tool_timeout
 
 FORK_TYPE = "fork"
 FORK_PLACEHOLDER = "Forked: a worker took this call over; its report arrives separately."
@@ -50,6 +52,14 @@ FORK_RULE = ("<fork-rule>You are a forked worker: a copy of the conversation abo
              " short report: it goes back to the agent you were forked from.</fork-rule>")
 KEEP_ENDED = 10  # ended subagents kept in state.json after the running ones
 WAIT_SLICE = 1.0  # a foreground wait re-checks for an interrupt this often
+
+
+def _usage(sub: Subagent) -> dict[str, int]:
+    """A subagent's tokens, as its result and notification report them."""
+    used = sub.usage
+    return {"input_tokens": used.input_tokens, "output_tokens": used.output_tokens,
+            "cache_read_input_tokens": used.cache_read_input_tokens,
+            "cache_creation_input_tokens": used.cache_creation_input_tokens}
 
 
 class Subagents:
@@ -103,11 +113,16 @@ class Subagents:
         isolation = request.isolation or (definition.isolation if definition else None)
         worktree = start_worktree(host.team.name, agent_id, host.cwd) if isolation else None
         cwd = worktree.cwd if worktree else host.cwd
+        background = request.background if request.background is not None else bool(
+            definition and definition.background)
         info = SubagentInfo(agent_id=agent_id, subagent_type=definition.name if definition
                             else FORK_TYPE, description=request.description,
-                            background=request.background,
+                            background=background,
                             worktree=str(worktree.path) if worktree else None)
         policy = replace(host.policy, cwd=cwd)
+        if definition is not None and definition.permission_mode:
+            # Its definition's mode, but never more than the parent has (SPEC: mode cap).
+            policy.mode = mode_at_most(definition.permission_mode, host.policy.mode)
         sub = Subagent(self, info, Transcript(paths.subagent_transcript(
             host.team.name, host.name, agent_id)), policy,
             definition.max_turns if definition else None)
@@ -115,6 +130,8 @@ class Subagents:
         message = ParentMessage(host.name, host.team.name,
                                 lambda text, summary: self._from_subagent(sub, text, summary))
         every = self._tools
+        mcp = {**host.mcp_tools(), **(self._own_servers(sub, definition, cwd) if definition
+                                      else {})}
         ctx = ToolContext(team=host.team, name=host.name, cwd=cwd, host=sub,
                           env={"SWARM_TEAM": host.team.name,
                                "SWARM_AGENT_ID": f"{host.name}@{host.team.name}"})
@@ -125,7 +142,7 @@ class Subagents:
         if fork:
             assert last is not None
             reply = host.loop.messages[-1]
-            sub.loop = Loop(model=model, tools=fork_tools(last.tools, every, message),
+            sub.loop = Loop(model=model, tools=fork_tools(last.tools, every, message, mcp),
                             system=last.system, ctx=ctx, hooks=sub,
                             messages=[*last.messages, reply],
                             cache_marks=(len(last.messages) - 1,) if last.messages else ())
@@ -134,7 +151,7 @@ class Subagents:
             content.append({"type": "text", "text": f"{FORK_RULE}\n\n{directive}"})
         else:
             assert definition is not None
-            tools = usable_tools(definition, every, message)
+            tools = usable_tools(definition, every, message, mcp)
             part = subagent_part(agent_id, host.name, host.team.name, request.description,
                                  "SendMessage" in tools, host.policy.mode)
             memory = "" if definition.omit_project_memory else project_memory(cwd)
@@ -143,11 +160,31 @@ class Subagents:
             sub.loop = Loop(model=model, tools=tools, system=system, ctx=ctx, hooks=sub)
             content = [{"type": "text", "text": directive}]
         sub.transcript.event("started", subagent_type=info.subagent_type, model=spec,
-                             description=request.description, background=request.background,
+                             description=request.description, background=background,
                              cwd=str(cwd), inherited_messages=len(sub.loop.messages))
         with self.lock:
             self._all[agent_id] = sub
         return sub, content
+
+    def _own_servers(self, sub: Subagent, definition: AgentDefinition,
+                     cwd: Path) -> dict[str, Tool]:
+        """A definition's `mcpServers`, started for this subagent (and stopped when it ends)."""
+        if not definition.mcp_servers:
+            return {}
+        config = load_mcp_config(cwd)
+        servers, unknown = resolve_servers([], definition.mcp_servers, config,
+                                           f"agent definition {definition.path}")
+        for line in [*unknown, *(str(p) for p in config.problems)]:
+            self.host.trace(f"{sub.agent_id}: warning: {line}")
+        if not servers:
+            return {}
+        from swarm.runtime.mcp import McpManager, McpToolAdapter
+
+        sub.mcp = McpManager(servers, cwd=cwd, warn=self.host.trace,
+                             log_dir=paths.subagents_dir(self.host.team.name, self.host.name))
+        sub.mcp.start(mcp_timeout())
+        return {t.qualified: McpToolAdapter(sub.mcp, t, mcp_tool_timeout, sub.stopped)
+                for t in sub.mcp.tools()}
 
     def _wait(self, sub: Subagent, run: Run) -> ToolResult:
         deadline = time.monotonic() + auto_background_s()
@@ -172,7 +209,8 @@ class Subagents:
 
     def _result(self, sub: Subagent, run: Run) -> ToolResult:
         info = sub.info
-        stats = {"agent_id": info.agent_id, "tool_uses": info.tool_uses, "tokens": info.tokens,
+        stats = {"agent_id": info.agent_id, "agent_type": info.subagent_type,
+                 "tool_uses": info.tool_uses, "tokens": info.tokens, "usage": _usage(sub),
                  "duration_ms": round((time.monotonic() - run.started) * 1000)}
         if info.worktree:
             stats["worktree"] = {"path": info.worktree, "branch": sub.worktree.branch
@@ -197,6 +235,8 @@ class Subagents:
                 status = "failed"
             else:
                 status = "completed" if outcome.reason == "available" else "stopped"
+        if sub.mcp is not None:
+            sub.mcp.close()
         kept = False
         if sub.worktree is not None:
             try:
@@ -220,8 +260,10 @@ class Subagents:
             if sub.info.worktree and sub.worktree is not None:
                 body += escape(f"\n[its worktree is kept: {sub.info.worktree}, branch"
                                f" {sub.worktree.branch}]")
-            self._arrive(f'<subagent-notification agent_id="{sub.agent_id}" status="{status}">'
-                         f"{body}</subagent-notification>")
+            usage = " ".join(f"{k}={v}" for k, v in _usage(sub).items())
+            self._arrive(f'<subagent-notification agent_id="{sub.agent_id}" agent_type='
+                         f'"{escape(sub.info.subagent_type, True)}" status="{status}"'
+                         f' usage="{usage}">{body}</subagent-notification>')
         self.changed()
         try:
             self.host.subagent_stopped(sub.info.model_copy(), text)
