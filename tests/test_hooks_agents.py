@@ -161,3 +161,19 @@ def test_a_teammate_in_a_worktree_gets_the_projects_uncommitted_hooks(
     crew.wait_idle_notes("bob", 1)
     [blocked] = tool_results(crew, "bob")[:1]
     assert blocked["content"] == "permission denied: blocked by a PreToolUse hook: not in a worktree"
+
+
+def test_a_definitions_own_hooks_run_for_its_agents_only(crew: Crew, tmp_path: Path) -> None:
+    seen = tmp_path / "seen.jsonl"
+    agents = paths.user_agents_dir()
+    agents.mkdir(parents=True, exist_ok=True)
+    (agents / "watched.md").write_text(
+        "---\nhooks:\n  PostToolUse:\n    - matcher: Bash\n      hooks:\n        - type: command\n"
+        f"          command: cat >> {seen}; echo >> {seen}\n---\nYou run commands.\n")
+    crew.spawn("plain", prompt="$ echo from-plain")
+    crew.spawn("watched", prompt="$ echo from-watched", agent_type="watched")
+    crew.wait_idle_notes("plain", 1)
+    crew.wait_idle_notes("watched", 1)
+    events = [json.loads(line) for line in seen.read_text().splitlines() if line.strip()]
+    assert [(e["agent_id"], e["tool_input"]["command"]) for e in events] == [
+        (f"watched@{crew.team.name}", "echo from-watched")]

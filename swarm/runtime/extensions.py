@@ -27,7 +27,7 @@ from swarm.core.protocol import escape
 from swarm.core.rules import Decision
 from swarm.core.state import SubagentInfo
 from swarm.errors import SwarmError
-from swarm.runtime.hooks import HookRunner, load_hooks
+from swarm.runtime.hooks import HookRunner, load_hooks, parse_hooks
 from swarm.runtime.tools import Tool, ToolContext, ToolResult, user_env
 
 if TYPE_CHECKING:
@@ -99,6 +99,9 @@ class Extensions:
         """Read hook settings and MCP config; bad entries are one warning each, never fatal."""
         origin = checkout_of(member)
         hooks, problems = load_hooks(cwd, origin)
+        if definition.hooks:  # the definition's own hooks, for this agent only
+            own, own_problems = parse_hooks({"hooks": definition.hooks}, definition.path)
+            hooks, problems = [*hooks, *own], [*problems, *own_problems]
         for problem in problems:
             say(f"warning: {problem} (skipped)")
         runner = HookRunner(hooks, team=team.name, agent_id=member.agent_id, cwd=cwd,
