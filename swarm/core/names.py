@@ -24,7 +24,8 @@ BACKENDS = ("tmux", "iterm2", "hidden")
 # they are allowed in every permission mode (a plan needs questions and answers).
 TEAM_TOOLS = ("SendMessage", "TaskCreate", "TaskList", "TaskGet", "TaskUpdate")
 # The lead's own team-management tools (`swarm lead`): allowed like the team tools.
-LEAD_TOOLS = ("SpawnTeammate", "TeamStatus", "StopTeammate", "AnswerPermission", "AnswerPlan")
+LEAD_TOOLS = ("SpawnTeammate", "TeamStatus", "StopTeammate", "SetMode", "AnswerPermission",
+              "AnswerPlan")
 READ_ONLY_TOOLS = ("Read", "Glob", "Grep")
 # Subagents: offered to the lead and teammates, never to a subagent (no nesting). Allowed in
 # every permission mode: what a subagent does is checked call by call against the same policy.
