@@ -19,6 +19,8 @@ from libtmux.session import Session
 from swarm.cli.main import main
 from swarm.core import paths
 from swarm.core.liveness import is_alive
+from swarm.core.mailbox import Mailbox
+from swarm.core.protocol import Message
 from swarm.core.state import AgentState, write_state
 from swarm.core.team import Team
 from swarm.core.terminal import visible
@@ -90,6 +92,15 @@ def test_inbox_and_inbox_show_escape_a_message_and_its_summary(
         assert_safe(out)
     code, out, _ = run(capsys, "inbox", "--team", "alpha", "--json")
     assert code == 0 and json.loads(out)[0]["text"] == f"first line\n{NASTY}"  # unchanged
+
+
+def test_a_forged_senders_name_is_escaped_too(
+        team: Team, capsys: pytest.CaptureFixture[str]) -> None:
+    """Names are checked where they enter; a line written into a mailbox by hand is not."""
+    Mailbox("alpha", "team-lead").deliver([Message(sender="\x1b]0;pwned\x07", text="hi")])
+    code, out, err = run(capsys, "inbox", "--team", "alpha")
+    assert code == 0, err
+    assert_safe(out, shown=("\\x1b]0;pwned\\x07",))
 
 
 def test_tasks_list_and_show_escape_subject_and_description(
