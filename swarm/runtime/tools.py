@@ -99,9 +99,6 @@ class FileTool(Tool):
     def check_input(self, args: dict[str, Any]) -> None:
         file_path_of(args)
 
-    def describe(self, args: dict[str, Any]) -> str:
-        return f"{self.name} {args.get('file_path')}"
-
 
 def _cap(text: str) -> str:
     if len(text) <= OUTPUT_CAP:
@@ -172,6 +169,9 @@ class Read(FileTool):
                        f" {resume} or use Grep]")
         return ToolResult(result)
 
+    def describe(self, args: dict[str, Any]) -> str:
+        return f"Read {args.get('file_path')}"
+
 
 class Write(FileTool):
     name = "Write"
@@ -185,6 +185,9 @@ class Write(FileTool):
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(str(args["content"]))
         return ToolResult(f"wrote {len(str(args['content']))} characters to {path}")
+
+    def describe(self, args: dict[str, Any]) -> str:
+        return f"Write {args.get('file_path')}"
 
 
 class Edit(FileTool):
@@ -210,6 +213,9 @@ class Edit(FileTool):
             raise ToolError(f"old_string occurs {count} times; give more context or replace_all")
         path.write_text(text.replace(old, new) if args.get("replace_all") else text.replace(old, new, 1))
         return ToolResult(f"edited {path} ({count if args.get('replace_all') else 1} replacement(s))")
+
+    def describe(self, args: dict[str, Any]) -> str:
+        return f"Edit {args.get('file_path')}"
 
 
 class Bash(Tool):
