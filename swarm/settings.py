@@ -31,6 +31,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("SWARM_SHUTDOWN_GRACE", "20", "seconds the lead waits for teammates to exit"),
     Variable("SWARM_ORPHAN_GRACE", "60", "seconds a teammate outlives its crashed lead"),
     Variable("SWARM_AUTO_BACKGROUND_S", "120", "seconds before a foreground subagent backgrounds"),
+    Variable("SWARM_MAX_SUBAGENTS", "8", "subagents one agent may run at once"),
     Variable("SWARM_LOCK_TIMEOUT", "10", "seconds a send waits for a mailbox lock"),
     Variable("SWARM_PERMISSION_TIMEOUT", "300", "seconds a permission request waits for the lead"),
     Variable("SWARM_HEARTBEAT_INTERVAL", "2", "seconds between a teammate's heartbeats"),
@@ -108,6 +109,10 @@ def orphan_grace() -> float:
 
 def auto_background_s() -> float:
     return number("SWARM_AUTO_BACKGROUND_S", 120.0)
+
+
+def max_subagents() -> int:
+    return int(number("SWARM_MAX_SUBAGENTS", 8, minimum=1))
 
 
 def lock_timeout() -> float:

@@ -13,6 +13,7 @@ from swarm import settings
 from swarm.core.liveness import agent_ancestor
 from swarm.core.names import LEAD_NAME
 from swarm.core.team import Team
+from swarm.core.terminal import visible
 from swarm.errors import BadInputError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -71,13 +72,16 @@ def to_jsonable(data: Any) -> Any:
     return data
 
 
-def emit(data: Any, as_json: bool, human: Callable[[Any], str]) -> None:
+def emit(data: Any, as_json: bool, human: Callable[[Any], str], styled: bool = False) -> None:
+    """`data` as JSON, or as the text `human` makes of it: the one place a command's text output
+    passes through the terminal filter (team data prints its control characters as escapes).
+    `styled`: `human` added swarm's own colours (and made the data in it visible itself)."""
     if as_json:
         click.echo(json.dumps(to_jsonable(data), indent=2))
     else:
         text = human(data)
         if text:
-            click.echo(text)
+            click.echo(visible(text, styles=styled))
 
 
 def table(rows: list[list[str]], headers: list[str]) -> str:

@@ -8,6 +8,7 @@ import click
 
 from swarm.cli.common import table
 from swarm.core.names import BACKENDS
+from swarm.core.terminal import visible
 from swarm.ops.demo import WORKERS, run_demo
 
 
@@ -20,8 +21,10 @@ def demo(keep: bool, backend: str | None, timeout: float) -> None:
 
     result = run_demo(Path.cwd(), keep=keep, backend=backend, say=click.echo, timeout=timeout)
     click.echo("")
-    click.echo(table([[r["task"], r["owner"], r["seconds"] + "s", r["subject"], r["result"]]
-                      for r in result.rows], ["TASK", "WHO", "TOOK", "SUBJECT", "RESULT"]))
+    # The results are what commands printed about this directory (file names): made visible.
+    click.echo(visible(table([[r["task"], r["owner"], r["seconds"] + "s", r["subject"],
+                               r["result"]] for r in result.rows],
+                             ["TASK", "WHO", "TOOK", "SUBJECT", "RESULT"])))
     click.echo(f"\n{len(result.rows)} tasks done by {len({r['owner'] for r in result.rows})} "
                f"teammates in {result.seconds:.1f}s (backend: {result.backend})")
     if result.kept:

@@ -4,25 +4,33 @@ from __future__ import annotations
 
 from typing import Any
 
+from swarm.core.names import is_color
+from swarm.core.terminal import visible
 from swarm.ops.control import team_watcher
 from swarm.ops.health import observe
 
 
 def _table(team: Any, statuses: list[Any]) -> Any:
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(title=f"team {team.name}", expand=False)
+    def cell(value: object, style: str | None = None) -> Any:
+        # Text, not markup: a `[` in team data is a character, and its controls are escapes.
+        return Text(visible(str(value)), style=style or "")
+
+    table = Table(title=f"team {team.name}", expand=False)  # team names are plain a-z0-9-_
     for header in ("NAME", "STATE", "MODE", "TASK", "UNREAD", "TURNS", "TOKENS", "COST", "ACTIVE"):
         table.add_column(header)
     for s in statuses:
-        style = s.color if s.color and s.color != "white" else None
+        style = s.color if s.color and s.color != "white" and is_color(s.color) else None
         state = s.state + (f" ({s.detail})" if s.detail and s.state in ("dead", "exited") else "")
-        table.add_row(f"[{style}]{s.name}[/]" if style else s.name, state, s.mode or "-",
-                      f"#{s.current_task}" if s.current_task else "-", str(s.unread),
+        table.add_row(cell(s.name, style), cell(state), cell(s.mode or "-"),
+                      cell(f"#{s.current_task}" if s.current_task else "-"), str(s.unread),
                       str(s.turns), str(s.tokens), f"${s.cost_usd:.4f}",
-                      (s.last_activity or "-")[11:19])
+                      cell((s.last_activity or "-")[11:19]))
         for sub in s.subagents:  # its running subagents, one row each
-            table.add_row(f"  {sub['agent_id']}", f"{sub['subagent_type']}: {sub['description']}",
+            table.add_row(cell(f"  {sub['agent_id']}"),
+                          cell(f"{sub['subagent_type']}: {sub['description']}"),
                           "-", "-", f"{sub['tool_uses']} tools", str(sub["tokens"]), "-", "-")
     tasks = team.tasks.list()
     done = sum(1 for t in tasks if t.status == "completed")

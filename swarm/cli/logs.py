@@ -4,6 +4,7 @@ and said, drawn by the same renderer, uncut)."""
 from __future__ import annotations
 
 import codecs
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ import click
 
 from swarm.cli.common import emit, json_option, open_team, team_option
 from swarm.core import paths
+from swarm.core.terminal import visible
 from swarm.core.transcript import Transcript
 from swarm.core.view import View
 from swarm.core.watch import FileWatcher
@@ -29,6 +31,7 @@ def logs(name: str, team_name: str | None, follow: bool) -> None:
     path = paths.agent_log(team.name, member.name)
     position = 0
     decode = codecs.getincrementaldecoder("utf-8")(errors="replace").decode  # split characters
+    held = ""  # the end of a read that may go on in the next (_PARTIAL_STYLE)
     with FileWatcher([(path.parent, path.name)]) as watcher:
         while True:
             try:
@@ -39,11 +42,21 @@ def logs(name: str, team_name: str | None, follow: bool) -> None:
             except FileNotFoundError:
                 chunk = b""
             if chunk:  # click drops the pane's colours when stdout is not a terminal
-                click.echo(decode(chunk), nl=False)
+                text = held + decode(chunk)
+                cut = _PARTIAL_STYLE.search(text)
+                text, held = (text[:cut.start()], text[cut.start():]) if cut else (text, "")
+                # The log holds the pane's colours and, from older runs or log lines, maybe
+                # raw team data: keep the colours, escape every other control character.
+                click.echo(visible(text, styles=True), nl=False)
                 sys.stdout.flush()
             if not follow:
+                if held:
+                    click.echo(visible(held), nl=False)
                 return
             watcher.wait(1.0)
+
+
+_PARTIAL_STYLE = re.compile(r"(\x1b(\[[0-9;]*)?|\r)\Z")  # a colour code or a CRLF, cut
 
 
 def _render(entries: list[dict[str, Any]]) -> str:
@@ -65,7 +78,7 @@ def transcript(name: str, team_name: str | None, subagent_id: str | None, as_jso
     if subagent_id is not None:
         path = _subagent_path(team.name, member.name, subagent_id)
     entries = Transcript(path).entries()
-    emit(entries, as_json, _render)
+    emit(entries, as_json, _render, styled=True)
 
 
 def _subagent_path(team: str, name: str, subagent_id: str) -> Path:

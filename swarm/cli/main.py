@@ -10,6 +10,7 @@ import traceback
 import click
 
 from swarm import __version__, settings
+from swarm.core.terminal import visible
 from swarm.errors import SwarmError, describe_error
 from swarm.log import configure as configure_logging
 
@@ -115,5 +116,5 @@ def _print_traceback() -> None:
 
 
 def _fail(message: str, code: int) -> None:
-    click.echo(f"swarm: error: {message}", err=True)
+    click.echo(f"swarm: error: {visible(message)}", err=True)  # errors quote team data too
     sys.exit(code)

@@ -48,7 +48,7 @@ def send(to: str, message: str, team_name: str | None, summary: str | None,
     if wake:
         refuse_teammate("send --wake")
     team = open_team(team_name)
-    text = sys.stdin.read() if message == "-" else message
+    text = _stdin_text() if message == "-" else message
     # An explicit --from (even '') is checked, never silently replaced by the default.
     who = sender if sender is not None else (current_agent_name() or LEAD_NAME)
     ids = team.send(to, text, sender=who, summary=summary)
@@ -59,6 +59,20 @@ def send(to: str, message: str, team_name: str | None, summary: str | None,
     emit(result, as_json, lambda r: "\n".join(
         [f"sent to {to} ({len(r['ids'])} message(s))",
          *(w.describe(by_lead=who.lower() == LEAD_NAME) for w in stopped)]))
+
+
+def _stdin_text() -> str:
+    """The message from stdin, which must be UTF-8 (read as bytes: a text stream would turn
+    bad bytes into surrogates that fail later, mid-send)."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:  # a text stream handed in (tests, embedding)
+        return sys.stdin.read()
+    data = stream.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise BadInputError(f"standard input is not UTF-8 text (byte 0x{data[exc.start]:02x} at "
+                            f"offset {exc.start}); nothing was sent") from None
 
 
 def _stopped(team: Any, names: list[str]) -> list[Any]:

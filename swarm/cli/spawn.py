@@ -27,7 +27,8 @@ from swarm.ops.spawner import spawn as do_spawn
               default=None, help="What the teammate may do without asking.")
 @click.option("--allow", multiple=True, help="Allow rule, e.g. 'Bash(git status:*)'.")
 @click.option("--deny", multiple=True, help="Deny rule, e.g. 'Bash(rm:*)'.")
-@click.option("--color", default=None, help="Pane and status color.")
+@click.option("--color", default=None,
+              help="Pane and status colour: a name (blue, bright_green, ...) or #rrggbb.")
 @click.option("--max-turns", type=int, default=None, help="Stop after this many model calls.")
 @click.option("--max-budget-usd", type=float, default=None, help="Stop past this cost.")
 @click.option("--mcp", "mcp", multiple=True, metavar="NAME",

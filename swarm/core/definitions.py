@@ -25,8 +25,14 @@ from swarm.core import paths
 from swarm.core.builtin_agents import BUILTIN_AGENTS
 from swarm.core.config_files import ConfigProblem
 from swarm.core.mcp_config import McpServerSpec, definition_servers
-from swarm.core.names import KNOWN_TOOLS, PERMISSION_MODES, TEAM_TOOLS, validate_name
-from swarm.errors import InvalidNameError, NotFoundError
+from swarm.core.names import (
+    KNOWN_TOOLS,
+    PERMISSION_MODES,
+    TEAM_TOOLS,
+    validate_color,
+    validate_name,
+)
+from swarm.errors import BadInputError, InvalidNameError, NotFoundError
 
 Source = Literal["builtin", "user", "project"]
 
@@ -173,6 +179,14 @@ class AgentDefinition(BaseModel):
         return cls._nonempty(value)
 
     @field_validator("color", mode="before")
+    @classmethod
+    def _color(cls, value: Any) -> str | None:
+        clean = cls._nonempty(value)
+        try:
+            return None if clean is None else validate_color(clean)
+        except BadInputError as exc:
+            raise ValueError(str(exc)) from None
+
     @classmethod
     def _nonempty(cls, value: Any) -> str | None:
         if value is None:

@@ -1,11 +1,11 @@
 """Names and the fixed vocabularies every layer shares: team and agent names (rejected, never
-silently rewritten), agent ids, permission modes, pane backends and tool names."""
+silently rewritten), agent ids, permission modes, pane backends, tool names and member colours."""
 
 from __future__ import annotations
 
 import re
 
-from swarm.errors import InvalidNameError
+from swarm.errors import BadInputError, InvalidNameError
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 LEAD_NAME = "team-lead"
@@ -34,6 +34,30 @@ SUBAGENT_TOOLS = ("Agent", "AgentStatus", "AgentStop")
 SUBAGENT_USABLE = ("Read", "Write", "Edit", "Bash", "Glob", "Grep", "SendMessage")
 KNOWN_TOOLS = ("Read", "Write", "Edit", "Bash", "Glob", "Grep", *TEAM_TOOLS, "ExitPlanMode",
                *SUBAGENT_TOOLS)
+
+# Member colours: the 16 terminal colours every view paints (the panes, tmux, `status --watch`,
+# the report), or #rrggbb. A colour reaches tmux options, ANSI codes and the report's `style=`,
+# so nothing else is ever stored. Claude Code's other agent colours read as the nearest one.
+COLORS = ("black", "red", "green", "yellow", "blue", "magenta", "cyan", "white",
+          *(f"bright_{c}" for c in ("black", "red", "green", "yellow", "blue", "magenta", "cyan",
+                                    "white")))
+COLOR_ALIASES = {"purple": "magenta", "pink": "bright_magenta", "orange": "yellow"}
+_HEX_COLOR = re.compile(r"#[0-9a-f]{6}")
+
+
+def is_color(value: object) -> bool:
+    """A colour as stored: a palette name or #rrggbb (lower case)."""
+    return isinstance(value, str) and (value in COLORS or bool(_HEX_COLOR.fullmatch(value)))
+
+
+def validate_color(value: object) -> str:
+    """The colour in its stored form, or BadInputError saying what is allowed."""
+    lowered = value.strip().lower() if isinstance(value, str) else ""
+    lowered = COLOR_ALIASES.get(lowered, lowered)
+    if is_color(lowered):
+        return lowered
+    shown = str(value).encode("unicode_escape").decode("ascii")[:40]
+    raise BadInputError(f"invalid colour {shown!r}: use #rrggbb or one of {', '.join(COLORS)}")
 
 
 def validate_name(name: str, kind: str = "name") -> str:

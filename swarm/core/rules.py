@@ -91,8 +91,9 @@ def _absolute(raw: str, cwd: Path) -> Path:
 
 
 def tool_path(args: dict[str, Any], cwd: Path) -> Path | None:
-    raw = args.get("file_path") or args.get("path")
-    return _absolute(str(raw), cwd) if raw else None
+    """The file Read/Write/Edit name: `file_path` only, as the tools read it (runtime/tools)."""
+    raw = args.get("file_path")
+    return _absolute(raw, cwd) if isinstance(raw, str) and raw.strip() else None
 
 
 def _tool_paths(tool_name: str, args: dict[str, Any], cwd: Path) -> list[Path]:

@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 from swarm.core.liveness import process_state
+from swarm.core.terminal import visible
 from swarm.errors import LockTimeoutError
 
 log = logging.getLogger(__name__)
@@ -36,7 +37,7 @@ FILE_MODE = 0o600
 
 def warn(message: str) -> None:
     """A warning the user must see: one `swarm: warning:` line on stderr (and in the log)."""
-    print(f"swarm: warning: {message}", file=sys.stderr)
+    print(f"swarm: warning: {visible(message)}", file=sys.stderr)
     log.info("warning: %s", message)
 
 

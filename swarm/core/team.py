@@ -16,7 +16,13 @@ from pydantic import BaseModel, Field
 from swarm.core import paths
 from swarm.core.liveness import is_alive, terminate
 from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME, agent_id, validate_agent_name, validate_team_name
+from swarm.core.names import (
+    LEAD_NAME,
+    agent_id,
+    validate_agent_name,
+    validate_color,
+    validate_team_name,
+)
 from swarm.core.protocol import (
     LEAD_ONLY_TYPES,
     MAX_MESSAGE_BYTES,
@@ -100,6 +106,18 @@ class TeamConfig(BaseModel):
 
     def member(self, name: str) -> Member | None:
         return next((m for m in self.members if m.name == name), None)
+
+
+def _check_utf8(what: str, text: str | None) -> None:
+    """Text that cannot be written as UTF-8 (lone surrogates: bytes that were not UTF-8, read
+    with surrogateescape from argv or stdin) is a bad input, not a crash mid-send."""
+    if text is None:
+        return
+    try:
+        text.encode()
+    except UnicodeEncodeError as exc:
+        raise BadInputError(f"the {what} is not UTF-8 text (character {exc.start} cannot be "
+                            "encoded); nothing was sent") from None
 
 
 def _summary_of(text: str) -> str:
@@ -264,6 +282,7 @@ class Team:
         clean = validate_agent_name(name)
         if fields.get("color") is None:
             fields["color"] = PALETTE[(len(self.members()) - 1) % len(PALETTE)]
+        fields["color"] = validate_color(fields["color"])  # it reaches tmux, ANSI and HTML
         member = Member(agent_id=agent_id(clean, self.name), name=clean, **fields)  # type: ignore[arg-type]
 
         def add(config: TeamConfig) -> None:
@@ -319,6 +338,10 @@ class Team:
         else:
             structured = text
         body = dump_structured(structured) if structured is not None else str(text)
+        if structured is None and not body.strip():
+            raise BadInputError("the message is empty: there is nothing to send")
+        _check_utf8("message", body)
+        _check_utf8("summary", summary)
         if len(body) * 4 > MAX_MESSAGE_BYTES and len(body.encode()) > MAX_MESSAGE_BYTES:
             raise MessageTooLargeError(
                 f"message is {len(body.encode())} bytes; the limit is {MAX_MESSAGE_BYTES} bytes"

@@ -4,7 +4,8 @@ uncut. One renderer for the three, so a pane and a transcript say the same thing
 
 Styles are ANSI codes (dim for tool output, the sender's colour for incoming messages); `View
 (color=False)` gives plain text. `swarm logs` lets click strip them when it does not print to a
-terminal.
+terminal. Every piece of data (model text, tool output, messages, names) is made `visible` before
+it is styled: its control characters print as escapes, so only the styles are raw.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from html import unescape
 from typing import Any
 
 from swarm.core.readable import flat, tool_call
+from swarm.core.terminal import visible
 
 RESULT_LINES = 5  # lines of a tool's output a pane shows
 INCOMING_LINES = 3  # lines of an incoming message's text a pane shows under its summary
@@ -71,15 +73,15 @@ class View:
     # -- what an agent does --------------------------------------------------------------------
     def says(self, text: str) -> list[str]:
         """What the model said, every line of it."""
-        lines = text.strip().splitlines() or [""]
+        lines = visible(text).strip().splitlines() or [""]
         return [f"says: {lines[0]}", *(f"{INDENT}   {line}" for line in lines[1:])]
 
     def call(self, name: str, args: Any) -> str:
-        return f"-> {tool_call(name, args)}"
+        return f"-> {visible(tool_call(name, args))}"
 
     def result(self, content: Any, is_error: bool = False) -> list[str]:
         """A tool's output under its call: dimmed, the first lines only (with how many more)."""
-        lines = result_text(content).rstrip().splitlines()
+        lines = visible(result_text(content)).rstrip().splitlines()
         if not lines:
             return [self.dim(f"{INDENT}(no output)")] if not is_error else [
                 self._paint(f"{INDENT}error", "31")]
@@ -94,7 +96,8 @@ class View:
     def incoming(self, sender: str, color: str | None, line: str, text: str = "") -> list[str]:
         """A message that arrived: the sender in its colour, its one-line form, then the first
         lines of its text when that says more."""
-        out = [f"<- {self.colored(sender, color)}: {line}"]
+        line, text = visible(line), visible(text)
+        out = [f"<- {self.colored(visible(sender), color)}: {line}"]
         body = text.strip().splitlines()
         if body and flat(text) != flat(line):
             shown, more = self._cut(body, INCOMING_LINES)
@@ -104,8 +107,8 @@ class View:
         return out
 
     def claimed(self, task_id: str, subject: str, description: str = "") -> list[str]:
-        out = [f"claimed task #{task_id}: {flat(subject)}"]
-        body = description.strip().splitlines()
+        out = [f"claimed task #{visible(task_id)}: {visible(flat(subject))}"]
+        body = visible(description).strip().splitlines()
         shown, more = self._cut(body, INCOMING_LINES)
         out += [self.dim(f"{INDENT}  {b}") for b in shown]
         if more:
@@ -113,19 +116,20 @@ class View:
         return out
 
     def asks(self, what: str, request_id: str) -> str:
-        return self._paint(f"?? waiting for the lead: {what} [id {request_id[:8]}]", "33")
+        return self._paint(visible(f"?? waiting for the lead: {what} [id {request_id[:8]}]"),
+                           "33")
 
     def answered(self, allowed: bool, reason: str) -> str:
         if allowed:
-            return self._paint(f"{INDENT}ok: {reason}", "32")
-        return self._paint(f"{INDENT}no: {reason}", "31")
+            return self._paint(f"{INDENT}ok: {visible(reason)}", "32")
+        return self._paint(f"{INDENT}no: {visible(reason)}", "31")
 
     # -- the transcript ------------------------------------------------------------------------
     def transcript(self, entries: Iterable[dict[str, Any]]) -> list[str]:
         """Every entry of a transcript, rendered as the pane showed it (uncut unless `cut`)."""
         out: list[str] = []
         for entry in entries:
-            stamp = str(entry.get("ts", ""))[11:19].ljust(8)
+            stamp = visible(str(entry.get("ts", ""))[11:19]).ljust(8)
             lines = self._entry(entry)
             out += [f"{self.dim(stamp)} {lines[0]}", *(f"{' ' * 8} {ln}" for ln in lines[1:])
                     ] if lines else []
@@ -136,9 +140,9 @@ class View:
         if kind == "event":
             detail = {k: v for k, v in entry.items() if k not in ("ts", "kind", "event")}
             extra = ", ".join(f"{k} {v}" for k, v in detail.items() if v not in (None, [], ""))
-            return [self.dim(f"[{entry.get('event', 'event')}{': ' + extra if extra else ''}]")]
+            return [self.dim(visible(f"[{entry.get('event', 'event')}{': ' + extra if extra else ''}]"))]
         if kind == "compaction":
-            summary = str(entry.get("summary", "")).splitlines()
+            summary = visible(str(entry.get("summary", ""))).splitlines()
             return [self.dim("[compacted]"), *(self.dim(f"{INDENT}{ln}") for ln in summary)]
         message = entry.get("message")
         if kind != "message" or not isinstance(message, dict):
@@ -171,7 +175,7 @@ class View:
         for match in _TASK_RE.finditer(text):
             lines += self.claimed(match.group(1), unescape(match.group(2)),
                                   unescape(match.group(3)))
-        rest = _TASK_RE.sub("", _MESSAGE_RE.sub("", text)).strip()
+        rest = visible(_TASK_RE.sub("", _MESSAGE_RE.sub("", text))).strip()
         if rest and not lines:
             lines += [f"input: {ln}" if i == 0 else f"{INDENT}    {ln}"
                       for i, ln in enumerate(rest.splitlines())]

@@ -36,7 +36,9 @@ _GIT_REDIRECTS = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR"
 
 
 def git(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProcess[str]:
-    """Run git in `cwd` (C locale: we read its messages); GitError on failure when `check`."""
+    """Run git in `cwd` (C locale: we read its messages); GitError on failure when `check`.
+    Callers put `--` before refs and paths: a name from a file or a person (`-evil`) is then
+    a literal name, never an option."""
     env = {k: v for k, v in os.environ.items() if k not in _GIT_REDIRECTS}
     env.update(LC_ALL="C", GIT_TERMINAL_PROMPT="0")
     try:
@@ -125,6 +127,16 @@ def repository_of(cwd: Path) -> tuple[Path, str]:
     return top, head.stdout.strip()
 
 
+def check_branch_name(name: str, cwd: Path) -> str:
+    """A branch name a person gave (`merge --into`), by git's own rules (`check-ref-format
+    --branch`): no leading `-`, no `..`, no `@{...}`, so it never reads as an option or a range."""
+    proc = git("check-ref-format", "--branch", name, cwd=cwd, check=False)
+    if proc.returncode != 0 or proc.stdout.strip() != name:
+        shown = name.encode("unicode_escape").decode("ascii")
+        raise BadInputError(f"{shown!r} is not a valid branch name")
+    return name
+
+
 def _branch_exists(repo: Path, branch: str) -> bool:
     return git("show-ref", "--verify", "--quiet", f"refs/heads/{branch}", cwd=repo,
                check=False).returncode == 0
@@ -148,7 +160,8 @@ def create(cwd: Path, team: str, name: str) -> WorktreeRecord:
         branch = wanted if attempt == 0 else f"{wanted}-{secrets.token_hex(2)}"
         if _branch_exists(repo, branch):
             continue  # left by an earlier team of this name: never reuse (or fail on) it
-        added = git("worktree", "add", "-b", branch, str(target), base, cwd=repo, check=False)
+        added = git("worktree", "add", "-b", branch, "--", str(target), base, cwd=repo,
+                    check=False)
         if added.returncode == 0:
             break
         if _branch_exists(repo, branch):
@@ -187,7 +200,7 @@ def _dirty(path: Path) -> list[str]:
 
 def _count(where: Path, *revs: str) -> int:
     """Commits in `revs`; -1 when git cannot say (then nothing is deleted on its word)."""
-    proc = git("rev-list", "--count", "--ignore-missing", *revs, cwd=where, check=False)
+    proc = git("rev-list", "--count", "--ignore-missing", *revs, "--", cwd=where, check=False)
     return int(proc.stdout.strip()) if proc.returncode == 0 and proc.stdout.strip() else -1
 
 
@@ -215,7 +228,7 @@ def inspect(record: WorktreeRecord) -> WorktreeStatus:
 def _move(record: WorktreeRecord, destination: Path) -> Path:
     destination = _free(destination)
     ensure_dir(destination.parent)
-    moved = git("worktree", "move", str(record.path), str(destination),
+    moved = git("worktree", "move", "--", str(record.path), str(destination),
                 cwd=record.repo if record.repo.is_dir() else record.path, check=False)
     if moved.returncode != 0:  # e.g. another filesystem: move it ourselves, then tell git
         shutil.move(str(record.path), str(destination))
@@ -236,7 +249,7 @@ def finish(record: WorktreeRecord, member: str = "", *, discard: bool = False,
     removed = not status.exists
     if status.exists and not keep:
         force = ("--force", "--force") if discard else ()
-        gone = git("worktree", "remove", *force, str(record.path), cwd=admin, check=False)
+        gone = git("worktree", "remove", *force, "--", str(record.path), cwd=admin, check=False)
         removed = gone.returncode == 0
         if not removed:
             note = "git could not remove it: " + " ".join(gone.stderr.split())
@@ -249,7 +262,8 @@ def finish(record: WorktreeRecord, member: str = "", *, discard: bool = False,
                         status.dirty, note or status.error or "kept")
     deleted = False
     if status.unmerged == 0 and record.repo.is_dir():
-        deleted = git("branch", "-D", record.branch, cwd=record.repo, check=False).returncode == 0
+        deleted = git("branch", "-D", "--", record.branch, cwd=record.repo,
+                      check=False).returncode == 0
     elif status.unmerged:
         note = "commits not merged" if status.unmerged < 0 else \
             f"{status.unmerged} commit(s) not merged"

@@ -20,6 +20,7 @@ from typing import Any, TextIO
 
 from swarm.core.protocol import PermissionRequest
 from swarm.core.rules import Decision
+from swarm.core.terminal import visible
 from swarm.errors import BadInputError
 from swarm.lead.process import Lead, LeadOptions
 from swarm.lead.session import Report, Session
@@ -38,7 +39,7 @@ class ProgressUI:
     def _line(self, who: str, text: str) -> None:
         stream = self.stream or sys.stderr
         with contextlib.suppress(OSError, ValueError):
-            stream.write(f"{time.strftime('%H:%M:%S')} {who}: {brief(text, 200)}\n")
+            stream.write(visible(f"{time.strftime('%H:%M:%S')} {who}: {brief(text, 200)}\n"))
             stream.flush()
 
     def lead_text(self, text: str) -> None:
@@ -139,5 +140,5 @@ def print_outcome(outcome: Outcome, as_json: bool, out: TextIO | None = None) ->
         if as_json:
             stream.write(json.dumps(outcome.report.as_dict(), indent=2) + "\n")
         elif outcome.report.final_text:
-            stream.write(outcome.report.final_text.rstrip() + "\n")
+            stream.write(visible(outcome.report.final_text.rstrip()) + "\n")
         stream.flush()

@@ -22,6 +22,7 @@ from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import PermissionRequest
 from swarm.core.rules import Decision, suggest_rule
+from swarm.core.terminal import visible
 from swarm.errors import SwarmError
 from swarm.lead.headless import Outcome
 from swarm.lead.process import Lead, LeadOptions
@@ -66,8 +67,10 @@ class TerminalUI:
         self.lead: Lead | None = None
 
     def out(self, line: str) -> None:
+        """Every line the console prints: team data in it shows its control characters as
+        escapes; only our own colours stay (each method makes its data visible first, too)."""
         with contextlib.suppress(OSError, ValueError):  # the terminal may be gone (SIGHUP)
-            print(line, flush=True)
+            print(visible(line, styles=True), flush=True)
 
     def redraw(self) -> None:
         if self.app is not None:
@@ -76,16 +79,16 @@ class TerminalUI:
 
     # -- LeadUI ------------------------------------------------------------------------------
     def lead_text(self, text: str) -> None:
-        self.out(f"{BOLD}lead{RESET}: {text}")
+        self.out(f"{BOLD}lead{RESET}: {visible(text)}")
 
     def tool_line(self, line: str) -> None:
-        self.out(f"{DIM}  {brief(line.strip(), 160)}{RESET}")
+        self.out(f"{DIM}  {visible(brief(line.strip(), 160))}{RESET}")
 
     def message(self, sender: str, color: str | None, text: str) -> None:
-        self.out(f"{paint(sender, color)}: {brief(text, 160)}")
+        self.out(f"{paint(visible(sender), color)}: {visible(brief(text, 160))}")
 
     def notice(self, text: str) -> None:
-        self.out(f"{DIM}- {brief(text, 200)}{RESET}")
+        self.out(f"{DIM}- {visible(brief(text, 200))}{RESET}")
 
     def request(self, pending: Pending) -> None:
         verb = "run" if isinstance(pending.request, PermissionRequest) else "do"

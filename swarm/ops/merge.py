@@ -18,7 +18,7 @@ from pathlib import Path
 
 from swarm.core.store import warn
 from swarm.core.team import Team
-from swarm.core.worktrees import git, inspect, record_of
+from swarm.core.worktrees import check_branch_name, git, inspect, record_of
 from swarm.errors import BadInputError, GitError, SwarmError
 
 
@@ -72,10 +72,10 @@ def _checkout_of(repo: Path, target: str, current: str | None) -> Iterator[Path]
     scratch = Path(tempfile.mkdtemp(prefix="swarm-merge-"))
     where = scratch / "checkout"
     try:
-        git("worktree", "add", "--quiet", str(where), target, cwd=repo)
+        git("worktree", "add", "--quiet", "--", str(where), target, cwd=repo)
         yield where
     finally:
-        git("worktree", "remove", "--force", str(where), cwd=repo, check=False)
+        git("worktree", "remove", "--force", "--", str(where), cwd=repo, check=False)
         shutil.rmtree(scratch, ignore_errors=True)
         git("worktree", "prune", cwd=repo, check=False)
 
@@ -105,6 +105,8 @@ def merge(team: Team, name: str, squash: bool = False, into: str | None = None) 
         raise BadInputError(f"branch {branch} of {member.name} no longer exists in {repo}")
     current = git("symbolic-ref", "--quiet", "--short", "HEAD", cwd=repo,
                   check=False).stdout.strip() or None
+    if into is not None:
+        check_branch_name(into, repo)
     target = into or current
     if target is None:
         raise BadInputError(f"the checkout at {repo} is on a detached HEAD: check out a branch "
@@ -127,19 +129,19 @@ def merge(team: Team, name: str, squash: bool = False, into: str | None = None) 
     result = MergeResult(member=member.name, branch=branch, into=target, repo=str(repo),
                          squash=squash, result="up-to-date", uncommitted=uncommitted)
     with _checkout_of(repo, target, current) as where:
-        result.commits = int(git("rev-list", "--count", f"HEAD..{tip}", cwd=where).stdout)
+        result.commits = int(git("rev-list", "--count", f"HEAD..{tip}", "--", cwd=where).stdout)
         if result.commits == 0:
             return result
         before = _snapshot(where)
         try:
             if squash:
-                git("merge", "--squash", tip, cwd=where)
-                subjects = git("log", "--format=- %s", f"HEAD..{tip}", cwd=where).stdout
+                git("merge", "--squash", "--", tip, cwd=where)
+                subjects = git("log", "--format=- %s", f"HEAD..{tip}", "--", cwd=where).stdout
                 git("commit", "--quiet", "-m", f"{member.name}: work from {branch} (squashed)",
                     "-m", subjects.strip(), cwd=where)
             else:
-                git("merge", "--no-edit", "-m", f"Merge {member.name}'s work ({branch})", tip,
-                    cwd=where)
+                git("merge", "--no-edit", "-m", f"Merge {member.name}'s work ({branch})", "--",
+                    tip, cwd=where)
         except GitError as exc:
             unmerged = git("diff", "--name-only", "--diff-filter=U", cwd=where, check=False)
             result.conflicts = [line for line in unmerged.stdout.splitlines() if line]

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from html import escape
 from typing import Any
 
+from swarm.core.names import is_color
 from swarm.ops.report import Lane, MemberRow, MessageRow, RunReport
 from swarm.ops.report_timeline import Span
 
@@ -23,7 +24,9 @@ TASK_ROWS = 500
 DRAWN_MESSAGES = 600  # message lines drawn between lanes
 COLORS = {"blue": "#2563eb", "green": "#16a34a", "yellow": "#ca8a04", "magenta": "#c026d3",
           "cyan": "#0891b2", "red": "#dc2626", "bright_blue": "#60a5fa",
-          "bright_green": "#22c55e", "white": "#6b7280", "black": "#111827"}
+          "bright_green": "#22c55e", "white": "#6b7280", "black": "#111827",
+          "bright_black": "#4b5563", "bright_red": "#f87171", "bright_yellow": "#eab308",
+          "bright_magenta": "#e879f9", "bright_cyan": "#22d3ee", "bright_white": "#9ca3af"}
 DEFAULT_COLOR = "#6b7280"
 # kind -> (y offset in the lane, height, fill, opacity); fill None = the member's colour
 STYLE: dict[str, tuple[int, int, str | None, float]] = {
@@ -65,9 +68,11 @@ font-size:12px}
 
 
 def color_of(name: str | None) -> str:
-    if name and name.startswith("#") and len(name) in (4, 7):
-        return name
-    return COLORS.get(name or "", DEFAULT_COLOR)
+    """A member's colour as CSS: checked here too, since an old or hand-edited team file can hold
+    anything, and the value goes into `style=` and `fill=` attributes."""
+    if not isinstance(name, str) or not is_color(name):
+        return DEFAULT_COLOR
+    return name if name.startswith("#") else COLORS.get(name, DEFAULT_COLOR)
 
 
 def seconds(value: float | None) -> str:

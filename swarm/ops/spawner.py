@@ -17,7 +17,7 @@ from swarm import settings
 from swarm.core import paths
 from swarm.core.definitions import get_definition
 from swarm.core.mcp_config import load_mcp_config
-from swarm.core.names import LEAD_NAME, validate_agent_name
+from swarm.core.names import LEAD_NAME, validate_agent_name, validate_color
 from swarm.core.rules import validate_mode, validate_rule
 from swarm.core.state import RESTARTED, AgentState, update_state
 from swarm.core.team import Member, Team
@@ -84,6 +84,7 @@ def spawn(
     the one `backend` names, made for this call)."""
 
     clean = validate_agent_name(name)
+    color = None if color is None else validate_color(color)  # before anything is made
     if team.config().member(clean) is not None:
         raise BadInputError(f"{clean!r} is already a member of team {team.name!r}; "
                             f"use `swarm respawn {clean}` to restart it")

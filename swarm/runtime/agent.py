@@ -47,6 +47,7 @@ from swarm.core.state import (
 )
 from swarm.core.tasks import Task
 from swarm.core.team import Team
+from swarm.core.terminal import visible
 from swarm.errors import describe_error
 from swarm.log import configure as configure_logging
 from swarm.runtime.asking import Asker
@@ -419,7 +420,7 @@ def run_agent(agent_id: str) -> int:
     except Exception as exc:  # it could not even start: a death with its reason, told once
         detail = f"crashed at start: {describe_error(exc)}"
         log.exception("could not start")
-        print(f"swarm: error: {name}: {detail}", flush=True)
+        print(visible(f"swarm: error: {name}: {detail}"), flush=True)  # the pane shows it
 
         def mark(state: AgentState) -> None:
             state.state, state.detail, state.terminated_reported = "dead", detail, True

@@ -3,6 +3,9 @@
 The lines come from `swarm.core.view` (the renderer `swarm transcript` uses too): the first line
 of each thing shown gets the time, the rest are indented under it. Streamed model text is
 printed as it arrives; the log gets it once it is complete.
+
+The pane is a terminal, so nothing reaches it unfiltered (core/terminal.py): plain text (`say`,
+`stream`) is made visible whole; styled lines from the View keep only swarm's own colours.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import sys
 import time
 from pathlib import Path
 
+from swarm.core.terminal import visible
 from swarm.core.view import View
 
 STAMP_WIDTH = 9  # "HH:MM:SS "
@@ -33,7 +37,8 @@ class Console:
         self._streaming = False
 
     def say(self, text: str) -> None:
-        self.show(text)
+        """One plain line (it may quote team data: a hook's output, a failure)."""
+        self.show(visible(text))
 
     def show(self, *lines: str) -> None:
         """Print `lines` as one thing: the time on the first, the rest indented under it."""
@@ -42,6 +47,7 @@ class Console:
         self._end_stream_line()
         stamp = self.view.dim(time.strftime("%H:%M:%S"))
         text = "\n".join([f"{stamp} {lines[0]}", *(" " * STAMP_WIDTH + ln for ln in lines[1:])])
+        text = visible(text, styles=True)  # the View's data is visible already; this is the net
         self._out(text + "\n")
         self._log(text + "\n")
 
@@ -52,7 +58,7 @@ class Console:
         if not self._streaming:
             self._streaming = True
             self._out(f"{self.view.dim(time.strftime('%H:%M:%S'))} says: ")
-        self._out(text.replace("\n", "\n" + STREAM_INDENT))
+        self._out(visible(text).replace("\n", "\n" + STREAM_INDENT))
 
     def end_stream(self, text: str) -> bool:
         """The streamed reply is complete: close its line, log it. False if nothing streamed."""

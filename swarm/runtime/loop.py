@@ -15,7 +15,7 @@ from swarm.errors import SwarmError
 from swarm.runtime.interfaces import LoopHooks
 from swarm.runtime.models.base import Model, ModelRequest
 from swarm.runtime.team_tools import run_tool
-from swarm.runtime.tools import Tool, ToolContext, ToolResult
+from swarm.runtime.tools import Tool, ToolContext, ToolError, ToolResult
 
 
 class TurnInterrupted(BaseException):
@@ -101,8 +101,11 @@ class Loop:
             self.hooks.trace(f"-> {use['name']}: error: {result.content}")
         else:
             self.hooks.trace(f"-> {tool_call(tool.name, args)}")
-            decision = self.hooks.permit(tool, args, use["id"])
-            if decision.behavior != "allow":
+            problem = _input_problem(tool, args)  # before anyone is asked about the call
+            decision = None if problem else self.hooks.permit(tool, args, use["id"])
+            if decision is None:
+                result = ToolResult(str(problem), is_error=True)
+            elif decision.behavior != "allow":
                 result = ToolResult(f"permission denied: {decision.reason}", is_error=True)
             else:
                 if decision.updated_input is not None:
@@ -127,3 +130,11 @@ class Loop:
             self.add({"role": "user", "content": [
                 {"type": "tool_result", "tool_use_id": b["id"], "content": why, "is_error": True}
                 for b in open_uses]})
+
+
+def _input_problem(tool: Tool, args: dict[str, Any]) -> str | None:
+    try:
+        tool.check_input(args)
+    except ToolError as exc:
+        return str(exc)
+    return None

@@ -42,7 +42,7 @@ from swarm.runtime.subagent_tools import ParentMessage, SubagentRequest, fork_to
 from swarm.runtime.team_tools import all_tools
 from swarm.runtime.tools import Tool, ToolContext, ToolError, ToolResult
 from swarm.runtime.worktree_isolation import finish_worktree, start_worktree
-from swarm.settings import auto_background_s, mcp_timeout, mcp_tool_timeout
+from swarm.settings import auto_background_s, max_subagents, mcp_timeout, mcp_tool_timeout
 
 FORK_TYPE = "fork"
 FORK_PLACEHOLDER = "Forked: a worker took this call over; its report arrives separately."
@@ -82,6 +82,7 @@ class Subagents:
     # -- starting ------------------------------------------------------------------------------
     def start(self, request: SubagentRequest) -> ToolResult:
         """The `Agent` tool: start one, then wait for it (foreground) or return (background)."""
+        self._room()
         sub, content = self._build(request)
         run = sub.start(content)
         self.host.trace(f"started {sub.agent_id} ({sub.info.subagent_type}"
@@ -92,6 +93,17 @@ class Subagents:
                               + "\nIt works in the background: a <subagent-notification> tells"
                               " you when it ends (AgentStatus to look, AgentStop to stop it).")
         return self._wait(sub, run)
+
+    def _room(self) -> None:
+        """At most SWARM_MAX_SUBAGENTS run at once (a model starting 40 would run 40 threads,
+        each with its own model calls): past it, the Agent tool says so and starts nothing."""
+        cap = max_subagents()
+        with self.lock:
+            running = [s.agent_id for s in self._all.values() if s.info.status == "running"]
+        if len(running) >= cap:
+            raise ToolError(f"{len(running)} subagents are running ({', '.join(running)}): the"
+                            f" limit is {cap} at once (SWARM_MAX_SUBAGENTS). Wait for one to end"
+                            " (AgentStatus) or stop one (AgentStop), then start this one.")
 
     def _build(self, request: SubagentRequest) -> tuple[Subagent, list[dict[str, Any]]]:
         host = self.host
@@ -337,6 +349,8 @@ class Subagents:
         """SendMessage from the parent: a running subagent reads it at its next model call; a
         finished one resumes its conversation with it, in the background."""
         sub = self._find(agent_id)
+        if sub.run.finishing:
+            self._room()  # resuming an ended one starts it again
         block = {"type": "text", "text": f'<teammate-message from="{escape(self.host.name, True)}"'
                  f' summary="{escape(summary or "", True)}">{escape(text)}</teammate-message>'}
         if sub.run.finishing:  # ending right now: let it end, then resume it

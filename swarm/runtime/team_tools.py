@@ -42,6 +42,8 @@ class SendMessage(Tool):
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         to, message = str(args["to"]), args["message"]
+        if isinstance(message, str) and not message.strip():  # to a subagent too (Team.send: the rest)
+            raise ToolError("the message is empty: there is nothing to send")
         if ctx.subagents is not None and ctx.subagents.owns(to.strip()):
             if not isinstance(message, str):  # continues (or reaches) one of our subagents
                 raise ToolError("a subagent takes plain-text messages only")

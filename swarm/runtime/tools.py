@@ -67,6 +67,10 @@ class Tool:
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         raise NotImplementedError
 
+    def check_input(self, args: dict[str, Any]) -> None:
+        """Raise ToolError for input the tool cannot take: the loop asks before any permission
+        check, so nobody is asked about a call that cannot run as shown."""
+
     def describe(self, args: dict[str, Any]) -> str:
         """One line for a permission request."""
         return f"{self.name}({_brief(args)})"
@@ -76,6 +80,24 @@ def _brief(args: dict[str, Any]) -> str:
     first = next(iter(args.values()), "") if args else ""
     text = str(first).replace("\n", " ")
     return text if len(text) <= 120 else text[:117] + "..."
+
+
+def file_path_of(args: dict[str, Any]) -> str:
+    """Read, Write and Edit take their file from `file_path` only: a non-empty string. (A
+    `path` beside a falsy `file_path` once passed the scope check and wrote a file named `0`.)"""
+    if "file_path" not in args:
+        raise ToolError("missing required input 'file_path'")
+    value = args["file_path"]
+    if not isinstance(value, str) or not value.strip():
+        raise ToolError("file_path must be a non-empty string: the path of the file")
+    return value
+
+
+class FileTool(Tool):
+    """Read, Write, Edit: one file, named by `file_path`."""
+
+    def check_input(self, args: dict[str, Any]) -> None:
+        file_path_of(args)
 
 
 def _cap(text: str) -> str:
@@ -110,7 +132,7 @@ def open_regular(path: Path) -> BinaryIO:
     raise ToolError(f"{path} is {kind}, not a regular file: Read reads regular files only")
 
 
-class Read(Tool):
+class Read(FileTool):
     name = "Read"
     description = "Read a text file. Returns numbered lines; use offset/limit for large files."
     input_schema = _schema(["file_path"], file_path={"type": "string"},
@@ -118,7 +140,7 @@ class Read(Tool):
     read_only = True
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path = ctx.resolve(str(args["file_path"]))
+        path = ctx.resolve(file_path_of(args))
         start = max(int(args.get("offset") or 1), 1)
         limit = int(args.get("limit") or READ_LIMIT_LINES)
         chosen: list[str] = []
@@ -151,7 +173,7 @@ class Read(Tool):
         return f"Read {args.get('file_path')}"
 
 
-class Write(Tool):
+class Write(FileTool):
     name = "Write"
     description = "Write a file (creating parent directories), replacing its content."
     input_schema = _schema(["file_path", "content"], file_path={"type": "string"},
@@ -159,7 +181,7 @@ class Write(Tool):
     edits_files = True
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path = ctx.resolve(str(args["file_path"]))
+        path = ctx.resolve(file_path_of(args))
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(str(args["content"]))
         return ToolResult(f"wrote {len(str(args['content']))} characters to {path}")
@@ -168,7 +190,7 @@ class Write(Tool):
         return f"Write {args.get('file_path')}"
 
 
-class Edit(Tool):
+class Edit(FileTool):
     name = "Edit"
     description = ("Replace old_string with new_string in a file. old_string must occur exactly once"
                    " unless replace_all is true.")
@@ -178,7 +200,7 @@ class Edit(Tool):
     edits_files = True
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path = ctx.resolve(str(args["file_path"]))
+        path = ctx.resolve(file_path_of(args))
         try:
             text = path.read_text()
         except FileNotFoundError:

@@ -1,0 +1,36 @@
+"""Terminal safety: what a person reads never carries control characters that came from team data.
+
+A message, a task, a tool's output or a transcript can hold bytes a terminal obeys: OSC 52 writes
+the clipboard, OSC 0 sets the title, `ESC [2J` clears the screen, C1 `0x9b` is an 8-bit CSI. Every
+human-readable view passes its text through `visible` at its output: C0 controls but newline and
+tab, DEL and C1 print as `\\x1b`-style escapes. Where swarm adds colours of its own (the panes, the
+transcript, the lead's console), `styles=True` keeps exactly those SGR codes and escapes the rest;
+the renderers filter the data itself before styling it, so data never brings a colour either.
+`--json` output needs none of this: JSON escapes control characters itself.
+"""
+
+from __future__ import annotations
+
+import re
+
+# C0 but \t (09) and \n (0a), DEL, and C1 (0x80-0x9f: U+0080-U+009F as text).
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# Swarm's own styles (core/view.py, lead/interactive.py): reset, bold, dim and the 16 colours.
+_OWN_STYLE = r"\x1b\[(?:[0-2]|3[0-7]|9[0-7])m"
+_CONTROL_OR_STYLE = re.compile(f"({_OWN_STYLE})|{_CONTROL.pattern}")
+
+
+def _escape(match: re.Match[str]) -> str:
+    char = match.group(0)
+    if len(char) > 1:  # one of our styles (only matched with styles=True): kept
+        return char
+    return f"\\x{ord(char):02x}"
+
+
+def visible(text: str, styles: bool = False) -> str:
+    """`text` safe to print: control characters as visible escapes (a CRLF is a newline).
+    `styles`: keep swarm's own colour codes (only for text swarm itself styled)."""
+    if not _CONTROL.search(text):
+        return text
+    text = text.replace("\r\n", "\n")
+    return (_CONTROL_OR_STYLE if styles else _CONTROL).sub(_escape, text)
