@@ -10,9 +10,13 @@ from typing import Any
 import pytest
 
 from swarm.core import paths
+from swarm.core.protocol import PermissionRequest
 from swarm.core.rules import Decision, check
 from swarm.core.shellparse import parse
+from swarm.ops.approvals import deny_permission, pending_permissions
 from swarm.runtime.team_tools import all_tools
+from tests.agent_fixtures import Crew
+from tests.helpers import wait_until
 
 TOOLS = all_tools()
 RM = ["Bash(rm:*)"]
@@ -371,3 +375,29 @@ def test_cp_mv_ln_targets_are_writes_an_allow_rule_keeps_in_the_cwd(cwd: Path) -
         assert bash(command, cwd, allow=EVERYTHING).behavior == "ask", command
     assert bash("cp a.txt secrets/k", cwd, "bypassPermissions",
                 deny=["Edit(secrets/**)"]).behavior == "deny"
+
+
+# -- end to end: a real teammate -------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_a_teammate_asks_before_bash_evaluates_code_in_a_subscript(crew: Crew) -> None:
+    """The issue's reproduction on a real `swarm agent` (shell model, default mode, allow echo,
+    deny rm): neither command runs unasked; the lead denies both; the files survive."""
+    victims = [crew.workdir / "victim", crew.workdir / "victim2"]
+    for victim in victims:
+        victim.write_text("keep me")
+    commands = ["echo hi && [[ -v 'a[$(rm victim)]' ]]", "echo $(( 'b[$(rm victim2)]' ))"]
+    crew.spawn("w1", prompt="\n".join(f"$ {c}" for c in commands), permission_mode="default",
+               allow=("Bash(echo:*)",), deny=("Bash(rm:*)",))
+    for command in commands:
+        (request,) = wait_until(lambda: [p for p in pending_permissions(crew.team)
+                                         if p.message.sender == "w1"], 15,
+                                message=f"a permission request for {command!r} "
+                                        f"(log: {crew.log('w1')[-600:]})")
+        asked = request.message.structured()
+        assert isinstance(asked, PermissionRequest)
+        assert asked.tool_name == "Bash" and asked.input == {"command": command}
+        assert all(v.read_text() == "keep me" for v in victims)  # nothing ran while it waits
+        deny_permission(crew.team, asked.request_id, "no code in subscripts")
+    crew.wait_idle_notes("w1", 1)
+    assert all(v.read_text() == "keep me" for v in victims)
