@@ -10,12 +10,14 @@ allow rule, unless the rule names that path exactly; `bypassPermissions` allows 
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import Path
 
 from swarm.core import paths
 
 PROTECTED_DIRS = frozenset({".git", ".swarm", ".claude"})
 PROTECTED_FILES = frozenset({".mcp.json"})
+_NAMES = PROTECTED_DIRS | PROTECTED_FILES
 
 
 def absolute(raw: str, cwd: Path) -> Path:
@@ -35,15 +37,29 @@ def inside(path: Path, root: Path) -> bool:
 
 def is_protected(path: Path, cwd: Path) -> bool:
     """Does a write to `path` land in a protected place, as written or with symlinks resolved?"""
-    home = paths.home()
-    homes = {Path(os.path.normpath(home)), Path(os.path.realpath(home))}
-    for candidate, base in ((Path(os.path.normpath(path)), Path(os.path.normpath(cwd))),
-                            (Path(os.path.realpath(path)), Path(os.path.realpath(cwd)))):
-        parts = _parts(candidate, base, homes)
+    written = os.path.normpath(path)
+    real = os.path.realpath(written)
+    homes = _home_forms(str(paths.home()))
+    if not any(_below(p, h) for p in (written, real) for h in homes):
+        folded = (written + "\0" + real).casefold()
+        if not any(name in folded for name in _NAMES):
+            return False  # the common case, without the slower walk below
+    for candidate, base in ((written, os.path.normpath(cwd)), (real, os.path.realpath(cwd))):
+        parts = _parts(Path(candidate), Path(base), {Path(h) for h in homes})
         if parts is None or any(p.casefold() in PROTECTED_DIRS for p in parts) or (
                 parts and parts[-1].casefold() in PROTECTED_FILES):
             return True
     return False
+
+
+@lru_cache(maxsize=8)
+def _home_forms(home: str) -> frozenset[str]:
+    """$SWARM_HOME as written and resolved (resolved once per process: it does not move)."""
+    return frozenset({os.path.normpath(home), os.path.realpath(home)})
+
+
+def _below(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def _parts(path: Path, cwd: Path, homes: set[Path]) -> tuple[str, ...] | None:
