@@ -48,6 +48,7 @@ def visit(ev: Evaluation, node: Node, data: bytes) -> None:
             node.parent is None or node.parent.type != "c_style_for_statement"):
         _assignment(ev, children, data)
 
+
 def _expansion(ev: Evaluation, children: list[Node], data: bytes) -> None:
     types = [c.type for c in children]
     named = [c for c in children if c.type == "variable_name"]
@@ -66,22 +67,25 @@ def _expansion(ev: Evaluation, children: list[Node], data: bytes) -> None:
         value = children[at + 1] if at + 1 < len(children) - 1 else None
         ev.assign(name, "" if value is None else _value(ev, value, data), by_builtin=True)
 
+
 def _tests(ev: Evaluation, node: Node, data: bytes, double: bool) -> None:
     """`[[ -v name ]]`, `[ -v name ]`; `[[ a -eq b ]]` evaluates a and b as arithmetic."""
     for child in node.children:
-        if child.type not in ("unary_expression", "binary_expression",
-                              "parenthesized_expression"):
+        if child.type not in _EXPRESSIONS:
             continue
-        ops = [_text(c, data) for c in child.children if c.type == "test_operator"]
-        operands = [_negated(c) for c in child.children if c.is_named and (
-            c.type not in ("test_operator", "unary_expression", "binary_expression",
-                           "parenthesized_expression") or _negated(c) is not c)]
-        if ops == ["-v"] and operands:
+        op, operands = "", []
+        for part in child.children:
+            if part.type == "test_operator":
+                op = op or _text(part, data)
+            elif part.is_named and (part.type not in _EXPRESSIONS or _negated(part) is not part):
+                operands.append(_negated(part))
+        if op == "-v" and operands:
             ev.name(ev.word(operands[0], data))
-        elif double and ops and ops[0] in ARITH_TESTS:
+        elif double and op in ARITH_TESTS:
             for operand in operands:
                 ev.arith_word(ev.word(operand, data))
         _tests(ev, child, data, double)
+
 
 def _loop(ev: Evaluation, children: list[Node], data: bytes) -> None:
     """`for x in words` gives x each word; `for x` the arguments; `select x` the input."""
@@ -96,6 +100,7 @@ def _loop(ev: Evaluation, children: list[Node], data: bytes) -> None:
         if value.is_named and value.type not in ("do_group", "comment"):
             word = ev.word(value, data)
             ev.assign(name, word.text if word.literal else None, by_builtin=True)
+
 
 def _declaration(ev: Evaluation, children: list[Node], data: bytes) -> None:
     program = children[0].type
@@ -119,6 +124,7 @@ def _declaration(ev: Evaluation, children: list[Node], data: bytes) -> None:
                 ev.attributes(flags, _text(target, data))
         else:
             ev.declare(program, flags, ev.word(child, data))
+
 
 def _assignment(ev: Evaluation, children: list[Node], data: bytes) -> None:
     target = children[0]
@@ -144,6 +150,7 @@ def _assignment(ev: Evaluation, children: list[Node], data: bytes) -> None:
     else:
         ev.assign(name, _value(ev, value, data))
 
+
 def _value(ev: Evaluation, node: Node, data: bytes) -> str | None:
     """An assigned value: its text when known; a number for `$((..))` and `${#x}`."""
     if node.type == "arithmetic_expansion" or (
@@ -159,11 +166,16 @@ NODE_KINDS = frozenset({"arithmetic_expansion", "compound_statement", "c_style_f
                         "command_substitution", "subshell"})
 
 
+_EXPRESSIONS = frozenset({"unary_expression", "binary_expression", "parenthesized_expression"})
+
+
 def _negated(node: Node) -> Node:
     """tree-sitter reads `[[ ! x -eq 1 ]]` as `(! x) -eq 1`: the operand is x."""
-    named = [c for c in node.children if c.is_named]
-    if node.type == "unary_expression" and node.children and node.children[0].type == "!" \
-            and len(named) == 1 and named[0].type not in ("unary_expression", "binary_expression"):
+    if node.type != "unary_expression":
+        return node
+    children = node.children
+    named = [c for c in children if c.is_named]
+    if children[0].type == "!" and len(named) == 1 and named[0].type not in _EXPRESSIONS:
         return named[0]
     return node
 
