@@ -5,6 +5,8 @@ Protected paths: tests/test_protected_paths.py."""
 
 from __future__ import annotations
 
+import os
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -188,6 +190,30 @@ def test_other_shells_strings_are_read_but_never_allowed(cwd: Path) -> None:
             "deny"
         assert bash(f"{shell} -c 'echo hi'", cwd, allow=["Bash(echo:*)", f"Bash({shell}:*)"]
                     ).behavior == "ask"
+
+
+@pytest.mark.slow
+def test_whatever_real_bash_runs_the_parse_sees_or_calls_opaque(tmp_path: Path) -> None:
+    """The tables above against the real bash: each command with `touch ran` for `rm victim`;
+    whenever bash runs it, the parse must show a `touch` or be opaque."""
+    (tmp_path / "n.txt").write_text("a[$(touch ran)]\n")
+    (tmp_path / "env.sh").write_text("x='a[$(touch ran)]'\n")
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    ran, missed = 0, []
+    for command in [c.replace("rm victim", "touch ran") for c in OPAQUE + PARSED]:
+        if command == "fc -s":
+            continue  # reruns the history: nothing to run here
+        (tmp_path / "ran").unlink(missing_ok=True)
+        subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, timeout=10,
+                       stdin=subprocess.DEVNULL, capture_output=True)
+        if not (tmp_path / "ran").exists():
+            continue
+        ran += 1
+        commands = parse(command)
+        if not any(c.opaque or c.program == "touch" for c in commands):
+            missed.append(command)
+    assert missed == []
+    assert ran >= len(OPAQUE + PARSED) // 2  # bash did run most of them: the check is real
 
 
 # -- ordinary scripts stay checkable ---------------------------------------------------------------
