@@ -279,12 +279,13 @@ def test_variables_given_numbers_by_the_command_are_not_opaque(command: str, cwd
 @pytest.mark.parametrize("command", [
     "for PATH in /tmp/evil; do git status; done", "read PATH < n.txt; git status",
     "printf -v LD_PRELOAD /tmp/x.so; git status", "mapfile -t IFS < n.txt; git status",
-    ": ${PATH:=/tmp/x}; git status",
+    ": ${PATH:=/tmp/x}; git status", "command export PATH=/tmp/evil; git status",
+    "builtin declare -x LD_PRELOAD=$HOME/x.so; git status",
 ])
 def test_builtins_that_set_environment_names_set_variables(command: str, cwd: Path) -> None:
     """Like `PATH=/tmp/evil git status`: what the allowed words run may change."""
     allow = ["Bash(git status:*)", "Bash(read:*)", "Bash(printf:*)", "Bash(mapfile:*)",
-             "Bash(::*)"]
+             "Bash(::*)", "Bash(export:*)", "Bash(declare:*)"]
     decision = bash(command, cwd, allow=allow)
     assert decision.behavior == "ask" and "sets variables" in decision.reason, decision.reason
     assert bash("for p in a b; do git status; done", cwd, allow=allow).behavior == "allow"

@@ -19,7 +19,8 @@ variable; `finish` says what makes the command opaque:
 - an assignment to a variable bash runs as code (`PS4`, `BASH_ENV`, ..), `compgen -C/-F/-W`,
   `fc` (reruns history), `enable -f`, `source` of a computed path.
 A variable the command does not set comes from swarm's environment and is taken as it is.
-An associative array's subscript (`declare -A h`) is a plain string, not arithmetic.
+The subscript of an array the command declares associative (`declare -A h`) may hold quotes, not
+`$`: should `h` not be associative when it runs, the text is arithmetic, so its names count.
 """
 
 from __future__ import annotations
@@ -56,7 +57,8 @@ _TOKEN = re.compile(r"""
 """, re.X | re.S)
 _PARAM = re.compile(r"\$\{(#?)([A-Za-z_]\w*|[0-9]+|[#?$!@*_-])(?:\[(.*)\])?(?::?[-=+](.*))?\}\Z",
                     re.S)
-_SIMPLE_EXPANSION = re.compile(r"\$(?:\{([A-Za-z_]\w*|[0-9]+|[#?$!@*_-])\}|([A-Za-z_]\w*|[0-9#?$!@*_-]))\Z")
+_SIMPLE_EXPANSION = re.compile(
+    r"\$(?:\{([A-Za-z_]\w*|[0-9]+|[#?$!@*_-])\}|([A-Za-z_]\w*|[0-9#?$!@*_-]))\Z")
 
 
 @dataclass
@@ -156,18 +158,18 @@ class Evaluation:
         """An argument of declare/local/export..: `name`, `name[sub]`, `name=value`."""
         if not word.literal:
             match = _NAME.match(word.text)
-            if match is None or word.text[match.end():][:2] not in ("=", "+="):
+            if match is None or not word.text[match.end():].startswith(("=", "+=")):
                 self.opaque(f"{program} of a name from an expansion ({_short(word.text)})")
                 return
             self.attributes(flags, match.group())
-            self.assign(match.group(), None)
+            self.assign(match.group(), None, by_builtin=True)
             return
         head, eq, value = _split_assignment(word.text)
         name = self.name_text(head)
         if name is not None:
             self.attributes(flags, name)
             if eq:
-                self.assign(name, value)
+                self.assign(name, value, by_builtin=True)
 
     # -- builtins ----------------------------------------------------------------------------
     def command(self, argv: Argv) -> None:
