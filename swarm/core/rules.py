@@ -319,7 +319,7 @@ def _check_deny(tool_name: str, args: dict[str, Any], cwd: Path,
     if tool_name == "Bash":
         protected = _deny_writes(commands, deny, cwd)
         if protected:
-            return Decision("deny", f"denied by rule {protected} (a redirection writes there)",
+            return Decision("deny", f"denied by rule {protected} (the command writes there)",
                             protected)
     return unsure
 
