@@ -10,8 +10,10 @@ creates. The human's own time (seen -> approve) is ~0 here and is reported separ
 with the goal is approve -> side effect. A second teammate is answered through the real CLI
 (`swarm permissions approve ID`), to show what a person at a shell pays on top (interpreter start).
 Last, the cost of one rule check (`swarm.core.rules.check`, which parses the command with
-tree-sitter-bash) in this process: the first one (loads the parser), a typical command never seen
-before, the same command again (parses are cached), and a bad case: a 200-line script.
+tree-sitter-bash and checks what bash evaluates beyond commands: arithmetic, subscripts, names;
+and whether a write lands in a protected path) in this process: the first one (loads the
+parser), a typical command never seen before (goal: under 1 ms), one with arithmetic and a
+`[[ ]]` test, the same command again (parses are cached), and a bad case: a 200-line script.
 
 Run: .venv/bin/python scripts/bench_permissions.py [--n 20] [--cli-n 10] [--checks 200]   (about 20 s)
 """
@@ -43,6 +45,7 @@ from swarm.ops.spawner import spawn  # noqa: E402
 
 SWARM = str(Path(sys.executable).with_name("swarm"))
 GOAL_MS = 100.0
+CHECK_GOAL_MS = 1.0
 EFFECT_TIMEOUT = 10.0
 
 
@@ -122,6 +125,8 @@ def rule_checks(workdir: Path, n: int) -> dict[str, list[float]]:
     return {
         "first": [one("git status")],
         "typical": [one(f"git status --short && echo done {i} > out-{i}.txt") for i in range(n)],
+        "arith": [one(f"for ((i=0; i<{i}; i++)); do [[ -v HOME && $i -lt 5 ]] && "
+                      f"echo $((i * 2)) >> out-{i}.txt; done") for i in range(n)],
         "cached": [one("git status --short && echo done 0 > out-0.txt") for _ in range(n)],
         "script": [one(f"# run {i}\n{script}") for i in range(max(n // 20, 5))],
     }
@@ -175,7 +180,9 @@ def main() -> None:
         rows += [("approve -> command ran (CLI)", cli["effect"], "", None),
                  ("  of which `swarm permissions approve`", cli["api"], "", None)]
     rows += [("rule check: first in a process", checks["first"], "", None),
-             ("rule check: typical command, new", checks["typical"], "", None),
+             ("rule check: typical command, new", checks["typical"],
+              f"p50 < {CHECK_GOAL_MS:.0f}", pct(checks["typical"], 50) * 1000 < CHECK_GOAL_MS),
+             ("rule check: with arithmetic, new", checks["arith"], "", None),
              ("rule check: same command again", checks["cached"], "", None),
              ("rule check: 200-line script, new", checks["script"], "", None)]
     headers = ("metric (ms)", "n", "p50", "p95", "max", "goal", "pass")

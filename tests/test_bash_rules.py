@@ -59,11 +59,13 @@ def test_each_reported_bypass_of_a_deny_rule_is_denied(command: str, cwd: Path) 
     assert decision == Decision("deny", "denied by rule Bash(rm:*)", "Bash(rm:*)"), command
 
 
-def test_a_program_from_an_expansion_asks_even_in_bypass_mode(cwd: Path) -> None:
-    """`$(echo rm) x` could be rm: no deny rule can tell, so it asks (denied in the background)."""
+def test_a_program_from_an_expansion_asks_and_bypass_mode_denies_it(cwd: Path) -> None:
+    """`$(echo rm) x` could be rm: no deny rule can tell, so it asks; bypassPermissions never
+    asks, and a deny rule that cannot be ruled out wins there (SPEC "Trust, continued")."""
     for command in ["$(echo rm) -f victim", "$CMD -f victim", "${X} victim", "`echo rm` victim"]:
+        assert bash(command, cwd, "default", deny=RM).behavior == "ask", command
         decision = bash(command, cwd, "bypassPermissions", deny=RM)
-        assert decision.behavior == "ask", command
+        assert decision.behavior == "deny", command
         assert "Bash(rm:*)" in decision.reason and "expansion" in decision.reason, decision.reason
 
 
@@ -101,9 +103,9 @@ def test_what_cannot_be_read_asks_when_a_deny_rule_exists(command: str, cwd: Pat
 def test_unknown_words_make_a_multi_word_deny_uncertain_not_silent(cwd: Path) -> None:
     deny = ["Bash(git push:*)"]
     assert bash("git push origin", cwd, "bypassPermissions", deny=deny).behavior == "deny"
-    assert bash("git $SUB origin", cwd, "bypassPermissions", deny=deny).behavior == "ask"
-    assert bash("git {push,x}", cwd, "bypassPermissions", deny=deny).behavior == "ask"
-    assert bash("echo push | xargs git", cwd, "bypassPermissions", deny=deny).behavior == "ask"
+    for command in ["git $SUB origin", "git {push,x}", "echo push | xargs git"]:
+        assert bash(command, cwd, "default", deny=deny).behavior == "ask", command
+        assert bash(command, cwd, "bypassPermissions", deny=deny).behavior == "deny", command
     assert bash("git pull", cwd, "bypassPermissions", deny=deny).behavior == "allow"
     assert bash("git status $X", cwd, "bypassPermissions", deny=deny).behavior == "allow"
 
@@ -278,8 +280,8 @@ def test_a_deny_rule_sees_the_path_as_written_and_as_resolved(cwd: Path, tmp_pat
     "shopt -s expand_aliases\nalias r=rm\nr victim", "hash -p /bin/rm ls; ls victim",
 ])
 def test_code_the_parser_cannot_see_asks(command: str, cwd: Path) -> None:
-    decision = bash(command, cwd, "bypassPermissions", deny=RM)
-    assert decision.behavior == "ask", command
+    assert bash(command, cwd, "default", deny=RM).behavior == "ask", command
+    assert bash(command, cwd, "bypassPermissions", deny=RM).behavior == "deny", command
     assert bash(command, cwd, allow=["Bash(echo:*)", "Bash(bash:*)", "Bash(sh:*)",
                                      "Bash(shopt:*)", "Bash(alias:*)", "Bash(r:*)",
                                      "Bash(hash:*)", "Bash(ls:*)"]).behavior == "ask"
@@ -289,3 +291,43 @@ def test_scripts_and_programs_that_run_others_are_their_own_program(cwd: Path) -
     """Known limits (docs/DESIGN.md): what a script file or `find -exec` runs is not read."""
     for command in ["bash script.sh", "find . -name x -exec rm {} +"]:
         assert bash(command, cwd, "bypassPermissions", deny=RM).behavior == "allow", command
+
+
+# -- issue 21: code in bash's own evaluation, and writes to protected paths ----------------------
+# Each reproduction as it was reported, with `--allow 'Bash(echo:*)' --deny 'Bash(rm:*)'` (plus
+# an allow rule for the builtin it uses). None may run unasked: `default` asks; in
+# `bypassPermissions` the deny rule that cannot be ruled out wins.
+
+ECHO_RM = (["Bash(echo:*)"], RM)
+ISSUE_21 = [
+    # (command, allow, deny, mode, expected)
+    ("echo hi && [[ -v 'a[$(rm victim)]' ]]", *ECHO_RM, "default", "ask"),
+    ("echo hi && [[ -v 'a[$(rm victim)]' ]]", *ECHO_RM, "bypassPermissions", "deny"),
+    ("echo $(( 'b[$(rm victim2)]' ))", *ECHO_RM, "default", "ask"),
+    ("echo $(( 'b[$(rm victim2)]' ))", *ECHO_RM, "bypassPermissions", "deny"),
+    ("test -v 'a[$(rm victim)]'", ["Bash(test:*)"], RM, "default", "ask"),
+    ("test -v 'a[$(rm victim)]'", ["Bash(test:*)"], RM, "bypassPermissions", "deny"),
+    ("printf -v 'a[$(rm victim)]' x", ["Bash(printf:*)"], RM, "default", "ask"),
+    ("printf -v 'a[$(rm victim)]' x", ["Bash(printf:*)"], RM, "bypassPermissions", "deny"),
+    ("read 'a[$(rm victim)]' <<< x", ["Bash(read:*)"], RM, "default", "ask"),
+    ("read 'a[$(rm victim)]' <<< x", ["Bash(read:*)"], RM, "bypassPermissions", "deny"),
+    ("let 'a[$(rm victim)]=1'", ["Bash(let:*)"], RM, "default", "ask"),
+    ("let 'a[$(rm victim)]=1'", ["Bash(let:*)"], RM, "bypassPermissions", "deny"),
+    ("trap -- 'rm v3' EXIT", ["Bash(trap:*)"], RM, "default", "deny"),
+    ("trap -- 'rm v3' EXIT", [], RM, "bypassPermissions", "deny"),
+    ("eval -- 'rm v4'", ["Bash(eval:*)"], RM, "default", "deny"),
+    ("eval -- 'rm v4'", [], RM, "bypassPermissions", "deny"),
+    ("rbash -c 'rm x'", ["Bash(rbash:*)"], RM, "default", "deny"),
+    ("rbash -c 'rm x'", [], RM, "bypassPermissions", "deny"),
+    ("echo '[core] fsmonitor = rm x' >> .git/config", *ECHO_RM, "default", "ask"),
+    ("echo '[core] fsmonitor = rm x' >> .git/config", *ECHO_RM, "acceptEdits", "ask"),
+    ("echo '{}' > .swarm/settings.json", *ECHO_RM, "default", "ask"),
+    ("echo '{}' > .swarm/settings.json", *ECHO_RM, "acceptEdits", "ask"),
+]
+
+
+@pytest.mark.parametrize(("command", "allow", "deny", "mode", "expected"), ISSUE_21)
+def test_issue_21_reproductions(command: str, allow: list[str], deny: list[str], mode: str,
+                                expected: str, cwd: Path) -> None:
+    decision = bash(command, cwd, mode, allow=allow, deny=deny)
+    assert decision.behavior == expected, (command, mode, decision.reason)

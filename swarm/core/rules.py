@@ -6,7 +6,10 @@ the agent's cwd, `~` is home). `Read` rules cover Read, Grep and Glob; `Edit` ru
 Write. Bash rules are matched against the commands bash would run (`shellparse`): a deny rule
 denies if any simple command matches it, and asks if one might (an expansion hides a word); an
 allow rule allows only what it can read, every simple command matched and every write inside
-the cwd. docs/DESIGN.md "Bash rule semantics" has examples.
+the cwd. An opaque command (it cannot be read) is never allowed by a rule, and in
+bypassPermissions a Bash deny rule that cannot be ruled out denies it. A write to a protected
+path (`protected`) asks under any allow rule that does not name it. docs/DESIGN.md "Bash rule
+semantics" has examples.
 """
 
 from __future__ import annotations
@@ -20,7 +23,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 from swarm.core import shellparse
+from swarm.core.bashwrites import HARMLESS_WRITES, protected_writes, writes_outside
 from swarm.core.names import LEAD_TOOLS, PERMISSION_MODES, SUBAGENT_TOOLS, TEAM_TOOLS
+from swarm.core.protected import absolute as _absolute
+from swarm.core.protected import inside as _inside
+from swarm.core.protected import is_protected, same_path
 from swarm.core.shellparse import SimpleCommand, Word
 from swarm.errors import BadInputError
 
@@ -29,8 +36,6 @@ from swarm.errors import BadInputError
 RULE_RE = re.compile(r"^([A-Za-z]+|mcp__[A-Za-z0-9_*-]+)(?:\((.+)\))?\Z", re.S)
 # The tools a rule named after the first also covers.
 COVERS = {"Read": frozenset({"Read", "Grep", "Glob"}), "Edit": frozenset({"Edit", "Write"})}
-HARMLESS_WRITES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/fd/1",
-                             "/dev/fd/2"})
 _GLOB_CHARS = re.compile(r"[*?\[]")
 
 Match = Literal["yes", "maybe", "no"]
@@ -73,21 +78,6 @@ def _split(rule: str) -> tuple[str, str | None] | None:
 def covers(rule_tool: str, tool_name: str) -> bool:
     return (tool_name == rule_tool or tool_name in COVERS.get(rule_tool, ())
             or _names_mcp_tool(rule_tool, tool_name))
-
-
-def _inside(path: Path, root: Path) -> bool:
-    """Is `path` inside `root`, after resolving `..` and symlinks (also of missing parents)?"""
-    try:
-        resolved = Path(os.path.realpath(path))
-        return resolved == Path(os.path.realpath(root)) or resolved.is_relative_to(
-            os.path.realpath(root))
-    except (OSError, ValueError):
-        return False
-
-
-def _absolute(raw: str, cwd: Path) -> Path:
-    path = Path(os.path.expanduser(raw))
-    return path if path.is_absolute() else cwd / path
 
 
 def tool_path(args: dict[str, Any], cwd: Path) -> Path | None:
@@ -202,27 +192,19 @@ def _allows(rule: BashRule, command: SimpleCommand) -> bool:
                for layer in command.layers[: command.allowable])
 
 
-def _writes_outside(commands: tuple[SimpleCommand, ...], cwd: Path) -> str | None:
-    """The first write an allow rule may not cover: outside the cwd, or not known."""
-    moves = shellparse.directories(commands)
-    bases = [cwd]
-    if moves:
-        here = cwd
-        for target in moves:
-            here = _absolute(target, here)
-            bases += [here, _absolute(target, cwd)]
-    for word in dict.fromkeys(w for c in commands for w in c.writes):  # each target once
-        if not word.literal:
-            return word.text
-        if word.text in HARMLESS_WRITES:
-            continue
-        relative = not os.path.isabs(word.text)
-        if relative and moves is None:
-            return f"{word.text} (after a cd to where?)"
-        for base in bases if relative else [cwd]:
-            if not _inside(_absolute(word.text, base), cwd):
-                return word.text
-    return None
+def _bash_names(spec: str, path: Path, cwd: Path) -> bool:
+    """Does a Bash rule name this path: one of its words, or a file it writes?"""
+    for command in shellparse.parse(bash_rule(spec).text):
+        words = [w for layer in command.layers for w in layer] + list(command.writes)
+        if any(w.literal and same_path(_absolute(w.text, cwd), path) for w in words):
+            return True
+    return False
+
+
+def _names_path(spec: str | None, path: Path, cwd: Path) -> bool:
+    """An Edit/Write rule names exactly this path (no wildcard)."""
+    return spec is not None and not _GLOB_CHARS.search(spec) and same_path(
+        _absolute(spec, cwd), path)
 
 
 def _bash_allowed(command: str, rules: list[tuple[str, str]],
@@ -232,9 +214,20 @@ def _bash_allowed(command: str, rules: list[tuple[str, str]],
     opaque = next((c.opaque for c in commands if c.opaque), None)
     if opaque:
         return [], f"it cannot be checked: {opaque}"
-    outside = _writes_outside(commands, cwd)
+    used, why = _bash_rules_used(command, commands, rules)
+    specs = dict(rules)
+    unnamed = [w.text for w, path in protected_writes(commands, cwd)
+               if not any(_bash_names(specs[r], path, cwd) for r in used)]
+    if unnamed:
+        return [], f"it writes to a protected path: {unnamed[0]} (only a rule naming it allows that)"
+    outside = writes_outside(commands, cwd)
     if outside:
         return [], f"it writes outside the working directory: {outside}"
+    return used, why
+
+
+def _bash_rules_used(command: str, commands: tuple[SimpleCommand, ...],
+                     rules: list[tuple[str, str]]) -> tuple[list[str], str | None]:
     for rule, spec in rules:
         parsed = bash_rule(spec)
         if parsed.exact and parsed.text == command.strip():
@@ -322,11 +315,12 @@ def _check_deny(tool_name: str, args: dict[str, Any], cwd: Path,
         if found == "maybe" and unsure is None:
             why = next((c.opaque for c in commands if c.opaque), None) or \
                 "a word of it comes from an expansion"
-            unsure = Decision("ask", f"cannot tell whether deny rule {rule} applies: {why}", rule)
+            unsure = Decision("ask", f"it cannot be checked against deny rule {rule}: {why}",
+                              rule)
     if tool_name == "Bash":
         protected = _deny_writes(commands, deny, cwd)
         if protected:
-            return Decision("deny", f"denied by rule {protected} (a redirection writes there)",
+            return Decision("deny", f"denied by rule {protected} (the command writes there)",
                             protected)
     return unsure
 
@@ -354,10 +348,14 @@ def check(
     if mode == "plan":
         return Decision("deny", f"{tool_name} is not allowed in plan mode: explore read-only and "
                         "submit your plan with ExitPlanMode first")
-    if denied is not None:
-        return denied  # even bypassPermissions asks when a deny rule might apply
+    if denied is not None:  # a deny rule might apply: ask; bypassPermissions never asks
+        return denied if mode != "bypassPermissions" else Decision("deny", denied.reason,
+                                                                   denied.rule)
     if mode == "bypassPermissions":
         return Decision("allow", "bypassPermissions mode")
+    command = str(args.get("command", "")) if tool_name == "Bash" else ""
+    path = tool_path(args, cwd) if edits_files else None
+    guarded = path is not None and is_protected(path, cwd)
     why = ""
     bash_rules: list[tuple[str, str]] = []
     for rule in allow:
@@ -367,19 +365,25 @@ def check(
         if tool_name == "Bash" and split[1] is not None:
             bash_rules.append((rule, split[1]))
         elif rule_matches(rule, tool_name, args, cwd):
-            return Decision("allow", f"allowed by rule {rule}", rule)
+            unnamed = protected_writes(shellparse.parse(command), cwd) if command else []
+            if unnamed:
+                why = f" (it writes to a protected path: {unnamed[0][0].text})"
+            elif guarded and path is not None and not _names_path(split[1], path, cwd):
+                why = f" ({path} is a protected path: only a rule naming it exactly allows it)"
+            else:
+                return Decision("allow", f"allowed by rule {rule}", rule)
     if bash_rules:
-        used, why_not = _bash_allowed(str(args.get("command", "")), bash_rules, cwd)
+        used, why_not = _bash_allowed(command, bash_rules, cwd)
         if used:
             return Decision("allow", f"allowed by rule{'s' * (len(used) > 1)} {', '.join(used)}",
                             ", ".join(used))
-        why = f" ({why_not})" if why_not else ""
-    elif tool_name == "Bash":
-        opaque = next((c.opaque for c in shellparse.parse(str(args.get("command", "")))
-                       if c.opaque), None)
+        why = f" ({why_not})" if why_not else why
+    elif tool_name == "Bash" and not why:
+        opaque = next((c.opaque for c in shellparse.parse(command) if c.opaque), None)
         why = f" (no rule could allow it: {opaque})" if opaque else ""
     if mode == "acceptEdits" and edits_files:
-        path = tool_path(args, cwd)
+        if guarded:
+            return Decision("ask", f"acceptEdits: {path} is a protected path")
         if path is not None and _inside(path, cwd):
             return Decision("allow", "acceptEdits: inside the working directory")
         return Decision("ask", "acceptEdits: path is outside the working directory")

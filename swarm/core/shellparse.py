@@ -12,7 +12,9 @@ write are the command's writes.
 
 A command is opaque when it cannot be read: it does not parse (tree-sitter ERROR/MISSING), its
 program comes from an expansion, a shell reads its commands from stdin (`curl .. | sh`), it
-defines an alias or `hash -p`, or it nests shell strings deeper than MAX_DEPTH.
+defines an alias or `hash -p`, it nests shell strings deeper than MAX_DEPTH, or a string bash
+evaluates beyond its commands (arithmetic, a subscript, a variable's value) may hold code
+(`shelleval`).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
 
+from swarm.core.shelleval import Evaluation
+from swarm.core.shellsyntax import NODE_KINDS, visit
 from swarm.core.shellwords import Argv, Word, basename, rebinds, shell_string, unwrap
 
 if TYPE_CHECKING:
@@ -75,10 +79,14 @@ def _parser() -> Parser:
 def parse(command: str) -> tuple[SimpleCommand, ...]:
     """The simple commands of `command` (cached: one parse per distinct command)."""
     out: list[SimpleCommand] = []
+    evaluation = Evaluation(_word)
     try:
-        _parse_into(command, out, 0)
+        _parse_into(command, out, 0, evaluation)
     except RecursionError:
         out.append(_opaque(command, "it nests too deeply to read"))
+    out.extend(_opaque(command, why) for why in evaluation.finish())
+    if evaluation.sets_environment:  # `read PATH`, `for PATH in ..`: what later words run
+        out.append(SimpleCommand(command, ((),), sets_variables=True))
     return tuple(out)
 
 
@@ -86,7 +94,7 @@ def _opaque(text: str, why: str) -> SimpleCommand:
     return SimpleCommand(text=text, layers=((),), opaque=why)
 
 
-def _parse_into(source: str, out: list[SimpleCommand], depth: int) -> None:
+def _parse_into(source: str, out: list[SimpleCommand], depth: int, ev: Evaluation) -> None:
     if depth > MAX_DEPTH:
         out.append(_opaque(source, f"it nests shell strings more than {MAX_DEPTH} deep"))
         return
@@ -98,7 +106,7 @@ def _parse_into(source: str, out: list[SimpleCommand], depth: int) -> None:
     if _splits_a_word(data):
         # tree-sitter reads `r\<newline>m` as two words; bash joins them into `rm`.
         out.append(_opaque(source, "a line continuation splits a word"))
-    _walk(root, data, out, (), depth)
+    _walk(root, data, out, (), depth, ev)
 
 
 def _splits_a_word(data: bytes) -> bool:
@@ -113,22 +121,25 @@ def _splits_a_word(data: bytes) -> bool:
 
 
 def _walk(node: Node, data: bytes, out: list[SimpleCommand], writes: tuple[Word, ...],
-          depth: int) -> None:
+          depth: int, ev: Evaluation) -> None:
     kind = node.type
+    if kind in NODE_KINDS:
+        visit(ev, node, data)
     if kind == "redirected_statement":
         writes = writes + _redirects(node.children_by_field_name("redirect"), data)
     elif kind == "command":
-        out.extend(_command(node, data, writes, depth))
+        out.extend(_command(node, data, writes, depth, ev))
     elif kind in ("declaration_command", "unset_command"):
         argv = tuple(Word(_text(c, data)) if i == 0 else _word(c, data)
                      for i, c in enumerate(c for c in node.children if c.type != "comment"))
         out.append(SimpleCommand(_text(node, data), (argv,), writes=writes, sets_variables=True))
     elif kind == "variable_assignments" or (
             kind == "variable_assignment" and node.parent is not None
-            and node.parent.type not in ("command", "declaration_command", "variable_assignments")):
+            and node.parent.type not in ("command", "declaration_command", "variable_assignments",
+                                         "c_style_for_statement")):
         out.append(SimpleCommand(_text(node, data), ((),), writes=writes, sets_variables=True))
     for child in node.children:
-        _walk(child, data, out, writes, depth)
+        _walk(child, data, out, writes, depth, ev)
 
 
 def _text(node: Node, data: bytes) -> str:
@@ -263,7 +274,8 @@ def _ansi_c(raw: str) -> str:
 
 # -- simple commands and the wrappers in front of them ----------------------------------------
 
-def _command(node: Node, data: bytes, writes: tuple[Word, ...], depth: int) -> list[SimpleCommand]:
+def _command(node: Node, data: bytes, writes: tuple[Word, ...], depth: int,
+             ev: Evaluation) -> list[SimpleCommand]:
     text = _text(node, data)
     assigns = any(c.type == "variable_assignment" for c in node.children)
     writes = writes + _redirects(node.children_by_field_name("redirect"), data)
@@ -272,16 +284,20 @@ def _command(node: Node, data: bytes, writes: tuple[Word, ...], depth: int) -> l
         return [SimpleCommand(text, ((),), writes=writes, sets_variables=assigns)]
     argv = (_word(name, data), *(_word(a, data) for a in node.children_by_field_name("argument")))
     layers, allowable, extra, sets, opaque = unwrap(argv)
+    for word in sets:  # env X=1, sudo X=1
+        var, _, value = word.text.partition("=")
+        ev.assign(var.rstrip("+"), value if word.literal else None)
     string: str | None = None
     if opaque is None:
         string, opaque = shell_string(layers[-1])
+        ev.command(layers[-1])
     if opaque is None:
         opaque = rebinds(layers[-1])
-    command = SimpleCommand(text, tuple(layers), allowable, writes + tuple(extra), assigns or sets,
-                            opaque, runs_string=string is not None)
+    command = SimpleCommand(text, tuple(layers), allowable, writes + tuple(extra),
+                            assigns or bool(sets), opaque, runs_string=string is not None)
     found = [command]
     if string is not None:
-        _parse_into(string, found, depth + 1)
+        _parse_into(string, found, depth + 1, ev)
     return found
 
 

@@ -1,8 +1,9 @@
 """What the words of a simple command run: wrappers looked through, shell strings found.
 
 Pure functions on words (after quote removal, see `shellparse`): `unwrap` peels `sudo env nice
-rm x` into layers (`sudo ..`, `env ..`, `nice ..`, `rm x`), with the files `tee` and `time -o`
-write; `shell_string` finds the code `bash -c`, `eval` and `trap` run.
+rm x` into layers (`sudo ..`, `env ..`, `nice ..`, `rm x`), with the files `tee`, `time -o` and
+the targets of `cp`/`mv`/`ln` write; `shell_string` finds the code `bash -c` (any shell),
+`eval`, `trap` and `mapfile -C` run. `--` ends the options of each.
 """
 
 from __future__ import annotations
@@ -10,7 +11,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "mksh", "ash", "fish"})
+# Shells whose -c string is bash's language (near enough to read its commands).
+SHELLS = frozenset({"sh", "bash", "rbash", "dash", "ash", "ksh", "mksh", "lksh", "pdksh", "oksh",
+                    "posh", "yash", "zsh"})
+# Shells with another language: their string is read for deny rules, but never allowed.
+OTHER_SHELLS = frozenset({"fish", "csh", "tcsh"})
+# cp, mv, ln: the options that take a value (the target directory among them).
+_COPIES = {"cp": "tS", "mv": "tS", "ln": "tS"}
+_COPY_LONG = frozenset({"--target-directory", "--suffix"})
 
 
 @dataclass(frozen=True)
@@ -63,11 +71,12 @@ _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=", re.S)
 _STDIN_ARGS = Word("<arguments from stdin>", literal=False)
 
 
-def unwrap(argv: Argv) -> tuple[list[Argv], int, list[Word], bool, str | None]:
-    """Look through wrappers: (layers, allowable, writes, sets_variables, opaque)."""
+def unwrap(argv: Argv) -> tuple[list[Argv], int, list[Word], list[Word], str | None]:
+    """Look through wrappers: (layers, allowable, writes, assignments (`env X=1`), opaque)."""
     layers: list[Argv] = [argv]
     writes: list[Word] = []
-    allowable, sets, transparent = 1, False, True
+    sets: list[Word] = []
+    allowable, transparent = 1, True
     while True:
         current = layers[-1]
         if not current[0].literal:
@@ -78,13 +87,15 @@ def unwrap(argv: Argv) -> tuple[list[Argv], int, list[Word], bool, str | None]:
         if spec is None:
             if program == "tee":
                 writes.extend(_tee_files(current[1:]))
+            elif program in _COPIES:
+                writes.extend(_copy_target(current[1:], _COPIES[program], program == "ln"))
             return layers, allowable, writes, sets, None
         skipped = _skip_options(spec, current[1:])
         if skipped is None:
             return layers, allowable, writes, sets, f"the options of {program} come from an expansion"
         options, inner, assigned = skipped
         names = {name for name, _ in options}
-        sets = sets or assigned
+        sets.extend(assigned)
         if names & {"-S", "--split-string"}:
             return layers, allowable, writes, sets, f"{program} -S splits a string into a command"
         if program == "time":
@@ -104,8 +115,8 @@ def unwrap(argv: Argv) -> tuple[list[Argv], int, list[Word], bool, str | None]:
 
 
 def _skip_options(spec: _Wrapper, words: Argv) -> tuple[list[tuple[str, Word | None]], Argv,
-                                                         bool] | None:
-    """(options with their values, the wrapped argv, whether it sets variables)."""
+                                                         list[Word]] | None:
+    """(options with their values, the wrapped argv, the NAME=value words before it)."""
     options: list[tuple[str, Word | None]] = []
     i = 0
     while i < len(words):
@@ -134,9 +145,10 @@ def _skip_options(spec: _Wrapper, words: Argv) -> tuple[list[tuple[str, Word | N
             continue
         break
     rest = words[i:]
-    assigned = False
+    assigned: list[Word] = []
     while spec.assignments and rest and _ASSIGNMENT.match(rest[0].text):
-        assigned, rest = True, rest[1:]
+        assigned.append(rest[0])
+        rest = rest[1:]
     return options, rest[spec.positional:], assigned
 
 
@@ -152,18 +164,68 @@ def _tee_files(args: Argv) -> list[Word]:
     return files
 
 
+def _copy_target(args: Argv, short_values: str, link: bool) -> list[Word]:
+    """Where `cp`/`mv`/`ln` write: the -t directory, else the last operand (`ln -s x`: ./x)."""
+    operands: list[Word] = []
+    i = 0
+    while i < len(args):
+        word, text = args[i], args[i].text
+        if not word.literal and text.startswith("-"):
+            return [Word(text, False)]  # an option from an expansion: may be -t anywhere
+        if text == "--":
+            operands.extend(args[i + 1:])
+            break
+        if text.startswith("--"):
+            name, eq, value = text.partition("=")
+            if name in _COPY_LONG:
+                target = Word(value) if eq else args[i + 1] if i + 1 < len(args) else None
+                if name == "--target-directory" and target is not None:
+                    return [target]
+                i += 1 if eq else 2
+                continue
+        elif text.startswith("-") and len(text) > 1:
+            flags = text[1:]
+            cut = next((j for j, f in enumerate(flags) if f in short_values), None)
+            if cut is not None:
+                attached = flags[cut + 1:]
+                target = Word(attached) if attached else args[i + 1] if i + 1 < len(args) else None
+                if flags[cut] == "t" and target is not None:
+                    return [target]
+                i += 1 if attached else 2
+                continue
+        else:
+            operands.append(word)
+        i += 1
+    if len(operands) >= 2:
+        return [operands[-1]]
+    if link and operands:  # `ln -s /x/y`: the link ./y
+        only = operands[0]
+        return [Word(basename(only.text), only.literal)]
+    return []
+
+
+def _after_dashdash(args: Argv) -> Argv:
+    return args[1:] if args and args[0].literal and args[0].text == "--" else args
+
+
 def shell_string(argv: Argv) -> tuple[str | None, str | None]:
-    """The string a command runs as shell code (bash -c, eval, trap), or why it is unknown."""
+    """The string a command runs as shell code (bash -c, eval, trap, mapfile -C), or why it is
+    unknown. Both for a shell whose language is not bash's: its string is read, and opaque."""
     program = basename(argv[0].text) if argv and argv[0].literal else ""
     args = argv[1:]
     chosen: Word | None = None
-    if program == "eval" and args:
+    if program == "eval" and _after_dashdash(args):
+        args = _after_dashdash(args)
         if not all(w.literal for w in args):
             return None, "eval runs a string built from an expansion"
         return " ".join(w.text for w in args), None
-    if program == "trap" and len(args) >= 2 and not args[0].text.startswith("-"):
-        chosen = args[0]
-    elif program in SHELLS:
+    if program == "trap":
+        args = _after_dashdash(args)
+        if len(args) >= 2 and not (args[0].literal and args[0].text.startswith("-")):
+            chosen = args[0]
+    elif program in ("mapfile", "readarray"):
+        chosen = _callback(args)
+    elif program in SHELLS or program in OTHER_SHELLS:
         has_c, i = False, 0
         while i < len(args):
             word, text = args[i], args[i].text
@@ -192,7 +254,29 @@ def shell_string(argv: Argv) -> tuple[str | None, str | None]:
         return None, None
     if not chosen.literal:
         return None, f"{program} runs a string built from an expansion ({chosen.text})"
+    if program in OTHER_SHELLS:
+        return chosen.text, f"{program} runs a string in a language other than bash's"
     return chosen.text, None
+
+
+def _callback(args: Argv) -> Word | None:
+    """`mapfile -C CODE`: bash runs CODE every -c lines."""
+    i = 0
+    while i < len(args):
+        word, text = args[i], args[i].text
+        if not word.literal and text.startswith("-"):
+            return Word(text, False)  # an option from an expansion: it may be -C
+        if not text.startswith("-") or text == "--":
+            return None
+        i += 1
+        for j, flag in enumerate(text[1:], 1):
+            if flag in "dnOsuCc":  # takes a value: the rest of the word, or the next word
+                value = Word(text[j + 1:]) if text[j + 1:] else args[i] if i < len(args) else None
+                i += 0 if text[j + 1:] else 1
+                if flag == "C":
+                    return value
+                break
+    return None
 
 
 def rebinds(argv: Argv) -> str | None:

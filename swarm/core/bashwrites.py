@@ -1,0 +1,60 @@
+"""Where a Bash command writes, for the rules: every target from every directory a `cd` may
+move to; the first one outside the working directory (an allow rule never covers it); the ones
+in protected paths (`protected`). Targets: redirections, `tee`, `time -o`, `cp`/`mv`/`ln`
+(`shellparse`); /dev/null and the standard streams are harmless."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from swarm.core import shellparse
+from swarm.core.protected import absolute, inside, is_protected
+from swarm.core.shellparse import SimpleCommand, Word
+
+HARMLESS_WRITES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/fd/1",
+                             "/dev/fd/2"})
+
+
+def _bases(commands: tuple[SimpleCommand, ...], cwd: Path) -> list[Path] | None:
+    """Every directory a relative write may start from (a literal `cd` moves); None: unknown."""
+    moves = shellparse.directories(commands)
+    if moves is None:
+        return None
+    bases, here = [cwd], cwd
+    for target in moves:
+        here = absolute(target, here)
+        bases += [here, absolute(target, cwd)]
+    return bases
+
+
+def _writes(commands: tuple[SimpleCommand, ...]) -> list[Word]:
+    """Each write target once, but the harmless ones (/dev/null)."""
+    return [w for w in dict.fromkeys(w for c in commands for w in c.writes)
+            if not (w.literal and w.text in HARMLESS_WRITES)]
+
+
+def writes_outside(commands: tuple[SimpleCommand, ...], cwd: Path) -> str | None:
+    """The first write an allow rule may not cover: outside the cwd, or not known."""
+    bases = _bases(commands, cwd)
+    for word in _writes(commands):
+        if not word.literal:
+            return word.text
+        relative = not os.path.isabs(os.path.expanduser(word.text))
+        if relative and bases is None:
+            return f"{word.text} (after a cd to where?)"
+        for base in (bases or [cwd]) if relative else [cwd]:
+            if not inside(absolute(word.text, base), cwd):
+                return word.text
+    return None
+
+
+def protected_writes(commands: tuple[SimpleCommand, ...], cwd: Path) -> list[tuple[Word, Path]]:
+    """The writes that land in a protected path (from any directory a `cd` may move to)."""
+    bases = _bases(commands, cwd) or [cwd]
+    found: list[tuple[Word, Path]] = []
+    for word in _writes(commands):
+        if word.literal:
+            found += [(word, path) for path in {absolute(word.text, base) for base in bases}
+                      if is_protected(path, cwd)]
+    return found

@@ -1,0 +1,84 @@
+"""Protected paths: where a write changes what git or swarm runs next (SPEC "Trust, continued").
+
+`.git/` (hooks; config: `core.fsmonitor`, `core.hooksPath`, aliases), `.swarm/` and `.claude/`
+(hooks, MCP servers, agent definitions) and `.mcp.json`, at any depth of the tree, and
+`$SWARM_HOME` (the team file and its allow rules, mailboxes, tasks), except the worktrees swarm
+keeps there (a teammate's work). A write to one asks in `default` and `acceptEdits` even under an
+allow rule, unless the rule names that path exactly; `bypassPermissions` allows it.
+"""
+
+from __future__ import annotations
+
+import os
+from functools import lru_cache
+from pathlib import Path
+
+from swarm.core import paths
+
+PROTECTED_DIRS = frozenset({".git", ".swarm", ".claude"})
+PROTECTED_FILES = frozenset({".mcp.json"})
+_NAMES = PROTECTED_DIRS | PROTECTED_FILES
+
+
+def absolute(raw: str, cwd: Path) -> Path:
+    path = Path(os.path.expanduser(raw))
+    return path if path.is_absolute() else cwd / path
+
+
+def inside(path: Path, root: Path) -> bool:
+    """Is `path` inside `root`, after resolving `..` and symlinks (also of missing parents)?"""
+    try:
+        resolved = Path(os.path.realpath(path))
+        return resolved == Path(os.path.realpath(root)) or resolved.is_relative_to(
+            os.path.realpath(root))
+    except (OSError, ValueError):
+        return False
+
+
+def is_protected(path: Path, cwd: Path) -> bool:
+    """Does a write to `path` land in a protected place, as written or with symlinks resolved?"""
+    written = os.path.normpath(path)
+    real = os.path.realpath(written)
+    homes = _home_forms(str(paths.home()))
+    if not any(_below(p, h) for p in (written, real) for h in homes):
+        folded = (written + "\0" + real).casefold()
+        if not any(name in folded for name in _NAMES):
+            return False  # the common case, without the slower walk below
+    for candidate, base in ((written, os.path.normpath(cwd)), (real, os.path.realpath(cwd))):
+        parts = _parts(Path(candidate), Path(base), {Path(h) for h in homes})
+        if parts is None or any(p.casefold() in PROTECTED_DIRS for p in parts) or (
+                parts and parts[-1].casefold() in PROTECTED_FILES):
+            return True
+    return False
+
+
+@lru_cache(maxsize=8)
+def _home_forms(home: str) -> frozenset[str]:
+    """$SWARM_HOME as written and resolved (resolved once per process: it does not move)."""
+    return frozenset({os.path.normpath(home), os.path.realpath(home)})
+
+
+def _below(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
+
+
+def _parts(path: Path, cwd: Path, homes: set[Path]) -> tuple[str, ...] | None:
+    """The components that decide: below a worktree in $SWARM_HOME, below the cwd, or all of an
+    absolute path; None for the rest of $SWARM_HOME (all of it protected)."""
+    for home in homes:
+        if path.is_relative_to(home):
+            rel = path.relative_to(home).parts
+            if rel[:1] == ("teams",) and len(rel) >= 4 and rel[2] == "worktrees":
+                return rel[4:]
+            if rel[:1] == ("kept-worktrees",) and len(rel) >= 2:
+                return rel[2:]
+            return None
+    if path.is_relative_to(cwd):
+        return path.relative_to(cwd).parts
+    return path.parts
+
+
+def same_path(a: Path, b: Path) -> bool:
+    """The same file, as written (normalised) or resolved."""
+    return os.path.normpath(a) == os.path.normpath(b) or os.path.realpath(a) == \
+        os.path.realpath(b)

@@ -1,0 +1,336 @@
+"""Bash rules against bash's own evaluation (issue 21, SPEC "Trust, continued"): every string
+bash may evaluate as code is parsed and checked, or makes the command opaque; what opaque means
+in each mode. Unit tests of `swarm.core.rules` (table-driven), and one real teammate.
+Protected paths: tests/test_protected_paths.py."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from swarm.core.protocol import PermissionRequest
+from swarm.core.rules import Decision, check
+from swarm.core.shellparse import parse
+from swarm.ops.approvals import deny_permission, pending_permissions
+from swarm.runtime.team_tools import all_tools
+from tests.agent_fixtures import Crew
+from tests.helpers import wait_until
+
+TOOLS = all_tools()
+RM = ["Bash(rm:*)"]
+# Allow rules for every builtin and program the commands below use, so only the evaluated
+# string can make a command ask.
+EVERYTHING = [f"Bash({p}:*)" for p in (
+    "echo", "test", "[", "printf", "read", "let", "declare", "typeset", "local", "readonly",
+    "export", "mapfile", "readarray", "unset", "wait", "getopts", "trap", "eval", "source", ".",
+    "compgen", "fc", "set", "sh", "bash", "dash", "rbash", "ksh", "zsh", "busybox", "/bin/sh",
+    "/usr/bin/bash", "nice", "env", "timeout", "command", "builtin", "sudo", "exec", "nohup",
+    "xargs", "setsid", "stdbuf", "ionice", "doas", "time", "cat", "f", ":", "true", "tee", "cp",
+    "mv", "ln", "cd")]
+
+
+def decide(tool: str, args: dict[str, Any], mode: str, cwd: Path, allow: list[str] | None = None,
+           deny: list[str] | None = None) -> Decision:
+    spec = TOOLS[tool]
+    return check(tool, args, mode=mode, read_only=spec.read_only, edits_files=spec.edits_files,
+                 cwd=cwd, allow=allow or [], deny=deny or [])
+
+
+def bash(command: str, cwd: Path, mode: str = "default", allow: list[str] | None = None,
+         deny: list[str] | None = None) -> Decision:
+    return decide("Bash", {"command": command}, mode, cwd, allow, deny)
+
+
+@pytest.fixture
+def cwd(tmp_path: Path) -> Path:
+    work = tmp_path / "proj"
+    (work / "src").mkdir(parents=True)
+    return work
+
+
+# -- evaluation contexts: code inside becomes opaque ------------------------------------------
+# Each string here is code to bash (checked against bash 5.2: the `rm` runs). Opaque: never
+# allowed by a rule, asks in default, denied in bypassPermissions when a Bash deny rule exists.
+
+OPAQUE = [
+    # array subscripts and arithmetic
+    "[[ -v 'a[$(rm victim)]' ]]",
+    "[[ ! -v \"a[\\$(rm victim)]\" ]]",
+    "[[ 'a[$(rm victim)]' -eq 1 ]]",
+    "test -v 'a[$(rm victim)]'",
+    "[ -v 'a[$(rm victim)]' ]",
+    "(( 'a[$(rm victim)]' ))",
+    "echo $(( 'a[$(rm victim)]' ))",
+    "echo \"$(( 'a[$(rm victim)]' ))\"",
+    "echo $[ 'a[$(rm victim)]' ]",
+    "for (( i='a[$(rm victim)]'; i<1; i++ )); do :; done",
+    "let 'a[$(rm victim)]=1'",
+    "let \"x = a[\\$(rm victim)]\"",
+    "echo ${a['$(rm victim)']}",
+    "a['$(rm victim)']=1",
+    "a=( ['$(rm victim)']=1 )",
+    "echo $(( $(cat n.txt) + 1 ))",
+    "[[ $(cat n.txt) -gt 1 ]]",
+    # declarations with subscripts, integer and nameref attributes
+    "declare 'a[$(rm victim)]=1'",
+    "typeset 'a[$(rm victim)]=1'",
+    "f() { local 'a[$(rm victim)]=1'; }; f",
+    "readonly 'a[$(rm victim)]=1'",
+    "export 'a[$(rm victim)]=1'",
+    "builtin declare 'a[$(rm victim)]=1'",
+    "declare -i x='a[$(rm victim)]'",
+    "declare -i x; x='a[$(rm victim)]'",
+    "declare -n r='a[$(rm victim)]'; echo $r",
+    "declare -n r; r='a[$(rm victim)]'; echo $r",
+    # builtins that take a variable name
+    "printf -v 'a[$(rm victim)]' x",
+    "read 'a[$(rm victim)]' <<< x",
+    "read -r -a 'a[$(rm victim)]' <<< x",
+    "mapfile 'a[$(rm victim)]' < n.txt",
+    "readarray -t 'a[$(rm victim)]' < n.txt",
+    "unset 'a[$(rm victim)]'",
+    "wait -p 'a[$(rm victim)]' -n",
+    "getopts a 'a[$(rm victim)]'",
+    "n=$(cat n.txt); printf -v \"$n\" x",
+    # values bash evaluates again: a variable's value in arithmetic or as a name
+    "x='a[$(rm victim)]'; echo $((x))",
+    "x='a[$(rm victim)]'; echo $(( $x + 1 ))",
+    "x='a[$(rm victim)]'; [[ $x -lt 1 ]]",
+    "for i in 'a[$(rm victim)]'; do echo $((i)); done",
+    "read -r n < n.txt; echo $((n + 1))",
+    "while read -r n; do (( n > 1 )); done < n.txt",
+    "f() { echo $(( $1 )); }; f 'a[$(rm victim)]'",
+    "x='a[$(rm victim)]'; echo ${!x}",
+    "x='$(rm victim)'; echo ${x@P}",
+    "x='a[$(rm victim)]' bash -c 'echo $((x))'",
+    "source ./env.sh; echo $((x))",
+    # variables bash runs as code
+    "PS4='$(rm victim)'; set -x; true",
+    "BASH_ENV='$(rm victim)' bash -c true",
+    "export PS4='$(rm victim)'",
+    "compgen -W '$(rm victim)' x",
+    "compgen -C 'rm victim' x",
+    "fc -s",
+    # strings run as code that are not literals
+    "eval \"$CMD\"",
+    "eval -- \"$CMD\"",
+    "trap \"$CMD\" EXIT",
+    "trap -- \"$CMD\" EXIT",
+    "bash -c \"$CMD\"",
+    "mapfile -C \"$CB\" -c 1 a < n.txt",
+    "source \"$F\"",
+    ". $F",
+]
+
+
+@pytest.mark.parametrize("command", OPAQUE)
+def test_code_in_an_evaluated_string_makes_the_command_opaque(command: str, cwd: Path) -> None:
+    assert any(c.opaque for c in parse(command)), command
+    asked = bash(command, cwd, "default", allow=EVERYTHING, deny=RM)
+    assert asked.behavior == "ask", (command, asked.reason)
+    assert bash(command, cwd, "acceptEdits", allow=EVERYTHING).behavior == "ask"
+    denied = bash(command, cwd, "bypassPermissions", deny=RM)
+    assert denied.behavior == "deny", (command, denied.reason)
+    assert "Bash(rm:*)" in denied.reason
+
+
+# -- evaluation contexts whose string is a literal: parsed and checked like any command ----------
+
+PARSED = [
+    "trap 'rm victim' EXIT",
+    "trap -- 'rm victim' EXIT",
+    "trap -- 'rm victim' INT TERM",
+    "eval 'rm victim'",
+    "eval -- 'rm victim'",
+    "eval -- rm victim",
+    "builtin eval -- 'rm victim'",
+    "command eval 'rm victim'",
+    "mapfile -C 'rm victim' -c 1 a < n.txt",
+    "readarray -t -C 'rm victim' arr < n.txt",
+    "sh -c 'rm victim'", "bash -c 'rm victim'", "dash -c 'rm victim'", "rbash -c 'rm victim'",
+    "ksh -c 'rm victim'", "zsh -c 'rm victim'", "mksh -c 'rm victim'",
+    "busybox sh -c 'rm victim'", "/bin/sh -c 'rm victim'", "/usr/bin/rbash -c 'rm victim'",
+    "bash -e -c -- 'rm victim'",
+    "echo x | xargs sh -c 'rm victim'",
+    # `--` ends the options of every wrapper
+    "nice -- rm victim", "nice -n 5 -- rm victim", "env -- rm victim", "env -i -- rm victim",
+    "timeout -- 5 rm victim", "timeout -s KILL -- 5 rm victim", "command -- rm victim",
+    "builtin -- eval 'rm victim'", "sudo -- rm victim", "sudo -u root -- rm victim",
+    "exec -- rm victim", "nohup -- rm victim", "echo x | xargs -- rm", "setsid -- rm victim",
+    "stdbuf -o0 -- rm victim", "ionice -c 3 -- rm victim", "doas -- rm victim",
+    "time -- rm victim", "time -p -- rm victim",
+]
+
+
+@pytest.mark.parametrize("command", PARSED)
+def test_a_literal_evaluated_string_is_parsed_and_denied(command: str, cwd: Path) -> None:
+    for mode in ("default", "acceptEdits", "bypassPermissions"):
+        decision = bash(command, cwd, mode, allow=EVERYTHING, deny=RM)
+        assert decision == Decision("deny", "denied by rule Bash(rm:*)", "Bash(rm:*)"), \
+            (command, mode, decision.reason)
+
+
+def test_a_literal_string_is_allowed_when_its_commands_are(cwd: Path) -> None:
+    allow = ["Bash(echo:*)", "Bash(trap:*)", "Bash(eval:*)", "Bash(rbash:*)"]
+    for command in ["trap -- 'echo bye' EXIT", "eval -- 'echo hi'", "rbash -c 'echo hi'",
+                    "eval -- echo hi"]:
+        assert bash(command, cwd, allow=allow).behavior == "allow", command
+    for command in ["trap -- 'rm x' EXIT", "eval -- 'echo hi; rm x'", "rbash -c 'rm x'"]:
+        assert bash(command, cwd, allow=allow).behavior == "ask", command
+
+
+def test_other_shells_strings_are_read_but_never_allowed(cwd: Path) -> None:
+    """fish and csh are not bash: their -c string is read for deny rules, and is opaque."""
+    for shell in ("fish", "csh", "tcsh"):
+        assert bash(f"{shell} -c 'rm victim'", cwd, "bypassPermissions", deny=RM).behavior == \
+            "deny"
+        assert bash(f"{shell} -c 'echo hi'", cwd, allow=["Bash(echo:*)", f"Bash({shell}:*)"]
+                    ).behavior == "ask"
+
+
+@pytest.mark.slow
+def test_whatever_real_bash_runs_the_parse_sees_or_calls_opaque(tmp_path: Path) -> None:
+    """The tables above against the real bash: each command with `touch ran` for `rm victim`;
+    whenever bash runs it, the parse must show a `touch` or be opaque."""
+    (tmp_path / "n.txt").write_text("a[$(touch ran)]\n")
+    (tmp_path / "env.sh").write_text("x='a[$(touch ran)]'\n")
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
+    ran, missed = 0, []
+    for command in [c.replace("rm victim", "touch ran") for c in OPAQUE + PARSED]:
+        if command == "fc -s":
+            continue  # reruns the history: nothing to run here
+        (tmp_path / "ran").unlink(missing_ok=True)
+        subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, timeout=10,
+                       stdin=subprocess.DEVNULL, capture_output=True)
+        if not (tmp_path / "ran").exists():
+            continue
+        ran += 1
+        commands = parse(command)
+        if not any(c.opaque or c.program == "touch" for c in commands):
+            missed.append(command)
+    assert missed == []
+    assert ran >= len(OPAQUE + PARSED) // 2  # bash did run most of them: the check is real
+
+
+# -- ordinary scripts stay checkable ---------------------------------------------------------------
+# Arithmetic made only of numbers, operators and variables the command gives numbers (or does
+# not set at all) is not code: these are allowed by rules, and not denied by an unrelated rule.
+
+CHECKABLE = [
+    "echo $((1+2))",
+    "echo $(( 16#ff + 0x10 + 2#101 - (3 * 4) % 5 ))",
+    "echo $[1 + 2]",
+    "(( 1 < 2 )) && echo yes",
+    "for ((i=0; i<3; i++)); do echo $i; done",
+    "for ((i=0; i<3; i++)); do echo $((i * 2)); done",
+    "for i in 1 2 3; do echo $((i * 2)); done",
+    "echo $(( $# + $? + ${#HOME} ))",
+    "echo $((HOME_COUNT + 1))",
+    "[[ -v HOME ]] && echo set",
+    "[[ $# -eq 0 ]] && echo none",
+    "[[ -n $HOME && 3 -gt 2 ]] || echo no",
+    "test -v PATH",
+    "[ -v PATH ] && echo set",
+    "test 'a[$(rm victim)]' = x",
+    "printf -v out '%s' x",
+    "printf '%d\\n' 3",
+    "read -r line < n.txt",
+    "read -r -a words <<< 'a b'",
+    "mapfile -t lines < n.txt",
+    "let 'x = 1 + 2'",
+    "let x=1+2 y=x*2",
+    "echo ${arr[0]} ${arr[1+1]} ${#arr[@]} ${arr[@]} ${!arr[@]}",
+    "trap 'echo bye' EXIT",
+    "eval 'echo hi'",
+    "source ./env.sh",
+    ". ./env.sh && echo ok",
+    "echo '$((x))' \"a[\\$(rm x)]\"",
+]
+
+
+@pytest.mark.parametrize("command", CHECKABLE)
+def test_ordinary_arithmetic_and_names_stay_checkable(command: str, cwd: Path) -> None:
+    assert not any(c.opaque for c in parse(command)), (command, parse(command))
+    decision = bash(command, cwd, allow=EVERYTHING, deny=RM)
+    assert decision.behavior == "allow", (command, decision.reason)
+    assert bash(command, cwd, "bypassPermissions", deny=RM).behavior == "allow", command
+
+
+@pytest.mark.parametrize("command", [
+    "i=0; while (( i < 3 )); do (( i++ )); done",
+    "n=5; echo $((n + 1))",
+    "x=$((1 + 2)); echo $((x * 2))",
+    "n=${#HOME}; echo $((n))",
+    "declare -i n=3; n=n+1",
+    "declare -a arr=(1 2 3); echo $((arr[1] + 1))",
+    "declare -A h; h['key']=1; echo ${h['key']}",
+    "declare -A h=( ['a b']=1 ); echo \"${h['a b']}\"",
+])
+def test_variables_given_numbers_by_the_command_are_not_opaque(command: str, cwd: Path) -> None:
+    """They set variables (no allow rule covers that), but nothing in them is code."""
+    assert not any(c.opaque for c in parse(command)), (command, parse(command))
+    assert bash(command, cwd, "bypassPermissions", deny=RM).behavior == "allow", command
+
+
+@pytest.mark.parametrize("command", [
+    "for PATH in /tmp/evil; do git status; done", "read PATH < n.txt; git status",
+    "printf -v LD_PRELOAD /tmp/x.so; git status", "mapfile -t IFS < n.txt; git status",
+    ": ${PATH:=/tmp/x}; git status", "command export PATH=/tmp/evil; git status",
+    "builtin declare -x LD_PRELOAD=$HOME/x.so; git status",
+])
+def test_builtins_that_set_environment_names_set_variables(command: str, cwd: Path) -> None:
+    """Like `PATH=/tmp/evil git status`: what the allowed words run may change."""
+    allow = ["Bash(git status:*)", "Bash(read:*)", "Bash(printf:*)", "Bash(mapfile:*)",
+             "Bash(::*)", "Bash(export:*)", "Bash(declare:*)"]
+    decision = bash(command, cwd, allow=allow)
+    assert decision.behavior == "ask" and "sets variables" in decision.reason, decision.reason
+    assert bash("for p in a b; do git status; done", cwd, allow=allow).behavior == "allow"
+
+
+# -- what opaque means in each mode --------------------------------------------------------------
+
+@pytest.mark.parametrize("command", ["$CMD victim", "eval \"$CMD\"", "echo $(( 'a[$(x)]' ))"])
+def test_opaque_asks_in_default_and_is_denied_in_bypass_only_under_a_bash_deny(
+        command: str, cwd: Path) -> None:
+    for mode in ("default", "acceptEdits"):
+        assert bash(command, cwd, mode, allow=["Bash(echo:*)", "Bash(eval:*)"]).behavior == \
+            "ask"
+        assert bash(command, cwd, mode, deny=RM).behavior == "ask"
+    # Any Bash deny rule, even one about another program: it cannot be ruled out.
+    for deny in (RM, ["Bash(git push:*)"], ["Bash(curl)"]):
+        decision = bash(command, cwd, "bypassPermissions", deny=deny)
+        assert decision.behavior == "deny", (command, deny)
+        assert deny[0] in decision.reason and "cannot be" in decision.reason
+    # No Bash deny rule: bypassPermissions allows it (a path rule is not a Bash rule).
+    assert bash(command, cwd, "bypassPermissions").behavior == "allow"
+    assert bash(command, cwd, "bypassPermissions", deny=["Edit(secrets/**)"]).behavior == "allow"
+
+
+# -- end to end: a real teammate -------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_a_teammate_asks_before_bash_evaluates_code_in_a_subscript(crew: Crew) -> None:
+    """The issue's reproduction on a real `swarm agent` (shell model, default mode, allow echo,
+    deny rm): neither command runs unasked; the lead denies both; the files survive."""
+    victims = [crew.workdir / "victim", crew.workdir / "victim2"]
+    for victim in victims:
+        victim.write_text("keep me")
+    commands = ["echo hi && [[ -v 'a[$(rm victim)]' ]]", "echo $(( 'b[$(rm victim2)]' ))"]
+    crew.spawn("w1", prompt="\n".join(f"$ {c}" for c in commands), permission_mode="default",
+               allow=("Bash(echo:*)",), deny=("Bash(rm:*)",))
+    for command in commands:
+        (request,) = wait_until(lambda: [p for p in pending_permissions(crew.team)
+                                         if p.message.sender == "w1"], 15,
+                                message=f"a permission request for {command!r} "
+                                        f"(log: {crew.log('w1')[-600:]})")
+        asked = request.message.structured()
+        assert isinstance(asked, PermissionRequest)
+        assert asked.tool_name == "Bash" and asked.input == {"command": command}
+        assert all(v.read_text() == "keep me" for v in victims)  # nothing ran while it waits
+        deny_permission(crew.team, asked.request_id, "no code in subscripts")
+    crew.wait_idle_notes("w1", 1)
+    assert all(v.read_text() == "keep me" for v in victims)
