@@ -48,6 +48,7 @@ EXAMPLES: dict[str, dict[str, Any]] = {
         "type": "task_assignment", "task_id": "1", "subject": "s", "description": "d",
         "assigned_by": "team-lead",
     },
+    "mode_change": {"type": "mode_change", "mode": "acceptEdits", "reason": "trusted now"},
     "teammate_terminated": {"type": "teammate_terminated", "agent_id": "alice@alpha", "reason": "x"},
     "file_conflict": {"type": "file_conflict", "path": "/repo/a.txt", "members": ["alice", "bob"]},
 }
