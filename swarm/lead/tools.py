@@ -221,9 +221,11 @@ class AnswerPermission(Tool):
         request_id = str(args["request_id"])
         if args.get("approve"):
             edited = args.get("updated_input")
+            rules: list[str] = []
             found = approve_permission(ctx.team, request_id, always=bool(args.get("always")),
-                                       new_input=json.dumps(edited) if edited else None)
-            verdict = "approved" + (" (always, for the whole team)" if args.get("always") else "")
+                                       new_input=json.dumps(edited) if edited else None,
+                                       announce=rules.append)
+            verdict = "approved" + "".join(f" (always: added the team rule {r})" for r in rules)
         else:
             found = deny_permission(ctx.team, request_id,
                                     str(args.get("feedback") or "denied by the lead"))

@@ -7,6 +7,7 @@ read, so a second answer to the same id is refused (exit 2) instead of sent twic
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,6 +21,7 @@ from swarm.core.protocol import (
     PlanApprovalResponse,
     sender_may_send,
 )
+from swarm.core.real_input import SHOWN_LIMIT, request_line, shown_input
 from swarm.core.rules import suggest_rule
 from swarm.core.team import Team, TeamConfig
 from swarm.errors import BadInputError, NotFoundError
@@ -41,10 +43,14 @@ class Pending:
         """What the call would really do, from its input (never the asker's own description)."""
         if not isinstance(self.request, PermissionRequest):
             return ""
-        tool = all_tools().get(self.request.tool_name)
-        if tool is not None:
-            return tool.describe(self.request.input)
-        return f"{self.request.tool_name} {json.dumps(self.request.input, sort_keys=True)}"
+        return shown_input(self.request.tool_name, self.request.input)
+
+    def shown(self, limit: int = SHOWN_LIMIT) -> str:
+        """For a person or the lead to decide on: the real input, and the asker's own words
+        only marked as such."""
+        if not isinstance(self.request, PermissionRequest):
+            return "approve its plan"
+        return request_line(self.request, limit)
 
     def as_dict(self) -> dict[str, Any]:
         return {"request_id": self.request.request_id, "from": self.message.sender,
@@ -108,14 +114,17 @@ def validate_input(tool_name: str, raw: str) -> dict[str, Any]:
 
 
 def approve_permission(team: Team, request_id: str, always: bool = False,
-                       new_input: str | None = None) -> Pending:
-
-
+                       new_input: str | None = None,
+                       announce: Callable[[str], None] | None = None) -> Pending:
+    """Approve a pending request; with `always` also add the team rule, which `announce` is
+    given first (whoever answers sees the exact rule before it exists)."""
     found = _find(team, request_id)
     request: PermissionRequest = found.request
     updated = validate_input(request.tool_name, new_input) if new_input is not None else None
     if always:
         rule = suggest_rule(request.tool_name, updated or request.input)
+        if announce is not None:
+            announce(rule)
 
         def add_rule(config: TeamConfig) -> None:
             if rule not in config.allowed_rules:
