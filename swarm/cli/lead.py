@@ -11,7 +11,7 @@ from swarm.core.names import BACKENDS
 from swarm.errors import OperationFailedError, SwarmError, WaitTimeoutError
 from swarm.lead.headless import print_outcome, run_headless
 from swarm.lead.interactive import run_interactive
-from swarm.lead.process import LeadOptions
+from swarm.lead.process import LEAD_MODES, LeadOptions
 
 
 class SessionInterrupted(SwarmError):
@@ -34,6 +34,8 @@ class SessionInterrupted(SwarmError):
 @click.option("--approvals", type=click.Choice(["human", "lead"]), default="human",
               show_default=True, help="Who answers teammates' permission requests and plans.")
 @click.option("--coordinator", is_flag=True, help="The lead has only team tools: it delegates.")
+@click.option("--permission-mode", type=click.Choice(LEAD_MODES), default="default",
+              show_default=True, help="The lead's own tool use, and the most it grants a teammate.")
 @click.option("--headless", is_flag=True,
               help="Run PROMPT to the end without a terminal (also when stdin is not a tty).")
 @click.option("--json", "as_json", is_flag=True, help="Headless: print one JSON object.")
@@ -51,7 +53,8 @@ def lead(prompt: str | None, team_name: str | None, model: str | None,
          teammate_model: str | None, backend: str | None, cwd: str | None, approvals: str,
          coordinator: bool, headless: bool, as_json: bool, timeout: float | None,
          max_teammates: int, max_budget_usd: float | None, keep: bool, resume: bool,
-         report_path: Path | None) -> None:
+         report_path: Path | None,
+         permission_mode: str) -> None:
     """An LLM lead turns one request into a coordinated team.
 
     In a terminal: type requests; the lead spawns teammates, hands out tasks, reacts to their
@@ -68,6 +71,7 @@ def lead(prompt: str | None, team_name: str | None, model: str | None,
         coordinator=coordinator, headless=not interactive, as_json=as_json, timeout=timeout,
         max_teammates=max_teammates, max_budget_usd=max_budget_usd, keep=keep, resume=resume,
         report=report_path.absolute() if report_path is not None else None,
+        permission_mode=permission_mode,
     )
     if interactive:
         outcome = run_interactive(options, prompt)

@@ -25,7 +25,7 @@ from backends.resolve import resolve
 from swarm import settings
 from swarm.core.definitions import AgentDefinition
 from swarm.core.liveness import is_alive
-from swarm.core.names import LEAD_NAME
+from swarm.core.names import LEAD_NAME, PERMISSION_MODES, agent_id
 from swarm.core.protocol import PlanApprovalResponse
 from swarm.core.rules import Decision
 from swarm.core.state import SubagentInfo, write_state
@@ -51,6 +51,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 APPROVALS = ("human", "lead")
+# A lead in plan mode would have nobody to approve its plan.
+LEAD_MODES = tuple(m for m in PERMISSION_MODES if m != "plan")
 NO_MODEL = ("swarm lead needs a model: set ANTHROPIC_API_KEY (the lead runs sonnet), or pass"
             " --model scripted:FILE to replay a scripted lead offline")
 
@@ -74,6 +76,8 @@ class LeadOptions:
     resume: bool = False
     report: Path | None = None  # --report FILE: the run report, written at the end
     wake: str = "swarm"  # "anchor": the benchmark's re-created anchor policy
+    # The lead's own permission mode: its tool use, and the most it grants a teammate.
+    permission_mode: str = "default"
 
 
 class LeadUI(Reporter, Protocol):
@@ -106,6 +110,8 @@ def lead_model_spec(requested: str | None) -> str:
 def validate(options: LeadOptions) -> None:
     if options.approvals not in APPROVALS:
         raise BadInputError(f"--approvals must be one of {', '.join(APPROVALS)}")
+    if options.permission_mode not in LEAD_MODES:
+        raise BadInputError(f"--permission-mode must be one of {', '.join(LEAD_MODES)}")
     if options.max_teammates < 1:
         raise BadInputError("--max-teammates must be at least 1")
     if options.max_budget_usd is not None and options.max_budget_usd <= 0:
@@ -177,17 +183,22 @@ class Lead(AgentBase):
         self.last_outcome: TurnOutcome | None = None
         self._turn_thread: threading.Thread | None = None
         self.model_name = self.model_spec  # what a subagent's model `inherit` means
+        self.mode = options.permission_mode  # its own tool use; the most it grants (LeadHost)
+        # In the team file, so `team show` says it and `swarm spawn` from its shell is capped.
+        self.team.update_member(LEAD_NAME, permission_mode=self.mode)
+        self.state.mode = self.mode
         self.environment = environment(self.cwd)  # a subagent working in the lead's cwd reuses it
         self.policy = PermissionPolicy.for_member(
             self.team, self.team.member(LEAD_NAME), self.cwd,
-            PersonAsker(self) if not options.headless else None)
+            PersonAsker(self) if not options.headless else None, mode=self.mode)
         watch_type = AnchorWatch if options.wake == "anchor" else Watch
         self.watch = watch_type(self.team, options.approvals, self.ui)
         teammate_model = options.teammate_model or default_model_spec()[0]
         self.spawn_defaults = SpawnDefaults(backend=options.backend, cwd=str(self.cwd),
                                             model=options.teammate_model,
                                             max_teammates=options.max_teammates)
-        env = {"SWARM_TEAM": self.team.name}
+        # Its commands and hooks say who they are: a member, whose shell grants at most its mode.
+        env = {"SWARM_TEAM": self.team.name, "SWARM_AGENT_ID": agent_id(LEAD_NAME, self.team.name)}
         # The user's hooks, as a teammate has them (the lead has no agent definition).
         self.extensions = Extensions.load(self.team, self.team.member(LEAD_NAME),
                                           AgentDefinition(name=LEAD_NAME), self.cwd, env,
@@ -198,7 +209,8 @@ class Lead(AgentBase):
         ctx = ToolContext(team=self.team, name=LEAD_NAME, cwd=self.cwd, host=self, env=env,
                           subagents=self.subagents)
         system = lead_system_prompt(self.team.name, str(self.cwd), options.approvals,
-                                    options.coordinator, options.max_teammates, teammate_model)
+                                    options.coordinator, options.max_teammates, teammate_model,
+                                    self.mode)
         self.loop = Loop(model=model, tools=tools, system=system, ctx=ctx, hooks=self,
                          messages=self.transcript.conversation() if options.resume else [])
         self.loop.close_dangling("not finished: the lead process ended and was resumed")

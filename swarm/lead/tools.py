@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 from swarm import settings
-from swarm.core.names import LEAD_NAME
+from swarm.core.names import LEAD_NAME, ModeCap
 from swarm.core.protocol import STRUCTURED_TYPES, ShutdownRequest, validate_structured
 from swarm.errors import BadInputError
 from swarm.lead.wake import DONE_STATES, Watch, describe_request, task_tally
@@ -53,6 +53,7 @@ class LeadHost(ToolHost, Protocol):
 
     spawn_defaults: SpawnDefaults
     watch: Watch
+    mode: str  # the lead's own permission mode: the most it grants (SpawnTeammate, AnswerPlan)
 
     def notice(self, text: str) -> None: ...
 
@@ -84,7 +85,8 @@ class SpawnTeammate(Tool):
         " is its first message: make it self-contained (the goal, the files, what done looks"
         " like, to report back with SendMessage). Idle teammates also claim tasks from the task"
         " list. agent_type picks an agent definition (default general-purpose); model defaults"
-        " to the team's teammate model."
+        " to the team's teammate model. permission_mode: at most your own mode (a higher one is"
+        " refused)."
     )
     input_schema = _schema(
         ["name", "prompt"], name={"type": "string"}, prompt={"type": "string"},
@@ -115,6 +117,7 @@ class SpawnTeammate(Tool):
             backend=defaults.backend, cwd=defaults.cwd, worktree=bool(args.get("worktree")),
             plan_mode_required=bool(args.get("plan_mode_required")),
             permission_mode=args.get("permission_mode") or None,
+            cap=ModeCap("the lead", host.mode),
         )
         host.notice(f"spawned {result.name} ({result.model}, {result.permission_mode},"
                     f" {result.backend})")
@@ -237,8 +240,8 @@ class AnswerPermission(Tool):
 class AnswerPlan(Tool):
     name = "AnswerPlan"
     description = ("Approve or reject the plan a plan-mode teammate submitted. approve: it leaves"
-                   " plan mode and works (in permission_mode, if given); reject: it revises the"
-                   " plan using your feedback (required).")
+                   " plan mode and works (in permission_mode, if given: at most your own mode);"
+                   " reject: it revises the plan using your feedback (required).")
     input_schema = _schema(["name", "approve"], name={"type": "string"},
                            approve={"type": "boolean"}, feedback={"type": "string"},
                            permission_mode={"type": "string",
@@ -252,7 +255,8 @@ class AnswerPlan(Tool):
         try:
             found = answer_plan(ctx.team, str(args["name"]), approve=approve,
                                 feedback=str(feedback) if feedback else None,
-                                mode=args.get("permission_mode") or None)
+                                mode=args.get("permission_mode") or None,
+                                cap=ModeCap("the lead", _host(ctx).mode))
         except BadInputError as exc:
             raise ToolError(str(exc)) from None
         verdict = "approved" if approve else "rejected"

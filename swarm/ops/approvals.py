@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME, PERMISSION_MODES
+from swarm.core.names import LEAD_NAME, PERMISSION_MODES, ModeCap
 from swarm.core.protocol import (
     Message,
     PermissionRequest,
@@ -161,8 +161,9 @@ PLAN_WORKING_MODES = tuple(m for m in PERMISSION_MODES if m not in ("plan", "byp
 
 
 def answer_plan(team: Team, name: str, approve: bool, feedback: str | None = None,
-                mode: str | None = None) -> Pending:
-    """Approve (into `mode`, default: the member's working mode) or reject (with feedback)."""
+                mode: str | None = None, cap: ModeCap | None = None) -> Pending:
+    """Approve (into `mode`, default: the member's working mode) or reject (with feedback).
+    `cap`: the answering member's own mode, which `mode` may not exceed (None: a person)."""
     if not approve and not (feedback or "").strip():
         raise BadInputError("--feedback is required when rejecting a plan")
     if mode is not None and not approve:
@@ -170,6 +171,8 @@ def answer_plan(team: Team, name: str, approve: bool, feedback: str | None = Non
     if mode is not None and mode not in PLAN_WORKING_MODES:
         raise BadInputError(f"--mode must be one of {', '.join(PLAN_WORKING_MODES)} (got {mode!r};"
                             " bypassPermissions is never granted to a plan-mode agent)")
+    if mode is not None and cap is not None:
+        cap.check(mode)
     found = _plan_of(team, name)
     reply = PlanApprovalResponse(request_id=found.request.request_id, approve=approve,
                                  feedback=feedback, permission_mode=mode)
