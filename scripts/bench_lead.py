@@ -97,7 +97,8 @@ def one_run(api: FakeAnthropic, policy: str, spaced: bool, number: int) -> dict[
     seen = len(api.requests)
     options = LeadOptions(team=f"b-{policy}-{'s' if spaced else 'f'}-{number}", model="sonnet",
                           teammate_model="shell", backend="hidden", cwd=str(HOME),
-                          headless=True, wake=policy, timeout=240)
+                          headless=True, wake=policy, timeout=240,
+                          permission_mode="bypassPermissions")  # it grants its teammates that
     started = time.monotonic()
     outcome = run_headless(options, "Run the twelve tasks with four teammates.",
                            ProgressUI(io.StringIO()))

@@ -41,6 +41,11 @@ class ProtocolError(BadInputError):
     """A structured message is malformed or not allowed here (e.g. a structured broadcast)."""
 
 
+class NotAllowedError(BadInputError):
+    """A member asked for more than it may: to move another member's task, or to grant a
+    permission mode above its own (exit 2)."""
+
+
 class TaskConflictError(SwarmError):
     """A task move was refused: already owned, completed, or blocked."""
 

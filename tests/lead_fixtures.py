@@ -28,9 +28,10 @@ def lead_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path, swarm_home: Path) 
 
 
 def lead(*args: str, cwd: Path, timeout: float = 90, env: dict[str, str] | None = None,
-         backend: str = "hidden") -> subprocess.CompletedProcess[str]:
-    """`swarm lead --headless` with a sonnet lead (the fake API) and `shell` teammates."""
-    argv = [SWARM, "lead", "--headless", "--model", "sonnet", "--teammate-model", "shell",
+         backend: str = "hidden", model: str = "sonnet") -> subprocess.CompletedProcess[str]:
+    """`swarm lead --headless` with a sonnet lead (the fake API; or `model`, e.g. a
+    `scripted:` one) and `shell` teammates."""
+    argv = [SWARM, "lead", "--headless", "--model", model, "--teammate-model", "shell",
             "--backend", backend, *args]
     return subprocess.run(argv, capture_output=True, text=True, cwd=cwd, timeout=timeout,
                           env={**os.environ, **(env or {})})

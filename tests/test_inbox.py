@@ -76,7 +76,7 @@ def test_structured_messages_read_as_one_line_with_their_fields(
                                             completed_task_id="3", completed_status="completed"),
               sender="alice")
     _, out, _ = run(capsys, "inbox", "--team", "alpha")
-    assert 'permission_request bob: Bash "rm -rf build" [id 1a2b3c4d]' in out
+    assert 'permission_request bob: Bash: rm -rf build [id 1a2b3c4d]' in out
     assert "idle_notification: available, completed #3 (completed): tests pass" in out
     assert '"type"' not in out  # no raw JSON
     assert len(out.strip().splitlines()) == 2
@@ -139,7 +139,7 @@ EVERY_KIND: list[tuple[Any, list[str]]] = [
      ["permission_response: approved (always) [id cafe0000]"]),
     (PermissionRequest(request_id="0badf00d", agent_id="carol@t", tool_name="Write",
                        input={"file_path": "/tmp/x", "content": "y"}),
-     ['permission_request carol: Write "/tmp/x" [id 0badf00d]']),
+     ['permission_request carol: Write /tmp/x (1 byte) [id 0badf00d]']),
     (TaskAssignment(task_id="7", subject="fix the\nbuild", assigned_by="team-lead"),
      ['task_assignment #7 "fix the build" by team-lead']),
     (TeammateTerminated(agent_id="bob@t", reason="killed (SIGTERM)"),

@@ -28,6 +28,8 @@ from tests.lead_fixtures import lead
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("lead_env")]
 
+# The lead's own mode: what it may grant the bypassPermissions teammates these tests spawn.
+BYPASS = ("--permission-mode", "bypassPermissions")
 FINAL = "All four tasks are done: one, two, three and four were echoed."
 TASKS = [("TaskCreate", {"subject": s, "description": f"$ echo {s}"}) for s in ("one", "two", "three")]
 TASKS.append(("TaskCreate", {"subject": "four", "description": "$ echo four", "blocked_by": ["1"]}))
@@ -109,7 +111,7 @@ def test_headless_team_runs_to_the_end_and_leaves_nothing(
         fake_api: FakeAnthropic, tmp_path: Path, swarm_home: Path, server: Server) -> None:
     fake_api.fallback = TeamScript()
     before = server.cmd("list-panes", "-a", "-F", "#{pane_id}").stdout
-    proc = lead("--team", "count", "Count to four with the team.", cwd=tmp_path, backend="tmux",
+    proc = lead(*BYPASS, "--team", "count", "Count to four with the team.", cwd=tmp_path, backend="tmux",
                 env={"SWARM_TMUX_SOCKET": str(server.socket_name)})
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == FINAL, proc.stderr
@@ -125,7 +127,7 @@ def test_headless_team_runs_to_the_end_and_leaves_nothing(
 def test_headless_json_reports_every_field(fake_api: FakeAnthropic, tmp_path: Path,
                                            swarm_home: Path) -> None:
     fake_api.fallback = TeamScript()
-    proc = lead("--json", "Count to four with the team.", cwd=tmp_path)
+    proc = lead(*BYPASS, "--json", "Count to four with the team.", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert set(data) == {"team", "final_text", "tasks", "members", "lead", "cost_usd",
@@ -157,7 +159,7 @@ def test_headless_report_writes_the_run_report_before_the_team_goes(
     fake_api.fallback = TeamScript()
     page_path = tmp_path / "out" / "run.html"
     page_path.parent.mkdir()
-    proc = lead("--team", "rep", "--report", "out/run.html", "Count to four with the team.",
+    proc = lead(*BYPASS, "--team", "rep", "--report", "out/run.html", "Count to four with the team.",
                 cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert f"swarm: wrote the run report to {page_path}" in proc.stderr
@@ -183,7 +185,7 @@ def test_timeout_exits_124_and_cleans_up(fake_api: FakeAnthropic, tmp_path: Path
                                       "permission_mode": "bypassPermissions"}}],
                           stop_reason="tool_use")
     fake_api.push_text("Waiting for slow.")
-    proc = lead("--timeout", "3", "--team", "late", "Run the slow job.", cwd=tmp_path,
+    proc = lead(*BYPASS, "--timeout", "3", "--team", "late", "Run the slow job.", cwd=tmp_path,
                 env={"SWARM_SHUTDOWN_GRACE": "1"})
     assert proc.returncode == 124, proc.stderr
     assert proc.stderr.splitlines()[-1] == "swarm: error: timed out after 3s"
@@ -205,7 +207,7 @@ def test_a_message_during_a_lead_turn_reaches_its_next_model_call(
 
     fake_api.push(after_spawn)
     fake_api.push_text("Alice said hello.")
-    proc = lead("--team", "mid", "Ask alice to say hello.", cwd=tmp_path)
+    proc = lead(*BYPASS, "--team", "mid", "Ask alice to say hello.", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     bodies = fake_api.messages_requests()
     third = bodies[2]["messages"][-1]["content"]  # the model call after TaskList ran
@@ -230,7 +232,7 @@ def test_teammates_of_a_killed_lead_leave_on_their_own(
         ("TaskCreate", {"subject": "long b", "description": "$ sleep 60"}),
         spawn_call("alice", "Take a task."), spawn_call("bob", "Take a task.")]))
     fake_api.push_text("Waiting.")
-    argv = [SWARM, "lead", "--headless", "--model", "sonnet", "--teammate-model", "shell",
+    argv = [SWARM, "lead", "--headless", "--model", "sonnet", "--teammate-model", "shell", *BYPASS,
             "--backend", "hidden", "--team", "orph", "Run two long tasks."]
     proc = subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
@@ -275,7 +277,7 @@ def test_resume_adopts_running_teammates(tmp_path: Path, monkeypatch: pytest.Mon
         {"text": "Waiting for alice."},
         {"text": "Resumed; alice is still on it."}]))
     argv = [SWARM, "lead", "--headless", "--model", f"scripted:{script}", "--teammate-model",
-            "shell", "--backend", "hidden", "--team", "adopt"]
+            "shell", *BYPASS, "--backend", "hidden", "--team", "adopt"]
     first = subprocess.Popen([*argv, "Run it."], cwd=tmp_path, stdout=subprocess.DEVNULL,
                              stderr=subprocess.DEVNULL)
     try:
@@ -360,7 +362,7 @@ def test_bad_spawns_are_tool_errors_the_lead_can_read(fake_api: FakeAnthropic,
         spawn_call("team-lead"),
     ]))
     fake_api.fallback = lambda body: reply("Noted.")
-    proc = lead("--max-teammates", "1", "--team", "bad", "Spawn some.", cwd=tmp_path)
+    proc = lead(*BYPASS, "--max-teammates", "1", "--team", "bad", "Spawn some.", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     results = tool_results(fake_api.messages_requests()[1])
     errors = [(r.get("is_error", False), r["content"]) for r in results]
@@ -376,7 +378,7 @@ def test_a_spawn_that_cannot_start_is_a_tool_error(fake_api: FakeAnthropic, tmp_
     fake_api.push(lambda body: reply(None, [spawn_call("alice")]))
     fake_api.push_text("tmux is missing here.")
     bindir = Path(SWARM).parent
-    proc = lead("--team", "notmux", "Spawn one.", cwd=tmp_path, backend="tmux",
+    proc = lead(*BYPASS, "--team", "notmux", "Spawn one.", cwd=tmp_path, backend="tmux",
                 env={"PATH": f"{bindir}:/nonexistent"})
     assert proc.returncode == 0, proc.stderr
     (result,) = tool_results(fake_api.messages_requests()[1])
@@ -423,7 +425,7 @@ def test_scripted_lead_runs_offline(tmp_path: Path, monkeypatch: pytest.MonkeyPa
                            "name": "w", "prompt": "Take the task.", "model": "shell",
                            "permission_mode": "bypassPermissions"}}]},
         {"text": "Started."}]))
-    proc = subprocess.run([SWARM, "lead", "--headless", "--model", f"scripted:{script}",
+    proc = subprocess.run([SWARM, "lead", "--headless", "--model", f"scripted:{script}", *BYPASS,
                            "--backend", "hidden", "--json", "go"], capture_output=True,
                           text=True, cwd=tmp_path, timeout=60)
     assert proc.returncode == 0, proc.stderr
@@ -480,7 +482,7 @@ def test_a_message_to_an_exited_teammate_wakes_it(fake_api: FakeAnthropic, tmp_p
             return reply("Noted.")
 
     fake_api.fallback = Script()
-    proc = lead("--team", "rewake", "Run two things with alice.", cwd=tmp_path)
+    proc = lead(*BYPASS, "--team", "rewake", "Run two things with alice.", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     woke = [r["content"] for b in fake_api.messages_requests() for r in tool_results(b)
             if r["content"].startswith("sent to alice")]

@@ -79,6 +79,7 @@ def test_interactive_lead_in_a_terminal(fake_api: FakeAnthropic, session: Sessio
            "ANTHROPIC_BASE_URL": fake_api.base_url, "NO_PROXY": "127.0.0.1", "HOME": str(tmp_path),
            "SWARM_SHUTDOWN_GRACE": "5", "PATH": os.environ["PATH"], "TERM": "xterm-256color"}
     lead = shlex.join([SWARM, "lead", "--model", "sonnet", "--teammate-model", "shell",
+                       "--permission-mode", "bypassPermissions",  # it spawns one in bypass
                        "--backend", "hidden", "--team", "chat", "--cwd", str(tmp_path)])
     exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
     command = f"env -i {exports} {lead}; echo $? > {shlex.quote(str(exit_file))}; sleep 60"
@@ -124,6 +125,7 @@ def test_closing_the_terminal_ends_the_session(fake_api: FakeAnthropic, session:
            "ANTHROPIC_BASE_URL": fake_api.base_url, "NO_PROXY": "127.0.0.1", "HOME": str(tmp_path),
            "SWARM_SHUTDOWN_GRACE": "5", "PATH": os.environ["PATH"], "TERM": "xterm-256color"}
     lead = shlex.join([SWARM, "lead", "--model", "sonnet", "--teammate-model", "shell",
+                       "--permission-mode", "bypassPermissions",  # it spawns one in bypass
                        "--backend", "hidden", "--team", "hup", "--cwd", str(tmp_path)])
     exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
     window = session.new_window(window_name="lead", window_shell=f"env -i {exports} {lead}")

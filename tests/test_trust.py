@@ -158,7 +158,8 @@ def test_a_forged_request_shows_its_real_input_and_never_anothers_name(crew: Cre
     assert [r["request_id"] for r in listed] == [lie.request_id]  # not the one posing as victim
     assert listed[0]["what"] == "Bash: rm -rf important"
     table = crew.cli("permissions", "list").stdout
-    assert "rm -rf important" in table and "git status" not in table
+    # The asker's own words appear only marked as its words, after the real input.
+    assert 'Bash: rm -rf important (says: "git status")' in table
     assert crew.cli("permissions", "approve", lie.request_id[:8], "--always").returncode == 0
     assert crew.team.config().allowed_rules == ["Bash(rm -rf important)"]
 

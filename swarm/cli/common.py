@@ -10,8 +10,8 @@ import click
 from pydantic import BaseModel
 
 from swarm import settings
-from swarm.core.liveness import agent_ancestor
-from swarm.core.names import LEAD_NAME
+from swarm.core.liveness import agent_ancestor, lead_ancestor
+from swarm.core.names import LEAD_NAME, ModeCap
 from swarm.core.team import Team
 from swarm.core.terminal import visible
 from swarm.errors import BadInputError
@@ -60,6 +60,31 @@ def current_agent_name() -> str | None:
     """Inside a teammate's shell, `SWARM_AGENT_ID` says who is speaking."""
     value = settings.agent_id()
     return value.partition("@")[0] if value else None
+
+
+def acting_member() -> str | None:
+    """The member whose shell this is (`SWARM_AGENT_ID`, else a `swarm agent` or `swarm lead`
+    process above it), or None for a person's shell: who the limits on members apply to
+    (task ownership, the mode cap)."""
+    name = current_agent_name()
+    if name:
+        return name
+    ancestor = agent_ancestor()
+    if ancestor:
+        return ancestor.partition("@")[0]
+    return LEAD_NAME if lead_ancestor() else None
+
+
+def mode_cap(team: Team) -> ModeCap | None:
+    """The most this shell may grant: its member's own mode now (None: a person, not limited)."""
+    from swarm.core.state import read_state
+    from swarm.ops.health import mode_of
+
+    name = acting_member()
+    if name is None:
+        return None
+    member = team.config().member(name)
+    return ModeCap(name, mode_of(member, read_state(team.name, name)) if member else "default")
 
 
 def to_jsonable(data: Any) -> Any:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import click
 
-from swarm.core.names import BACKENDS, PERMISSION_MODES
+from swarm.core.names import BACKENDS
 from swarm.errors import OperationFailedError, SwarmError, WaitTimeoutError
 from swarm.lead.headless import print_outcome, run_headless
 from swarm.lead.interactive import run_interactive
-from swarm.lead.process import LeadOptions
+from swarm.lead.process import LEAD_MODES, LeadOptions
 
 
 class SessionInterrupted(SwarmError):
@@ -29,9 +29,6 @@ class SessionInterrupted(SwarmError):
 @click.option("--teammate-model", default="inherit", show_default=True,
               help="Teammates' model; inherit: the lead's (a scripted lead's: $SWARM_MODEL,"
               " sonnet with a key, else shell).")
-@click.option("--permission-mode", type=click.Choice(PERMISSION_MODES), default="default",
-              show_default=True,
-              help="The lead's own tool use; teammates start in it (or lower) with its rules.")
 @click.option("--allow", multiple=True, metavar="RULE",
               help="Allow rule for the lead and its teammates, e.g. 'Bash(npm test:*)'.")
 @click.option("--deny", multiple=True, metavar="RULE", help="Deny rule (wins over allow).")
@@ -41,6 +38,9 @@ class SessionInterrupted(SwarmError):
 @click.option("--approvals", type=click.Choice(["human", "lead"]), default="human",
               show_default=True, help="Who answers teammates' permission requests and plans.")
 @click.option("--coordinator", is_flag=True, help="The lead has only team tools: it delegates.")
+@click.option("--permission-mode", type=click.Choice(LEAD_MODES), default="default",
+              show_default=True, help="The lead's own tool use, and the most it grants a"
+              " teammate; teammates start in it (or lower) with its rules.")
 @click.option("--headless", is_flag=True,
               help="Run PROMPT to the end without a terminal (also when stdin is not a tty).")
 @click.option("--json", "as_json", is_flag=True, help="Headless: print one JSON object.")

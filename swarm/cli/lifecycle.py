@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import click
 
-from swarm.cli.common import emit, json_option, open_team, refuse_teammate, team_option
+from swarm.cli.common import (
+    emit,
+    json_option,
+    mode_cap,
+    open_team,
+    refuse_teammate,
+    team_option,
+)
 from swarm.cli.status import render
 from swarm.core.names import PERMISSION_MODES
 from swarm.errors import BadInputError, OperationFailedError
@@ -86,7 +93,12 @@ def respawn(name: str, team_name: str | None, model: str | None, permission_mode
     """
     refuse_teammate("respawn")
 
-    result = do_respawn(open_team(team_name), name, model=model, permission_mode=permission_mode)
+    team = open_team(team_name)
+    if permission_mode is not None:
+        cap = mode_cap(team)
+        if cap is not None:
+            cap.check(permission_mode)
+    result = do_respawn(team, name, model=model, permission_mode=permission_mode)
     emit(result.as_dict(), as_json,
          lambda r: f"respawned {result.agent_id} (pane {result.pane_id or '-'}, pid {result.pid})")
 
@@ -116,7 +128,8 @@ def wait(team_name: str | None, until: str, timeout: float | None, as_json: bool
 def mode(name: str, mode: str, team_name: str | None, reason: str | None, as_json: bool) -> None:
     """Change a teammate's permission mode, from its next tool call."""
     refuse_teammate("mode")
-    status = set_mode(open_team(team_name), name, mode, reason)
+    team = open_team(team_name)
+    status = set_mode(team, name, mode, reason, cap=mode_cap(team))
     later = "" if status.state not in ("exited", "dead") else f" (it is {status.state}: from its next run)"
     emit({"name": status.name, "mode": mode, "state": status.state}, as_json,
          lambda _: f"{status.name}: mode {mode}{later}")

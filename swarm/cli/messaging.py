@@ -14,13 +14,14 @@ from swarm.cli.common import (
     current_agent_name,
     emit,
     json_option,
+    mode_cap,
     open_team,
     refuse_teammate,
     team_option,
     to_jsonable,
 )
 from swarm.core.names import LEAD_NAME
-from swarm.core.protocol import Message
+from swarm.core.protocol import Message, parse_structured, structured_type
 from swarm.core.readable import clip, flat, fold, structured_line
 from swarm.core.state import looks_stopped
 from swarm.errors import BadInputError
@@ -51,6 +52,7 @@ def send(to: str, message: str, team_name: str | None, summary: str | None,
     text = _stdin_text() if message == "-" else message
     # An explicit --from (even '') is checked, never silently replaced by the default.
     who = sender if sender is not None else (current_agent_name() or LEAD_NAME)
+    _cap_plan_mode(team, text)
     ids = team.send(to, text, sender=who, summary=summary)
     names = ([m.name for m in team.members() if m.name not in (who.lower(), LEAD_NAME)]
              if to == "*" else [to.lower()])
@@ -192,3 +194,14 @@ def _whole(found: Any) -> str:
     else:
         lines += ["", m.text]
     return "\n".join(lines)
+
+
+def _cap_plan_mode(team: Any, text: str) -> None:
+    """A plan approval sent by hand grants a mode too: capped as `plans approve --mode` is."""
+    if structured_type(text) != "plan_approval_response":
+        return
+    kind = parse_structured(text)
+    mode = getattr(kind, "permission_mode", None)
+    cap = mode_cap(team) if mode else None
+    if cap is not None:
+        cap.check(str(mode))

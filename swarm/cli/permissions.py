@@ -9,6 +9,8 @@ import click
 from swarm.cli.common import emit, json_option, open_team, refuse_teammate, table, team_option
 from swarm.ops.approvals import approve_permission, deny_permission, pending_permissions
 
+WHAT_WIDTH = 200  # past it, the cell says how much more there is (and to use --json)
+
 
 @click.group()
 def permissions() -> None:
@@ -27,7 +29,7 @@ def list_requests(team_name: str | None, as_json: bool) -> None:
         if not pending:
             return "(no pending permission requests)"
         rows = [[p.request.request_id[:8], p.message.sender, p.request.tool_name,
-                 p.what[:70], p.message.timestamp[11:19]] for p in pending]
+                 p.shown(WHAT_WIDTH), p.message.timestamp[11:19]] for p in pending]
         return table(rows, ["ID", "FROM", "TOOL", "WHAT", "ASKED"])
 
     emit([p.as_dict() for p in pending], as_json, human)
@@ -42,7 +44,8 @@ def approve(request_id: str, always: bool, new_input: str | None, team_name: str
     """Let the teammate run the tool call."""
     refuse_teammate("permissions approve")
 
-    found = approve_permission(open_team(team_name), request_id, always, new_input)
+    found = approve_permission(open_team(team_name), request_id, always, new_input,
+                               announce=lambda rule: click.echo(f"adding team rule: {rule}"))
     note = " (and added a team rule)" if always else ""
     click.echo(f"approved {found.request.tool_name} for {found.message.sender}{note}")
 

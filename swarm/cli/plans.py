@@ -6,7 +6,14 @@ from typing import Any
 
 import click
 
-from swarm.cli.common import emit, json_option, open_team, refuse_teammate, team_option
+from swarm.cli.common import (
+    emit,
+    json_option,
+    mode_cap,
+    open_team,
+    refuse_teammate,
+    team_option,
+)
 from swarm.ops.approvals import answer_plan, pending_plans
 
 
@@ -41,7 +48,8 @@ def approve(name: str, mode: str | None, team_name: str | None) -> None:
     """Approve NAME's plan: it leaves plan mode and starts working."""
     refuse_teammate("plans approve")
 
-    found = answer_plan(open_team(team_name), name, approve=True, mode=mode)
+    team = open_team(team_name)
+    found = answer_plan(team, name, approve=True, mode=mode, cap=mode_cap(team))
     click.echo(f"approved the plan of {found.message.sender}"
                + (f" (it works in {mode} mode)" if mode else ""))
 

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 import click
 
-from swarm.cli.common import emit, json_option, open_team, refuse_teammate, team_option
+from swarm.cli.common import (
+    emit,
+    json_option,
+    mode_cap,
+    open_team,
+    refuse_teammate,
+    team_option,
+)
 from swarm.core.names import BACKENDS, PERMISSION_MODES
 from swarm.ops.spawner import spawn as do_spawn
 
@@ -44,11 +51,12 @@ def spawn(name: str, team_name: str | None, prompt: str | None, prompt_file: cli
     refuse_teammate("spawn")
     if prompt_file is not None:
         prompt = prompt_file.read()  # type: ignore[attr-defined]
+    team = open_team(team_name)
     result = do_spawn(
-        open_team(team_name), name, prompt=prompt, agent_type=agent_type, model=model,
+        team, name, prompt=prompt, agent_type=agent_type, model=model,
         backend=backend, cwd=cwd, worktree=worktree, plan_mode_required=plan_mode_required,
         permission_mode=permission_mode, allow=allow, deny=deny, color=color,
-        max_turns=max_turns, max_budget_usd=max_budget_usd, mcp=mcp,
+        max_turns=max_turns, max_budget_usd=max_budget_usd, mcp=mcp, cap=mode_cap(team),
     )
     if result.notice and not as_json:
         click.echo(f"swarm: note: {result.notice}", err=True)

@@ -7,7 +7,7 @@ from typing import Any
 
 import click
 
-from swarm.cli.common import emit, json_option, open_team, table, team_option
+from swarm.cli.common import acting_member, emit, json_option, open_team, table, team_option
 from swarm.core.scopes import clean_globs, unmatched
 from swarm.core.store import warn
 from swarm.core.tasks import STATUSES, Task
@@ -94,7 +94,7 @@ def update(task_id: str, status: str | None, owner: str | None, result: str | No
     fields: dict[str, Any] = {"status": status, "result": result}
     if owner is not None:
         fields["owner"] = owner or None
-    task = open_team(team_name).tasks.update(task_id, **fields)
+    task = open_team(team_name).tasks.update(task_id, actor=acting_member(), **fields)
     emit(task, as_json, _render_one)
 
 
@@ -105,7 +105,7 @@ def update(task_id: str, status: str | None, owner: str | None, result: str | No
 @json_option
 def claim(task_id: str, name: str, team_name: str | None, as_json: bool) -> None:
     """Claim a task for a member (atomic)."""
-    task = open_team(team_name).tasks.claim(task_id, name)
+    task = open_team(team_name).tasks.claim(task_id, name, actor=acting_member())
     emit(task, as_json, lambda t: f"{t.owner} claimed task #{t.id}")
 
 
@@ -115,5 +115,5 @@ def claim(task_id: str, name: str, team_name: str | None, as_json: bool) -> None
 @json_option
 def release(task_id: str, team_name: str | None, as_json: bool) -> None:
     """Give a task back to the pool."""
-    task = open_team(team_name).tasks.release(task_id)
+    task = open_team(team_name).tasks.release(task_id, actor=acting_member())
     emit(task, as_json, lambda t: f"released task #{t.id} ({t.status})")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import signal
 import time
+from collections.abc import Iterator
 
 # Start times are floats from the kernel's boot-relative clock; allow for rounding.
 START_TIME_TOLERANCE = 1.0
@@ -94,25 +95,45 @@ def terminate(pid: int, started_at: float | None, grace: float = 3.0) -> bool:
     return False
 
 
-def agent_ancestor(pid: int | None = None, depth: int = 16) -> str | None:
-    """The agent id of the nearest `swarm agent --agent-id ID` process above `pid` (default:
-    this process), or None. Lets lead-only commands refuse a teammate's shell even when it
-    unset SWARM_AGENT_ID (a process that double-forks away from its agent escapes this)."""
+def _ancestor_argvs(pid: int | None, depth: int) -> Iterator[list[bytes]]:
+    """The command lines of the processes above `pid` (default: this process), nearest first."""
     current = os.getppid() if pid is None else pid
     for _ in range(depth):
         if current <= 1:
-            return None
+            return
         try:
             with open(f"/proc/{current}/cmdline", "rb") as f:
                 argv = f.read().split(b"\0")
             with open(f"/proc/{current}/stat", "rb") as f:
                 stat = f.read()
         except OSError:
-            return None
+            return
+        yield argv
+        current = int(stat[stat.rfind(b")") + 2:].split()[1])
+
+
+def _run_by_swarm(argv: list[bytes], index: int) -> bool:
+    """Is argv[index] an argument of a `swarm` command line (the executable, or -m swarm...)?"""
+    return any(a.endswith(b"swarm") or a == b"swarm.cli.main" for a in argv[:index])
+
+
+def agent_ancestor(pid: int | None = None, depth: int = 16) -> str | None:
+    """The agent id of the nearest `swarm agent --agent-id ID` process above `pid` (default:
+    this process), or None. Lets lead-only commands refuse a teammate's shell even when it
+    unset SWARM_AGENT_ID (a process that double-forks away from its agent escapes this)."""
+    for argv in _ancestor_argvs(pid, depth):
         if b"agent" in argv and b"--agent-id" in argv:
             index = argv.index(b"--agent-id")
-            if index + 1 < len(argv) and any(a.endswith(b"swarm") or a == b"swarm.cli.main"
-                                             for a in argv[:index]):
+            if index + 1 < len(argv) and _run_by_swarm(argv, index):
                 return argv[index + 1].decode(errors="replace")
-        current = int(stat[stat.rfind(b")") + 2:].split()[1])
     return None
+
+
+def lead_ancestor(pid: int | None = None, depth: int = 16) -> bool:
+    """Is a `swarm lead` process above `pid`, so this is the lead's own command or hook?
+    (Nothing a person types runs under it: the interactive lead has no shell escape.)"""
+    for argv in _ancestor_argvs(pid, depth):
+        index = argv.index(b"lead") if b"lead" in argv else 0
+        if index and _run_by_swarm(argv[index - 1:], 1):  # `swarm lead`: the subcommand itself
+            return True
+    return False

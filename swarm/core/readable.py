@@ -20,6 +20,7 @@ from swarm.core.protocol import (
     TaskAssignment,
     TeammateTerminated,
 )
+from swarm.core.real_input import request_line
 
 # The input field that says the most about a call, per tool (else the first string field).
 _KEY_FIELD = {"Bash": "command", "Read": "file_path", "Write": "file_path", "Edit": "file_path",
@@ -60,7 +61,7 @@ def _verdict(approve: bool) -> str:
 
 def structured_line(kind: StructuredMessage) -> str:
     """The message on one line with its fields, e.g.
-    `permission_request bob: Bash "rm -rf build" [id 1a2b3c4d]`."""
+    `permission_request bob: Bash: rm -rf build [id 1a2b3c4d]`."""
     if isinstance(kind, IdleNotification):
         line = f"idle_notification: {kind.idle_reason}"
         if kind.completed_task_id:
@@ -70,8 +71,7 @@ def structured_line(kind: StructuredMessage) -> str:
         return line + (f": {flat(kind.summary)}" if kind.summary else "")
     if isinstance(kind, PermissionRequest):
         who = kind.agent_id.partition("@")[0]
-        return (f"permission_request {who}: {tool_call(kind.tool_name, kind.input)}"
-                f" [id {short_id(kind.request_id)}]")
+        return f"permission_request {who}: {request_line(kind)} [id {short_id(kind.request_id)}]"
     if isinstance(kind, PermissionResponse):
         line = f"permission_response: {_verdict(kind.approve)}"
         line += " (always)" if kind.always else ""

@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from swarm.core import paths
+from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import check_size
 from swarm.core.scopes import clean_globs
 from swarm.core.store import (
@@ -22,7 +23,7 @@ from swarm.core.store import (
     write_bytes_atomic,
     write_model,
 )
-from swarm.errors import BadInputError, NotFoundError, TaskConflictError
+from swarm.errors import BadInputError, NotAllowedError, NotFoundError, TaskConflictError
 
 # Text limits (UTF-8 bytes): a task is read by every teammate's model, whole.
 MAX_SUBJECT_BYTES = 1024  # subject, active_form
@@ -53,6 +54,14 @@ class Task(BaseModel):
     result: str | None = None
     created_at: str = Field(default_factory=utcnow_iso)
     updated_at: str = Field(default_factory=utcnow_iso)
+
+
+def _refuse_unless_owner(task: Task, actor: str | None) -> None:
+    """An owned task changes owner or status only by its owner or the lead (or a person: no
+    actor), so a file scope lasts while its task is owned: no peer can lift it."""
+    if task.owner and actor is not None and actor not in (task.owner, LEAD_NAME):
+        raise NotAllowedError(f"task #{task.id} is owned by {task.owner}: only {task.owner} or"
+                              " the lead may change its owner or status")
 
 
 def _check_sizes(**fields: str | None) -> None:
@@ -165,7 +174,10 @@ class TaskList:
         subject: str | None = None,
         description: str | None = None,
         active_form: str | None = None,
+        actor: str | None = None,
     ) -> Task:
+        """Change fields of a task. `actor`: the member asking (None: a person's shell); only
+        the owner or the lead may change an owned task's owner or status."""
         if status is not None and status not in STATUSES:
             raise BadInputError(f"invalid status {status!r}: use one of {', '.join(STATUSES)}")
         _check_sizes(subject=subject, description=description, active_form=active_form,
@@ -174,6 +186,9 @@ class TaskList:
         ensure_dir(self.dir)
         with locked(self._lock):
             task = self.get(task_id)
+            if (new_owner is not _UNSET and new_owner != task.owner) or \
+                    (status is not None and status != task.status):
+                _refuse_unless_owner(task, actor)
             if status == "in_progress" and task.status != "in_progress":
                 self._refuse_if_blocked(task)
             if new_owner is not _UNSET:
@@ -211,12 +226,16 @@ class TaskList:
         self._write(task)
         return task
 
-    def claim(self, task_id: str, name: str) -> Task:
-        """Atomically take a task for `name`; TaskConflictError says why when refused."""
+    def claim(self, task_id: str, name: str, actor: str | None = None) -> Task:
+        """Atomically take a task for `name`; TaskConflictError says why when refused. An
+        unowned task anyone may claim; an owned one moves only by its owner or the lead."""
         name = self._check_owner(name)
         ensure_dir(self.dir)
         with locked(self._lock):
-            return self._claim_locked(self.get(task_id), name)
+            task = self.get(task_id)
+            if task.owner == name:  # moving its owner's task to in_progress
+                _refuse_unless_owner(task, actor)
+            return self._claim_locked(task, name)
 
     def claim_next(self, name: str) -> Task | None:
         """Claim the lowest-id task available to `name` (unowned or assigned to it, unblocked)."""
@@ -227,11 +246,13 @@ class TaskList:
                     return self._claim_locked(task, name)
         return None
 
-    def release(self, task_id: str) -> Task:
-        """Give a task back: no owner, and `pending` unless it ended (completed or failed)."""
+    def release(self, task_id: str, actor: str | None = None) -> Task:
+        """Give a task back: no owner, and `pending` unless it ended (completed or failed); by
+        its owner, the lead or a person."""
         ensure_dir(self.dir)
         with locked(self._lock):
             task = self.get(task_id)
+            _refuse_unless_owner(task, actor)
             task.owner = None
             if task.status not in ENDED:
                 task.status = "pending"

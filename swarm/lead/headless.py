@@ -19,6 +19,7 @@ from types import FrameType
 from typing import Any, TextIO
 
 from swarm.core.protocol import PermissionRequest
+from swarm.core.real_input import SHOWN_LIMIT
 from swarm.core.rules import Decision
 from swarm.core.terminal import visible
 from swarm.errors import BadInputError
@@ -36,10 +37,10 @@ class ProgressUI:
     def __init__(self, stream: TextIO | None = None) -> None:
         self.stream = stream
 
-    def _line(self, who: str, text: str) -> None:
+    def _line(self, who: str, text: str, limit: int = 200) -> None:
         stream = self.stream or sys.stderr
         with contextlib.suppress(OSError, ValueError):
-            stream.write(visible(f"{time.strftime('%H:%M:%S')} {who}: {brief(text, 200)}\n"))
+            stream.write(visible(f"{time.strftime('%H:%M:%S')} {who}: {brief(text, limit)}\n"))
             stream.flush()
 
     def lead_text(self, text: str) -> None:
@@ -59,8 +60,9 @@ class ProgressUI:
         how = (f"swarm permissions approve {rid[:8]}"
                if isinstance(pending.request, PermissionRequest)
                else f"swarm plans approve {pending.message.sender}")
+        # Not cut to the usual width: whoever answers decides on what this line shows.
         self._line(pending.message.sender, f"asks: {describe_request(pending)} (answer from a"
-                   f" shell: `{how}`; denied at its timeout otherwise)")
+                   f" shell: `{how}`; denied at its timeout otherwise)", limit=SHOWN_LIMIT + 200)
 
     def resolved(self, pending: Pending) -> None:
         pass

@@ -21,6 +21,7 @@ from typing import Any
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import PermissionRequest
+from swarm.core.real_input import shown_input
 from swarm.core.rules import Decision, suggest_rule
 from swarm.core.terminal import visible
 from swarm.errors import SwarmError
@@ -92,8 +93,9 @@ class TerminalUI:
 
     def request(self, pending: Pending) -> None:
         verb = "run" if isinstance(pending.request, PermissionRequest) else "do"
+        # Whole (to the shared limit), never cut to fit: the person decides on what it shows.
         question = Question(f"{pending.message.sender} wants to {verb}:"
-                            f" {brief(describe_request(pending), 80)}", pending=pending)
+                            f" {describe_request(pending)}", pending=pending)
         with self._lock:
             self.questions.append(question)
         self.out(f"{BOLD}{question.text}{RESET} - answer y, n [reason] or a (always)")
@@ -107,7 +109,7 @@ class TerminalUI:
 
     def ask(self, tool: Tool, args: dict[str, Any], why: Decision) -> Decision | None:
         """The lead's own call: wait for the person (or an interrupt, which denies it)."""
-        question = Question(f"the lead wants to run: {brief(tool.describe(args), 80)}",
+        question = Question(f"the lead wants to run: {shown_input(tool.name, args)}",
                             rule=suggest_rule(tool.name, args))
         with self._lock:
             self.questions.insert(0, question)  # the lead waits on it: first in line
@@ -146,6 +148,7 @@ class TerminalUI:
             first.answer = (Decision("deny", f"the person said no: {reason}") if verdict == "no"
                             else Decision("allow", "approved by the person"))
             if verdict == "always" and self.lead is not None and first.rule:
+                self.out(f"- adding a rule for this session: {first.rule}")
                 self.lead.policy.member.allow_rules.append(first.rule)  # this session only
             first.answered.set()
         else:
@@ -162,8 +165,9 @@ class TerminalUI:
                 if verdict == "no":
                     approvals.deny_permission(team, pending.request.request_id, reason)
                 else:
-                    approvals.approve_permission(team, pending.request.request_id,
-                                                 always=verdict == "always")
+                    approvals.approve_permission(
+                        team, pending.request.request_id, always=verdict == "always",
+                        announce=lambda rule: self.out(f"- adding team rule: {rule}"))
             else:
                 approvals.answer_plan(team, sender, approve=verdict != "no",
                                       feedback=None if verdict != "no" else reason)

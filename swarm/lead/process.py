@@ -25,9 +25,9 @@ from backends.resolve import resolve
 from swarm import settings
 from swarm.core.definitions import AgentDefinition
 from swarm.core.liveness import is_alive
-from swarm.core.names import LEAD_NAME
+from swarm.core.names import LEAD_NAME, PERMISSION_MODES, agent_id
 from swarm.core.protocol import PlanApprovalResponse
-from swarm.core.rules import Decision, validate_mode, validate_rule
+from swarm.core.rules import Decision, validate_rule
 from swarm.core.state import SubagentInfo, write_state
 from swarm.core.team import Team, TeamConfig
 from swarm.errors import BadInputError, OperationFailedError
@@ -51,6 +51,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 APPROVALS = ("human", "lead")
+# A lead in plan mode would have nobody to approve its plan.
+LEAD_MODES = tuple(m for m in PERMISSION_MODES if m != "plan")
 NO_MODEL = ("swarm lead needs a model: set ANTHROPIC_API_KEY (the lead runs sonnet), or pass"
             " --model scripted:FILE to replay a scripted lead offline")
 
@@ -73,7 +75,7 @@ class LeadOptions:
     keep: bool = False
     resume: bool = False
     report: Path | None = None  # --report FILE: the run report, written at the end
-    permission_mode: str = "default"  # the lead's own tool use; teammates inherit it (capped)
+    permission_mode: str = "default"  # its own tool use; the most it grants; teammates' default
     allow: tuple[str, ...] = ()  # --allow RULE: the lead's, and its teammates'
     deny: tuple[str, ...] = ()
     wake: str = "swarm"  # "anchor": the benchmark's re-created anchor policy
@@ -109,6 +111,8 @@ def lead_model_spec(requested: str | None) -> str:
 def validate(options: LeadOptions) -> None:
     if options.approvals not in APPROVALS:
         raise BadInputError(f"--approvals must be one of {', '.join(APPROVALS)}")
+    if options.permission_mode not in LEAD_MODES:
+        raise BadInputError(f"--permission-mode must be one of {', '.join(LEAD_MODES)}")
     if options.max_teammates < 1:
         raise BadInputError("--max-teammates must be at least 1")
     if options.max_budget_usd is not None and options.max_budget_usd <= 0:
@@ -122,7 +126,6 @@ def validate(options: LeadOptions) -> None:
         raise BadInputError(f"--report {options.report}: " + (
             "is a directory: give a file name" if options.report.is_dir()
             else f"no directory {options.report.parent} to write it in"))
-    validate_mode(options.permission_mode)
     options.allow = tuple(validate_rule(r) for r in options.allow)
     options.deny = tuple(validate_rule(r) for r in options.deny)
     if options.teammate_model and options.teammate_model.strip().lower() != "inherit":
@@ -193,11 +196,16 @@ class Lead(AgentBase):
         self.last_outcome: TurnOutcome | None = None
         self._turn_thread: threading.Thread | None = None
         self.model_name = self.model_spec  # what a subagent's model `inherit` means
+        self.mode = options.permission_mode  # its own tool use; the most it grants (LeadHost)
+        self.state.mode = self.mode
         self.environment = environment(self.cwd)  # a subagent working in the lead's cwd reuses it
-        me = self.team.update_member(LEAD_NAME, permission_mode=options.permission_mode,
+        # In the team file (its policy reads its rules there), so `team show` says it and
+        # `swarm spawn` from its shell is capped.
+        me = self.team.update_member(LEAD_NAME, permission_mode=self.mode,
                                      allow_rules=list(options.allow), deny_rules=list(options.deny))
         self.policy = PermissionPolicy.for_member(
-            self.team, me, self.cwd, PersonAsker(self) if not options.headless else None)
+            self.team, me, self.cwd, PersonAsker(self) if not options.headless else None,
+            mode=self.mode)
         watch_type = AnchorWatch if options.wake == "anchor" else Watch
         self.watch = watch_type(self.team, options.approvals, self.ui)
         teammate_model = teammate_model_spec(options.teammate_model, self.model_spec)
@@ -206,7 +214,8 @@ class Lead(AgentBase):
                                             max_teammates=options.max_teammates,
                                             permission_mode=options.permission_mode,
                                             allow=options.allow, deny=options.deny)
-        env = {"SWARM_TEAM": self.team.name}
+        # Its commands and hooks say who they are: a member, whose shell grants at most its mode.
+        env = {"SWARM_TEAM": self.team.name, "SWARM_AGENT_ID": agent_id(LEAD_NAME, self.team.name)}
         # The user's hooks, as a teammate has them (the lead has no agent definition).
         self.extensions = Extensions.load(self.team, self.team.member(LEAD_NAME),
                                           AgentDefinition(name=LEAD_NAME), self.cwd, env,
@@ -217,7 +226,8 @@ class Lead(AgentBase):
         ctx = ToolContext(team=self.team, name=LEAD_NAME, cwd=self.cwd, host=self, env=env,
                           subagents=self.subagents)
         system = lead_system_prompt(self.team.name, str(self.cwd), options.approvals,
-                                    options.coordinator, options.max_teammates, teammate_model)
+                                    options.coordinator, options.max_teammates, teammate_model,
+                                    self.mode)
         self.loop = Loop(model=model, tools=tools, system=system, ctx=ctx, hooks=self,
                          messages=self.transcript.conversation() if options.resume else [])
         self.loop.close_dangling("not finished: the lead process ended and was resumed")

@@ -45,12 +45,14 @@ def agent_types(cwd: str) -> str:
 
 
 def lead_system_prompt(team: str, cwd: str, approvals: str, coordinator: bool,
-                       max_teammates: int, teammate_model: str) -> str:
+                       max_teammates: int, teammate_model: str, mode: str = "default") -> str:
     lines = [HOW_TO_LEAD, "", "# This session",
              f"Team: `{team}`; you are `team-lead@{team}`. Working directory: {cwd}.",
              f"Teammates: at most {max_teammates} running at once; default model"
              f" {teammate_model} (`shell` is an offline worker that runs the shell commands it is"
              " given: fenced ```sh blocks or lines starting with `$ `).",
+             f"Your permission mode is {mode}: a teammate's permission_mode (SpawnTeammate,"
+             " AnswerPlan) may be at most that.",
              "Agent types for SpawnTeammate:", agent_types(cwd)]
     if coordinator:
         lines.append("You are a coordinator: you have only the team tools. Delegate all reading,"

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 from swarm import settings
-from swarm.core.names import LEAD_NAME
+from swarm.core.names import LEAD_NAME, ModeCap
 from swarm.core.protocol import STRUCTURED_TYPES, ShutdownRequest, validate_structured
 from swarm.errors import BadInputError
 from swarm.lead.wake import DONE_STATES, Watch, describe_request, task_tally
@@ -56,6 +56,7 @@ class LeadHost(ToolHost, Protocol):
 
     spawn_defaults: SpawnDefaults
     watch: Watch
+    mode: str  # the lead's own permission mode: the most it grants (SpawnTeammate, AnswerPlan)
 
     def notice(self, text: str) -> None: ...
 
@@ -87,7 +88,8 @@ class SpawnTeammate(Tool):
         " is its first message: make it self-contained (the goal, the files, what done looks"
         " like, to report back with SendMessage). Idle teammates also claim tasks from the task"
         " list. agent_type picks an agent definition (default general-purpose); model defaults"
-        " to the team's teammate model."
+        " to the team's teammate model. permission_mode: at most your own mode (a higher one is"
+        " refused)."
     )
     input_schema = _schema(
         ["name", "prompt"], name={"type": "string"}, prompt={"type": "string"},
@@ -118,7 +120,7 @@ class SpawnTeammate(Tool):
             backend=defaults.backend, cwd=defaults.cwd, worktree=bool(args.get("worktree")),
             plan_mode_required=bool(args.get("plan_mode_required")),
             permission_mode=args.get("permission_mode") or defaults.permission_mode,
-            allow=defaults.allow, deny=defaults.deny,
+            allow=defaults.allow, deny=defaults.deny, cap=ModeCap("the lead", host.mode),
         )
         host.notice(f"spawned {result.name} ({result.model}, {result.permission_mode},"
                     f" {result.backend})")
@@ -223,7 +225,8 @@ class SetMode(Tool):
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         name, mode = str(args["name"]).strip().lower(), str(args["mode"])
-        status = control.set_mode(ctx.team, name, mode, args.get("reason") or None)
+        status = control.set_mode(ctx.team, name, mode, args.get("reason") or None,
+                                  cap=ModeCap("the lead", _host(ctx).mode))
         later = f" when it next runs (it is {status.state})" if status.state in DONE_STATES \
             else " from its next tool call"
         _host(ctx).notice(f"set {status.name}'s mode to {mode}")
@@ -243,9 +246,11 @@ class AnswerPermission(Tool):
         request_id = str(args["request_id"])
         if args.get("approve"):
             edited = args.get("updated_input")
+            rules: list[str] = []
             found = approve_permission(ctx.team, request_id, always=bool(args.get("always")),
-                                       new_input=json.dumps(edited) if edited else None)
-            verdict = "approved" + (" (always, for the whole team)" if args.get("always") else "")
+                                       new_input=json.dumps(edited) if edited else None,
+                                       announce=rules.append)
+            verdict = "approved" + "".join(f" (always: added the team rule {r})" for r in rules)
         else:
             found = deny_permission(ctx.team, request_id,
                                     str(args.get("feedback") or "denied by the lead"))
@@ -257,8 +262,8 @@ class AnswerPermission(Tool):
 class AnswerPlan(Tool):
     name = "AnswerPlan"
     description = ("Approve or reject the plan a plan-mode teammate submitted. approve: it leaves"
-                   " plan mode and works (in permission_mode, if given); reject: it revises the"
-                   " plan using your feedback (required).")
+                   " plan mode and works (in permission_mode, if given: at most your own mode);"
+                   " reject: it revises the plan using your feedback (required).")
     input_schema = _schema(["name", "approve"], name={"type": "string"},
                            approve={"type": "boolean"}, feedback={"type": "string"},
                            permission_mode={"type": "string",
@@ -272,7 +277,8 @@ class AnswerPlan(Tool):
         try:
             found = answer_plan(ctx.team, str(args["name"]), approve=approve,
                                 feedback=str(feedback) if feedback else None,
-                                mode=args.get("permission_mode") or None)
+                                mode=args.get("permission_mode") or None,
+                                cap=ModeCap("the lead", _host(ctx).mode))
         except BadInputError as exc:
             raise ToolError(str(exc)) from None
         verdict = "approved" if approve else "rejected"

@@ -7,11 +7,12 @@ read, so a second answer to the same id is refused (exit 2) instead of sent twic
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME, PERMISSION_MODES
+from swarm.core.names import LEAD_NAME, PERMISSION_MODES, ModeCap
 from swarm.core.protocol import (
     Message,
     PermissionRequest,
@@ -20,6 +21,7 @@ from swarm.core.protocol import (
     PlanApprovalResponse,
     sender_may_send,
 )
+from swarm.core.real_input import SHOWN_LIMIT, request_line, shown_input
 from swarm.core.rules import suggest_rule
 from swarm.core.team import Team, TeamConfig
 from swarm.errors import BadInputError, NotFoundError
@@ -41,10 +43,14 @@ class Pending:
         """What the call would really do, from its input (never the asker's own description)."""
         if not isinstance(self.request, PermissionRequest):
             return ""
-        tool = all_tools().get(self.request.tool_name)
-        if tool is not None:
-            return tool.describe(self.request.input)
-        return f"{self.request.tool_name} {json.dumps(self.request.input, sort_keys=True)}"
+        return shown_input(self.request.tool_name, self.request.input)
+
+    def shown(self, limit: int = SHOWN_LIMIT) -> str:
+        """For a person or the lead to decide on: the real input, and the asker's own words
+        only marked as such."""
+        if not isinstance(self.request, PermissionRequest):
+            return "approve its plan"
+        return request_line(self.request, limit)
 
     def as_dict(self) -> dict[str, Any]:
         return {"request_id": self.request.request_id, "from": self.message.sender,
@@ -108,14 +114,17 @@ def validate_input(tool_name: str, raw: str) -> dict[str, Any]:
 
 
 def approve_permission(team: Team, request_id: str, always: bool = False,
-                       new_input: str | None = None) -> Pending:
-
-
+                       new_input: str | None = None,
+                       announce: Callable[[str], None] | None = None) -> Pending:
+    """Approve a pending request; with `always` also add the team rule, which `announce` is
+    given first (whoever answers sees the exact rule before it exists)."""
     found = _find(team, request_id)
     request: PermissionRequest = found.request
     updated = validate_input(request.tool_name, new_input) if new_input is not None else None
     if always:
         rule = suggest_rule(request.tool_name, updated or request.input)
+        if announce is not None:
+            announce(rule)
 
         def add_rule(config: TeamConfig) -> None:
             if rule not in config.allowed_rules:
@@ -152,8 +161,9 @@ PLAN_WORKING_MODES = tuple(m for m in PERMISSION_MODES if m not in ("plan", "byp
 
 
 def answer_plan(team: Team, name: str, approve: bool, feedback: str | None = None,
-                mode: str | None = None) -> Pending:
-    """Approve (into `mode`, default: the member's working mode) or reject (with feedback)."""
+                mode: str | None = None, cap: ModeCap | None = None) -> Pending:
+    """Approve (into `mode`, default: the member's working mode) or reject (with feedback).
+    `cap`: the answering member's own mode, which `mode` may not exceed (None: a person)."""
     if not approve and not (feedback or "").strip():
         raise BadInputError("--feedback is required when rejecting a plan")
     if mode is not None and not approve:
@@ -161,6 +171,8 @@ def answer_plan(team: Team, name: str, approve: bool, feedback: str | None = Non
     if mode is not None and mode not in PLAN_WORKING_MODES:
         raise BadInputError(f"--mode must be one of {', '.join(PLAN_WORKING_MODES)} (got {mode!r};"
                             " bypassPermissions is never granted to a plan-mode agent)")
+    if mode is not None and cap is not None:
+        cap.check(mode)
     found = _plan_of(team, name)
     reply = PlanApprovalResponse(request_id=found.request.request_id, approve=approve,
                                  feedback=feedback, permission_mode=mode)

@@ -13,7 +13,7 @@ from backends.resolve import get_backend
 from swarm.core import paths
 from swarm.core.liveness import terminate
 from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME
+from swarm.core.names import LEAD_NAME, ModeCap
 from swarm.core.protocol import ModeChange, ShutdownRequest, ShutdownResponse
 from swarm.core.rules import validate_mode
 from swarm.core.state import AgentState, read_state, update_state
@@ -328,15 +328,18 @@ def _keep_files_aside(team: Team, name: str) -> str | None:
     return kept
 
 
-def set_mode(team: Team, name: str, mode: str, reason: str | None = None) -> MemberStatus:
+def set_mode(team: Team, name: str, mode: str, reason: str | None = None,
+             cap: ModeCap | None = None) -> MemberStatus:
     """`swarm mode` / the lead's SetMode: tell a teammate its new permission mode (a
     `mode_change`, which only the lead may send); it applies from its next tool call, or when
-    it next runs. Whether the caller may grant `mode` is the caller's check (the mode cap)."""
+    it next runs. `cap`: the grantor's own mode (None: a person, not limited)."""
     member = team.member(name)
     if member.name == LEAD_NAME:
         raise BadInputError("the team lead's mode is its own: start `swarm lead` with "
                             "--permission-mode")
     validate_mode(mode)
+    if cap is not None:
+        cap.check(mode)
     team.send(member.name, ModeChange(mode=mode, reason=reason),  # type: ignore[arg-type]
               sender=LEAD_NAME)
     return observe_member(team, member)

@@ -17,7 +17,7 @@ from swarm import settings
 from swarm.core import paths
 from swarm.core.definitions import get_definition
 from swarm.core.mcp_config import load_mcp_config
-from swarm.core.names import LEAD_NAME, validate_agent_name, validate_color
+from swarm.core.names import LEAD_NAME, ModeCap, mode_allows, validate_agent_name, validate_color
 from swarm.core.rules import validate_mode, validate_rule
 from swarm.core.state import RESTARTED, AgentState, update_state
 from swarm.core.team import Member, Team
@@ -79,9 +79,11 @@ def spawn(
     max_budget_usd: float | None = None,
     pane_backend: PaneBackend | None = None,
     mcp: tuple[str, ...] = (),
+    cap: ModeCap | None = None,
 ) -> SpawnResult:
     """Register and start a teammate. `pane_backend`: an instance to start it with (default:
-    the one `backend` names, made for this call)."""
+    the one `backend` names, made for this call). `cap`: the spawner's own mode when a member
+    spawns (None: a person), which the new teammate's mode may not exceed."""
 
     clean = validate_agent_name(name)
     color = None if color is None else validate_color(color)  # before anything is made
@@ -95,7 +97,11 @@ def spawn(
     defaults = definition.defaults()
     # A plan-mode teammate works in acceptEdits once its plan is approved, unless told otherwise.
     fallback = "acceptEdits" if plan_mode_required else "default"
+    if cap is not None and not mode_allows(cap.mode, fallback):
+        fallback = cap.mode  # a default nobody asked for is lowered; a mode asked for is refused
     mode = validate_mode(permission_mode or defaults.get("permission_mode") or fallback)
+    if cap is not None:
+        cap.check(mode)
     if plan_mode_required and mode == "bypassPermissions":
         raise BadInputError("bypassPermissions is never granted to a plan-mode-required agent")
     if max_turns is not None and max_turns < 1:

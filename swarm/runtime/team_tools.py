@@ -137,7 +137,7 @@ class TaskUpdate(Tool):
                   if args.get(k) is not None}
         if "owner" in args:
             fields["owner"] = args["owner"] or None
-        task = ctx.team.tasks.update(str(args["task_id"]), **fields)
+        task = ctx.team.tasks.update(str(args["task_id"]), actor=ctx.name, **fields)
         return ToolResult(f"task #{task.id} is {task.status} (owner {task.owner or '-'})")
 
 
