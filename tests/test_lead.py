@@ -502,7 +502,8 @@ def test_a_headless_lead_whose_teammate_failed_a_task_exits_1(tmp_path: Path,
                            "permission_mode": "bypassPermissions"}}]},
         {"text": "Started."}, {"text": "It failed."}, {"text": "Still failed."}]))
     proc = subprocess.run([SWARM, "lead", "--headless", "--model", f"scripted:{script}",
-                           "--backend", "hidden", "--json", "go"], capture_output=True,
+                           "--backend", "hidden", "--permission-mode", "bypassPermissions",
+                           "--json", "go"], capture_output=True,
                           text=True, cwd=tmp_path, timeout=60)
     assert proc.returncode == 1, proc.stderr
     data = json.loads(proc.stdout)
