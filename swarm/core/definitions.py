@@ -1,7 +1,8 @@
 """Agent definitions: markdown files with YAML front matter whose body is the system prompt.
 
 Sources, lowest to highest priority: built-in (plain data in `builtin_agents.py`), user
-(`$SWARM_HOME/agents/`), project (the nearest `.swarm/agents/` from the cwd up to the git root).
+(`$SWARM_HOME/agents/`), project (the nearest `.swarm/agents/` from the cwd up to the git root,
+in a trusted project only: core/workspace_trust.py).
 A bad file is reported with its file and field and skipped; it never breaks the others. The YAML
 parser is imported only when a user or project file needs it.
 """
@@ -12,7 +13,8 @@ import copy
 import difflib
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,6 +25,7 @@ from swarm.core.builtin_agents import BUILTIN_AGENTS
 from swarm.core.config_files import ConfigProblem
 from swarm.core.mcp_config import McpServerSpec, definition_servers
 from swarm.core.names import KNOWN_TOOLS, PERMISSION_MODES, TEAM_TOOLS, validate_name
+from swarm.core.workspace_trust import ProjectConfig, decide
 from swarm.errors import InvalidNameError, NotFoundError
 
 Source = Literal["builtin", "user", "project"]
@@ -173,9 +176,8 @@ class Definitions(BaseModel):
         return sorted(self.definitions)
 
 
-def parse_definition(text: str, path: str, source: Source, stem: str
-                     ) -> AgentDefinition | list[DefinitionProblem]:
-    """Parse one file's text; return the definition or the problems that made it unusable."""
+def front_matter(text: str, path: str) -> tuple[dict[str, Any], str] | DefinitionProblem:
+    """A definition file's YAML front matter (a mapping) and its body, or what is wrong."""
     import frontmatter  # ~20 ms with PyYAML: only for files, never for the pre-parsed built-ins
     import yaml
 
@@ -189,11 +191,21 @@ def parse_definition(text: str, path: str, source: Source, stem: str
             meta = yaml.safe_load(raw)
         except yaml.YAMLError as exc:
             detail = " ".join(str(exc).split())
-            return [DefinitionProblem(path=path, message=f"front matter is not valid YAML: {detail}")]
+            return DefinitionProblem(path=path, message=f"front matter is not valid YAML: {detail}")
         if meta is None:
             meta = {}
     if not isinstance(meta, dict):
-        return [DefinitionProblem(path=path, message="front matter must be a YAML mapping of fields")]
+        return DefinitionProblem(path=path, message="front matter must be a YAML mapping of fields")
+    return meta, body
+
+
+def parse_definition(text: str, path: str, source: Source, stem: str
+                     ) -> AgentDefinition | list[DefinitionProblem]:
+    """Parse one file's text; return the definition or the problems that made it unusable."""
+    split = front_matter(text, path)
+    if isinstance(split, DefinitionProblem):
+        return [split]
+    meta, body = split
     fields: dict[str, Any] = {}
     problems: list[DefinitionProblem] = []
     for key, value in meta.items():
@@ -225,16 +237,16 @@ def _load_dir(directory: Path, source: Source, problems: list[DefinitionProblem]
     except OSError as exc:
         problems.append(DefinitionProblem(path=str(directory), message=f"cannot list: {exc}"))
         return []
-    return _load_files(((str(p), p.stem, p.read_text) for p in files if p.is_file()),
-                       source, problems)
+    return _load_files(((str(p), p.stem, partial(p.read_text, encoding="utf-8"))
+                        for p in files if p.is_file()), source, problems)
 
 
-def _load_files(files: Iterable[tuple[str, str, Any]], source: Source,
+def _load_files(files: Iterable[tuple[str, str, Callable[[], str]]], source: Source,
                 problems: list[DefinitionProblem]) -> list[AgentDefinition]:
     loaded: dict[str, AgentDefinition] = {}
     for path, stem, read in files:
         try:
-            text = read(encoding="utf-8")
+            text = read()
         except (OSError, UnicodeDecodeError) as exc:
             problems.append(DefinitionProblem(path=path, message=f"cannot read: {exc}"))
             continue
@@ -260,30 +272,28 @@ def _load_builtins() -> list[AgentDefinition]:
         source="builtin", path=f"<builtin>/{name}") for name, fields in BUILTIN_AGENTS.items()]
 
 
-def find_project_agents_dir(cwd: str | Path) -> Path | None:
-    """The nearest `.swarm/agents` from cwd upward, never above the git root (the directory
-    holding `.git`). Outside a git repository the walk stops below $HOME, whose `.swarm/agents`
-    is the user directory, not a project one."""
-    return paths.find_in_project(cwd, ".swarm/agents", want_dir=True,
-                                 user_path=paths.user_agents_dir())
-
-
-def load_definitions(cwd: str | Path | None = None) -> Definitions:
-    """Merge built-in < user < project definitions; problems are collected, not raised."""
-    merged, problems = _merge(cwd)
+def load_definitions(cwd: str | Path | None = None, *,
+                     project: ProjectConfig | None = None) -> Definitions:
+    """Merge built-in < user < project definitions; problems are collected, not raised.
+    `project`: the trusted project configuration (default: `cwd`'s, if it is trusted now)."""
+    merged, problems = _merge(cwd, project)
     return Definitions(definitions=merged, problems=problems)
 
 
-def _merge(cwd: str | Path | None) -> tuple[dict[str, AgentDefinition], list[DefinitionProblem]]:
+def _merge(cwd: str | Path | None, project: ProjectConfig | None
+           ) -> tuple[dict[str, AgentDefinition], list[DefinitionProblem]]:
     problems: list[DefinitionProblem] = []
     merged: dict[str, AgentDefinition] = {}
     layers: list[list[AgentDefinition]] = [_load_builtins()]
     user_dir = paths.user_agents_dir()
     if user_dir.is_dir():
         layers.append(_load_dir(user_dir, "user", problems))
-    project_dir = find_project_agents_dir(cwd if cwd is not None else os.getcwd())
-    if project_dir is not None:
-        layers.append(_load_dir(project_dir, "project", problems))
+    if project is None:
+        project = decide(cwd if cwd is not None else os.getcwd()).project
+    files = project.of("agents")  # the bytes the trust digest was made of
+    if files:
+        layers.append(_load_files(((str(f.path), f.path.stem, f.text) for f in files),
+                                  "project", problems))
     for layer in layers:
         for definition in layer:
             previous = merged.get(definition.name)
@@ -294,9 +304,10 @@ def _merge(cwd: str | Path | None) -> tuple[dict[str, AgentDefinition], list[Def
     return dict(sorted(merged.items())), problems
 
 
-def get_definition(agent_type: str, cwd: str | Path | None = None) -> AgentDefinition:
+def get_definition(agent_type: str, cwd: str | Path | None = None, *,
+                   project: ProjectConfig | None = None) -> AgentDefinition:
     """The definition for `agent_type`, or NotFoundError naming the available types."""
-    definitions, problems = _merge(cwd)  # no Definitions model: nothing to validate here
+    definitions, problems = _merge(cwd, project)  # no Definitions model: nothing to validate here
     wanted = agent_type.lower()
     found = definitions.get(wanted)
     if found is not None:

@@ -30,6 +30,7 @@ from swarm.core.protocol import PlanApprovalResponse
 from swarm.core.rules import Decision
 from swarm.core.state import SubagentInfo, write_state
 from swarm.core.team import Team, TeamConfig
+from swarm.core.workspace_trust import decide
 from swarm.errors import BadInputError, OperationFailedError
 from swarm.lead.anchor import AnchorWatch
 from swarm.lead.prompt import lead_system_prompt
@@ -74,6 +75,7 @@ class LeadOptions:
     resume: bool = False
     report: Path | None = None  # --report FILE: the run report, written at the end
     wake: str = "swarm"  # "anchor": the benchmark's re-created anchor policy
+    trust_project: bool = False  # --trust-project (or the person said yes at the question)
 
 
 class LeadUI(Reporter, Protocol):
@@ -178,6 +180,10 @@ class Lead(AgentBase):
         self._turn_thread: threading.Thread | None = None
         self.model_name = self.model_spec  # what a subagent's model `inherit` means
         self.environment = environment(self.cwd)  # a subagent working in the lead's cwd reuses it
+        # The project's hooks, servers and definitions only in a trusted project (the CLI has
+        # said what it ignores, or asked): its teammates get the same run's trust.
+        self.trust = decide(self.cwd, flag=options.trust_project)
+        self.project = self.trust.project
         self.policy = PermissionPolicy.for_member(
             self.team, self.team.member(LEAD_NAME), self.cwd,
             PersonAsker(self) if not options.headless else None)
@@ -186,19 +192,22 @@ class Lead(AgentBase):
         teammate_model = options.teammate_model or default_model_spec()[0]
         self.spawn_defaults = SpawnDefaults(backend=options.backend, cwd=str(self.cwd),
                                             model=options.teammate_model,
-                                            max_teammates=options.max_teammates)
+                                            max_teammates=options.max_teammates,
+                                            trust_project=self.trust.for_run)
         env = {"SWARM_TEAM": self.team.name}
         # The user's hooks, as a teammate has them (the lead has no agent definition).
         self.extensions = Extensions.load(self.team, self.team.member(LEAD_NAME),
-                                          AgentDefinition(name=LEAD_NAME), self.cwd, env,
-                                          self.ui.notice, self.track_process)
+                                          AgentDefinition(name=LEAD_NAME), self.cwd,
+                                          self.ui.notice, self.track_process,
+                                          project=self.project)
         self.policy.gate = self.extensions.gate
         tools = self.extensions.wrap_task_tools(lead_tools(options.approvals, options.coordinator))
         self.subagents = Subagents(self)  # the Agent tools' runner (subagents are threads here)
         ctx = ToolContext(team=self.team, name=LEAD_NAME, cwd=self.cwd, host=self, env=env,
                           subagents=self.subagents)
         system = lead_system_prompt(self.team.name, str(self.cwd), options.approvals,
-                                    options.coordinator, options.max_teammates, teammate_model)
+                                    options.coordinator, options.max_teammates, teammate_model,
+                                    project=self.project)
         self.loop = Loop(model=model, tools=tools, system=system, ctx=ctx, hooks=self,
                          messages=self.transcript.conversation() if options.resume else [])
         self.loop.close_dangling("not finished: the lead process ended and was resumed")

@@ -46,6 +46,7 @@ class SpawnDefaults:
     cwd: str  # --cwd
     model: str | None  # --teammate-model (None: SWARM_MODEL, sonnet with a key, else shell)
     max_teammates: int
+    trust_project: bool = False  # the session trusts the project for this run only
 
 
 class LeadHost(ToolHost, Protocol):
@@ -115,6 +116,7 @@ class SpawnTeammate(Tool):
             backend=defaults.backend, cwd=defaults.cwd, worktree=bool(args.get("worktree")),
             plan_mode_required=bool(args.get("plan_mode_required")),
             permission_mode=args.get("permission_mode") or None,
+            trust_project=defaults.trust_project,
         )
         host.notice(f"spawned {result.name} ({result.model}, {result.permission_mode},"
                     f" {result.backend})")
