@@ -373,6 +373,10 @@ def test_swarm_trust_refuses_bad_input_and_says_when_there_is_nothing_to_trust(
                                  stdin=subprocess.DEVNULL, timeout=30)
     assert no_terminal.returncode == 2 and "--yes" in no_terminal.stderr
     assert not paths.trust_file().exists()
+    record(find_project_config(repo))
+    again = subprocess.run([SWARM, "trust", str(repo)], capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL, timeout=30)
+    assert again.returncode == 0 and "already trusted" in again.stdout
 
 
 def test_doctor_shows_the_trust_state(repo: Path) -> None:

@@ -145,6 +145,9 @@ def trust(directory: str | None, yes: bool, list_them: bool, revoke: bool, as_js
              True, str)
         return
     click.echo(render(summary))
+    if decision.reason == "trusted" and not yes:  # recorded with this very digest
+        click.echo(f"already trusted: {visible(str(root))}")
+        return
     if not yes:
         if not sys.stdin.isatty():
             raise BadInputError("not asking without a terminal: review the above, then"

@@ -13,13 +13,15 @@ import json
 import shlex
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from swarm.core.definitions import field_name, front_matter
 from swarm.core.workspace_trust import ConfigFile, ProjectConfig
 
 
 class HookItem(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     file: str
     event: str
     matcher: str | None = None
@@ -27,6 +29,8 @@ class HookItem(BaseModel):
 
 
 class ServerItem(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     file: str
     name: str
     command: str | None = None  # the command line a stdio server starts with
@@ -35,6 +39,8 @@ class ServerItem(BaseModel):
 
 
 class DefinitionItem(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     file: str
     name: str
     permission_mode: str | None = None
@@ -45,6 +51,8 @@ class DefinitionItem(BaseModel):
 
 
 class TrustSummary(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     root: str | None
     digest: str
     files: list[str]

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from swarm import settings
 from swarm.core import paths
@@ -169,12 +169,16 @@ def _read(path: Path) -> bytes | None:
 
 # -- the record ------------------------------------------------------------------------------------
 class TrustEntry(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     digest: str
     trusted_at: str = Field(default_factory=utcnow_iso)
     files: list[str] = Field(default_factory=list)
 
 
 class TrustStore(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     version: int = STORE_VERSION
     projects: dict[str, TrustEntry] = Field(default_factory=dict)
 
@@ -231,6 +235,8 @@ def revoke(root: Path) -> bool:
 
 class TrustedProject(BaseModel):
     """One record as `swarm trust --list` shows it, with how it stands now."""
+
+    model_config = ConfigDict(defer_build=True)
 
     root: str
     digest: str

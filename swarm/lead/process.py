@@ -75,7 +75,7 @@ class LeadOptions:
     resume: bool = False
     report: Path | None = None  # --report FILE: the run report, written at the end
     wake: str = "swarm"  # "anchor": the benchmark's re-created anchor policy
-    trust_project: bool = False  # --trust-project (or the person said yes at the question)
+    trust_project: bool = False  # --trust-project: the project is trusted for this run only
 
 
 class LeadUI(Reporter, Protocol):
