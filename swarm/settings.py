@@ -42,6 +42,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("SWARM_MCP_TIMEOUT", "30", "seconds an MCP server has to start and list its tools"),
     Variable("SWARM_MCP_TOOL_TIMEOUT", "300", "seconds one MCP tool call may take"),
     Variable("SWARM_NO_INOTIFY", "", "1: poll files instead of inotify (for odd filesystems)"),
+    Variable("SWARM_TRUST_PROJECT", "", "1: trust the project's configuration for this run (CI)"),
+    Variable("SWARM_SECRET_VARS", "", "more variables (comma-separated) Bash commands never see"),
     Variable("ANTHROPIC_API_KEY", "", "the Anthropic key; without it agents default to `shell`"),
     Variable("ANTHROPIC_BASE_URL", "api.anthropic.com", "the Messages API endpoint (read by the SDK)"),
     # Set by the terminal, read to pick a pane backend.
@@ -153,6 +155,14 @@ def mcp_tool_timeout() -> float:
 
 def use_inotify() -> bool:
     return raw("SWARM_NO_INOTIFY") != "1"
+
+
+def trust_project() -> bool:
+    return raw("SWARM_TRUST_PROJECT") == "1"
+
+
+def secret_vars() -> tuple[str, ...]:
+    return tuple(name.strip() for name in raw("SWARM_SECRET_VARS").split(",") if name.strip())
 
 
 def api_key() -> str:

@@ -31,9 +31,17 @@ def swarm_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "swarm-home"
     monkeypatch.setenv("SWARM_HOME", str(home))
     for var in ("SWARM_TEAM", "SWARM_AGENT_ID", "SWARM_MODEL", "SWARM_BACKEND",
-                "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "TMUX", "TMUX_PANE", "SWARM_DEBUG"):
+                "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "TMUX", "TMUX_PANE", "SWARM_DEBUG",
+                "SWARM_TRUST_PROJECT", "SWARM_SECRET_VARS"):
         monkeypatch.delenv(var, raising=False)
     return home
+
+
+@pytest.fixture
+def trust_projects(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Project configuration is used (SWARM_TRUST_PROJECT=1, inherited by the processes a test
+    starts): for tests of what a project's hooks, servers and definitions do, not of trust."""
+    monkeypatch.setenv("SWARM_TRUST_PROJECT", "1")
 
 
 @pytest.fixture

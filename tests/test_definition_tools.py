@@ -13,6 +13,9 @@ from tests.agent_fixtures import Crew
 from tests.fake_anthropic import FakeAnthropic
 from tests.helpers import wait_until
 
+# These tests are about what project configuration does: the project is trusted.
+pytestmark = pytest.mark.usefixtures("trust_projects")
+
 READER = """---
 name: reader
 description: Reads and searches, never changes anything

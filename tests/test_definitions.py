@@ -17,14 +17,17 @@ from swarm.core.definitions import (
     AgentDefinition,
     _load_builtins,
     effective_tools,
-    find_project_agents_dir,
     get_definition,
     load_definitions,
 )
 from swarm.core.names import KNOWN_TOOLS, TEAM_TOOLS
+from swarm.core.workspace_trust import find_project_config
 from swarm.errors import NotFoundError
 
 REPO = Path(__file__).resolve().parents[1]
+
+# These tests are about what project configuration does: the project is trusted.
+pytestmark = pytest.mark.usefixtures("trust_projects")
 
 
 def write(path: Path, text: str) -> Path:
@@ -89,7 +92,8 @@ def test_project_dir_found_from_nested_cwd_but_not_above_git_root(tmp_path: Path
                                                                   project: Path) -> None:
     write(project / ".swarm/agents/tester.md", "Run the tests.\n")
     nested = project / "src" / "deep"
-    assert find_project_agents_dir(nested) == project / ".swarm" / "agents"
+    assert [f.path for f in find_project_config(nested).of("agents")] == [
+        project / ".swarm" / "agents" / "tester.md"]
     assert get_definition("tester", nested).source == "project"
 
     # The nearest directory wins over one further up.
@@ -101,13 +105,13 @@ def test_project_dir_found_from_nested_cwd_but_not_above_git_root(tmp_path: Path
     inner = tmp_path / "proj2"
     (inner / ".git").mkdir(parents=True)
     (inner / "a").mkdir()
-    assert find_project_agents_dir(inner / "a") is None
+    assert find_project_config(inner / "a").of("agents") == []
     assert "outsider" not in load_definitions(inner / "a").definitions
     # A `.git` file (a worktree) also marks the root.
     wt = tmp_path / "wt"
     (wt / "a").mkdir(parents=True)
     (wt / ".git").write_text("gitdir: /elsewhere\n")
-    assert find_project_agents_dir(wt / "a") is None
+    assert find_project_config(wt / "a").of("agents") == []
 
 
 def test_defaults_and_fields_parse(project: Path) -> None:

@@ -18,6 +18,9 @@ from swarm.runtime.extensions import checkout_of
 from swarm.runtime.hooks import Hook, HookRunner, load_hooks, parse_hooks
 from tests.helpers import wait_until
 
+# These tests are about what project configuration does: the project is trusted.
+pytestmark = pytest.mark.usefixtures("trust_projects")
+
 
 def write_settings(path: Path, hooks: object) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)

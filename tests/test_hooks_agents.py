@@ -34,6 +34,7 @@ def reports(crew: Crew, name: str) -> list[str]:
     return [m.text for m in crew.lead_messages() if m.sender == name and m.structured() is None]
 
 
+@pytest.mark.usefixtures("trust_projects")  # the hook is the project's
 def test_a_pre_tool_use_hook_blocks_a_shell_teammates_rm_with_its_message(crew: Crew) -> None:
     victim = crew.workdir / "victim.txt"
     victim.write_text("keep me")
@@ -133,6 +134,7 @@ def test_a_task_created_hook_refuses_a_task(crew: Crew, tmp_path: Path) -> None:
     assert [t.subject for t in crew.team.tasks.list()] == ["ship v2: tests green"]
 
 
+@pytest.mark.usefixtures("trust_projects")  # the hooks are the project's
 def test_bad_settings_are_one_warning_each_and_the_agent_runs_on(crew: Crew) -> None:
     paths.user_settings().parent.mkdir(parents=True, exist_ok=True)
     paths.user_settings().write_text('{"hooks": {"PreToolUse": [}')
@@ -152,6 +154,7 @@ def test_bad_settings_are_one_warning_each_and_the_agent_runs_on(crew: Crew) -> 
     assert "command not found" in crew.log("bob")
 
 
+@pytest.mark.usefixtures("trust_projects")  # the hooks are the project's
 def test_a_teammate_in_a_worktree_gets_the_projects_uncommitted_hooks(
         crew: Crew, tmp_path: Path) -> None:
     repo = init_repo(crew.workdir / "repo", {"a.txt": "one\n"})

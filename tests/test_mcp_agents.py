@@ -18,7 +18,8 @@ from tests.fake_anthropic import FakeAnthropic
 from tests.helpers import wait_until
 from tests.mcp_fixtures import calc_spec, pids
 
-pytestmark = pytest.mark.slow
+# The project (.mcp.json) is trusted: these tests are about what its servers do.
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("trust_projects")]
 
 APPROVE_SHUTDOWN = {"tool_uses": [{"name": "SendMessage", "input": {
     "to": "team-lead", "message": {"type": "shutdown_response", "approve": True}}}]}

@@ -11,6 +11,9 @@ from swarm.core import paths
 from tests.agent_fixtures import error_lines, run_swarm
 from tests.mcp_fixtures import calc_spec
 
+# These tests are about what project configuration does: the project is trusted.
+pytestmark = pytest.mark.usefixtures("trust_projects")
+
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:

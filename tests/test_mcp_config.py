@@ -17,6 +17,9 @@ from swarm.errors import BadInputError
 from swarm.ops.spawner import spawn
 from swarm.runtime.mcp import qualified_name, result_text
 
+# These tests are about what project configuration does: the project is trusted.
+pytestmark = pytest.mark.usefixtures("trust_projects")
+
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:

@@ -21,6 +21,7 @@ from swarm.core.rules import Decision
 from swarm.core.state import SubagentInfo, Usage
 from swarm.core.team import Team
 from swarm.core.watch import FileWatcher, Waker
+from swarm.core.workspace_trust import decide
 from swarm.core.worktrees import kept_path, leave_team, team_worktrees
 from swarm.errors import BadInputError
 from swarm.runtime import subagents as runner_module
@@ -78,6 +79,7 @@ class Host:
         self.cwd = cwd
         self.model_name = "shell"
         self.environment = f"# Environment\nWorking directory: {cwd}"
+        self.project = decide(cwd).project  # the project configuration it trusts (here: none)
         member = team.member("alice")
         self.policy = PermissionPolicy(team=team, member=member, cwd=cwd, mode=mode,
                                        working_mode=mode, asker=YesAsker())  # type: ignore[arg-type]

@@ -350,6 +350,7 @@ def test_worktree_subagents_keep_only_a_worktree_with_changes(
     assert records == {"w1.sub-1": str(kept), "w1.sub-2": None}
 
 
+@pytest.mark.usefixtures("trust_projects")  # the hook is the project's
 def test_a_subagent_stop_hook_hears_of_each_ended_subagent(
         crew: Crew, fake_api: FakeAnthropic) -> None:
     """SPEC "Hooks": SubagentStop, with the subagent's id, type, status and final text."""

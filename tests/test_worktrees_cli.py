@@ -75,6 +75,7 @@ def test_team_delete_keeps_uncommitted_work_and_the_name_works_again(crew: Crew)
     assert crew.cli("worktrees").stdout.strip() == "(no worktrees: spawn with --worktree)"
 
 
+@pytest.mark.usefixtures("trust_projects")  # the definition is the project's
 def test_isolation_worktree_in_a_definition_creates_one(crew: Crew) -> None:
     repo = init_repo(crew.workdir).resolve()
     agents = crew.workdir / ".swarm" / "agents"  # not committed: the worktree does not have it

@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from swarm.cli.common import emit, json_option, table
+from swarm.cli.trust import say_if_ignored
 from swarm.core.definitions import AgentDefinition, Definitions, get_definition, load_definitions
 
 _cwd_option = click.option(
@@ -49,6 +50,7 @@ def list_agents(cwd: str | None, as_json: bool) -> None:
     """List agent definitions with their source; broken files are reported and skipped."""
     loaded = load_definitions(cwd)
     _warn(loaded)
+    say_if_ignored(cwd)  # an untrusted project's definitions are not listed: say so
     definitions = list(loaded.definitions.values())
 
     def human(_: Any) -> str:
@@ -68,6 +70,7 @@ def list_agents(cwd: str | None, as_json: bool) -> None:
 @json_option
 def show(name: str, cwd: str | None, as_json: bool) -> None:
     """Show one agent definition, including its system prompt."""
+    say_if_ignored(cwd)
     definition = get_definition(name, cwd)
 
     def human(d: AgentDefinition) -> str:

@@ -15,7 +15,8 @@ def doctor(fix: bool, as_json: bool) -> None:
     """Check what swarm can use here, and find damage under SWARM_HOME.
 
     Reports tmux, iTerm2, the backend auto would pick and why, the API key, whether
-    SWARM_HOME is writable, teams with dead members, and damage: quarantined .corrupt-*
+    SWARM_HOME is writable, whether the project here is trusted (`swarm trust`), teams with
+    dead members, and damage: quarantined .corrupt-*
     files, leftovers of crashed writers, loose or foreign ownership and modes, a full or
     read-only disk, members that died without it being recorded, a lead that is gone, and
     stale git worktree entries. Changes nothing without --fix.

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from swarm.cli.trust import review_for_lead
 from swarm.core.names import BACKENDS
 from swarm.errors import OperationFailedError, SwarmError, WaitTimeoutError
 from swarm.lead.headless import print_outcome, run_headless
@@ -51,6 +52,8 @@ class SessionInterrupted(SwarmError):
               help="Stop the lead once the team has spent this much.")
 @click.option("--keep", is_flag=True, help="Keep the team (and transcript) at the end.")
 @click.option("--resume", is_flag=True, help="Continue the lead of --team from its transcript.")
+@click.option("--trust-project", is_flag=True,
+              help="Trust the project's hooks, servers and definitions for this run only.")
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
               default=None, help="At the end, write the run report (as `swarm report --html`)"
               " to this file.")
@@ -58,8 +61,8 @@ def lead(prompt: str | None, team_name: str | None, model: str | None,
          teammate_model: str | None, backend: str | None, cwd: str | None, approvals: str,
          coordinator: bool, headless: bool, as_json: bool, timeout: float | None,
          max_teammates: int, max_budget_usd: float | None, keep: bool, resume: bool,
-         report_path: Path | None, permission_mode: str, allow: tuple[str, ...],
-         deny: tuple[str, ...]) -> None:
+         trust_project: bool, report_path: Path | None, permission_mode: str,
+         allow: tuple[str, ...], deny: tuple[str, ...]) -> None:
     """An LLM lead turns one request into a coordinated team.
 
     In a terminal: type requests; the lead spawns teammates, hands out tasks, reacts to their
@@ -76,8 +79,9 @@ def lead(prompt: str | None, team_name: str | None, model: str | None,
         coordinator=coordinator, headless=not interactive, as_json=as_json, timeout=timeout,
         max_teammates=max_teammates, max_budget_usd=max_budget_usd, keep=keep, resume=resume,
         report=report_path.absolute() if report_path is not None else None,
-        permission_mode=permission_mode, allow=allow, deny=deny,
+        permission_mode=permission_mode, allow=allow, deny=deny, trust_project=trust_project,
     )
+    review_for_lead(cwd, interactive, trust_project)  # asks once, or says what it ignores
     if interactive:
         outcome = run_interactive(options, prompt)
     else:

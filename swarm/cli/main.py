@@ -43,6 +43,7 @@ COMMANDS: dict[str, str] = {
     "report": "swarm.cli.report:report",
     "mcp": "swarm.cli.mcp:mcp",
     "lead": "swarm.cli.lead:lead",
+    "trust": "swarm.cli.trust:trust",
 }
 
 

@@ -10,6 +10,7 @@ import click
 
 from swarm import settings
 from swarm.cli.common import emit, json_option, table
+from swarm.cli.trust import say_if_ignored
 from swarm.core.mcp_config import load_mcp_config
 from swarm.errors import OperationFailedError
 from swarm.ops.mcp import check_servers, describe_servers
@@ -31,6 +32,7 @@ def list_servers(cwd: str | None, check: bool, as_json: bool) -> None:
     config = load_mcp_config(workdir)
     for problem in config.problems:
         click.echo(f"swarm: warning: {problem} (skipped)", err=True)
+    say_if_ignored(workdir)  # an untrusted project's servers are neither listed nor started
     servers: list[dict[str, Any]] = (check_servers(config, workdir, settings.mcp_timeout())
                                      if check else describe_servers(config))
 

@@ -40,13 +40,15 @@ from swarm.ops.spawner import spawn as do_spawn
 @click.option("--max-budget-usd", type=float, default=None, help="Stop past this cost.")
 @click.option("--mcp", "mcp", multiple=True, metavar="NAME",
               help="Give the teammate this MCP server (see `swarm mcp list`); repeatable.")
+@click.option("--trust-project", is_flag=True,
+              help="Trust the project's hooks, servers and definitions for this run only.")
 @json_option
 def spawn(name: str, team_name: str | None, prompt: str | None, prompt_file: click.File | None,
           agent_type: str, model: str | None, backend: str | None, cwd: str | None,
           worktree: bool, plan_mode_required: bool, permission_mode: str | None,
           allow: tuple[str, ...], deny: tuple[str, ...], color: str | None,
           max_turns: int | None, max_budget_usd: float | None, mcp: tuple[str, ...],
-          as_json: bool) -> None:
+          trust_project: bool, as_json: bool) -> None:
     """Start a teammate NAME in its own pane (or hidden)."""
     refuse_teammate("spawn")
     if prompt_file is not None:
@@ -57,7 +59,10 @@ def spawn(name: str, team_name: str | None, prompt: str | None, prompt_file: cli
         backend=backend, cwd=cwd, worktree=worktree, plan_mode_required=plan_mode_required,
         permission_mode=permission_mode, allow=allow, deny=deny, color=color,
         max_turns=max_turns, max_budget_usd=max_budget_usd, mcp=mcp, cap=mode_cap(team),
+        trust_project=trust_project,
     )
+    for line in result.trust_notices:  # project configuration ignored: one line says so
+        click.echo(f"swarm: warning: {line}", err=True)
     if result.notice and not as_json:
         click.echo(f"swarm: note: {result.notice}", err=True)
     for warning in result.warnings:

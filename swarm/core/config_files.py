@@ -13,6 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from swarm.core.workspace_trust import ConfigFile
+
 
 class ConfigProblem(BaseModel):
     model_config = ConfigDict(defer_build=True)
@@ -34,16 +36,31 @@ def read_json_object(path: Path) -> tuple[dict[str, Any] | None, ConfigProblem |
         return None, None
     except (OSError, UnicodeDecodeError) as exc:
         return None, ConfigProblem(path=str(path), message=f"cannot read: {exc}")
+    return parse_json_object(text, str(path))
+
+
+def parse_json_object(text: str, path: str) -> tuple[dict[str, Any] | None, ConfigProblem | None]:
+    """`text` (the content of `path`) as a top-level object, or the problem with it."""
     if not text.strip():
         return {}, None
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        return None, ConfigProblem(path=str(path), message=(
+        return None, ConfigProblem(path=path, message=(
             f"not valid JSON (line {exc.lineno}, column {exc.colno}: {exc.msg}); ignoring the file"))
     if not isinstance(data, dict):
-        return None, ConfigProblem(path=str(path), message="must be a JSON object; ignoring the file")
+        return None, ConfigProblem(path=path, message="must be a JSON object; ignoring the file")
     return data, None
+
+
+def read_config_file(file: ConfigFile) -> tuple[dict[str, Any] | None, ConfigProblem | None]:
+    """A project file as it was read for the trust digest (never read again: what was trusted
+    is what is used)."""
+    try:
+        text = file.text()
+    except (OSError, UnicodeDecodeError) as exc:
+        return None, ConfigProblem(path=str(file.path), message=f"cannot read: {exc}")
+    return parse_json_object(text, str(file.path))
 
 
 def problems_of(error: ValidationError, path: str, prefix: str) -> list[ConfigProblem]:

@@ -2,11 +2,12 @@
 
 Sources, lowest to highest priority: built-in (plain data in `builtin_agents.py`), user
 (`~/.claude/agents/`, then `$SWARM_HOME/agents/`), project (the nearest `.claude/agents/`, then
-`.swarm/agents/`, from the cwd up to the git root). Claude Code's files load as they are: a key
-swarm does not know (or knows and ignores) is one warning naming the file and key, and the rest
-of the definition applies; so is a tool swarm does not have. A bad value is reported with its
-file and field and the file is skipped; it never breaks the others. The YAML parser is imported
-only when a user or project file needs it.
+`.swarm/agents/`, from the cwd up to the git root, in a trusted project only:
+core/workspace_trust.py). Claude Code's files load as they are: a key swarm does not know (or
+knows and ignores) is one warning naming the file and key, and the rest of the definition
+applies; so is a tool swarm does not have. A bad value is reported with its file and field and
+the file is skipped; it never breaks the others. The YAML parser is imported only when a user or
+project file needs it.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import copy
 import difflib
 import os
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,6 +34,7 @@ from swarm.core.names import (
     validate_color,
     validate_name,
 )
+from swarm.core.workspace_trust import Kind, ProjectConfig, decide
 from swarm.errors import BadInputError, InvalidNameError, NotFoundError
 
 Source = Literal["builtin", "user", "project"]
@@ -215,9 +218,8 @@ class Definitions(BaseModel):
         return sorted(self.definitions)
 
 
-def parse_definition(text: str, path: str, source: Source, stem: str
-                     ) -> AgentDefinition | list[DefinitionProblem]:
-    """Parse one file's text; return the definition or the problems that made it unusable."""
+def front_matter(text: str, path: str) -> tuple[dict[str, Any], str] | DefinitionProblem:
+    """A definition file's YAML front matter (a mapping) and its body, or what is wrong."""
     import frontmatter  # ~20 ms with PyYAML: only for files, never for the pre-parsed built-ins
     import yaml
 
@@ -231,11 +233,21 @@ def parse_definition(text: str, path: str, source: Source, stem: str
             meta = yaml.safe_load(raw)
         except yaml.YAMLError as exc:
             detail = " ".join(str(exc).split())
-            return [DefinitionProblem(path=path, message=f"front matter is not valid YAML: {detail}")]
+            return DefinitionProblem(path=path, message=f"front matter is not valid YAML: {detail}")
         if meta is None:
             meta = {}
     if not isinstance(meta, dict):
-        return [DefinitionProblem(path=path, message="front matter must be a YAML mapping of fields")]
+        return DefinitionProblem(path=path, message="front matter must be a YAML mapping of fields")
+    return meta, body
+
+
+def parse_definition(text: str, path: str, source: Source, stem: str
+                     ) -> AgentDefinition | list[DefinitionProblem]:
+    """Parse one file's text; return the definition or the problems that made it unusable."""
+    split = front_matter(text, path)
+    if isinstance(split, DefinitionProblem):
+        return [split]
+    meta, body = split
     fields: dict[str, Any] = {}
     warnings: list[str] = []
     for key, value in meta.items():
@@ -269,16 +281,16 @@ def _load_dir(directory: Path, source: Source, problems: list[DefinitionProblem]
     except OSError as exc:
         problems.append(DefinitionProblem(path=str(directory), message=f"cannot list: {exc}"))
         return []
-    return _load_files(((str(p), p.stem, p.read_text) for p in files if p.is_file()),
-                       source, problems)
+    return _load_files(((str(p), p.stem, partial(p.read_text, encoding="utf-8"))
+                        for p in files if p.is_file()), source, problems)
 
 
-def _load_files(files: Iterable[tuple[str, str, Any]], source: Source,
+def _load_files(files: Iterable[tuple[str, str, Callable[[], str]]], source: Source,
                 problems: list[DefinitionProblem]) -> list[AgentDefinition]:
     loaded: dict[str, AgentDefinition] = {}
     for path, stem, read in files:
         try:
-            text = read(encoding="utf-8")
+            text = read()
         except (OSError, UnicodeDecodeError) as exc:
             problems.append(DefinitionProblem(path=path, message=f"cannot read: {exc}"))
             continue
@@ -305,37 +317,30 @@ def _load_builtins() -> list[AgentDefinition]:
         source="builtin", path=f"<builtin>/{name}") for name, fields in BUILTIN_AGENTS.items()]
 
 
-def find_project_agents_dir(cwd: str | Path) -> Path | None:
-    """The nearest `.swarm/agents` from cwd upward, never above the git root (the directory
-    holding `.git`). Outside a git repository the walk stops below $HOME, whose `.swarm/agents`
-    is the user directory, not a project one."""
-    return paths.find_in_project(cwd, ".swarm/agents", want_dir=True,
-                                 user_path=paths.user_agents_dir())
-
-
-def source_dirs(cwd: str | Path) -> list[tuple[Source, Path]]:
-    """Where definitions come from, lowest priority first (built-ins come before all)."""
-    found: list[tuple[Source, Path | None]] = [
-        ("user", paths.claude_user_agents_dir()), ("user", paths.user_agents_dir()),
-        ("project", paths.find_in_project(cwd, ".claude/agents", want_dir=True,
-                                          user_path=paths.claude_user_agents_dir())),
-        ("project", find_project_agents_dir(cwd)),
-    ]
-    return [(source, d) for source, d in found if d is not None and d.is_dir()]
-
-
-def load_definitions(cwd: str | Path | None = None) -> Definitions:
-    """Merge built-in < user < project definitions; problems are collected, not raised."""
-    merged, problems = _merge(cwd)
+def load_definitions(cwd: str | Path | None = None, *,
+                     project: ProjectConfig | None = None) -> Definitions:
+    """Merge built-in < user < project definitions; problems are collected, not raised.
+    `project`: the trusted project configuration (default: `cwd`'s, if it is trusted now)."""
+    merged, problems = _merge(cwd, project)
     return Definitions(definitions=merged, problems=problems)
 
 
-def _merge(cwd: str | Path | None) -> tuple[dict[str, AgentDefinition], list[DefinitionProblem]]:
+def _merge(cwd: str | Path | None, project: ProjectConfig | None
+           ) -> tuple[dict[str, AgentDefinition], list[DefinitionProblem]]:
     problems: list[DefinitionProblem] = []
     merged: dict[str, AgentDefinition] = {}
     layers: list[list[AgentDefinition]] = [_load_builtins()]
-    for source, directory in source_dirs(cwd if cwd is not None else os.getcwd()):
-        layers.append(_load_dir(directory, source, problems))
+    for directory in (paths.claude_user_agents_dir(), paths.user_agents_dir()):
+        if directory.is_dir():
+            layers.append(_load_dir(directory, "user", problems))
+    if project is None:
+        project = decide(cwd if cwd is not None else os.getcwd()).project
+    kinds: tuple[Kind, ...] = ("claude_agents", "agents")  # lowest first
+    for kind in kinds:
+        files = project.of(kind)  # the bytes the trust digest was made of
+        if files:
+            layers.append(_load_files(((str(f.path), f.path.stem, f.text) for f in files),
+                                      "project", problems))
     for layer in layers:
         for definition in layer:
             previous = merged.get(definition.name)
@@ -346,9 +351,10 @@ def _merge(cwd: str | Path | None) -> tuple[dict[str, AgentDefinition], list[Def
     return dict(sorted(merged.items())), problems
 
 
-def get_definition(agent_type: str, cwd: str | Path | None = None) -> AgentDefinition:
+def get_definition(agent_type: str, cwd: str | Path | None = None, *,
+                   project: ProjectConfig | None = None) -> AgentDefinition:
     """The definition for `agent_type`, or NotFoundError naming the available types."""
-    definitions, problems = _merge(cwd)  # no Definitions model: nothing to validate here
+    definitions, problems = _merge(cwd, project)  # no Definitions model: nothing to validate here
     wanted = agent_type.lower()
     found = definitions.get(wanted)
     if found is not None:

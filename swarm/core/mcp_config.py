@@ -5,7 +5,8 @@ Each entry is `{name: {"command": ..., "args": [...], "env": {...}}}` (a stdio s
 name. An agent gets servers by name (`spawn --mcp NAME`, a definition's `mcp_servers`) or inline
 specs in its definition. A bad entry is one problem naming its file and field; the others load.
 Values may use `${VAR}` or `${VAR:-default}`, expanded from the agent's environment when the
-server starts (so `swarm mcp list` never prints a secret).
+server starts (so `swarm mcp list` never prints a secret). The project's file counts only in a
+trusted project (core/workspace_trust.py).
 """
 
 from __future__ import annotations
@@ -19,10 +20,16 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from swarm.core import paths
-from swarm.core.config_files import ConfigProblem, problems_of, read_json_object
+from swarm.core.child_env import entry_env, expand
+from swarm.core.config_files import (
+    ConfigProblem,
+    problems_of,
+    read_config_file,
+    read_json_object,
+)
+from swarm.core.workspace_trust import ProjectConfig, decide
 
 SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
-VAR_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 TRANSPORTS = ("stdio", "http", "streamable-http")
 
 
@@ -75,24 +82,11 @@ class McpServerSpec(BaseModel):
     def expanded(self, environ: Mapping[str, str]) -> tuple[McpServerSpec, list[str]]:
         """A copy with `${VAR}` expanded; and the variables that were unset without a default."""
         missing: list[str] = []
-
-        def sub(text: str) -> str:
-            def one(match: re.Match[str]) -> str:
-                name, default = match.group(1), match.group(2)
-                if name in environ and environ[name]:
-                    return environ[name]
-                if default is None:
-                    missing.append(name)
-                    return ""
-                return default
-
-            return VAR_RE.sub(one, text)
-
         copy = self.model_copy(update={
-            "command": sub(self.command) if self.command is not None else None,
-            "args": [sub(a) for a in self.args],
-            "env": {k: sub(v) for k, v in self.env.items()},
-            "url": sub(self.url) if self.url is not None else None,
+            "command": expand(self.command, environ, missing) if self.command is not None else None,
+            "args": [expand(a, environ, missing) for a in self.args],
+            "env": entry_env(self.env, environ, missing),
+            "url": expand(self.url, environ, missing) if self.url is not None else None,
         })
         return copy, list(dict.fromkeys(missing))
 
@@ -142,30 +136,28 @@ def parse_servers(value: Any, where: str, field: str, source: str
     return servers, problems
 
 
-def project_mcp_file(cwd: str | Path) -> Path | None:
-    return paths.find_in_project(cwd, ".mcp.json", user_path=paths.user_mcp_config())
-
-
-def load_mcp_config(cwd: str | Path | None = None, origin: Path | None = None) -> McpConfig:
-    """The user's servers, then the project's (same name: the project wins). `origin`: where to
-    look when `cwd` has no .mcp.json (a worktree's checkout, for a file not committed)."""
+def load_mcp_config(cwd: str | Path | None = None, origin: Path | None = None, *,
+                    project: ProjectConfig | None = None) -> McpConfig:
+    """The user's servers, then the project's (same name: the project wins). `project`: the
+    trusted project configuration to use (default: `cwd`'s, if it is trusted now); `origin`:
+    where to look when `cwd` has no .mcp.json (a worktree's checkout, for a file not committed)."""
+    if project is None:
+        project = decide(cwd if cwd is not None else os.getcwd(), origin).project
     config = McpConfig()
-    project = project_mcp_file(cwd if cwd is not None else os.getcwd())
-    if project is None and origin is not None:
-        project = project_mcp_file(origin)
-    files = [paths.user_mcp_config(), project]
-    for path in files:
-        if path is None:
-            continue
-        data, problem = read_json_object(path)
+    user = paths.user_mcp_config()
+    sources = [(str(user), read_json_object(user))]
+    mcp_file = project.first("mcp")
+    if mcp_file is not None:
+        sources.append((str(mcp_file.path), read_config_file(mcp_file)))
+    for path, (data, problem) in sources:
         if problem is not None:
             config.problems.append(problem)
         if data is None:
             continue
-        config.files.append(str(path))
+        config.files.append(path)
         if "mcpServers" not in data:
             continue
-        servers, problems = parse_servers(data["mcpServers"], str(path), "mcpServers", str(path))
+        servers, problems = parse_servers(data["mcpServers"], path, "mcpServers", path)
         config.servers.update(servers)
         config.problems.extend(problems)
     return config

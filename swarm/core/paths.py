@@ -119,28 +119,6 @@ def user_mcp_config() -> Path:
     return home() / "mcp.json"
 
 
-def find_in_project(cwd: str | Path, relative: str, *, want_dir: bool = False,
-                    user_path: Path | None = None) -> Path | None:
-    """The nearest `relative` from cwd upward, never above the git root (the directory holding
-    `.git`). Outside a git repository the walk stops below $HOME, whose files are the user's,
-    not a project's; `user_path` (the user-level copy) is never returned as a project one."""
-    start = _resolved(Path(cwd).expanduser())
-    home_dir = _resolved(Path.home())
-    user = _resolved(user_path) if user_path is not None else None
-    for directory in (start, *start.parents):
-        if directory == home_dir and not (directory / ".git").exists():
-            return None
-        candidate = directory / relative
-        found = candidate.is_dir() if want_dir else candidate.is_file()
-        if found and _resolved(candidate) != user:
-            return candidate
-        if (directory / ".git").exists():  # a directory or, in a worktree, a file
-            return None
-    return None
-
-
-def _resolved(path: Path) -> Path:
-    try:
-        return path.expanduser().resolve()
-    except OSError:
-        return path
+def trust_file() -> Path:
+    """Projects whose configuration the user trusted, each with the digest it trusted."""
+    return home() / "trust.json"

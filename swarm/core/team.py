@@ -88,6 +88,9 @@ class Member(BaseModel):
     max_turns: int | None = None
     max_budget_usd: float | None = None
     mcp_servers: list[str] = Field(default_factory=_no_items)  # `spawn --mcp NAME`
+    # The digest of the project configuration its spawner trusted for this run only
+    # (--trust-project, SWARM_TRUST_PROJECT=1): the process trusts that digest, nothing else.
+    trusted_config: str | None = None
 
 
 class TeamConfig(BaseModel):

@@ -30,6 +30,7 @@ from swarm.core.protocol import PlanApprovalResponse
 from swarm.core.rules import Decision, validate_rule
 from swarm.core.state import SubagentInfo, write_state
 from swarm.core.team import Team, TeamConfig
+from swarm.core.workspace_trust import decide
 from swarm.errors import BadInputError, OperationFailedError
 from swarm.lead.anchor import AnchorWatch
 from swarm.lead.prompt import lead_system_prompt
@@ -79,6 +80,7 @@ class LeadOptions:
     allow: tuple[str, ...] = ()  # --allow RULE: the lead's, and its teammates'
     deny: tuple[str, ...] = ()
     wake: str = "swarm"  # "anchor": the benchmark's re-created anchor policy
+    trust_project: bool = False  # --trust-project: the project is trusted for this run only
 
 
 class LeadUI(Reporter, Protocol):
@@ -203,6 +205,10 @@ class Lead(AgentBase):
         # `swarm spawn` from its shell is capped.
         me = self.team.update_member(LEAD_NAME, permission_mode=self.mode,
                                      allow_rules=list(options.allow), deny_rules=list(options.deny))
+        # The project's hooks, servers and definitions only in a trusted project (the CLI has
+        # said what it ignores, or asked): its teammates get the same run's trust.
+        self.trust = decide(self.cwd, flag=options.trust_project)
+        self.project = self.trust.project
         self.policy = PermissionPolicy.for_member(
             self.team, me, self.cwd, PersonAsker(self) if not options.headless else None,
             mode=self.mode)
@@ -213,13 +219,15 @@ class Lead(AgentBase):
                                             model=teammate_model,
                                             max_teammates=options.max_teammates,
                                             permission_mode=options.permission_mode,
-                                            allow=options.allow, deny=options.deny)
+                                            allow=options.allow, deny=options.deny,
+                                            trust_project=self.trust.for_run)
         # Its commands and hooks say who they are: a member, whose shell grants at most its mode.
         env = {"SWARM_TEAM": self.team.name, "SWARM_AGENT_ID": agent_id(LEAD_NAME, self.team.name)}
         # The user's hooks, as a teammate has them (the lead has no agent definition).
         self.extensions = Extensions.load(self.team, self.team.member(LEAD_NAME),
-                                          AgentDefinition(name=LEAD_NAME), self.cwd, env,
-                                          self.ui.notice, self.track_process)
+                                          AgentDefinition(name=LEAD_NAME), self.cwd,
+                                          self.ui.notice, self.track_process,
+                                          project=self.project)
         self.policy.gate = self.extensions.gate
         tools = self.extensions.wrap_task_tools(lead_tools(options.approvals, options.coordinator))
         self.subagents = Subagents(self)  # the Agent tools' runner (subagents are threads here)
@@ -227,7 +235,7 @@ class Lead(AgentBase):
                           subagents=self.subagents)
         system = lead_system_prompt(self.team.name, str(self.cwd), options.approvals,
                                     options.coordinator, options.max_teammates, teammate_model,
-                                    self.mode)
+                                    self.mode, project=self.project)
         self.loop = Loop(model=model, tools=tools, system=system, ctx=ctx, hooks=self,
                          messages=self.transcript.conversation() if options.resume else [])
         self.loop.close_dangling("not finished: the lead process ended and was resumed")

@@ -49,6 +49,7 @@ class SpawnDefaults:
     permission_mode: str = "default"  # the lead's: a teammate starts in it unless told lower
     allow: tuple[str, ...] = ()  # the lead's rules, which its teammates inherit
     deny: tuple[str, ...] = ()
+    trust_project: bool = False  # the session trusts the project for this run only
 
 
 class LeadHost(ToolHost, Protocol):
@@ -121,6 +122,7 @@ class SpawnTeammate(Tool):
             plan_mode_required=bool(args.get("plan_mode_required")),
             permission_mode=args.get("permission_mode") or defaults.permission_mode,
             allow=defaults.allow, deny=defaults.deny, cap=ModeCap("the lead", host.mode),
+            trust_project=defaults.trust_project,
         )
         host.notice(f"spawned {result.name} ({result.model}, {result.permission_mode},"
                     f" {result.backend})")

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import tempfile
@@ -12,6 +13,7 @@ from backends.resolve import in_iterm2, resolve
 from swarm import settings
 from swarm.core import paths
 from swarm.core.team import Team
+from swarm.core.workspace_trust import decide, visible
 from swarm.ops.damage import find, repair
 from swarm.ops.health import observe
 from swarm.runtime.models import default_model_spec
@@ -36,6 +38,19 @@ def _home_writable() -> tuple[bool, str]:
         return True, str(root)
     except OSError as exc:
         return False, f"{root}: {exc.strerror}"
+
+
+def project_trust() -> dict[str, Any]:
+    """Whether the project configuration found from here would be used (core/workspace_trust)."""
+    try:
+        decision = decide(os.getcwd())
+    except OSError:  # the cwd is gone
+        return {"root": None, "state": "none", "reason": "no working directory", "files": [],
+                "warning": None}
+    root = decision.config.root
+    return {"root": str(root) if root else None, "state": decision.state,
+            "reason": decision.reason, "files": decision.config.names(),
+            "warning": decision.warning}
 
 
 def diagnose(fix: bool = False) -> dict[str, Any]:
@@ -71,6 +86,7 @@ def diagnose(fix: bool = False) -> dict[str, Any]:
         "model_notice": notice,
         "swarm_home": where,
         "swarm_home_writable": writable,
+        "project_trust": project_trust(),
         "teams": teams,
         "findings": [f.as_dict() for f in findings],
     }
@@ -91,6 +107,7 @@ def render(report: dict[str, Any]) -> str:
         f"{mark(report['swarm_home_writable'])}SWARM_HOME: {report['swarm_home']}"
         f"{'' if report['swarm_home_writable'] else ' (not writable)'}",
     ]
+    lines.append(_trust_line(report["project_trust"]))
     for team in report["teams"]:
         if "error" in team:
             lines.append(f"!!  team {team['team']}: {team['error']}")
@@ -111,3 +128,15 @@ def render(report: dict[str, Any]) -> str:
     if not report["findings"]:
         lines.append("ok  no damage found under SWARM_HOME")
     return "\n".join(lines)
+
+
+def _trust_line(trust: dict[str, Any]) -> str:
+    root = visible(trust["root"] or "-")
+    if trust["state"] == "none":
+        return "ok  project: no project configuration here"
+    if trust["state"] == "trusted":
+        return f"ok  project {root}: trusted ({trust['reason']})"
+    files = visible(", ".join(trust["files"]))
+    warning = f"; {visible(trust['warning'])}" if trust["warning"] else ""
+    return (f"!!  project {root}: not trusted ({trust['reason']}): {files} ignored"
+            f" (`swarm trust` to review it){warning}")

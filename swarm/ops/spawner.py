@@ -21,6 +21,7 @@ from swarm.core.names import LEAD_NAME, ModeCap, mode_allows, validate_agent_nam
 from swarm.core.rules import validate_mode, validate_rule
 from swarm.core.state import RESTARTED, AgentState, update_state
 from swarm.core.team import Member, Team
+from swarm.core.workspace_trust import ProjectConfig, decide
 from swarm.core.worktrees import WorktreeRecord, create, finish, record_fields
 from swarm.errors import BadInputError, SwarmError
 from swarm.ops.health import observe_member
@@ -47,6 +48,8 @@ class SpawnResult:
     permission_mode: str
     notice: str | None = None
     warnings: list[str] = field(default_factory=list)  # its definition's ignored keys and tools
+    # Project configuration ignored (untrusted), and a trust file that could not be used.
+    trust_notices: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -80,10 +83,13 @@ def spawn(
     pane_backend: PaneBackend | None = None,
     mcp: tuple[str, ...] = (),
     cap: ModeCap | None = None,
+    trust_project: bool = False,
 ) -> SpawnResult:
     """Register and start a teammate. `pane_backend`: an instance to start it with (default:
     the one `backend` names, made for this call). `cap`: the spawner's own mode when a member
-    spawns (None: a person), which the new teammate's mode may not exceed."""
+    spawns (None: a person), which the new teammate's mode may not exceed. `trust_project`:
+    trust the project's configuration for this run (--trust-project); the teammate gets the
+    grant for this digest."""
 
     clean = validate_agent_name(name)
     color = None if color is None else validate_color(color)  # before anything is made
@@ -93,7 +99,8 @@ def spawn(
     workdir = Path(cwd or os.getcwd()).expanduser().resolve()
     if not workdir.is_dir():
         raise BadInputError(f"--cwd {workdir} is not a directory")
-    definition = get_definition(agent_type, workdir)
+    trust = decide(workdir, flag=trust_project)
+    definition = get_definition(agent_type, workdir, project=trust.project)
     defaults = definition.defaults()
     # A plan-mode teammate works in acceptEdits once its plan is approved, unless told otherwise.
     fallback = "acceptEdits" if plan_mode_required else "default"
@@ -115,7 +122,7 @@ def spawn(
     check_model(spec, workdir)
     allow_rules = [validate_rule(r) for r in allow]
     deny_rules = [validate_rule(r) for r in deny]
-    mcp_servers = _check_mcp(mcp, workdir)
+    mcp_servers = _check_mcp(mcp, workdir, trust.project)
     choice = resolve(backend)
     # `worktree: true` (SpawnTeammate) and `isolation: worktree` (the definition) come here too.
     tree = create(workdir, team.name, clean) if worktree or definition.isolation == "worktree" \
@@ -129,7 +136,8 @@ def spawn(
             permission_mode=mode, backend=choice.backend, allow_rules=allow_rules,
             deny_rules=deny_rules, max_turns=max_turns or defaults.get("max_turns"),
             max_budget_usd=max_budget_usd, tmux_socket=settings.tmux_socket(),
-            mcp_servers=mcp_servers, **place,
+            mcp_servers=mcp_servers,
+            trusted_config=trust.config.digest() if trust.for_run else None, **place,
         )
         registered = True
         if prompt:
@@ -143,7 +151,8 @@ def spawn(
     return SpawnResult(agent_id=member.agent_id, name=clean, team=team.name,
                        backend=choice.backend, backend_reason=choice.reason, pane_id=pane_id,
                        pid=pid, model=spec, permission_mode=mode, notice=notice,
-                       warnings=list(definition.warnings))
+                       warnings=list(definition.warnings),
+                       trust_notices=[n for n in (trust.warning, trust.notice()) if n])
 
 
 def check_model(spec: str, workdir: Path) -> None:
@@ -158,11 +167,11 @@ def _discard_new(tree: WorktreeRecord | None) -> None:
         finish(tree, discard=True)
 
 
-def _check_mcp(names: tuple[str, ...], workdir: Path) -> list[str]:
+def _check_mcp(names: tuple[str, ...], workdir: Path, project: ProjectConfig) -> list[str]:
     """`--mcp NAME`: each must be configured (in .mcp.json or $SWARM_HOME/mcp.json) from here."""
     if not names:
         return []
-    config = load_mcp_config(workdir)
+    config = load_mcp_config(workdir, project=project)
     unknown = [n for n in names if n not in config.servers]
     if unknown:
         # A server entry that failed to load is the likely explanation: say which and why.

@@ -48,12 +48,13 @@ from swarm.core.state import (
 from swarm.core.tasks import Task
 from swarm.core.team import Team
 from swarm.core.terminal import visible
+from swarm.core.workspace_trust import decide
 from swarm.errors import describe_error
 from swarm.log import configure as configure_logging
 from swarm.runtime.asking import Asker
 from swarm.runtime.base import AgentBase
 from swarm.runtime.console import Console, brief
-from swarm.runtime.extensions import Extensions
+from swarm.runtime.extensions import Extensions, checkout_of
 from swarm.runtime.idle import TurnRecord, idle_notification, task_report
 from swarm.runtime.inputs import Inbound, Inputs, is_shutdown
 from swarm.runtime.loop import Loop, TurnOutcome
@@ -93,9 +94,15 @@ class Agent(AgentBase):
             resumed = detail if detail.startswith(RESTARTED) else RESTARTED
 
         self.cwd = Path(self.member.cwd or os.getcwd())
-        # A worktree may lack the project's uncommitted .swarm/agents: look where it came from.
-        self.definition = get_definition(self.member.agent_type,
-                                         self.member.worktree_repo or self.cwd)
+        # The project's hooks, servers and definitions only in a trusted project: the process
+        # decides for itself (a worktree's uncommitted ones come from its checkout, same rule).
+        self.trust = decide(self.cwd, checkout_of(self.member),
+                            granted=self.member.trusted_config)
+        for line in (self.trust.warning, self.trust.notice()):
+            if line:
+                self.console.say(f"warning: {line}")
+        self.project = self.trust.project
+        self.definition = get_definition(self.member.agent_type, self.cwd, project=self.project)
         self.model_name = (self.member.model or self.definition.model
                            or default_model_spec()[0])
         asker = Asker(self.team, name, self.box, self)
@@ -114,7 +121,8 @@ class Agent(AgentBase):
         env = {"SWARM_TEAM": self.team.name, "SWARM_AGENT_ID": self.member.agent_id}
         # Hooks and MCP servers (the servers start in run(), their tools join base_tools then).
         self.extensions = Extensions.load(self.team, self.member, self.definition, self.cwd,
-                                          env, self.console.say, self.track_process)
+                                          self.console.say, self.track_process,
+                                          project=self.project)
         self.base_tools = self.extensions.wrap_task_tools(self.base_tools)
         self.policy.gate = self.extensions.gate
         ctx = ToolContext(team=self.team, name=name, cwd=self.cwd, host=self, env=env)

@@ -14,6 +14,7 @@ The agent owns one `Extensions` and calls it at fixed points:
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -22,13 +23,15 @@ from typing import TYPE_CHECKING, Any
 
 from swarm import settings
 from swarm.core import paths
+from swarm.core.child_env import minimal_env
 from swarm.core.mcp_config import load_mcp_config, resolve_servers
 from swarm.core.protocol import escape
 from swarm.core.rules import Decision
 from swarm.core.state import SubagentInfo
+from swarm.core.workspace_trust import ProjectConfig
 from swarm.errors import SwarmError
 from swarm.runtime.hooks import HookRunner, load_hooks, parse_hooks
-from swarm.runtime.tools import Tool, ToolContext, ToolResult, user_env
+from swarm.runtime.tools import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     import subprocess
@@ -50,7 +53,8 @@ def feedback_block(event: str, text: str) -> dict[str, Any]:
 
 def checkout_of(member: Member) -> Path | None:
     """For a teammate in a worktree: the same directory in the checkout it was made from, where
-    project settings that are not committed (.swarm/settings.json, .mcp.json) still are."""
+    project configuration that is not committed (.swarm/settings.json, .mcp.json, definitions)
+    still is; it is used under the same trust as the rest (core/workspace_trust.py)."""
     if not (member.worktree_path and member.worktree_repo and member.cwd):
         return None
     try:
@@ -94,22 +98,26 @@ class Extensions:
 
     @classmethod
     def load(cls, team: Team, member: Member, definition: AgentDefinition, cwd: Path,
-             env: dict[str, str], say: Callable[[str], None],
-             track_process: Callable[[subprocess.Popen[bytes] | None], None]) -> Extensions:
-        """Read hook settings and MCP config; bad entries are one warning each, never fatal."""
-        origin = checkout_of(member)
-        hooks, problems = load_hooks(cwd, origin)
+             say: Callable[[str], None],
+             track_process: Callable[[subprocess.Popen[bytes] | None], None], *,
+             project: ProjectConfig) -> Extensions:
+        """Read hook settings and MCP config (the project's only when `project` is the trusted
+        configuration); bad entries are one warning each, never fatal. Hooks and servers get
+        a minimal environment plus what their entry's `env` names (core/child_env.py)."""
+        hooks, problems = load_hooks(cwd, project=project)
         if definition.hooks:  # the definition's own hooks, for this agent only
             own, own_problems = parse_hooks({"hooks": definition.hooks}, definition.path)
             hooks, problems = [*hooks, *own], [*problems, *own_problems]
         for problem in problems:
             say(f"warning: {problem} (skipped)")
+        ids = {"SWARM_TEAM": team.name, "SWARM_AGENT_ID": member.agent_id}
+        base_env = minimal_env(os.environ, str(cwd), ids)
         runner = HookRunner(hooks, team=team.name, agent_id=member.agent_id, cwd=cwd,
-                            env={**user_env(), **env}, warn=say, on_process=track_process)
+                            env=base_env, warn=say, on_process=track_process)
         extensions = cls(team=team, name=member.name, hooks=runner, say=say,
                          disallowed=list(definition.disallowed_tools))
         if member.mcp_servers or definition.mcp_servers:
-            config = load_mcp_config(cwd, origin)
+            config = load_mcp_config(cwd, project=project)
             for problem in config.problems:
                 say(f"warning: {problem} (skipped)")
             servers, unknown = resolve_servers(member.mcp_servers, definition.mcp_servers,
@@ -120,7 +128,7 @@ class Extensions:
                 # Only an agent with servers pays for the MCP layer (asyncio, ssl: ~25 ms).
                 from swarm.runtime.mcp import McpManager
 
-                extensions.mcp = McpManager(servers, cwd=cwd, warn=say,
+                extensions.mcp = McpManager(servers, cwd=cwd, warn=say, base_env=base_env,
                                             log_dir=paths.agent_dir(team.name, member.name))
         return extensions
 

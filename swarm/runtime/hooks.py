@@ -1,14 +1,16 @@
 """Hooks: shell commands the user configures to run on an agent's events (SPEC "Hooks").
 
 Settings: `hooks` in `$SWARM_HOME/settings.json` (user) and the nearest
-`<project>/.swarm/settings.json` from the agent's cwd up to the git root; both apply, user
-hooks first. `{EVENT: [{"matcher": "<regex on tool name>", "command": "<shell>", "timeout": 60}]}`;
+`<project>/.swarm/settings.json` from the agent's cwd up to the git root, in a trusted project
+only (core/workspace_trust.py); both apply, user hooks first.
+`{EVENT: [{"matcher": "<regex on tool name>", "command": "<shell>", "timeout": 60, "env": {}}]}`;
 Claude Code's nested spelling `{"matcher": .., "hooks": [{"type": "command", "command": ..}]}`
 is read as the same. Loaded once when the agent starts; a malformed file or a bad field is one
 problem naming the file and field, and the valid rest applies.
 
-A hook runs with `bash -c` in the agent's cwd with the agent's environment, its own process
-group, the event's JSON on stdin, and stdout/stderr going to unlinked temporary files (so a
+A hook runs with `bash -c` in the agent's cwd with a minimal environment (core/child_env.py)
+plus what its entry's `env` names (`${VAR}` expanded from the agent's environment), its own
+process group, the event's JSON on stdin, and stdout/stderr going to unlinked temporary files (so a
 hook that never reads stdin, or leaves a background child holding its output, cannot block
 us). Exit 0: go on. Exit 2: block, stderr is the reason; the first hook of an event that exits
 2 decides and the rest do not run. Anything else, a timeout (its group is killed) or a hook
@@ -24,7 +26,7 @@ import re
 import signal
 import subprocess
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Literal
@@ -32,7 +34,14 @@ from typing import IO, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from swarm.core import paths
-from swarm.core.config_files import ConfigProblem, problems_of, read_json_object
+from swarm.core.child_env import entry_env
+from swarm.core.config_files import (
+    ConfigProblem,
+    problems_of,
+    read_config_file,
+    read_json_object,
+)
+from swarm.core.workspace_trust import ProjectConfig, decide
 
 EVENTS = ("PreToolUse", "PostToolUse", "TaskCreated", "TaskCompleted", "TeammateIdle",
           "SubagentStop", "SessionEnd")
@@ -51,6 +60,7 @@ class HookEntry(BaseModel):
     matcher: str | None = None
     command: str
     timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0)
+    env: dict[str, str] = Field(default_factory=dict)  # passed on purpose: {"NAME": "${NAME}"}
 
     @field_validator("command")
     @classmethod
@@ -78,6 +88,7 @@ class Hook:
     matcher: str | None
     timeout: float
     source: str
+    env: Mapping[str, str] = field(default_factory=dict)
 
     def matches(self, tool_name: str | None) -> bool:
         """`matcher` is a regex that must match the whole tool name; none matches every tool."""
@@ -135,28 +146,28 @@ def _entry(event: str, raw: Any, where: str, path: str,
         problems.extend(problems_of(exc, path, where))
         return []
     return [Hook(event=event, command=entry.command, matcher=entry.matcher,
-                 timeout=entry.timeout, source=path)]
+                 timeout=entry.timeout, source=path, env=entry.env)]
 
 
-def project_settings_file(cwd: str | Path) -> Path | None:
-    return paths.find_in_project(cwd, ".swarm/settings.json", user_path=paths.user_settings())
-
-
-def load_hooks(cwd: str | Path, origin: Path | None = None
-               ) -> tuple[list[Hook], list[ConfigProblem]]:
-    """User hooks, then project hooks (both apply). `origin`: where to look when `cwd` has no
-    project settings (a worktree's checkout, for settings not committed)."""
+def load_hooks(cwd: str | Path, origin: Path | None = None, *,
+               project: ProjectConfig | None = None) -> tuple[list[Hook], list[ConfigProblem]]:
+    """User hooks, then project hooks (both apply). `project`: the trusted project
+    configuration to use (default: `cwd`'s, if it is trusted now); `origin`: where to look when
+    `cwd` has no project settings (a worktree's checkout, for settings not committed)."""
+    if project is None:
+        project = decide(cwd, origin).project
     hooks: list[Hook] = []
     problems: list[ConfigProblem] = []
-    project = project_settings_file(cwd) or (project_settings_file(origin) if origin else None)
-    for path in (paths.user_settings(), project):
-        if path is None:
-            continue
-        data, problem = read_json_object(path)
+    sources: list[tuple[str, tuple[dict[str, Any] | None, ConfigProblem | None]]] = [
+        (str(paths.user_settings()), read_json_object(paths.user_settings()))]
+    settings_file = project.first("settings")
+    if settings_file is not None:
+        sources.append((str(settings_file.path), read_config_file(settings_file)))
+    for path, (data, problem) in sources:
         if problem is not None:
             problems.append(problem)
         if data:
-            found, bad = parse_hooks(data, str(path))
+            found, bad = parse_hooks(data, path)
             hooks.extend(found)
             problems.extend(bad)
     return hooks, problems
@@ -177,10 +188,12 @@ class HookRunner:
     team: str
     agent_id: str
     cwd: Path
-    env: dict[str, str]
+    env: dict[str, str]  # every hook's base environment (a minimal one: core/child_env.py)
     warn: Callable[[str], None] = lambda line: None
     # The agent tracks the running hook so an interrupt (SIGINT) can kill it like a Bash command.
     on_process: Callable[[subprocess.Popen[bytes] | None], None] = lambda proc: None
+    # The agent's own environment, where a hook's `env` values are expanded from.
+    environ: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     _by_event: dict[str, list[Hook]] = field(default_factory=dict, init=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -221,8 +234,12 @@ class HookRunner:
               tempfile.TemporaryFile() as err):
             stdin.write(data)
             stdin.seek(0)
+            missing: list[str] = []
+            env = {**self.env, **entry_env(hook.env, self.environ, missing)}
+            if missing:
+                self.warn(f"warning: {label}: {', '.join(missing)} not set")
             try:
-                proc = subprocess.Popen(["bash", "-c", hook.command], cwd=self.cwd, env=self.env,
+                proc = subprocess.Popen(["bash", "-c", hook.command], cwd=self.cwd, env=env,
                                         stdin=stdin, stdout=out, stderr=err,
                                         start_new_session=True)
             except OSError as exc:

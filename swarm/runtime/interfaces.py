@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from swarm.core.rules import Decision
     from swarm.core.state import SubagentInfo, Usage
     from swarm.core.team import Team
+    from swarm.core.workspace_trust import ProjectConfig
     from swarm.runtime.loop import Loop
     from swarm.runtime.models.base import ModelReply
     from swarm.runtime.policy import PermissionPolicy
@@ -86,6 +87,7 @@ class SubagentHost(Protocol):
     model_name: str  # what `inherit` means
     policy: PermissionPolicy  # a subagent's mode, rules, and (foreground only) its asker
     loop: Loop  # a fork starts from `loop.last_request`; `loop.model` lends its HTTP client
+    project: ProjectConfig  # the project configuration it trusts (definitions of subagent types)
 
     @property
     def environment(self) -> str:

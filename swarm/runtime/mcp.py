@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from swarm.core.child_env import minimal_env
 from swarm.core.mcp_config import McpServer
 from swarm.runtime.tools import Tool, ToolContext, ToolResult
 
@@ -121,10 +122,14 @@ class McpManager:
 
     def __init__(self, servers: Mapping[str, McpServer], *, cwd: Path,
                  environ: Mapping[str, str] | None = None,
+                 base_env: Mapping[str, str] | None = None,
                  warn: Callable[[str], None] = lambda line: None,
                  log_dir: Path | None = None) -> None:
         self.cwd = cwd
-        self.environ = dict(os.environ if environ is None else environ)
+        self.environ = dict(os.environ if environ is None else environ)  # `${VAR}` source
+        # A stdio server's environment: a minimal one plus its own `env` (core/child_env.py).
+        self.base_env = dict(minimal_env(self.environ, str(cwd)) if base_env is None
+                             else base_env)
         self.warn = warn
         self.log_dir = log_dir
         self._servers = {name: _Server(config) for name, config in servers.items()}
@@ -303,7 +308,8 @@ class McpManager:
         from mcp.client.stdio import stdio_client
 
         assert spec.command is not None
-        path = spec.env.get("PATH") or self.environ.get("PATH")
+        env = {**self.base_env, **spec.env}
+        path = env.get("PATH")
         command = spec.command
         if os.sep in command and not os.path.isabs(command):
             command = str(self.cwd / command)
@@ -312,7 +318,7 @@ class McpManager:
         params = StdioServerParameters(
             command=sys.executable, args=["-I", str(GUARD), str(os.getpid()), "--", command,
                                           *spec.args],
-            env=spec.env or None, cwd=str(self.cwd))
+            env=env, cwd=str(self.cwd))
         return stdio_client(params, errlog=self._errlog(server))
 
     def _errlog(self, server: _Server) -> TextIO:

@@ -109,7 +109,8 @@ class Subagents:
         host = self.host
         fork = request.subagent_type is None
         try:
-            definition = None if fork else get_definition(str(request.subagent_type), host.cwd)
+            definition = None if fork else get_definition(str(request.subagent_type), host.cwd,
+                                                             project=host.project)
         except NotFoundError as exc:
             raise ToolError(f"subagent_type: {exc}") from None
         wanted = request.model or (definition.model if definition else None) or "inherit"

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from swarm.core.child_env import command_env
 from swarm.runtime.interfaces import NoHost, ToolHost
 
 if TYPE_CHECKING:
@@ -256,8 +257,8 @@ class Bash(Tool):
 
 
 def user_env() -> dict[str, str]:
-    """The environment for the user's own commands."""
-    return dict(os.environ)
+    """A Bash command's environment: the agent's, minus the model-provider credentials."""
+    return command_env(os.environ)
 
 
 def kill_tree(proc: subprocess.Popen[bytes]) -> None:
