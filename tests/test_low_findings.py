@@ -79,6 +79,7 @@ def test_spawn_with_a_bad_colour_is_exit_2_and_registers_nothing(
     assert [m.name for m in team.members()] == [LEAD_NAME]
 
 
+@pytest.mark.usefixtures("trust_projects")
 def test_a_definitions_bad_colour_is_a_problem_a_good_one_loads(tmp_path: Path) -> None:
     agents = tmp_path / ".swarm" / "agents"
     agents.mkdir(parents=True)
