@@ -91,7 +91,7 @@ async def rounds(count: int) -> tuple[list[float], list[float]]:
         for number in range(WARMUP + count):
             returned: list[float] = []
 
-            async def wait() -> None:
+            async def wait(returned: list[float] = returned) -> None:
                 result = await session.call_tool("WaitForTeam", {"timeout_s": 30})
                 returned.append(time.time())
                 text = "".join(getattr(b, "text", "") for b in result.content)

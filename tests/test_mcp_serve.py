@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import os
 import re
+import signal
+import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -263,3 +265,33 @@ def test_a_second_lead_for_a_led_team_is_refused(log: Path) -> None:
     assert proc.returncode == 2
     [line] = error_lines(proc)
     assert "is led by a running lead process" in line
+
+
+def test_the_server_exits_cleanly_when_stdin_closes_and_on_sigterm() -> None:
+    Team.create("alpha")
+
+    def started() -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen([SWARM, "mcp", "serve", "--team", "alpha"],
+                                stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, env=os.environ.copy())
+        wait_until(lambda: (s := read_state("alpha", LEAD_NAME)) and s.pid == proc.pid
+                   and s.state == "idle", 30, message="the server to register as the lead")
+        return proc
+
+    proc = started()
+    assert proc.stdin is not None
+    proc.stdin.close()
+    assert proc.wait(timeout=30) == 0, proc.stderr.read() if proc.stderr else ""
+    state = read_state("alpha", LEAD_NAME)
+    assert state is not None and state.state == "exited"
+    assert state.detail == "the MCP client closed the connection"
+    assert Team("alpha").config().lead_pid == proc.pid  # kept: the orphan rule's record
+
+    proc = started()
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    state = read_state("alpha", LEAD_NAME)
+    assert state is not None and state.detail == f"ended by signal {int(signal.SIGTERM)}"
+    for stream in (proc.stdin, proc.stdout, proc.stderr):
+        if stream is not None:
+            stream.close()

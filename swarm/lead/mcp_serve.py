@@ -33,14 +33,37 @@ log = logging.getLogger(__name__)
 SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
 
+class Stopped(BaseException):
+    """A signal arrived before the event loop took the signals over."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stopped(signum: int, frame: object) -> None:
+    raise Stopped(signum)
+
+
 def serve(options: ServeOptions) -> None:
     """Serve until the client closes stdin. Bad options fail before the server speaks."""
+    for signum in SIGNALS:  # until the event loop's receiver takes them (the SDK loads slowly)
+        signal.signal(signum, _stopped)
     host = ServedHost(options)
-    host.start()
     try:
+        host.start()
         anyio.run(_serve, host)
+    except Stopped as stop:
+        _exit(host, stop.signum)
     finally:
         host.close("the MCP client closed the connection")
+
+
+def _exit(host: ServedHost, signum: int) -> None:
+    host.close(f"ended by signal {signum}")
+    # The SDK reads stdin in a worker thread that only EOF ends: do not wait for it.
+    sys.stderr.flush()
+    os._exit(128 + signum)
 
 
 async def _serve(host: ServedHost) -> None:
@@ -71,10 +94,7 @@ async def _serve(host: ServedHost) -> None:
         async def on_signal() -> None:
             with anyio.open_signal_receiver(*SIGNALS) as received:
                 async for signum in received:
-                    host.close(f"ended by signal {signum}")
-                    # The SDK reads stdin in a worker thread that only EOF ends: do not wait.
-                    sys.stderr.flush()
-                    os._exit(128 + signum)
+                    _exit(host, signum)
 
         group.start_soon(on_signal)
         async with stdio_server() as (read_stream, write_stream):

@@ -213,8 +213,8 @@ class ServedHost:
 
         team.update(lead)
         team.update_member(LEAD_NAME, cwd=str(self.cwd))
+        self._adopt(team, identity)  # first: an exit from here on is recorded
         identity.begin(self.cap, "leads over MCP (swarm mcp serve)")
-        self._adopt(team, identity)
 
     def _join(self, team: Team) -> None:
         existing = team.config().member(self.name)
@@ -229,8 +229,8 @@ class ServedHost:
                                     " name, or stop it first")
             team.update_member(self.name, pid=os.getpid(), cwd=str(self.cwd))
         identity = Identity(team, self.name)
-        identity.begin(self.cap, "a member played over MCP (swarm mcp serve --as)")
         self._adopt(team, identity)
+        identity.begin(self.cap, "a member played over MCP (swarm mcp serve --as)")
 
     def _adopt(self, team: Team, identity: Identity) -> None:
         self.team, self.identity = team, identity
