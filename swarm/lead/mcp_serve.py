@@ -14,7 +14,6 @@ record stays, so they leave by the orphan rule unless a new server adopts them i
 
 from __future__ import annotations
 
-import logging
 import os
 import signal
 import sys
@@ -29,7 +28,6 @@ from swarm.lead.served import ServedHost, ServeOptions
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
-log = logging.getLogger(__name__)
 SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
 
