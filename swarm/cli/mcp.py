@@ -1,4 +1,5 @@
-"""`swarm mcp list [--check]`: configured MCP servers; --check starts each and lists its tools."""
+"""`swarm mcp list [--check]`: configured MCP servers; --check starts each and lists its tools.
+`swarm mcp serve`: swarm itself as a stdio MCP server, so any MCP client can lead a team."""
 
 from __future__ import annotations
 
@@ -9,10 +10,18 @@ from typing import Any
 import click
 
 from swarm import settings
-from swarm.cli.common import emit, json_option, table
+from swarm.cli.common import (
+    current_agent_name,
+    emit,
+    json_option,
+    refuse_teammate,
+    table,
+    team_option,
+)
 from swarm.cli.trust import say_if_ignored
 from swarm.core.mcp_config import load_mcp_config
-from swarm.errors import OperationFailedError
+from swarm.core.names import PERMISSION_MODES
+from swarm.errors import BadInputError, OperationFailedError
 from swarm.ops.mcp import check_servers, describe_servers
 
 
@@ -58,3 +67,29 @@ def list_servers(cwd: str | None, check: bool, as_json: bool) -> None:
     if failed:
         raise OperationFailedError(f"{len(failed)} of {len(servers)} MCP server(s) failed the "
                                    f"check: {', '.join(failed)}")
+
+
+@mcp.command("serve")
+@team_option
+@click.option("--as", "member", default=None, metavar="NAME",
+              help="Play member NAME of the team (default: its lead).")
+@click.option("--permission-mode", type=click.Choice(PERMISSION_MODES), default="default",
+              show_default=True, help="The most the served lead may grant a teammate.")
+def serve(team_name: str | None, member: str | None, permission_mode: str) -> None:
+    """Serve a team over MCP on stdin/stdout, for Claude Code, Codex, Gemini CLI or any MCP
+    client: it leads the team (TeamCreate, SpawnTeammate, SendMessage, ReadInbox, WaitForTeam,
+    the Task tools, TeamStatus, AnswerPermission, AnswerPlan) or, with --as, is member NAME.
+
+    Register it with e.g. `claude mcp add swarm -- swarm mcp serve --team T`.
+    """
+    speaker = current_agent_name()
+    if member is None:
+        refuse_teammate("mcp serve")
+    elif speaker is not None and speaker != member.lower():
+        raise BadInputError(f"a teammate's shell ({speaker}) may serve only as itself: --as"
+                            f" {speaker}")
+    from swarm.lead.mcp_serve import serve as run_server
+    from swarm.lead.served import ServeOptions
+
+    team = team_name if team_name is not None else (settings.team() or None)
+    run_server(ServeOptions(team=team, member=member, permission_mode=permission_mode))

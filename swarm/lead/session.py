@@ -20,14 +20,13 @@ from pathlib import Path
 from typing import Any
 
 from swarm import settings
-from swarm.core import paths
-from swarm.core.names import LEAD_NAME
 from swarm.core.state import read_state
 from swarm.core.store import write_bytes_atomic
 from swarm.core.tasks import ENDED
 from swarm.core.watch import FileWatcher
 from swarm.errors import SwarmError, describe_error
 from swarm.lead.process import Lead
+from swarm.lead.wait_tools import LOOK_EVERY, team_watcher
 from swarm.lead.wake import Wake
 from swarm.ops import control
 from swarm.ops.health import observe
@@ -35,7 +34,6 @@ from swarm.ops.report import build_report
 from swarm.ops.report_html import render_html
 
 log = logging.getLogger(__name__)
-LOOK_EVERY = 2.0  # seconds between looks at the team when no file changed
 PERSON_POLL = 0.05  # seconds between checks of the person's input (interactive)
 
 
@@ -90,14 +88,7 @@ class Session:
     # -- waiting ---------------------------------------------------------------------------------
     def watcher(self) -> FileWatcher:
         """Mailboxes, tasks and every teammate's state file (not the lead's own heartbeat)."""
-        team = self.lead.team
-        targets: list[tuple[Any, str | None]] = [(paths.inboxes_dir(team.name), None),
-                                                 (paths.tasks_dir(team.name), None)]
-        for member in team.members():
-            directory = paths.agent_dir(team.name, member.name)
-            if member.name != LEAD_NAME and directory.is_dir():
-                targets.append((directory, "state.json"))
-        return FileWatcher(targets, self.lead.subagents.waker)
+        return team_watcher(self.lead.team, self.lead.subagents.waker)
 
     def wait(self, interactive: bool) -> Wake | None:
         """Block until something should start a lead turn. None: the session is over (ended,

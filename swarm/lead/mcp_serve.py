@@ -1,0 +1,100 @@
+"""`swarm mcp serve`: a stdio MCP server, built on the official SDK's low-level `Server` (so each
+tool keeps its own JSON schema), that lets any MCP client lead a team or play one of its members.
+
+The tools are `ServedHost.tools` (lead/served.py): the very definitions `swarm lead` and
+teammates use, listed as they are. A call runs in a worker thread (`anyio.to_thread`), so a
+WaitForTeam blocking on inotify never blocks the event loop, and other calls go on beside it.
+What a call hands over (ReadInbox's messages, a quiet team's notes) is marked read once its
+result is built and the call was not cancelled.
+
+The server ends when the client closes stdin (exit 0) or on SIGTERM/SIGHUP/SIGINT (128+signal):
+every wait ends, the exit is recorded, and teammates are left running (see served.py: the lead
+record stays, so they leave by the orphan rule unless a new server adopts them in time).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import anyio.to_thread
+
+from swarm import __version__
+from swarm.lead.served import ServedHost, ServeOptions
+
+if TYPE_CHECKING:
+    from mcp.server.context import ServerRequestContext
+
+SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+
+
+class Stopped(BaseException):
+    """A signal arrived before the event loop took the signals over."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _stopped(signum: int, frame: object) -> None:
+    raise Stopped(signum)
+
+
+def serve(options: ServeOptions) -> None:
+    """Serve until the client closes stdin. Bad options fail before the server speaks."""
+    for signum in SIGNALS:  # until the event loop's receiver takes them (the SDK loads slowly)
+        signal.signal(signum, _stopped)
+    host = ServedHost(options)
+    try:
+        host.start()
+        anyio.run(_serve, host)
+    except Stopped as stop:
+        _exit(host, stop.signum)
+    finally:
+        host.close("the MCP client closed the connection")
+
+
+def _exit(host: ServedHost, signum: int) -> None:
+    host.close(f"ended by signal {signum}")
+    # The SDK reads stdin in a worker thread that only EOF ends: do not wait for it.
+    sys.stderr.flush()
+    os._exit(128 + signum)
+
+
+async def _serve(host: ServedHost) -> None:
+    from mcp import types
+    from mcp.server.lowlevel import Server
+    from mcp.server.stdio import stdio_server
+
+    listed = [types.Tool(name=tool.name, description=tool.description,
+                         input_schema=tool.input_schema) for tool in host.tools.values()]
+
+    async def list_tools(ctx: ServerRequestContext[Any, Any],
+                         params: types.PaginatedRequestParams | None) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=listed)
+
+    async def call_tool(ctx: ServerRequestContext[Any, Any],
+                        params: types.CallToolRequestParams) -> types.CallToolResult:
+        args = dict(params.arguments or {})
+        result = await anyio.to_thread.run_sync(host.call, params.name, args,
+                                                abandon_on_cancel=True)
+        await anyio.to_thread.run_sync(host.deliver, result)
+        return types.CallToolResult(content=[types.TextContent(type="text", text=result.content)],
+                                    is_error=result.is_error)
+
+    server: Server[Any] = Server("swarm", version=__version__, instructions=host.instructions(),
+                                 on_list_tools=list_tools, on_call_tool=call_tool)
+    async with anyio.create_task_group() as group:
+
+        async def on_signal() -> None:
+            with anyio.open_signal_receiver(*SIGNALS) as received:
+                async for signum in received:
+                    _exit(host, signum)
+
+        group.start_soon(on_signal)
+        async with stdio_server() as (read_stream, write_stream):
+            await server.run(read_stream, write_stream, server.create_initialization_options())
+        group.cancel_scope.cancel()
