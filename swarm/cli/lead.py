@@ -25,7 +25,7 @@ class SessionInterrupted(SwarmError):
 @click.option("--team", "-t", "team_name", default=None,
               help="Team to create (default: a generated name), or to continue with --resume.")
 @click.option("--model", "-m", default=None,
-              help="The lead's model: sonnet|opus|haiku|<model id>|scripted:PATH.")
+              help="The lead's model: sonnet|opus|haiku|claude-...|PROVIDER:MODEL|scripted:PATH.")
 @click.option("--teammate-model", default=None,
               help="Default teammate model (default: $SWARM_MODEL, sonnet with a key, else shell).")
 @click.option("--backend", type=click.Choice(["auto", *BACKENDS]), default=None,

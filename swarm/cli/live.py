@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from swarm.core.state import cost_text
 from swarm.ops.control import team_watcher
 from swarm.ops.health import observe
 
@@ -19,7 +20,7 @@ def _table(team: Any, statuses: list[Any]) -> Any:
         state = s.state + (f" ({s.detail})" if s.detail and s.state in ("dead", "exited") else "")
         table.add_row(f"[{style}]{s.name}[/]" if style else s.name, state, s.mode or "-",
                       f"#{s.current_task}" if s.current_task else "-", str(s.unread),
-                      str(s.turns), str(s.tokens), f"${s.cost_usd:.4f}",
+                      str(s.turns), str(s.tokens), cost_text(s.cost_usd, s.cost_known),
                       (s.last_activity or "-")[11:19])
         for sub in s.subagents:  # its running subagents, one row each
             table.add_row(f"  {sub['agent_id']}", f"{sub['subagent_type']}: {sub['description']}",

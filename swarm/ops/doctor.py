@@ -15,6 +15,8 @@ from swarm.core.team import Team
 from swarm.ops.damage import find, repair
 from swarm.ops.health import observe
 from swarm.runtime.models import default_model_spec
+from swarm.runtime.models.prices import load_user_prices
+from swarm.runtime.models.providers import describe as describe_providers
 
 
 def _tmux_version() -> str | None:
@@ -36,6 +38,27 @@ def _home_writable() -> tuple[bool, str]:
         return True, str(root)
     except OSError as exc:
         return False, f"{root}: {exc.strerror}"
+
+
+def _prices() -> dict[str, Any]:
+    """`$SWARM_HOME/prices.json`: how many prices it adds, or what is wrong with it."""
+    prices, problem = load_user_prices()
+    return {"path": str(paths.home() / "prices.json"), "models": len(prices), "problem": problem}
+
+
+def _provider_lines(report: dict[str, Any]) -> list[str]:
+    """One line per model provider: ready or what to set (never a credential's value)."""
+    lines = []
+    for row in report["providers"]:
+        state = (f"ready ({row['credentials']})" if row["ready"] else str(row["problem"]))
+        lines.append(f"{'ok  ' if row['ready'] else '--  '}provider {row['provider']}: {state};"
+                     f" endpoint {row['endpoint']}")
+    prices = report["prices"]
+    if prices["problem"]:
+        lines.append(f"!!  prices: {prices['problem']}")
+    elif prices["models"]:
+        lines.append(f"ok  prices: {prices['path']} adds {prices['models']} model(s)")
+    return lines
 
 
 def diagnose(fix: bool = False) -> dict[str, Any]:
@@ -66,9 +89,11 @@ def diagnose(fix: bool = False) -> dict[str, Any]:
         "osascript": shutil.which("osascript") is not None,
         "backend": choice.backend,
         "backend_reason": choice.reason,
-        "api_key": bool(settings.api_key()),
+        "api_key": settings.anthropic_credentials(),
         "default_model": model,
         "model_notice": notice,
+        "providers": describe_providers(),
+        "prices": _prices(),
         "swarm_home": where,
         "swarm_home_writable": writable,
         "teams": teams,
@@ -86,8 +111,9 @@ def render(report: dict[str, Any]) -> str:
         f"{mark(True)}iTerm2: {'yes' if report['iterm2'] else 'no'}"
         f" (osascript {'found' if report['osascript'] else 'not found'})",
         f"{mark(True)}backend: {report['backend']} ({report['backend_reason']})",
-        f"{mark(report['api_key'])}ANTHROPIC_API_KEY: {'set' if report['api_key'] else 'not set'}"
-        f" (default model: {report['default_model']})",
+        f"{mark(report['default_model'] != 'shell')}default model: {report['default_model']}"
+        + (f" ({report['model_notice']})" if report["model_notice"] else ""),
+        *_provider_lines(report),
         f"{mark(report['swarm_home_writable'])}SWARM_HOME: {report['swarm_home']}"
         f"{'' if report['swarm_home_writable'] else ' (not writable)'}",
     ]

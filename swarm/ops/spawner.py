@@ -24,7 +24,8 @@ from swarm.core.team import Member, Team
 from swarm.core.worktrees import WorktreeRecord, create, finish, record_fields
 from swarm.errors import BadInputError, SwarmError
 from swarm.ops.health import observe_member
-from swarm.runtime.models import default_model_spec, load_model
+from swarm.runtime.models import check_model_spec, default_model_spec
+from swarm.runtime.models.providers import PASS_VARIABLES
 
 log = logging.getLogger(__name__)
 
@@ -52,7 +53,8 @@ class SpawnResult:
 
 
 def agent_env(team: str, member: Member) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k in PASS_ENV or k.startswith(PASS_PREFIXES)}
+    env = {k: v for k, v in os.environ.items()
+           if k in PASS_ENV or k in PASS_VARIABLES or k.startswith(PASS_PREFIXES)}
     env.update(SWARM_HOME=str(paths.home()), SWARM_TEAM=team, SWARM_AGENT_ID=member.agent_id)
     if not settings.debug():
         env.pop("SWARM_DEBUG", None)
@@ -104,9 +106,8 @@ def spawn(
     spec = model or defaults.get("model")
     if not spec:
         spec, notice = default_model_spec()
-    if spec.startswith("scripted:"):
-
-        load_model(spec, cwd=str(workdir))  # a missing or broken script fails here, not later
+    # Before anything is registered: credentials for its provider, a script that parses.
+    spec = check_model_spec(spec, cwd=str(workdir))
     allow_rules = [validate_rule(r) for r in allow]
     deny_rules = [validate_rule(r) for r in deny]
     mcp_servers = _check_mcp(mcp, workdir)
