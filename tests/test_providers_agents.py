@@ -110,7 +110,7 @@ def test_a_mixed_team_finishes_a_task_list(crew: Crew, fake_api: FakeAnthropic,
     second = tasks.add("write the tests", owner="gpt")
     crew.launch("claude")
     crew.launch("gpt")
-    waited = crew.cli("wait", "--until", "tasks-done", "--timeout", "30")
+    waited = crew.cli("wait", "--until", "tasks-done", "--timeout", "60", timeout=90)
     assert waited.returncode == 0, waited.stderr
     done = {t.id: (t.status, t.owner, t.result) for t in tasks.list()}
     assert done == {first.id: ("completed", "claude", "done on anthropic"),
