@@ -178,3 +178,42 @@ def test_spawn_teammate_refuses_a_model_without_credentials(
         "model openai:gpt-5-mini cannot run here: openai needs credentials: set OPENAI_API_KEY"
         " (`swarm doctor` lists the providers)")
     assert "gpt" not in [m.name for m in Team.open("mix").members()]
+
+
+@pytest.mark.usefixtures("lead_env")
+def test_an_openai_lead_with_anthropic_teammates(fake_api: FakeAnthropic, fake_openai: FakeOpenAI,
+                                                 tmp_path: Path) -> None:
+    """`swarm lead --model openai:... --teammate-model sonnet`: the lead's loop, tools and
+    wake-ups on Chat Completions; the teammate it spawns on the Messages API."""
+    def lead_model(body: dict[str, Any]) -> Scripted:
+        said = json.dumps(body["messages"])
+        if "report from w1" in said:
+            return reply("w1 reported: all good.")
+        if not any(m["role"] == "tool" for m in body["messages"]):
+            return reply(None, [("SpawnTeammate", {"name": "w1", "prompt": "Check and report."})])
+        return reply("Waiting for w1.")
+
+    def teammate(body: dict[str, Any]) -> Scripted:
+        text = last_user_text(body)
+        if "shutdown_request" in text:
+            rid = re.search(r'request_id\\?":\s*\\?"([^"\\]+)', text)
+            return reply(None, [("SendMessage", {"to": "team-lead", "message": {
+                "type": "shutdown_response", "request_id": rid.group(1) if rid else "",
+                "approve": True}})])
+        if "initial prompt" in text:
+            return reply(None, [("SendMessage", {"to": "team-lead", "message": "report from w1:"
+                                                 " all good", "summary": "report"})])
+        return reply("Reported.")
+
+    fake_openai.fallback = lead_model
+    fake_api.fallback = teammate
+    proc = lead("--model", "openai:gpt-5", "--teammate-model", "sonnet", "--team", "mixed",
+                "Have a teammate check things.", cwd=tmp_path, env={"OPENAI_API_KEY": "sk-lead"})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "w1 reported: all good."
+    assert all(b["model"] == "gpt-5" for b in fake_openai.completions_requests())
+    assert "SpawnTeammate" in [t["function"]["name"]
+                               for t in fake_openai.completions_requests()[0]["tools"]]
+    assert fake_api.messages_requests()  # the teammate ran on the Messages API
+    assert "team mixed: lead openai:gpt-5," in proc.stderr
+    assert "spawned w1 (sonnet, " in proc.stderr
