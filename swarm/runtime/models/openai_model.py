@@ -163,11 +163,21 @@ class OpenAIModel:
         params = build_params(self.name, request, self.provider)
         try:
             if request.on_text is None:
-                completion = self._client.chat.completions.create(**params)
-                return self.parse_completion(completion)
+                return self.parse_completion(self._post(params))
             return self._stream(params, request.on_text)
         except self._openai.OpenAIError as exc:
             raise self._final_error(exc) from None
+
+    def _post(self, params: dict[str, Any]) -> Any:
+        """`chat.completions.create` without its argument transform: that walks every message
+        and tool against the SDK's TypedDicts (~80% of a call's client time for a teammate's
+        60 KB request) and changes nothing in plain JSON like ours. The client's own `post`
+        keeps the rest: auth, retries, errors, response and stream parsing."""
+        from openai.types.chat import ChatCompletion, ChatCompletionChunk
+
+        return self._client.post("/chat/completions", body=params, cast_to=ChatCompletion,
+                                 stream=bool(params.get("stream")),
+                                 stream_cls=self._openai.Stream[ChatCompletionChunk])
 
     def parse_completion(self, completion: Any) -> ModelReply:
         """A whole (non-streamed) ChatCompletion -> ModelReply."""
@@ -185,8 +195,7 @@ class OpenAIModel:
         calls: dict[int, dict[str, str]] = {}
         finish: str | None = None
         usage: Any = None
-        stream = self._client.chat.completions.create(
-            **params, stream=True, stream_options={"include_usage": True})
+        stream = self._post({**params, "stream": True, "stream_options": {"include_usage": True}})
         with stream:
             for chunk in stream:
                 usage = chunk.usage or usage
