@@ -48,8 +48,8 @@ from backends.hidden import HiddenBackend  # noqa: E402
 from swarm.core.state import read_state  # noqa: E402
 from swarm.core.team import Team  # noqa: E402
 from swarm.ops.spawner import spawn  # noqa: E402
-from swarm.runtime.models import load_model  # noqa: E402
 from swarm.runtime.models import anthropic_model as am  # noqa: E402
+from swarm.runtime.models import load_model  # noqa: E402
 from swarm.runtime.models import openai_model as om  # noqa: E402
 from swarm.runtime.models.base import ModelRequest  # noqa: E402
 from swarm.runtime.team_tools import all_tools  # noqa: E402
