@@ -186,3 +186,16 @@ def test_spawn_refuses_before_registering(tmp_path: Path, model: str, names: str
     assert [m.name for m in team.members()] == ["team-lead"]
     assert not paths.agent_dir(team.name, "w2").exists()
     assert not paths.inbox(team.name, "w2").exists()
+
+
+def test_an_agent_definitions_model_is_checked_before_registering(swarm_home: Path) -> None:
+    from swarm.ops.spawner import spawn
+
+    agents = swarm_home / "agents"
+    agents.mkdir(parents=True)
+    (agents / "cheap.md").write_text("---\nname: cheap\ndescription: a cheap worker\n"
+                                     "model: openai:gpt-5-mini\n---\nYou work cheaply.\n")
+    team = Team.create("t")
+    with pytest.raises(BadInputError, match="set OPENAI_API_KEY"):
+        spawn(team, "w", agent_type="cheap", backend="hidden", cwd=str(swarm_home))
+    assert [m.name for m in team.members()] == ["team-lead"]
