@@ -21,6 +21,7 @@ from tests.helpers import wait_until
 from tests.lead_fixtures import lead
 
 TASK_RE = re.compile(r'<task-assignment id="(\d+)"')
+pytestmark = pytest.mark.slow  # real agent processes and the swarm executable
 
 
 @pytest.fixture(autouse=True)
