@@ -71,6 +71,11 @@ class OperationFailedError(SwarmError):
     """Something ran but did not succeed (an agent refused, died, or failed)."""
 
 
+class ModelAPIError(OperationFailedError):
+    """A model provider's API refused or kept failing a request (auth, bad request, retries
+    spent), or its client could not be set up."""
+
+
 class GitError(SwarmError):
     """A git command swarm ran failed (a worktree or merge operation)."""
 

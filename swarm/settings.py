@@ -37,7 +37,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("SWARM_HEARTBEAT_INTERVAL", "2", "seconds between a teammate's heartbeats"),
     Variable("SWARM_HEARTBEAT_STALE", "30", "seconds without a heartbeat before a teammate is dead"),
     Variable("SWARM_COMPACT_THRESHOLD", "120000", "estimated tokens before compaction"),
-    Variable("SWARM_API_MAX_RETRIES", "4", "retries of a failed Anthropic request"),
+    Variable("SWARM_API_MAX_RETRIES", "4", "retries of a failed model request (429, 5xx)"),
     Variable("SWARM_API_RETRY_BASE", "1", "first retry delay in seconds (doubles each time)"),
     Variable("SWARM_MCP_TIMEOUT", "30", "seconds an MCP server has to start and list its tools"),
     Variable("SWARM_MCP_TOOL_TIMEOUT", "300", "seconds one MCP tool call may take"),
@@ -46,6 +46,23 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("SWARM_SECRET_VARS", "", "more variables (comma-separated) Bash commands never see"),
     Variable("ANTHROPIC_API_KEY", "", "the Anthropic key; without it agents default to `shell`"),
     Variable("ANTHROPIC_BASE_URL", "api.anthropic.com", "the Messages API endpoint (read by the SDK)"),
+    # Model providers (docs/design/providers.md): `[PROVIDER:]MODEL`.
+    Variable("ANTHROPIC_AUTH_TOKEN", "", "Anthropic credentials as a bearer token (gateways)"),
+    Variable("OPENAI_API_KEY", "", "the key for `openai:` models"),
+    Variable("OPENAI_BASE_URL", "api.openai.com/v1", "`openai:` endpoint (vLLM, LiteLLM, OpenRouter...)"),
+    Variable("OLLAMA_HOST", "127.0.0.1:11434", "`ollama:` server; swarm calls `$OLLAMA_HOST/v1`"),
+    Variable("AWS_REGION", "", "`bedrock:` region (or AWS_DEFAULT_REGION)"),
+    Variable("AWS_DEFAULT_REGION", "", "`bedrock:` region when AWS_REGION is unset"),
+    Variable("AWS_ACCESS_KEY_ID", "", "`bedrock:` credentials, with AWS_SECRET_ACCESS_KEY"),
+    Variable("AWS_SECRET_ACCESS_KEY", "", "`bedrock:` credentials, with AWS_ACCESS_KEY_ID"),
+    Variable("AWS_SESSION_TOKEN", "", "`bedrock:` temporary credentials' session token"),
+    Variable("AWS_PROFILE", "", "`bedrock:` credentials from this ~/.aws profile"),
+    Variable("AWS_BEARER_TOKEN_BEDROCK", "", "`bedrock:` API key (instead of AWS credentials)"),
+    Variable("ANTHROPIC_BEDROCK_BASE_URL", "bedrock-runtime.REGION.amazonaws.com", "`bedrock:` endpoint"),
+    Variable("CLOUD_ML_REGION", "", "`vertex:` region (`global`, `us-east5`...)"),
+    Variable("ANTHROPIC_VERTEX_PROJECT_ID", "", "`vertex:` Google Cloud project"),
+    Variable("GOOGLE_APPLICATION_CREDENTIALS", "gcloud's ADC file", "`vertex:` credentials file"),
+    Variable("ANTHROPIC_VERTEX_BASE_URL", "REGION-aiplatform.googleapis.com/v1", "`vertex:` endpoint"),
     # Set by the terminal, read to pick a pane backend.
     Variable("TMUX", "", "set inside tmux: teammates split the current window"),
     Variable("TMUX_PANE", "", "the pane swarm was started from (the leader's pane)"),
@@ -167,6 +184,70 @@ def secret_vars() -> tuple[str, ...]:
 
 def api_key() -> str:
     return raw("ANTHROPIC_API_KEY")
+
+
+def anthropic_credentials() -> bool:
+    """An Anthropic key or a gateway's bearer token (the SDK sends either)."""
+    return bool(raw("ANTHROPIC_API_KEY") or raw("ANTHROPIC_AUTH_TOKEN"))
+
+
+def anthropic_base_url() -> str:
+    return raw("ANTHROPIC_BASE_URL")
+
+
+def openai_api_key() -> str:
+    return raw("OPENAI_API_KEY")
+
+
+def openai_base_url() -> str:
+    return raw("OPENAI_BASE_URL")
+
+
+def ollama_host() -> str:
+    return raw("OLLAMA_HOST")
+
+
+def aws_region() -> str:
+    return raw("AWS_REGION") or raw("AWS_DEFAULT_REGION")
+
+
+def bedrock_credentials() -> str | None:
+    """Which Bedrock credentials are set (a name to show, never a value), or None."""
+    if raw("AWS_BEARER_TOKEN_BEDROCK"):
+        return "AWS_BEARER_TOKEN_BEDROCK"
+    if raw("AWS_ACCESS_KEY_ID") and raw("AWS_SECRET_ACCESS_KEY"):
+        return "AWS_ACCESS_KEY_ID"
+    if raw("AWS_PROFILE"):
+        return "AWS_PROFILE"
+    if (Path.home() / ".aws" / "credentials").is_file():
+        return "~/.aws/credentials"
+    return None
+
+
+def bedrock_base_url() -> str:
+    return raw("ANTHROPIC_BEDROCK_BASE_URL")
+
+
+def vertex_region() -> str:
+    return raw("CLOUD_ML_REGION")
+
+
+def vertex_project() -> str:
+    return raw("ANTHROPIC_VERTEX_PROJECT_ID")
+
+
+def vertex_credentials() -> str | None:
+    """Google application default credentials: the file named, or gcloud's; None if neither."""
+    named = raw("GOOGLE_APPLICATION_CREDENTIALS")
+    if named:
+        return "GOOGLE_APPLICATION_CREDENTIALS"
+    if (Path.home() / ".config" / "gcloud" / "application_default_credentials.json").is_file():
+        return "gcloud application-default credentials"
+    return None
+
+
+def vertex_base_url() -> str:
+    return raw("ANTHROPIC_VERTEX_BASE_URL")
 
 
 def tmux_env() -> str:

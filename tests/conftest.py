@@ -12,9 +12,18 @@ import pytest
 
 from swarm.core.team import Team
 
+# Every model provider's variables (the machine's own must never reach a test).
+PROVIDER_VARIABLES = ("ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST",
+                      "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID",
+                      "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "AWS_PROFILE",
+                      "AWS_BEARER_TOKEN_BEDROCK", "ANTHROPIC_BEDROCK_BASE_URL", "CLOUD_ML_REGION",
+                      "ANTHROPIC_VERTEX_PROJECT_ID", "GOOGLE_APPLICATION_CREDENTIALS",
+                      "ANTHROPIC_VERTEX_BASE_URL", "SWARM_MODEL")
+
 # Shared fixtures: `crew` (real teammates on the hidden backend) and `fake_api` (the fake
 # Anthropic Messages API).
-pytest_plugins = ["tests.agent_fixtures", "tests.fake_anthropic", "tests.lead_fixtures"]
+pytest_plugins = ["tests.agent_fixtures", "tests.fake_anthropic", "tests.fake_openai",
+                  "tests.lead_fixtures"]
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -32,7 +41,7 @@ def swarm_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("SWARM_HOME", str(home))
     for var in ("SWARM_TEAM", "SWARM_AGENT_ID", "SWARM_MODEL", "SWARM_BACKEND",
                 "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "TMUX", "TMUX_PANE", "SWARM_DEBUG",
-                "SWARM_TRUST_PROJECT", "SWARM_SECRET_VARS"):
+                "SWARM_TRUST_PROJECT", "SWARM_SECRET_VARS", *PROVIDER_VARIABLES):
         monkeypatch.delenv(var, raising=False)
     return home
 

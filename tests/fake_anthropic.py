@@ -205,12 +205,16 @@ class FakeAnthropic(Script):
 
     # -- serving -----------------------------------------------------------------------------
 
+    def _serves(self, path: str) -> bool:
+        """A path that gets the scripted replies (the Bedrock and Vertex fakes serve others)."""
+        return path.split("?")[0] == "/v1/messages"
+
     def _answer(self, received: Received) -> Scripted:
         with self._lock:
             self.requests.append(received)
             if self.required_api_key not in (None, received.api_key):
                 return _error(401, "authentication_error", "invalid x-api-key")
-            if received.method != "POST" or received.path.split("?")[0] != "/v1/messages":
+            if received.method != "POST" or not self._serves(received.path):
                 return _error(404, "not_found_error", f"fake server: no route {received.path}")
             queue = next((r._queue for r in self._routes if r.match(received.body)),
                          self._queue)
@@ -287,8 +291,14 @@ def _chunks(text: str, size: int = 12) -> list[str]:
 
 
 def sse_body(message: dict[str, Any]) -> bytes:
-    """A finished message as the Messages API streams it: message_start, per block a start,
-    deltas and a stop, message_delta (stop reason, output tokens), message_stop."""
+    """A finished message as the Messages API streams it (see `sse_events`)."""
+    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode()
+                    for e in sse_events(message))
+
+
+def sse_events(message: dict[str, Any]) -> list[dict[str, Any]]:
+    """A finished message as streaming events: message_start, per block a start, deltas and a
+    stop, message_delta (stop reason, output tokens), message_stop."""
     usage = message["usage"]
     events: list[dict[str, Any]] = [{"type": "message_start", "message": {
         **message, "content": [], "stop_reason": None, "usage": {**usage, "output_tokens": 1}}}]
@@ -309,7 +319,7 @@ def sse_body(message: dict[str, Any]) -> bytes:
                                                       "stop_sequence": None},
                    "usage": {"output_tokens": usage["output_tokens"]}})
     events.append({"type": "message_stop"})
-    return b"".join(f"event: {e['type']}\ndata: {json.dumps(e)}\n\n".encode() for e in events)
+    return events
 
 
 def _make_handler(api: FakeAnthropic) -> type[BaseHTTPRequestHandler]:

@@ -12,16 +12,11 @@ from typing import Any, get_args
 import pytest
 
 from swarm.core.state import Usage
-from swarm.errors import BadInputError, OperationFailedError, SwarmError
+from swarm.errors import BadInputError, ModelAPIError, OperationFailedError, SwarmError
 from swarm.runtime.models import NO_KEY_NOTICE, default_model_spec, load_model
-from swarm.runtime.models.anthropic_model import (
-    ALIASES,
-    AnthropicModel,
-    ModelAPIError,
-    cost_usd,
-    resolve_model_id,
-)
+from swarm.runtime.models.anthropic_model import ALIASES, AnthropicModel, resolve_model_id
 from swarm.runtime.models.base import ModelRequest
+from swarm.runtime.models.prices import cost_usd
 from tests.fake_anthropic import FakeAnthropic
 
 TOOLS = [

@@ -26,7 +26,7 @@ from swarm.core.worktrees import kept_path, leave_team, team_worktrees
 from swarm.errors import BadInputError
 from swarm.runtime import subagents as runner_module
 from swarm.runtime.loop import Loop, TurnInterrupted
-from swarm.runtime.models import check_model_spec
+from swarm.runtime.models import parse_model_spec
 from swarm.runtime.models.anthropic_model import build_params
 from swarm.runtime.models.base import ModelReply, ModelRequest
 from swarm.runtime.policy import PermissionPolicy
@@ -268,11 +268,12 @@ def test_request_parsing() -> None:
 
 
 def test_model_names() -> None:
-    for good in ("sonnet", "Opus", "claude-sonnet-4-5", "shell", "scripted:x.json"):
-        assert check_model_spec(good) == good
+    for good in ("sonnet", "Opus", "claude-sonnet-4-5", "shell", "scripted:x.json",
+                 "openai:gpt-5-mini", "ollama:qwen3-coder:30b"):
+        assert parse_model_spec(good).text == good
     for bad in ("gpt-4", "", "claude- x"):
         with pytest.raises(BadInputError, match="unknown model"):
-            check_model_spec(bad)
+            parse_model_spec(bad)
 
 
 def test_a_fork_mark_repeats_the_parents_last_breakpoint() -> None:

@@ -26,10 +26,10 @@ class SessionInterrupted(SwarmError):
 @click.option("--team", "-t", "team_name", default=None,
               help="Team to create (default: a generated name), or to continue with --resume.")
 @click.option("--model", "-m", default=None,
-              help="The lead's model: sonnet|opus|haiku|<model id>|scripted:PATH.")
+              help="The lead's model: sonnet|opus|haiku|claude-...|PROVIDER:MODEL|scripted:PATH.")
 @click.option("--teammate-model", default="inherit", show_default=True,
-              help="Teammates' model; inherit: the lead's (a scripted lead's: $SWARM_MODEL,"
-              " sonnet with a key, else shell).")
+              help="Teammates' model ([PROVIDER:]MODEL); inherit: the lead's (a scripted lead's:"
+              " $SWARM_MODEL, sonnet with a key, else shell).")
 @click.option("--allow", multiple=True, metavar="RULE",
               help="Allow rule for the lead and its teammates, e.g. 'Bash(npm test:*)'.")
 @click.option("--deny", multiple=True, metavar="RULE", help="Deny rule (wins over allow).")

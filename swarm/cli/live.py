@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from swarm.core.names import is_color
+from swarm.core.state import cost_text
 from swarm.core.terminal import visible
 from swarm.ops.control import team_watcher
 from swarm.ops.health import observe
@@ -26,7 +27,7 @@ def _table(team: Any, statuses: list[Any]) -> Any:
         state = s.state + (f" ({s.detail})" if s.detail and s.state in ("dead", "exited") else "")
         table.add_row(cell(s.name, style), cell(state), cell(s.mode or "-"),
                       cell(f"#{s.current_task}" if s.current_task else "-"), str(s.unread),
-                      str(s.turns), str(s.tokens), f"${s.cost_usd:.4f}",
+                      str(s.turns), str(s.tokens), cost_text(s.cost_usd, s.cost_known),
                       cell((s.last_activity or "-")[11:19]))
         for sub in s.subagents:  # its running subagents, one row each
             table.add_row(cell(f"  {sub['agent_id']}"),

@@ -23,7 +23,9 @@ from swarm.ops.spawner import spawn as do_spawn
 @click.option("--prompt-file", type=click.File("r"), default=None, help="Read the prompt from a file.")
 @click.option("--agent-type", default="general-purpose", show_default=True,
               help="Agent definition (see `swarm agents list`).")
-@click.option("--model", "-m", default=None, help="sonnet|opus|haiku|<model id>|shell|scripted:PATH.")
+@click.option("--model", "-m", default=None,
+              help="sonnet|opus|haiku|claude-...|PROVIDER:MODEL (anthropic, bedrock, vertex,"
+              " openai, ollama)|shell|scripted:PATH.")
 @click.option("--backend", type=click.Choice(["auto", *BACKENDS]), default=None,
               help="Where the teammate runs (default: $SWARM_BACKEND or auto).")
 @click.option("--cwd", default=None, help="Working directory (default: here).")

@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from swarm.cli.common import emit, json_option, open_team, table, team_option
+from swarm.core.state import cost_text
 from swarm.ops.health import observe
 
 
@@ -21,7 +22,7 @@ def render(statuses: list[Any]) -> str:
         rows.append([s.name, state, s.mode or "-", s.backend or "-", s.pane_id or "-",
                      str(s.pid or "-"),
                      f"#{s.current_task}" if s.current_task else "-", str(s.unread),
-                     str(s.turns), str(s.tokens), f"${s.cost_usd:.4f}",
+                     str(s.turns), str(s.tokens), cost_text(s.cost_usd, s.cost_known),
                      (s.last_activity or "-")[11:19]])
     total_tokens = sum(s.tokens for s in statuses)
     total_cost = sum(s.cost_usd for s in statuses)
@@ -32,7 +33,8 @@ def render(statuses: list[Any]) -> str:
     if subs:
         out += "\n\nrunning subagents:\n" + table(subs, ["ID", "TYPE", "DESCRIPTION",
                                                          "TOOL USES", "TOKENS"])
-    out += f"\nteam total: {total_tokens} tokens, ${total_cost:.4f}"
+    known = all(s.cost_known for s in statuses)
+    out += f"\nteam total: {total_tokens} tokens, {cost_text(total_cost, known)}"
     shared: dict[str, list[str]] = {}
     for s in statuses:
         for path in s.overlaps:

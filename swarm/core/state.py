@@ -33,6 +33,8 @@ class Usage(BaseModel):
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
     cost_usd: float = 0.0
+    # False once a call of a model with no price was counted: its cost is "n/a", not $0.
+    cost_known: bool = True
 
     @property
     def total_tokens(self) -> int:
@@ -49,6 +51,15 @@ class Usage(BaseModel):
         self.cache_creation_input_tokens += other.cache_creation_input_tokens
         self.cache_read_input_tokens += other.cache_read_input_tokens
         self.cost_usd += other.cost_usd
+        self.cost_known = self.cost_known and other.cost_known
+
+
+def cost_text(cost_usd: float, known: bool = True) -> str:
+    """A cost as people read it: `$0.0123`; `n/a` when no model used had a price; both when
+    some did (`$0.0123+n/a`)."""
+    if known:
+        return f"${cost_usd:.4f}"
+    return f"${cost_usd:.4f}+n/a" if cost_usd else "n/a"
 
 
 SubagentStatus = Literal["running", "completed", "failed", "stopped"]

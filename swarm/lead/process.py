@@ -34,18 +34,18 @@ from swarm.core.workspace_trust import decide
 from swarm.errors import BadInputError, OperationFailedError
 from swarm.lead.anchor import AnchorWatch
 from swarm.lead.prompt import lead_system_prompt
-from swarm.lead.tools import SpawnDefaults, check_model, lead_tools
+from swarm.lead.tools import SpawnDefaults, lead_tools
 from swarm.lead.wake import Reporter, Wake, Watch
 from swarm.ops.health import observe
 from swarm.runtime.base import AgentBase
 from swarm.runtime.extensions import Extensions
 from swarm.runtime.loop import Loop, TurnInterrupted, TurnOutcome
-from swarm.runtime.models import default_model_spec, load_model
+from swarm.runtime.models import check_model_spec, default_model_spec, load_model
 from swarm.runtime.models.base import Model, ModelReply
 from swarm.runtime.policy import PermissionPolicy
 from swarm.runtime.prompts import environment
 from swarm.runtime.subagents import Subagents
-from swarm.runtime.tools import Tool, ToolContext, ToolError, ToolResult, kill_tree
+from swarm.runtime.tools import Tool, ToolContext, ToolResult, kill_tree
 
 if TYPE_CHECKING:
     import subprocess
@@ -54,7 +54,8 @@ T = TypeVar("T")
 APPROVALS = ("human", "lead")
 # A lead in plan mode would have nobody to approve its plan.
 LEAD_MODES = tuple(m for m in PERMISSION_MODES if m != "plan")
-NO_MODEL = ("swarm lead needs a model: set ANTHROPIC_API_KEY (the lead runs sonnet), or pass"
+NO_MODEL = ("swarm lead needs a model: set ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN (the lead"
+            " runs sonnet), pass --model PROVIDER:MODEL (openai:..., ollama:...), or"
             " --model scripted:FILE to replay a scripted lead offline")
 
 
@@ -101,7 +102,7 @@ def lead_model_spec(requested: str | None) -> str:
     spec = (requested or "").strip()
     if not spec:
         env = settings.model()
-        spec = env if env and env.lower() != "shell" else ("sonnet" if settings.api_key() else "")
+        spec = env if env and env.lower() != "shell" else ("sonnet" if settings.anthropic_credentials() else "")
     if not spec:
         raise BadInputError(NO_MODEL)
     if spec.lower() == "shell":
@@ -132,8 +133,8 @@ def validate(options: LeadOptions) -> None:
     options.deny = tuple(validate_rule(r) for r in options.deny)
     if options.teammate_model and options.teammate_model.strip().lower() != "inherit":
         try:
-            check_model(options.teammate_model)
-        except ToolError as exc:
+            check_model_spec(options.teammate_model, cwd=options.cwd)
+        except BadInputError as exc:
             raise BadInputError(f"--teammate-model: {exc}") from None
 
 
@@ -179,6 +180,7 @@ class Lead(AgentBase):
             raise BadInputError(f"--cwd {self.cwd} is not a directory")
         self.backend = resolve(options.backend)  # an unknown backend fails before any team
         try:
+            check_model_spec(self.model_spec, cwd=str(self.cwd))
             model = load_model(self.model_spec, cwd=str(self.cwd))
         except OperationFailedError as exc:  # no credentials: say what to do, in one line
             raise BadInputError(f"{NO_MODEL} ({exc})") from None

@@ -16,7 +16,6 @@ import json
 from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
-from swarm import settings
 from swarm.core.names import LEAD_NAME, ModeCap
 from swarm.core.protocol import STRUCTURED_TYPES, ShutdownRequest, validate_structured
 from swarm.errors import BadInputError
@@ -30,7 +29,6 @@ from swarm.runtime import tools as ft
 from swarm.runtime.console import brief
 from swarm.runtime.interfaces import ToolHost
 from swarm.runtime.models import default_model_spec
-from swarm.runtime.models.anthropic_model import ALIASES
 from swarm.runtime.subagent_tools import AgentStatusTool, AgentStopTool, AgentTool
 from swarm.runtime.tools import Tool, ToolContext, ToolError, ToolResult, _schema
 
@@ -66,22 +64,6 @@ def _host(ctx: ToolContext) -> LeadHost:
     return cast(LeadHost, ctx.host)
 
 
-def check_model(spec: str) -> str:
-    """A teammate model the lead may pick: shell, scripted:FILE, an alias or a claude id (with an
-    API key for the last two)."""
-    clean = spec.strip()
-    lower = clean.lower()
-    if lower == "shell" or lower.startswith("scripted:"):
-        return clean
-    if lower not in ALIASES and not lower.startswith("claude-"):
-        raise ToolError(f"unknown model {spec!r}: use {', '.join(ALIASES)}, a claude-... model id,"
-                        " or shell (offline: runs the `$ ` commands it is given)")
-    if not settings.api_key():
-        raise ToolError(f"model {clean} needs ANTHROPIC_API_KEY, which is not set here: spawn the"
-                        ' teammate with model "shell" (offline) or ask the person to set the key')
-    return clean
-
-
 class SpawnTeammate(Tool):
     name = "SpawnTeammate"
     description = (
@@ -114,7 +96,8 @@ class SpawnTeammate(Tool):
             raise ToolError(f"the team already runs {len(running)} teammates, the most this"
                             f" session allows (--max-teammates {defaults.max_teammates}): give"
                             " work to one of them, or stop one with StopTeammate first")
-        model = check_model(str(args.get("model") or defaults.model or default_model_spec()[0]))
+        # spawn checks the model can run here (its provider's credentials) before registering.
+        model = str(args.get("model") or defaults.model or default_model_spec()[0])
         result = spawn(
             ctx.team, name, prompt=str(args["prompt"]),
             agent_type=str(args.get("agent_type") or "general-purpose"), model=model,

@@ -17,6 +17,8 @@ from swarm.core.workspace_trust import decide, visible
 from swarm.ops.damage import find, repair
 from swarm.ops.health import observe
 from swarm.runtime.models import default_model_spec
+from swarm.runtime.models.prices import load_user_prices
+from swarm.runtime.models.providers import describe as describe_providers
 
 
 def _tmux_version() -> str | None:
@@ -53,6 +55,27 @@ def project_trust() -> dict[str, Any]:
             "warning": decision.warning}
 
 
+def _prices() -> dict[str, Any]:
+    """`$SWARM_HOME/prices.json`: how many prices it adds, or what is wrong with it."""
+    prices, problem = load_user_prices()
+    return {"path": str(paths.home() / "prices.json"), "models": len(prices), "problem": problem}
+
+
+def _provider_lines(report: dict[str, Any]) -> list[str]:
+    """One line per model provider: ready or what to set (never a credential's value)."""
+    lines = []
+    for row in report["providers"]:
+        state = (f"ready ({row['credentials']})" if row["ready"] else str(row["problem"]))
+        lines.append(f"{'ok  ' if row['ready'] else '--  '}provider {row['provider']}: {state};"
+                     f" endpoint {row['endpoint']}")
+    prices = report["prices"]
+    if prices["problem"]:
+        lines.append(f"!!  prices: {prices['problem']}")
+    elif prices["models"]:
+        lines.append(f"ok  prices: {prices['path']} adds {prices['models']} model(s)")
+    return lines
+
+
 def diagnose(fix: bool = False) -> dict[str, Any]:
     """What this machine offers swarm, and what is damaged under SWARM_HOME. Changes nothing
     unless `fix`: then it makes the safe repairs and marks each finding it fixed."""
@@ -81,9 +104,11 @@ def diagnose(fix: bool = False) -> dict[str, Any]:
         "osascript": shutil.which("osascript") is not None,
         "backend": choice.backend,
         "backend_reason": choice.reason,
-        "api_key": bool(settings.api_key()),
+        "api_key": settings.anthropic_credentials(),
         "default_model": model,
         "model_notice": notice,
+        "providers": describe_providers(),
+        "prices": _prices(),
         "swarm_home": where,
         "swarm_home_writable": writable,
         "project_trust": project_trust(),
@@ -102,8 +127,9 @@ def render(report: dict[str, Any]) -> str:
         f"{mark(True)}iTerm2: {'yes' if report['iterm2'] else 'no'}"
         f" (osascript {'found' if report['osascript'] else 'not found'})",
         f"{mark(True)}backend: {report['backend']} ({report['backend_reason']})",
-        f"{mark(report['api_key'])}ANTHROPIC_API_KEY: {'set' if report['api_key'] else 'not set'}"
-        f" (default model: {report['default_model']})",
+        f"{mark(report['default_model'] != 'shell')}default model: {report['default_model']}"
+        + (f" ({report['model_notice']})" if report["model_notice"] else ""),
+        *_provider_lines(report),
         f"{mark(report['swarm_home_writable'])}SWARM_HOME: {report['swarm_home']}"
         f"{'' if report['swarm_home_writable'] else ' (not writable)'}",
     ]

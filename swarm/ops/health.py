@@ -54,6 +54,7 @@ class MemberStatus:
     color: str | None
     model: str | None
     mode: str | None = None  # the permission mode it is really in (see `mode_of`)
+    cost_known: bool = True  # False: a model it used has no price (its cost shows n/a)
     # Files this member wrote that another member (sharing its checkout) wrote too.
     overlaps: list[str] = field(default_factory=list)
     subagents: list[dict[str, object]] = field(default_factory=list)  # the running ones
@@ -172,7 +173,7 @@ def observe_member(team: Team, member: Member, record: bool = True) -> MemberSta
         unread=unread, turns=state.turns, tokens=state.usage.total_tokens,
         cost_usd=round(state.usage.cost_usd, 6), last_activity=state.last_activity,
         detail=state.detail, idle_reason=state.idle_reason, color=member.color, model=member.model,
-        mode=mode_of(member, state),
+        mode=mode_of(member, state), cost_known=state.usage.cost_known,
         subagents=[] if state.state in ("dead", "exited") else [
             s.model_dump(include={"agent_id", "subagent_type", "description", "status",
                                   "background", "tool_uses", "tokens", "started_at"})
@@ -201,6 +202,7 @@ def observe_lead(team: Team) -> MemberStatus | None:
         tokens=state.usage.total_tokens, cost_usd=round(state.usage.cost_usd, 6),
         last_activity=state.last_activity, detail=detail, idle_reason=state.idle_reason,
         color=member.color, model=member.model, mode=state.mode,
+        cost_known=state.usage.cost_known,
     )
 
 

@@ -25,7 +25,8 @@ from swarm.core.workspace_trust import ProjectConfig, decide
 from swarm.core.worktrees import WorktreeRecord, create, finish, record_fields
 from swarm.errors import BadInputError, SwarmError
 from swarm.ops.health import observe_member
-from swarm.runtime.models import default_model_spec, load_model
+from swarm.runtime.models import check_model_spec, default_model_spec
+from swarm.runtime.models.providers import PASS_VARIABLES
 
 log = logging.getLogger(__name__)
 
@@ -56,7 +57,8 @@ class SpawnResult:
 
 
 def agent_env(team: str, member: Member) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k in PASS_ENV or k.startswith(PASS_PREFIXES)}
+    env = {k: v for k, v in os.environ.items()
+           if k in PASS_ENV or k in PASS_VARIABLES or k.startswith(PASS_PREFIXES)}
     env.update(SWARM_HOME=str(paths.home()), SWARM_TEAM=team, SWARM_AGENT_ID=member.agent_id)
     if not settings.debug():
         env.pop("SWARM_DEBUG", None)
@@ -119,7 +121,8 @@ def spawn(
     spec = model or defaults.get("model")
     if not spec:
         spec, notice = default_model_spec()
-    check_model(spec, workdir)
+    # Before anything is registered: credentials for its provider, a script that parses.
+    spec = check_model_spec(spec, cwd=str(workdir))
     allow_rules = [validate_rule(r) for r in allow]
     deny_rules = [validate_rule(r) for r in deny]
     mcp_servers = _check_mcp(mcp, workdir, trust.project)
@@ -153,12 +156,6 @@ def spawn(
                        pid=pid, model=spec, permission_mode=mode, notice=notice,
                        warnings=list(definition.warnings),
                        trust_notices=[n for n in (trust.warning, trust.notice()) if n])
-
-
-def check_model(spec: str, workdir: Path) -> None:
-    """Can this model run here? Checked before anything is registered or restarted."""
-    if spec.startswith("scripted:"):
-        load_model(spec, cwd=str(workdir))  # a missing or broken script fails here, not later
 
 
 def _discard_new(tree: WorktreeRecord | None) -> None:
@@ -215,7 +212,7 @@ def respawn(team: Team, name: str, model: str | None = None,
     if permission_mode is not None:
         validate_mode(permission_mode)
     if model is not None:
-        check_model(model, Path(member.cwd or "."))
+        model = check_model_spec(model, cwd=member.cwd or ".")
     status = observe_member(team, member)
     if status.state not in ("dead", "exited") or not _claim_restart(team, member.name):
         now = status.state if status.state not in ("dead", "exited") else "being restarted"

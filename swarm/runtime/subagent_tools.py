@@ -75,7 +75,8 @@ class AgentTool(Tool):
         description={"type": "string", "description": "3-5 words: what the subagent does"},
         prompt={"type": "string", "description": "the task, with everything it needs to know"},
         subagent_type={"type": "string"}, run_in_background={"type": "boolean"},
-        model={"type": "string", "description": "sonnet, opus, haiku, a model id, or inherit"},
+        model={"type": "string", "description": "inherit (your own model), sonnet, opus,"
+               " haiku, a model id, or PROVIDER:MODEL (openai:..., ollama:...)"},
         isolation={"type": "string", "enum": ["worktree"]},
     )
 

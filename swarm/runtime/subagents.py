@@ -35,7 +35,7 @@ from swarm.core.watch import Waker
 from swarm.errors import NotFoundError, SwarmError, describe_error
 from swarm.runtime.interfaces import SubagentHost
 from swarm.runtime.loop import Loop
-from swarm.runtime.models import check_model_spec, load_model
+from swarm.runtime.models import check_model_spec, load_model, provider_of
 from swarm.runtime.prompts import environment, project_memory, subagent_part, system_prompt
 from swarm.runtime.subagent import Run, Subagent
 from swarm.runtime.subagent_tools import ParentMessage, SubagentRequest, fork_tools, usable_tools
@@ -114,7 +114,10 @@ class Subagents:
         except NotFoundError as exc:
             raise ToolError(f"subagent_type: {exc}") from None
         wanted = request.model or (definition.model if definition else None) or "inherit"
-        spec = host.model_name if wanted.strip().lower() == "inherit" else check_model_spec(wanted)
+        # `inherit` keeps the parent's model (and so its provider); a bare id that is not
+        # Anthropic's stays on the parent's provider too.
+        spec = host.model_name if wanted.strip().lower() == "inherit" else check_model_spec(
+            wanted, cwd=str(host.cwd), parent=provider_of(host.loop.model))
         model = load_model(spec, cwd=str(host.cwd), like=host.loop.model)
         last = host.loop.last_request
         if fork and (last is None or not host.loop.messages

@@ -1,68 +1,67 @@
-"""Pick a model from a spec string: `shell`, `scripted:PATH`, or an Anthropic alias/id.
+"""Pick a model from a spec string: `shell`, `scripted:PATH`, or `[PROVIDER:]MODEL` (spec.py).
 
-Each implementation is imported only when chosen, so a `shell` teammate never pays for the
-`anthropic` SDK import.
+Each implementation is imported only when chosen, so a `shell` teammate never pays for an SDK
+import; every provider's model implements the one-method `Model` protocol (base.py), so the
+loop, tools, compaction, transcripts and subagents never know which provider they talk to.
 """
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swarm import settings
-from swarm.errors import BadInputError
-from swarm.runtime.models.anthropic_model import ALIASES, AnthropicModel
-from swarm.runtime.models.scripted import ScriptedModel
-from swarm.runtime.models.shell import ShellModel
+from swarm.runtime.models.spec import (
+    ModelSpec,
+    check_model_spec,
+    parse_model_spec,
+    script_path,
+)
 
 if TYPE_CHECKING:  # the spawn command needs default_model_spec only, not the model classes
     from swarm.runtime.models.base import Model
 
-NO_KEY_NOTICE = "no ANTHROPIC_API_KEY: teammates use the offline shell model"
+__all__ = ["ModelSpec", "check_model_spec", "default_model_spec", "load_model",
+           "parse_model_spec", "provider_of"]
+
+NO_KEY_NOTICE = ("no Anthropic credentials (ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN):"
+                 " teammates use the offline shell model")
 
 
 def load_model(spec: str, *, cwd: str | None = None, like: Model | None = None) -> Model:
-    """`shell` | `scripted:PATH` (relative to `cwd`) | `sonnet`/`opus`/`haiku`/`claude-...`.
-    `like`: a model already loaded in this process; an Anthropic one lends its HTTP client."""
-    spec = spec.strip()
-    if not spec:
-        raise BadInputError("empty model name")
-    if spec.lower() == "shell":
+    """The model a spec names (`scripted:PATH` relative to `cwd`). `like`: a model already
+    loaded in this process; one of the same provider lends its HTTP client."""
+    parsed = parse_model_spec(spec, parent=provider_of(like))
+    if parsed.provider == "shell":
+        from swarm.runtime.models.shell import ShellModel
 
         return ShellModel()
-    if spec.lower().startswith("scripted:"):
-        raw = spec.split(":", 1)[1].strip()
-        if not raw:
-            raise BadInputError("scripted model needs a file: scripted:PATH")
-        path = Path(raw).expanduser()
-        if not path.is_absolute():
-            path = Path(cwd or os.getcwd()) / path
+    if parsed.provider == "scripted":
+        from swarm.runtime.models.scripted import ScriptedModel
 
-        return ScriptedModel(str(path))
+        return ScriptedModel(str(script_path(parsed, cwd)))
+    sibling = getattr(like, "sibling", None)
+    if sibling is not None and provider_of(like) == parsed.provider:
+        return sibling(parsed.model)  # type: ignore[no-any-return]
+    if parsed.provider in ("openai", "ollama"):
+        from swarm.runtime.models.openai_model import OpenAIModel
 
-    if isinstance(like, AnthropicModel):
-        return like.sibling(spec)
-    return AnthropicModel(spec)
+        return OpenAIModel(parsed.model, provider=parsed.provider)
+    from swarm.runtime.models.anthropic_model import AnthropicModel
+
+    return AnthropicModel(parsed.model, provider=parsed.provider)
 
 
-def check_model_spec(spec: str) -> str:
-    """A model name an agent may ask for (a subagent's `model`): an Anthropic alias, a
-    `claude-` id, `shell` or `scripted:PATH`. Anything else is a clear error before any call."""
-    value = spec.strip()
-    lowered = value.lower()
-    if (lowered in ALIASES or lowered == "shell" or lowered.startswith("scripted:")
-            or (lowered.startswith("claude-") and not any(c.isspace() for c in value))):
-        return value
-    raise BadInputError(f"unknown model {spec!r}: use {', '.join(ALIASES)}, a claude-... model id,"
-                        " or inherit (the parent's model)")
+def provider_of(model: Model | None) -> str | None:
+    """The provider a loaded model calls (None for the offline ones)."""
+    return getattr(model, "provider", None)
 
 
 def default_model_spec() -> tuple[str, str | None]:
-    """(spec, notice): $SWARM_MODEL, else `sonnet` with an API key, else `shell` plus a notice."""
+    """(spec, notice): $SWARM_MODEL, else `sonnet` with Anthropic credentials, else `shell`
+    plus a notice."""
     chosen = settings.model()
     if chosen:
         return chosen, None
-    if settings.api_key():
+    if settings.anthropic_credentials():
         return "sonnet", None
     return "shell", NO_KEY_NOTICE

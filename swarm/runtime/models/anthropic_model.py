@@ -1,7 +1,8 @@
-"""The real model: Anthropic's Messages API through the official SDK.
+"""The Messages API through the official `anthropic` SDK: Anthropic's own API, and Claude on
+Bedrock and Vertex through the SDK's `AnthropicBedrock` / `AnthropicVertex` clients.
 
-This module is the only place that imports `anthropic` (a ~1.5 s, ~40 MB import), and it is
-itself imported only when a teammate runs an Anthropic model, so `shell` teammates stay light.
+This module is the only place that imports `anthropic` (a ~1.5 s, ~40 MB import), and it does so
+only when a model is built, so `shell` teammates stay light.
 
 Retries are done here rather than by the SDK so the backoff is configurable
 (`SWARM_API_RETRY_BASE` seconds, `SWARM_API_MAX_RETRIES`), honours `retry-after(-ms)` and
@@ -17,8 +18,10 @@ from typing import Any
 
 from swarm import settings
 from swarm.core.state import Usage
-from swarm.errors import BadInputError, OperationFailedError
+from swarm.errors import BadInputError, ModelAPIError
 from swarm.runtime.models.base import Block, ModelReply, ModelRequest
+from swarm.runtime.models.prices import price_usage
+from swarm.runtime.models.providers import PROVIDERS
 
 # Current ids, per the model literals of the installed SDK (newest of each family).
 ALIASES: dict[str, str] = {
@@ -27,32 +30,11 @@ ALIASES: dict[str, str] = {
     "haiku": "claude-haiku-5-5",
 }
 
-# USD per million tokens: (input, output). Matched by longest id prefix, then by family name.
-PRICES: dict[str, tuple[float, float]] = {
-    "claude-opus-4-0": (15.0, 75.0),
-    "claude-opus-4-1": (15.0, 75.0),
-    "claude-opus-4-2025": (15.0, 75.0),
-    "claude-3-opus": (15.0, 75.0),
-    "claude-3-5-haiku": (0.8, 4.0),
-    "claude-3-haiku": (0.25, 1.25),
-    "claude-opus": (5.0, 25.0),
-    "claude-sonnet": (3.0, 15.0),
-    "claude-haiku": (1.0, 5.0),
-    "opus": (5.0, 25.0),
-    "sonnet": (3.0, 15.0),
-    "haiku": (1.0, 5.0),
-}
-# An id we cannot price is charged like the dearest tier, so `--max-budget-usd` still bites.
-FALLBACK_PRICE: tuple[float, float] = (15.0, 75.0)
-CACHE_WRITE_FACTOR = 1.25
-CACHE_READ_FACTOR = 0.1
-
 _EPHEMERAL = {"type": "ephemeral"}
 _MAX_RETRY_DELAY = 30.0
-
-
-class ModelAPIError(OperationFailedError):
-    """The Anthropic API refused or kept failing a request (auth, bad request, retries spent)."""
+# The client class of each provider that speaks the Messages API through this SDK.
+CLIENTS = {"anthropic": "Anthropic", "bedrock": "AnthropicBedrock", "vertex": "AnthropicVertex"}
+LABELS = {"anthropic": "Anthropic", "bedrock": "Bedrock", "vertex": "Vertex"}
 
 
 def resolve_model_id(alias: str) -> str:
@@ -63,26 +45,9 @@ def resolve_model_id(alias: str) -> str:
     return ALIASES.get(spec.lower(), spec)
 
 
-def price_for(model_id: str) -> tuple[float, float]:
-    """(input, output) USD per million tokens for a model id."""
-    mid = model_id.lower()
-    prefixes = [p for p in PRICES if p.startswith("claude-") and mid.startswith(p)]
-    if prefixes:
-        return PRICES[max(prefixes, key=len)]
-    for family in ("opus", "sonnet", "haiku"):
-        if family in mid:
-            return PRICES[family]
-    return FALLBACK_PRICE
-
-
-def cost_usd(model_id: str, usage: Usage) -> float:
-    inp, out = price_for(model_id)
-    return (
-        usage.input_tokens * inp
-        + usage.cache_creation_input_tokens * inp * CACHE_WRITE_FACTOR
-        + usage.cache_read_input_tokens * inp * CACHE_READ_FACTOR
-        + usage.output_tokens * out
-    ) / 1_000_000
+def _model_id(spec: str, provider: str) -> str:
+    """Aliases are Anthropic API ids: Bedrock and Vertex name their models their own way."""
+    return resolve_model_id(spec) if provider == "anthropic" else spec.strip()
 
 
 def _one_line(text: str, limit: int = 300) -> str:
@@ -140,7 +105,7 @@ def _non_empty(message: dict[str, Any]) -> dict[str, Any]:
     return {**message, "content": kept or [{"type": "text", "text": "(no content)"}]}
 
 
-def reply_from_message(model_id: str, message: Any) -> ModelReply:
+def reply_from_message(model_id: str, message: Any, provider: str = "anthropic") -> ModelReply:
     """SDK `Message` -> `ModelReply` with plain-dict blocks and priced usage."""
     blocks: list[Block] = []
     for block in message.content:
@@ -159,35 +124,39 @@ def reply_from_message(model_id: str, message: Any) -> ModelReply:
         cache_creation_input_tokens=u.cache_creation_input_tokens or 0,
         cache_read_input_tokens=u.cache_read_input_tokens or 0,
     )
-    usage.cost_usd = cost_usd(model_id, usage)
+    price_usage(provider, model_id, usage)
     return ModelReply(content=blocks, stop_reason=message.stop_reason or "end_turn", usage=usage)
 
 
 class AnthropicModel:
     """`Model` backed by the SDK's `messages.stream` when the request wants the text as it is
-    generated (`on_text`), `messages.create` otherwise."""
+    generated (`on_text`), `messages.create` otherwise. `provider`: `anthropic`, or `bedrock` /
+    `vertex` through the SDK's own clients for them (same Messages shape, prompt caching too)."""
 
-    def __init__(self, spec: str = "sonnet", *, max_retries: int | None = None) -> None:
+    def __init__(self, spec: str = "sonnet", *, provider: str = "anthropic",
+                 max_retries: int | None = None) -> None:
         import anthropic
 
         self._anthropic = anthropic
         self.spec = spec
-        self.name = resolve_model_id(spec)
+        self.provider = provider
+        self.name = _model_id(spec, provider)
         self.max_retries = settings.api_max_retries() if max_retries is None else max_retries
         self.retry_base = settings.api_retry_base()
+        label = LABELS[provider]
         try:
             # SDK retries off: ours below are configurable and report in one line.
-            self._client = anthropic.Anthropic(max_retries=0)
-        except (anthropic.AnthropicError, TypeError, ValueError) as exc:
-            raise ModelAPIError(f"cannot set up the Anthropic client: {_one_line(str(exc))}") from None
-        if (
+            self._client = getattr(anthropic, CLIENTS[provider])(max_retries=0)
+        except (anthropic.AnthropicError, TypeError, ValueError, RuntimeError) as exc:
+            raise ModelAPIError(f"cannot set up the {label} client: {_one_line(str(exc))}") from None
+        if provider == "anthropic" and (
             getattr(self._client, "api_key", None) is None
             and getattr(self._client, "auth_token", None) is None
             and getattr(self._client, "credentials", None) is None
         ):
             raise ModelAPIError(
                 f"no Anthropic credentials for model {self.name}: set ANTHROPIC_API_KEY "
-                "(or use --model shell)"
+                "or ANTHROPIC_AUTH_TOKEN (or use --model shell)"
             )
 
     def sibling(self, spec: str) -> AnthropicModel:
@@ -197,7 +166,8 @@ class AnthropicModel:
         twin = object.__new__(AnthropicModel)
         twin._anthropic = self._anthropic
         twin.spec = spec
-        twin.name = resolve_model_id(spec)
+        twin.provider = self.provider
+        twin.name = _model_id(spec, self.provider)
         twin.max_retries = self.max_retries
         twin.retry_base = self.retry_base
         twin._client = self._client.with_options(max_retries=0)
@@ -220,7 +190,7 @@ class AnthropicModel:
                 time.sleep(delay)
                 attempt += 1
                 continue
-            return reply_from_message(self.name, message)
+            return reply_from_message(self.name, message, self.provider)
 
     def _request(self, params: dict[str, Any], on_text: Callable[[str], None] | None) -> Any:
         if on_text is None:
@@ -253,12 +223,14 @@ class AnthropicModel:
 
     def _final_error(self, exc: Exception, attempts: int) -> Exception:
         a = self._anthropic
+        label = LABELS[self.provider]
         if isinstance(exc, a.APIStatusError):
             kind = exc.type or "error"
             detail = _one_line(exc.api_message or exc.message)
-            head = f"Anthropic API {exc.status_code} {kind}"
+            head = f"{label} API {exc.status_code} {kind}"
             if isinstance(exc, a.AuthenticationError):
-                return ModelAPIError(f"{head}: {detail} (check ANTHROPIC_API_KEY)")
+                provider = PROVIDERS[self.provider]  # the credential that was sent
+                return ModelAPIError(f"{head}: {detail} (check {provider.found() or provider.needs})")
             if isinstance(exc, a.PermissionDeniedError):
                 return ModelAPIError(f"{head}: {detail} (the key may not allow {self.name})")
             if isinstance(exc, a.NotFoundError):
@@ -268,12 +240,11 @@ class AnthropicModel:
             return ModelAPIError(f"{head}: {detail}")
         if isinstance(exc, a.APIConnectionError):
             what = "timed out" if isinstance(exc, a.APITimeoutError) else "unreachable"
-            return ModelAPIError(
-                f"Anthropic API at {self.base_url} {what} after {attempts} attempts"
-            )
+            return ModelAPIError(f"{label} API at {self.base_url} {what} after {attempts} attempts")
         if isinstance(exc, TypeError) and "authentication" in str(exc):
-            return ModelAPIError(f"no Anthropic credentials for model {self.name}: set ANTHROPIC_API_KEY")
-        return ModelAPIError(f"Anthropic request failed: {type(exc).__name__}: {_one_line(str(exc))}")
+            return ModelAPIError(f"no {label} credentials for model {self.name}: set"
+                                 f" {PROVIDERS[self.provider].needs}")
+        return ModelAPIError(f"{label} request failed: {type(exc).__name__}: {_one_line(str(exc))}")
 
 
 def _retry_after(headers: Any) -> float | None:

@@ -1,0 +1,119 @@
+"""The model providers a spec may name: what each needs to run here, and where it calls.
+
+This is the one place that knows them (the spec parser, the fail-fast check, `swarm doctor` and
+the spawner's environment all read it). Nothing here imports an SDK: a check costs a few
+environment reads, never the ~1 s of an SDK import.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Callable
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from swarm import settings
+
+DEFAULT_OLLAMA = "http://127.0.0.1:11434"
+
+
+@dataclass(frozen=True)
+class Provider:
+    name: str
+    needs: str  # the credentials to set, as a refusal names them
+    found: Callable[[], str | None]  # the name of the credential that is set (never its value)
+    endpoint: Callable[[], str]
+    place: Callable[[], str | None] = lambda: None  # what else is missing (a region), or None
+    module: str | None = None  # a module of the optional extra the provider's client needs
+    extra: str | None = None
+
+    def problem(self) -> str | None:
+        """Why a model of this provider cannot run here (what to set), or None."""
+        if self.module and importlib.util.find_spec(self.module) is None:
+            return (f"the {self.name} provider needs the optional `{self.extra}` extra:"
+                    f" pip install 'swarm[{self.extra}]'")
+        if self.found() is None:
+            return f"{self.name} needs credentials: set {self.needs}"
+        return self.place()
+
+
+def ollama_base_url() -> str:
+    """`$OLLAMA_HOST` as Ollama itself reads it (a bare `host[:port]` is fine) + `/v1`."""
+    host = settings.ollama_host() or DEFAULT_OLLAMA
+    if "://" not in host:
+        host = "http://" + host
+    parts = urlsplit(host)
+    netloc = parts.netloc if parts.port else f"{parts.netloc}:11434"
+    path = parts.path.rstrip("/")
+    return f"{parts.scheme}://{netloc}{path if path.endswith('/v1') else path + '/v1'}"
+
+
+def _bedrock_place() -> str | None:
+    return None if settings.aws_region() else "bedrock needs a region: set AWS_REGION"
+
+
+def _vertex_place() -> str | None:
+    if not settings.vertex_region():
+        return "vertex needs a region: set CLOUD_ML_REGION (e.g. us-east5 or global)"
+    if not settings.vertex_project():
+        return "vertex needs a project: set ANTHROPIC_VERTEX_PROJECT_ID"
+    return None
+
+
+def _bedrock_endpoint() -> str:
+    region = settings.aws_region() or "REGION"
+    return settings.bedrock_base_url() or f"https://bedrock-runtime.{region}.amazonaws.com"
+
+
+def _vertex_endpoint() -> str:
+    region = settings.vertex_region() or "REGION"
+    default = ("https://aiplatform.googleapis.com/v1" if region == "global"
+               else f"https://{region}-aiplatform.googleapis.com/v1")
+    return settings.vertex_base_url() or default
+
+
+PROVIDERS: dict[str, Provider] = {p.name: p for p in (
+    Provider("anthropic", "ANTHROPIC_API_KEY (or ANTHROPIC_AUTH_TOKEN for a gateway)",
+             lambda: ("ANTHROPIC_API_KEY" if settings.api_key() else
+                      "ANTHROPIC_AUTH_TOKEN" if settings.anthropic_credentials() else None),
+             lambda: settings.anthropic_base_url() or "https://api.anthropic.com"),
+    Provider("bedrock", "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, AWS_PROFILE or"
+             " AWS_BEARER_TOKEN_BEDROCK", settings.bedrock_credentials, _bedrock_endpoint,
+             _bedrock_place, module="botocore", extra="bedrock"),
+    Provider("vertex", "GOOGLE_APPLICATION_CREDENTIALS (or run `gcloud auth"
+             " application-default login`)", settings.vertex_credentials, _vertex_endpoint,
+             _vertex_place, module="google.auth", extra="vertex"),
+    Provider("openai", "OPENAI_API_KEY",
+             lambda: "OPENAI_API_KEY" if settings.openai_api_key() else None,
+             lambda: settings.openai_base_url() or "https://api.openai.com/v1"),
+    Provider("ollama", "nothing (no key)", lambda: "no key needed", ollama_base_url),
+)}
+
+# What a teammate's process inherits from the spawner for its provider (beside ANTHROPIC_* and
+# SWARM_*, which pass by prefix): the variables above, and the SDKs' own config files' names.
+PASS_VARIABLES = (
+    "OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_ORG_ID", "OPENAI_PROJECT_ID", "OLLAMA_HOST",
+    "AWS_REGION", "AWS_DEFAULT_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY",
+    "AWS_SESSION_TOKEN", "AWS_PROFILE", "AWS_BEARER_TOKEN_BEDROCK", "AWS_CONFIG_FILE",
+    "AWS_SHARED_CREDENTIALS_FILE", "CLOUD_ML_REGION", "GOOGLE_APPLICATION_CREDENTIALS",
+    "GOOGLE_CLOUD_PROJECT",
+)
+
+
+def describe() -> list[dict[str, str | bool | None]]:
+    """Each provider for `swarm doctor`: whether it can run here, which credential is set (its
+    name only), what is missing, and its endpoint."""
+    rows: list[dict[str, str | bool | None]] = []
+    for provider in PROVIDERS.values():
+        problem = provider.problem()
+        rows.append({"provider": provider.name, "ready": problem is None,
+                     "credentials": provider.found(), "problem": problem,
+                     "endpoint": _shown(provider.endpoint())})
+    return rows
+
+
+def _shown(url: str) -> str:
+    """An endpoint without what may be a secret in it (user:password@, a query string)."""
+    parts = urlsplit(url)
+    host = parts.netloc.rsplit("@", 1)[-1]
+    return f"{parts.scheme}://{host}{parts.path}" if parts.scheme else url
