@@ -49,7 +49,8 @@ class Chat:
             return reply("Hello! Spawning alice and bob.", [
                 ("SpawnTeammate", {"name": "alice", "prompt": "$ echo hi-from-alice",
                                    "permission_mode": "bypassPermissions"}),
-                ("SpawnTeammate", {"name": "bob", "prompt": "$ touch made-by-bob.txt"})])
+                ("SpawnTeammate", {"name": "bob", "prompt": "$ touch made-by-bob.txt",
+                                   "permission_mode": "default"})])
         if text.endswith("wait for me"):
             self.hanging.set()
             self.release.wait(30)

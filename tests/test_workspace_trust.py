@@ -250,7 +250,9 @@ def test_an_untrusted_lead_ignores_the_project_and_a_trusted_one_uses_it(
     assert project.hook_agents() == [] and not project.server_ran.exists()
     assert Team.open("plain").member("w").permission_mode == "default"
 
-    trusted = run_lead(project, "flagged", lead_turns("$ echo hi"), "--trust-project")
+    # (its definition's bypassPermissions is granted only by a lead that has it: the mode cap)
+    trusted = run_lead(project, "flagged", lead_turns("$ echo hi"), "--trust-project",
+                       "--permission-mode", "bypassPermissions")
     assert trusted.returncode == 0, trusted.stderr
     assert "swarm trust" not in trusted.stderr
     assert project.hook_agents() == ["team-lead@flagged", "w@flagged"]

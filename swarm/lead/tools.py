@@ -103,7 +103,8 @@ class SpawnTeammate(Tool):
             agent_type=str(args.get("agent_type") or "general-purpose"), model=model,
             backend=defaults.backend, cwd=defaults.cwd, worktree=bool(args.get("worktree")),
             plan_mode_required=bool(args.get("plan_mode_required")),
-            permission_mode=args.get("permission_mode") or defaults.permission_mode,
+            permission_mode=args.get("permission_mode") or None,
+            inherit_mode=defaults.permission_mode,
             allow=defaults.allow, deny=defaults.deny, cap=ModeCap("the lead", host.mode),
             trust_project=defaults.trust_project,
         )

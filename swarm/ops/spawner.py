@@ -85,11 +85,14 @@ def spawn(
     pane_backend: PaneBackend | None = None,
     mcp: tuple[str, ...] = (),
     cap: ModeCap | None = None,
+    inherit_mode: str | None = None,
     trust_project: bool = False,
 ) -> SpawnResult:
     """Register and start a teammate. `pane_backend`: an instance to start it with (default:
     the one `backend` names, made for this call). `cap`: the spawner's own mode when a member
-    spawns (None: a person), which the new teammate's mode may not exceed. `trust_project`:
+    spawns (None: a person), which the new teammate's mode may not exceed. `inherit_mode`: the
+    mode it starts in when neither the call nor its definition names one (the lead's: SPEC,
+    teammates inherit the lead's mode). `trust_project`:
     trust the project's configuration for this run (--trust-project); the teammate gets the
     grant for this digest."""
 
@@ -105,7 +108,7 @@ def spawn(
     definition = get_definition(agent_type, workdir, project=trust.project)
     defaults = definition.defaults()
     # A plan-mode teammate works in acceptEdits once its plan is approved, unless told otherwise.
-    fallback = "acceptEdits" if plan_mode_required else "default"
+    fallback = "acceptEdits" if plan_mode_required else (inherit_mode or "default")
     if cap is not None and not mode_allows(cap.mode, fallback):
         fallback = cap.mode  # a default nobody asked for is lowered; a mode asked for is refused
     mode = validate_mode(permission_mode or defaults.get("permission_mode") or fallback)
