@@ -23,6 +23,7 @@ PROVIDER_VARIABLES = ("ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "OPENAI_BASE_URL
 # Shared fixtures: `crew` (real teammates on the hidden backend) and `fake_api` (the fake
 # Anthropic Messages API).
 pytest_plugins = ["tests.agent_fixtures", "tests.fake_anthropic", "tests.fake_openai",
+                  "tests.rule_helpers",
                   "tests.lead_fixtures"]
 
 

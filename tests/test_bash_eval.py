@@ -8,19 +8,17 @@ from __future__ import annotations
 import os
 import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 from swarm.core.protocol import PermissionRequest
-from swarm.core.rules import Decision, check
+from swarm.core.rules import Decision
 from swarm.core.shellparse import parse
 from swarm.ops.approvals import deny_permission, pending_permissions
-from swarm.runtime.team_tools import all_tools
 from tests.agent_fixtures import Crew
 from tests.helpers import wait_until
+from tests.rule_helpers import bash
 
-TOOLS = all_tools()
 RM = ["Bash(rm:*)"]
 # Allow rules for every builtin and program the commands below use, so only the evaluated
 # string can make a command ask.
@@ -33,23 +31,6 @@ EVERYTHING = [f"Bash({p}:*)" for p in (
     "mv", "ln", "cd")]
 
 
-def decide(tool: str, args: dict[str, Any], mode: str, cwd: Path, allow: list[str] | None = None,
-           deny: list[str] | None = None) -> Decision:
-    spec = TOOLS[tool]
-    return check(tool, args, mode=mode, read_only=spec.read_only, edits_files=spec.edits_files,
-                 cwd=cwd, allow=allow or [], deny=deny or [])
-
-
-def bash(command: str, cwd: Path, mode: str = "default", allow: list[str] | None = None,
-         deny: list[str] | None = None) -> Decision:
-    return decide("Bash", {"command": command}, mode, cwd, allow, deny)
-
-
-@pytest.fixture
-def cwd(tmp_path: Path) -> Path:
-    work = tmp_path / "proj"
-    (work / "src").mkdir(parents=True)
-    return work
 
 
 # -- evaluation contexts: code inside becomes opaque ------------------------------------------

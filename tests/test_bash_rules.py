@@ -4,36 +4,14 @@ that cover every tool reading or writing the same files. Unit tests of `swarm.co
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
 
-from swarm.core.rules import Decision, check, suggest_rule, validate_rule
+from swarm.core.rules import Decision, suggest_rule, validate_rule
 from swarm.errors import BadInputError
-from swarm.runtime.team_tools import all_tools
+from tests.rule_helpers import bash, decide
 
-TOOLS = all_tools()
 RM = ["Bash(rm:*)"]
-
-
-def decide(tool: str, args: dict[str, Any], mode: str, cwd: Path, allow: list[str] | None = None,
-           deny: list[str] | None = None) -> Decision:
-    spec = TOOLS[tool]
-    return check(tool, args, mode=mode, read_only=spec.read_only, edits_files=spec.edits_files,
-                 cwd=cwd, allow=allow or [], deny=deny or [])
-
-
-def bash(command: str, cwd: Path, mode: str = "default", allow: list[str] | None = None,
-         deny: list[str] | None = None) -> Decision:
-    return decide("Bash", {"command": command}, mode, cwd, allow, deny)
-
-
-@pytest.fixture
-def cwd(tmp_path: Path) -> Path:
-    work = tmp_path / "proj"
-    (work / "src").mkdir(parents=True)
-    return work
-
 
 # -- deny: every spelling of the program, every place a command can hide -----------------------
 # Each of these ran under `--deny 'Bash(rm:*)'` (bypassPermissions lets through what no rule

@@ -10,15 +10,8 @@ from pathlib import Path
 import pytest
 
 from swarm.core import paths
-from tests.test_bash_eval import EVERYTHING, bash, decide
-
-
-@pytest.fixture
-def cwd(tmp_path: Path) -> Path:
-    work = tmp_path / "proj"
-    (work / "src").mkdir(parents=True)
-    return work
-
+from tests.rule_helpers import bash, decide
+from tests.test_bash_eval import EVERYTHING
 
 # -- protected paths ---------------------------------------------------------------------------
 
