@@ -6,11 +6,22 @@ from typing import Any
 
 import click
 
-from swarm.cli.common import emit, json_option, open_team, table, team_option
+from swarm.cli.common import (
+    emit,
+    fit_table,
+    json_option,
+    open_team,
+    team_option,
+    wide_option,
+)
+from swarm.cli.helptext import examples
 from swarm.ops.health import observe
 
+# Left out first when `status` does not fit the terminal (--wide shows them).
+OPTIONAL = ("BACKEND", "PANE", "PID", "ACTIVE", "TURNS", "TOKENS", "UNREAD", "MODE")
 
-def render(statuses: list[Any]) -> str:
+
+def render(statuses: list[Any], wide: bool = False) -> str:
     if not statuses:
         return "(no teammates: start one with `swarm spawn NAME`)"
     rows = []
@@ -25,13 +36,14 @@ def render(statuses: list[Any]) -> str:
                      (s.last_activity or "-")[11:19]])
     total_tokens = sum(s.tokens for s in statuses)
     total_cost = sum(s.cost_usd for s in statuses)
-    out = table(rows, ["NAME", "STATE", "MODE", "BACKEND", "PANE", "PID", "TASK", "UNREAD",
-                       "TURNS", "TOKENS", "COST", "ACTIVE"])
+    out = fit_table(rows, ["NAME", "STATE", "MODE", "BACKEND", "PANE", "PID", "TASK", "UNREAD",
+                           "TURNS", "TOKENS", "COST", "ACTIVE"], wide, OPTIONAL, ("STATE",))
     subs = [[str(sub["agent_id"]), str(sub["subagent_type"]), str(sub["description"]),
              str(sub["tool_uses"]), str(sub["tokens"])] for s in statuses for sub in s.subagents]
     if subs:
-        out += "\n\nrunning subagents:\n" + table(subs, ["ID", "TYPE", "DESCRIPTION",
-                                                         "TOOL USES", "TOKENS"])
+        out += "\n\nrunning subagents:\n" + fit_table(
+            subs, ["ID", "TYPE", "DESCRIPTION", "TOOL USES", "TOKENS"], wide, ("TOOL USES",),
+            ("DESCRIPTION",))
     out += f"\nteam total: {total_tokens} tokens, ${total_cost:.4f}"
     shared: dict[str, list[str]] = {}
     for s in statuses:
@@ -43,11 +55,14 @@ def render(statuses: list[Any]) -> str:
     return out
 
 
-@click.command()
+@click.command(epilog=examples(
+    "swarm status", "swarm status --team alpha --wide", "swarm status --watch",
+    "swarm status --json"))
 @team_option
 @click.option("--watch", "-w", is_flag=True, help="A live view, refreshed on change.")
+@wide_option
 @json_option
-def status(team_name: str | None, watch: bool, as_json: bool) -> None:
+def status(team_name: str | None, watch: bool, wide: bool, as_json: bool) -> None:
     """Show what each teammate is doing.
 
     State, permission mode, current task, unread count, turns, tokens and cost per teammate.
@@ -60,4 +75,4 @@ def status(team_name: str | None, watch: bool, as_json: bool) -> None:
         watch_status(team)
         return
     statuses = observe(team, include_lead=True)
-    emit([s.as_dict() for s in statuses], as_json, lambda _: render(statuses))
+    emit([s.as_dict() for s in statuses], as_json, lambda _: render(statuses, wide))
