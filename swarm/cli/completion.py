@@ -11,13 +11,15 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
-from click.shell_completion import CompletionItem, get_completion_class
+
+if TYPE_CHECKING:  # click.shell_completion is imported by a Tab, not by every command
+    from click.shell_completion import CompletionItem
 
 SHELLS = ("bash", "zsh", "fish")
-Completer = Callable[[click.Context, click.Parameter, str], list[CompletionItem]]
+Completer = Callable[[click.Context, click.Parameter, str], list[Any]]
 
 
 def _quiet(find: Callable[[click.Context, str], Iterator[CompletionItem]]) -> Completer:
@@ -50,6 +52,8 @@ def _team_of(ctx: click.Context) -> str | None:
 
 
 def _teams(ctx: click.Context, incomplete: str) -> Iterator[CompletionItem]:
+    from click.shell_completion import CompletionItem
+
     from swarm.core import paths
 
     for config in sorted(paths.teams_dir().glob("*/config.json")):
@@ -61,6 +65,8 @@ def _teams(ctx: click.Context, incomplete: str) -> Iterator[CompletionItem]:
 
 
 def _members(ctx: click.Context, incomplete: str) -> Iterator[CompletionItem]:
+    from click.shell_completion import CompletionItem
+
     from swarm.core import paths
 
     team = _team_of(ctx)
@@ -71,6 +77,8 @@ def _members(ctx: click.Context, incomplete: str) -> Iterator[CompletionItem]:
 
 
 def _tasks(ctx: click.Context, incomplete: str) -> Iterator[CompletionItem]:
+    from click.shell_completion import CompletionItem
+
     from swarm.core import paths
 
     team = _team_of(ctx)
@@ -104,6 +112,8 @@ def completion(shell: str) -> None:
     Tab then completes commands and options, and team names, member names and task ids
     from $SWARM_HOME (the team from --team or $SWARM_TEAM).
     """
+    from click.shell_completion import get_completion_class
+
     from swarm.cli.main import cli
 
     script = get_completion_class(shell)

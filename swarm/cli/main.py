@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import importlib
 import importlib.util
 import sys
@@ -101,6 +100,8 @@ class LazyGroup(click.Group):
         name = args[0] if args else ""
         if name in COMMANDS or name.startswith("-") or ctx.resilient_parsing:
             return super().resolve_command(ctx, args)
+        import difflib  # only for a mistyped command
+
         close = difflib.get_close_matches(name, self.list_commands(ctx), n=3, cutoff=0.6)
         hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
         raise click.UsageError(f"No such command {name!r}.{hint}", ctx)
