@@ -20,6 +20,7 @@ from click.testing import CliRunner
 from swarm import __version__
 from swarm.cli.main import COMMANDS, SUMMARIES, cli, main
 from swarm.core import paths
+from swarm.core.liveness import process_start_time
 from swarm.core.state import AgentState, write_state
 from swarm.core.tables import render
 from swarm.core.team import Team
@@ -244,6 +245,7 @@ def crashed(team: Team) -> Team:
     write_state("alpha", "bob", AgentState(state="idle", mode="bypassPermissions"))
     team.tasks.add("a subject long enough to need cutting when the terminal is as narrow as a "
                    "tmux pane beside the lead", owner="alice")
+    Team.create("a-team-with-a-long-name", description="what it is for, at length: " * 5)
     return team
 
 
@@ -258,15 +260,30 @@ def lines_of(*args: str, columns: int | None, monkeypatch: pytest.MonkeyPatch) -
 
 
 TABLE_COMMANDS = [("status", "--team", "alpha"), ("tasks", "list", "--team", "alpha"),
-                  ("team", "list"), ("team", "show", "alpha"), ("report", "--team", "alpha")]
+                  ("team", "list"), ("team", "show", "alpha"), ("report", "--team", "alpha"),
+                  ("team", "show", "a-team-with-a-long-name")]
 
 
-@pytest.mark.parametrize("args", TABLE_COMMANDS, ids=lambda a: " ".join(a[:2]))
+@pytest.mark.parametrize("args", TABLE_COMMANDS, ids=lambda a: " ".join(a[:3]))
 def test_tables_fit_a_59_column_pane(crashed: Team, args: tuple[str, ...],
                                      monkeypatch: pytest.MonkeyPatch) -> None:
     lines = lines_of(*args, columns=59, monkeypatch=monkeypatch)
     too_long = [line for line in lines if len(line) > 59]
     assert not too_long, "\n".join(too_long)
+
+
+def test_wait_prints_the_same_fitted_table(team: Team, monkeypatch: pytest.MonkeyPatch) -> None:
+    me = os.getpid()
+    for name in ("alice", "bob"):
+        write_state("alpha", name, AgentState(state="idle", pid=me, mode="bypassPermissions",
+                                              started_at=process_start_time(me)))
+    lines = lines_of("wait", "--team", "alpha", "--until", "idle", columns=59,
+                     monkeypatch=monkeypatch)
+    assert lines[0].startswith("NAME") and all(len(line) <= 59 for line in lines)
+    assert any(line.startswith("bob") and "bypassPermissions" in line for line in lines)
+    wide = lines_of("wait", "--team", "alpha", "--until", "idle", "--wide", columns=59,
+                    monkeypatch=monkeypatch)
+    assert "BACKEND" in wide[0] and "ACTIVE" in wide[0]
 
 
 def test_status_at_59_columns_cuts_the_crash_reason_and_says_how_to_see_it(

@@ -115,3 +115,27 @@ def test_a_shell_teammate_goes_idle_without_the_sdks_or_the_subagent_machinery(
     assert not under(idle_imports, *SDKS, "backends", "swarm.ops", "swarm.lead", "swarm.cli.common")
     assert not {"swarm.runtime.subagent", "swarm.runtime.worktree_isolation",
                 "swarm.runtime.mcp", "swarm.core.worktrees"} & idle_imports
+
+
+def test_every_model_builds_on_first_use() -> None:
+    """A model's validator is built when it first validates (`defer_build`), so a command
+    pays only for the models it uses (DESIGN: start-up)."""
+    import importlib
+    import pkgutil
+
+    from pydantic import BaseModel
+
+    import swarm
+
+    for info in pkgutil.walk_packages(swarm.__path__, "swarm."):
+        if not info.name.endswith("__main__"):  # `python -m swarm` runs the CLI
+            importlib.import_module(info.name)
+
+    def subclasses(cls: type) -> list[type]:
+        return [s for sub in cls.__subclasses__() for s in (sub, *subclasses(sub))]
+
+    ours = [m for m in subclasses(BaseModel) if m.__module__.startswith("swarm.")]
+    assert len(ours) > 20
+    eager = [f"{m.__module__}.{m.__qualname__}" for m in ours
+             if not m.model_config.get("defer_build")]
+    assert eager == []

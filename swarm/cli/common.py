@@ -14,6 +14,7 @@ from swarm import settings
 from swarm.cli.completion import complete_team
 from swarm.core.liveness import agent_ancestor
 from swarm.core.names import LEAD_NAME
+from swarm.core.tables import cut as cut_line
 from swarm.core.tables import render as render_table
 from swarm.core.team import Team
 from swarm.errors import BadInputError
@@ -105,7 +106,13 @@ def fit_table(rows: list[list[str]], headers: list[str], wide: bool,
     return drawn.text
 
 
-WIDE_HINT = "(cut to fit the terminal: --wide shows all)"
+WIDE_HINT = "(cut to fit: --wide shows all)"
+
+
+def fit_lines(text: str, wide: bool) -> str:
+    """Lines around a table (a header, notes), cut to the terminal like its cells."""
+    width = None if wide else terminal_width()
+    return text if width is None else "\n".join(cut_line(ln, width) for ln in text.split("\n"))
 
 
 def terminal_width() -> int | None:

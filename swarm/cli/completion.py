@@ -103,7 +103,7 @@ complete_task = _quiet(_tasks)
 @click.command(epilog="""\b
 Examples:
   swarm completion bash > ~/.local/share/bash-completion/completions/swarm
-  swarm completion zsh > "${fpath[1]}/_swarm"
+  echo 'eval "$(swarm completion zsh)"' >> ~/.zshrc
   swarm completion fish > ~/.config/fish/completions/swarm.fish""")
 @click.argument("shell", type=click.Choice(SHELLS), metavar="SHELL")
 def completion(shell: str) -> None:

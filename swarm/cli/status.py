@@ -8,6 +8,7 @@ import click
 
 from swarm.cli.common import (
     emit,
+    fit_lines,
     fit_table,
     json_option,
     open_team,
@@ -51,7 +52,8 @@ def render(statuses: list[Any], wide: bool = False) -> str:
             shared.setdefault(path, []).append(s.name)
     if shared:
         out += "\n\noverlapping writes (same file, shared checkout):"
-        out += "".join(f"\n  ! {path}: {', '.join(names)}" for path, names in sorted(shared.items()))
+        out += fit_lines("".join(f"\n  ! {path}: {', '.join(names)}"
+                                 for path, names in sorted(shared.items())), wide)
     return out
 
 

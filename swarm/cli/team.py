@@ -8,6 +8,7 @@ import click
 
 from swarm.cli.common import (
     emit,
+    fit_lines,
     fit_table,
     json_option,
     refuse_teammate,
@@ -86,14 +87,14 @@ def show(name: str | None, wide: bool, as_json: bool) -> None:
              if m.name != LEAD_NAME}
 
     def human(_: Any) -> str:
-        head = f"team {config.name}: {config.description or '(no description)'}\n"
-        head += f"lead: {config.lead_agent_id}   created: {config.created_at}\n"
+        head = fit_lines(f"team {config.name}: {config.description or '(no description)'}\n"
+                         f"lead: {config.lead_agent_id}   created: {config.created_at}", wide)
         rows = [
             [m.name, m.agent_type, m.model or "-", m.backend or "-", m.pane_id or "-",
              str(m.pid or "-"), modes.get(m.name, m.permission_mode)]
             for m in config.members
         ]
-        return head + fit_table(rows, ["NAME", "TYPE", "MODEL", "BACKEND", "PANE", "PID", "MODE"],
+        return head + "\n" + fit_table(rows, ["NAME", "TYPE", "MODEL", "BACKEND", "PANE", "PID", "MODE"],
                                 wide, ("PANE", "PID", "BACKEND", "TYPE"))
 
     data = to_jsonable(config)

@@ -57,8 +57,13 @@ def render(rows: Sequence[Sequence[object]], headers: Sequence[str], width: int 
     lines = [GAP.join(_fit(row[i], w) for i, w in zip(keep, widths, strict=True)).rstrip()
              for row in cells]
     if width is not None:  # too narrow even for one character a column: cut the lines
-        lines = [line if len(line) <= width else _fit(line, width) for line in lines]
+        lines = [cut(line, width) for line in lines]
     return Table("\n".join(lines), widths != natural)
+
+
+def cut(line: str, width: int) -> str:
+    """`line`, or its first `width` - 1 characters and `…` when it is longer."""
+    return line if len(line) <= width else _fit(line, width)
 
 
 def _cell(value: object) -> str:
