@@ -159,6 +159,8 @@ def main() -> int:
                         help="a swarm executable (repeat to compare; default: this checkout's)")
     parser.add_argument("--no-spawn", action="store_true", help="leave out `swarm spawn`")
     options = parser.parse_args()
+    # Stopped with SIGTERM (or SIGINT, which a background job ignores): stop the teammates too.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     executables = options.swarm or [Path(sys.executable).with_name("swarm")]
     base = Path(tempfile.mkdtemp(prefix="swarm-bench-cli-"))
     targets = [Target(exe.absolute(), base / f"home{i}") for i, exe in enumerate(executables)]
