@@ -10,6 +10,7 @@ import traceback
 import click
 
 from swarm import __version__, settings
+from swarm.cli.helptext import examples
 from swarm.errors import SwarmError, describe_error
 from swarm.log import configure as configure_logging
 
@@ -129,13 +130,12 @@ def _exists(target: str) -> bool:
 
 
 @click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]},
-             epilog="""\b
-Examples:
-  swarm demo                  # an offline team of shell workers, to watch
-  export SWARM_TEAM=$(swarm team create alpha)
-  swarm spawn worker --prompt 'count the TODOs in src/'
-  swarm status
-  swarm COMMAND --help        # every command's options, with examples""")
+             epilog=examples(
+                 "swarm demo                  # an offline team of shell workers, to watch",
+                 "export SWARM_TEAM=$(swarm team create alpha)",
+                 "swarm spawn worker --prompt 'count the TODOs in src/'",
+                 "swarm status",
+                 "swarm COMMAND --help        # every command's options, with examples"))
 @click.version_option(__version__, "-V", "--version", prog_name="swarm")
 @click.option("--verbose", "-v", is_flag=True, help="Show debug lines on stderr.")
 def cli(verbose: bool) -> None:
