@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from swarm import settings
+from swarm.core import paths
+
 if TYPE_CHECKING:  # click.shell_completion is imported by a Tab, not by every command
     from click.shell_completion import CompletionItem
 
@@ -41,20 +44,16 @@ def _read(path: Path) -> Any:
 
 def _team_of(ctx: click.Context) -> str | None:
     """The team the command line names so far (--team), else $SWARM_TEAM."""
-    from swarm import settings
-
     while ctx is not None:
         name = ctx.params.get("team_name")
         if name:
-            return str(name)
+            return str(name).lower()
         ctx = ctx.parent  # type: ignore[assignment]
-    return settings.team() or None
+    return (settings.team() or "").lower() or None
 
 
 def _teams(ctx: click.Context, incomplete: str) -> Iterator[CompletionItem]:
     from click.shell_completion import CompletionItem
-
-    from swarm.core import paths
 
     for config in sorted(paths.teams_dir().glob("*/config.json")):
         try:
@@ -67,8 +66,6 @@ def _teams(ctx: click.Context, incomplete: str) -> Iterator[CompletionItem]:
 def _members(ctx: click.Context, incomplete: str) -> Iterator[CompletionItem]:
     from click.shell_completion import CompletionItem
 
-    from swarm.core import paths
-
     team = _team_of(ctx)
     if team is None:
         return
@@ -78,8 +75,6 @@ def _members(ctx: click.Context, incomplete: str) -> Iterator[CompletionItem]:
 
 def _tasks(ctx: click.Context, incomplete: str) -> Iterator[CompletionItem]:
     from click.shell_completion import CompletionItem
-
-    from swarm.core import paths
 
     team = _team_of(ctx)
     if team is None:
