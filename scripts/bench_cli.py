@@ -13,7 +13,11 @@ interpreter's, the CPU median, and the goal.
 Several executables (`--swarm A --swarm B`, e.g. an older checkout's venv) are measured in the
 same run, interleaved too (A, B, A, B ...), so the figures compare in the same minutes.
 
-Run: .venv/bin/python scripts/bench_cli.py [--runs 21] [--swarm PATH ...]   (about 1-2 minutes)
+`--instructions` adds each command's instruction count, once, under valgrind's cachegrind: it
+does not change with the load on the machine, so it compares two versions on a busy machine.
+
+Run: .venv/bin/python scripts/bench_cli.py [--runs 21] [--swarm PATH ...] [--instructions]
+(2-10 minutes, more with --instructions)
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ COMMANDS: dict[str, tuple[list[str], float | None]] = {
     "swarm tasks list": (["tasks", "list"], None),
 }
 SPAWN = "swarm spawn (command only)"
+VALGRIND = ["valgrind", "--tool=cachegrind", "--cache-sim=no", "--cachegrind-out-file=/dev/null"]
 FLOOR = "python -c pass"
 
 
@@ -52,6 +57,7 @@ class Target:
     home: Path
     wall: dict[str, list[float]] = field(default_factory=dict)
     cpu: dict[str, list[float]] = field(default_factory=dict)
+    instructions: dict[str, float] = field(default_factory=dict)  # millions, --instructions
     spawned: int = 0
 
     @property
@@ -64,18 +70,18 @@ class Target:
                             "TMUX", "COLUMNS")}
         return {**env, "SWARM_HOME": str(self.home), "SWARM_TEAM": "bench"}
 
-    def run(self, argv: list[str]) -> tuple[float, float]:
-        """(wall ms, CPU ms) of one process, which must succeed."""
+    def run(self, argv: list[str]) -> tuple[float, float, str]:
+        """(wall ms, CPU ms, stderr) of one process, which must succeed."""
         before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         proc = subprocess.run(argv, capture_output=True, text=True, env=self.env(), cwd=self.home,
-                              timeout=120)
+                              timeout=600)
         wall = (time.perf_counter() - start) * 1000
         after = resource.getrusage(resource.RUSAGE_CHILDREN)
         if proc.returncode != 0:
             raise SystemExit(f"{argv!r} failed ({proc.returncode}): {proc.stderr.strip()}")
         cpu = (after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime) * 1000
-        return wall, cpu
+        return wall, cpu, proc.stderr
 
     def swarm_cmd(self, *args: str) -> str:
         proc = subprocess.run([str(self.swarm), *args], capture_output=True, text=True,
@@ -118,7 +124,9 @@ class Target:
                 raise SystemExit(f"{name} did not go idle within 60 s")
             time.sleep(0.01)
 
-    def sample(self, label: str) -> None:
+    def sample(self, label: str, count: bool = False) -> None:
+        """One run of `label`; with `count`, under valgrind, recording its instructions (the
+        same on a busy machine as on a quiet one, unlike any time)."""
         if label == FLOOR:
             argv = [str(self.python), "-c", "pass"]
         elif label == SPAWN:
@@ -127,9 +135,14 @@ class Target:
                     "--model", "shell"]
         else:
             argv = [str(self.swarm), *COMMANDS[label][0]]
-        wall, cpu = self.run(argv)
-        self.wall.setdefault(label, []).append(wall)
-        self.cpu.setdefault(label, []).append(cpu)
+        if count:
+            _, _, err = self.run([*VALGRIND, *argv])
+            refs = next(line for line in err.splitlines() if "I   refs:" in line)
+            self.instructions[label] = int(refs.split()[-1].replace(",", "")) / 1e6
+        else:
+            wall, cpu, _ = self.run(argv)
+            self.wall.setdefault(label, []).append(wall)
+            self.cpu.setdefault(label, []).append(cpu)
         if label == SPAWN:  # let the teammate start and stop it, outside the timing
             name = f"s{self.spawned}"
             self.wait_idle(name)
@@ -158,6 +171,8 @@ def main() -> int:
     parser.add_argument("--swarm", action="append", type=Path, default=None,
                         help="a swarm executable (repeat to compare; default: this checkout's)")
     parser.add_argument("--no-spawn", action="store_true", help="leave out `swarm spawn`")
+    parser.add_argument("--instructions", action="store_true",
+                        help="also count each command's instructions once under valgrind")
     options = parser.parse_args()
     # Stopped with SIGTERM (or SIGINT, which a background job ignores): stop the teammates too.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -178,6 +193,9 @@ def main() -> int:
                 for target in targets:
                     target.wall.clear()
                     target.cpu.clear()
+        for label in labels if options.instructions else []:
+            for target in targets:
+                target.sample(label, count=True)
     finally:
         for target in targets:
             target.teardown()
@@ -191,7 +209,8 @@ def main() -> int:
     for target in targets:
         floor = statistics.median(target.wall[FLOOR])
         print(f"\n{target.swarm}")
-        head = f"  {'command':<28} {'wall ms':>8} {'over python':>12} {'CPU ms':>7}  goal"
+        head = (f"  {'command':<28} {'wall ms':>8} {'over python':>12} {'CPU ms':>7}"
+                f"{'  M instr' if target.instructions else ''}  goal")
         print(head)
         for label in labels:
             wall = statistics.median(target.wall[label])
@@ -201,8 +220,9 @@ def main() -> int:
             verdict = "" if goal is None else (f"<= +{goal:.0f} ms "
                                                + ("yes" if over <= goal else "NO"))
             ok = ok and (goal is None or over <= goal)
+            count = (f" {target.instructions[label]:8.0f}" if target.instructions else "")
             print(f"  {label:<28} {wall:8.0f} {over if label != FLOOR else 0:+12.0f} "
-                  f"{cpu:7.0f}  {verdict}")
+                  f"{cpu:7.0f}{count}  {verdict}")
     return 0 if ok else 1
 
 
