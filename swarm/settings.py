@@ -69,6 +69,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("TMUX_TMPDIR", "/tmp", "where tmux keeps its sockets"),
     Variable("TERM_PROGRAM", "", "iTerm.app: teammates open iTerm2 panes"),
     Variable("ITERM_SESSION_ID", "", "set inside iTerm2: the session to split"),
+    Variable("COLUMNS", "the terminal's width", "the width tables fit (`--wide`: no limit)"),
+    Variable("_SWARM_COMPLETE", "", "set by the `swarm completion` script: print completions"),
 )
 
 
@@ -269,3 +271,8 @@ def iterm_session_id() -> str:
 
 def in_iterm2() -> bool:
     return raw("TERM_PROGRAM") == "iTerm.app" or "ITERM_SESSION_ID" in os.environ
+
+
+def completing() -> bool:
+    """The shell's completion script is asking for completions (a Tab), not running a command."""
+    return bool(raw("_SWARM_COMPLETE"))

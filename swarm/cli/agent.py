@@ -6,10 +6,12 @@ import sys
 
 import click
 
+from swarm.cli.helptext import examples
 from swarm.runtime.agent import run_agent
 
 
-@click.command()
+@click.command(epilog=examples(
+    "swarm agent --agent-id worker@alpha    # what spawn runs in the pane"))
 @click.option("--agent-id", required=True, help="NAME@TEAM of a registered member.")
 def agent(agent_id: str) -> None:
     """Run a teammate process (swarm spawn starts this for you)."""

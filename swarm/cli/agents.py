@@ -7,6 +7,7 @@ from typing import Any
 import click
 
 from swarm.cli.common import emit, json_option, table
+from swarm.cli.helptext import examples
 from swarm.cli.trust import say_if_ignored
 from swarm.core.definitions import AgentDefinition, Definitions, get_definition, load_definitions
 
@@ -16,7 +17,7 @@ _cwd_option = click.option(
 )
 
 
-@click.group()
+@click.group(epilog=examples("swarm agents list", "swarm agents show explore"))
 def agents() -> None:
     """List and show agent definitions."""
 
@@ -43,7 +44,8 @@ def _tools(definition: AgentDefinition) -> str:
     return shown
 
 
-@agents.command("list")
+@agents.command("list", epilog=examples(
+    "swarm agents list", "swarm agents list --cwd ~/src/app --json"))
 @_cwd_option
 @json_option
 def list_agents(cwd: str | None, as_json: bool) -> None:
@@ -64,7 +66,8 @@ def list_agents(cwd: str | None, as_json: bool) -> None:
     emit(definitions, as_json, human)
 
 
-@agents.command("show")
+@agents.command("show", epilog=examples(
+    "swarm agents show explore", "swarm agents show reviewer --cwd ~/src/app"))
 @click.argument("name")
 @_cwd_option
 @json_option

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -10,8 +11,11 @@ import click
 from pydantic import BaseModel
 
 from swarm import settings
+from swarm.cli.completion import complete_team
 from swarm.core.liveness import agent_ancestor, lead_ancestor
 from swarm.core.names import LEAD_NAME, ModeCap
+from swarm.core.tables import cut as cut_line
+from swarm.core.tables import render as render_table
 from swarm.core.team import Team
 from swarm.core.terminal import visible
 from swarm.errors import BadInputError
@@ -21,7 +25,8 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 def team_option(func: F) -> F:
     return click.option(
-        "--team", "-t", "team_name", default=None, help="Team name (default: $SWARM_TEAM)."
+        "--team", "-t", "team_name", default=None, help="Team name (default: $SWARM_TEAM).",
+        shell_complete=complete_team,
     )(func)
 
 
@@ -110,10 +115,36 @@ def emit(data: Any, as_json: bool, human: Callable[[Any], str], styled: bool = F
 
 
 def table(rows: list[list[str]], headers: list[str]) -> str:
-    """A plain aligned table (rich is kept for the live view: it is slow to import)."""
-    if not rows:
-        return ""
-    cells = [headers, *rows]
-    widths = [max(len(str(r[i])) for r in cells) for i in range(len(headers))]
-    lines = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in cells]
-    return "\n".join(lines)
+    """A plain aligned table, cells whole (rich is kept for the live view: slow to import)."""
+    return render_table(rows, headers).text
+
+
+def wide_option(func: F) -> F:
+    return click.option("--wide", is_flag=True,
+                        help="Show every column and cell whole (default: fit the terminal).")(func)
+
+
+def fit_table(rows: list[list[str]], headers: list[str], wide: bool,
+              optional: tuple[str, ...] = (), stretch: tuple[str, ...] = ()) -> str:
+    """A table that fits the terminal (`optional` columns go first, then long cells end in
+    `…`, `stretch` ones first), whole with --wide or when stdout is no terminal (a pipe)."""
+    width = None if wide else terminal_width()
+    drawn = render_table(rows, headers, width, optional, stretch)
+    if drawn.cut and width is not None and width >= len(WIDE_HINT):
+        return f"{drawn.text}\n{WIDE_HINT}"
+    return drawn.text
+
+
+WIDE_HINT = "(cut to fit: --wide shows all)"
+
+
+def fit_lines(text: str, wide: bool) -> str:
+    """Lines around a table (a header, notes), cut to the terminal like its cells."""
+    width = None if wide else terminal_width()
+    return text if width is None else "\n".join(cut_line(ln, width) for ln in text.split("\n"))
+
+
+def terminal_width() -> int | None:
+    """$COLUMNS, else the width of the terminal on stdout; None when stdout is no terminal."""
+    columns = shutil.get_terminal_size((0, 0)).columns
+    return columns if columns > 0 else None

@@ -7,15 +7,19 @@ from pathlib import Path
 import click
 
 from swarm.cli.common import table
+from swarm.cli.helptext import examples
 from swarm.core.names import BACKENDS
 from swarm.core.terminal import visible
 from swarm.ops.demo import WORKERS, run_demo
 
 
-@click.command()
+@click.command(epilog=examples(
+    "swarm demo", "swarm demo --backend hidden --timeout 60", "swarm demo --keep"))
 @click.option("--keep", is_flag=True, help="Leave the team running (attach to watch it).")
-@click.option("--backend", type=click.Choice(["auto", *BACKENDS]), default=None)
-@click.option("--timeout", type=float, default=120.0, show_default=True)
+@click.option("--backend", type=click.Choice(["auto", *BACKENDS]), default=None,
+              help="Where the workers run (default: $SWARM_BACKEND or auto).")
+@click.option("--timeout", type=float, default=120.0, show_default=True,
+              help="Seconds the demo may take before it gives up.")
 def demo(keep: bool, backend: str | None, timeout: float) -> None:
     """Run an offline team of three shell workers on this directory."""
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import click
 
 from swarm.cli.common import emit, json_option
+from swarm.cli.helptext import examples
 from swarm.ops.doctor import diagnose, render
 
 
-@click.command()
+@click.command(epilog=examples("swarm doctor", "swarm doctor --fix", "swarm doctor --json"))
 @click.option("--fix", is_flag=True, help="Make the safe repairs, and say what was done.")
 @json_option
 def doctor(fix: bool, as_json: bool) -> None:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from swarm.cli.completion import complete_team
+from swarm.cli.helptext import examples
 from swarm.cli.trust import review_for_lead
 from swarm.core.names import BACKENDS
 from swarm.errors import OperationFailedError, SwarmError, WaitTimeoutError
@@ -21,9 +23,13 @@ class SessionInterrupted(SwarmError):
     exit_code = 130
 
 
-@click.command()
+@click.command(epilog=examples(
+    "swarm lead",
+    "swarm lead 'split the test suite into fast and slow' --headless --json",
+    "swarm lead --model scripted:lead.json --teammate-model shell --headless 'demo'",
+    "swarm lead --team alpha --resume"))
 @click.argument("prompt", required=False)
-@click.option("--team", "-t", "team_name", default=None,
+@click.option("--team", "-t", "team_name", default=None, shell_complete=complete_team,
               help="Team to create (default: a generated name), or to continue with --resume.")
 @click.option("--model", "-m", default=None,
               help="The lead's model: sonnet|opus|haiku|claude-...|PROVIDER:MODEL|scripted:PATH.")

@@ -11,7 +11,10 @@ from swarm.cli.common import (
     open_team,
     refuse_teammate,
     team_option,
+    wide_option,
 )
+from swarm.cli.completion import complete_member
+from swarm.cli.helptext import examples
 from swarm.cli.status import render
 from swarm.core.names import PERMISSION_MODES
 from swarm.errors import BadInputError, OperationFailedError
@@ -23,8 +26,10 @@ from swarm.ops.control import wait as do_wait
 from swarm.ops.spawner import respawn as do_respawn
 
 
-@click.command()
-@click.argument("name", required=False)
+@click.command(epilog=examples(
+    "swarm shutdown worker", "swarm shutdown --all --reason 'done for today'",
+    "swarm shutdown --all --timeout 10 --force"))
+@click.argument("name", required=False, shell_complete=complete_member)
 @click.option("--all", "all_members", is_flag=True, help="Every teammate.")
 @team_option
 @click.option("--reason", "-r", default=None, help="Why (the teammate sees it).")
@@ -50,8 +55,8 @@ def shutdown(name: str | None, all_members: bool, team_name: str | None, reason:
             + ("" if force else " (use --force to kill after the timeout)"))
 
 
-@click.command()
-@click.argument("name")
+@click.command(epilog=examples("swarm interrupt worker", "swarm interrupt worker --team alpha"))
+@click.argument("name", shell_complete=complete_member)
 @team_option
 def interrupt(name: str, team_name: str | None) -> None:
     """Abort a teammate's current turn.
@@ -66,8 +71,8 @@ def interrupt(name: str, team_name: str | None) -> None:
         click.echo(f"interrupted {status.name} ({status.state})")
 
 
-@click.command()
-@click.argument("name")
+@click.command(epilog=examples("swarm kill worker"))
+@click.argument("name", shell_complete=complete_member)
 @team_option
 def kill(name: str, team_name: str | None) -> None:
     """End a teammate's process now (its tasks go back to pending)."""
@@ -77,8 +82,8 @@ def kill(name: str, team_name: str | None) -> None:
     click.echo(f"killed {name.lower()}" + (f"\n{tree.describe()}" if tree else ""))
 
 
-@click.command()
-@click.argument("name")
+@click.command(epilog=examples("swarm respawn worker", "swarm respawn worker --json"))
+@click.argument("name", shell_complete=complete_member)
 @team_option
 @click.option("--model", "-m", default=None,
               help="Run it on this model from now on (checked before anything restarts).")
@@ -103,24 +108,29 @@ def respawn(name: str, team_name: str | None, model: str | None, permission_mode
          lambda r: f"respawned {result.agent_id} (pane {result.pane_id or '-'}, pid {result.pid})")
 
 
-@click.command()
+@click.command(epilog=examples(
+    "swarm wait --until idle", "swarm wait --until tasks-done --timeout 600",
+    "swarm wait --until exited --json"))
 @team_option
 @click.option("--until", "until", type=click.Choice(["idle", "tasks-done", "exited"]),
               required=True, help="What to wait for.")
 @click.option("--timeout", type=float, default=None, help="Give up after S seconds (exit 124).")
+@wide_option
 @json_option
-def wait(team_name: str | None, until: str, timeout: float | None, as_json: bool) -> None:
+def wait(team_name: str | None, until: str, timeout: float | None, wide: bool,
+         as_json: bool) -> None:
     """Wait for idle teammates, finished tasks, or exits.
 
     Exit 0 when it holds, 1 when a teammate died or failed, 124 on timeout.
     """
 
     statuses = do_wait(open_team(team_name), until, timeout)
-    emit([s.as_dict() for s in statuses], as_json, lambda _: render(statuses))
+    emit([s.as_dict() for s in statuses], as_json, lambda _: render(statuses, wide))
 
 
-@click.command("mode")
-@click.argument("name")
+@click.command("mode", epilog=examples(
+    "swarm mode worker acceptEdits", "swarm mode worker default --reason 'back to asking'"))
+@click.argument("name", shell_complete=complete_member)
 @click.argument("mode", type=click.Choice(PERMISSION_MODES))
 @team_option
 @click.option("--reason", "-r", default=None, help="Why (the teammate's pane shows it).")

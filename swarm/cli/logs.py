@@ -12,6 +12,8 @@ from typing import Any
 import click
 
 from swarm.cli.common import emit, json_option, open_team, team_option
+from swarm.cli.completion import complete_member
+from swarm.cli.helptext import examples
 from swarm.core import paths
 from swarm.core.terminal import visible
 from swarm.core.transcript import Transcript
@@ -20,8 +22,8 @@ from swarm.core.watch import FileWatcher
 from swarm.errors import NotFoundError
 
 
-@click.command()
-@click.argument("name")
+@click.command(epilog=examples("swarm logs worker", "swarm logs worker --follow --team alpha"))
+@click.argument("name", shell_complete=complete_member)
 @team_option
 @click.option("--follow", "-f", is_flag=True, help="Keep printing as the log grows.")
 def logs(name: str, team_name: str | None, follow: bool) -> None:
@@ -64,8 +66,10 @@ def _render(entries: list[dict[str, Any]]) -> str:
     return "\n".join(View(color=True, cut=False).transcript(entries))
 
 
-@click.command()
-@click.argument("name")
+@click.command(epilog=examples(
+    "swarm transcript worker", "swarm transcript worker --subagent worker.sub-1",
+    "swarm transcript worker --json"))
+@click.argument("name", shell_complete=complete_member)
 @team_option
 @click.option("--subagent", "subagent_id", default=None, metavar="ID",
               help="One of its subagents' transcripts instead (e.g. NAME.sub-1).")

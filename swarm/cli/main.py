@@ -10,6 +10,7 @@ import traceback
 import click
 
 from swarm import __version__, settings
+from swarm.cli.helptext import examples
 from swarm.core.terminal import visible
 from swarm.errors import SwarmError, describe_error
 from swarm.log import configure as configure_logging
@@ -44,6 +45,38 @@ COMMANDS: dict[str, str] = {
     "mcp": "swarm.cli.mcp:mcp",
     "lead": "swarm.cli.lead:lead",
     "trust": "swarm.cli.trust:trust",
+    "completion": "swarm.cli.completion:completion",
+}
+
+# What `swarm --help` lists beside each command, so that it imports no command module (a test
+# keeps each line equal to the command's own short help). A command missing here is imported.
+SUMMARIES: dict[str, str] = {
+    "agent": "Run a teammate process (swarm spawn starts this for you).",
+    "agents": "List and show agent definitions.",
+    "attach": "Open the team's tmux session.",
+    "completion": "Print the shell completion script for bash, zsh or fish.",
+    "demo": "Run an offline team of three shell workers on this directory.",
+    "doctor": "Check what swarm can use here, and find damage under SWARM_HOME.",
+    "inbox": "Show a mailbox (default: team-lead's), or `inbox show ID` for one message, whole.",
+    "interrupt": "Abort a teammate's current turn.",
+    "kill": "End a teammate's process now (its tasks go back to pending).",
+    "lead": "An LLM lead turns one request into a coordinated team.",
+    "logs": "Print a teammate's output log.",
+    "mcp": "MCP servers (from .mcp.json and $SWARM_HOME/mcp.json).",
+    "merge": "Merge a member's worktree branch into the lead's checkout.",
+    "permissions": "Answer teammates' requests to use tools.",
+    "plans": "Review plans from plan-mode teammates.",
+    "report": "What a team did: per member turns, tokens, cost and time.",
+    "respawn": "Restart a dead or exited teammate.",
+    "send": "Send a message to a member, or '*' for all.",
+    "shutdown": "Ask a teammate (or --all) to finish and exit.",
+    "spawn": "Start a teammate NAME in its own pane (or hidden).",
+    "status": "Show what each teammate is doing.",
+    "tasks": "Add, list, show, update, claim and release tasks.",
+    "team": "Create, list, show and delete teams.",
+    "transcript": "Print everything a teammate's model saw and said.",
+    "wait": "Wait for idle teammates, finished tasks, or exits.",
+    "worktrees": "List members' worktrees.",
 }
 
 
@@ -66,14 +99,47 @@ class LazyGroup(click.Group):
         assert isinstance(command, click.Command)
         return command
 
+    def resolve_command(self, ctx: click.Context, args: list[str]
+                        ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        if name in COMMANDS or name.startswith("-") or ctx.resilient_parsing:
+            return super().resolve_command(ctx, args)
+        import difflib  # only for a mistyped command
+
+        close = difflib.get_close_matches(name, self.list_commands(ctx), n=3, cutoff=0.6)
+        hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+        raise click.UsageError(f"No such command {name!r}.{hint}", ctx)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list from SUMMARIES: `swarm --help` imports no command module."""
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            # A stand-in command shortens the summary exactly as Click shortens a docstring.
+            command = (click.Command(name, help=SUMMARIES[name]) if name in SUMMARIES
+                       else self.get_command(ctx, name))
+            if command is not None and not command.hidden:
+                rows.append((name, command.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
+
 
 def _exists(target: str) -> bool:
     module = target.partition(":")[0]
     return importlib.util.find_spec(module) is not None
 
 
-@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
-@click.version_option(__version__, prog_name="swarm")
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             epilog=examples(
+                 "swarm demo                  # an offline team of shell workers, to watch",
+                 "export SWARM_TEAM=$(swarm team create alpha)",
+                 "swarm spawn worker --prompt 'count the TODOs in src/'",
+                 "swarm status",
+                 "swarm COMMAND --help        # every command's options, with examples"))
+@click.version_option(__version__, "-V", "--version", prog_name="swarm")
 @click.option("--verbose", "-v", is_flag=True, help="Show debug lines on stderr.")
 def cli(verbose: bool) -> None:
     """Run teams of LLM agents from a shell."""
@@ -81,6 +147,8 @@ def cli(verbose: bool) -> None:
 
 
 def main(argv: list[str] | None = None) -> None:
+    if settings.completing():
+        _complete(argv)
     debug = settings.debug()
     try:
         cli.main(args=argv, prog_name="swarm", standalone_mode=False)
@@ -108,6 +176,15 @@ def main(argv: list[str] | None = None) -> None:
         if isinstance(exc, OSError):  # say what failed and where ("disk full writing ...")
             _fail(describe_error(exc), 1)
         _fail(f"unexpected {type(exc).__name__}: {exc} (rerun with SWARM_DEBUG=1 for details)", 1)
+    sys.exit(0)
+
+
+def _complete(argv: list[str] | None) -> None:
+    """A Tab: Click prints the completions and exits; anything that fails prints nothing."""
+    try:
+        cli.main(args=argv, prog_name="swarm", standalone_mode=False)
+    except Exception:
+        sys.exit(1)
     sys.exit(0)
 
 

@@ -18,6 +18,7 @@ from swarm.cli.common import (
     table,
     team_option,
 )
+from swarm.cli.helptext import examples
 from swarm.cli.trust import say_if_ignored
 from swarm.core.mcp_config import load_mcp_config
 from swarm.core.names import PERMISSION_MODES
@@ -25,12 +26,13 @@ from swarm.errors import BadInputError, OperationFailedError
 from swarm.ops.mcp import check_servers, describe_servers
 
 
-@click.group()
+@click.group(epilog=examples("swarm mcp list", "swarm mcp list --check"))
 def mcp() -> None:
     """MCP servers (from .mcp.json and $SWARM_HOME/mcp.json)."""
 
 
-@mcp.command("list")
+@mcp.command("list", epilog=examples(
+    "swarm mcp list", "swarm mcp list --check", "swarm mcp list --cwd ~/src/app --json"))
 @click.option("--cwd", "cwd", default=None, type=click.Path(file_okay=False),
               help="Find the project's .mcp.json from this directory (default: the current one).")
 @click.option("--check", is_flag=True, help="Start each server and list its tools.")

@@ -20,6 +20,8 @@ from swarm.cli.common import (
     team_option,
     to_jsonable,
 )
+from swarm.cli.completion import complete_member
+from swarm.cli.helptext import examples
 from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import Message, parse_structured, structured_type
 from swarm.core.readable import clip, flat, fold, structured_line
@@ -28,12 +30,17 @@ from swarm.errors import BadInputError
 from swarm.ops.messages import find_message
 
 
-@click.command()
-@click.argument("to")
+@click.command(epilog=examples(
+    "swarm send worker 'also cover the error paths' --summary 'more tests'",
+    "swarm send '*' 'stop and commit what you have'",
+    "git diff | swarm send reviewer -",
+    "swarm send worker 'one more: check the docs' --wake"))
+@click.argument("to", shell_complete=complete_member)
 @click.argument("message")
 @team_option
 @click.option("--summary", "-s", default=None, help="Short preview of the message.")
-@click.option("--from", "sender", default=None, help="Sender (default: $SWARM_AGENT_ID or team-lead).")
+@click.option("--from", "sender", default=None, shell_complete=complete_member,
+              help="Sender (default: $SWARM_AGENT_ID or team-lead).")
 @click.option("--wake", is_flag=True,
               help="Restart a recipient that exited (or died) so it handles the message.")
 @json_option
@@ -96,8 +103,10 @@ def _wake(team: Any, names: list[str]) -> list[Any]:
     return [r for r in results if r.woken or r.was in ("exited", "dead")]
 
 
-@click.command()
-@click.argument("name", required=False)
+@click.command(epilog=examples(
+    "swarm inbox", "swarm inbox --unread --mark-read", "swarm inbox worker --all --full",
+    "swarm inbox show 3f2a9c1d", "swarm inbox --follow"))
+@click.argument("name", required=False, shell_complete=complete_member)
 @click.argument("message_id", required=False, metavar="[ID]")
 @team_option
 @click.option("--unread", is_flag=True, help="Only unread messages.")

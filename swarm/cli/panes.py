@@ -7,10 +7,11 @@ import os
 import click
 
 from swarm.cli.common import open_team, team_option
+from swarm.cli.helptext import examples
 from swarm.errors import OperationFailedError
 
 
-@click.command()
+@click.command(epilog=examples("swarm attach", "swarm attach --team alpha"))
 @team_option
 def attach(team_name: str | None) -> None:
     """Open the team's tmux session.

@@ -7,17 +7,19 @@ from typing import Any
 import click
 
 from swarm.cli.common import emit, json_option, open_team, refuse_teammate, table, team_option
+from swarm.cli.helptext import examples
 from swarm.ops.approvals import approve_permission, deny_permission, pending_permissions
 
 WHAT_WIDTH = 200  # past it, the cell says how much more there is (and to use --json)
 
 
-@click.group()
+@click.group(epilog=examples("swarm permissions list", "swarm permissions approve 3f2a9c1d"))
 def permissions() -> None:
     """Answer teammates' requests to use tools."""
 
 
-@permissions.command("list")
+@permissions.command("list", epilog=examples(
+    "swarm permissions list", "swarm permissions list --json"))
 @team_option
 @json_option
 def list_requests(team_name: str | None, as_json: bool) -> None:
@@ -35,7 +37,10 @@ def list_requests(team_name: str | None, as_json: bool) -> None:
     emit([p.as_dict() for p in pending], as_json, human)
 
 
-@permissions.command("approve")
+@permissions.command("approve", epilog=examples(
+    "swarm permissions approve 3f2a9c1d",
+    "swarm permissions approve 3f2a9c1d --always",
+    """swarm permissions approve 3f2a9c1d --input '{"command": "make test"}'"""))
 @click.argument("request_id")
 @click.option("--always", is_flag=True, help="Add a team rule so no teammate asks again.")
 @click.option("--input", "new_input", default=None, help="Replace the tool input (JSON object).")
@@ -50,7 +55,8 @@ def approve(request_id: str, always: bool, new_input: str | None, team_name: str
     click.echo(f"approved {found.request.tool_name} for {found.message.sender}{note}")
 
 
-@permissions.command("deny")
+@permissions.command("deny", epilog=examples(
+    "swarm permissions deny 3f2a9c1d --reason 'use make clean, not rm -rf'"))
 @click.argument("request_id")
 @click.option("--reason", "-r", required=True, help="Why (the teammate's model reads it).")
 @team_option

@@ -14,15 +14,17 @@ from swarm.cli.common import (
     refuse_teammate,
     team_option,
 )
+from swarm.cli.completion import complete_member
+from swarm.cli.helptext import examples
 from swarm.ops.approvals import answer_plan, pending_plans
 
 
-@click.group()
+@click.group(epilog=examples("swarm plans list", "swarm plans approve architect"))
 def plans() -> None:
     """Review plans from plan-mode teammates."""
 
 
-@plans.command("list")
+@plans.command("list", epilog=examples("swarm plans list", "swarm plans list --json"))
 @team_option
 @json_option
 def list_plans(team_name: str | None, as_json: bool) -> None:
@@ -39,8 +41,9 @@ def list_plans(team_name: str | None, as_json: bool) -> None:
     emit([p.as_dict() for p in pending], as_json, human)
 
 
-@plans.command("approve")
-@click.argument("name")
+@plans.command("approve", epilog=examples(
+    "swarm plans approve architect", "swarm plans approve architect --mode acceptEdits"))
+@click.argument("name", shell_complete=complete_member)
 @click.option("--mode", "-m", default=None, metavar="MODE",
               help="Mode it works in now: acceptEdits or default (default: its working mode).")
 @team_option
@@ -54,8 +57,9 @@ def approve(name: str, mode: str | None, team_name: str | None) -> None:
                + (f" (it works in {mode} mode)" if mode else ""))
 
 
-@plans.command("reject")
-@click.argument("name")
+@plans.command("reject", epilog=examples(
+    "swarm plans reject architect --feedback 'keep the public API as it is'"))
+@click.argument("name", shell_complete=complete_member)
 @click.option("--feedback", "-f", required=True, help="What to change (the teammate reads it).")
 @team_option
 def reject(name: str, feedback: str, team_name: str | None) -> None:

@@ -7,21 +7,35 @@ from typing import Any
 
 import click
 
-from swarm.cli.common import emit, json_option, resolve_team_name, team_option
+from swarm.cli.common import (
+    emit,
+    fit_table,
+    json_option,
+    resolve_team_name,
+    team_option,
+    wide_option,
+)
+from swarm.cli.helptext import examples
 from swarm.core.store import write_bytes_atomic
 from swarm.errors import BadInputError
 from swarm.ops.report import build_report
-from swarm.ops.report_html import render_html, report_text
+from swarm.ops.report_html import render_html, report_rows
+
+# Left out first when the member table does not fit the terminal (--wide shows them).
+OPTIONAL = ("MESSAGES SENT", "TOOL CALLS", "BUSY", "TURNS", "WALL TIME")
 
 
-@click.command()
+@click.command(epilog=examples(
+    "swarm report", "swarm report --html run.html", "swarm report --team alpha --json"))
 @team_option
 @click.option("--html", "html_path", type=click.Path(dir_okay=False, path_type=Path),
               default=None, help="Write the report as a self-contained HTML page to this file.")
+@wide_option
 @json_option
-def report(team_name: str | None, html_path: Path | None, as_json: bool) -> None:
-    """What a team did: per member turns, tokens, cost and time; with --html, a page with a
-    timeline per member, the tasks and the messages.
+def report(team_name: str | None, html_path: Path | None, wide: bool, as_json: bool) -> None:
+    """What a team did: per member turns, tokens, cost and time.
+
+    With --html, a page with a timeline per member, the tasks and the messages.
 
     Works during a run and after it, as long as the team's files are there (a team deleted
     with `swarm team delete` is gone; keep it with --keep to report on it).
@@ -35,12 +49,13 @@ def report(team_name: str | None, html_path: Path | None, as_json: bool) -> None
                                 f"{exc.strerror or exc}") from None
 
     def human(_: Any) -> str:
-        lines = [report_text(data)]
+        headers, rows = report_rows(data)
+        lines = [fit_table(rows, headers, wide, OPTIONAL)]
         if data.empty:
             lines.insert(0, f"no activity recorded for team {data.team} yet")
         lines += [f"note: {note}" for note in data.notes]
         lines.append(f"wrote {html_path}" if html_path is not None
-                     else "(--html FILE writes the timeline, tasks and messages as a page)")
+                     else "(--html FILE: the timeline, tasks and messages as a page)")
         return "\n".join(lines)
 
     emit(data.as_dict(), as_json, human)

@@ -12,11 +12,16 @@ from swarm.cli.common import (
     refuse_teammate,
     team_option,
 )
+from swarm.cli.helptext import examples
 from swarm.core.names import BACKENDS, PERMISSION_MODES
 from swarm.ops.spawner import spawn as do_spawn
 
 
-@click.command()
+@click.command(epilog=examples(
+    "swarm spawn worker --prompt 'add tests for src/parse.py'",
+    "swarm spawn reviewer --agent-type explore --model haiku --prompt-file review.md",
+    "swarm spawn fixer --worktree --permission-mode acceptEdits --allow 'Bash(make:*)'",
+    "swarm spawn runner --model shell --backend hidden"))
 @click.argument("name")
 @team_option
 @click.option("--prompt", "-p", default=None, help="First message to the teammate.")

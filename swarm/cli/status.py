@@ -6,12 +6,24 @@ from typing import Any
 
 import click
 
-from swarm.cli.common import emit, json_option, open_team, table, team_option
+from swarm.cli.common import (
+    emit,
+    fit_lines,
+    fit_table,
+    json_option,
+    open_team,
+    team_option,
+    wide_option,
+)
+from swarm.cli.helptext import examples
 from swarm.core.state import cost_text
 from swarm.ops.health import observe
 
+# Left out first when `status` does not fit the terminal (--wide shows them).
+OPTIONAL = ("BACKEND", "PANE", "PID", "ACTIVE", "TURNS", "TOKENS", "UNREAD", "MODE")
 
-def render(statuses: list[Any]) -> str:
+
+def render(statuses: list[Any], wide: bool = False) -> str:
     if not statuses:
         return "(no teammates: start one with `swarm spawn NAME`)"
     rows = []
@@ -26,13 +38,14 @@ def render(statuses: list[Any]) -> str:
                      (s.last_activity or "-")[11:19]])
     total_tokens = sum(s.tokens for s in statuses)
     total_cost = sum(s.cost_usd for s in statuses)
-    out = table(rows, ["NAME", "STATE", "MODE", "BACKEND", "PANE", "PID", "TASK", "UNREAD",
-                       "TURNS", "TOKENS", "COST", "ACTIVE"])
+    out = fit_table(rows, ["NAME", "STATE", "MODE", "BACKEND", "PANE", "PID", "TASK", "UNREAD",
+                           "TURNS", "TOKENS", "COST", "ACTIVE"], wide, OPTIONAL, ("STATE",))
     subs = [[str(sub["agent_id"]), str(sub["subagent_type"]), str(sub["description"]),
              str(sub["tool_uses"]), str(sub["tokens"])] for s in statuses for sub in s.subagents]
     if subs:
-        out += "\n\nrunning subagents:\n" + table(subs, ["ID", "TYPE", "DESCRIPTION",
-                                                         "TOOL USES", "TOKENS"])
+        out += "\n\nrunning subagents:\n" + fit_table(
+            subs, ["ID", "TYPE", "DESCRIPTION", "TOOL USES", "TOKENS"], wide, ("TOOL USES",),
+            ("DESCRIPTION",))
     known = all(s.cost_known for s in statuses)
     out += f"\nteam total: {total_tokens} tokens, {cost_text(total_cost, known)}"
     shared: dict[str, list[str]] = {}
@@ -41,15 +54,19 @@ def render(statuses: list[Any]) -> str:
             shared.setdefault(path, []).append(s.name)
     if shared:
         out += "\n\noverlapping writes (same file, shared checkout):"
-        out += "".join(f"\n  ! {path}: {', '.join(names)}" for path, names in sorted(shared.items()))
+        out += fit_lines("".join(f"\n  ! {path}: {', '.join(names)}"
+                                 for path, names in sorted(shared.items())), wide)
     return out
 
 
-@click.command()
+@click.command(epilog=examples(
+    "swarm status", "swarm status --team alpha --wide", "swarm status --watch",
+    "swarm status --json"))
 @team_option
 @click.option("--watch", "-w", is_flag=True, help="A live view, refreshed on change.")
+@wide_option
 @json_option
-def status(team_name: str | None, watch: bool, as_json: bool) -> None:
+def status(team_name: str | None, watch: bool, wide: bool, as_json: bool) -> None:
     """Show what each teammate is doing.
 
     State, permission mode, current task, unread count, turns, tokens and cost per teammate.
@@ -62,4 +79,4 @@ def status(team_name: str | None, watch: bool, as_json: bool) -> None:
         watch_status(team)
         return
     statuses = observe(team, include_lead=True)
-    emit([s.as_dict() for s in statuses], as_json, lambda _: render(statuses))
+    emit([s.as_dict() for s in statuses], as_json, lambda _: render(statuses, wide))

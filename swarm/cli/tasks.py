@@ -7,13 +7,23 @@ from typing import Any
 
 import click
 
-from swarm.cli.common import acting_member, emit, json_option, open_team, table, team_option
+from swarm.cli.common import (
+    acting_member,
+    emit,
+    fit_table,
+    json_option,
+    open_team,
+    team_option,
+    wide_option,
+)
+from swarm.cli.completion import complete_member, complete_task
+from swarm.cli.helptext import examples
 from swarm.core.scopes import clean_globs, unmatched
 from swarm.core.store import warn
 from swarm.core.tasks import STATUSES, Task
 
 
-@click.group()
+@click.group(epilog=examples("swarm tasks add 'write the parser'", "swarm tasks list"))
 def tasks() -> None:
     """Add, list, show, update, claim and release tasks."""
 
@@ -33,11 +43,15 @@ def _render_one(task: Task) -> str:
     return "\n".join(lines)
 
 
-@tasks.command("add")
+@tasks.command("add", epilog=examples(
+    "swarm tasks add 'write the parser' --description 'src/parse.py, with tests'",
+    "swarm tasks add 'wire it up' --blocked-by 1 --owner worker",
+    "swarm tasks add 'docs' --files 'docs/**' --files README.md"))
 @click.argument("subject")
 @click.option("--description", "-d", default="", help="What to do (shell teammates run its commands).")
-@click.option("--blocked-by", multiple=True, help="Id of a task that must complete first.")
-@click.option("--owner", default=None, help="Assign to a member.")
+@click.option("--blocked-by", multiple=True, shell_complete=complete_task,
+              help="Id of a task that must complete first.")
+@click.option("--owner", default=None, shell_complete=complete_member, help="Assign to a member.")
 @click.option("--files", "files", multiple=True, metavar="GLOB",
               help="File scope (repeatable): while the task is in progress its owner may "
                    "Write/Edit only there, and others not there.")
@@ -55,10 +69,12 @@ def add(subject: str, description: str, blocked_by: tuple[str, ...], owner: str 
     emit(task, as_json, lambda t: f"added task #{t.id}: {t.subject}")
 
 
-@tasks.command("list")
+@tasks.command("list", epilog=examples(
+    "swarm tasks list", "swarm tasks list --wide", "swarm tasks list --json"))
 @team_option
+@wide_option
 @json_option
-def list_tasks(team_name: str | None, as_json: bool) -> None:
+def list_tasks(team_name: str | None, wide: bool, as_json: bool) -> None:
     """List tasks."""
     items = open_team(team_name).tasks.list()
 
@@ -66,14 +82,15 @@ def list_tasks(team_name: str | None, as_json: bool) -> None:
         if not items:
             return "(no tasks)"
         rows = [[f"#{t.id}", t.status, t.owner or "-",
-                 ",".join(t.blocked_by) or "-", t.subject[:60]] for t in items]
-        return table(rows, ["ID", "STATUS", "OWNER", "BLOCKED BY", "SUBJECT"])
+                 ",".join(t.blocked_by) or "-", t.subject] for t in items]
+        return fit_table(rows, ["ID", "STATUS", "OWNER", "BLOCKED BY", "SUBJECT"], wide,
+                         ("BLOCKED BY",), ("SUBJECT",))
 
     emit(items, as_json, human)
 
 
-@tasks.command("show")
-@click.argument("task_id")
+@tasks.command("show", epilog=examples("swarm tasks show 3", "swarm tasks show 3 --json"))
+@click.argument("task_id", shell_complete=complete_task)
 @team_option
 @json_option
 def show(task_id: str, team_name: str | None, as_json: bool) -> None:
@@ -81,10 +98,14 @@ def show(task_id: str, team_name: str | None, as_json: bool) -> None:
     emit(open_team(team_name).tasks.get(task_id), as_json, _render_one)
 
 
-@tasks.command("update")
-@click.argument("task_id")
-@click.option("--status", type=click.Choice(STATUSES), default=None)
-@click.option("--owner", default=None, help="New owner ('' to clear).")
+@tasks.command("update", epilog=examples(
+    "swarm tasks update 3 --status completed --result 'merged in 4f1c2e0'",
+    "swarm tasks update 3 --owner ''"))
+@click.argument("task_id", shell_complete=complete_task)
+@click.option("--status", type=click.Choice(STATUSES), default=None,
+              help="The new status (pending, in_progress, completed).")
+@click.option("--owner", default=None, shell_complete=complete_member,
+              help="New owner ('' to clear).")
 @click.option("--result", default=None, help="Record a result.")
 @team_option
 @json_option
@@ -98,9 +119,10 @@ def update(task_id: str, status: str | None, owner: str | None, result: str | No
     emit(task, as_json, _render_one)
 
 
-@tasks.command("claim")
-@click.argument("task_id")
-@click.option("--as", "name", required=True, help="The member taking the task.")
+@tasks.command("claim", epilog=examples("swarm tasks claim 3 --as worker"))
+@click.argument("task_id", shell_complete=complete_task)
+@click.option("--as", "name", required=True, shell_complete=complete_member,
+              help="The member taking the task.")
 @team_option
 @json_option
 def claim(task_id: str, name: str, team_name: str | None, as_json: bool) -> None:
@@ -109,8 +131,8 @@ def claim(task_id: str, name: str, team_name: str | None, as_json: bool) -> None
     emit(task, as_json, lambda t: f"{t.owner} claimed task #{t.id}")
 
 
-@tasks.command("release")
-@click.argument("task_id")
+@tasks.command("release", epilog=examples("swarm tasks release 3"))
+@click.argument("task_id", shell_complete=complete_task)
 @team_option
 @json_option
 def release(task_id: str, team_name: str | None, as_json: bool) -> None:

@@ -8,14 +8,18 @@ import click
 
 from swarm.cli.common import (
     emit,
+    fit_lines,
+    fit_table,
     json_option,
     open_team,
     refuse_teammate,
     resolve_team_name,
-    table,
     team_option,
     to_jsonable,
+    wide_option,
 )
+from swarm.cli.completion import complete_team
+from swarm.cli.helptext import examples
 from swarm.core.names import LEAD_NAME
 from swarm.core.state import read_state
 from swarm.core.store import warn
@@ -25,12 +29,15 @@ from swarm.ops.control import delete_team, remove_member
 from swarm.ops.health import mode_of
 
 
-@click.group()
+@click.group(epilog=examples("export SWARM_TEAM=$(swarm team create alpha)", "swarm team list",
+                             "swarm team delete alpha"))
 def team() -> None:
     """Create, list, show and delete teams; remove a member."""
 
 
-@team.command("create")
+@team.command("create", epilog=examples(
+    "swarm team create alpha --description 'the parser rewrite'",
+    "export SWARM_TEAM=$(swarm team create alpha)"))
 @click.argument("name")
 @click.option("--description", "-d", default="", help="What the team is for.")
 @json_option
@@ -46,9 +53,10 @@ def create(name: str, description: str, as_json: bool) -> None:
     emit(config, as_json, human)
 
 
-@team.command("list")
+@team.command("list", epilog=examples("swarm team list", "swarm team list --json"))
+@wide_option
 @json_option
-def list_teams(as_json: bool) -> None:
+def list_teams(wide: bool, as_json: bool) -> None:
     """List teams."""
     configs = []
     for found in Team.list():
@@ -63,15 +71,17 @@ def list_teams(as_json: bool) -> None:
         rows = [
             [c.name, str(len(c.members) - 1), c.created_at[:19], c.description] for c in configs
         ]
-        return table(rows, ["TEAM", "TEAMMATES", "CREATED", "DESCRIPTION"])
+        return fit_table(rows, ["TEAM", "TEAMMATES", "CREATED", "DESCRIPTION"], wide,
+                         ("CREATED",), ("DESCRIPTION",))
 
     emit(configs, as_json, human)
 
 
-@team.command("show")
-@click.argument("name", required=False)
+@team.command("show", epilog=examples("swarm team show", "swarm team show alpha --wide"))
+@click.argument("name", required=False, shell_complete=complete_team)
+@wide_option
 @json_option
-def show(name: str | None, as_json: bool) -> None:
+def show(name: str | None, wide: bool, as_json: bool) -> None:
     """Show a team and its members."""
     config = Team.open(resolve_team_name(name)).config()
     # The mode each member is really in (a plan approval changes it), from its state file.
@@ -79,14 +89,15 @@ def show(name: str | None, as_json: bool) -> None:
              if m.name != LEAD_NAME}
 
     def human(_: Any) -> str:
-        head = f"team {config.name}: {config.description or '(no description)'}\n"
-        head += f"lead: {config.lead_agent_id}   created: {config.created_at}\n"
+        head = fit_lines(f"team {config.name}: {config.description or '(no description)'}\n"
+                         f"lead: {config.lead_agent_id}   created: {config.created_at}", wide)
         rows = [
             [m.name, m.agent_type, m.model or "-", m.backend or "-", m.pane_id or "-",
              str(m.pid or "-"), modes.get(m.name, m.permission_mode)]
             for m in config.members
         ]
-        return head + table(rows, ["NAME", "TYPE", "MODEL", "BACKEND", "PANE", "PID", "MODE"])
+        return head + "\n" + fit_table(rows, ["NAME", "TYPE", "MODEL", "BACKEND", "PANE", "PID", "MODE"],
+                                wide, ("PANE", "PID", "BACKEND", "TYPE"))
 
     data = to_jsonable(config)
     for member in data["members"]:
@@ -94,8 +105,9 @@ def show(name: str | None, as_json: bool) -> None:
     emit(data, as_json, human)
 
 
-@team.command("delete")
-@click.argument("name")
+@team.command("delete", epilog=examples(
+    "swarm team delete alpha", "swarm team delete alpha --force --discard-worktrees"))
+@click.argument("name", shell_complete=complete_team)
 @click.option("--force", is_flag=True, help="Stop running members (and their panes) first.")
 @click.option("--discard-worktrees", is_flag=True,
               help="Remove worktrees even with uncommitted work (default: keep and print them).")

@@ -7,12 +7,14 @@ from typing import Any
 import click
 
 from swarm.cli.common import emit, json_option, open_team, refuse_teammate, table, team_option
+from swarm.cli.completion import complete_member
+from swarm.cli.helptext import examples
 from swarm.core.worktrees import team_worktrees
 from swarm.errors import OperationFailedError
 from swarm.ops.merge import merge as do_merge
 
 
-@click.command()
+@click.command(epilog=examples("swarm worktrees", "swarm worktrees --team alpha --json"))
 @team_option
 @json_option
 def worktrees(team_name: str | None, as_json: bool) -> None:
@@ -36,8 +38,8 @@ def worktrees(team_name: str | None, as_json: bool) -> None:
     emit([v.as_dict() for v in views], as_json, human)
 
 
-@click.command()
-@click.argument("name")
+@click.command(epilog=examples("swarm merge worker", "swarm merge worker --squash --into main"))
+@click.argument("name", shell_complete=complete_member)
 @click.option("--squash", is_flag=True, help="One commit with all of the member's changes.")
 @click.option("--into", "into", default=None, metavar="BRANCH",
               help="Merge into BRANCH (default: the current branch of the lead's checkout).")

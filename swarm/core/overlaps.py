@@ -9,7 +9,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict
 
 from swarm import settings
 from swarm.core import paths
@@ -25,8 +25,9 @@ if TYPE_CHECKING:
 class Writes(BaseModel):
     model_config = ConfigDict(defer_build=True)
 
-    paths: dict[str, list[str]] = Field(default_factory=dict)  # real path -> members, in order
-    reported: list[str] = Field(default_factory=list)  # paths the lead was told about
+    # Copied per instance by pydantic (a builtin factory costs start-up: see state.AgentState).
+    paths: dict[str, list[str]] = {}  # real path -> members, in order
+    reported: list[str] = []  # paths the lead was told about
 
 
 def read_writes(team: str) -> Writes:

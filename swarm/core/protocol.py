@@ -25,7 +25,7 @@ def check_size(what: str, text: str | None, limit: int) -> None:
 class Message(BaseModel):
     """One mailbox entry. `from` is a Python keyword, so the attribute is `sender`."""
 
-    model_config = ConfigDict(populate_by_name=True)
+    model_config = ConfigDict(populate_by_name=True, defer_build=True)  # built on first use
 
     id: str = Field(default_factory=lambda: str(uuid.uuid4()))
     sender: str = Field(alias="from")

@@ -6,7 +6,7 @@ import time
 from collections.abc import Callable
 from typing import Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from swarm.core import paths
 from swarm.core.liveness import START_TIME_TOLERANCE, process_start_time
@@ -28,6 +28,10 @@ RESTARTED = "restarted"  # how a restart's `detail` begins; the new process tell
 
 
 class Usage(BaseModel):
+    # Every model here builds its validator on first use, not at import (`swarm --help`,
+    # `tasks list` and the rest of the CLI need no state model).
+    model_config = ConfigDict(defer_build=True)
+
     input_tokens: int = 0
     output_tokens: int = 0
     cache_creation_input_tokens: int = 0
@@ -68,6 +72,8 @@ SubagentStatus = Literal["running", "completed", "failed", "stopped"]
 class SubagentInfo(BaseModel):
     """One subagent of this agent, as `swarm status` shows it (the transcript has the rest)."""
 
+    model_config = ConfigDict(defer_build=True)
+
     agent_id: str  # <parent>.sub-<n>
     subagent_type: str  # a definition's name, or "fork"
     description: str = ""
@@ -81,10 +87,15 @@ class SubagentInfo(BaseModel):
 
 
 class AgentState(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     state: AgentStateName = "starting"
     pid: int | None = None
     started_at: float | None = None  # the process start time (psutil), to tell reused pids
-    heartbeat: float = Field(default_factory=time.time)
+    # No builtin as a factory (time.time, list): pydantic reads a factory's signature, and a
+    # builtin's costs a compile of tokenize's regexes at every start-up. Mutable defaults are
+    # copied per instance by pydantic.
+    heartbeat: float = Field(default_factory=lambda: time.time())
     current_task: str | None = None
     turns: int = 0
     usage: Usage = Field(default_factory=Usage)
@@ -95,7 +106,7 @@ class AgentState(BaseModel):
     mode: str | None = None  # the permission mode it is in now (plan approval changes it)
     child_pgid: int | None = None  # the process group of the Bash command it runs, if any
     child_started_at: float | None = None  # that command's start time (pids are reused)
-    subagents: list[SubagentInfo] = Field(default_factory=list)  # running, then the latest ended
+    subagents: list[SubagentInfo] = []  # running, then the latest ended
 
 
 def read_state(team: str, name: str) -> AgentState | None:

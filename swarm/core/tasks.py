@@ -46,11 +46,11 @@ class Task(BaseModel):
     description: str = ""
     status: TaskStatus = "pending"
     owner: str | None = None
-    blocked_by: list[str] = Field(default_factory=list)
-    blocks: list[str] = Field(default_factory=list)
+    blocked_by: list[str] = []  # copied per task by pydantic (a builtin factory costs start-up)
+    blocks: list[str] = []
     active_form: str | None = None
     # File scopes (globs): while in progress, its owner writes only there, others not there.
-    files: list[str] = Field(default_factory=list)
+    files: list[str] = []
     result: str | None = None
     created_at: str = Field(default_factory=utcnow_iso)
     updated_at: str = Field(default_factory=utcnow_iso)

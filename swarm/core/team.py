@@ -11,7 +11,7 @@ import uuid
 from collections.abc import Callable
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from swarm.core import paths
 from swarm.core.liveness import is_alive, terminate
@@ -39,7 +39,6 @@ from swarm.core.protocol import (
 from swarm.core.state import read_state
 from swarm.core.store import ensure_dir, locked, read_model, utcnow_iso, write_model
 from swarm.core.tasks import TaskList
-from swarm.core.worktrees import leave_team
 from swarm.errors import (
     BadInputError,
     MessageTooLargeError,
@@ -63,6 +62,8 @@ def _no_items() -> list[Any]:
 
 
 class Member(BaseModel):
+    model_config = ConfigDict(defer_build=True)  # built when a team file is first read
+
     agent_id: str
     name: str
     agent_type: str = "general-purpose"
@@ -94,6 +95,8 @@ class Member(BaseModel):
 
 
 class TeamConfig(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
     version: int = CONFIG_VERSION
     name: str
     description: str = ""
@@ -215,6 +218,8 @@ class Team:
             )
         (stop or _end_processes)(team, alive)
         # Work in a member's worktree outlives its team (a no-op when `stop` did this already).
+        from swarm.core.worktrees import leave_team  # git helpers: not for every command
+
         leave_team(team)
         shutil.rmtree(team.dir)
         return [m.name for m in alive]

@@ -321,8 +321,8 @@ TEXT_COLUMNS = ("state", "turns", "tool_calls", "messages_sent", "tokens", "cost
                 "wall_s")
 
 
-def report_text(report: RunReport) -> str:
-    """The member table as plain text, for the terminal."""
+def report_rows(report: RunReport) -> tuple[list[str], list[list[str]]]:
+    """The member table for the terminal: its headers and rows (the totals last)."""
     columns = [c for c in COLUMNS if c[0] in TEXT_COLUMNS]
     headers = ["MEMBER", *(key.removesuffix("_usd").removesuffix("_s").replace("_", " ").upper()
                            for key, _, _ in columns)]
@@ -332,6 +332,4 @@ def report_text(report: RunReport) -> str:
         lines.append([row.name, *(f"{v:,}" if f == "d" else f"${v:.4f}" if f == "$"
                                   else seconds(v) if f == "t" else str(v)
                                   for v, (_, _, f) in zip(values, columns, strict=True))])
-    widths = [max(len(r[i]) for r in [headers, *lines]) for i in range(len(headers))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
-                     for r in [headers, *lines])
+    return headers, lines

@@ -21,7 +21,7 @@ import threading
 import time
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swarm.core import paths
 from swarm.core.definitions import AgentDefinition, get_definition
@@ -37,12 +37,14 @@ from swarm.runtime.interfaces import SubagentHost
 from swarm.runtime.loop import Loop
 from swarm.runtime.models import check_model_spec, load_model, provider_of
 from swarm.runtime.prompts import environment, project_memory, subagent_part, system_prompt
-from swarm.runtime.subagent import Run, Subagent
 from swarm.runtime.subagent_tools import ParentMessage, SubagentRequest, fork_tools, usable_tools
 from swarm.runtime.team_tools import all_tools
 from swarm.runtime.tools import Tool, ToolContext, ToolError, ToolResult
-from swarm.runtime.worktree_isolation import finish_worktree, start_worktree
+from swarm.runtime.worktree_isolation import start_worktree
 from swarm.settings import auto_background_s, max_subagents, mcp_timeout, mcp_tool_timeout
+
+if TYPE_CHECKING:  # the thread machinery and git helpers load with the first subagent
+    from swarm.runtime.subagent import Run, Subagent
 
 FORK_TYPE = "fork"
 FORK_PLACEHOLDER = "Forked: a worker took this call over; its report arrives separately."
@@ -127,6 +129,8 @@ class Subagents:
             agent_id = f"{host.name}.sub-{self._next}"
             self._next += 1
         isolation = request.isolation or (definition.isolation if definition else None)
+        from swarm.runtime.subagent import Subagent
+
         worktree = start_worktree(host.team.name, agent_id, host.cwd) if isolation else None
         cwd = worktree.cwd if worktree else host.cwd
         background = request.background if request.background is not None else bool(
@@ -256,6 +260,8 @@ class Subagents:
         kept = False
         if sub.worktree is not None:
             try:
+                from swarm.runtime.worktree_isolation import finish_worktree
+
                 kept = finish_worktree(sub.worktree)
             except (SwarmError, OSError) as exc:
                 kept = True  # unsure what is in it: never delete it
@@ -368,6 +374,8 @@ class Subagents:
         sub.loop.close_dangling("stopped before this call finished")
         content = [block]
         if sub.worktree is not None and sub.info.worktree is None:  # removed: it was unchanged
+            from swarm.runtime.worktree_isolation import start_worktree
+
             sub.worktree = start_worktree(self.host.team.name, agent_id, self.host.cwd)
             sub.move_to(sub.worktree.cwd)
             sub.info.worktree = str(sub.worktree.path)
