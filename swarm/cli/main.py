@@ -64,6 +64,7 @@ SUMMARIES: dict[str, str] = {
     "logs": "Print a teammate's output log.",
     "mcp": "MCP servers (from .mcp.json and $SWARM_HOME/mcp.json).",
     "merge": "Merge a member's worktree branch into the lead's checkout.",
+    "mode": "Change a teammate's permission mode, from its next tool call.",
     "permissions": "Answer teammates' requests to use tools.",
     "plans": "Review plans from plan-mode teammates.",
     "report": "What a team did: per member turns, tokens, cost and time.",
@@ -73,8 +74,9 @@ SUMMARIES: dict[str, str] = {
     "spawn": "Start a teammate NAME in its own pane (or hidden).",
     "status": "Show what each teammate is doing.",
     "tasks": "Add, list, show, update, claim and release tasks.",
-    "team": "Create, list, show and delete teams.",
+    "team": "Create, list, show and delete teams; remove a member.",
     "transcript": "Print everything a teammate's model saw and said.",
+    "trust": "Show what the project's configuration would do, and trust it.",
     "wait": "Wait for idle teammates, finished tasks, or exits.",
     "worktrees": "List members' worktrees.",
 }

@@ -71,7 +71,10 @@ def list_servers(cwd: str | None, check: bool, as_json: bool) -> None:
                                    f"check: {', '.join(failed)}")
 
 
-@mcp.command("serve")
+@mcp.command("serve", epilog=examples(
+    "claude mcp add swarm -- swarm mcp serve --team alpha",
+    "swarm mcp serve --team alpha --permission-mode acceptEdits",
+    "swarm mcp serve --team alpha --as reviewer"))
 @team_option
 @click.option("--as", "member", default=None, metavar="NAME",
               help="Play member NAME of the team (default: its lead).")

@@ -18,7 +18,7 @@ from swarm.cli.common import (
     to_jsonable,
     wide_option,
 )
-from swarm.cli.completion import complete_team
+from swarm.cli.completion import complete_member, complete_team
 from swarm.cli.helptext import examples
 from swarm.core.names import LEAD_NAME
 from swarm.core.state import read_state
@@ -131,8 +131,9 @@ def delete(name: str, force: bool, discard_worktrees: bool, as_json: bool) -> No
     emit(result.as_dict(), as_json, human)
 
 
-@team.command("remove")
-@click.argument("name")
+@team.command("remove", epilog=examples(
+    "swarm team remove worker", "swarm team remove worker --force"))
+@click.argument("name", shell_complete=complete_member)
 @team_option
 @click.option("--force", is_flag=True, help="Kill it instead of asking it to shut down.")
 @click.option("--timeout", type=float, default=30.0, show_default=True,

@@ -12,6 +12,7 @@ from typing import Any
 import click
 
 from swarm.cli.common import emit, json_option, table
+from swarm.cli.helptext import examples
 from swarm.core.trust_summary import TrustSummary, summarize
 from swarm.core.workspace_trust import (
     TrustDecision,
@@ -101,7 +102,9 @@ def _say_ignored(decision: TrustDecision) -> None:
         _warn(notice)
 
 
-@click.command()
+@click.command(epilog=examples(
+    "swarm trust", "swarm trust ~/src/project --yes", "swarm trust --list",
+    "swarm trust --revoke"))
 @click.argument("directory", required=False)
 @click.option("--yes", "-y", is_flag=True, help="Trust it without asking (after showing it).")
 @click.option("--list", "list_them", is_flag=True, help="List the trusted projects.")

@@ -40,7 +40,6 @@ from swarm.runtime.prompts import environment, project_memory, subagent_part, sy
 from swarm.runtime.subagent_tools import ParentMessage, SubagentRequest, fork_tools, usable_tools
 from swarm.runtime.team_tools import all_tools
 from swarm.runtime.tools import Tool, ToolContext, ToolError, ToolResult
-from swarm.runtime.worktree_isolation import start_worktree
 from swarm.settings import auto_background_s, max_subagents, mcp_timeout, mcp_tool_timeout
 
 if TYPE_CHECKING:  # the thread machinery and git helpers load with the first subagent
@@ -130,6 +129,7 @@ class Subagents:
             self._next += 1
         isolation = request.isolation or (definition.isolation if definition else None)
         from swarm.runtime.subagent import Subagent
+        from swarm.runtime.worktree_isolation import start_worktree
 
         worktree = start_worktree(host.team.name, agent_id, host.cwd) if isolation else None
         cwd = worktree.cwd if worktree else host.cwd
