@@ -86,8 +86,9 @@ def respawn(name: str, team_name: str | None, as_json: bool) -> None:
 
 @click.command()
 @team_option
-@click.option("--until", "until", type=click.Choice(["idle", "tasks-done", "exited"]),
-              required=True, help="What to wait for.")
+@click.option("--until", "until", type=click.Choice(["idle", "tasks-done", "exited", "asking"]),
+              required=True, help="What to wait for (asking: a teammate waits for your answer"
+              " to a permission request or a plan).")
 @click.option("--timeout", type=float, default=None, help="Give up after S seconds (exit 124).")
 @json_option
 def wait(team_name: str | None, until: str, timeout: float | None, as_json: bool) -> None:

@@ -34,7 +34,7 @@ def list_requests(team_name: str | None, as_json: bool) -> None:
 
 
 @permissions.command("approve")
-@click.argument("request_id")
+@click.argument("request_id", metavar="ID|NAME")
 @click.option("--always", is_flag=True, help="Add a team rule so no teammate asks again.")
 @click.option("--input", "new_input", default=None, help="Replace the tool input (JSON object).")
 @team_option
@@ -48,7 +48,7 @@ def approve(request_id: str, always: bool, new_input: str | None, team_name: str
 
 
 @permissions.command("deny")
-@click.argument("request_id")
+@click.argument("request_id", metavar="ID|NAME")
 @click.option("--reason", "-r", required=True, help="Why (the teammate's model reads it).")
 @team_option
 def deny(request_id: str, reason: str, team_name: str | None) -> None:

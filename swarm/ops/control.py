@@ -22,7 +22,8 @@ from swarm.core.worktrees import Finished, finish_member, leave_team
 from swarm.errors import BadInputError, OperationFailedError, WaitTimeoutError
 from swarm.ops.health import MemberStatus, end_child_commands, observe, observe_member
 
-UNTIL = ("idle", "tasks-done", "exited")
+UNTIL = ("idle", "tasks-done", "exited", "asking")
+ASKING = ("waiting_permission", "awaiting_plan")  # waits for the lead's answer
 
 
 @dataclass
@@ -214,6 +215,8 @@ def kill(team: Team, name: str) -> Finished | None:
 def _satisfied(team: Team, until: str, statuses: list[MemberStatus]) -> bool:
     if until == "exited":
         return all(s.state in ("exited", "dead") for s in statuses)
+    if until == "asking":
+        return any(s.state in ASKING for s in statuses)
     if until == "tasks-done":
         tasks = team.tasks.list()
         return bool(tasks) and all(t.status == "completed" for t in tasks)
