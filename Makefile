@@ -2,7 +2,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint bench demo clean
+.PHONY: test lint bench demo demo-lead clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -24,6 +24,9 @@ bench: $(STAMP)
 
 demo: $(STAMP)
 	$(VENV)/bin/swarm demo
+
+demo-lead: $(STAMP)
+	$(VENV)/bin/swarm demo --lead
 
 clean:
 	rm -rf $(VENV) *.egg-info
