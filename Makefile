@@ -14,7 +14,7 @@ test: $(STAMP)
 	$(PY) -m pytest
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check swarm backends tests scripts
+	$(VENV)/bin/ruff check swarm tests scripts
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 

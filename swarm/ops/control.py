@@ -9,7 +9,7 @@ import signal
 import time
 from dataclasses import asdict, dataclass
 
-from backends.resolve import get_backend
+from swarm.backends.resolve import get_backend
 from swarm.core import paths
 from swarm.core.liveness import terminate
 from swarm.core.mailbox import Mailbox
