@@ -10,8 +10,14 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
+# The tests wait on subprocesses much of the time: more workers than cores keeps both busy.
+TEST_WORKERS ?= 3
+
 test: $(STAMP)
-	$(PY) -m pytest
+	@# Bytecode once for the hundreds of `swarm` processes the tests start (under
+	@# PYTHONDONTWRITEBYTECODE each would compile the package again).
+	$(PY) -m compileall -q swarm >/dev/null
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check swarm tests scripts
