@@ -512,7 +512,9 @@ def test_readme_lists_every_environment_variable_swarm_reads() -> None:
     table = {line.split("`")[1] for line in readme.splitlines() if line.startswith("| `")}
     assert table == {v.name for v in VARIABLES}
     for path in Path(__file__).resolve().parents[1].joinpath("swarm").rglob("*.py"):
-        if path.name != "settings.py":
+        # The pane backends (top-level `backends` until they moved under swarm/) compare a
+        # child's whole environment with this one's: no variable read by name.
+        if path.name != "settings.py" and "backends" not in path.parts:
             text = path.read_text()
             assert "os.environ.get(" not in text and "os.getenv(" not in text, path
 
