@@ -2,7 +2,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint bench demo clean
+.PHONY: test lint bench demo demo-lead clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -10,11 +10,17 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
+# The tests wait on subprocesses much of the time: more workers than cores keeps both busy.
+TEST_WORKERS ?= 3
+
 test: $(STAMP)
-	$(PY) -m pytest
+	@# Bytecode once for the hundreds of `swarm` processes the tests start (under
+	@# PYTHONDONTWRITEBYTECODE each would compile the package again).
+	$(PY) -m compileall -q swarm >/dev/null
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check swarm backends tests scripts
+	$(VENV)/bin/ruff check swarm tests scripts
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 
@@ -24,6 +30,9 @@ bench: $(STAMP)
 
 demo: $(STAMP)
 	$(VENV)/bin/swarm demo
+
+demo-lead: $(STAMP)
+	$(VENV)/bin/swarm demo --lead
 
 clean:
 	rm -rf $(VENV) *.egg-info

@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 
 import psutil  # noqa: E402
 
-from backends.hidden import HiddenBackend  # noqa: E402
+from swarm.backends.hidden import HiddenBackend  # noqa: E402
 from swarm.core.state import read_state  # noqa: E402
 from swarm.core.team import Team  # noqa: E402
 from swarm.ops.spawner import spawn  # noqa: E402

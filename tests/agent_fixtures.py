@@ -24,7 +24,7 @@ from typing import Any
 import psutil
 import pytest
 
-from backends.hidden import HiddenBackend
+from swarm.backends.hidden import HiddenBackend
 from swarm.core import paths
 from swarm.core.liveness import is_alive
 from swarm.core.mailbox import Mailbox

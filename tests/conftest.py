@@ -1,9 +1,14 @@
-"""Every test gets its own SWARM_HOME and a clean environment: no network, no user data."""
+"""Every test gets its own SWARM_HOME, its own tmux server and a clean environment: no network,
+no user data, nothing shared with the tests running beside it (`make test` runs them in
+parallel with pytest-xdist)."""
 
 from __future__ import annotations
 
 import contextlib
+import itertools
+import os
 import signal
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -36,15 +41,30 @@ def sigint_raises() -> None:
         signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
+_sockets = itertools.count()
+
+
+def tmux_socket_path(name: str) -> Path:
+    """Where tmux keeps the socket of `tmux -L name`."""
+    return Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.geteuid()}" / name
+
+
 @pytest.fixture(autouse=True)
-def swarm_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+def swarm_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     home = tmp_path / "swarm-home"
     monkeypatch.setenv("SWARM_HOME", str(home))
     for var in ("SWARM_TEAM", "SWARM_AGENT_ID", "SWARM_MODEL", "SWARM_BACKEND",
                 "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "TMUX", "TMUX_PANE", "SWARM_DEBUG",
                 "SWARM_TRUST_PROJECT", "SWARM_SECRET_VARS", *PROVIDER_VARIABLES):
         monkeypatch.delenv(var, raising=False)
-    return home
+    # A teammate that lands on tmux (the auto backend, outside tmux) gets a server of its own
+    # test, never the developer's nor a parallel test's (both would have a `swarm-alpha`).
+    socket = f"swarm-test-{os.getpid()}-{next(_sockets)}"
+    monkeypatch.setenv("SWARM_TMUX_SOCKET", socket)
+    yield home
+    if tmux_socket_path(socket).exists():
+        subprocess.run(["tmux", "-L", socket, "kill-server"], capture_output=True, timeout=30)
+        tmux_socket_path(socket).unlink(missing_ok=True)
 
 
 @pytest.fixture

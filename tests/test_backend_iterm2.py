@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from backends.base import PaneBackend
-from backends.iterm2 import ITerm2Backend, ITerm2Error, applescript_string
+from swarm.backends.base import PaneBackend
+from swarm.backends.iterm2 import ITerm2Backend, ITerm2Error, applescript_string
 
 HOSTILE = '\'; do shell script "rm -rf ~"'
 FAKE = f"""#!{sys.executable}

@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from backends.base import PaneBackend
-from backends.hidden import HiddenBackend
-from backends.iterm2 import ITerm2Backend
-from backends.resolve import Choice, get_backend, resolve
-from backends.tmux import TmuxBackend
+from swarm.backends.base import PaneBackend
+from swarm.backends.hidden import HiddenBackend
+from swarm.backends.iterm2 import ITerm2Backend
+from swarm.backends.resolve import Choice, get_backend, resolve
+from swarm.backends.tmux import TmuxBackend
 from swarm.errors import BadInputError
 
 

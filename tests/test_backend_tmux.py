@@ -15,8 +15,8 @@ import pytest
 from libtmux.server import Server
 from libtmux.session import Session
 
-from backends.base import PaneBackend
-from backends.tmux import TmuxBackend, TmuxError, attach_command, tmux_color
+from swarm.backends.base import PaneBackend
+from swarm.backends.tmux import TmuxBackend, TmuxError, attach_command, tmux_color
 from swarm.errors import BadInputError
 from tests.helpers import wait_until
 
@@ -26,7 +26,7 @@ AGENT = "import sys, time; print('AGENT', '|'.join(sys.argv[1:]), flush=True); t
 TRICKY = "it's a \"quoted\" arg; $HOME `id` #{pane_id}"
 SPAWNER = """
 import json, os, sys, time
-from backends.tmux import TmuxBackend
+from swarm.backends.tmux import TmuxBackend
 team, socket, name, color, cwd, go = sys.argv[1:7]
 backend = TmuxBackend(team=team, socket=socket)
 print("ready", flush=True)

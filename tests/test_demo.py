@@ -1,6 +1,7 @@
 """`swarm demo` (and `make demo`) through the real CLI: an offline team of three shell workers,
 with hidden teammates and with tmux panes on a private tmux server (SWARM_TMUX_SOCKET), that
-cleans up after itself unless --keep."""
+cleans up after itself unless --keep. `swarm demo --lead` (and `make demo-lead`): the scripted
+lead and teammate of examples/ in a headless lead session."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from libtmux.session import Session
 
 from swarm.core import paths
 from swarm.core.liveness import is_alive
-from swarm.ops.demo import WORKERS, demo_tasks
+from swarm.ops.demo import TEAMMATE_SCRIPT, WORKERS, demo_tasks
 from tests.agent_fixtures import SWARM, agent_processes, stop_tree
 from tests.helpers import wait_until
 
@@ -35,6 +36,7 @@ def project(tmp_path: Path, swarm_home: Path) -> Iterator[Path]:
     (root / "beta" / "b.py").write_text("x = 1\n")
     (root / "beta" / "c.py").write_text("y = 1\nz = 2\n")
     (root / "notes").mkdir()  # no Python: not a package to count
+    (root / "notes" / ".keep").write_text("")
     try:
         yield root
     finally:
@@ -142,3 +144,57 @@ def test_make_demo_runs_on_the_repository(swarm_home: Path, server: Server,
             stop_tree(leftover.pid)
     assert agent_processes(swarm_home) == []
     assert not server.has_session("swarm-demo")
+
+
+def lead_rows(stdout: str) -> dict[str, list[str]]:
+    """The lead demo's report table: task id -> [who, status, subject and result]."""
+    lines = stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.split()[:3] == ["TASK", "WHO", "STATUS"])
+    rows = {}
+    for line in lines[start + 1:]:
+        if not line.strip():
+            break
+        task, who, status, rest = line.split(None, 3)
+        rows[task] = [who, status, rest]
+    return rows
+
+
+def check_lead_report(stdout: str) -> None:
+    rows = lead_rows(stdout)
+    assert list(rows) == ["#1", "#2", "#3", "#4"]
+    assert [row[:2] for row in rows.values()] == [["ada", "completed"], ["grace", "completed"],
+                                                   ["ada", "completed"], ["grace", "completed"]]
+    assert "4 of 4 tasks done; teammates: ada, grace, scout; the lead took " in stdout
+    assert "lead: Checked the task list" in stdout  # the lead's last word
+    assert " killed" not in stdout  # the scripted scout agreed to shut down
+
+
+def test_lead_demo_plans_spawns_and_reports(project: Path, swarm_home: Path) -> None:
+    proc = demo(project, "--lead", "--backend", "hidden")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    check_lead_report(proc.stdout)
+    rows = {rest.rsplit(None, 1)[0]: rest.rsplit(None, 1)[1]
+            for _, _, rest in lead_rows(proc.stdout).values()}
+    assert rows["count the files"] == "4"  # a.py, b.py, c.py and notes/.keep: real shell output
+    assert rows["count the lines of Python"] == "6"
+    assert rows["count the TODO markers"] == "1"
+    progress = proc.stdout.splitlines()
+    assert any(line.endswith("swarm: spawned scout (scripted:" + str(TEAMMATE_SCRIPT)
+                             + ", default, hidden)") for line in progress)
+    assert any(line.endswith("scout: looked around") for line in progress)  # its SendMessage
+    assert "ANTHROPIC_API_KEY" not in os.environ
+    assert agent_processes(swarm_home) == []
+    assert not paths.team_dir("demo-lead").exists()
+
+
+def test_make_demo_lead_uses_tmux_when_there_is_one(project: Path, swarm_home: Path,
+                                                    server: Server, session: Session) -> None:
+    env = {**os.environ, "SWARM_TMUX_SOCKET": str(server.socket_name)}
+    proc = subprocess.run(["make", "-s", "-f", str(REPO / "Makefile"), f"VENV={REPO / '.venv'}",
+                           "-o", str(REPO / ".venv" / ".installed"), "demo-lead"],
+                          capture_output=True, text=True, env=env, cwd=project, timeout=90)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    check_lead_report(proc.stdout)
+    assert "teammates on tmux" in proc.stdout
+    assert agent_processes(swarm_home) == []
+    assert not server.has_session("swarm-demo-lead")

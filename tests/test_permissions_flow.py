@@ -270,3 +270,31 @@ def test_interrupt_abandons_the_wait_and_withdraws_the_request(crew: Crew) -> No
     crew.send("w1", f"$ {ECHO}")
     assert wait_request(crew, "w1", 2)["input"] == {"command": ECHO}
     assert not (crew.workdir / "f.txt").exists()
+
+
+# -- waiting for a request, answering it by the teammate's name (the README's Quickstart) --------
+
+def test_wait_until_asking_then_approve_by_the_teammates_name(crew: Crew) -> None:
+    target = crew.workdir / "f.txt"
+    shell(crew, "w1", f"$ {ECHO}")
+    proc = crew.cli("wait", "--until", "asking", "--timeout", "30", "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert [(s["name"], s["state"]) for s in json.loads(proc.stdout)] == [
+        ("w1", "waiting_permission")]
+    assert pending(crew)[0]["from"] == "w1" and not target.exists()
+    proc = crew.cli("permissions", "approve", "W1")  # names are case-insensitive
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "approved Bash for w1"
+    wait_until(target.exists, 10, message="f.txt after approve")
+    again = crew.cli("permissions", "approve", "w1")  # answered: nothing of w1's is pending
+    assert again.returncode == 2 and error_lines(again) == [
+        "swarm: error: no pending permission request 'w1' (unknown or already answered); see"
+        " `swarm permissions list`"]
+
+
+def test_wait_until_asking_times_out_when_nobody_asks(crew: Crew) -> None:
+    shell(crew, "w1", "$ true", permission_mode="bypassPermissions")
+    crew.wait_state("w1", "idle")
+    proc = crew.cli("wait", "--until", "asking", "--timeout", "1")
+    assert proc.returncode == 124
+    assert error_lines(proc) == ["swarm: error: timed out after 1s waiting for asking"]

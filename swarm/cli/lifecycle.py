@@ -112,8 +112,9 @@ def respawn(name: str, team_name: str | None, model: str | None, permission_mode
     "swarm wait --until idle", "swarm wait --until tasks-done --timeout 600",
     "swarm wait --until exited --json"))
 @team_option
-@click.option("--until", "until", type=click.Choice(["idle", "tasks-done", "exited"]),
-              required=True, help="What to wait for.")
+@click.option("--until", "until", type=click.Choice(["idle", "tasks-done", "exited", "asking"]),
+              required=True, help="What to wait for (asking: a teammate waits for your answer"
+              " to a permission request or a plan).")
 @click.option("--timeout", type=float, default=None, help="Give up after S seconds (exit 124).")
 @wide_option
 @json_option

@@ -18,7 +18,7 @@ def attach(team_name: str | None) -> None:
 
     Inside tmux it switches the client; outside it attaches.
     """
-    from backends.tmux import attach_command
+    from swarm.backends.tmux import attach_command
 
     team = open_team(team_name)
     sockets = {m.tmux_socket for m in team.members() if m.backend == "tmux"}

@@ -39,9 +39,9 @@ def list_requests(team_name: str | None, as_json: bool) -> None:
 
 @permissions.command("approve", epilog=examples(
     "swarm permissions approve 3f2a9c1d",
-    "swarm permissions approve 3f2a9c1d --always",
+    "swarm permissions approve worker --always",
     """swarm permissions approve 3f2a9c1d --input '{"command": "make test"}'"""))
-@click.argument("request_id")
+@click.argument("request_id", metavar="ID|NAME")
 @click.option("--always", is_flag=True, help="Add a team rule so no teammate asks again.")
 @click.option("--input", "new_input", default=None, help="Replace the tool input (JSON object).")
 @team_option
@@ -57,7 +57,7 @@ def approve(request_id: str, always: bool, new_input: str | None, team_name: str
 
 @permissions.command("deny", epilog=examples(
     "swarm permissions deny 3f2a9c1d --reason 'use make clean, not rm -rf'"))
-@click.argument("request_id")
+@click.argument("request_id", metavar="ID|NAME")
 @click.option("--reason", "-r", required=True, help="Why (the teammate's model reads it).")
 @team_option
 def deny(request_id: str, reason: str, team_name: str | None) -> None:

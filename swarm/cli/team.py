@@ -42,15 +42,19 @@ def team() -> None:
 @click.option("--description", "-d", default="", help="What the team is for.")
 @json_option
 def create(name: str, description: str, as_json: bool) -> None:
-    """Create a team (a unique NAME-xxxx on a name clash)."""
+    """Create a team (a unique NAME-xxxx on a name clash).
+
+    Prints only the team's name on stdout (what happened goes to stderr), so
+    `export SWARM_TEAM=$(swarm team create alpha)` names the team really created.
+    """
     created = Team.create(name, description=description)
     config = created.config()
-
-    def human(_: Any) -> str:
-        note = f" ({name.lower()!r} was taken)" if created.name != name.lower() else ""
-        return f"created team {created.name}{note}\nlead: {config.lead_agent_id}"
-
-    emit(config, as_json, human)
+    if as_json:
+        emit(config, as_json, str)
+        return
+    note = f" ({name.lower()!r} was taken)" if created.name != name.lower() else ""
+    click.echo(f"created team {created.name}{note}; lead: {config.lead_agent_id}", err=True)
+    click.echo(created.name)
 
 
 @team.command("list", epilog=examples("swarm team list", "swarm team list --json"))

@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from backends.resolve import resolve
 from swarm import settings
+from swarm.backends.resolve import resolve
 from swarm.core.definitions import AgentDefinition
 from swarm.core.liveness import is_alive
 from swarm.core.names import LEAD_NAME, PERMISSION_MODES, agent_id

@@ -77,8 +77,15 @@ def pending_plans(team: Team) -> list[Pending]:
 
 
 def _find(team: Team, request_id: str) -> Pending:
+    """A pending request by (a unique start of) its id, or by the name of the teammate asking
+    (as `swarm plans approve NAME`): what a person types after reading `permissions list`."""
     wanted = request_id.strip()
-    matches = [p for p in pending_permissions(team) if p.request.request_id.startswith(wanted)]
+    pending = pending_permissions(team)
+    matches = [p for p in pending if p.message.sender == wanted.lower()]
+    if len(matches) > 1:
+        raise BadInputError(f"{wanted.lower()} has {len(matches)} pending requests: give the"
+                            " request id (see `swarm permissions list`)")
+    matches = matches or [p for p in pending if p.request.request_id.startswith(wanted)]
     if not wanted or not matches:
         raise NotFoundError(f"no pending permission request {request_id!r} (unknown or already "
                             "answered); see `swarm permissions list`")

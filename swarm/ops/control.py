@@ -9,7 +9,7 @@ import signal
 import time
 from dataclasses import asdict, dataclass
 
-from backends.resolve import get_backend
+from swarm.backends.resolve import get_backend
 from swarm.core import paths
 from swarm.core.liveness import terminate
 from swarm.core.mailbox import Mailbox
@@ -24,7 +24,8 @@ from swarm.core.worktrees import Finished, finish_member, leave_team
 from swarm.errors import BadInputError, OperationFailedError, WaitTimeoutError
 from swarm.ops.health import MemberStatus, end_child_commands, observe, observe_member
 
-UNTIL = ("idle", "tasks-done", "exited")
+UNTIL = ("idle", "tasks-done", "exited", "asking")
+ASKING = ("waiting_permission", "awaiting_plan")  # waits for the lead's answer
 
 
 @dataclass
@@ -216,6 +217,8 @@ def kill(team: Team, name: str) -> Finished | None:
 def _satisfied(team: Team, until: str, statuses: list[MemberStatus]) -> bool:
     if until == "exited":
         return all(s.state in ("exited", "dead") for s in statuses)
+    if until == "asking":
+        return any(s.state in ASKING for s in statuses)
     if until == "tasks-done":
         tasks = team.tasks.list()
         return bool(tasks) and all(t.status == "completed" for t in tasks)

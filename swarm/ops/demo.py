@@ -2,7 +2,8 @@
 
 Creates a team, queues tasks, spawns three `shell` teammates (tmux panes when tmux is there,
 hidden otherwise), waits for the tasks, prints who did what, then shuts everything down and
-deletes the team, unless `keep`.
+deletes the team, unless `keep`. `swarm demo --lead` instead runs the scripted lead and teammate
+of examples/ (shipped in the package as swarm/examples) through `swarm lead --headless`.
 """
 
 from __future__ import annotations
@@ -14,11 +15,16 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
+from swarm.core.tasks import Task
 from swarm.core.team import Team
 from swarm.ops.control import delete_team, shutdown, wait
 from swarm.ops.spawner import spawn
 
 WORKERS = ("ada", "grace", "linus")
+EXAMPLES = Path(__file__).resolve().parent.parent / "examples"  # package data
+LEAD_SCRIPT = EXAMPLES / "lead.yaml"
+TEAMMATE_SCRIPT = EXAMPLES / "teammate.yaml"
+LEAD_PROMPT = "Survey this directory with a small team and report what you find."
 
 
 @dataclass
@@ -71,7 +77,7 @@ def run_demo(root: Path, keep: bool = False, backend: str | None = None,
         if result.backend == "tmux" and not keep:
             say(f"watch live: swarm attach --team {team.name}")
         wait(team, "tasks-done", timeout)
-        rows = summary_rows(team)
+        rows = summary_rows(team.tasks.list())
         if not keep:
             shutdown(team, [], reason="demo finished", timeout=15, force=True)
     except BaseException:
@@ -84,13 +90,14 @@ def run_demo(root: Path, keep: bool = False, backend: str | None = None,
                       time.monotonic() - started, keep)
 
 
-def summary_rows(team: Team) -> list[dict[str, str]]:
+def summary_rows(tasks: list[Task]) -> list[dict[str, str]]:
     rows = []
-    for task in team.tasks.list():
+    for task in tasks:
         start = datetime.fromisoformat(task.created_at.replace("Z", "+00:00"))
         end = datetime.fromisoformat(task.updated_at.replace("Z", "+00:00"))
         lines = [ln for ln in (task.result or "").splitlines() if ln and not ln.startswith("$ ")]
         rows.append({"task": f"#{task.id}", "subject": task.subject, "owner": task.owner or "-",
+                     "status": task.status,
                      "seconds": f"{(end - start).total_seconds():.2f}",
                      "result": (lines[-1] if lines else "").strip()[:40]})
     return rows

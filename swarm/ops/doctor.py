@@ -9,8 +9,8 @@ import subprocess
 import tempfile
 from typing import Any
 
-from backends.resolve import in_iterm2, resolve
 from swarm import settings
+from swarm.backends.resolve import in_iterm2, resolve
 from swarm.core import paths
 from swarm.core.team import Team
 from swarm.core.workspace_trust import decide, visible

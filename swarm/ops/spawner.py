@@ -10,10 +10,10 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from backends.base import PaneBackend
-from backends.hidden import swarm_argv
-from backends.resolve import get_backend, resolve
 from swarm import settings
+from swarm.backends.base import PaneBackend
+from swarm.backends.hidden import swarm_argv
+from swarm.backends.resolve import get_backend, resolve
 from swarm.core import paths
 from swarm.core.definitions import get_definition
 from swarm.core.mcp_config import load_mcp_config

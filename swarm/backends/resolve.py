@@ -12,10 +12,11 @@ from swarm.core.names import BACKENDS
 from swarm.errors import BadInputError
 
 if TYPE_CHECKING:
-    from backends.base import PaneBackend
+    from swarm.backends.base import PaneBackend
 
-_MODULES = {"tmux": "backends.tmux:TmuxBackend", "iterm2": "backends.iterm2:ITerm2Backend",
-            "hidden": "backends.hidden:HiddenBackend"}
+_MODULES = {"tmux": "swarm.backends.tmux:TmuxBackend",
+            "iterm2": "swarm.backends.iterm2:ITerm2Backend",
+            "hidden": "swarm.backends.hidden:HiddenBackend"}
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from pathlib import Path
 from libtmux import exc
 from libtmux.server import Server
 
-from backends.shellenv import discard, secret_names, secrets_prelude, split_env
 from swarm import settings
+from swarm.backends.shellenv import discard, secret_names, secrets_prelude, split_env
 from swarm.core import paths
 from swarm.core.store import ensure_dir, locked
 from swarm.errors import BadInputError, SwarmError

@@ -15,8 +15,8 @@ import subprocess
 import sys
 from collections.abc import Mapping, Sequence
 
-from backends.shellenv import discard, secrets_prelude, split_env
 from swarm import settings
+from swarm.backends.shellenv import discard, secrets_prelude, split_env
 from swarm.errors import BadInputError, SwarmError
 
 TEAM_VAR = "user.swarm_team"
