@@ -76,6 +76,9 @@ def lead_demo(keep: bool, backend: str | None, timeout: float) -> None:
         teammate_model=f"scripted:{TEAMMATE_SCRIPT}",
         backend=None if backend in (None, "auto") else backend, cwd=str(Path.cwd()),
         headless=True, timeout=timeout, keep=keep,
+        # Its teammates run read-only counting commands (as `swarm demo`'s workers do in
+        # bypassPermissions): a lead grants at most its own mode.
+        permission_mode="bypassPermissions",
     )
     click.echo(f"you: {LEAD_PROMPT}")
     outcome = run_headless(options, LEAD_PROMPT, ui=ProgressUI(sys.stdout))
