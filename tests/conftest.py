@@ -31,7 +31,8 @@ def swarm_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     home = tmp_path / "swarm-home"
     monkeypatch.setenv("SWARM_HOME", str(home))
     for var in ("SWARM_TEAM", "SWARM_AGENT_ID", "SWARM_MODEL", "SWARM_BACKEND",
-                "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "TMUX", "TMUX_PANE", "SWARM_DEBUG"):
+                "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "TMUX", "TMUX_PANE", "SWARM_DEBUG",
+                "COLUMNS"):  # an exported $COLUMNS would cut the tables tests read
         monkeypatch.delenv(var, raising=False)
     return home
 
