@@ -13,13 +13,13 @@ import click
 
 from swarm.cli.common import emit, json_option, table
 from swarm.cli.helptext import examples
+from swarm.core.terminal import visible_line
 from swarm.core.trust_summary import TrustSummary, summarize
 from swarm.core.workspace_trust import (
     TrustDecision,
     decide,
     record,
     trusted_projects,
-    visible,
 )
 from swarm.core.workspace_trust import revoke as revoke_trust
 from swarm.errors import BadInputError
@@ -30,7 +30,7 @@ QUESTION = ("Trust this project's configuration? Its hooks and MCP servers will 
 
 def render(summary: TrustSummary) -> str:
     """The summary for a terminal: every value from the checkout escaped, one item a line."""
-    v = visible
+    v = visible_line
     lines = [f"Project: {v(summary.root or '-')}",
              f"Project configuration ({len(summary.files)} file(s), digest {summary.digest[:12]}):",
              *[f"  {v(name)}" for name in summary.files]]
@@ -81,7 +81,7 @@ def review_for_lead(cwd: str | None, interactive: bool, flag: bool) -> None:
         click.echo(render(summarize(decision.config)))
         if click.confirm(QUESTION, default=False):
             record(decision.config)
-            click.echo(f"trusted {visible(str(decision.config.root))}")
+            click.echo(f"trusted {visible_line(str(decision.config.root))}")
             return
     _say_ignored(decision)
 
@@ -127,18 +127,18 @@ def trust(directory: str | None, yes: bool, list_them: bool, revoke: bool, as_js
         return
     workdir = Path(directory or os.getcwd()).expanduser()
     if not workdir.is_dir():
-        raise BadInputError(f"{visible(str(workdir))} is not a directory")
+        raise BadInputError(f"{visible_line(str(workdir))} is not a directory")
     decision = decide(workdir.resolve())
     if decision.warning:
         _warn(decision.warning)
     root = decision.config.root
     if revoke:
         if root is None or not _revoke(root):
-            click.echo(f"{visible(str(root or workdir))} was not trusted")
+            click.echo(f"{visible_line(str(root or workdir))} was not trusted")
         return
     config = decision.config
     if not config.files:
-        click.echo(f"no project configuration in {visible(str(root or workdir))}: nothing to trust")
+        click.echo(f"no project configuration in {visible_line(str(root or workdir))}: nothing to trust")
         return
     summary = summarize(config)
     if as_json:
@@ -149,7 +149,7 @@ def trust(directory: str | None, yes: bool, list_them: bool, revoke: bool, as_js
         return
     click.echo(render(summary))
     if decision.reason == "trusted" and not yes:  # recorded with this very digest
-        click.echo(f"already trusted: {visible(str(root))}")
+        click.echo(f"already trusted: {visible_line(str(root))}")
         return
     if not yes:
         if not sys.stdin.isatty():
@@ -159,13 +159,13 @@ def trust(directory: str | None, yes: bool, list_them: bool, revoke: bool, as_js
             click.echo("not trusted: its configuration stays ignored")
             return
     entry = record(config)
-    click.echo(f"trusted {visible(str(root))} (digest {entry.digest[:12]})")
+    click.echo(f"trusted {visible_line(str(root))} (digest {entry.digest[:12]})")
 
 
 def _revoke(root: Path) -> bool:
     if not revoke_trust(root):
         return False
-    click.echo(f"no longer trusted: {visible(str(root))}")
+    click.echo(f"no longer trusted: {visible_line(str(root))}")
     return True
 
 
@@ -177,8 +177,8 @@ def _list(as_json: bool) -> None:
     def human(_: Any) -> str:
         if not rows:
             return "no trusted projects"
-        return table([[visible(r.root), r.state, r.digest[:12], r.trusted_at,
-                       visible(", ".join(r.files))] for r in rows],
+        return table([[visible_line(r.root), r.state, r.digest[:12], r.trusted_at,
+                       visible_line(", ".join(r.files))] for r in rows],
                      ["ROOT", "STATE", "DIGEST", "TRUSTED AT", "FILES"])
 
     emit(rows, as_json, human)

@@ -27,6 +27,15 @@ def _escape(match: re.Match[str]) -> str:
     return f"\\x{ord(char):02x}"
 
 
+_ANY_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def visible_line(text: str) -> str:
+    """`text` for one line of output (a path, a file name): every control character as a visible
+    escape, newline and tab too, so no data can start a line of its own."""
+    return _ANY_CONTROL.sub(_escape, text)
+
+
 def visible(text: str, styles: bool = False) -> str:
     """`text` safe to print: control characters as visible escapes (a CRLF is a newline).
     `styles`: keep swarm's own colour codes (only for text swarm itself styled)."""

@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from swarm import settings
 from swarm.core import paths
 from swarm.core.store import ensure_dir, locked, quarantine, utcnow_iso, write_model
+from swarm.core.terminal import visible_line
 
 Kind = Literal["settings", "claude_settings", "mcp", "agents", "claude_agents"]
 # Where each kind lives in a project; True: a directory of `*.md` definitions.
@@ -289,9 +289,9 @@ class TrustDecision:
         """The one line that says what was ignored, or None when nothing was."""
         if self.trusted or not self.config.files:
             return None
-        root = visible(str(self.config.root))
+        root = visible_line(str(self.config.root))
         return (f"project configuration ignored ({self.reason}): "
-                f"{', '.join(visible(n) for n in self.config.names())} in {root}; review it and"
+                f"{', '.join(visible_line(n) for n in self.config.names())} in {root}; review it and"
                 f" trust it with `swarm trust {root}` (or --trust-project for one run)")
 
 
@@ -315,15 +315,3 @@ def decide(cwd: str | Path, origin: str | Path | None = None, *, flag: bool = Fa
         return TrustDecision(config, True, "trusted", warning)
     reason = "changed since you trusted it" if entry is not None else "not trusted"
     return TrustDecision(config, False, reason, warning)
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
-_CONTROL_BUT_LINES = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def visible(text: str, newlines: bool = False) -> str:
-    """Control characters (ESC, the other C0 codes, DEL, C1) as visible escapes (`\\x1b`): a
-    checkout's file names and commands are data, never terminal input. Newlines and tabs are
-    kept only with `newlines`."""
-    pattern = _CONTROL_BUT_LINES if newlines else _CONTROL
-    return pattern.sub(lambda m: f"\\x{ord(m.group()):02x}", text)

@@ -13,7 +13,8 @@ from swarm import settings
 from swarm.backends.resolve import in_iterm2, resolve
 from swarm.core import paths
 from swarm.core.team import Team
-from swarm.core.workspace_trust import decide, visible
+from swarm.core.terminal import visible_line
+from swarm.core.workspace_trust import decide
 from swarm.ops.damage import find, repair
 from swarm.ops.health import observe
 from swarm.runtime.models import default_model_spec
@@ -157,12 +158,12 @@ def render(report: dict[str, Any]) -> str:
 
 
 def _trust_line(trust: dict[str, Any]) -> str:
-    root = visible(trust["root"] or "-")
+    root = visible_line(trust["root"] or "-")
     if trust["state"] == "none":
         return "ok  project: no project configuration here"
     if trust["state"] == "trusted":
         return f"ok  project {root}: trusted ({trust['reason']})"
-    files = visible(", ".join(trust["files"]))
-    warning = f"; {visible(trust['warning'])}" if trust["warning"] else ""
+    files = visible_line(", ".join(trust["files"]))
+    warning = f"; {visible_line(trust['warning'])}" if trust["warning"] else ""
     return (f"!!  project {root}: not trusted ({trust['reason']}): {files} ignored"
             f" (`swarm trust` to review it){warning}")
