@@ -179,6 +179,8 @@ class Lead(AgentBase):
         if not self.cwd.is_dir():
             raise BadInputError(f"--cwd {self.cwd} is not a directory")
         self.backend = resolve(options.backend)  # an unknown backend fails before any team
+        if options.resume:  # no such team: say so before the SDK import (seconds of CPU)
+            self._open_team()
         try:
             check_model_spec(self.model_spec, cwd=str(self.cwd))
             model = load_model(self.model_spec, cwd=str(self.cwd))
