@@ -42,8 +42,10 @@ for var in ("SWARM_MODEL", "SWARM_BACKEND", "SWARM_DEBUG", "TMUX", "SWARM_TEAM")
 os.environ.update(ANTHROPIC_API_KEY="bench", NO_PROXY="127.0.0.1", SWARM_SHUTDOWN_GRACE="10")
 sys.path.insert(0, str(ROOT))
 
+from scripts.anchor_policy import AnchorWatch  # noqa: E402
 from swarm.lead.headless import ProgressUI, run_headless  # noqa: E402
 from swarm.lead.process import LeadOptions  # noqa: E402
+from swarm.lead.wake_policy import Watch  # noqa: E402
 from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply  # noqa: E402
 
 TEAMMATES = ("ada", "bo", "cy", "di")
@@ -97,7 +99,8 @@ def one_run(api: FakeAnthropic, policy: str, spaced: bool, number: int) -> dict[
     seen = len(api.requests)
     options = LeadOptions(team=f"b-{policy}-{'s' if spaced else 'f'}-{number}", model="sonnet",
                           teammate_model="shell", backend="hidden", cwd=str(HOME),
-                          headless=True, wake=policy, timeout=240,
+                          headless=True, timeout=240,
+                          watch_type=AnchorWatch if policy == "anchor" else Watch,
                           permission_mode="bypassPermissions")  # it grants its teammates that
     started = time.monotonic()
     outcome = run_headless(options, "Run the twelve tasks with four teammates.",

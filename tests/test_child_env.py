@@ -15,9 +15,9 @@ from typing import Any
 import pytest
 
 from swarm.core import paths
-from swarm.runtime.hooks import parse_hooks
-from swarm.runtime.team_tools import all_tools
-from swarm.runtime.tools import ToolContext
+from swarm.runtime.extensions.user_hooks import parse_hooks
+from swarm.runtime.tools.builtin import ToolContext
+from swarm.runtime.tools.team import all_tools
 from tests.agent_fixtures import SWARM, Crew
 from tests.mcp_fixtures import write_server
 

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from swarm.core.protocol import ShutdownResponse
-from swarm.lead.tools import lead_tools
+from swarm.lead.lead_tools import lead_tools
 from swarm.ops.demo import EXAMPLES, LEAD_SCRIPT, TEAMMATE_SCRIPT
 from swarm.runtime.models.scripted import load_turns, to_blocks
-from swarm.runtime.team_tools import all_tools
-from swarm.runtime.tools import Tool
+from swarm.runtime.tools.builtin import Tool
+from swarm.runtime.tools.team import all_tools
 from tests.agent_fixtures import Crew
 from tests.helpers import wait_until
 

@@ -14,8 +14,8 @@ import pytest
 
 from swarm.core import paths
 from swarm.core.team import Member
-from swarm.runtime.extensions import checkout_of
-from swarm.runtime.hooks import Hook, HookRunner, load_hooks, parse_hooks
+from swarm.runtime.extensions.loader import checkout_of
+from swarm.runtime.extensions.user_hooks import Hook, HookRunner, load_hooks, parse_hooks
 from tests.helpers import wait_until
 
 # These tests are about what project configuration does: the project is trusted.

@@ -1,4 +1,4 @@
-"""The lead's wake policy (swarm.lead.wake) on real team files, without processes: teammates'
+"""The lead's wake policy (swarm.lead.wake_policy) on real team files, without processes: teammates'
 states are written as a live process would (this test's own pid, so they count as alive)."""
 
 from __future__ import annotations
@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from scripts.anchor_policy import AnchorWatch
 from swarm.core.liveness import process_start_time
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME
@@ -21,9 +22,8 @@ from swarm.core.protocol import (
 )
 from swarm.core.state import AgentState, write_state
 from swarm.core.team import Team
-from swarm.lead import wake
-from swarm.lead.anchor import AnchorWatch
-from swarm.lead.wake import Watch
+from swarm.lead import wake_policy as wake
+from swarm.lead.wake_policy import Watch
 from swarm.ops import health
 from swarm.ops.approvals import Pending, approve_permission
 

@@ -15,7 +15,7 @@ from swarm.core.rules import check, validate_rule
 from swarm.core.team import Team
 from swarm.errors import BadInputError
 from swarm.ops.spawner import spawn
-from swarm.runtime.mcp import qualified_name, result_text
+from swarm.runtime.extensions.mcp_client import qualified_name, result_text
 
 # These tests are about what project configuration does: the project is trusted.
 pytestmark = pytest.mark.usefixtures("trust_projects")

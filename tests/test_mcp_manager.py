@@ -17,8 +17,8 @@ import psutil
 import pytest
 
 from swarm.core.mcp_config import McpServer, McpServerSpec
-from swarm.runtime import mcp_guard
-from swarm.runtime.mcp import McpManager
+from swarm.runtime.extensions import mcp_guard
+from swarm.runtime.extensions.mcp_client import McpManager
 from tests.helpers import wait_until
 from tests.mcp_fixtures import SERVER_SOURCE, calc_server, pids, write_server
 
@@ -138,7 +138,7 @@ HOLDER = """
 import sys, time
 from pathlib import Path
 from swarm.core.mcp_config import McpServer, McpServerSpec
-from swarm.runtime.mcp import McpManager
+from swarm.runtime.extensions.mcp_client import McpManager
 spec = McpServerSpec(command=sys.executable, args=[sys.argv[1]], env={"PIDFILE": sys.argv[2]})
 manager = McpManager({"calc": McpServer(name="calc", spec=spec, source="t")}, cwd=Path.cwd())
 manager.start(60)

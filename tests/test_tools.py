@@ -21,8 +21,8 @@ from swarm.core.team import Team
 from swarm.runtime.interfaces import NoHost
 from swarm.runtime.loop import Loop
 from swarm.runtime.models.base import ModelReply, ModelRequest
-from swarm.runtime.team_tools import all_tools, run_tool
-from swarm.runtime.tools import OUTPUT_CAP, READ_MAX_BYTES, Tool, ToolContext, ToolResult
+from swarm.runtime.tools.builtin import OUTPUT_CAP, READ_MAX_BYTES, Tool, ToolContext, ToolResult
+from swarm.runtime.tools.team import all_tools, run_tool
 from tests.helpers import PlainHooks, wait_until
 
 
@@ -84,8 +84,8 @@ ISOLATED = """
 import json, resource, sys
 from pathlib import Path
 resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))  # a Read that grows fails fast
-from swarm.runtime.team_tools import all_tools, run_tool
-from swarm.runtime.tools import ToolContext
+from swarm.runtime.tools.team import all_tools, run_tool
+from swarm.runtime.tools.builtin import ToolContext
 name, args, cwd = sys.argv[1], json.loads(sys.argv[2]), Path(sys.argv[3])
 result = run_tool(all_tools()[name], args, ToolContext(team=None, name="w1", cwd=cwd))
 print(json.dumps({"content": result.content, "is_error": result.is_error}))

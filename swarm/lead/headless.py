@@ -25,10 +25,10 @@ from swarm.core.terminal import visible
 from swarm.errors import BadInputError
 from swarm.lead.process import Lead, LeadOptions
 from swarm.lead.session import Report, Session
-from swarm.lead.wake import describe_request
+from swarm.lead.wake_policy import describe_request
 from swarm.ops.approvals import Pending
 from swarm.runtime.console import brief
-from swarm.runtime.tools import Tool
+from swarm.runtime.tools.builtin import Tool
 
 
 class ProgressUI:

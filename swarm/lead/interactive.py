@@ -28,12 +28,12 @@ from swarm.errors import SwarmError
 from swarm.lead.headless import Outcome
 from swarm.lead.process import Lead, LeadOptions
 from swarm.lead.session import Session
-from swarm.lead.wake import describe_request
+from swarm.lead.wake_policy import describe_request
 from swarm.ops import approvals, control
 from swarm.ops.approvals import Pending
 from swarm.ops.health import observe
 from swarm.runtime.console import brief
-from swarm.runtime.tools import Tool
+from swarm.runtime.tools.builtin import Tool
 
 RESET, DIM, BOLD = "\x1b[0m", "\x1b[2m", "\x1b[1m"
 ANSI = {"black": 30, "red": 31, "green": 32, "yellow": 33, "blue": 34, "magenta": 35,

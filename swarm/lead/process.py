@@ -32,20 +32,19 @@ from swarm.core.state import SubagentInfo, write_state
 from swarm.core.team import Team, TeamConfig
 from swarm.core.workspace_trust import decide
 from swarm.errors import BadInputError, OperationFailedError
-from swarm.lead.anchor import AnchorWatch
+from swarm.lead.lead_tools import SpawnDefaults, lead_tools
 from swarm.lead.prompt import lead_system_prompt
-from swarm.lead.tools import SpawnDefaults, lead_tools
-from swarm.lead.wake import Reporter, Wake, Watch
+from swarm.lead.wake_policy import Reporter, Wake, Watch
 from swarm.ops.health import observe
 from swarm.runtime.base import AgentBase
-from swarm.runtime.extensions import Extensions
+from swarm.runtime.extensions.loader import Extensions
 from swarm.runtime.loop import Loop, TurnInterrupted, TurnOutcome
 from swarm.runtime.models import check_model_spec, default_model_spec, load_model
 from swarm.runtime.models.base import Model, ModelReply
-from swarm.runtime.policy import PermissionPolicy
+from swarm.runtime.permissions.policy import PermissionPolicy
 from swarm.runtime.prompts import environment
-from swarm.runtime.subagents import Subagents
-from swarm.runtime.tools import Tool, ToolContext, ToolResult, kill_tree
+from swarm.runtime.subagents.runner import Subagents
+from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult, kill_tree
 
 if TYPE_CHECKING:
     import subprocess
@@ -80,7 +79,8 @@ class LeadOptions:
     permission_mode: str = "default"  # its own tool use; the most it grants; teammates' default
     allow: tuple[str, ...] = ()  # --allow RULE: the lead's, and its teammates'
     deny: tuple[str, ...] = ()
-    wake: str = "swarm"  # "anchor": the benchmark's re-created anchor policy
+    # The wake policy; scripts/bench_lead.py passes its re-created anchor policy (not a CLI flag).
+    watch_type: type[Watch] = Watch
     trust_project: bool = False  # --trust-project: the project is trusted for this run only
 
 
@@ -216,8 +216,7 @@ class Lead(AgentBase):
         self.policy = PermissionPolicy.for_member(
             self.team, me, self.cwd, PersonAsker(self) if not options.headless else None,
             mode=self.mode)
-        watch_type = AnchorWatch if options.wake == "anchor" else Watch
-        self.watch = watch_type(self.team, options.approvals, self.ui)
+        self.watch = options.watch_type(self.team, options.approvals, self.ui)
         teammate_model = teammate_model_spec(options.teammate_model, self.model_spec)
         self.spawn_defaults = SpawnDefaults(backend=options.backend, cwd=str(self.cwd),
                                             model=teammate_model,

@@ -1,7 +1,7 @@
 """The team member an MCP client plays through `swarm mcp serve`: the lead (default) or member
 NAME (`--as NAME`). `ServedHost` is the ToolHost (and, for the lead, the LeadHost) of the tools
-the server offers; the tools are the very ones `swarm lead` and teammates run (lead/tools.py,
-runtime/team_tools.py, lead/wait_tools.py), so names, schemas, descriptions and rules are theirs.
+the server offers; the tools are the very ones `swarm lead` and teammates run (lead/lead_tools.py,
+runtime/tools/team.py, lead/wait_tools.py), so names, schemas, descriptions and rules are theirs.
 
 Registration. The lead records its pid and process start time in the team file (`lead_pid`), as
 `swarm lead` does, so the teammates' orphan rule counts this server as the team's live lead
@@ -33,7 +33,7 @@ from swarm.core.state import write_state
 from swarm.core.team import Team, TeamConfig
 from swarm.core.watch import Waker
 from swarm.errors import BadInputError, SwarmError, describe_error
-from swarm.lead.tools import (
+from swarm.lead.lead_tools import (
     AnswerPermission,
     AnswerPlan,
     LeadSendMessage,
@@ -52,9 +52,9 @@ from swarm.lead.wait_tools import (
 )
 from swarm.ops.approvals import Pending
 from swarm.ops.health import observe_member
-from swarm.runtime import team_tools as tt
 from swarm.runtime.base import AgentBase
-from swarm.runtime.tools import Tool, ToolContext, ToolError, ToolResult
+from swarm.runtime.tools import team as tt
+from swarm.runtime.tools.builtin import Tool, ToolContext, ToolError, ToolResult
 
 log = logging.getLogger(__name__)
 DONE_STATES = ("exited", "dead")

@@ -27,7 +27,7 @@ from swarm.core.watch import FileWatcher
 from swarm.errors import SwarmError, describe_error
 from swarm.lead.process import Lead
 from swarm.lead.wait_tools import LOOK_EVERY, team_watcher
-from swarm.lead.wake import Wake
+from swarm.lead.wake_policy import Wake
 from swarm.ops import control
 from swarm.ops.health import observe
 from swarm.ops.report import build_report

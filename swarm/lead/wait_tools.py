@@ -7,7 +7,7 @@ its mail, so it reads and waits itself.
   its idle notes fold into, with permission and plan requests to answer. Marked read only once
   the result is handed over (`Delivered.done`): a failure before that loses nothing.
 - WaitForTeam {timeout_s}: blocks on inotify (the FileWatcher), never a poll loop, until
-  something the lead should see arrives, by `swarm lead`'s own wake policy (lead/wake.py): a
+  something the lead should see arrives, by `swarm lead`'s own wake policy (lead/wake_policy.py): a
   message, a verified death, a refused shutdown, a permission or plan request, the team going
   quiet or stalled; or until the timeout. It says which; the messages stay for ReadInbox. A
   member waits for its own mail.
@@ -30,11 +30,11 @@ from swarm.core.protocol import Message, ShutdownRequest, escape, render_for_mod
 from swarm.core.readable import structured_line
 from swarm.core.team import Team
 from swarm.core.watch import FileWatcher, Waker
-from swarm.lead.wake import Block, Wake, Watch, text_block
+from swarm.lead.wake_policy import Block, Wake, Watch, text_block
 from swarm.runtime.console import brief
 from swarm.runtime.inputs import Inbound, is_shutdown
 from swarm.runtime.interfaces import ToolHost
-from swarm.runtime.tools import Tool, ToolContext, ToolError, ToolResult, _schema
+from swarm.runtime.tools.builtin import Tool, ToolContext, ToolError, ToolResult, _schema
 
 T = TypeVar("T")
 LOOK_EVERY = 2.0  # seconds between looks with no file change (a death by stale heartbeat, a stall)

@@ -25,7 +25,7 @@ from swarm.core.real_input import SHOWN_LIMIT, request_line, shown_input
 from swarm.core.rules import suggest_rule
 from swarm.core.team import Team, TeamConfig
 from swarm.errors import BadInputError, NotFoundError
-from swarm.runtime.team_tools import all_tools
+from swarm.runtime.tools.team import all_tools
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),

@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from swarm.core.mcp_config import McpConfig
-from swarm.runtime.mcp import McpManager
+from swarm.runtime.extensions.mcp_client import McpManager
 
 
 def describe_servers(config: McpConfig) -> list[dict[str, Any]]:

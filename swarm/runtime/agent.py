@@ -51,22 +51,22 @@ from swarm.core.terminal import visible
 from swarm.core.workspace_trust import decide
 from swarm.errors import describe_error
 from swarm.log import configure as configure_logging
-from swarm.runtime.asking import Asker
 from swarm.runtime.base import AgentBase
 from swarm.runtime.console import Console, brief
-from swarm.runtime.extensions import Extensions, checkout_of
+from swarm.runtime.extensions.loader import Extensions, checkout_of
 from swarm.runtime.idle import TurnRecord, idle_notification, task_report
 from swarm.runtime.inputs import Inbound, Inputs, is_shutdown
 from swarm.runtime.loop import Loop, TurnOutcome
 from swarm.runtime.models import default_model_spec, load_model
 from swarm.runtime.models.base import ModelReply
 from swarm.runtime.orphan import OrphanCheck, close_own_pane
-from swarm.runtime.policy import PermissionPolicy
+from swarm.runtime.permissions.asking import Asker
+from swarm.runtime.permissions.policy import PermissionPolicy
 from swarm.runtime.prompts import TeammatePrompt
 from swarm.runtime.signals import AgentStopped, Signals
-from swarm.runtime.subagents import Subagents
-from swarm.runtime.team_tools import all_tools
-from swarm.runtime.tools import Tool, ToolContext, ToolResult
+from swarm.runtime.subagents.runner import Subagents
+from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
+from swarm.runtime.tools.team import all_tools
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

@@ -17,7 +17,7 @@ from swarm.core.team import Team
 from swarm.errors import NotFoundError
 from swarm.runtime.console import brief
 from swarm.runtime.loop import TurnOutcome
-from swarm.runtime.tools import Tool
+from swarm.runtime.tools.builtin import Tool
 
 SUMMARY_LIMIT = 200  # characters of the idle note's summary (whitespace collapsed)
 

@@ -33,7 +33,7 @@ from swarm.core.tasks import Task
 from swarm.core.team import Team
 from swarm.core.watch import FileWatcher
 from swarm.runtime.console import Console, brief
-from swarm.runtime.subagents import Subagents
+from swarm.runtime.subagents.runner import Subagents
 
 Block = dict[str, Any]
 

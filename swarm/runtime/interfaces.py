@@ -2,7 +2,7 @@
 
 `LoopHooks`: what the agentic loop asks of whoever runs it (a teammate, the lead, a subagent).
 `ToolHost`: what a tool may ask of the agent it runs in. Both are passed in at construction.
-`SubagentHost`: what the subagent runner (`swarm.runtime.subagents.Subagents`) asks of the agent
+`SubagentHost`: what the subagent runner (`swarm.runtime.subagents.runner.Subagents`) asks of the agent
 whose `Agent` tool it serves. To host subagents, an agent builds `Subagents(self)`, puts it in
 its tools' `ToolContext.subagents`, adds `subagent_tools()` to its tools, hands
 `take_arrivals()` to its model at the next call (in `arrivals()`) or as a new turn when idle
@@ -24,8 +24,8 @@ if TYPE_CHECKING:
     from swarm.core.workspace_trust import ProjectConfig
     from swarm.runtime.loop import Loop
     from swarm.runtime.models.base import ModelReply
-    from swarm.runtime.policy import PermissionPolicy
-    from swarm.runtime.tools import Tool, ToolResult
+    from swarm.runtime.permissions.policy import PermissionPolicy
+    from swarm.runtime.tools.builtin import Tool, ToolResult
 
 T = TypeVar("T")
 Block = dict[str, Any]

@@ -14,8 +14,8 @@ from swarm.core.readable import tool_call
 from swarm.errors import SwarmError
 from swarm.runtime.interfaces import LoopHooks
 from swarm.runtime.models.base import Model, ModelRequest
-from swarm.runtime.team_tools import run_tool
-from swarm.runtime.tools import Tool, ToolContext, ToolError, ToolResult
+from swarm.runtime.tools.builtin import Tool, ToolContext, ToolError, ToolResult
+from swarm.runtime.tools.team import run_tool
 
 
 class TurnInterrupted(BaseException):

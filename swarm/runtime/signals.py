@@ -16,7 +16,7 @@ from types import FrameType
 from typing import TypeVar
 
 from swarm.runtime.loop import TurnInterrupted
-from swarm.runtime.tools import kill_tree
+from swarm.runtime.tools.builtin import kill_tree
 
 T = TypeVar("T")
 

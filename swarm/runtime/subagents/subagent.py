@@ -25,13 +25,13 @@ from swarm.errors import describe_error
 from swarm.runtime.compaction import Compactor
 from swarm.runtime.console import brief
 from swarm.runtime.loop import Loop, TurnOutcome
-from swarm.runtime.policy import PermissionPolicy
-from swarm.runtime.tools import Tool, ToolResult, kill_tree
+from swarm.runtime.permissions.policy import PermissionPolicy
+from swarm.runtime.tools.builtin import Tool, ToolResult, kill_tree
 
 if TYPE_CHECKING:
     from swarm.core.worktrees import WorktreeRecord
-    from swarm.runtime.mcp import McpManager
-    from swarm.runtime.subagents import Subagents
+    from swarm.runtime.extensions.mcp_client import McpManager
+    from swarm.runtime.subagents.runner import Subagents
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

@@ -21,7 +21,7 @@ from swarm.runtime.interfaces import NoHost, ToolHost
 
 if TYPE_CHECKING:
     from swarm.core.team import Team
-    from swarm.runtime.subagents import Subagents
+    from swarm.runtime.subagents.runner import Subagents
 
 OUTPUT_CAP = 30_000
 BASH_DEFAULT_TIMEOUT = 120.0

@@ -19,18 +19,18 @@ from typing import Any, Protocol, cast
 from swarm.core.names import LEAD_NAME, ModeCap
 from swarm.core.protocol import STRUCTURED_TYPES, ShutdownRequest, validate_structured
 from swarm.errors import BadInputError
-from swarm.lead.wake import DONE_STATES, Watch, describe_request, task_tally
+from swarm.lead.wake_policy import DONE_STATES, Watch, describe_request, task_tally
 from swarm.ops import control
 from swarm.ops.approvals import answer_plan, approve_permission, deny_permission
 from swarm.ops.health import observe, observe_member
 from swarm.ops.spawner import spawn, wake
-from swarm.runtime import team_tools as tt
-from swarm.runtime import tools as ft
 from swarm.runtime.console import brief
 from swarm.runtime.interfaces import ToolHost
 from swarm.runtime.models import default_model_spec
-from swarm.runtime.subagent_tools import AgentStatusTool, AgentStopTool, AgentTool
-from swarm.runtime.tools import Tool, ToolContext, ToolError, ToolResult, _schema
+from swarm.runtime.subagents.tools import AgentStatusTool, AgentStopTool, AgentTool
+from swarm.runtime.tools import builtin as ft
+from swarm.runtime.tools import team as tt
+from swarm.runtime.tools.builtin import Tool, ToolContext, ToolError, ToolResult, _schema
 
 FILE_TOOLS = ("Read", "Glob", "Grep", "Bash", "Write", "Edit")
 # What the lead may send as a structured message; answers to requests go through AnswerPermission

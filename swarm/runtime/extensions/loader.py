@@ -1,4 +1,4 @@
-"""What users plug into an agent: hooks (runtime/hooks.py) and MCP servers (runtime/mcp.py).
+"""What users plug into an agent: hooks (runtime/extensions/user_hooks.py) and MCP servers (runtime/extensions/mcp_client.py).
 
 The agent owns one `Extensions` and calls it at fixed points:
 - `gate` from the permission policy: PreToolUse, after the deny rules, before allow/ask;
@@ -30,8 +30,8 @@ from swarm.core.rules import Decision
 from swarm.core.state import SubagentInfo
 from swarm.core.workspace_trust import ProjectConfig
 from swarm.errors import SwarmError
-from swarm.runtime.hooks import HookRunner, load_hooks, parse_hooks
-from swarm.runtime.tools import Tool, ToolContext, ToolResult
+from swarm.runtime.extensions.user_hooks import HookRunner, load_hooks, parse_hooks
+from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     import subprocess
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from swarm.core.definitions import AgentDefinition
     from swarm.core.tasks import Task
     from swarm.core.team import Member, Team
-    from swarm.runtime.mcp import McpManager
+    from swarm.runtime.extensions.mcp_client import McpManager
 
 # Turns a hook may add after an input (a refused completion handed back, TeammateIdle's exit 2)
 # before the agent goes idle anyway: a hook that always exits 2 must not spin it forever.
@@ -126,7 +126,7 @@ class Extensions:
                 say(f"warning: {line}")
             if servers:
                 # Only an agent with servers pays for the MCP layer (asyncio, ssl: ~25 ms).
-                from swarm.runtime.mcp import McpManager
+                from swarm.runtime.extensions.mcp_client import McpManager
 
                 extensions.mcp = McpManager(servers, cwd=cwd, warn=say, base_env=base_env,
                                             log_dir=paths.agent_dir(team.name, member.name))
@@ -137,7 +137,7 @@ class Extensions:
         """Start the servers (bounded by SWARM_MCP_TIMEOUT); their tools, minus disallowed."""
         if self.mcp is None:
             return {}
-        from swarm.runtime.mcp import McpToolAdapter
+        from swarm.runtime.extensions.mcp_client import McpToolAdapter
 
         self.mcp.start(settings.mcp_timeout())
         tools: dict[str, Tool] = {}

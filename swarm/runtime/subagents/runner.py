@@ -37,13 +37,13 @@ from swarm.runtime.interfaces import SubagentHost
 from swarm.runtime.loop import Loop
 from swarm.runtime.models import check_model_spec, load_model, provider_of
 from swarm.runtime.prompts import environment, project_memory, subagent_part, system_prompt
-from swarm.runtime.subagent_tools import ParentMessage, SubagentRequest, fork_tools, usable_tools
-from swarm.runtime.team_tools import all_tools
-from swarm.runtime.tools import Tool, ToolContext, ToolError, ToolResult
+from swarm.runtime.subagents.tools import ParentMessage, SubagentRequest, fork_tools, usable_tools
+from swarm.runtime.tools.builtin import Tool, ToolContext, ToolError, ToolResult
+from swarm.runtime.tools.team import all_tools
 from swarm.settings import auto_background_s, max_subagents, mcp_timeout, mcp_tool_timeout
 
 if TYPE_CHECKING:  # the thread machinery and git helpers load with the first subagent
-    from swarm.runtime.subagent import Run, Subagent
+    from swarm.runtime.subagents.subagent import Run, Subagent
 
 FORK_TYPE = "fork"
 FORK_PLACEHOLDER = "Forked: a worker took this call over; its report arrives separately."
@@ -128,8 +128,8 @@ class Subagents:
             agent_id = f"{host.name}.sub-{self._next}"
             self._next += 1
         isolation = request.isolation or (definition.isolation if definition else None)
-        from swarm.runtime.subagent import Subagent
-        from swarm.runtime.worktree_isolation import start_worktree
+        from swarm.runtime.subagents.subagent import Subagent
+        from swarm.runtime.subagents.worktree import start_worktree
 
         worktree = start_worktree(host.team.name, agent_id, host.cwd) if isolation else None
         cwd = worktree.cwd if worktree else host.cwd
@@ -198,7 +198,7 @@ class Subagents:
             self.host.trace(f"{sub.agent_id}: warning: {line}")
         if not servers:
             return {}
-        from swarm.runtime.mcp import McpManager, McpToolAdapter
+        from swarm.runtime.extensions.mcp_client import McpManager, McpToolAdapter
 
         sub.mcp = McpManager(servers, cwd=cwd, warn=self.host.trace,
                              log_dir=paths.subagents_dir(self.host.team.name, self.host.name))
@@ -260,7 +260,7 @@ class Subagents:
         kept = False
         if sub.worktree is not None:
             try:
-                from swarm.runtime.worktree_isolation import finish_worktree
+                from swarm.runtime.subagents.worktree import finish_worktree
 
                 kept = finish_worktree(sub.worktree)
             except (SwarmError, OSError) as exc:
@@ -374,7 +374,7 @@ class Subagents:
         sub.loop.close_dangling("stopped before this call finished")
         content = [block]
         if sub.worktree is not None and sub.info.worktree is None:  # removed: it was unchanged
-            from swarm.runtime.worktree_isolation import start_worktree
+            from swarm.runtime.subagents.worktree import start_worktree
 
             sub.worktree = start_worktree(self.host.team.name, agent_id, self.host.cwd)
             sub.move_to(sub.worktree.cwd)

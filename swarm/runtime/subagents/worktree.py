@@ -11,7 +11,7 @@ from pathlib import Path
 from swarm.core import worktrees
 from swarm.core.worktrees import WorktreeRecord
 from swarm.errors import SwarmError
-from swarm.runtime.tools import ToolError
+from swarm.runtime.tools.builtin import ToolError
 
 
 def start_worktree(team: str, agent_id: str, cwd: Path) -> WorktreeRecord:

@@ -23,12 +23,12 @@ log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from swarm.core.team import Member, Team
-    from swarm.runtime.tools import Tool
+    from swarm.runtime.tools.builtin import Tool
 
 
 class Asks(Protocol):
     """Who answers an "ask": the lead, through the mailbox, for a teammate
-    (`swarm.runtime.asking.Asker`); the person at the terminal for the lead itself."""
+    (`swarm.runtime.permissions.asking.Asker`); the person at the terminal for the lead itself."""
 
     def permission(self, tool: Tool, args: dict[str, Any], use_id: str,
                    why: Decision) -> Decision: ...

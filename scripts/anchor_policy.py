@@ -1,14 +1,14 @@
 """The anchor wake policy, re-created for `scripts/bench_lead.py` only: every inbound message,
 idle notifications included, is its own lead turn, in arrival order; messages that arrive during
-a turn wait for it to end; no status block, no quiet-team wake. `LeadOptions(wake="anchor")`
-selects it (not a CLI flag)."""
+a turn wait for it to end; no status block, no quiet-team wake. `LeadOptions(watch_type=AnchorWatch)`
+selects it (not a CLI flag; not part of the product)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 from swarm.core.protocol import IdleNotification, render_for_model
-from swarm.lead.wake import Wake, Watch, text_block
+from swarm.lead.wake_policy import Wake, Watch, text_block
 from swarm.runtime.console import brief
 
 

@@ -8,7 +8,7 @@ folded into a compact `<team-status>` block at the head of the next input. The t
 wakes the lead once, with each teammate's last idle summary. Messages that arrive during a lead
 turn reach its next model call (`arrivals`).
 
-`swarm.lead.anchor.AnchorWatch` re-creates the policy we measure against (for the benchmark).
+`scripts/anchor_policy.py` re-creates the policy we measure against (for the benchmark).
 """
 
 from __future__ import annotations

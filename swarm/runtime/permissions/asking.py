@@ -33,7 +33,7 @@ log = logging.getLogger(__name__)
 if TYPE_CHECKING:
     from swarm.core.protocol import Message
     from swarm.core.team import Team
-    from swarm.runtime.tools import Tool
+    from swarm.runtime.tools.builtin import Tool
 
 T = TypeVar("T")
 VIEW = View(color=True)

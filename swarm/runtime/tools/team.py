@@ -8,8 +8,8 @@ from typing import Any
 from swarm.core.protocol import STRUCTURED_TYPES, ShutdownResponse, validate_structured
 from swarm.core.tasks import STATUSES
 from swarm.errors import SwarmError
-from swarm.runtime.subagent_tools import subagent_tools
-from swarm.runtime.tools import (
+from swarm.runtime.subagents.tools import subagent_tools
+from swarm.runtime.tools.builtin import (
     Bash,
     Edit,
     Glob,

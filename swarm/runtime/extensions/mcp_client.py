@@ -30,7 +30,7 @@ from typing import Any, TextIO
 
 from swarm.core.child_env import minimal_env
 from swarm.core.mcp_config import McpServer
-from swarm.runtime.tools import Tool, ToolContext, ToolResult
+from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
 
 GUARD = Path(__file__).with_name("mcp_guard.py")
 TOOL_PREFIX = "mcp__"
