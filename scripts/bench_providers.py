@@ -52,7 +52,7 @@ from swarm.runtime.models import anthropic_model as am  # noqa: E402
 from swarm.runtime.models import load_model  # noqa: E402
 from swarm.runtime.models import openai_model as om  # noqa: E402
 from swarm.runtime.models.base import ModelRequest  # noqa: E402
-from swarm.runtime.tools.team import all_tools  # noqa: E402
+from swarm.runtime.tools.registry import all_tools  # noqa: E402
 from tests.fake_anthropic import FakeAnthropic  # noqa: E402
 from tests.fake_clouds import FakeClouds  # noqa: E402
 from tests.fake_openai import FakeOpenAI  # noqa: E402

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from swarm.core.rules import Decision, check
-from swarm.runtime.tools.team import all_tools
+from swarm.runtime.tools.registry import all_tools
 
 TOOLS = all_tools()
 

@@ -17,7 +17,7 @@ import pytest
 from swarm.core import paths
 from swarm.runtime.extensions.user_hooks import parse_hooks
 from swarm.runtime.tools.builtin import ToolContext
-from swarm.runtime.tools.team import all_tools
+from swarm.runtime.tools.registry import all_tools
 from tests.agent_fixtures import SWARM, Crew
 from tests.mcp_fixtures import write_server
 
@@ -57,7 +57,8 @@ def test_the_bash_tool_loses_provider_credentials_and_swarm_secret_vars(
 
     team = Team.create("envs")
     ctx = ToolContext(team=team, name="team-lead", cwd=tmp_path, env={"SWARM_TEAM": "envs"})
-    result = all_tools()["Bash"].run({"command": "env"}, ctx)
+    bash = all_tools()["Bash"]
+    result = bash.run(bash.parse({"command": "env"}), ctx)
     seen = {line.partition("=")[0]: line.partition("=")[2] for line in result.content.splitlines()}
     for gone in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY",
                  "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "MY_SECRET", "OTHER_SECRET"):

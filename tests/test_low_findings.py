@@ -27,8 +27,8 @@ from swarm.ops.report import build_report
 from swarm.ops.report_html import render_html
 from swarm.runtime.loop import Loop
 from swarm.runtime.models.base import ModelReply, ModelRequest
-from swarm.runtime.tools.builtin import ToolContext, ToolError
-from swarm.runtime.tools.team import all_tools, run_tool
+from swarm.runtime.tools.builtin import ToolContext, ToolError, run_tool
+from swarm.runtime.tools.registry import all_tools
 from tests.agent_fixtures import SWARM
 from tests.git_helpers import branches, git, init_repo
 from tests.helpers import PlainHooks, wait_until

@@ -178,8 +178,9 @@ def test_read_inbox_returns_a_message_once_and_wait_for_team_wakes_early_or_time
 
     out = run(scenario)
     assert out["timeout"].startswith("woke: timeout") and out["timeout_s"] >= 0.5
-    assert out["bad"][1] and "timeout_s must be between 0 and 3600" in out["bad"][0]
-    assert out["nan"][1] and "timeout_s must be a number" in out["nan"][0]
+    assert out["bad"][1] and out["bad"][0] == ("Invalid input for WaitForTeam: timeout_s: Input"
+                                               " should be greater than or equal to 0")
+    assert out["nan"][1] and "timeout_s: Input should be a valid number" in out["nan"][0]
     assert out["early"].startswith("woke: message") and out["early_s"] < 30
     assert "from alice: the &lt;report&gt;" in out["early"] and "ReadInbox" in out["early"]
     rendered = ('<teammate-message from="alice" color="blue" summary="the &lt;report&gt;">'
@@ -238,6 +239,25 @@ def test_the_served_lead_grants_at_most_its_permission_mode(log: Path) -> None:
     for text, error in run(scenario):
         assert error and "is above the lead's own (default): a member grants at most" in text, text
     assert [m.name for m in Team("alpha").members()] == [LEAD_NAME]
+
+
+def test_bad_tool_input_is_one_error_result_and_an_unknown_field_is_ignored(log: Path) -> None:
+    """The served tools validate like an agent's: a missing field or a wrong type is one error
+    result naming each problem (the server goes on); an unknown field is ignored."""
+    Team.create("alpha")
+
+    async def scenario() -> list[tuple[str, bool]]:
+        async with served("--team", "alpha", log=log) as lead:
+            return [await call(lead, "TaskCreate", description="no subject"),
+                    await call(lead, "TaskCreate", subject=["a", "list"], blocked_by="1"),
+                    await call(lead, "TaskCreate", subject="kept", colour="red")]
+
+    missing, wrong, extra = run(scenario)
+    assert missing == ("Invalid input for TaskCreate: subject: Field required", True)
+    assert wrong == ("Invalid input for TaskCreate: subject: Input should be a valid string;"
+                     " blocked_by: Input should be a valid list", True)
+    assert not extra[1] and extra[0].startswith("created task #1: kept")
+    assert [t.subject for t in Team("alpha").tasks.list()] == ["kept"]
 
 
 def test_bad_invocations_fail_in_one_line_before_serving(tmp_path: Path) -> None:

@@ -140,9 +140,10 @@ def test_input_replaces_the_tool_input_and_bad_input_is_refused(crew: Crew) -> N
     request = wait_request(crew, "w1")
     rid = request["request_id"]
     bad = {"not json": "not valid JSON", "[1, 2]": "must be a JSON object",
-           "{}": "missing command", '{"command": 5}': "'command' must be a string",
-           '{"command": "ls", "bogus": 1}': "unknown field 'bogus'",
-           '{"command": "ls", "timeout": true}': "'timeout' must be a number"}
+           "{}": "--input: Invalid input for Bash: command: Field required",
+           '{"command": 5}': "command: Input should be a valid string",
+           '{"command": "ls", "bogus": 1}': "bogus: Extra inputs are not permitted",
+           '{"command": "ls", "timeout": true}': "timeout: Input should be a valid number"}
     for raw, why in bad.items():
         proc = crew.cli("permissions", "approve", rid, "--input", raw)
         assert proc.returncode == 2, (raw, proc.stdout)

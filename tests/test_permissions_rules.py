@@ -17,7 +17,7 @@ from swarm.core.rules import (
     validate_rule,
 )
 from swarm.errors import BadInputError
-from swarm.runtime.tools.team import all_tools
+from swarm.runtime.tools.registry import all_tools
 
 TOOLS = all_tools()
 

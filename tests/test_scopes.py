@@ -24,8 +24,8 @@ from swarm.core.state import AgentState, write_state
 from swarm.core.team import Team
 from swarm.errors import BadInputError
 from swarm.ops.approvals import pending_permissions
-from swarm.runtime.tools.builtin import ToolContext
-from swarm.runtime.tools.team import all_tools, run_tool
+from swarm.runtime.tools.builtin import ToolContext, run_tool
+from swarm.runtime.tools.registry import all_tools
 from tests.agent_fixtures import Crew, run_swarm
 from tests.helpers import wait_until
 

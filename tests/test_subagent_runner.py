@@ -31,10 +31,9 @@ from swarm.runtime.models.base import ModelReply, ModelRequest
 from swarm.runtime.permissions.policy import PermissionPolicy
 from swarm.runtime.subagents import runner as runner_module
 from swarm.runtime.subagents.runner import Subagents
-from swarm.runtime.subagents.tools import SubagentRequest, subagent_tools
+from swarm.runtime.subagents.tools import AgentTool, SubagentRequest, subagent_tools
 from swarm.runtime.subagents.worktree import finish_worktree, start_worktree
-from swarm.runtime.tools.builtin import Tool, ToolContext, ToolError, ToolResult
-from swarm.runtime.tools.team import run_tool
+from swarm.runtime.tools.builtin import Tool, ToolContext, ToolError, ToolResult, run_tool
 from tests.helpers import PlainHooks, wait_until, without_usage
 
 T = TypeVar("T")
@@ -255,16 +254,23 @@ def test_the_agent_tools_refuse_inside_a_subagent(team: Team, tmp_path: Path) ->
 
 
 def test_request_parsing() -> None:
+    def parse(args: dict[str, Any]) -> SubagentRequest:
+        return SubagentRequest.parse(AgentTool().parse(args))
+
     with pytest.raises(ToolError, match="prompt must not be empty"):
-        SubagentRequest.parse({"description": "d", "prompt": " "})
+        parse({"description": "d", "prompt": " "})
     with pytest.raises(ToolError, match="description is required"):
-        SubagentRequest.parse({"prompt": "p"})
-    with pytest.raises(ToolError, match="run_in_background must be true or false"):
-        SubagentRequest.parse({"description": "d", "prompt": "p", "run_in_background": "yes"})
-    with pytest.raises(ToolError, match="isolation must be"):
-        SubagentRequest.parse({"description": "d", "prompt": "p", "isolation": "docker"})
-    fork = SubagentRequest.parse({"description": "d", "prompt": "p", "subagent_type": ""})
-    assert fork.subagent_type is None
+        parse({"description": " ", "prompt": "p"})
+    with pytest.raises(ToolError, match="Invalid input for Agent: description: Field required"):
+        parse({"prompt": "p"})
+    with pytest.raises(ToolError, match="run_in_background: Input should be a valid boolean"):
+        parse({"description": "d", "prompt": "p", "run_in_background": "yes"})
+    with pytest.raises(ToolError, match="isolation: Input should be 'worktree'"):
+        parse({"description": "d", "prompt": "p", "isolation": "docker"})
+    with pytest.raises(ToolError, match="prompt: Input should be a valid string"):
+        parse({"description": "d", "prompt": 5})
+    fork = parse({"description": "d", "prompt": "p", "subagent_type": "", "isolation": ""})
+    assert fork.subagent_type is None and fork.isolation is None
 
 
 def test_model_names() -> None:

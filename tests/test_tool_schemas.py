@@ -23,7 +23,7 @@ from swarm.lead.wait_tools import (  # noqa: E402
     WaitForTeam,
 )
 from swarm.runtime.subagents.tools import ParentMessage  # noqa: E402
-from swarm.runtime.tools.team import all_tools  # noqa: E402
+from swarm.runtime.tools.registry import all_tools  # noqa: E402
 
 SNAPSHOT = ROOT / "tests" / "data" / "tool_schemas.json"
 

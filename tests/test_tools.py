@@ -21,8 +21,15 @@ from swarm.core.team import Team
 from swarm.runtime.interfaces import NoHost
 from swarm.runtime.loop import Loop
 from swarm.runtime.models.base import ModelReply, ModelRequest
-from swarm.runtime.tools.builtin import OUTPUT_CAP, READ_MAX_BYTES, Tool, ToolContext, ToolResult
-from swarm.runtime.tools.team import all_tools, run_tool
+from swarm.runtime.tools.builtin import (
+    OUTPUT_CAP,
+    READ_MAX_BYTES,
+    Tool,
+    ToolContext,
+    ToolResult,
+    run_tool,
+)
+from swarm.runtime.tools.registry import all_tools
 from tests.helpers import PlainHooks, wait_until
 
 
@@ -69,9 +76,10 @@ def test_write_then_read_with_line_numbers_offset_and_limit(ctx: ToolContext) ->
 def test_read_errors_are_results(ctx: ToolContext) -> None:
     assert "file not found" in err(call(ctx, "Read", file_path="nope.txt"))
     assert "is a directory" in err(call(ctx, "Read", file_path="."))
-    assert "missing required input 'file_path'" in err(call(ctx, "Read"))
+    assert err(call(ctx, "Read")) == "Invalid input for Read: file_path: Field required"
     (ctx.cwd / "f").write_text("x\n")
-    assert err(call(ctx, "Read", file_path="f", offset="soon")).startswith("ValueError")
+    assert err(call(ctx, "Read", file_path="f", offset="soon")).startswith(
+        "Invalid input for Read: offset: Input should be a valid integer")
 
 
 def test_read_caps_its_output(ctx: ToolContext) -> None:
@@ -84,8 +92,8 @@ ISOLATED = """
 import json, resource, sys
 from pathlib import Path
 resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))  # a Read that grows fails fast
-from swarm.runtime.tools.team import all_tools, run_tool
-from swarm.runtime.tools.builtin import ToolContext
+from swarm.runtime.tools.registry import all_tools
+from swarm.runtime.tools.builtin import ToolContext, run_tool
 name, args, cwd = sys.argv[1], json.loads(sys.argv[2]), Path(sys.argv[3])
 result = run_tool(all_tools()[name], args, ToolContext(team=None, name="w1", cwd=cwd))
 print(json.dumps({"content": result.content, "is_error": result.is_error}))
@@ -361,7 +369,8 @@ def test_task_tools(ctx: ToolContext) -> None:
                    owner="w1")) == "task #1 is completed (owner w1)"
     assert ctx.team.tasks.get("1").result == "built"
     assert err(call(ctx, "TaskGet", task_id="99")).lower().startswith("no task '99'")
-    assert "invalid status 'done'" in err(call(ctx, "TaskUpdate", task_id="1", status="done"))
+    assert "Invalid input for TaskUpdate: status: Input should be 'pending'" in err(
+        call(ctx, "TaskUpdate", task_id="1", status="done"))
 
 
 def test_bash_gets_the_users_environment_as_it_is(

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import dataclass
-from typing import Any, Protocol, cast
+from typing import Annotated, Any, Literal, Protocol, cast
 
 from swarm.core.names import LEAD_NAME, ModeCap
 from swarm.core.protocol import STRUCTURED_TYPES, ShutdownRequest, validate_structured
@@ -27,10 +27,11 @@ from swarm.ops.spawner import spawn, wake
 from swarm.runtime.console import brief
 from swarm.runtime.interfaces import ToolHost
 from swarm.runtime.models import default_model_spec
-from swarm.runtime.subagents.tools import AgentStatusTool, AgentStopTool, AgentTool
+from swarm.runtime.subagents.tools import AgentInput, AgentStatusTool, AgentStopTool, AgentTool
 from swarm.runtime.tools import builtin as ft
 from swarm.runtime.tools import team as tt
-from swarm.runtime.tools.builtin import Tool, ToolContext, ToolError, ToolResult, _schema
+from swarm.runtime.tools.builtin import Tool, ToolContext, ToolError, ToolResult
+from swarm.runtime.tools.schema import BlankIsNone, NoInput, ToolInput
 
 FILE_TOOLS = ("Read", "Glob", "Grep", "Bash", "Write", "Edit")
 # What the lead may send as a structured message; answers to requests go through AnswerPermission
@@ -64,6 +65,19 @@ def _host(ctx: ToolContext) -> LeadHost:
     return cast(LeadHost, ctx.host)
 
 
+Mode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]  # core.names' modes
+
+
+class SpawnTeammateInput(ToolInput):
+    name: str
+    prompt: str
+    agent_type: str | None = None
+    model: str | None = None
+    worktree: bool | None = None
+    plan_mode_required: bool | None = None
+    permission_mode: Annotated[Mode | None, BlankIsNone] = None
+
+
 class SpawnTeammate(Tool):
     name = "SpawnTeammate"
     description = (
@@ -74,18 +88,12 @@ class SpawnTeammate(Tool):
         " to the team's teammate model. permission_mode: at most your own mode (a higher one is"
         " refused)."
     )
-    input_schema = _schema(
-        ["name", "prompt"], name={"type": "string"}, prompt={"type": "string"},
-        agent_type={"type": "string"}, model={"type": "string"}, worktree={"type": "boolean"},
-        plan_mode_required={"type": "boolean"},
-        permission_mode={"type": "string",
-                         "enum": ["default", "acceptEdits", "plan", "bypassPermissions"]},
-    )
+    input_model = SpawnTeammateInput
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    def run(self, args: SpawnTeammateInput, ctx: ToolContext) -> ToolResult:
         host = _host(ctx)
         defaults = host.spawn_defaults
-        name = str(args["name"]).strip().lower()
+        name = args.name.strip().lower()
         existing = ctx.team.config().member(name)
         if existing is not None:
             state = observe_member(ctx.team, existing).state if name != LEAD_NAME else "you"
@@ -97,13 +105,13 @@ class SpawnTeammate(Tool):
                             f" session allows (--max-teammates {defaults.max_teammates}): give"
                             " work to one of them, or stop one with StopTeammate first")
         # spawn checks the model can run here (its provider's credentials) before registering.
-        model = str(args.get("model") or defaults.model or default_model_spec()[0])
+        model = args.model or defaults.model or default_model_spec()[0]
         result = spawn(
-            ctx.team, name, prompt=str(args["prompt"]),
-            agent_type=str(args.get("agent_type") or "general-purpose"), model=model,
-            backend=defaults.backend, cwd=defaults.cwd, worktree=bool(args.get("worktree")),
-            plan_mode_required=bool(args.get("plan_mode_required")),
-            permission_mode=args.get("permission_mode") or None,
+            ctx.team, name, prompt=args.prompt,
+            agent_type=args.agent_type or "general-purpose", model=model,
+            backend=defaults.backend, cwd=defaults.cwd, worktree=bool(args.worktree),
+            plan_mode_required=bool(args.plan_mode_required),
+            permission_mode=args.permission_mode,
             inherit_mode=defaults.permission_mode,
             allow=defaults.allow, deny=defaults.deny, cap=ModeCap("the lead", host.mode),
             trust_project=defaults.trust_project,
@@ -126,13 +134,13 @@ class LeadSendMessage(tt.SendMessage):
         " (it answers with shutdown_response; it may refuse, with a reason)."
     )
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        to = str(args["to"]).strip().lower()
+    def run(self, args: tt.SendMessageInput, ctx: ToolContext) -> ToolResult:
+        to = args.to.strip().lower()
         if to == LEAD_NAME:
             raise ToolError("you are team-lead: send to a teammate's name or '*'")
         if ctx.subagents is not None and ctx.subagents.owns(to):  # one of the lead's subagents
-            return super().run({**args, "to": to}, ctx)
-        message = args["message"]
+            return super().run(args.model_copy(update={"to": to}), ctx)
+        message = args.message
         if isinstance(message, str) and message.lstrip().startswith("{"):
             try:
                 decoded = json.loads(message)
@@ -141,7 +149,7 @@ class LeadSendMessage(tt.SendMessage):
             if isinstance(decoded, dict) and decoded.get("type") in STRUCTURED_TYPES:
                 message = decoded
         if not isinstance(message, dict):
-            result = super().run({**args, "to": to}, ctx)
+            result = super().run(args.model_copy(update={"to": to}), ctx)
             return ToolResult(result.content + self._woken(to, ctx), result.is_error)
         kind = message.get("type")
         if kind not in LEAD_SENDS:
@@ -171,10 +179,10 @@ class TeamStatus(Tool):
     description = ("Each teammate's state, current task, last report, turns, tokens and cost;"
                    " the task tally; requests waiting for an answer. Do not poll it: you are"
                    " woken when a teammate writes to you or the team goes quiet.")
-    input_schema = _schema([])
+    input_model = NoInput
     read_only = True
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    def run(self, args: NoInput, ctx: ToolContext) -> ToolResult:
         watch = _host(ctx).watch
         view = watch.view()
         lines = [f"{watch.member_line(s, view)} | turns {s.turns}, tokens {s.tokens},"
@@ -187,31 +195,37 @@ class TeamStatus(Tool):
         return ToolResult("\n".join(lines))
 
 
+class StopTeammateInput(ToolInput):
+    name: str
+
+
 class StopTeammate(Tool):
     name = "StopTeammate"
     description = ("Stop a teammate now (kill its process); its unfinished tasks go back to"
                    " pending. To let it finish cleanly, send it a shutdown_request instead.")
-    input_schema = _schema(["name"], name={"type": "string"})
+    input_model = StopTeammateInput
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        name = str(args["name"]).strip().lower()
+    def run(self, args: StopTeammateInput, ctx: ToolContext) -> ToolResult:
+        name = args.name.strip().lower()
         control.kill(ctx.team, name)
         _host(ctx).notice(f"stopped {name}")
         return ToolResult(f"stopped {name}; its unfinished tasks are pending again")
+
+
+class SetModeInput(StopTeammateInput):
+    mode: Mode
+    reason: str | None = None
 
 
 class SetMode(Tool):
     name = "SetMode"
     description = ("Change a teammate's permission mode (default, acceptEdits, plan,"
                    " bypassPermissions); it applies from the teammate's next tool call.")
-    input_schema = _schema(["name", "mode"], name={"type": "string"},
-                           mode={"type": "string",
-                                 "enum": ["default", "acceptEdits", "plan", "bypassPermissions"]},
-                           reason={"type": "string"})
+    input_model = SetModeInput
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        name, mode = str(args["name"]).strip().lower(), str(args["mode"])
-        status = control.set_mode(ctx.team, name, mode, args.get("reason") or None,
+    def run(self, args: SetModeInput, ctx: ToolContext) -> ToolResult:
+        name, mode = args.name.strip().lower(), args.mode
+        status = control.set_mode(ctx.team, name, mode, args.reason or None,
                                   cap=ModeCap("the lead", _host(ctx).mode))
         later = f" when it next runs (it is {status.state})" if status.state in DONE_STATES \
             else " from its next tool call"
@@ -219,30 +233,42 @@ class SetMode(Tool):
         return ToolResult(f"{status.name} is in {mode} mode{later}")
 
 
+class AnswerPermissionInput(ToolInput):
+    request_id: str
+    approve: bool
+    always: bool | None = None
+    feedback: str | None = None
+    updated_input: dict[str, Any] | None = None
+
+
 class AnswerPermission(Tool):
     name = "AnswerPermission"
     description = ("Answer a teammate's permission request (its request_id). approve: run it;"
                    " always: also allow it for the whole team from now on; updated_input: run"
                    " this input instead; feedback: why (required to deny: the teammate reads it).")
-    input_schema = _schema(["request_id", "approve"], request_id={"type": "string"},
-                           approve={"type": "boolean"}, always={"type": "boolean"},
-                           feedback={"type": "string"}, updated_input={"type": "object"})
+    input_model = AnswerPermissionInput
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        request_id = str(args["request_id"])
-        if args.get("approve"):
-            edited = args.get("updated_input")
+    def run(self, args: AnswerPermissionInput, ctx: ToolContext) -> ToolResult:
+        request_id = args.request_id
+        if args.approve:
+            edited = args.updated_input
             rules: list[str] = []
-            found = approve_permission(ctx.team, request_id, always=bool(args.get("always")),
+            found = approve_permission(ctx.team, request_id, always=bool(args.always),
                                        new_input=json.dumps(edited) if edited else None,
                                        announce=rules.append)
             verdict = "approved" + "".join(f" (always: added the team rule {r})" for r in rules)
         else:
-            found = deny_permission(ctx.team, request_id,
-                                    str(args.get("feedback") or "denied by the lead"))
+            found = deny_permission(ctx.team, request_id, args.feedback or "denied by the lead")
             verdict = "denied"
         _host(ctx).notice(f"{verdict}: {found.message.sender}'s {describe_request(found)}")
         return ToolResult(f"{verdict} {found.message.sender}'s request: {describe_request(found)}")
+
+
+class AnswerPlanInput(ToolInput):
+    name: str
+    approve: bool
+    feedback: str | None = None
+    permission_mode: Annotated[Literal["default", "acceptEdits"] | None, BlankIsNone] = None
 
 
 class AnswerPlan(Tool):
@@ -250,20 +276,15 @@ class AnswerPlan(Tool):
     description = ("Approve or reject the plan a plan-mode teammate submitted. approve: it leaves"
                    " plan mode and works (in permission_mode, if given: at most your own mode);"
                    " reject: it revises the plan using your feedback (required).")
-    input_schema = _schema(["name", "approve"], name={"type": "string"},
-                           approve={"type": "boolean"}, feedback={"type": "string"},
-                           permission_mode={"type": "string",
-                                            "enum": ["default", "acceptEdits"]})
+    input_model = AnswerPlanInput
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        approve = bool(args.get("approve"))
-        feedback = args.get("feedback")
+    def run(self, args: AnswerPlanInput, ctx: ToolContext) -> ToolResult:
+        approve, feedback = args.approve, args.feedback
         if not approve and not (feedback or "").strip():
             raise ToolError("feedback is required to reject a plan: say what to change")
         try:
-            found = answer_plan(ctx.team, str(args["name"]), approve=approve,
-                                feedback=str(feedback) if feedback else None,
-                                mode=args.get("permission_mode") or None,
+            found = answer_plan(ctx.team, args.name, approve=approve, feedback=feedback or None,
+                                mode=args.permission_mode,
                                 cap=ModeCap("the lead", _host(ctx).mode))
         except BadInputError as exc:
             raise ToolError(str(exc)) from None
@@ -278,8 +299,8 @@ class CoordinatorAgent(AgentTool):
 
     description = AgentTool.description + " As a coordinator you cannot fork: give a subagent_type."
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        if not str(args.get("subagent_type") or "").strip():
+    def run(self, args: AgentInput, ctx: ToolContext) -> ToolResult:
+        if not (args.subagent_type or "").strip():
             raise ToolError("a coordinator cannot fork (a fork would have only your team tools):"
                             " give a subagent_type (explore, plan, general-purpose, or a"
                             " project agent type)")

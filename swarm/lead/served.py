@@ -54,7 +54,7 @@ from swarm.ops.approvals import Pending
 from swarm.ops.health import observe_member
 from swarm.runtime.base import AgentBase
 from swarm.runtime.tools import team as tt
-from swarm.runtime.tools.builtin import Tool, ToolContext, ToolError, ToolResult
+from swarm.runtime.tools.builtin import Tool, ToolContext, ToolError, ToolResult, run_tool
 
 log = logging.getLogger(__name__)
 DONE_STATES = ("exited", "dead")
@@ -236,7 +236,7 @@ class ServedHost:
     @staticmethod
     def _run(tool: Tool, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         try:
-            return tt.run_tool(tool, args, ctx)
+            return run_tool(tool, args, ctx)
         except Exception as exc:  # a bug: one line for the client, the traceback in the log
             log.exception("%s failed", tool.name)
             return ToolResult(f"unexpected {type(exc).__name__}: {exc}", is_error=True)

@@ -16,12 +16,13 @@ its mail, so it reads and waits itself.
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol, TypeVar, cast
+
+from pydantic import Field
 
 from swarm.core import paths
 from swarm.core.mailbox import Mailbox
@@ -34,7 +35,8 @@ from swarm.lead.wake_policy import Block, Wake, Watch, text_block
 from swarm.runtime.console import brief
 from swarm.runtime.inputs import Inbound, is_shutdown
 from swarm.runtime.interfaces import ToolHost
-from swarm.runtime.tools.builtin import Tool, ToolContext, ToolError, ToolResult, _schema
+from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
+from swarm.runtime.tools.schema import NoInput, ToolInput
 
 T = TypeVar("T")
 LOOK_EVERY = 2.0  # seconds between looks with no file change (a death by stale heartbeat, a stall)
@@ -140,15 +142,13 @@ class ServedWatch(Watch):
         return done
 
 
-def wait_timeout(args: dict[str, Any]) -> float:
-    raw = args.get("timeout_s")
-    try:
-        value = DEFAULT_WAIT if raw is None else float(raw)
-    except (TypeError, ValueError):
-        raise ToolError(f"timeout_s must be a number of seconds, not {raw!r}") from None
-    if math.isnan(value) or not 0 <= value <= MAX_WAIT:
-        raise ToolError(f"timeout_s must be between 0 and {MAX_WAIT:g} seconds")
-    return value
+class WaitInput(ToolInput):
+    timeout_s: float | None = Field(None, ge=0, le=MAX_WAIT, allow_inf_nan=False)
+
+
+class TeamCreateInput(ToolInput):
+    name: str | None = None
+    description: str | None = None
 
 
 def wait_for(host: WaitHost, watcher: FileWatcher, look: Callable[[], T | None],
@@ -182,9 +182,9 @@ class ReadInbox(Tool):
         " messages, then your peers', oldest first). Each message is returned once: it is"
         " marked read as it is handed to you."
     )
-    input_schema = _schema([])
+    input_model = NoInput
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    def run(self, args: NoInput, ctx: ToolContext) -> ToolResult:
         box = Mailbox(ctx.team.name, ctx.name)
         unread = [Inbound.read(m) for m in box.unread()]
         shutdown = [i for i in unread if is_shutdown(i)][:1]
@@ -216,7 +216,7 @@ class LeadReadInbox(ReadInbox):
         " or plan requests to answer with AnswerPermission / AnswerPlan."
     )
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    def run(self, args: NoInput, ctx: ToolContext) -> ToolResult:
         wake = cast(LeadWaitHost, ctx.host).watch.inbox()
         texts = [str(block["text"]) for block in wake.blocks]
         if not wake.reasons:
@@ -231,12 +231,12 @@ class WaitForTeam(Tool):
         " 3600; 0 only looks), and say which. The messages stay unread: read them with"
         " ReadInbox."
     )
-    input_schema = _schema([], timeout_s={"type": "number", "minimum": 0, "maximum": MAX_WAIT})
+    input_model = WaitInput
     read_only = True
     blocking = True  # run without the server's lock: it takes it per look
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        timeout = wait_timeout(args)
+    def run(self, args: WaitInput, ctx: ToolContext) -> ToolResult:
+        timeout = DEFAULT_WAIT if args.timeout_s is None else args.timeout_s
         host = cast(WaitHost, ctx.host)
         box = Mailbox(ctx.team.name, ctx.name)
         with FileWatcher([(box.path.parent, box.path.name)], host.waker) as watcher:
@@ -265,8 +265,8 @@ class LeadWaitForTeam(WaitForTeam):
         " in the status block."
     )
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        timeout = wait_timeout(args)
+    def run(self, args: WaitInput, ctx: ToolContext) -> ToolResult:
+        timeout = DEFAULT_WAIT if args.timeout_s is None else args.timeout_s
         host = cast(LeadWaitHost, ctx.host)
         watch = host.watch
 
@@ -298,11 +298,11 @@ class TeamCreate(Tool):
         " description: what the team is for. Then add tasks (TaskCreate) and start teammates"
         " (SpawnTeammate)."
     )
-    input_schema = _schema([], name={"type": "string"}, description={"type": "string"})
+    input_model = TeamCreateInput
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        name = str(args.get("name") or "").strip() or None
-        team = cast(TeamHost, ctx.host).create_team(name, str(args.get("description") or ""))
+    def run(self, args: TeamCreateInput, ctx: ToolContext) -> ToolResult:
+        name = (args.name or "").strip() or None
+        team = cast(TeamHost, ctx.host).create_team(name, args.description or "")
         return ToolResult(f"created team {team.name}; you are its lead ({LEAD_NAME}). Next:"
                           " TaskCreate the work, SpawnTeammate the teammates, then WaitForTeam"
                           " and ReadInbox until the work is done.")

@@ -25,12 +25,8 @@ from swarm.core.real_input import SHOWN_LIMIT, request_line, shown_input
 from swarm.core.rules import suggest_rule
 from swarm.core.team import Team, TeamConfig
 from swarm.errors import BadInputError, NotFoundError
-from swarm.runtime.tools.team import all_tools
-
-_JSON_TYPES: dict[str, tuple[type, ...]] = {
-    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
-    "object": (dict,), "array": (list,),
-}
+from swarm.runtime.tools.builtin import ToolError
+from swarm.runtime.tools.registry import all_tools
 
 
 @dataclass
@@ -94,8 +90,10 @@ def _find(team: Team, request_id: str) -> Pending:
     return matches[0]
 
 
-def validate_input(tool_name: str, raw: str) -> dict[str, Any]:
-    """Parse an edited tool input and check it against the tool's schema."""
+def edited_input(tool_name: str, raw: str) -> dict[str, Any]:
+    """An input edited when approving (`--input`): a JSON object its tool takes as it is, by the
+    tool's input model, exactly (JSON's own types, no unknown field: a person's typo is not
+    dropped silently). A tool swarm does not have (an MCP server's) checks its own input."""
     try:
         value = json.loads(raw)
     except ValueError as exc:
@@ -103,20 +101,11 @@ def validate_input(tool_name: str, raw: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise BadInputError("--input must be a JSON object")
     tool = all_tools().get(tool_name)
-    if tool is None:
-        return value
-    schema = tool.input_schema
-    missing = [k for k in schema.get("required", []) if k not in value]
-    if missing:
-        raise BadInputError(f"--input for {tool_name} is missing {', '.join(missing)}")
-    for key, item in value.items():
-        prop = schema.get("properties", {}).get(key)
-        if prop is None:
-            raise BadInputError(f"--input for {tool_name} has an unknown field {key!r}")
-        types = _JSON_TYPES.get(prop.get("type", ""), ())
-        wrong_bool = isinstance(item, bool) and prop.get("type") != "boolean"
-        if types and (not isinstance(item, types) or wrong_bool):
-            raise BadInputError(f"--input field {key!r} must be a {prop['type']}")
+    if tool is not None:
+        try:
+            tool.parse(value, exact=True)
+        except ToolError as exc:
+            raise BadInputError(f"--input: {exc}") from None
     return value
 
 
@@ -127,7 +116,7 @@ def approve_permission(team: Team, request_id: str, always: bool = False,
     given first (whoever answers sees the exact rule before it exists)."""
     found = _find(team, request_id)
     request: PermissionRequest = found.request
-    updated = validate_input(request.tool_name, new_input) if new_input is not None else None
+    updated = edited_input(request.tool_name, new_input) if new_input is not None else None
     if always:
         rule = suggest_rule(request.tool_name, updated or request.input)
         if announce is not None:

@@ -66,7 +66,7 @@ from swarm.runtime.prompts import TeammatePrompt
 from swarm.runtime.signals import AgentStopped, Signals
 from swarm.runtime.subagents.runner import Subagents
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
-from swarm.runtime.tools.team import all_tools
+from swarm.runtime.tools.registry import all_tools
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

@@ -14,8 +14,7 @@ from swarm.core.readable import tool_call
 from swarm.errors import SwarmError
 from swarm.runtime.interfaces import LoopHooks
 from swarm.runtime.models.base import Model, ModelRequest
-from swarm.runtime.tools.builtin import Tool, ToolContext, ToolError, ToolResult
-from swarm.runtime.tools.team import run_tool
+from swarm.runtime.tools.builtin import Tool, ToolContext, ToolError, ToolResult, run_tool
 
 
 class TurnInterrupted(BaseException):
@@ -101,16 +100,20 @@ class Loop:
             self.hooks.trace(f"-> {use['name']}: error: {result.content}")
         else:
             self.hooks.trace(f"-> {tool_call(tool.name, args)}")
-            problem = _input_problem(tool, args)  # before anyone is asked about the call
+            # Validated before anyone is asked about the call; hooks and rules see it as sent.
+            try:
+                parsed, problem = tool.parse(args), None
+            except ToolError as exc:
+                parsed, problem = None, str(exc)
             decision = None if problem else self.hooks.permit(tool, args, use["id"])
             if decision is None:
                 result = ToolResult(str(problem), is_error=True)
             elif decision.behavior != "allow":
                 result = ToolResult(f"permission denied: {decision.reason}", is_error=True)
             else:
-                if decision.updated_input is not None:
-                    args = decision.updated_input
-                result = run_tool(tool, args, self.ctx)
+                if decision.updated_input is not None:  # an edited input: validated by run_tool
+                    args = parsed = decision.updated_input
+                result = run_tool(tool, parsed, self.ctx)
                 if decision.updated_input is not None:  # the model must know what really ran
                     result.content = (f"[the lead edited this call's input before approving it;"
                                       f" it ran as: {tool.describe(args)}]\n{result.content}")
@@ -131,10 +134,3 @@ class Loop:
                 {"type": "tool_result", "tool_use_id": b["id"], "content": why, "is_error": True}
                 for b in open_uses]})
 
-
-def _input_problem(tool: Tool, args: dict[str, Any]) -> str | None:
-    try:
-        tool.check_input(args)
-    except ToolError as exc:
-        return str(exc)
-    return None

@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from swarm.core.tasks import Task
     from swarm.core.team import Member, Team
     from swarm.runtime.extensions.mcp_client import McpManager
+    from swarm.runtime.tools.team import TaskCreateInput, TaskUpdateInput
 
 # Turns a hook may add after an input (a refused completion handed back, TeammateIdle's exit 2)
 # before the agent goes idle anyway: a hook that always exits 2 must not spin it forever.
@@ -67,14 +68,19 @@ def checkout_of(member: Member) -> Path | None:
 class HookedTool(Tool):
     """A tool with a hook before it: a reason from `before` is the error result instead."""
 
-    def __init__(self, inner: Tool,
-                 before: Callable[[dict[str, Any], ToolContext], str | None]) -> None:
+    def __init__(self, inner: Tool, before: Callable[[Any, ToolContext], str | None]) -> None:
         self.inner, self.before = inner, before
         self.name, self.description = inner.name, inner.description
-        self.input_schema = inner.input_schema
         self.read_only, self.edits_files = inner.read_only, inner.edits_files
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        return self.inner.input_schema
+
+    def parse(self, args: dict[str, Any], exact: bool = False) -> Any:
+        return self.inner.parse(args, exact)
+
+    def run(self, args: Any, ctx: ToolContext) -> ToolResult:
         reason = self.before(args, ctx)
         if reason is not None:
             return ToolResult(reason, is_error=True)
@@ -190,29 +196,27 @@ class Extensions:
             out["TaskUpdate"] = HookedTool(out["TaskUpdate"], self._before_update)
         return out
 
-    def _before_create(self, args: dict[str, Any], ctx: ToolContext) -> str | None:
-        proposed = {"id": None, "subject": args.get("subject"),
-                    "description": args.get("description") or "",
-                    "blocked_by": args.get("blocked_by") or [], "status": "pending",
+    def _before_create(self, args: TaskCreateInput, ctx: ToolContext) -> str | None:
+        proposed = {"id": None, "subject": args.subject, "description": args.description or "",
+                    "blocked_by": args.blocked_by or [], "status": "pending",
                     "created_by": self.name}
         result = self.hooks.run("TaskCreated", task=proposed)
         if result.blocked:
             return f"task not created: a TaskCreated hook refused it: {result.reason}"
         return None
 
-    def _before_update(self, args: dict[str, Any], ctx: ToolContext) -> str | None:
-        if args.get("status") != "completed" or not self.hooks.has("TaskCompleted"):
+    def _before_update(self, args: TaskUpdateInput, ctx: ToolContext) -> str | None:
+        if args.status != "completed" or not self.hooks.has("TaskCompleted"):
             return None
-        task_id = str(args.get("task_id", ""))
         try:
-            task = self.team.tasks.get(task_id)
+            task = self.team.tasks.get(args.task_id)
         except SwarmError:
             return None  # the tool itself says what is wrong
         if task.status == "completed":
             return None
         proposed = task.model_dump(mode="json")
-        proposed.update({k: args[k] for k in ("status", "result", "subject", "description")
-                         if args.get(k) is not None})
+        proposed.update(args.model_dump(include={"status", "result", "subject", "description"},
+                                        exclude_none=True))
         result = self.hooks.run("TaskCompleted", task=proposed)
         if not result.blocked:
             if self.refused_completion and self.refused_completion[0] == task.id:

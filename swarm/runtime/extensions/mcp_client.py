@@ -359,12 +359,17 @@ class McpToolAdapter(Tool):
     """One MCP tool in the agent's tool set; permission modes and rules treat it like any tool
     (never read-only: allowed without asking only in bypassPermissions or by a rule)."""
 
+    input_model = None  # the input is passed on as sent: the server checks it, by its schema
+
     def __init__(self, manager: McpManager, tool: McpTool, timeout: Callable[[], float],
                  abort: threading.Event | None = None) -> None:
         self.manager, self.tool, self.timeout, self.abort = manager, tool, timeout, abort
         self.name = tool.qualified
         self.description = tool.description or f"{tool.name} (MCP server {tool.server})"
-        self.input_schema = tool.input_schema
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        return self.tool.input_schema
 
     def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
         result = self.manager.call_tool(self.name, args, self.timeout(), self.abort)

@@ -39,7 +39,7 @@ from swarm.runtime.models import check_model_spec, load_model, provider_of
 from swarm.runtime.prompts import environment, project_memory, subagent_part, system_prompt
 from swarm.runtime.subagents.tools import ParentMessage, SubagentRequest, fork_tools, usable_tools
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolError, ToolResult
-from swarm.runtime.tools.team import all_tools
+from swarm.runtime.tools.registry import all_tools
 from swarm.settings import auto_background_s, max_subagents, mcp_timeout, mcp_tool_timeout
 
 if TYPE_CHECKING:  # the thread machinery and git helpers load with the first subagent

@@ -10,11 +10,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Annotated, Any, Literal
+
+from pydantic import Field, StrictBool
 
 from swarm.core.definitions import AgentDefinition
 from swarm.core.names import SUBAGENT_USABLE
-from swarm.runtime.tools.builtin import Tool, ToolContext, ToolError, ToolResult, _schema
+from swarm.runtime.tools.builtin import Tool, ToolContext, ToolError, ToolResult
+from swarm.runtime.tools.schema import BlankIsNone, Text, ToolInput
 
 NO_NESTING = ("a subagent cannot start subagents (a fork cannot fork): do the work yourself "
               "with your own tools")
@@ -30,30 +33,28 @@ class SubagentRequest:
     isolation: str | None = None
 
     @classmethod
-    def parse(cls, args: dict[str, Any]) -> SubagentRequest:
-        def text(key: str) -> str | None:
-            value = args.get(key)
-            if value is None:
-                return None
-            if not isinstance(value, str):
-                raise ToolError(f"{key} must be a string")
-            return value.strip()
-
-        prompt = text("prompt")
+    def parse(cls, args: AgentInput) -> SubagentRequest:
+        prompt, description = args.prompt.strip(), args.description.strip()
         if not prompt:
             raise ToolError("prompt must not be empty: say what the subagent should do")
-        description = text("description")
         if not description:
             raise ToolError("description is required (3-5 words saying what the subagent does)")
-        background = args.get("run_in_background")
-        if background is not None and not isinstance(background, bool):
-            raise ToolError("run_in_background must be true or false")
-        isolation = text("isolation") or None
-        if isolation not in (None, "worktree"):
-            raise ToolError(f"isolation must be \"worktree\" (got {isolation!r})")
         return cls(description=description, prompt=prompt,
-                   subagent_type=text("subagent_type") or None, background=background,
-                   model=text("model") or None, isolation=isolation)
+                   subagent_type=(args.subagent_type or "").strip() or None,
+                   background=args.run_in_background, model=(args.model or "").strip() or None,
+                   isolation=args.isolation)
+
+
+class AgentInput(ToolInput):
+    """The Agent tool takes strings and a boolean only (never `"yes"` for true)."""
+
+    description: Text = Field(description="3-5 words: what the subagent does")
+    prompt: Text = Field(description="the task, with everything it needs to know")
+    subagent_type: Text | None = None
+    run_in_background: StrictBool | None = None
+    model: Text | None = Field(None, description="inherit (your own model), sonnet, opus,"
+                               " haiku, a model id, or PROVIDER:MODEL (openai:..., ollama:...)")
+    isolation: Annotated[Literal["worktree"] | None, BlankIsNone] = None
 
 
 class AgentTool(Tool):
@@ -70,17 +71,9 @@ class AgentTool(Tool):
         " \"worktree\"` gives it its own git worktree. SendMessage to a finished subagent's id"
         " continues its conversation in the background."
     )
-    input_schema = _schema(
-        ["description", "prompt"],
-        description={"type": "string", "description": "3-5 words: what the subagent does"},
-        prompt={"type": "string", "description": "the task, with everything it needs to know"},
-        subagent_type={"type": "string"}, run_in_background={"type": "boolean"},
-        model={"type": "string", "description": "inherit (your own model), sonnet, opus,"
-               " haiku, a model id, or PROVIDER:MODEL (openai:..., ollama:...)"},
-        isolation={"type": "string", "enum": ["worktree"]},
-    )
+    input_model = AgentInput
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    def run(self, args: AgentInput, ctx: ToolContext) -> ToolResult:
         if ctx.subagents is None:
             raise ToolError(NO_NESTING)
         return ctx.subagents.start(SubagentRequest.parse(args))
@@ -90,41 +83,53 @@ class AgentTool(Tool):
         return f"Agent({kind}: {args.get('description')})"
 
 
+class AgentStatusInput(ToolInput):
+    agent_id: str | None = None
+
+
+class AgentStopInput(ToolInput):
+    agent_id: str
+
+
 class AgentStatusTool(Tool):
     name = "AgentStatus"
     description = ("Show your subagents (or one, by agent_id): status, type, description, tool"
                    " uses, tokens, and a finished one's report.")
-    input_schema = _schema([], agent_id={"type": "string"})
+    input_model = AgentStatusInput
     read_only = True
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    def run(self, args: AgentStatusInput, ctx: ToolContext) -> ToolResult:
         if ctx.subagents is None:
             raise ToolError(NO_NESTING)
-        wanted = args.get("agent_id")
-        return ctx.subagents.status(str(wanted).strip() if wanted else None)
+        return ctx.subagents.status(args.agent_id.strip() if args.agent_id else None)
 
 
 class AgentStopTool(Tool):
     name = "AgentStop"
     description = "Stop a running subagent by its agent_id; you get its notification."
-    input_schema = _schema(["agent_id"], agent_id={"type": "string"})
+    input_model = AgentStopInput
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    def run(self, args: AgentStopInput, ctx: ToolContext) -> ToolResult:
         if ctx.subagents is None:
             raise ToolError(NO_NESTING)
-        return ctx.subagents.stop(str(args["agent_id"]).strip(), "stopped with AgentStop")
+        return ctx.subagents.stop(args.agent_id.strip(), "stopped with AgentStop")
 
 
 def subagent_tools() -> list[Tool]:
     return [AgentTool(), AgentStatusTool(), AgentStopTool()]
 
 
+class ParentMessageInput(ToolInput):
+    to: str
+    message: Text  # plain text only
+    summary: str | None = None
+
+
 class ParentMessage(Tool):
     """SendMessage as a subagent has it: to its parent only, plain text."""
 
     name = "SendMessage"
-    input_schema = _schema(["to", "message"], to={"type": "string"},
-                           message={"type": "string"}, summary={"type": "string"})
+    input_model = ParentMessageInput
 
     def __init__(self, parent: str, team: str, deliver: Callable[[str, str | None], None]) -> None:
         self.parent = parent
@@ -134,15 +139,13 @@ class ParentMessage(Tool):
                             " (the only recipient you have), e.g. progress on a long job. Your"
                             " final reply reaches it anyway.")
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        to = str(args.get("to", "")).strip().lower()
+    def run(self, args: ParentMessageInput, ctx: ToolContext) -> ToolResult:
+        to = args.to.strip().lower()
         if to not in (self.parent, f"{self.parent}@{self.team}"):
             raise ToolError(f"as a subagent you can message only `{self.parent}`, who started you")
-        message = args.get("message")
-        if not isinstance(message, str) or not message.strip():
+        if not args.message.strip():
             raise ToolError("message must be non-empty plain text")
-        summary = args.get("summary")
-        self.deliver(message, str(summary).strip() if summary else None)
+        self.deliver(args.message, args.summary.strip() if args.summary else None)
         return ToolResult(f"sent to {self.parent}")
 
     def describe(self, args: dict[str, Any]) -> str:
@@ -151,6 +154,8 @@ class ParentMessage(Tool):
 
 class Refused(Tool):
     """A tool a fork is shown (its parent's definition, for the cache) but may not use."""
+
+    input_model = None  # whatever the input: nothing runs
 
     def __init__(self, name: str, why: str) -> None:
         self.name = name
@@ -169,14 +174,20 @@ class Masked(Tool):
         self.inner = inner
         self.name = inner.name
         self.description = inner.description
-        self.input_schema = inner.input_schema
         self.read_only = inner.read_only
         self.edits_files = inner.edits_files
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        return self.inner.input_schema
 
     def spec(self) -> dict[str, Any]:
         return self._spec
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    def parse(self, args: dict[str, Any], exact: bool = False) -> Any:
+        return self.inner.parse(args, exact)
+
+    def run(self, args: Any, ctx: ToolContext) -> ToolResult:
         return self.inner.run(args, ctx)
 
     def describe(self, args: dict[str, Any]) -> str:

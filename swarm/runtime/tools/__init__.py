@@ -1,1 +1,2 @@
-"""An agent's tools: the file and shell tools, the team tools, and the registry of every tool."""
+"""An agent's tools: the Tool base and the file and shell tools (builtin), the team tools
+(team), tool inputs as pydantic models (schema), and the registry of every tool (registry)."""

@@ -17,7 +17,17 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from swarm.core.child_env import command_env
+from swarm.errors import SwarmError
 from swarm.runtime.interfaces import NoHost, ToolHost
+from swarm.runtime.tools.schema import (
+    Filled,
+    NoInput,
+    ToolInput,
+    ValidationError,
+    problems,
+    schema_of,
+    validate,
+)
 
 if TYPE_CHECKING:
     from swarm.core.team import Team
@@ -57,24 +67,55 @@ class ToolContext:
 class Tool:
     name: str = ""
     description: str = ""
-    input_schema: dict[str, Any] = {}
+    # The input the tool takes; its JSON schema is what the model is shown. None: a tool whose
+    # input is passed on as sent (an MCP server's, which checks it against its own schema).
+    input_model: type[ToolInput] | None = NoInput
     read_only: bool = False
     edits_files: bool = False
+
+    @property
+    def input_schema(self) -> dict[str, Any]:
+        return schema_of(self.input_model) if self.input_model else {"type": "object"}
 
     def spec(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description,
                 "input_schema": self.input_schema}
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    def parse(self, args: dict[str, Any], exact: bool = False) -> Any:
+        """The input as the tool reads it: an `input_model` instance (or, without a model, the
+        dict as sent). Bad input raises one ToolError naming every problem. `exact`: JSON's own
+        types and no unknown field (an input a person edits)."""
+        if self.input_model is None:
+            return args
+        try:
+            return validate(self.input_model, args, exact)
+        except ValidationError as exc:
+            raise ToolError(f"Invalid input for {self.name}: {problems(exc)}") from None
+
+    def run(self, args: Any, ctx: ToolContext) -> ToolResult:
+        """Run with the input `parse` returned (each tool narrows `args` to its own model)."""
         raise NotImplementedError
 
-    def check_input(self, args: dict[str, Any]) -> None:
-        """Raise ToolError for input the tool cannot take: the loop asks before any permission
-        check, so nobody is asked about a call that cannot run as shown."""
-
     def describe(self, args: dict[str, Any]) -> str:
-        """One line for a permission request."""
+        """One line for a permission request, from the input as sent."""
         return f"{self.name}({_brief(args)})"
+
+
+def run_tool(tool: Tool, args: dict[str, Any] | ToolInput, ctx: ToolContext) -> ToolResult:
+    """Run a tool on an input as sent (validated here) or as `Tool.parse` returned it; any
+    failure, bad input included, is an error result for the model, never a crash."""
+    try:
+        return tool.run(tool.parse(args) if isinstance(args, dict) else args, ctx)
+    except ToolError as exc:
+        return ToolResult(str(exc), is_error=True)
+    except SwarmError as exc:
+        return ToolResult(str(exc), is_error=True)
+    # Broad, but not `Exception`: TurnInterrupted/AgentStopped (raised by signal handlers while a
+    # tool runs) must get through. RuntimeError covers e.g. Glob's NotImplementedError for an
+    # absolute pattern, which used to end the agent.
+    except (OSError, ValueError, TypeError, LookupError, RuntimeError, ArithmeticError,
+            AttributeError) as exc:
+        return ToolResult(f"{type(exc).__name__}: {exc}", is_error=True)
 
 
 def _brief(args: dict[str, Any]) -> str:
@@ -83,32 +124,17 @@ def _brief(args: dict[str, Any]) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def file_path_of(args: dict[str, Any]) -> str:
+class FileInput(ToolInput):
     """Read, Write and Edit take their file from `file_path` only: a non-empty string. (A
     `path` beside a falsy `file_path` once passed the scope check and wrote a file named `0`.)"""
-    if "file_path" not in args:
-        raise ToolError("missing required input 'file_path'")
-    value = args["file_path"]
-    if not isinstance(value, str) or not value.strip():
-        raise ToolError("file_path must be a non-empty string: the path of the file")
-    return value
 
-
-class FileTool(Tool):
-    """Read, Write, Edit: one file, named by `file_path`."""
-
-    def check_input(self, args: dict[str, Any]) -> None:
-        file_path_of(args)
+    file_path: Filled
 
 
 def _cap(text: str) -> str:
     if len(text) <= OUTPUT_CAP:
         return text
     return text[:OUTPUT_CAP] + f"\n... [output truncated: {len(text) - OUTPUT_CAP} more characters]"
-
-
-def _schema(required: list[str], **props: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "object", "properties": props, "required": required}
 
 
 def open_regular(path: Path) -> BinaryIO:
@@ -133,17 +159,21 @@ def open_regular(path: Path) -> BinaryIO:
     raise ToolError(f"{path} is {kind}, not a regular file: Read reads regular files only")
 
 
-class Read(FileTool):
+class ReadInput(FileInput):
+    offset: int | None = None
+    limit: int | None = None
+
+
+class Read(Tool):
     name = "Read"
     description = "Read a text file. Returns numbered lines; use offset/limit for large files."
-    input_schema = _schema(["file_path"], file_path={"type": "string"},
-                           offset={"type": "integer"}, limit={"type": "integer"})
+    input_model = ReadInput
     read_only = True
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path = ctx.resolve(file_path_of(args))
-        start = max(int(args.get("offset") or 1), 1)
-        limit = int(args.get("limit") or READ_LIMIT_LINES)
+    def run(self, args: ReadInput, ctx: ToolContext) -> ToolResult:
+        path = ctx.resolve(args.file_path)
+        start = max(args.offset or 1, 1)
+        limit = args.limit or READ_LIMIT_LINES
         chosen: list[str] = []
         number, used, at_line_start, resume = 0, 0, True, 0
         with open_regular(path) as handle:
@@ -174,49 +204,62 @@ class Read(FileTool):
         return f"Read {args.get('file_path')}"
 
 
-class Write(FileTool):
+class WriteInput(FileInput):
+    content: str
+
+
+class Write(Tool):
     name = "Write"
     description = "Write a file (creating parent directories), replacing its content."
-    input_schema = _schema(["file_path", "content"], file_path={"type": "string"},
-                           content={"type": "string"})
+    input_model = WriteInput
     edits_files = True
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path = ctx.resolve(file_path_of(args))
+    def run(self, args: WriteInput, ctx: ToolContext) -> ToolResult:
+        path = ctx.resolve(args.file_path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(str(args["content"]))
-        return ToolResult(f"wrote {len(str(args['content']))} characters to {path}")
+        path.write_text(args.content)
+        return ToolResult(f"wrote {len(args.content)} characters to {path}")
 
     def describe(self, args: dict[str, Any]) -> str:
         return f"Write {args.get('file_path')}"
 
 
-class Edit(FileTool):
+class EditInput(FileInput):
+    old_string: str
+    new_string: str
+    replace_all: bool | None = None
+
+
+class Edit(Tool):
     name = "Edit"
     description = ("Replace old_string with new_string in a file. old_string must occur exactly once"
                    " unless replace_all is true.")
-    input_schema = _schema(["file_path", "old_string", "new_string"],
-                           file_path={"type": "string"}, old_string={"type": "string"},
-                           new_string={"type": "string"}, replace_all={"type": "boolean"})
+    input_model = EditInput
     edits_files = True
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        path = ctx.resolve(file_path_of(args))
+    def run(self, args: EditInput, ctx: ToolContext) -> ToolResult:
+        path = ctx.resolve(args.file_path)
         try:
             text = path.read_text()
         except FileNotFoundError:
             raise ToolError(f"file not found: {path}") from None
-        old, new = str(args["old_string"]), str(args["new_string"])
+        old, new, every = args.old_string, args.new_string, bool(args.replace_all)
         count = text.count(old) if old else 0
         if count == 0:
             raise ToolError("old_string was not found in the file")
-        if count > 1 and not args.get("replace_all"):
+        if count > 1 and not every:
             raise ToolError(f"old_string occurs {count} times; give more context or replace_all")
-        path.write_text(text.replace(old, new) if args.get("replace_all") else text.replace(old, new, 1))
-        return ToolResult(f"edited {path} ({count if args.get('replace_all') else 1} replacement(s))")
+        path.write_text(text.replace(old, new) if every else text.replace(old, new, 1))
+        return ToolResult(f"edited {path} ({count if every else 1} replacement(s))")
 
     def describe(self, args: dict[str, Any]) -> str:
         return f"Edit {args.get('file_path')}"
+
+
+class BashInput(ToolInput):
+    command: str
+    timeout: float | None = None
+    description: str | None = None
 
 
 class Bash(Tool):
@@ -224,12 +267,11 @@ class Bash(Tool):
     description = ("Run a shell command in the agent's working directory (bash -c). Output is"
                    f" capped at {OUTPUT_CAP} characters; timeout in seconds (default"
                    f" {int(BASH_DEFAULT_TIMEOUT)}, at most {int(BASH_MAX_TIMEOUT)}).")
-    input_schema = _schema(["command"], command={"type": "string"}, timeout={"type": "number"},
-                           description={"type": "string"})
+    input_model = BashInput
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        command = str(args["command"])
-        timeout = min(float(args.get("timeout") or BASH_DEFAULT_TIMEOUT), BASH_MAX_TIMEOUT)
+    def run(self, args: BashInput, ctx: ToolContext) -> ToolResult:
+        command = args.command
+        timeout = min(args.timeout or BASH_DEFAULT_TIMEOUT, BASH_MAX_TIMEOUT)
         proc = subprocess.Popen(
             ["bash", "-c", command], cwd=ctx.cwd, env={**user_env(), **ctx.env},
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -266,33 +308,41 @@ def kill_tree(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
+class GlobInput(ToolInput):
+    pattern: str
+    path: str | None = None
+
+
 class Glob(Tool):
     name = "Glob"
     description = "List files matching a glob pattern (e.g. **/*.py), relative to path or the cwd."
-    input_schema = _schema(["pattern"], pattern={"type": "string"}, path={"type": "string"})
+    input_model = GlobInput
     read_only = True
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        base = ctx.resolve(str(args.get("path") or "."))
-        matches = sorted(str(p.relative_to(base)) for p in base.glob(str(args["pattern"]))
+    def run(self, args: GlobInput, ctx: ToolContext) -> ToolResult:
+        base = ctx.resolve(args.path or ".")
+        matches = sorted(str(p.relative_to(base)) for p in base.glob(args.pattern)
                          if ".git" not in p.parts)
         return ToolResult(_cap("\n".join(matches)) if matches else "(no matches)")
+
+
+class GrepInput(GlobInput):
+    glob: str | None = None
 
 
 class Grep(Tool):
     name = "Grep"
     description = "Search file contents for a regular expression; returns path:line:text."
-    input_schema = _schema(["pattern"], pattern={"type": "string"}, path={"type": "string"},
-                           glob={"type": "string"})
+    input_model = GrepInput
     read_only = True
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    def run(self, args: GrepInput, ctx: ToolContext) -> ToolResult:
         try:
-            regex = re.compile(str(args["pattern"]))
+            regex = re.compile(args.pattern)
         except re.error as exc:
             raise ToolError(f"invalid regular expression: {exc}") from None
-        base = ctx.resolve(str(args.get("path") or "."))
-        pattern = str(args.get("glob") or "*")
+        base = ctx.resolve(args.path or ".")
+        pattern = args.glob or "*"
         files = [base] if base.is_file() else sorted(p for p in base.rglob("*") if p.is_file())
         hits: list[str] = []
         for path in files:

@@ -6,22 +6,15 @@ import json
 from typing import Any
 
 from swarm.core.protocol import STRUCTURED_TYPES, ShutdownResponse, validate_structured
-from swarm.core.tasks import STATUSES
-from swarm.errors import SwarmError
-from swarm.runtime.subagents.tools import subagent_tools
-from swarm.runtime.tools.builtin import (
-    Bash,
-    Edit,
-    Glob,
-    Grep,
-    Read,
-    Tool,
-    ToolContext,
-    ToolError,
-    ToolResult,
-    Write,
-    _schema,
-)
+from swarm.core.tasks import TaskStatus
+from swarm.runtime.tools.builtin import Tool, ToolContext, ToolError, ToolResult
+from swarm.runtime.tools.schema import NoInput, ToolInput
+
+
+class SendMessageInput(ToolInput):
+    to: str
+    message: str | dict[str, Any]
+    summary: str | None = None
 
 
 class SendMessage(Tool):
@@ -33,22 +26,16 @@ class SendMessage(Tool):
         " ..., \"approve\": true} (shutdown_response goes only to team-lead; a refusal needs a"
         " reason)."
     )
-    input_schema = _schema(
-        ["to", "message"],
-        to={"type": "string"},
-        message={"anyOf": [{"type": "string"}, {"type": "object"}]},
-        summary={"type": "string"},
-    )
+    input_model = SendMessageInput
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        to, message = str(args["to"]), args["message"]
+    def run(self, args: SendMessageInput, ctx: ToolContext) -> ToolResult:
+        to, message = args.to, args.message
         if isinstance(message, str) and not message.strip():  # to a subagent too (Team.send: the rest)
             raise ToolError("the message is empty: there is nothing to send")
         if ctx.subagents is not None and ctx.subagents.owns(to.strip()):
             if not isinstance(message, str):  # continues (or reaches) one of our subagents
                 raise ToolError("a subagent takes plain-text messages only")
-            summary = args.get("summary")
-            return ctx.subagents.message(to.strip(), message, str(summary) if summary else None)
+            return ctx.subagents.message(to.strip(), message, args.summary or None)
         if isinstance(message, str) and message.lstrip().startswith("{"):
             try:
                 decoded = json.loads(message)
@@ -66,39 +53,42 @@ class SendMessage(Tool):
             if isinstance(structured, ShutdownResponse):
                 verdict = " (approved: finishing)" if structured.approve else " (refused)"
             return ToolResult(f"sent {structured.type} to {to}{verdict}")
-        summary = args.get("summary")
-        if not summary or not str(summary).strip():
+        summary = args.summary
+        if not summary or not summary.strip():
             raise ToolError("summary is required for a plain-text message (a 5-10 word preview)")
-        ids = ctx.team.send(to, str(message), sender=ctx.name, summary=str(summary))
+        ids = ctx.team.send(to, message, sender=ctx.name, summary=summary)
         return ToolResult(f"sent to {to} ({len(ids)} recipient(s))")
 
     def describe(self, args: dict[str, Any]) -> str:
         return f"SendMessage to {args.get('to')}"
 
 
+class TaskCreateInput(ToolInput):
+    subject: str
+    description: str | None = None
+    blocked_by: list[str] | None = None
+    files: list[str] | None = None
+
+
 class TaskCreate(Tool):
     name = "TaskCreate"
     description = ("Add a task to the team's shared task list. `files`: globs its owner may"
                    " Write/Edit only inside (and others not) while it is in progress.")
-    input_schema = _schema(["subject"], subject={"type": "string"},
-                           description={"type": "string"},
-                           blocked_by={"type": "array", "items": {"type": "string"}},
-                           files={"type": "array", "items": {"type": "string"}})
+    input_model = TaskCreateInput
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        task = ctx.team.tasks.add(str(args["subject"]), description=str(args.get("description") or ""),
-                                  blocked_by=[str(b) for b in args.get("blocked_by") or []],
-                                  files=[str(f) for f in args.get("files") or []])
+    def run(self, args: TaskCreateInput, ctx: ToolContext) -> ToolResult:
+        task = ctx.team.tasks.add(args.subject, description=args.description or "",
+                                  blocked_by=args.blocked_by or [], files=args.files or [])
         return ToolResult(f"created task #{task.id}: {task.subject}")
 
 
 class TaskList(Tool):
     name = "TaskList"
     description = "List the team's tasks: id, status, owner, blockers, file scopes, subject."
-    input_schema = _schema([])
+    input_model = NoInput
     read_only = True
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
+    def run(self, args: NoInput, ctx: ToolContext) -> ToolResult:
         tasks = ctx.team.tasks.list()
         if not tasks:
             return ToolResult("(no tasks)")
@@ -110,14 +100,27 @@ class TaskList(Tool):
         return ToolResult("\n".join(lines))
 
 
+class TaskGetInput(ToolInput):
+    task_id: str
+
+
 class TaskGet(Tool):
     name = "TaskGet"
     description = "Show one task in full."
-    input_schema = _schema(["task_id"], task_id={"type": "string"})
+    input_model = TaskGetInput
     read_only = True
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        return ToolResult(ctx.team.tasks.get(str(args["task_id"])).model_dump_json(indent=2))
+    def run(self, args: TaskGetInput, ctx: ToolContext) -> ToolResult:
+        return ToolResult(ctx.team.tasks.get(args.task_id).model_dump_json(indent=2))
+
+
+class TaskUpdateInput(TaskGetInput):
+    status: TaskStatus | None = None
+    owner: str | None = None
+    result: str | None = None
+    subject: str | None = None
+    description: str | None = None
+    active_form: str | None = None
 
 
 class TaskUpdate(Tool):
@@ -125,53 +128,26 @@ class TaskUpdate(Tool):
     description = ("Update a task: status (pending|in_progress|completed|failed), owner, result,"
                    " subject, description, active_form. Mark your task completed when done, or"
                    " failed (with the reason as its result) when the work could not be done.")
-    input_schema = _schema(
-        ["task_id"], task_id={"type": "string"},
-        status={"type": "string", "enum": list(STATUSES)},
-        owner={"type": "string"}, result={"type": "string"}, subject={"type": "string"},
-        description={"type": "string"}, active_form={"type": "string"},
-    )
+    input_model = TaskUpdateInput
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        fields = {k: args[k] for k in ("status", "result", "subject", "description", "active_form")
-                  if args.get(k) is not None}
-        if "owner" in args:
-            fields["owner"] = args["owner"] or None
-        task = ctx.team.tasks.update(str(args["task_id"]), actor=ctx.name, **fields)
+    def run(self, args: TaskUpdateInput, ctx: ToolContext) -> ToolResult:
+        fields = args.model_dump(include={"status", "result", "subject", "description",
+                                          "active_form"}, exclude_none=True)
+        if "owner" in args.model_fields_set:  # sent, even empty or null: the task is unowned
+            fields["owner"] = args.owner or None
+        task = ctx.team.tasks.update(args.task_id, actor=ctx.name, **fields)
         return ToolResult(f"task #{task.id} is {task.status} (owner {task.owner or '-'})")
+
+
+class ExitPlanModeInput(ToolInput):
+    plan: str
 
 
 class ExitPlanMode(Tool):
     name = "ExitPlanMode"
     description = "Submit your plan to the team lead for approval; wait for the answer."
-    input_schema = _schema(["plan"], plan={"type": "string"})
+    input_model = ExitPlanModeInput
     read_only = True
 
-    def run(self, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-        return ToolResult(ctx.host.exit_plan(str(args["plan"])))
-
-
-def run_tool(tool: Tool, args: dict[str, Any], ctx: ToolContext) -> ToolResult:
-    """Run a tool; any failure is an error result for the model, never a crash."""
-    try:
-        return tool.run(args, ctx)
-    except ToolError as exc:
-        return ToolResult(str(exc), is_error=True)
-    except SwarmError as exc:
-        return ToolResult(str(exc), is_error=True)
-    except KeyError as exc:
-        return ToolResult(f"missing required input {exc}", is_error=True)
-    # Broad, but not `Exception`: TurnInterrupted/AgentStopped (raised by signal handlers while a
-    # tool runs) must get through. RuntimeError covers e.g. Glob's NotImplementedError for an
-    # absolute pattern, which used to end the agent.
-    except (OSError, ValueError, TypeError, LookupError, RuntimeError, ArithmeticError,
-            AttributeError) as exc:
-        return ToolResult(f"{type(exc).__name__}: {exc}", is_error=True)
-
-
-def all_tools() -> dict[str, Tool]:
-
-    items: list[Tool] = [Read(), Write(), Edit(), Bash(), Glob(), Grep(),
-                         SendMessage(), TaskCreate(), TaskList(), TaskGet(), TaskUpdate(),
-                         ExitPlanMode(), *subagent_tools()]
-    return {tool.name: tool for tool in items}
+    def run(self, args: ExitPlanModeInput, ctx: ToolContext) -> ToolResult:
+        return ToolResult(ctx.host.exit_plan(args.plan))
