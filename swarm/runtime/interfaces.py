@@ -5,8 +5,8 @@ base class with defaults that do nothing. `ToolHooks`: the user's PreToolUse and
 one object for every host. `ToolHost`: what a tool may ask of the agent it runs in (typing
 only). All are passed in at construction (`swarm.runtime.builder`).
 `SubagentHost`: what the subagent runner (`swarm.runtime.subagents.runner.Subagents`) asks of the agent
-whose `Agent` tool it serves. To host subagents, an agent builds `Subagents(self)`, puts it in
-its tools' `ToolContext.subagents`, adds `subagent_tools()` to its tools, hands
+whose `Agent` tool it serves. To host subagents, an agent gets `Subagents(self)` in its tools'
+`ToolContext.subagents` from `builder.build_agent`, adds `subagent_tools()` to its tools, hands
 `take_arrivals()` to its model at the next call (in `arrivals()`) or as a new turn when idle
 (its waits watch `waker`), and calls `stop_all()` when it exits.
 """
