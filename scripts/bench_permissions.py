@@ -41,7 +41,7 @@ from swarm.core.protocol import Message, PermissionRequest  # noqa: E402
 from swarm.core.team import Team  # noqa: E402
 from swarm.ops.approvals import approve_permission  # noqa: E402
 from swarm.ops.control import shutdown, stop_members  # noqa: E402
-from swarm.ops.spawner import spawn  # noqa: E402
+from swarm.ops.spawner import SpawnRequest, spawn  # noqa: E402
 
 SWARM = str(Path(sys.executable).with_name("swarm"))
 GOAL_MS = 100.0
@@ -80,7 +80,8 @@ def wait_for_file(path: Path) -> float:
 
 def run(team: Team, name: str, workdir: Path, n: int, via_cli: bool) -> dict[str, list[float]]:
     out: dict[str, list[float]] = {"seen": [], "human": [], "api": [], "effect": [], "system": []}
-    spawn(team, name, model="shell", backend="hidden", permission_mode="default", cwd=str(workdir))
+    spawn(team, SpawnRequest(name, model="shell", backend="hidden", permission_mode="default",
+                             cwd=str(workdir)))
     lead = Mailbox(team.name, LEAD_NAME)
     commands = [f"echo {i} > {name}-{i}.txt" for i in range(n)]
     team.send(name, "\n".join(f"$ {c}" for c in commands), sender=LEAD_NAME, summary="bench")

@@ -47,7 +47,7 @@ import psutil  # noqa: E402
 from swarm.backends.hidden import HiddenBackend  # noqa: E402
 from swarm.core.state import read_state  # noqa: E402
 from swarm.core.team import Team  # noqa: E402
-from swarm.ops.spawner import spawn  # noqa: E402
+from swarm.ops.spawner import SpawnRequest, spawn  # noqa: E402
 from swarm.runtime.models import anthropic_model as am  # noqa: E402
 from swarm.runtime.models import load_model  # noqa: E402
 from swarm.runtime.models import openai_model as om  # noqa: E402
@@ -112,8 +112,9 @@ def teammate_rss(team: Team, name: str, spec: str, fake: Any | None) -> float:
     if fake is not None:
         fake.push_text("ok")
     backend = HiddenBackend(team.name)
-    result = spawn(team, name, prompt="Say ok.", model=spec, backend="hidden",
-                   permission_mode="bypassPermissions", cwd=str(HOME), pane_backend=backend)
+    result = spawn(team, SpawnRequest(name, prompt="Say ok.", model=spec, backend="hidden",
+                                      permission_mode="bypassPermissions", cwd=str(HOME)),
+                   pane_backend=backend)
     deadline = time.monotonic() + 180
     try:
         while True:

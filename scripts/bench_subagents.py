@@ -47,7 +47,7 @@ import psutil  # noqa: E402
 from swarm.core.liveness import is_alive  # noqa: E402
 from swarm.core.state import read_state  # noqa: E402
 from swarm.core.team import Team  # noqa: E402
-from swarm.ops.spawner import spawn  # noqa: E402
+from swarm.ops.spawner import SpawnRequest, spawn  # noqa: E402
 from swarm.runtime.agent import Agent  # noqa: E402
 from swarm.runtime.models.anthropic_model import build_params  # noqa: E402
 from swarm.runtime.models.base import ModelRequest  # noqa: E402
@@ -234,8 +234,9 @@ def main() -> int:
         work.mkdir()
         try:
             api.push_text("ready")
-            result = spawn(team, "host", prompt="say ready", model="sonnet", backend="hidden",
-                           permission_mode="bypassPermissions", cwd=str(work))
+            result = spawn(team, SpawnRequest("host", prompt="say ready", model="sonnet",
+                                              backend="hidden", cwd=str(work),
+                                              permission_mode="bypassPermissions"))
             pid = result.pid or 0
             wait_for(turns_done(team, "host", 1), 60, "the host's first turn")
             teammate_rss, per_sub = bench_memory(api, team, pid)

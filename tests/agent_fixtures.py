@@ -90,14 +90,15 @@ class Crew:
     # -- starting ----------------------------------------------------------------------------
     def spawn(self, name: str, prompt: str | None = None, **options: Any) -> SpawnResult:
         """`swarm spawn NAME --backend hidden` through the Python API; keeps the child's Popen."""
-        from swarm.ops.spawner import spawn
+        from swarm.ops.spawner import SpawnRequest, spawn
 
         options.setdefault("backend", "hidden")
         options.setdefault("model", "shell")
         options.setdefault("permission_mode", "bypassPermissions")
         options.setdefault("cwd", str(self.workdir))
         backend = HiddenBackend(self.team.name)
-        result = spawn(self.team, name, prompt=prompt, pane_backend=backend, **options)
+        result = spawn(self.team, SpawnRequest(name, prompt=prompt, **options),
+                       pane_backend=backend)
         (proc,) = backend.processes.values()
         assert proc.pid == result.pid
         self.procs[result.name] = proc

@@ -5,11 +5,11 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import psutil
 
-from swarm.core.rules import Decision
+from swarm.runtime.interfaces import LoopHooks
 
 T = TypeVar("T")
 
@@ -44,38 +44,8 @@ def child_named(pid: int, name: str, timeout: float = 10.0, message: str = "") -
     return found
 
 
-class PlainHooks:
-    """`LoopHooks` that allow every call and record nothing: for running a Loop in a test."""
-
-    def permit(self, tool: Any, args: dict[str, Any], use_id: str) -> Decision:
-        return Decision("allow", "test")
-
-    def guard(self, call: Callable[[], T]) -> T:
-        return call()
-
-    def before_call(self, loop: Any) -> None:
-        pass
-
-    def on_text(self, text: str) -> None:
-        pass
-
-    def on_reply(self, reply: Any) -> None:
-        pass
-
-    def on_tool_result(self, tool: Any, args: dict[str, Any], result: Any) -> Any:
-        return result
-
-    def stop_reason(self) -> str | None:
-        return None
-
-    def arrivals(self) -> tuple[list[dict[str, Any]], Callable[[], None]]:
-        return [], lambda: None
-
-    def record(self, message: dict[str, Any]) -> None:
-        pass
-
-    def trace(self, line: str) -> None:
-        pass
+class PlainHooks(LoopHooks):
+    """`LoopHooks` as they come: every call allowed, nothing recorded (a Loop in a test)."""
 
 
 def without_usage(text: str) -> str:

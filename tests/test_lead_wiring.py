@@ -177,3 +177,42 @@ def test_the_leads_hooks_block_its_rm_see_its_results_and_its_end(
     end = json.loads(ended.read_text())
     assert (end["event"], end["agent_id"], end["reason"]) == (
         "SessionEnd", "team-lead@hooked", "session ended")
+
+
+def test_the_users_tool_hooks_apply_to_the_leads_subagent_as_to_the_lead(
+        fake_api: FakeAnthropic, tmp_path: Path) -> None:
+    """One `ToolHooks` for every host: the lead's subagent's Bash rm is blocked by PreToolUse,
+    and its Read (which ran) is seen by PostToolUse, whose exit 2 adds to the result."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me")
+    seen = tmp_path / "post.jsonl"
+    write_hooks({
+        "PreToolUse": [{"matcher": "Bash", "command": (
+            "grep -q '\"command\": \"rm ' && { echo 'rm is not allowed here' >&2;"
+            " exit 2; }; exit 0")}],
+        "PostToolUse": [{"matcher": "Bash|Read", "command": (
+            f"cat >> {seen}; echo >> {seen}; echo 'noted by the hook' >&2; exit 2")}]})
+    sub = fake_api.route(is_typed_subagent)
+    sub.push(lambda body: reply(None, [("Bash", {"command": "rm victim.txt"}),
+                                       ("Read", {"file_path": "victim.txt"})]))
+    sub.push_text("victim.txt is still there.")
+    fake_api.push_tool_use("Agent", {"description": "remove it", "prompt": "Remove victim.txt.",
+                                     "subagent_type": "general-purpose"})
+    fake_api.push_text("Done.")
+    proc = lead("--team", "subhooks", "Remove victim.txt.", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert victim.read_text() == "keep me"
+
+    subs = [b for b in fake_api.messages_requests() if is_typed_subagent(b)]
+    rm_result, read_result = tool_results(subs[1])
+    assert rm_result["is_error"] is True
+    assert rm_result["content"] == ("permission denied: blocked by a PreToolUse hook: "
+                                    "rm is not allowed here")
+    assert read_result["content"].endswith("\n[PostToolUse hook: noted by the hook]")
+    assert "keep me" in read_result["content"] and not read_result.get("is_error")
+    # PostToolUse saw the call that ran, never the blocked one.
+    (payload,) = [json.loads(line) for line in seen.read_text().splitlines() if line.strip()]
+    assert (payload["event"], payload["agent_id"], payload["tool_name"]) == (
+        "PostToolUse", "team-lead@subhooks", "Read")
+    assert payload["tool_input"] == {"file_path": "victim.txt"}
+    assert "keep me" in payload["tool_result"]["content"]

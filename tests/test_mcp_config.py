@@ -14,7 +14,7 @@ from swarm.core.mcp_config import McpServerSpec, load_mcp_config, resolve_server
 from swarm.core.rules import check, validate_rule
 from swarm.core.team import Team
 from swarm.errors import BadInputError
-from swarm.ops.spawner import spawn
+from swarm.ops.spawner import SpawnRequest, spawn
 from swarm.runtime.extensions.mcp_client import qualified_name, result_text
 
 # These tests are about what project configuration does: the project is trusted.
@@ -138,7 +138,8 @@ def test_spawn_mcp_checks_the_name_and_records_it_on_the_member(project: Path) -
     write_json(project / ".mcp.json", {"mcpServers": {"calc": {"command": "x"}}})
     team = Team.create("t")
     with pytest.raises(BadInputError, match="unknown MCP server 'ghost'.*configured: calc"):
-        spawn(team, "bob", cwd=str(project), mcp=("ghost",), model="shell", backend="hidden")
+        spawn(team, SpawnRequest("bob", cwd=str(project), mcp=("ghost",), model="shell",
+                                 backend="hidden"))
     assert team.config().member("bob") is None  # nothing registered
     member = team.add_member("carl", mcp_servers=["calc"])
     assert Team.open("t").member("carl").mcp_servers == ["calc"] == member.mcp_servers

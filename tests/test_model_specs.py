@@ -189,7 +189,7 @@ def test_spawn_refuses_before_registering(tmp_path: Path, model: str, names: str
 
 
 def test_an_agent_definitions_model_is_checked_before_registering(swarm_home: Path) -> None:
-    from swarm.ops.spawner import spawn
+    from swarm.ops.spawner import SpawnRequest, spawn
 
     agents = swarm_home / "agents"
     agents.mkdir(parents=True)
@@ -197,5 +197,5 @@ def test_an_agent_definitions_model_is_checked_before_registering(swarm_home: Pa
                                      "model: openai:gpt-5-mini\n---\nYou work cheaply.\n")
     team = Team.create("t")
     with pytest.raises(BadInputError, match="set OPENAI_API_KEY"):
-        spawn(team, "w", agent_type="cheap", backend="hidden", cwd=str(swarm_home))
+        spawn(team, SpawnRequest("w", agent_type="cheap", backend="hidden", cwd=str(swarm_home)))
     assert [m.name for m in team.members()] == ["team-lead"]

@@ -24,6 +24,7 @@ from swarm.core.watch import FileWatcher, Waker
 from swarm.core.workspace_trust import decide
 from swarm.core.worktrees import kept_path, leave_team, team_worktrees
 from swarm.errors import BadInputError
+from swarm.runtime.interfaces import ToolHooks
 from swarm.runtime.loop import Loop, TurnInterrupted
 from swarm.runtime.models import parse_model_spec
 from swarm.runtime.models.anthropic_model import build_params
@@ -69,6 +70,19 @@ class YesAsker:
         return Decision("allow", "a person said yes")
 
 
+class RecordingToolHooks(ToolHooks):
+    """Where the host's PostToolUse hooks would run: the calls that ran."""
+
+    def __init__(self) -> None:
+        self.ran: list[str] = []
+
+    def post_tool_use(self, tool: Tool, args: dict[str, Any], result: ToolResult,
+                      decision: Decision | None) -> ToolResult:
+        if decision is not None and decision.behavior == "allow":
+            self.ran.append(tool.name)
+        return result
+
+
 class Host:
     """A minimal `SubagentHost`."""
 
@@ -82,13 +96,14 @@ class Host:
         member = team.member("alice")
         self.policy = PermissionPolicy(team=team, member=member, cwd=cwd, mode=mode,
                                        working_mode=mode, asker=YesAsker())  # type: ignore[arg-type]
+        self.tool_hooks = RecordingToolHooks()  # its subagents' calls come here too
         self.loop = Loop(model=FnModel(), tools={}, system="parent", hooks=PlainHooks(),
+                         tool_hooks=self.tool_hooks,
                          ctx=ToolContext(team=team, name="alice", cwd=cwd))
         self.usage = Usage()
         self.state: dict[str, Any] = {}
         self.lines: list[str] = []
         self.stopped: list[tuple[SubagentInfo, str]] = []
-        self.ran: list[str] = []  # tools whose calls went through tool_ran (PostToolUse)
         self.limit: str | None = None
         self.interrupt_after: int | None = None  # interruptible() raises on this call
 
@@ -117,9 +132,6 @@ class Host:
     def mcp_tools(self) -> dict[str, Tool]:
         return {}
 
-    def tool_ran(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> ToolResult:
-        self.ran.append(tool.name)  # where the host's PostToolUse hooks would run
-        return result
 
 
 @pytest.fixture
@@ -372,6 +384,6 @@ def test_a_definitions_mode_is_capped_by_the_parents_and_post_tool_use_sees_what
     denied = model.requests[-1].messages[-1]["content"][0]
     assert denied["is_error"] and "nobody can be asked here" in denied["content"]
     assert not target.exists()
-    assert host.ran == ["Read"]  # PostToolUse: the call that ran, not the denied one
+    assert host.tool_hooks.ran == ["Read"]  # PostToolUse: the call that ran, not the denied one
     (info,) = [i for i, _ in host.stopped]
     assert info.subagent_type == "bold" and info.background

@@ -23,6 +23,7 @@ from swarm.ops.control import kill as do_kill
 from swarm.ops.control import set_mode
 from swarm.ops.control import shutdown as do_shutdown
 from swarm.ops.control import wait as do_wait
+from swarm.ops.spawner import SpawnRequest
 from swarm.ops.spawner import respawn as do_respawn
 
 
@@ -99,11 +100,8 @@ def respawn(name: str, team_name: str | None, model: str | None, permission_mode
     refuse_teammate("respawn")
 
     team = open_team(team_name)
-    if permission_mode is not None:
-        cap = mode_cap(team)
-        if cap is not None:
-            cap.check(permission_mode)
-    result = do_respawn(team, name, model=model, permission_mode=permission_mode)
+    result = do_respawn(team, SpawnRequest(name, model=model, permission_mode=permission_mode,
+                                           cap=mode_cap(team)))
     emit(result.as_dict(), as_json,
          lambda r: f"respawned {result.agent_id} (pane {result.pane_id or '-'}, pid {result.pid})")
 

@@ -14,6 +14,7 @@ from swarm.cli.common import (
 )
 from swarm.cli.helptext import examples
 from swarm.core.names import BACKENDS, PERMISSION_MODES
+from swarm.ops.spawner import SpawnRequest
 from swarm.ops.spawner import spawn as do_spawn
 
 
@@ -61,13 +62,13 @@ def spawn(name: str, team_name: str | None, prompt: str | None, prompt_file: cli
     if prompt_file is not None:
         prompt = prompt_file.read()  # type: ignore[attr-defined]
     team = open_team(team_name)
-    result = do_spawn(
-        team, name, prompt=prompt, agent_type=agent_type, model=model,
+    result = do_spawn(team, SpawnRequest(
+        name, prompt=prompt, agent_type=agent_type, model=model,
         backend=backend, cwd=cwd, worktree=worktree, plan_mode_required=plan_mode_required,
         permission_mode=permission_mode, allow=allow, deny=deny, color=color,
         max_turns=max_turns, max_budget_usd=max_budget_usd, mcp=mcp, cap=mode_cap(team),
         trust_project=trust_project,
-    )
+    ))
     for line in result.trust_notices:  # project configuration ignored: one line says so
         click.echo(f"swarm: warning: {line}", err=True)
     if result.notice and not as_json:

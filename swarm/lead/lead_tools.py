@@ -23,7 +23,7 @@ from swarm.lead.wake_policy import DONE_STATES, Watch, describe_request, task_ta
 from swarm.ops import control
 from swarm.ops.approvals import answer_plan, approve_permission, deny_permission
 from swarm.ops.health import observe, observe_member
-from swarm.ops.spawner import spawn, wake
+from swarm.ops.spawner import SpawnRequest, spawn, wake
 from swarm.runtime.console import brief
 from swarm.runtime.interfaces import ToolHost
 from swarm.runtime.models import default_model_spec
@@ -106,8 +106,8 @@ class SpawnTeammate(Tool):
                             " work to one of them, or stop one with StopTeammate first")
         # spawn checks the model can run here (its provider's credentials) before registering.
         model = args.model or defaults.model or default_model_spec()[0]
-        result = spawn(
-            ctx.team, name, prompt=args.prompt,
+        result = spawn(ctx.team, SpawnRequest(
+            name, prompt=args.prompt,
             agent_type=args.agent_type or "general-purpose", model=model,
             backend=defaults.backend, cwd=defaults.cwd, worktree=bool(args.worktree),
             plan_mode_required=bool(args.plan_mode_required),
@@ -115,7 +115,7 @@ class SpawnTeammate(Tool):
             inherit_mode=defaults.permission_mode,
             allow=defaults.allow, deny=defaults.deny, cap=ModeCap("the lead", host.mode),
             trust_project=defaults.trust_project,
-        )
+        ))
         host.notice(f"spawned {result.name} ({result.model}, {result.permission_mode},"
                     f" {result.backend})")
         return ToolResult(f"spawned {result.name} (model {result.model}, permission mode"

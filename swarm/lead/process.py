@@ -25,7 +25,7 @@ from swarm import settings
 from swarm.backends.resolve import resolve
 from swarm.core.definitions import AgentDefinition
 from swarm.core.liveness import is_alive
-from swarm.core.names import LEAD_NAME, PERMISSION_MODES, agent_id
+from swarm.core.names import LEAD_NAME, PERMISSION_MODES
 from swarm.core.protocol import PlanApprovalResponse
 from swarm.core.rules import Decision, validate_rule
 from swarm.core.state import SubagentInfo, write_state
@@ -37,14 +37,13 @@ from swarm.lead.prompt import lead_system_prompt
 from swarm.lead.wake_policy import Reporter, Wake, Watch
 from swarm.ops.health import observe
 from swarm.runtime.base import AgentBase
-from swarm.runtime.extensions.loader import Extensions
-from swarm.runtime.loop import Loop, TurnInterrupted, TurnOutcome
+from swarm.runtime.builder import AgentParts, LoopParts, build_agent
+from swarm.runtime.interfaces import LoopHooks
+from swarm.runtime.loop import TurnInterrupted, TurnOutcome
 from swarm.runtime.models import check_model_spec, default_model_spec, load_model
 from swarm.runtime.models.base import Model, ModelReply
-from swarm.runtime.permissions.policy import PermissionPolicy
 from swarm.runtime.prompts import environment
-from swarm.runtime.subagents.runner import Subagents
-from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult, kill_tree
+from swarm.runtime.tools.builtin import Tool, kill_tree
 
 if TYPE_CHECKING:
     import subprocess
@@ -169,7 +168,7 @@ class PersonAsker:
         return None
 
 
-class Lead(AgentBase):
+class Lead(AgentBase, LoopHooks):
     def __init__(self, options: LeadOptions, ui: LeadUI) -> None:
         validate(options)
         self.options = options
@@ -213,9 +212,6 @@ class Lead(AgentBase):
         # said what it ignores, or asked): its teammates get the same run's trust.
         self.trust = decide(self.cwd, flag=options.trust_project)
         self.project = self.trust.project
-        self.policy = PermissionPolicy.for_member(
-            self.team, me, self.cwd, PersonAsker(self) if not options.headless else None,
-            mode=self.mode)
         self.watch = options.watch_type(self.team, options.approvals, self.ui)
         teammate_model = teammate_model_spec(options.teammate_model, self.model_spec)
         self.spawn_defaults = SpawnDefaults(backend=options.backend, cwd=str(self.cwd),
@@ -224,24 +220,21 @@ class Lead(AgentBase):
                                             permission_mode=options.permission_mode,
                                             allow=options.allow, deny=options.deny,
                                             trust_project=self.trust.for_run)
-        # Its commands and hooks say who they are: a member, whose shell grants at most its mode.
-        env = {"SWARM_TEAM": self.team.name, "SWARM_AGENT_ID": agent_id(LEAD_NAME, self.team.name)}
-        # The user's hooks, as a teammate has them (the lead has no agent definition).
-        self.extensions = Extensions.load(self.team, self.team.member(LEAD_NAME),
-                                          AgentDefinition(name=LEAD_NAME), self.cwd,
-                                          self.ui.notice, self.track_process,
-                                          project=self.project)
-        self.policy.gate = self.extensions.gate
-        tools = self.extensions.wrap_task_tools(lead_tools(options.approvals, options.coordinator))
-        self.subagents = Subagents(self)  # the Agent tools' runner (subagents are threads here)
-        ctx = ToolContext(team=self.team, name=LEAD_NAME, cwd=self.cwd, host=self, env=env,
-                          subagents=self.subagents)
         system = lead_system_prompt(self.team.name, str(self.cwd), options.approvals,
                                     options.coordinator, options.max_teammates, teammate_model,
                                     self.mode, project=self.project)
-        self.loop = Loop(model=model, tools=tools, system=system, ctx=ctx, hooks=self,
-                         messages=self.transcript.conversation() if options.resume else [])
-        self.loop.close_dangling("not finished: the lead process ended and was resumed")
+        messages = self.transcript.conversation() if options.resume else []
+        # The user's hooks, as a teammate has them (the lead has no agent definition); its
+        # commands and hooks say who they are: a member, whose shell grants at most its mode.
+        built = build_agent(AgentParts(
+            team=self.team, member=me, definition=AgentDefinition(name=LEAD_NAME), cwd=self.cwd,
+            project=self.project, say=self.ui.notice,
+            asker=PersonAsker(self) if not options.headless else None, mode=self.mode,
+            loop=LoopParts(model, lead_tools(options.approvals, options.coordinator), system,
+                           messages),
+            dangling="not finished: the lead process ended and was resumed"), self, self)
+        self.extensions, self.policy = built.extensions, built.policy
+        self.subagents, self.loop = built.subagents, built.loop
 
     def _open_team(self) -> Team:
         options = self.options
@@ -348,9 +341,7 @@ class Lead(AgentBase):
     def permit(self, tool: Tool, args: dict[str, Any], use_id: str) -> Decision:
         if self._interrupt.is_set():
             raise TurnInterrupted()
-        decision = self.policy.check(tool, args, use_id)  # PreToolUse hooks are its gate
-        self.extensions.allowed(decision)
-        return decision
+        return self.policy.check(tool, args, use_id)  # with the user's PreToolUse hooks
 
     def guard(self, call: Callable[[], T]) -> T:
         """Run `call` (a model request) in a helper thread; an interrupt abandons it."""
@@ -376,17 +367,11 @@ class Lead(AgentBase):
             raise value
         return value  # type: ignore[no-any-return]
 
-    def on_text(self, text: str) -> None:
-        pass  # the lead's text is shown whole, once the reply is in (on_reply)
-
     def on_reply(self, reply: ModelReply) -> None:
         self.count_reply(reply)
         text = reply.text().strip()
         if text:
             self.ui.lead_text(text)
-
-    def on_tool_result(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> ToolResult:
-        return self.extensions.after_tool(tool, args, result)  # PostToolUse hooks
 
     def stop_reason(self) -> str | None:
         if self._interrupt.is_set():
@@ -420,9 +405,6 @@ class Lead(AgentBase):
 
     def mcp_tools(self) -> dict[str, Tool]:
         return {}  # the lead starts no MCP servers of its own
-
-    def tool_ran(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> ToolResult:
-        return self.extensions.post_tool_use(tool, args, result)
 
     # -- ToolHost --------------------------------------------------------------------------------
     def track_process(self, proc: subprocess.Popen[bytes] | None) -> None:

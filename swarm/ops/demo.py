@@ -18,7 +18,7 @@ from pathlib import Path
 from swarm.core.tasks import Task
 from swarm.core.team import Team
 from swarm.ops.control import delete_team, shutdown, wait
-from swarm.ops.spawner import spawn
+from swarm.ops.spawner import SpawnRequest, spawn
 
 WORKERS = ("ada", "grace", "linus")
 EXAMPLES = Path(__file__).resolve().parent.parent / "examples"  # package data
@@ -64,8 +64,8 @@ def run_demo(root: Path, keep: bool = False, backend: str | None = None,
     try:
         result = None
         for name in WORKERS:
-            result = spawn(team, name, model="shell", backend=backend, cwd=str(root),
-                           permission_mode="bypassPermissions")
+            result = spawn(team, SpawnRequest(name, model="shell", backend=backend,
+                                              cwd=str(root), permission_mode="bypassPermissions"))
             say(f"spawned {result.agent_id} ({result.backend}, pane {result.pane_id})")
         assert result is not None
         for index, (subject, description) in enumerate(demo_tasks(root)):

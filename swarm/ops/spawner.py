@@ -65,89 +65,95 @@ def agent_env(team: str, member: Member) -> dict[str, str]:
     return env
 
 
-def spawn(
-    team: Team,
-    name: str,
-    *,
-    prompt: str | None = None,
-    agent_type: str = "general-purpose",
-    model: str | None = None,
-    backend: str | None = None,
-    cwd: str | None = None,
-    worktree: bool = False,
-    plan_mode_required: bool = False,
-    permission_mode: str | None = None,
-    allow: tuple[str, ...] = (),
-    deny: tuple[str, ...] = (),
-    color: str | None = None,
-    max_turns: int | None = None,
-    max_budget_usd: float | None = None,
-    pane_backend: PaneBackend | None = None,
-    mcp: tuple[str, ...] = (),
-    cap: ModeCap | None = None,
-    inherit_mode: str | None = None,
-    trust_project: bool = False,
-) -> SpawnResult:
-    """Register and start a teammate. `pane_backend`: an instance to start it with (default:
-    the one `backend` names, made for this call). `cap`: the spawner's own mode when a member
-    spawns (None: a person), which the new teammate's mode may not exceed. `inherit_mode`: the
-    mode it starts in when neither the call nor its definition names one (the lead's: SPEC,
-    teammates inherit the lead's mode). `trust_project`:
-    trust the project's configuration for this run (--trust-project); the teammate gets the
-    grant for this digest."""
+@dataclass
+class SpawnRequest:
+    """What `swarm spawn`, `swarm respawn` and SpawnTeammate (the lead's and the MCP server's)
+    ask for. A respawn reads `name`, `model`, `permission_mode` and `cap` only: the rest stays
+    as its member entry has it."""
 
-    clean = validate_agent_name(name)
-    color = None if color is None else validate_color(color)  # before anything is made
+    name: str
+    prompt: str | None = None
+    agent_type: str = "general-purpose"
+    model: str | None = None
+    backend: str | None = None
+    cwd: str | None = None
+    worktree: bool = False
+    plan_mode_required: bool = False
+    permission_mode: str | None = None
+    allow: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    color: str | None = None
+    max_turns: int | None = None
+    max_budget_usd: float | None = None
+    mcp: tuple[str, ...] = ()
+    # The spawner's own mode when a member spawns (None: a person): the new teammate's mode
+    # may not exceed it.
+    cap: ModeCap | None = None
+    # The mode it starts in when neither the request nor its definition names one (the
+    # lead's: SPEC, teammates inherit the lead's mode).
+    inherit_mode: str | None = None
+    # Trust the project's configuration for this run (--trust-project): the teammate gets the
+    # grant for this digest.
+    trust_project: bool = False
+
+
+def spawn(team: Team, request: SpawnRequest,
+          pane_backend: PaneBackend | None = None) -> SpawnResult:
+    """Register and start a teammate. `pane_backend`: an instance to start it with (default:
+    the one `request.backend` names, made for this call)."""
+    req = request
+    clean = validate_agent_name(req.name)
+    color = None if req.color is None else validate_color(req.color)  # before anything is made
     if team.config().member(clean) is not None:
         raise BadInputError(f"{clean!r} is already a member of team {team.name!r}; "
                             f"use `swarm respawn {clean}` to restart it")
-    workdir = Path(cwd or os.getcwd()).expanduser().resolve()
+    workdir = Path(req.cwd or os.getcwd()).expanduser().resolve()
     if not workdir.is_dir():
         raise BadInputError(f"--cwd {workdir} is not a directory")
-    trust = decide(workdir, flag=trust_project)
-    definition = get_definition(agent_type, workdir, project=trust.project)
+    trust = decide(workdir, flag=req.trust_project)
+    definition = get_definition(req.agent_type, workdir, project=trust.project)
     defaults = definition.defaults()
     # A plan-mode teammate works in acceptEdits once its plan is approved, unless told otherwise.
-    fallback = "acceptEdits" if plan_mode_required else (inherit_mode or "default")
-    if cap is not None and not mode_allows(cap.mode, fallback):
-        fallback = cap.mode  # a default nobody asked for is lowered; a mode asked for is refused
-    mode = validate_mode(permission_mode or defaults.get("permission_mode") or fallback)
-    if cap is not None:
-        cap.check(mode)
-    if plan_mode_required and mode == "bypassPermissions":
+    fallback = "acceptEdits" if req.plan_mode_required else (req.inherit_mode or "default")
+    if req.cap is not None and not mode_allows(req.cap.mode, fallback):
+        fallback = req.cap.mode  # a default nobody asked for is lowered; one asked for is refused
+    mode = validate_mode(req.permission_mode or defaults.get("permission_mode") or fallback)
+    if req.cap is not None:
+        req.cap.check(mode)
+    if req.plan_mode_required and mode == "bypassPermissions":
         raise BadInputError("bypassPermissions is never granted to a plan-mode-required agent")
-    if max_turns is not None and max_turns < 1:
+    if req.max_turns is not None and req.max_turns < 1:
         raise BadInputError("--max-turns must be at least 1")
-    if max_budget_usd is not None and max_budget_usd <= 0:
+    if req.max_budget_usd is not None and req.max_budget_usd <= 0:
         raise BadInputError("--max-budget-usd must be positive")
     notice = None
-    spec = model or defaults.get("model")
+    spec = req.model or defaults.get("model")
     if not spec:
         spec, notice = default_model_spec()
     # Before anything is registered: credentials for its provider, a script that parses.
     spec = check_model_spec(spec, cwd=str(workdir))
-    allow_rules = [validate_rule(r) for r in allow]
-    deny_rules = [validate_rule(r) for r in deny]
-    mcp_servers = _check_mcp(mcp, workdir, trust.project)
-    choice = resolve(backend)
+    allow_rules = [validate_rule(r) for r in req.allow]
+    deny_rules = [validate_rule(r) for r in req.deny]
+    mcp_servers = _check_mcp(req.mcp, workdir, trust.project)
+    choice = resolve(req.backend)
     # `worktree: true` (SpawnTeammate) and `isolation: worktree` (the definition) come here too.
-    tree = create(workdir, team.name, clean) if worktree or definition.isolation == "worktree" \
-        else None
+    tree = (create(workdir, team.name, clean)
+            if req.worktree or definition.isolation == "worktree" else None)
     place: dict[str, object] = record_fields(tree) if tree else {"cwd": str(workdir)}
     registered = False
     try:
         member = team.add_member(
-            clean, agent_type=definition.name, model=spec, prompt=prompt or "",
-            color=color or defaults.get("color"), plan_mode_required=plan_mode_required,
+            clean, agent_type=definition.name, model=spec, prompt=req.prompt or "",
+            color=color or defaults.get("color"), plan_mode_required=req.plan_mode_required,
             permission_mode=mode, backend=choice.backend, allow_rules=allow_rules,
-            deny_rules=deny_rules, max_turns=max_turns or defaults.get("max_turns"),
-            max_budget_usd=max_budget_usd, tmux_socket=settings.tmux_socket(),
+            deny_rules=deny_rules, max_turns=req.max_turns or defaults.get("max_turns"),
+            max_budget_usd=req.max_budget_usd, tmux_socket=settings.tmux_socket(),
             mcp_servers=mcp_servers,
             trusted_config=trust.config.digest() if trust.for_run else None, **place,
         )
         registered = True
-        if prompt:
-            team.send(clean, prompt, sender=LEAD_NAME, summary="initial prompt")
+        if req.prompt:
+            team.send(clean, req.prompt, sender=LEAD_NAME, summary="initial prompt")
         pane_id, pid = launch(team, member, pane_backend)
     except BaseException:
         if registered:
@@ -205,15 +211,18 @@ def launch(team: Team, member: Member, pane_backend: PaneBackend | None = None
     return pane_id, pid
 
 
-def respawn(team: Team, name: str, model: str | None = None,
-            permission_mode: str | None = None) -> SpawnResult:
+def respawn(team: Team, request: SpawnRequest) -> SpawnResult:
     """Restart a dead or exited member with the same identity; it resumes its transcript.
-    A new `model` or `permission_mode` is checked first and recorded before it starts."""
-    member = team.member(name)
+    A new `model` or `permission_mode` (at most `cap`) is checked first and recorded before it
+    starts."""
+    member = team.member(request.name)
+    model, permission_mode = request.model, request.permission_mode
     if member.name == LEAD_NAME:
         raise BadInputError("the team lead is not a process swarm runs")
     if permission_mode is not None:
         validate_mode(permission_mode)
+        if request.cap is not None:
+            request.cap.check(permission_mode)
     if model is not None:
         model = check_model_spec(model, cwd=member.cwd or ".")
     status = observe_member(team, member)

@@ -52,27 +52,27 @@ from swarm.core.workspace_trust import decide
 from swarm.errors import describe_error
 from swarm.log import configure as configure_logging
 from swarm.runtime.base import AgentBase
+from swarm.runtime.builder import AgentParts, LoopParts, build_agent
 from swarm.runtime.console import Console, brief
-from swarm.runtime.extensions.loader import Extensions, checkout_of
+from swarm.runtime.extensions.loader import checkout_of
 from swarm.runtime.idle import TurnRecord, idle_notification, task_report
 from swarm.runtime.inputs import Inbound, Inputs, is_shutdown
+from swarm.runtime.interfaces import LoopHooks
 from swarm.runtime.loop import Loop, TurnOutcome
 from swarm.runtime.models import default_model_spec, load_model
 from swarm.runtime.models.base import ModelReply
 from swarm.runtime.orphan import OrphanCheck, close_own_pane
 from swarm.runtime.permissions.asking import Asker
-from swarm.runtime.permissions.policy import PermissionPolicy
 from swarm.runtime.prompts import TeammatePrompt
 from swarm.runtime.signals import AgentStopped, Signals
-from swarm.runtime.subagents.runner import Subagents
-from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
+from swarm.runtime.tools.builtin import Tool, ToolResult
 from swarm.runtime.tools.registry import all_tools
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
 
-class Agent(AgentBase):
+class Agent(AgentBase, LoopHooks):
     def __init__(self, team_name: str, name: str) -> None:
         team = Team.open(team_name)
         previous = read_state(team.name, name)  # a respawn keeps its turns and usage
@@ -105,37 +105,31 @@ class Agent(AgentBase):
         self.definition = get_definition(self.member.agent_type, self.cwd, project=self.project)
         self.model_name = (self.member.model or self.definition.model
                            or default_model_spec()[0])
-        asker = Asker(self.team, name, self.box, self)
         # A restart keeps the mode it was in (a plan approved before it exited stays approved).
         resumed_mode = previous.mode if previous and previous.mode else None
         if resumed_mode == "bypassPermissions" and self.member.plan_mode_required:
             resumed_mode = None
-        self.policy = PermissionPolicy.for_member(self.team, self.member, self.cwd, asker,
-                                                  mode=resumed_mode)
-        self.state.mode = self.policy.mode
         every = all_tools()
         names = effective_tools(self.definition, list(every), TEAM_TOOLS)
-        self.base_tools = {n: every[n] for n in names if n in every}
+        tools = {n: every[n] for n in names if n in every}
         if self.member.plan_mode_required:
-            self.base_tools["ExitPlanMode"] = every["ExitPlanMode"]
-        env = {"SWARM_TEAM": self.team.name, "SWARM_AGENT_ID": self.member.agent_id}
-        # Hooks and MCP servers (the servers start in run(), their tools join base_tools then).
-        self.extensions = Extensions.load(self.team, self.member, self.definition, self.cwd,
-                                          self.console.say, self.track_process,
-                                          project=self.project)
-        self.base_tools = self.extensions.wrap_task_tools(self.base_tools)
-        self.policy.gate = self.extensions.gate
-        ctx = ToolContext(team=self.team, name=name, cwd=self.cwd, host=self, env=env)
-        self.loop = Loop(model=load_model(self.model_name, cwd=str(self.cwd)), tools={},
-                         system="", ctx=ctx, hooks=self,
-                         messages=self.transcript.conversation())
-        # Resumed after a crash mid-tool: answer the open calls, or the API rejects the history.
-        self.loop.close_dangling("not finished: the teammate process died and was restarted")
+            tools["ExitPlanMode"] = every["ExitPlanMode"]
+        model = load_model(self.model_name, cwd=str(self.cwd))
+        # Hooks and MCP servers (the servers start in run(), their tools join base_tools then);
+        # the tools and the system prompt by mode come from refresh().
+        built = build_agent(AgentParts(
+            team=self.team, member=self.member, definition=self.definition, cwd=self.cwd,
+            project=self.project, say=self.console.say,
+            asker=Asker(self.team, name, self.box, self), mode=resumed_mode,
+            loop=LoopParts(model, tools, "", self.transcript.conversation()),
+            dangling="not finished: the teammate process died and was restarted"), self, self)
+        self.extensions, self.policy, self.base_tools = (built.extensions, built.policy,
+                                                         built.tools)
+        self.subagents, self.loop = built.subagents, built.loop
+        self.state.mode = self.policy.mode
         if not self.loop.messages:
             resumed = None
         self.prompt = TeammatePrompt(self.team, name, self.definition, self.cwd)
-        self.subagents = Subagents(self)  # the Agent tools' runner (subagents are threads here)
-        ctx.subagents = self.subagents
         self.inputs = Inputs(self.team, name, self.box, self.subagents, self.console, self,
                              resumed)
         self.refresh()
@@ -222,15 +216,10 @@ class Agent(AgentBase):
     def mcp_tools(self) -> dict[str, Tool]:
         return {n: t for n, t in self.base_tools.items() if n.startswith("mcp__")}
 
-    def tool_ran(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> ToolResult:
-        return self.extensions.post_tool_use(tool, args, result)
-
     # -- LoopHooks -----------------------------------------------------------------------------
     def permit(self, tool: Tool, args: dict[str, Any], use_id: str) -> Decision:
         self.inputs.apply_mode_changes()
-        decision = self.policy.check(tool, args, use_id)
-        self.extensions.allowed(decision)
-        return decision
+        return self.policy.check(tool, args, use_id)
 
     def guard(self, call: Callable[[], T]) -> T:
         return self.signals.interruptible(call)
@@ -250,7 +239,6 @@ class Agent(AgentBase):
             self.console.show(*self.console.view.says(text))
 
     def on_tool_result(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> ToolResult:
-        result = self.extensions.after_tool(tool, args, result)  # PostToolUse hooks
         self.turn.tool_ran(tool, args)
         path = tool_path(args, self.cwd) if tool.edits_files and not result.is_error else None
         if path is not None:  # overlapping writes among members sharing a checkout

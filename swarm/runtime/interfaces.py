@@ -1,10 +1,12 @@
-"""The two interfaces the runtime's pieces talk through (typing only).
+"""The interfaces the runtime's pieces talk through.
 
-`LoopHooks`: what the agentic loop asks of whoever runs it (a teammate, the lead, a subagent).
-`ToolHost`: what a tool may ask of the agent it runs in. Both are passed in at construction.
+`LoopHooks`: what the agentic loop asks of whoever runs it (a teammate, the lead, a subagent): a
+base class with defaults that do nothing. `ToolHooks`: the user's PreToolUse and PostToolUse,
+one object for every host. `ToolHost`: what a tool may ask of the agent it runs in (typing
+only). All are passed in at construction (`swarm.runtime.builder`).
 `SubagentHost`: what the subagent runner (`swarm.runtime.subagents.runner.Subagents`) asks of the agent
-whose `Agent` tool it serves. To host subagents, an agent builds `Subagents(self)`, puts it in
-its tools' `ToolContext.subagents`, adds `subagent_tools()` to its tools, hands
+whose `Agent` tool it serves. To host subagents, an agent gets `Subagents(self)` in its tools'
+`ToolContext.subagents` from `builder.build_agent`, adds `subagent_tools()` to its tools, hands
 `take_arrivals()` to its model at the next call (in `arrivals()`) or as a new turn when idle
 (its waits watch `waker`), and calls `stop_all()` when it exits.
 """
@@ -15,10 +17,11 @@ import subprocess
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+from swarm.core.rules import Decision
+
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from swarm.core.rules import Decision
     from swarm.core.state import SubagentInfo, Usage
     from swarm.core.team import Team
     from swarm.core.workspace_trust import ProjectConfig
@@ -31,12 +34,19 @@ T = TypeVar("T")
 Block = dict[str, Any]
 
 
-class LoopHooks(Protocol):
+class LoopHooks:
+    """What the agentic loop asks of whoever runs it (a teammate, the lead, a subagent, a test).
+    Like openai-agents' `RunHooks`: subclass it and override what you need; every method has a
+    default that does nothing (every call allowed, nothing recorded). Passed to the `Loop` at
+    construction, as its `hooks`."""
+
     def permit(self, tool: Tool, args: dict[str, Any], use_id: str) -> Decision:
         """May this call run? (The permission policy; it may ask the lead and wait.)"""
+        return Decision("allow", "no permission policy")
 
     def guard(self, call: Callable[[], T]) -> T:
         """Run a blocking call (a model request) so that an interrupt can abandon it."""
+        return call()
 
     def before_call(self, loop: Loop) -> None:
         """Just before each model call (compaction)."""
@@ -48,20 +58,45 @@ class LoopHooks(Protocol):
         """After each model reply (usage, what the pane shows)."""
 
     def on_tool_result(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> ToolResult:
-        """After each tool call; may replace the result the model sees."""
+        """After each tool call (and the user's PostToolUse hooks); may replace the result the
+        model sees."""
+        return result
 
     def stop_reason(self) -> str | None:
         """A reason to end the turn before the next model call (a limit, an approved shutdown)."""
+        return None
 
     def arrivals(self) -> tuple[list[Block], Callable[[], None]]:
         """Inputs that arrived during the turn, for the next model call (after the tool results),
         and what to call once they are in the conversation (mark them read)."""
+        return [], _nothing
 
     def record(self, message: dict[str, Any]) -> None:
         """A message entered the conversation (the transcript)."""
 
     def trace(self, line: str) -> None:
         """One line for the pane and the log."""
+
+
+def _nothing() -> None:
+    pass
+
+
+class ToolHooks:
+    """The user's hooks around a tool call, the same for every host (teammate, lead, subagent):
+    `pre_tool_use` is asked by the permission policy (after its deny rules, before allow or
+    ask), `post_tool_use` by the loop once a call has its result. Given at construction to both
+    (`swarm.runtime.builder`); a subagent gets its parent's. The defaults do nothing."""
+
+    def pre_tool_use(self, tool: Tool, args: dict[str, Any]) -> Decision | None:
+        """PreToolUse: a Decision blocks the call (None: go on)."""
+        return None
+
+    def post_tool_use(self, tool: Tool, args: dict[str, Any], result: ToolResult,
+                      decision: Decision | None) -> ToolResult:
+        """PostToolUse, for every call with a result: `decision` says whether it ran (allowed)
+        or was refused (denied; None: its input was invalid, nobody was asked)."""
+        return result
 
 
 class ToolHost(Protocol):
@@ -86,7 +121,9 @@ class SubagentHost(Protocol):
     cwd: Path  # a subagent works here (unless it gets a worktree)
     model_name: str  # what `inherit` means
     policy: PermissionPolicy  # a subagent's mode, rules, and (foreground only) its asker
-    loop: Loop  # a fork starts from `loop.last_request`; `loop.model` lends its HTTP client
+    # A fork starts from `loop.last_request`; `loop.model` lends its HTTP client; a subagent's
+    # calls get `loop.tool_hooks` (the user's PreToolUse and PostToolUse) as the host's own do.
+    loop: Loop
     project: ProjectConfig  # the project configuration it trusts (definitions of subagent types)
 
     @property
@@ -114,8 +151,6 @@ class SubagentHost(Protocol):
     def mcp_tools(self) -> dict[str, Tool]:
         """The host's MCP tools (`mcp__server__tool`): its subagents may use them too."""
 
-    def tool_ran(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> ToolResult:
-        """A subagent's tool call ran: the host's PostToolUse hooks see it, as for its own."""
 
 
 class NoHost:

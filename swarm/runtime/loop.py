@@ -1,7 +1,8 @@
 """The agentic loop, top to bottom: model -> tools -> model ... until the model ends its turn.
 
 The loop knows nothing of processes, signals or mailboxes: everything else goes through the
-`LoopHooks` it is built with (permission checks, interrupts, usage, transcript, arrivals).
+`LoopHooks` it is built with (permission checks, interrupts, usage, transcript, arrivals), and
+the user's PostToolUse through its `ToolHooks`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Any
 
 from swarm.core.readable import tool_call
 from swarm.errors import SwarmError
-from swarm.runtime.interfaces import LoopHooks
+from swarm.runtime.interfaces import LoopHooks, ToolHooks
 from swarm.runtime.models.base import Model, ModelRequest
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolError, ToolResult, run_tool
 
@@ -36,6 +37,7 @@ class Loop:
     system: str
     ctx: ToolContext
     hooks: LoopHooks
+    tool_hooks: ToolHooks = field(default_factory=ToolHooks)  # the user's (PostToolUse here)
     messages: list[dict[str, Any]] = field(default_factory=list)
     cache_marks: tuple[int, ...] = ()  # see ModelRequest.cache_marks (a fork's parent prefix)
     # The request of the latest model call, as sent (a fork starts from it byte for byte).
@@ -117,6 +119,7 @@ class Loop:
                 if decision.updated_input is not None:  # the model must know what really ran
                     result.content = (f"[the lead edited this call's input before approving it;"
                                       f" it ran as: {tool.describe(args)}]\n{result.content}")
+            result = self.tool_hooks.post_tool_use(tool, args, result, decision)
             result = self.hooks.on_tool_result(tool, args, result)  # shows it in the pane
         block: dict[str, Any] = {"type": "tool_result", "tool_use_id": use["id"],
                                  "content": result.content}

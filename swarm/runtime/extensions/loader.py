@@ -1,8 +1,10 @@
 """What users plug into an agent: hooks (runtime/extensions/user_hooks.py) and MCP servers (runtime/extensions/mcp_client.py).
 
-The agent owns one `Extensions` and calls it at fixed points:
-- `gate` from the permission policy: PreToolUse, after the deny rules, before allow/ask;
-- `after_tool` for the tool result: PostToolUse (exit 2 adds the hook's stderr to the result);
+The agent owns one `Extensions`, built with it (`swarm.runtime.builder`), and calls it at fixed
+points. It is the `ToolHooks` of the agent's permission policy and loop, and of its subagents':
+- `pre_tool_use` from the permission policy: PreToolUse, after the deny rules, before allow/ask;
+- `post_tool_use` from the loop, for a call that ran: PostToolUse (exit 2 adds the hook's
+  stderr to the result);
 - the TaskCreate/TaskUpdate tools are wrapped: TaskCreated before a task is created (exit 2:
   not created), TaskCompleted before a task is marked completed (exit 2: it stays in progress and
   the stderr is the tool's error result);
@@ -31,6 +33,7 @@ from swarm.core.state import SubagentInfo
 from swarm.core.workspace_trust import ProjectConfig
 from swarm.errors import SwarmError
 from swarm.runtime.extensions.user_hooks import HookRunner, load_hooks, parse_hooks
+from swarm.runtime.interfaces import ToolHooks
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
@@ -91,7 +94,7 @@ class HookedTool(Tool):
 
 
 @dataclass
-class Extensions:
+class Extensions(ToolHooks):
     team: Team
     name: str
     hooks: HookRunner
@@ -100,7 +103,6 @@ class Extensions:
     disallowed: list[str] = field(default_factory=list)
     refused_completion: tuple[str, str] | None = None  # (task id, the hook's stderr)
     follow_ups: int = 0
-    _ran: bool = False
 
     @classmethod
     def load(cls, team: Team, member: Member, definition: AgentDefinition, cwd: Path,
@@ -161,24 +163,19 @@ class Extensions:
             self.mcp.close()
 
     # -- tool hooks ----------------------------------------------------------------------------
-    def gate(self, tool: Tool, args: dict[str, Any]) -> Decision | None:
+    def pre_tool_use(self, tool: Tool, args: dict[str, Any]) -> Decision | None:
         """PreToolUse: exit 2 denies the call with the hook's stderr as the reason."""
         result = self.hooks.run("PreToolUse", tool.name, tool_input=args)
         if result.blocked:
             return Decision("deny", f"blocked by a PreToolUse hook: {result.reason}")
         return None
 
-    def allowed(self, decision: Decision) -> None:
-        """The call's final permission decision (after any asking): did the tool run?"""
-        self._ran = decision.behavior == "allow"
-
-    def after_tool(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> ToolResult:
-        """PostToolUse, for calls that ran: the hook gets the result; exit 2 adds its stderr."""
-        ran, self._ran = self._ran, False
-        return self.post_tool_use(tool, args, result) if ran else result
-
-    def post_tool_use(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> ToolResult:
-        """PostToolUse for a call that ran (a subagent's too: its thread calls this)."""
+    def post_tool_use(self, tool: Tool, args: dict[str, Any], result: ToolResult,
+                      decision: Decision | None) -> ToolResult:
+        """PostToolUse, for calls that ran (the host's or a subagent's: any thread): the hook
+        gets the result; exit 2 adds its stderr."""
+        if decision is None or decision.behavior != "allow":
+            return result
         outcome = self.hooks.run("PostToolUse", tool.name, tool_input=args,
                                  tool_result={"content": result.content,
                                               "is_error": result.is_error})

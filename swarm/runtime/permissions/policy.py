@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -18,6 +17,7 @@ from swarm.core import rules
 from swarm.core.protocol import PlanApprovalResponse
 from swarm.core.rules import Decision
 from swarm.core.scopes import scope_denial
+from swarm.runtime.interfaces import ToolHooks
 
 log = logging.getLogger(__name__)
 
@@ -44,17 +44,19 @@ class PermissionPolicy:
     mode: str
     working_mode: str  # the mode a plan-mode agent switches to once its plan is approved
     asker: Asks | None = None  # None: never ask (background), deny instead
-    # PreToolUse hooks: after the deny rules, before allow or ask; a Decision blocks the call.
-    gate: Callable[[Tool, dict[str, Any]], Decision | None] | None = None
+    # The user's PreToolUse hooks: after the deny rules, before allow or ask; a Decision
+    # blocks the call.
+    tool_hooks: ToolHooks = field(default_factory=ToolHooks)
     _team_rules: tuple[tuple[int, int, int], list[str]] | None = field(default=None, repr=False)
 
     @classmethod
     def for_member(cls, team: Team, member: Member, cwd: Path, asker: Asks | None,
-                   mode: str | None = None) -> PermissionPolicy:
+                   mode: str | None = None,
+                   tool_hooks: ToolHooks | None = None) -> PermissionPolicy:
         working = member.permission_mode if member.permission_mode != "plan" else "acceptEdits"
         start = mode or ("plan" if member.plan_mode_required else member.permission_mode)
         return cls(team=team, member=member, cwd=cwd, mode=start, working_mode=working,
-                   asker=asker)
+                   asker=asker, tool_hooks=tool_hooks or ToolHooks())
 
     def team_rules(self) -> list[str]:
         """The team file's "always allow" rules, parsed again only when the file changed."""
@@ -86,10 +88,9 @@ class PermissionPolicy:
         log.debug("%s: %s (%s)", tool.name, decision.behavior, decision.reason)
         if decision.behavior == "deny":
             return decision
-        if self.gate is not None:
-            blocked = self.gate(tool, args)
-            if blocked is not None:
-                return blocked
+        blocked = self.tool_hooks.pre_tool_use(tool, args)
+        if blocked is not None:
+            return blocked
         if decision.behavior != "ask":
             return decision
         if self.asker is None:

@@ -33,17 +33,20 @@ from swarm.core.store import utcnow_iso
 from swarm.core.transcript import Transcript
 from swarm.core.watch import Waker
 from swarm.errors import NotFoundError, SwarmError, describe_error
+from swarm.runtime.builder import LoopParts
 from swarm.runtime.interfaces import SubagentHost
-from swarm.runtime.loop import Loop
 from swarm.runtime.models import check_model_spec, load_model, provider_of
 from swarm.runtime.prompts import environment, project_memory, subagent_part, system_prompt
 from swarm.runtime.subagents.tools import ParentMessage, SubagentRequest, fork_tools, usable_tools
-from swarm.runtime.tools.builtin import Tool, ToolContext, ToolError, ToolResult
+from swarm.runtime.tools.builtin import Tool, ToolError, ToolResult
 from swarm.runtime.tools.registry import all_tools
 from swarm.settings import auto_background_s, max_subagents, mcp_timeout, mcp_tool_timeout
 
 if TYPE_CHECKING:  # the thread machinery and git helpers load with the first subagent
-    from swarm.runtime.subagents.subagent import Run, Subagent
+    from swarm.core.worktrees import WorktreeRecord
+    from swarm.runtime.extensions.mcp_client import McpManager
+    from swarm.runtime.models.base import Model
+    from swarm.runtime.subagents.subagent import Run, Subagent, SubagentParts
 
 FORK_TYPE = "fork"
 FORK_PLACEHOLDER = "Forked: a worker took this call over; its report arrives separately."
@@ -107,104 +110,139 @@ class Subagents:
                             " (AgentStatus) or stop one (AgentStop), then start this one.")
 
     def _build(self, request: SubagentRequest) -> tuple[Subagent, list[dict[str, Any]]]:
+        """A new subagent and its first input: a fork of the host, or one of a type."""
+        if request.subagent_type is None:
+            return self._fork(request)
+        return self._typed(request)
+
+    def _fork(self, request: SubagentRequest) -> tuple[Subagent, list[dict[str, Any]]]:
+        """The parent's last request byte for byte, its reply, a placeholder result for each
+        of its tool calls, then the directive."""
         host = self.host
-        fork = request.subagent_type is None
+        spec, model = self._model(request.model or "inherit")
+        last = host.loop.last_request
+        if last is None or not host.loop.messages or host.loop.messages[-1]["role"] != "assistant":
+            raise ToolError("nothing to fork yet: give a subagent_type")
+        agent_id, worktree, cwd, directive = self._place(request, None)
+        from swarm.runtime.subagents.subagent import SubagentParts
+
+        reply = host.loop.messages[-1]
+        tools = fork_tools(last.tools, self._tools, self._message_tool(agent_id),
+                           host.mcp_tools())
+        parts = LoopParts(model, tools, last.system, [*last.messages, reply],
+                          cache_marks=(len(last.messages) - 1,) if last.messages else ())
+        content = [{"type": "tool_result", "tool_use_id": b["id"], "content": FORK_PLACEHOLDER}
+                   for b in reply["content"] if b.get("type") == "tool_use"]
+        content.append({"type": "text", "text": f"{FORK_RULE}\n\n{directive}"})
+        sub = self._new(request, agent_id, spec, SubagentParts(
+            info=self._info(request, None, agent_id, worktree), cwd=cwd, worktree=worktree,
+            policy=replace(host.policy, cwd=cwd), max_turns=None, loop=parts))
+        return sub, content
+
+    def _typed(self, request: SubagentRequest) -> tuple[Subagent, list[dict[str, Any]]]:
+        """A subagent of a type: its definition's prompt, tools, model, mode and servers."""
+        host = self.host
         try:
-            definition = None if fork else get_definition(str(request.subagent_type), host.cwd,
-                                                             project=host.project)
+            definition = get_definition(str(request.subagent_type), host.cwd,
+                                        project=host.project)
         except NotFoundError as exc:
             raise ToolError(f"subagent_type: {exc}") from None
-        wanted = request.model or (definition.model if definition else None) or "inherit"
-        # `inherit` keeps the parent's model (and so its provider); a bare id that is not
-        # Anthropic's stays on the parent's provider too.
-        spec = host.model_name if wanted.strip().lower() == "inherit" else check_model_spec(
-            wanted, cwd=str(host.cwd), parent=provider_of(host.loop.model))
-        model = load_model(spec, cwd=str(host.cwd), like=host.loop.model)
-        last = host.loop.last_request
-        if fork and (last is None or not host.loop.messages
-                     or host.loop.messages[-1]["role"] != "assistant"):
-            raise ToolError("nothing to fork yet: give a subagent_type")
-        with self.lock:
-            agent_id = f"{host.name}.sub-{self._next}"
-            self._next += 1
-        isolation = request.isolation or (definition.isolation if definition else None)
-        from swarm.runtime.subagents.subagent import Subagent
-        from swarm.runtime.subagents.worktree import start_worktree
+        spec, model = self._model(request.model or definition.model or "inherit")
+        agent_id, worktree, cwd, directive = self._place(request, definition)
+        from swarm.runtime.subagents.subagent import SubagentParts
 
-        worktree = start_worktree(host.team.name, agent_id, host.cwd) if isolation else None
-        cwd = worktree.cwd if worktree else host.cwd
-        background = request.background if request.background is not None else bool(
-            definition and definition.background)
-        info = SubagentInfo(agent_id=agent_id, subagent_type=definition.name if definition
-                            else FORK_TYPE, description=request.description,
-                            background=background,
-                            worktree=str(worktree.path) if worktree else None)
+        stopped = threading.Event()  # AgentStop: ends an MCP call in flight
+        mcp, own = self._own_servers(agent_id, definition, cwd, stopped)
+        tools = usable_tools(definition, self._tools, self._message_tool(agent_id),
+                             {**host.mcp_tools(), **own})
+        part = subagent_part(agent_id, host.name, host.team.name, request.description,
+                             "SendMessage" in tools, host.policy.mode)
+        memory = "" if definition.omit_project_memory else project_memory(cwd)
+        env = host.environment if cwd == host.cwd else environment(cwd)
+        system = system_prompt(definition.prompt, memory, part, env)
         policy = replace(host.policy, cwd=cwd)
-        if definition is not None and definition.permission_mode:
+        if definition.permission_mode:
             # Its definition's mode, but never more than the parent has (SPEC: mode cap).
             policy.mode = mode_at_most(definition.permission_mode, host.policy.mode)
-        sub = Subagent(self, info, Transcript(paths.subagent_transcript(
-            host.team.name, host.name, agent_id)), policy,
-            definition.max_turns if definition else None)
-        sub.worktree = worktree
-        message = ParentMessage(host.name, host.team.name,
-                                lambda text, summary: self._from_subagent(sub, text, summary))
-        every = self._tools
-        mcp = {**host.mcp_tools(), **(self._own_servers(sub, definition, cwd) if definition
-                                      else {})}
-        ctx = ToolContext(team=host.team, name=host.name, cwd=cwd, host=sub,
-                          env={"SWARM_TEAM": host.team.name,
-                               "SWARM_AGENT_ID": f"{host.name}@{host.team.name}"})
+        sub = self._new(request, agent_id, spec, SubagentParts(
+            info=self._info(request, definition, agent_id, worktree), cwd=cwd,
+            worktree=worktree, policy=policy, max_turns=definition.max_turns,
+            loop=LoopParts(model, tools, system), mcp=mcp, stopped=stopped))
+        return sub, [{"type": "text", "text": directive}]
+
+    def _model(self, wanted: str) -> tuple[str, Model]:
+        """`inherit` keeps the parent's model (and so its provider); a bare id that is not
+        Anthropic's stays on the parent's provider too."""
+        host = self.host
+        spec = host.model_name if wanted.strip().lower() == "inherit" else check_model_spec(
+            wanted, cwd=str(host.cwd), parent=provider_of(host.loop.model))
+        return spec, load_model(spec, cwd=str(host.cwd), like=host.loop.model)
+
+    def _place(self, request: SubagentRequest, definition: AgentDefinition | None
+               ) -> tuple[str, WorktreeRecord | None, Path, str]:
+        """Its id, its worktree (if isolated), where it works, and its directive."""
+        with self.lock:
+            agent_id = f"{self.host.name}.sub-{self._next}"
+            self._next += 1
+        isolation = request.isolation or (definition.isolation if definition else None)
+        from swarm.runtime.subagents.worktree import start_worktree
+
+        worktree = (start_worktree(self.host.team.name, agent_id, self.host.cwd) if isolation
+                    else None)
         directive = request.prompt
         if worktree is not None:
             directive += (f"\n\n(You work in your own git worktree: {worktree.path}, branch"
                           f" {worktree.branch}. Change files there only.)")
-        if fork:
-            assert last is not None
-            reply = host.loop.messages[-1]
-            sub.loop = Loop(model=model, tools=fork_tools(last.tools, every, message, mcp),
-                            system=last.system, ctx=ctx, hooks=sub,
-                            messages=[*last.messages, reply],
-                            cache_marks=(len(last.messages) - 1,) if last.messages else ())
-            content = [{"type": "tool_result", "tool_use_id": b["id"], "content": FORK_PLACEHOLDER}
-                       for b in reply["content"] if b.get("type") == "tool_use"]
-            content.append({"type": "text", "text": f"{FORK_RULE}\n\n{directive}"})
-        else:
-            assert definition is not None
-            tools = usable_tools(definition, every, message, mcp)
-            part = subagent_part(agent_id, host.name, host.team.name, request.description,
-                                 "SendMessage" in tools, host.policy.mode)
-            memory = "" if definition.omit_project_memory else project_memory(cwd)
-            env = host.environment if cwd == host.cwd else environment(cwd)
-            system = system_prompt(definition.prompt, memory, part, env)
-            sub.loop = Loop(model=model, tools=tools, system=system, ctx=ctx, hooks=sub)
-            content = [{"type": "text", "text": directive}]
-        sub.transcript.event("started", subagent_type=info.subagent_type, model=spec,
-                             description=request.description, background=background,
-                             cwd=str(cwd), inherited_messages=len(sub.loop.messages))
+        return agent_id, worktree, worktree.cwd if worktree else self.host.cwd, directive
+
+    def _info(self, request: SubagentRequest, definition: AgentDefinition | None, agent_id: str,
+              worktree: WorktreeRecord | None) -> SubagentInfo:
+        background = request.background if request.background is not None else bool(
+            definition and definition.background)
+        return SubagentInfo(agent_id=agent_id, subagent_type=definition.name if definition
+                            else FORK_TYPE, description=request.description,
+                            background=background,
+                            worktree=str(worktree.path) if worktree else None)
+
+    def _message_tool(self, agent_id: str) -> ParentMessage:
+        """A subagent's SendMessage: to its parent only."""
+        return ParentMessage(self.host.name, self.host.team.name,
+                             lambda text, summary: self._from_subagent(agent_id, text, summary))
+
+    def _new(self, request: SubagentRequest, agent_id: str, spec: str,
+             parts: SubagentParts) -> Subagent:
+        """Made (with its loop), recorded as started, and counted among the running."""
+        from swarm.runtime.subagents.subagent import Subagent
+
+        transcript = Transcript(paths.subagent_transcript(self.host.team.name, self.host.name,
+                                                          agent_id))
+        sub = Subagent(self, transcript, parts)
+        sub.transcript.event("started", subagent_type=parts.info.subagent_type, model=spec,
+                             description=request.description, background=parts.info.background,
+                             cwd=str(parts.cwd), inherited_messages=len(sub.loop.messages))
         with self.lock:
             self._all[agent_id] = sub
-        return sub, content
+        return sub
 
-    def _own_servers(self, sub: Subagent, definition: AgentDefinition,
-                     cwd: Path) -> dict[str, Tool]:
+    def _own_servers(self, agent_id: str, definition: AgentDefinition, cwd: Path,
+                     stopped: threading.Event) -> tuple[McpManager | None, dict[str, Tool]]:
         """A definition's `mcpServers`, started for this subagent (and stopped when it ends)."""
         if not definition.mcp_servers:
-            return {}
+            return None, {}
         config = load_mcp_config(cwd)
         servers, unknown = resolve_servers([], definition.mcp_servers, config,
                                            f"agent definition {definition.path}")
         for line in [*unknown, *(str(p) for p in config.problems)]:
-            self.host.trace(f"{sub.agent_id}: warning: {line}")
+            self.host.trace(f"{agent_id}: warning: {line}")
         if not servers:
-            return {}
+            return None, {}
         from swarm.runtime.extensions.mcp_client import McpManager, McpToolAdapter
 
-        sub.mcp = McpManager(servers, cwd=cwd, warn=self.host.trace,
-                             log_dir=paths.subagents_dir(self.host.team.name, self.host.name))
-        sub.mcp.start(mcp_timeout())
-        return {t.qualified: McpToolAdapter(sub.mcp, t, mcp_tool_timeout, sub.stopped)
-                for t in sub.mcp.tools()}
+        mcp = McpManager(servers, cwd=cwd, warn=self.host.trace,
+                         log_dir=paths.subagents_dir(self.host.team.name, self.host.name))
+        mcp.start(mcp_timeout())
+        return mcp, {t.qualified: McpToolAdapter(mcp, t, mcp_tool_timeout, stopped)
+                     for t in mcp.tools()}
 
     def _wait(self, sub: Subagent, run: Run) -> ToolResult:
         deadline = time.monotonic() + auto_background_s()
@@ -389,8 +427,8 @@ class Subagents:
                           " a <subagent-notification> tells you when it ends")
 
     # -- the parent's inputs and records ---------------------------------------------------------
-    def _from_subagent(self, sub: Subagent, text: str, summary: str | None) -> None:
-        attrs = f'agent_id="{sub.agent_id}"' + (f' summary="{escape(summary, True)}"'
+    def _from_subagent(self, agent_id: str, text: str, summary: str | None) -> None:
+        attrs = f'agent_id="{agent_id}"' + (f' summary="{escape(summary, True)}"'
                                                   if summary else "")
         self._arrive(f"<subagent-message {attrs}>{escape(text)}</subagent-message>")
 

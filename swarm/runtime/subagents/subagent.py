@@ -22,11 +22,13 @@ from swarm.core.rules import Decision
 from swarm.core.state import SubagentInfo, Usage
 from swarm.core.transcript import Transcript
 from swarm.errors import describe_error
+from swarm.runtime.builder import LoopParts, build_loop, tool_env
 from swarm.runtime.compaction import Compactor
 from swarm.runtime.console import brief
+from swarm.runtime.interfaces import LoopHooks
 from swarm.runtime.loop import Loop, TurnOutcome
 from swarm.runtime.permissions.policy import PermissionPolicy
-from swarm.runtime.tools.builtin import Tool, ToolResult, kill_tree
+from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult, kill_tree
 
 if TYPE_CHECKING:
     from swarm.core.worktrees import WorktreeRecord
@@ -56,28 +58,45 @@ class Run:
     finishing: bool = False  # its end is being recorded (by its thread or by a stop)
 
 
-class Subagent:
-    def __init__(self, runner: Subagents, info: SubagentInfo, transcript: Transcript,
-                 policy: PermissionPolicy, max_turns: int | None) -> None:
+@dataclass
+class SubagentParts:
+    """What the runner decided for one subagent (a fork's or a type's)."""
+
+    info: SubagentInfo
+    cwd: Path
+    worktree: WorktreeRecord | None
+    policy: PermissionPolicy  # its parent's, in its cwd (a type's mode capped by the parent's)
+    max_turns: int | None
+    loop: LoopParts
+    mcp: McpManager | None = None  # its definition's own MCP servers, if any
+    stopped: threading.Event = field(default_factory=threading.Event)  # ends an MCP call
+
+
+class Subagent(LoopHooks):
+    def __init__(self, runner: Subagents, transcript: Transcript, parts: SubagentParts) -> None:
         self.runner = runner
-        self.info = info
+        self.info = parts.info
         self.transcript = transcript
-        self._asking = policy  # may ask (as the parent would) while the parent waits for it
-        self._quiet = replace(policy, asker=None)  # in the background: asking is denied
-        self.max_turns = max_turns
+        self._asking = parts.policy  # may ask (as the parent would) while the parent waits
+        self._quiet = replace(parts.policy, asker=None)  # in the background: asking is denied
+        self.max_turns = parts.max_turns
         self.turns = 0
         self.usage = Usage()
         self.final_text = ""
-        self.worktree: WorktreeRecord | None = None
-        self.loop: Loop | None = None  # set by the runner once the tools know this host
+        self.worktree = parts.worktree
         self.run = Run()
         self._proc: subprocess.Popen[bytes] | None = None
         self._inbox: list[dict[str, Any]] = []  # messages from the parent while it runs
-        self._ran = False  # the current call was allowed (its PostToolUse hooks run)
-        self.mcp: McpManager | None = None  # its definition's own MCP servers, if any
-        self.stopped = threading.Event()  # AgentStop: ends an MCP call in flight
+        self.mcp = parts.mcp
+        self.stopped = parts.stopped  # AgentStop: ends an MCP call in flight
         self.compactor = Compactor(on_compacted=self.transcript.compaction,
                                    on_usage=self._count)
+        host = runner.host
+        # Its tools work in its cwd as its parent (the same env); its calls get the parent's
+        # PreToolUse (in the policy) and PostToolUse (the parent loop's tool hooks).
+        ctx = ToolContext(team=host.team, name=host.name, cwd=parts.cwd, host=self,
+                          env=tool_env(host.team.name, host.name))
+        self.loop = build_loop(self, ctx, parts.loop, host.loop.tool_hooks)
 
     @property
     def agent_id(self) -> str:
@@ -94,7 +113,6 @@ class Subagent:
         return run
 
     def _main(self, run: Run, content: list[dict[str, Any]]) -> None:
-        assert self.loop is not None
         try:
             run.outcome = self.loop.run(content)
         except SubagentStopped:
@@ -113,7 +131,6 @@ class Subagent:
 
     def move_to(self, cwd: Path) -> None:
         """Work in `cwd` from now on (a new worktree on resume)."""
-        assert self.loop is not None
         self.loop.ctx.cwd = self._asking.cwd = self._quiet.cwd = cwd
 
     def deliver(self, block: dict[str, Any]) -> None:
@@ -135,9 +152,7 @@ class Subagent:
     def permit(self, tool: Tool, args: dict[str, Any], use_id: str) -> Decision:
         self._check()
         policy = self._quiet if self.info.background else self._asking
-        decision = policy.check(tool, args, use_id)
-        self._ran = decision.behavior == "allow"  # this thread's call: PostToolUse if it ran
-        return decision
+        return policy.check(tool, args, use_id)  # with its parent's PreToolUse hooks
 
     def guard(self, call: Callable[[], T]) -> T:
         self._check()
@@ -145,9 +160,6 @@ class Subagent:
 
     def before_call(self, loop: Loop) -> None:
         self.compactor(loop)
-
-    def on_text(self, text: str) -> None:
-        pass  # streamed text is the parent's pane's; a subagent's final text gets a line there
 
     def on_reply(self, reply: Any) -> None:
         self.turns += 1
@@ -164,8 +176,7 @@ class Subagent:
     def on_tool_result(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> ToolResult:
         self._check()
         self.info.tool_uses += 1
-        ran, self._ran = self._ran, False
-        return self.runner.host.tool_ran(tool, args, result) if ran else result
+        return result
 
     def stop_reason(self) -> str | None:
         self._check()
