@@ -25,8 +25,12 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("SWARM_TEAM", "", "default team for commands (`--team` wins)"),
     Variable("SWARM_AGENT_ID", "", "set in a teammate's environment: who `swarm send` speaks as"),
     Variable("SWARM_MODEL", "sonnet with a key, else shell", "default model for new agents"),
-    Variable("SWARM_BACKEND", "auto", "default pane backend: auto, tmux, iterm2 or hidden"),
+    Variable("SWARM_BACKEND", "auto", "default pane backend: auto, tmux, iterm2, hidden or ssh:[USER@]HOST[:PORT]"),
     Variable("SWARM_TMUX_SOCKET", "tmux's default", "tmux `-L` socket for the detached session"),
+    # Teammates on other hosts (`--backend ssh:[USER@]HOST[:PORT]`, backends/ssh.py).
+    Variable("SWARM_SSH_OPTIONS", "", "extra ssh options (shell words): `-F cfg -i key -p 2222`"),
+    Variable("SWARM_REMOTE_SWARM", "swarm", "how an ssh host starts swarm (shell words, e.g. a path)"),
+    Variable("SWARM_REMOTE_HOME", "~/.swarm there", "SWARM_HOME of teammates on ssh hosts"),
     Variable("SWARM_DEBUG", "", "1: tracebacks on errors, debug lines in agent.log and stderr"),
     Variable("SWARM_SHUTDOWN_GRACE", "20", "seconds the lead waits for teammates to exit"),
     Variable("SWARM_ORPHAN_GRACE", "60", "seconds a teammate outlives its crashed lead"),

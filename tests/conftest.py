@@ -29,7 +29,7 @@ PROVIDER_VARIABLES = ("ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "OPENAI_BASE_URL
 # Anthropic Messages API).
 pytest_plugins = ["tests.agent_fixtures", "tests.fake_anthropic", "tests.fake_openai",
                   "tests.rule_helpers",
-                  "tests.lead_fixtures"]
+                  "tests.lead_fixtures", "tests.sshd_fixtures"]
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -100,7 +100,7 @@ def strays() -> Iterator[list[psutil.Process]]:
 # Tests that start real agent processes or a tmux server are `slow` (others that start the swarm
 # executable or take about a second are marked by hand): `pytest -m "not slow"` runs
 # the fast half in well under a minute.
-SLOW_FIXTURES = frozenset({"crew", "server", "session"})
+SLOW_FIXTURES = frozenset({"crew", "server", "session", "ssh_host"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -51,7 +51,7 @@ from swarm.errors import (
 )
 
 CONFIG_VERSION = 1
-BackendName = Literal["tmux", "iterm2", "hidden"]  # names.BACKENDS, as a type
+BackendName = Literal["tmux", "iterm2", "hidden", "ssh"]  # names.BACKENDS, as a type
 PALETTE = ("blue", "green", "yellow", "magenta", "cyan", "red", "bright_blue", "bright_green")
 
 
@@ -76,6 +76,9 @@ class Member(BaseModel):
     backend: BackendName | None = None
     pane_id: str | None = None
     tmux_socket: str | None = None
+    # `--backend ssh:[USER@]HOST[:PORT]`: the host its process runs on. Its pid is that host's:
+    # signals go through ssh and its liveness is its heartbeat, never a local pid check.
+    host: str | None = None
     cwd: str | None = None
     # Set by `spawn --worktree` (swarm.core.worktrees): the checkout, its branch, the commit it
     # started from, and the checkout it came from (where `swarm merge` lands its work).

@@ -83,7 +83,7 @@ class Agent(AgentBase):
         in_turn = ("working", "waiting_permission", "awaiting_plan")
         self.signals = Signals(busy=lambda: self.state.state in in_turn,
                                child=lambda: self._proc, stopping=self._stopping)
-        self.orphan = OrphanCheck(self.team, self.console.say)
+        self.orphan = OrphanCheck(self.team, self.console.say, remote=bool(self.member.host))
         self.pending_shutdown: ShutdownRequest | None = None
         self.shutdown_approved = False
         self.turn = TurnRecord()  # what the current turn did, for its idle note
