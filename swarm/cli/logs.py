@@ -91,11 +91,12 @@ def _remote_log(host: str, team: str, name: str, follow: bool) -> None:
         for chunk in iter(lambda: os.read(out, 65536), b""):  # as it arrives (--follow)
             printer.feed(chunk)
         printer.end()
-    finally:
-        if proc.poll() is None:
-            proc.terminate()
-        said = proc.stderr.read().decode(errors="replace").strip().splitlines()
-        code = proc.wait()
+    except BaseException:  # Ctrl-C while following: ssh goes too
+        proc.terminate()
+        proc.wait()
+        raise
+    code = proc.wait()
+    said = proc.stderr.read().decode(errors="replace").strip().splitlines()
     if code != 0:
         raise OperationFailedError(f"could not read {name}'s log on {host}: "
                                    f"{said[-1] if said else f'ssh exit {code}'}")
