@@ -22,6 +22,7 @@ class Variable:
 
 VARIABLES: tuple[Variable, ...] = (
     Variable("SWARM_HOME", "~/.swarm", "root of every file swarm writes"),
+    Variable("SWARM_STORE", "file", "where teams live: file ($SWARM_HOME) or redis://HOST:PORT/DB"),
     Variable("SWARM_TEAM", "", "default team for commands (`--team` wins)"),
     Variable("SWARM_AGENT_ID", "", "set in a teammate's environment: who `swarm send` speaks as"),
     Variable("SWARM_MODEL", "sonnet with a key, else shell", "default model for new agents"),
@@ -97,6 +98,16 @@ def number(name: str, default: float, minimum: float = 0.0) -> float:
 def home() -> Path:
     value = raw("SWARM_HOME")
     return Path(value).expanduser() if value else Path.home() / ".swarm"
+
+
+def store() -> str:
+    """`file` (unset, or `file`), or a `redis://` / `rediss://` URL; anything else is an error."""
+    value = raw("SWARM_STORE")
+    if not value or value == "file":
+        return "file"
+    if value.startswith(("redis://", "rediss://", "unix://")):
+        return value
+    raise BadInputError(f"SWARM_STORE must be `file` or a redis://HOST:PORT/DB URL, got {value!r}")
 
 
 def team() -> str | None:

@@ -75,8 +75,7 @@ def _ssh_choice(spec: str, source: str) -> Choice:
     from swarm.backends.ssh import parse_target
 
     target = parse_target(spec)
-    store = settings.raw("SWARM_STORE")
-    if store in ("", "file"):
+    if settings.store() == "file":
         raise BadInputError(
             f"the ssh backend needs a network store: set SWARM_STORE=redis://HOST:PORT/DB "
             f"(the file store in {settings.home()} is not shared with {target.host})")

@@ -11,16 +11,16 @@ from dataclasses import asdict, dataclass
 
 from swarm.backends.resolve import get_backend
 from swarm.backends.ssh import SshError, signal_agent
-from swarm.core import paths
+from swarm.core import paths, stores
 from swarm.core.liveness import terminate
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME, ModeCap
 from swarm.core.protocol import ModeChange, ShutdownRequest, ShutdownResponse
 from swarm.core.rules import validate_mode
 from swarm.core.state import AgentState, read_state, update_state
+from swarm.core.store_api import Watcher
 from swarm.core.tasks import ENDED
 from swarm.core.team import Member, Team
-from swarm.core.watch import FileWatcher
 from swarm.core.worktrees import Finished, finish_member, leave_team
 from swarm.errors import BadInputError, OperationFailedError, WaitTimeoutError
 from swarm.ops.health import MemberStatus, end_child_commands, observe, observe_member
@@ -40,15 +40,9 @@ class ShutdownOutcome:
         return asdict(self)
 
 
-def team_watcher(team: Team) -> FileWatcher:
+def team_watcher(team: Team) -> Watcher:
     """Wakes on any mailbox, task or agent state change of the team."""
-    targets: list[tuple[object, str | None]] = [(paths.inboxes_dir(team.name), None),
-                                                (paths.tasks_dir(team.name), None)]
-    for member in team.members():
-        directory = paths.agent_dir(team.name, member.name)
-        if directory.is_dir():
-            targets.append((directory, "state.json"))
-    return FileWatcher(targets)  # type: ignore[arg-type]
+    return stores.team_watcher(team.name, None, True, [m.name for m in team.members()])
 
 
 def _targets(team: Team, names: list[str]) -> list[Member]:

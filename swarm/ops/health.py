@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 
 from swarm import settings
+from swarm.core import stores
 from swarm.core.liveness import is_alive
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME
@@ -118,6 +119,11 @@ def _remote_death_reason(member: Member, state: AgentState | None) -> str | None
     stale = time.time() - state.heartbeat
     if state.pid is None:  # respawned, its process not up yet
         return None if stale < STARTUP_GRACE else f"never started on {member.host}"
+    store = stores.remote()
+    if store is not None:  # the heartbeat key's TTL ran out: nothing refreshed it
+        team = member.agent_id.partition("@")[2]
+        if store.heartbeat_age(team, member.name) is None:
+            return f"no heartbeat from {member.host} for {max(stale, heartbeat_stale_after()):.0f}s"
     if stale > heartbeat_stale_after():
         return f"no heartbeat from {member.host} for {stale:.0f}s"
     return None
