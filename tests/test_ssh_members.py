@@ -111,7 +111,7 @@ def test_kill_leaves_a_process_that_is_not_the_members_alone(ssh_host: SshHost) 
 def test_logs_and_doctor_reach_the_host(ssh_host: SshHost) -> None:
     team = Team.create("alpha")
     _remote_member(team, ssh_host.spec, None)
-    log = ssh_host.remote_home / "teams" / "alpha" / "agents" / "w" / "agent.log"
+    log = ssh_host.remote_home / "hosts-local" / "alpha" / "agents" / "w" / "agent.log"
     log.parent.mkdir(parents=True)
     log.write_text("working on it\x1b]0;title\x07 \n")
     proc = run_swarm("logs", "w", "--team", "alpha")

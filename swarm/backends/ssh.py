@@ -166,9 +166,10 @@ def agent_script(argv: Sequence[str], env: Mapping[str, str]) -> str:
 
 
 def agent_log_path(team: str, name: str) -> str:
-    """The member's agent.log on its host ('' = the remote default under ~/.swarm)."""
+    """The member's agent.log on its host ('' = the remote default under ~/.swarm): where
+    paths.agent_log puts it on a network store (`hosts-local/`, the host's own files)."""
     home = settings.raw("SWARM_REMOTE_HOME").rstrip("/")
-    return f"{home}/teams/{team}/agents/{name}/agent.log" if home else ""
+    return f"{home}/hosts-local/{team}/agents/{name}/agent.log" if home else ""
 
 
 class SshBackend:

@@ -60,7 +60,7 @@ case $4 in
     tm display-message -p -t "$4" '#{pane_pid}'
     ;;
   *)
-    log=${6:-$HOME/.swarm/teams/$1/agents/$2/agent.log}
+    log=${6:-$HOME/.swarm/hosts-local/$1/agents/$2/agent.log}
     mkdir -p -- "$(dirname -- "$log")" || exit 1
     set -- sh -c "$RUN" "$f"
     if command -v setsid >/dev/null 2>&1; then set -- setsid "$@"; fi
@@ -107,7 +107,7 @@ echo signalled
 
 # Print the member's agent.log (follow it with $5 = -f). $4 the log ('' = under ~/.swarm).
 LOGS = r"""
-log=${4:-$HOME/.swarm/teams/$1/agents/$2/agent.log}
+log=${4:-$HOME/.swarm/hosts-local/$1/agents/$2/agent.log}
 [ -e "$log" ] || { [ "$5" = -f ] || exit 0; }
 exec tail $5 -c +1 -- "$log"
 """
