@@ -66,12 +66,14 @@ def test_bad_ssh_specs_are_clear_errors(spec: str, says: str) -> None:
 
 
 def test_bad_spec_through_resolve_and_the_cli(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("SWARM_STORE", "redis://127.0.0.1:1/0")
+    monkeypatch.setenv("SWARM_STORE", "redis://127.0.0.1:1/0")  # resolve never connects
     with pytest.raises(BadInputError, match="bad ssh target"):
         resolve("ssh:bad host")
     monkeypatch.setenv("SWARM_BACKEND", "ssh")
     with pytest.raises(BadInputError, match="needs a host"):
         resolve(None)
+    monkeypatch.delenv("SWARM_BACKEND")
+    monkeypatch.delenv("SWARM_STORE")  # the spec is checked before the store is
     Team.create("alpha")
     proc = run_swarm("spawn", "w", "--team", "alpha", "--backend", "ssh:-x", "--model", "shell")
     assert proc.returncode == 2
