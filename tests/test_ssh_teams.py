@@ -98,3 +98,20 @@ def test_a_remote_teammate_killed_there_is_dead_after_its_heartbeat_expires(
     # Gone, or a zombie until its tmux server there reaps it (that server ends with the test).
     wait_until(lambda: not agent.is_running() or agent.status() == psutil.STATUS_ZOMBIE, 10,
                message="the killed agent is gone")
+
+    # `respawn` starts it there again; it takes its task back; `kill` ends it through ssh,
+    # its Bash command there too.
+    again = json.loads(ok("respawn", "w", "--json"))
+    assert again["pid"] and again["pid"] != result["pid"]
+    wait_until(lambda: (s := status_of("w"))["state"] == "working" and s["current_task"] == "1",
+               60, interval=0.2, message="the respawned w works on task #1 again")
+    second = psutil.Process(again["pid"])
+    job = wait_until(lambda: [c for c in second.children(recursive=True)
+                              if "sleep" in " ".join(c.cmdline())], 20, message="its job")
+    strays.extend(job)
+    ok("kill", "w")
+    assert status_of("w")["state"] == "exited"
+    psutil.wait_procs(job, timeout=20)
+    assert not any(c.is_running() and c.status() != psutil.STATUS_ZOMBIE for c in job)
+    (task,) = json.loads(ok("tasks", "list", "--json"))
+    assert (task["status"], task["owner"]) == ("pending", None)
