@@ -63,6 +63,10 @@ class PartialSendError(SwarmError):
         self.exit_code = exit_code
 
 
+class StoreUnavailableError(SwarmError):
+    """The network store (SWARM_STORE=redis://...) cannot be reached or refused us (exit 1)."""
+
+
 class TeamBusyError(SwarmError):
     """A team still has live member processes."""
 

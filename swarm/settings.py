@@ -22,11 +22,16 @@ class Variable:
 
 VARIABLES: tuple[Variable, ...] = (
     Variable("SWARM_HOME", "~/.swarm", "root of every file swarm writes"),
+    Variable("SWARM_STORE", "file", "where teams live: file ($SWARM_HOME) or redis://HOST:PORT/DB"),
     Variable("SWARM_TEAM", "", "default team for commands (`--team` wins)"),
     Variable("SWARM_AGENT_ID", "", "set in a teammate's environment: who `swarm send` speaks as"),
     Variable("SWARM_MODEL", "sonnet with a key, else shell", "default model for new agents"),
-    Variable("SWARM_BACKEND", "auto", "default pane backend: auto, tmux, iterm2 or hidden"),
+    Variable("SWARM_BACKEND", "auto", "default pane backend: auto, tmux, iterm2, hidden or ssh:[USER@]HOST[:PORT]"),
     Variable("SWARM_TMUX_SOCKET", "tmux's default", "tmux `-L` socket for the detached session"),
+    # Teammates on other hosts (`--backend ssh:[USER@]HOST[:PORT]`, backends/ssh.py).
+    Variable("SWARM_SSH_OPTIONS", "", "extra ssh options (shell words): `-F cfg -i key -p 2222`"),
+    Variable("SWARM_REMOTE_SWARM", "swarm", "how an ssh host starts swarm (shell words, e.g. a path)"),
+    Variable("SWARM_REMOTE_HOME", "~/.swarm there", "SWARM_HOME of teammates on ssh hosts"),
     Variable("SWARM_DEBUG", "", "1: tracebacks on errors, debug lines in agent.log and stderr"),
     Variable("SWARM_SHUTDOWN_GRACE", "20", "seconds the lead waits for teammates to exit"),
     Variable("SWARM_ORPHAN_GRACE", "60", "seconds a teammate outlives its crashed lead"),
@@ -93,6 +98,16 @@ def number(name: str, default: float, minimum: float = 0.0) -> float:
 def home() -> Path:
     value = raw("SWARM_HOME")
     return Path(value).expanduser() if value else Path.home() / ".swarm"
+
+
+def store() -> str:
+    """`file` (unset, or `file`), or a `redis://` / `rediss://` URL; anything else is an error."""
+    value = raw("SWARM_STORE")
+    if not value or value == "file":
+        return "file"
+    if value.startswith(("redis://", "rediss://", "unix://")):
+        return value
+    raise BadInputError(f"SWARM_STORE must be `file` or a redis://HOST:PORT/DB URL, got {value!r}")
 
 
 def team() -> str | None:

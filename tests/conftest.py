@@ -29,7 +29,7 @@ PROVIDER_VARIABLES = ("ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "OPENAI_BASE_URL
 # Anthropic Messages API).
 pytest_plugins = ["tests.agent_fixtures", "tests.fake_anthropic", "tests.fake_openai",
                   "tests.rule_helpers",
-                  "tests.lead_fixtures"]
+                  "tests.lead_fixtures", "tests.redis_server", "tests.sshd_fixtures"]
 
 
 @pytest.fixture(autouse=True, scope="session")
@@ -53,7 +53,7 @@ def tmux_socket_path(name: str) -> Path:
 def swarm_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     home = tmp_path / "swarm-home"
     monkeypatch.setenv("SWARM_HOME", str(home))
-    for var in ("SWARM_TEAM", "SWARM_AGENT_ID", "SWARM_MODEL", "SWARM_BACKEND",
+    for var in ("SWARM_STORE", "SWARM_TEAM", "SWARM_AGENT_ID", "SWARM_MODEL", "SWARM_BACKEND",
                 "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "TMUX", "TMUX_PANE", "SWARM_DEBUG",
                 "SWARM_TRUST_PROJECT", "SWARM_SECRET_VARS", *PROVIDER_VARIABLES,
                 # pytest-xdist's workers are started with COLUMNS=80: the CLI would fit its
@@ -100,7 +100,7 @@ def strays() -> Iterator[list[psutil.Process]]:
 # Tests that start real agent processes or a tmux server are `slow` (others that start the swarm
 # executable or take about a second are marked by hand): `pytest -m "not slow"` runs
 # the fast half in well under a minute.
-SLOW_FIXTURES = frozenset({"crew", "server", "session"})
+SLOW_FIXTURES = frozenset({"crew", "server", "session", "ssh_host"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -16,18 +16,22 @@ if TYPE_CHECKING:
 
 _MODULES = {"tmux": "swarm.backends.tmux:TmuxBackend",
             "iterm2": "swarm.backends.iterm2:ITerm2Backend",
-            "hidden": "swarm.backends.hidden:HiddenBackend"}
+            "hidden": "swarm.backends.hidden:HiddenBackend",
+            "ssh": "swarm.backends.ssh:SshBackend"}
+CHOICES = "auto, tmux, iterm2, hidden or ssh:[USER@]HOST[:PORT]"
 
 
 @dataclass(frozen=True)
 class Choice:
     backend: str
     reason: str
+    host: str | None = None  # ssh: the teammate's host, `[USER@]HOST[:PORT]`
 
 
-def get_backend(name: str, team: str | None = None, socket: str | None = None) -> PaneBackend:
+def get_backend(name: str, team: str | None = None, socket: str | None = None,
+                host: str | None = None) -> PaneBackend:
     if name not in _MODULES:
-        raise BadInputError(f"unknown backend {name!r}: use auto, {', '.join(BACKENDS)}")
+        raise BadInputError(f"unknown backend {name!r}: use {CHOICES}")
     module, _, attr = _MODULES[name].partition(":")
     try:
         cls = getattr(importlib.import_module(module), attr)
@@ -35,6 +39,8 @@ def get_backend(name: str, team: str | None = None, socket: str | None = None) -
         raise BadInputError(f"backend {name!r} is not available here: {exc}") from exc
     if name == "tmux":
         return cls(team=team, socket=socket)  # type: ignore[no-any-return]
+    if name == "ssh":
+        return cls(team=team, host=host, socket=socket)  # type: ignore[no-any-return]
     return cls(team=team)  # type: ignore[no-any-return]
 
 
@@ -47,9 +53,11 @@ def resolve(requested: str | None = None) -> Choice:
     -> iterm2; tmux installed -> tmux (detached session); else hidden."""
     wanted = requested or settings.backend()
     if wanted != "auto":
-        if wanted not in BACKENDS:
-            raise BadInputError(f"unknown backend {wanted!r}: use auto, {', '.join(BACKENDS)}")
         source = "--backend" if requested and requested != "auto" else "$SWARM_BACKEND"
+        if wanted == "ssh" or wanted.startswith("ssh:"):
+            return _ssh_choice(wanted, source)
+        if wanted not in BACKENDS:
+            raise BadInputError(f"unknown backend {wanted!r}: use {CHOICES}")
         return Choice(wanted, f"{source} asked for {wanted}")
     has_tmux = shutil.which("tmux") is not None
     if settings.tmux_env() and has_tmux:
@@ -59,3 +67,16 @@ def resolve(requested: str | None = None) -> Choice:
     if has_tmux:
         return Choice("tmux", "tmux is installed: teammates run in a detached tmux session")
     return Choice("hidden", "tmux is not installed and not in iTerm2: teammates run hidden")
+
+
+def _ssh_choice(spec: str, source: str) -> Choice:
+    """`ssh:[USER@]HOST[:PORT]`: checked here, before anything is registered. A teammate on
+    another host shares the team only through a network store: the file store is refused."""
+    from swarm.backends.ssh import parse_target
+
+    target = parse_target(spec)
+    if settings.store() == "file":
+        raise BadInputError(
+            f"the ssh backend needs a network store: set SWARM_STORE=redis://HOST:PORT/DB "
+            f"(the file store in {settings.home()} is not shared with {target.host})")
+    return Choice("ssh", f"{source} asked for a teammate on {target}", host=str(target))

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 @click.option("--lead", "with_lead", is_flag=True,
               help="A scripted lead plans, spawns teammates and reports (examples/lead.yaml).")
 @click.option("--keep", is_flag=True, help="Leave the team running (attach to watch it).")
-@click.option("--backend", type=click.Choice(["auto", *BACKENDS]), default=None,
+@click.option("--backend", type=click.Choice(["auto", *(b for b in BACKENDS if b != "ssh")]), default=None,
               help="Where the workers run (default: $SWARM_BACKEND or auto).")
 @click.option("--timeout", type=float, default=120.0, show_default=True,
               help="Seconds the demo may take before it gives up.")

@@ -10,7 +10,6 @@ import click
 from swarm.cli.completion import complete_team
 from swarm.cli.helptext import examples
 from swarm.cli.trust import review_for_lead
-from swarm.core.names import BACKENDS
 from swarm.errors import OperationFailedError, SwarmError, WaitTimeoutError
 from swarm.lead.headless import print_outcome, run_headless
 from swarm.lead.interactive import run_interactive
@@ -39,7 +38,7 @@ class SessionInterrupted(SwarmError):
 @click.option("--allow", multiple=True, metavar="RULE",
               help="Allow rule for the lead and its teammates, e.g. 'Bash(npm test:*)'.")
 @click.option("--deny", multiple=True, metavar="RULE", help="Deny rule (wins over allow).")
-@click.option("--backend", type=click.Choice(["auto", *BACKENDS]), default=None,
+@click.option("--backend", default=None, metavar="auto|tmux|iterm2|hidden|ssh:[USER@]HOST[:PORT]",
               help="Where teammates run (default: $SWARM_BACKEND or auto).")
 @click.option("--cwd", default=None, help="Working directory of the lead and its teammates.")
 @click.option("--approvals", type=click.Choice(["human", "lead"]), default="human",

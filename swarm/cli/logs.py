@@ -4,7 +4,9 @@ and said, drawn by the same renderer, uncut)."""
 from __future__ import annotations
 
 import codecs
+import os
 import re
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -19,7 +21,7 @@ from swarm.core.terminal import visible
 from swarm.core.transcript import Transcript
 from swarm.core.view import View
 from swarm.core.watch import FileWatcher
-from swarm.errors import NotFoundError
+from swarm.errors import NotFoundError, OperationFailedError
 
 
 @click.command(epilog=examples("swarm logs worker", "swarm logs worker --follow --team alpha"))
@@ -30,10 +32,12 @@ def logs(name: str, team_name: str | None, follow: bool) -> None:
     """Print a teammate's output log."""
     team = open_team(team_name)
     member = team.member(name)
+    if member.host:  # its log stays on its host
+        _remote_log(member.host, team.name, member.name, follow)
+        return
     path = paths.agent_log(team.name, member.name)
     position = 0
-    decode = codecs.getincrementaldecoder("utf-8")(errors="replace").decode  # split characters
-    held = ""  # the end of a read that may go on in the next (_PARTIAL_STYLE)
+    printer = _Printer()
     with FileWatcher([(path.parent, path.name)]) as watcher:
         while True:
             try:
@@ -43,19 +47,59 @@ def logs(name: str, team_name: str | None, follow: bool) -> None:
                     position += len(chunk)
             except FileNotFoundError:
                 chunk = b""
-            if chunk:  # click drops the pane's colours when stdout is not a terminal
-                text = held + decode(chunk)
-                cut = _PARTIAL_STYLE.search(text)
-                text, held = (text[:cut.start()], text[cut.start():]) if cut else (text, "")
-                # The log holds the pane's colours and, from older runs or log lines, maybe
-                # raw team data: keep the colours, escape every other control character.
-                click.echo(visible(text, styles=True), nl=False)
-                sys.stdout.flush()
+            printer.feed(chunk)
             if not follow:
-                if held:
-                    click.echo(visible(held), nl=False)
+                printer.end()
                 return
             watcher.wait(1.0)
+
+
+class _Printer:
+    """Prints a log as it comes, in chunks: characters and colour codes split across two
+    reads are held until whole."""
+
+    def __init__(self) -> None:
+        self.decode = codecs.getincrementaldecoder("utf-8")(errors="replace").decode
+        self.held = ""  # the end of a read that may go on in the next (_PARTIAL_STYLE)
+
+    def feed(self, chunk: bytes) -> None:
+        if not chunk:  # click drops the pane's colours when stdout is not a terminal
+            return
+        text = self.held + self.decode(chunk)
+        cut = _PARTIAL_STYLE.search(text)
+        text, self.held = (text[:cut.start()], text[cut.start():]) if cut else (text, "")
+        # The log holds the pane's colours and, from older runs or log lines, maybe raw team
+        # data: keep the colours, escape every other control character.
+        click.echo(visible(text, styles=True), nl=False)
+        sys.stdout.flush()
+
+    def end(self) -> None:
+        if self.held:
+            click.echo(visible(self.held), nl=False)
+
+
+def _remote_log(host: str, team: str, name: str, follow: bool) -> None:
+    """The member's agent.log on its host, read through ssh (`tail`, `-f` to follow)."""
+    from swarm.backends.ssh import logs_argv
+
+    proc = subprocess.Popen(logs_argv(host, team, name, follow), stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdout is not None and proc.stderr is not None
+    out = proc.stdout.fileno()
+    printer = _Printer()
+    try:
+        for chunk in iter(lambda: os.read(out, 65536), b""):  # as it arrives (--follow)
+            printer.feed(chunk)
+        printer.end()
+    except BaseException:  # Ctrl-C while following: ssh goes too
+        proc.terminate()
+        proc.wait()
+        raise
+    code = proc.wait()
+    said = proc.stderr.read().decode(errors="replace").strip().splitlines()
+    if code != 0:
+        raise OperationFailedError(f"could not read {name}'s log on {host}: "
+                                   f"{said[-1] if said else f'ssh exit {code}'}")
 
 
 _PARTIAL_STYLE = re.compile(r"(\x1b(\[[0-9;]*)?|\r)\Z")  # a colour code or a CRLF, cut

@@ -53,7 +53,7 @@ COMMANDS: dict[str, str] = {
 SUMMARIES: dict[str, str] = {
     "agent": "Run a teammate process (swarm spawn starts this for you).",
     "agents": "List and show agent definitions.",
-    "attach": "Open the team's tmux session.",
+    "attach": "Open the team's tmux session (NAME: the one on that teammate's host).",
     "completion": "Print the shell completion script for bash, zsh or fish.",
     "demo": "Run an offline team of three shell workers on this directory.",
     "doctor": "Check what swarm can use here, and find damage under SWARM_HOME.",

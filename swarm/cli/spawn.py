@@ -13,7 +13,7 @@ from swarm.cli.common import (
     team_option,
 )
 from swarm.cli.helptext import examples
-from swarm.core.names import BACKENDS, PERMISSION_MODES
+from swarm.core.names import PERMISSION_MODES
 from swarm.ops.spawner import SpawnRequest
 from swarm.ops.spawner import spawn as do_spawn
 
@@ -32,7 +32,7 @@ from swarm.ops.spawner import spawn as do_spawn
 @click.option("--model", "-m", default=None,
               help="sonnet|opus|haiku|claude-...|PROVIDER:MODEL (anthropic, bedrock, vertex,"
               " openai, ollama)|shell|scripted:PATH.")
-@click.option("--backend", type=click.Choice(["auto", *BACKENDS]), default=None,
+@click.option("--backend", default=None, metavar="auto|tmux|iterm2|hidden|ssh:[USER@]HOST[:PORT]",
               help="Where the teammate runs (default: $SWARM_BACKEND or auto).")
 @click.option("--cwd", default=None, help="Working directory (default: here).")
 @click.option("--worktree", is_flag=True, help="Work in a new git worktree of --cwd.")

@@ -40,6 +40,7 @@ from swarm.core.store import (
     warn,
     write_bytes_atomic,
 )
+from swarm.core.store_api import Watcher
 from swarm.core.watch import FileWatcher
 from swarm.errors import LockTimeoutError
 
@@ -90,6 +91,16 @@ def _encode(messages: Iterable[Message]) -> bytes:
 
 
 class Mailbox:
+    """One member's mailbox file. On the Redis store (SWARM_STORE=redis://...) this builds a
+    `RedisMailbox` (a stream) instead, with the same methods."""
+
+    def __new__(cls, team: str, name: str) -> Mailbox:
+        if cls is Mailbox and settings.store() != "file":
+            from swarm.core.redis_mailbox import RedisMailbox
+
+            return super().__new__(RedisMailbox)
+        return super().__new__(cls)
+
     def __init__(self, team: str, name: str) -> None:
         self.team = team
         self.name = name
@@ -179,7 +190,7 @@ class Mailbox:
             out.setdefault(message.id, message)
         return list(out.values())
 
-    def watcher(self) -> FileWatcher:
+    def watcher(self) -> Watcher:
         ensure_dir(self.path.parent)
         return FileWatcher([(self.path.parent, self.path.name)])
 
@@ -187,7 +198,7 @@ class Mailbox:
         """Block until unread messages exist (or `timeout` passes); return them."""
         return self.wait_with(_kept_watcher(self), timeout)
 
-    def wait_with(self, watcher: FileWatcher, timeout: float | None) -> list[Message]:
+    def wait_with(self, watcher: Watcher, timeout: float | None) -> list[Message]:
         deadline = None if timeout is None else time.monotonic() + timeout
         while True:
             unread = self.unread()
@@ -290,10 +301,10 @@ class Mailbox:
              "the other messages stay deliverable")
 
 
-def _kept_watcher(box: Mailbox) -> FileWatcher:
+def _kept_watcher(box: Mailbox) -> Watcher:
     """This thread's watcher on `box`, kept open across wait() calls: closing an inotify watcher
     costs the kernel 8-20 ms, which would otherwise follow every wake-up."""
-    kept: dict[Path, tuple[int, FileWatcher]] | None = getattr(_WATCHERS, "kept", None)
+    kept: dict[Path, tuple[int, Watcher]] | None = getattr(_WATCHERS, "kept", None)
     if kept is None:
         kept = _WATCHERS.kept = {}
     pid = os.getpid()

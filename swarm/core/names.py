@@ -44,7 +44,7 @@ def mode_at_most(wanted: str, ceiling: str) -> str:
     """`wanted`, lowered to `ceiling` when it would grant more (where nobody asked for a mode,
     e.g. a subagent's definition: lowering is the cap's one silent form)."""
     return wanted if mode_allows(ceiling, wanted) else ceiling
-BACKENDS = ("tmux", "iterm2", "hidden")
+BACKENDS = ("tmux", "iterm2", "hidden", "ssh")  # ssh as `ssh:[USER@]HOST[:PORT]`
 # Tools that only talk to the team: every teammate keeps them whatever its definition says, and
 # they are allowed in every permission mode (a plan needs questions and answers).
 TEAM_TOOLS = ("SendMessage", "TaskCreate", "TaskList", "TaskGet", "TaskUpdate")

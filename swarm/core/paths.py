@@ -19,6 +19,15 @@ def team_dir(team: str) -> Path:
     return teams_dir() / team
 
 
+def local_team_dir(team: str) -> Path:
+    """What stays on this host of a team: agents' transcripts and logs, worktrees. The team
+    directory itself on the file store; `hosts-local/<team>` when the team lives on a network
+    store (SWARM_STORE=redis://...), so nothing of it is under `teams/`."""
+    if settings.store() == "file":
+        return team_dir(team)
+    return home() / "hosts-local" / team
+
+
 def team_config(team: str) -> Path:
     return team_dir(team) / "config.json"
 
@@ -52,7 +61,7 @@ def tasks_highwater(team: str) -> Path:
 
 
 def agent_dir(team: str, name: str) -> Path:
-    return team_dir(team) / "agents" / name
+    return local_team_dir(team) / "agents" / name
 
 
 def agent_state(team: str, name: str) -> Path:
@@ -68,7 +77,7 @@ def agent_log(team: str, name: str) -> Path:
 
 
 def worktrees_dir(team: str) -> Path:
-    return team_dir(team) / "worktrees"
+    return local_team_dir(team) / "worktrees"
 
 
 def kept_worktrees_dir() -> Path:
@@ -78,7 +87,7 @@ def kept_worktrees_dir() -> Path:
 
 def team_writes(team: str) -> Path:
     """Which member wrote which file (overlap detection); lock: writes.json.lock."""
-    return team_dir(team) / "writes.json"
+    return local_team_dir(team) / "writes.json"
 
 
 def subagents_dir(team: str, name: str) -> Path:

@@ -8,7 +8,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from swarm.core import paths
+from swarm.core import paths, stores
 from swarm.core.liveness import START_TIME_TOLERANCE, process_start_time
 from swarm.core.store import ensure_dir, locked, read_model, utcnow_iso, write_model
 
@@ -110,10 +110,15 @@ class AgentState(BaseModel):
 
 
 def read_state(team: str, name: str) -> AgentState | None:
+    if (remote := stores.remote()) is not None:
+        return remote.read_state(team, name)
     return read_model(paths.agent_state(team, name), AgentState)
 
 
 def write_state(team: str, name: str, state: AgentState) -> None:
+    if (remote := stores.remote()) is not None:
+        remote.write_state(team, name, state)
+        return
     ensure_dir(paths.agent_dir(team, name))
     write_model(paths.agent_state(team, name), state)
 
@@ -121,6 +126,8 @@ def write_state(team: str, name: str, state: AgentState) -> None:
 def update_state(team: str, name: str, change: Callable[[AgentState], None],
                  timeout: float | None = None) -> AgentState:
     """Read-modify-write under the state lock (the agent and observers may both write)."""
+    if (remote := stores.remote()) is not None:
+        return remote.update_state(team, name, change, timeout)
     path = paths.agent_state(team, name)
     ensure_dir(path.parent)
     with locked(path, timeout):

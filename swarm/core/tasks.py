@@ -9,8 +9,9 @@ import builtins
 from collections.abc import Callable
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from swarm import settings
 from swarm.core import paths
 from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import check_size
@@ -55,6 +56,12 @@ class Task(BaseModel):
     created_at: str = Field(default_factory=utcnow_iso)
     updated_at: str = Field(default_factory=utcnow_iso)
 
+    @field_validator("blocked_by", "blocks", "files", mode="before")
+    @classmethod
+    def _empty_object_is_empty_list(cls, value: object) -> object:
+        # The Redis store's claim script (Lua cjson) writes an empty list back as `{}`.
+        return [] if value == {} else value
+
 
 def _refuse_unless_owner(task: Task, actor: str | None) -> None:
     """An owned task changes owner or status only by its owner or the lead (or a person: no
@@ -71,7 +78,15 @@ def _check_sizes(**fields: str | None) -> None:
 
 
 class TaskList:
-    """Tasks of one team. `check_owner` validates owner names (the team passes its members)."""
+    """Tasks of one team. `check_owner` validates owner names (the team passes its members).
+    On the Redis store (SWARM_STORE=redis://...) this builds a `RedisTaskList` instead."""
+
+    def __new__(cls, team: str, check_owner: Callable[[str], str] | None = None) -> TaskList:
+        if cls is TaskList and settings.store() != "file":
+            from swarm.core.redis_tasks import RedisTaskList
+
+            return super().__new__(RedisTaskList)
+        return super().__new__(cls)
 
     def __init__(self, team: str, check_owner: Callable[[str], str] | None = None) -> None:
         self.team = team

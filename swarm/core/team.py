@@ -13,6 +13,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from swarm import settings
 from swarm.core import paths
 from swarm.core.liveness import is_alive, terminate
 from swarm.core.mailbox import Mailbox
@@ -51,7 +52,7 @@ from swarm.errors import (
 )
 
 CONFIG_VERSION = 1
-BackendName = Literal["tmux", "iterm2", "hidden"]  # names.BACKENDS, as a type
+BackendName = Literal["tmux", "iterm2", "hidden", "ssh"]  # names.BACKENDS, as a type
 PALETTE = ("blue", "green", "yellow", "magenta", "cyan", "red", "bright_blue", "bright_green")
 
 
@@ -76,6 +77,9 @@ class Member(BaseModel):
     backend: BackendName | None = None
     pane_id: str | None = None
     tmux_socket: str | None = None
+    # `--backend ssh:[USER@]HOST[:PORT]`: the host its process runs on. Its pid is that host's:
+    # signals go through ssh and its liveness is its heartbeat, never a local pid check.
+    host: str | None = None
     cwd: str | None = None
     # Set by `spawn --worktree` (swarm.core.worktrees): the checkout, its branch, the commit it
     # started from, and the checkout it came from (where `swarm merge` lands its work).
@@ -141,7 +145,15 @@ def _end_processes(team: Team, members: builtins.list[Member]) -> None:
 
 
 class Team:
-    """A handle on one team directory. Cheap: every call reads what it needs from disk."""
+    """A handle on one team directory. Cheap: every call reads what it needs from disk.
+    On the Redis store (SWARM_STORE=redis://...) this builds a `RedisTeam` instead."""
+
+    def __new__(cls, name: str) -> Team:
+        if cls is Team and settings.store() != "file":
+            from swarm.core.redis_team import RedisTeam
+
+            return super().__new__(RedisTeam)
+        return super().__new__(cls)
 
     def __init__(self, name: str) -> None:
         self.name = name
@@ -159,6 +171,10 @@ class Team:
     @classmethod
     def create(cls, name: str, description: str = "") -> Team:
         """Create a team; on a name clash the team gets a unique `NAME-xxxx` (see `team.name`)."""
+        if cls is Team and settings.store() != "file":
+            from swarm.core.redis_team import RedisTeam
+
+            return RedisTeam.create(name, description)
         base = validate_team_name(name)
         ensure_dir(paths.teams_dir())
         candidate = base
@@ -190,6 +206,10 @@ class Team:
 
     @classmethod
     def list(cls) -> builtins.list[Team]:
+        if cls is Team and settings.store() != "file":
+            from swarm.core.redis_team import RedisTeam
+
+            return RedisTeam.list()
         root = paths.teams_dir()
         if not root.is_dir():
             return []
@@ -221,8 +241,22 @@ class Team:
         from swarm.core.worktrees import leave_team  # git helpers: not for every command
 
         leave_team(team)
-        shutil.rmtree(team.dir)
+        team._remove()
         return [m.name for m in alive]
+
+    def _remove(self) -> None:
+        shutil.rmtree(self.dir)
+
+    def exists(self) -> bool:
+        return self.config_path.exists()
+
+    def config_key(self) -> object:
+        """Changes whenever the team file does (cheap: a stat), for caches of what it says."""
+        try:
+            info = os.stat(self.config_path)
+        except FileNotFoundError:
+            return (0, 0, 0)
+        return (info.st_ino, info.st_mtime_ns, info.st_size)
 
     # -- the team file -----------------------------------------------------------------------
     def config(self) -> TeamConfig:
@@ -246,11 +280,11 @@ class Team:
         except FileNotFoundError:
             return self.config()  # raises the clear error
         key = (info.st_ino, info.st_mtime_ns, info.st_size)
-        cached: tuple[tuple[int, int, int], TeamConfig] | None = getattr(self, "_send_cache", None)
+        cached: tuple[object, TeamConfig] | None = getattr(self, "_send_cache", None)
         if cached is not None and cached[0] == key:
             return cached[1]
         config = self.config()
-        self._send_cache = (key, config)
+        self._send_cache: tuple[object, TeamConfig] = (key, config)
         return config
 
     def update(self, change: Callable[[TeamConfig], None]) -> TeamConfig:

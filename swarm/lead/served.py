@@ -133,7 +133,7 @@ class ServedHost:
             if self.requested is None:
                 raise BadInputError("--as NAME joins a team: pass --team T or set SWARM_TEAM")
             self._join(Team.open(self.requested))
-        elif self.requested is not None and Team(self.requested).config_path.exists():
+        elif self.requested is not None and Team(self.requested).exists():
             self._lead(Team.open(self.requested))
 
     def create_team(self, name: str | None, description: str) -> Team:

@@ -22,8 +22,8 @@ from typing import Any
 from swarm import settings
 from swarm.core.state import read_state
 from swarm.core.store import write_bytes_atomic
+from swarm.core.store_api import Watcher
 from swarm.core.tasks import ENDED
-from swarm.core.watch import FileWatcher
 from swarm.errors import SwarmError, describe_error
 from swarm.lead.process import Lead
 from swarm.lead.wait_tools import LOOK_EVERY, team_watcher
@@ -86,7 +86,7 @@ class Session:
         return False
 
     # -- waiting ---------------------------------------------------------------------------------
-    def watcher(self) -> FileWatcher:
+    def watcher(self) -> Watcher:
         """Mailboxes, tasks and every teammate's state file (not the lead's own heartbeat)."""
         return team_watcher(self.lead.team, self.lead.subagents.waker)
 

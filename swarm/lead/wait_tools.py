@@ -20,17 +20,18 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar, cast
+from typing import Protocol, TypeVar, cast
 
 from pydantic import Field
 
-from swarm.core import paths
+from swarm.core import stores
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import Message, ShutdownRequest, escape, render_for_model
 from swarm.core.readable import structured_line
+from swarm.core.store_api import Watcher
 from swarm.core.team import Team
-from swarm.core.watch import FileWatcher, Waker
+from swarm.core.watch import Waker
 from swarm.lead.wake_policy import Block, Wake, Watch, text_block
 from swarm.runtime.console import brief
 from swarm.runtime.inputs import Inbound, is_shutdown
@@ -73,16 +74,11 @@ class TeamHost(Protocol):
         """Create a team and become its lead process."""
 
 
-def team_watcher(team: Team, waker: Waker | None = None) -> FileWatcher:
+def team_watcher(team: Team, waker: Waker | None = None) -> Watcher:
     """What the lead sleeps on: the mailboxes, the tasks and every teammate's state file (not
     the lead's own heartbeat)."""
-    targets: list[tuple[Any, str | None]] = [(paths.inboxes_dir(team.name), None),
-                                             (paths.tasks_dir(team.name), None)]
-    for member in team.members():
-        directory = paths.agent_dir(team.name, member.name)
-        if member.name != LEAD_NAME and directory.is_dir():
-            targets.append((directory, "state.json"))
-    return FileWatcher(targets, waker)
+    return stores.team_watcher(team.name, None, True,
+                               [m.name for m in team.members() if m.name != LEAD_NAME], waker)
 
 
 class ServedWatch(Watch):
@@ -151,7 +147,7 @@ class TeamCreateInput(ToolInput):
     description: str | None = None
 
 
-def wait_for(host: WaitHost, watcher: FileWatcher, look: Callable[[], T | None],
+def wait_for(host: WaitHost, watcher: Watcher, look: Callable[[], T | None],
              timeout: float) -> T | None:
     """Look (under the host's lock), then sleep on the watcher until a file changes, at most
     LOOK_EVERY seconds; None once `timeout` passed or the server is closing."""
@@ -239,7 +235,7 @@ class WaitForTeam(Tool):
         timeout = DEFAULT_WAIT if args.timeout_s is None else args.timeout_s
         host = cast(WaitHost, ctx.host)
         box = Mailbox(ctx.team.name, ctx.name)
-        with FileWatcher([(box.path.parent, box.path.name)], host.waker) as watcher:
+        with stores.team_watcher(ctx.team.name, [ctx.name], False, [], host.waker) as watcher:
             unread = wait_for(host, watcher, lambda: box.unread() or None, timeout)
         if not unread:
             return ToolResult(self._nothing(timeout, host))

@@ -10,16 +10,17 @@ import time
 from dataclasses import asdict, dataclass
 
 from swarm.backends.resolve import get_backend
-from swarm.core import paths
+from swarm.backends.ssh import SshError, signal_agent
+from swarm.core import paths, stores
 from swarm.core.liveness import terminate
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME, ModeCap
 from swarm.core.protocol import ModeChange, ShutdownRequest, ShutdownResponse
 from swarm.core.rules import validate_mode
 from swarm.core.state import AgentState, read_state, update_state
+from swarm.core.store_api import Watcher
 from swarm.core.tasks import ENDED
 from swarm.core.team import Member, Team
-from swarm.core.watch import FileWatcher
 from swarm.core.worktrees import Finished, finish_member, leave_team
 from swarm.errors import BadInputError, OperationFailedError, WaitTimeoutError
 from swarm.ops.health import MemberStatus, end_child_commands, observe, observe_member
@@ -39,15 +40,9 @@ class ShutdownOutcome:
         return asdict(self)
 
 
-def team_watcher(team: Team) -> FileWatcher:
+def team_watcher(team: Team) -> Watcher:
     """Wakes on any mailbox, task or agent state change of the team."""
-    targets: list[tuple[object, str | None]] = [(paths.inboxes_dir(team.name), None),
-                                                (paths.tasks_dir(team.name), None)]
-    for member in team.members():
-        directory = paths.agent_dir(team.name, member.name)
-        if directory.is_dir():
-            targets.append((directory, "state.json"))
-    return FileWatcher(targets)  # type: ignore[arg-type]
+    return stores.team_watcher(team.name, None, True, [m.name for m in team.members()])
 
 
 def _targets(team: Team, names: list[str]) -> list[Member]:
@@ -68,7 +63,8 @@ def close_pane(member: Member) -> None:
         return
     with contextlib.suppress(Exception):
         team = member.agent_id.partition("@")[2]
-        get_backend(member.backend, team=team, socket=member.tmux_socket).kill_pane(member.pane_id)
+        get_backend(member.backend, team=team, socket=member.tmux_socket,
+                    host=member.host).kill_pane(member.pane_id)
 
 
 def finish_worktree(team: Team, member: Member) -> Finished | None:
@@ -81,9 +77,13 @@ def stop_member(team: Team, member: Member, reason: str = "killed",
                 worktree: bool = True) -> Finished | None:
     state = read_state(team.name, member.name)
     pid = state.pid if state else member.pid
-    if pid and pid != os.getpid():
+    if member.host:  # its pid is that host's: TERM, then KILL, through ssh
+        if pid:
+            signal_agent(member.host, team.name, member.name, pid, "TERM", escalate=True,
+                         child_pgid=state.child_pgid if state else None)
+    elif pid and pid != os.getpid():
         terminate(pid, state.started_at if state else None)
-    end_child_commands(read_state(team.name, member.name))
+    end_child_commands(read_state(team.name, member.name), member)
     close_pane(member)
     team.tasks.release_owned_by(member.name)
     if state is not None:
@@ -100,7 +100,10 @@ def stop_members(team: Team, members: list[Member]) -> None:
     session), so deleting a team leaves nothing behind and touches nothing else."""
     for member in members:
         if member.name != "team-lead":
-            stop_member(team, member, "stopped: team deleted", worktree=False)
+            # A host that cannot be reached must not keep the team (its agent will find the
+            # team gone); everything here is still stopped.
+            with contextlib.suppress(SshError) if member.host else contextlib.nullcontext():
+                stop_member(team, member, "stopped: team deleted", worktree=False)
     sockets = {m.tmux_socket for m in members if m.backend == "tmux"}
     for socket in sockets:
         with contextlib.suppress(Exception):
@@ -203,7 +206,10 @@ def interrupt(team: Team, name: str) -> MemberStatus:
     status = observe_member(team, member)
     if status.state in ("dead", "exited") or state is None or not state.pid:
         raise OperationFailedError(f"{member.name} is {status.state}: nothing to interrupt")
-    os.kill(state.pid, signal.SIGINT)
+    if member.host:
+        signal_agent(member.host, team.name, member.name, state.pid, "INT")
+    else:
+        os.kill(state.pid, signal.SIGINT)
     return status
 
 
@@ -294,7 +300,7 @@ def remove_member(team: Team, name: str, force: bool = False,
     if status.state in ("exited", "dead"):
         how = "already-stopped"
         close_pane(member)
-        end_child_commands(read_state(team.name, member.name))
+        end_child_commands(read_state(team.name, member.name), member)
     elif force:
         how, tree = "killed", stop_member(team, member, "removed from the team")
     else:

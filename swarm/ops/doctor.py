@@ -15,6 +15,7 @@ from swarm.core import paths
 from swarm.core.team import Team
 from swarm.core.terminal import visible_line
 from swarm.core.workspace_trust import decide
+from swarm.errors import SwarmError
 from swarm.ops.damage import find, repair
 from swarm.ops.health import observe
 from swarm.runtime.models import default_model_spec
@@ -84,12 +85,16 @@ def diagnose(fix: bool = False) -> dict[str, Any]:
     writable, where = _home_writable()
     model, notice = default_model_spec()
     teams: list[dict[str, Any]] = []
+    hosts: dict[str, list[str]] = {}  # ssh host -> its members (`team/name`)
     for team in Team.list():
         try:
             statuses = observe(team, record=False)
         except Exception as exc:  # one broken team must not hide the others
             teams.append({"team": team.name, "error": str(exc)})
             continue
+        for member in team.members():
+            if member.host:
+                hosts.setdefault(member.host, []).append(f"{team.name}/{member.name}")
         dead = [s.name for s in statuses if s.state == "dead"]
         running = [s.name for s in statuses if s.state not in ("dead", "exited")]
         teams.append({"team": team.name, "members": len(statuses), "running": running,
@@ -114,6 +119,7 @@ def diagnose(fix: bool = False) -> dict[str, Any]:
         "swarm_home_writable": writable,
         "project_trust": project_trust(),
         "teams": teams,
+        "ssh_hosts": [_ssh_host(host, members) for host, members in sorted(hosts.items())],
         "findings": [f.as_dict() for f in findings],
     }
 
@@ -146,6 +152,9 @@ def render(report: dict[str, Any]) -> str:
                          f" (`swarm team delete {team['team']}` to clean up)")
         else:
             lines.append(f"ok  team {team['team']}: {len(team['running'])} running")
+    for host in report.get("ssh_hosts", []):
+        lines.append(f"ok  ssh {host['host']}: {host['version']}" if host["version"] else
+                     f"!!  ssh {host['host']} ({', '.join(host['members'])}): {host['problem']}")
     for finding in report["findings"]:
         lines.append(f"!!  {finding['kind']}: {finding['path']}: {finding['detail']}")
         if finding["fixed"]:
@@ -155,6 +164,17 @@ def render(report: dict[str, Any]) -> str:
     if not report["findings"]:
         lines.append("ok  no damage found under SWARM_HOME")
     return "\n".join(lines)
+
+
+def _ssh_host(host: str, members: list[str]) -> dict[str, Any]:
+    """A teammate host: does `ssh HOST swarm --version` answer, as its teammates start swarm?"""
+    from swarm.backends.ssh import remote_version
+
+    try:
+        version, problem = visible_line(remote_version(host)) or "?", None
+    except SwarmError as exc:
+        version, problem = None, visible_line(str(exc))
+    return {"host": host, "members": members, "version": version, "problem": problem}
 
 
 def _trust_line(trust: dict[str, Any]) -> str:

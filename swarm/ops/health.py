@@ -16,6 +16,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 
 from swarm import settings
+from swarm.core import stores
 from swarm.core.liveness import is_alive
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME
@@ -83,6 +84,8 @@ def age_s(iso: str) -> float:
 
 def death_reason(member: Member, state: AgentState | None) -> str | None:
     """Why `member` is dead though not recorded so, or None (alive, starting, or recorded)."""
+    if member.host:
+        return _remote_death_reason(member, state)
     if state is None:
         if member.pid:
             return None if is_alive(member.pid) else "exited before it started (see `swarm logs " + member.name + "`)"
@@ -105,14 +108,36 @@ def death_reason(member: Member, state: AgentState | None) -> str | None:
     return None
 
 
+def _remote_death_reason(member: Member, state: AgentState | None) -> str | None:
+    """A member on another host: its pid is that host's, so only its heartbeat tells."""
+    if state is None:
+        if age_s(member.joined_at) < STARTUP_GRACE:
+            return None
+        return f"never started on {member.host} (see `swarm logs {member.name}`)"
+    if state.state in ("exited", "dead"):
+        return None
+    stale = time.time() - state.heartbeat
+    if state.pid is None:  # respawned, its process not up yet
+        return None if stale < STARTUP_GRACE else f"never started on {member.host}"
+    store = stores.remote()
+    if store is not None:  # the heartbeat key's TTL ran out: nothing refreshed it
+        team = member.agent_id.partition("@")[2]
+        if store.heartbeat_age(team, member.name) is None:
+            return f"no heartbeat from {member.host} for {max(stale, heartbeat_stale_after()):.0f}s"
+    if stale > heartbeat_stale_after():
+        return f"no heartbeat from {member.host} for {stale:.0f}s"
+    return None
+
+
 # An observer waits this long for a lock; a stopped process holding one must not hang status.
 OBSERVER_LOCK_TIMEOUT = 2.0
 
 
-def end_child_commands(state: AgentState | None) -> None:
+def end_child_commands(state: AgentState | None, member: Member | None = None) -> None:
     """A dead agent's Bash command runs in its own process group and would outlive it: end it,
-    if that group is still the one the agent started."""
-    if state is None or not state.child_pgid:
+    if that group is still the one the agent started. Not for a member on another host: its
+    process group is that host's (a stop there ends it through ssh)."""
+    if state is None or not state.child_pgid or (member is not None and member.host):
         return
     if is_alive(state.child_pgid, state.child_started_at):
         with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -139,7 +164,7 @@ def record_death(team: Team, name: str, reason: str) -> bool:
     except LockTimeoutError as exc:
         warn(f"{name} looks dead ({reason}) but could not be recorded yet: {exc}")
         return False
-    end_child_commands(read_state(team.name, name))
+    end_child_commands(read_state(team.name, name), team.config().member(name))
     if first:
         log.warning("%s@%s is dead: %s", name, team.name, reason)
         note = TeammateTerminated(agent_id=f"{name}@{team.name}", reason=reason)

@@ -122,7 +122,7 @@ def iso(seconds: float) -> str:
 def _member_names(team: Team, members: list[Member]) -> list[str]:
     """Members in the team file (lead first), then any with files on disk but no entry any more."""
     names = [LEAD_NAME, *(m.name for m in members if m.name != LEAD_NAME)]
-    agents = paths.team_dir(team.name) / "agents"
+    agents = paths.local_team_dir(team.name) / "agents"
     if agents.is_dir():
         names += sorted(p.name for p in agents.iterdir() if p.is_dir() and p.name not in names)
     return names
@@ -131,7 +131,7 @@ def _member_names(team: Team, members: list[Member]) -> list[str]:
 def build_report(team_name: str, now: float | None = None) -> RunReport:
     """Read everything the team left on disk and lay it out in time."""
     team_name = validate_team_name(team_name)
-    if not paths.team_dir(team_name).is_dir():
+    if not Team(team_name).exists():
         raise NotFoundError(f"no team named {team_name!r} (see `swarm team list`): the report "
                             "reads a team's files, which `swarm team delete` removes; keep a "
                             "team with --keep to report on it later")

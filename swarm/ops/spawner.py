@@ -14,6 +14,7 @@ from swarm import settings
 from swarm.backends.base import PaneBackend
 from swarm.backends.hidden import swarm_argv
 from swarm.backends.resolve import get_backend, resolve
+from swarm.backends.ssh import remote_swarm_argv
 from swarm.core import paths
 from swarm.core.definitions import get_definition
 from swarm.core.mcp_config import load_mcp_config
@@ -107,7 +108,9 @@ def spawn(team: Team, request: SpawnRequest,
     if team.config().member(clean) is not None:
         raise BadInputError(f"{clean!r} is already a member of team {team.name!r}; "
                             f"use `swarm respawn {clean}` to restart it")
-    workdir = Path(req.cwd or os.getcwd()).expanduser().resolve()
+    choice = resolve(req.backend)  # an ssh: spec is checked (and a file store refused) first
+    remote_cwd = _remote_cwd(req.cwd, req.worktree) if choice.host else None
+    workdir = Path(os.getcwd() if choice.host else req.cwd or os.getcwd()).expanduser().resolve()
     if not workdir.is_dir():
         raise BadInputError(f"--cwd {workdir} is not a directory")
     trust = decide(workdir, flag=req.trust_project)
@@ -135,11 +138,12 @@ def spawn(team: Team, request: SpawnRequest,
     allow_rules = [validate_rule(r) for r in req.allow]
     deny_rules = [validate_rule(r) for r in req.deny]
     mcp_servers = _check_mcp(req.mcp, workdir, trust.project)
-    choice = resolve(req.backend)
     # `worktree: true` (SpawnTeammate) and `isolation: worktree` (the definition) come here too.
-    tree = (create(workdir, team.name, clean)
-            if req.worktree or definition.isolation == "worktree" else None)
+    isolated = req.worktree or definition.isolation == "worktree"
+    tree = create(workdir, team.name, clean) if isolated and not choice.host else None
     place: dict[str, object] = record_fields(tree) if tree else {"cwd": str(workdir)}
+    if choice.host:
+        place = {"cwd": remote_cwd, "host": choice.host}
     registered = False
     try:
         member = team.add_member(
@@ -165,6 +169,15 @@ def spawn(team: Team, request: SpawnRequest,
                        pid=pid, model=spec, permission_mode=mode, notice=notice,
                        warnings=list(definition.warnings),
                        trust_notices=[n for n in (trust.warning, trust.notice()) if n])
+
+
+def _remote_cwd(cwd: str | None, worktree: bool) -> str | None:
+    """A teammate on another host works in `--cwd` there (a path on that host; default: its
+    login directory). Worktrees are made on this host, so they are not offered there."""
+    if worktree:
+        raise BadInputError("--worktree is not available with the ssh backend (worktrees are"
+                            " made on this host); give the teammate a checkout there with --cwd")
+    return cwd or None
 
 
 def _discard_new(tree: WorktreeRecord | None) -> None:
@@ -194,8 +207,10 @@ def launch(team: Team, member: Member, pane_backend: PaneBackend | None = None
            ) -> tuple[str | None, int | None]:
     """Start `swarm agent` for a registered member through its backend; record pane and pid."""
     backend = pane_backend or get_backend(member.backend or "hidden", team=team.name,
-                                          socket=member.tmux_socket)
-    argv = [*swarm_argv(), "agent", "--agent-id", member.agent_id]
+                                          socket=member.tmux_socket, host=member.host)
+    # On another host, swarm is started as that host has it (SWARM_REMOTE_SWARM).
+    argv = [*(remote_swarm_argv() if member.host else swarm_argv()), "agent", "--agent-id",
+            member.agent_id]
     try:
         pane_id = backend.create_pane(member.name, member.color)
         pid = backend.run_in_pane(pane_id, argv, agent_env(team.name, member), member.cwd or ".")

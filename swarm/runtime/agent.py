@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from swarm.core import paths
+from swarm.core import paths, stores
 from swarm.core.definitions import effective_tools, get_definition
 from swarm.core.liveness import process_start_time
 from swarm.core.mailbox import Mailbox
@@ -83,7 +83,7 @@ class Agent(AgentBase, LoopHooks):
         in_turn = ("working", "waiting_permission", "awaiting_plan")
         self.signals = Signals(busy=lambda: self.state.state in in_turn,
                                child=lambda: self._proc, stopping=self._stopping)
-        self.orphan = OrphanCheck(self.team, self.console.say)
+        self.orphan = OrphanCheck(self.team, self.console.say, remote=bool(self.member.host))
         self.pending_shutdown: ShutdownRequest | None = None
         self.shutdown_approved = False
         self.turn = TurnRecord()  # what the current turn did, for its idle note
@@ -410,6 +410,9 @@ def tell_lead_of_death(team: str, name: str, reason: str) -> None:
 def run_agent(agent_id: str) -> int:
     name, team = parse_agent_id(agent_id)
     configure_logging(paths.agent_log(team, name))
+    remote = stores.remote()
+    if remote is not None:  # a network store: wait out its outages (the pane says so)
+        remote.be_patient(lambda text: print(visible(f"swarm: {name}: {text}"), flush=True))
     try:
         agent = Agent(team, name)
         os.chdir(agent.cwd)

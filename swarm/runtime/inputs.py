@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol
 
 from swarm import settings
-from swarm.core import paths
+from swarm.core import stores
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import (
@@ -29,9 +29,9 @@ from swarm.core.protocol import (
 )
 from swarm.core.readable import structured_line
 from swarm.core.state import AgentState
+from swarm.core.store_api import Watcher
 from swarm.core.tasks import Task
 from swarm.core.team import Team
-from swarm.core.watch import FileWatcher
 from swarm.runtime.console import Console, brief
 from swarm.runtime.subagents.runner import Subagents
 
@@ -81,10 +81,9 @@ class Inputs:
         self.resumed = resumed  # a restart: its first input says so, with the why
         self._waiting_at_start: set[str] = set()  # unread when the turn began
 
-    def watcher(self) -> FileWatcher:
+    def watcher(self) -> Watcher:
         """What wakes an idle teammate: its mailbox, the task list, a subagent's end."""
-        return FileWatcher([(self.box.path.parent, self.box.path.name),
-                            (paths.tasks_dir(self.team.name), None)], self.subagents.waker)
+        return stores.team_watcher(self.team.name, [self.name], True, [], self.subagents.waker)
 
     def unread(self) -> list[Inbound]:
         """Unread messages with their kinds; answers for requests no longer open (the asker
@@ -105,7 +104,7 @@ class Inputs:
         if self.box.unread():
             self.unread()
 
-    def next_input(self, watcher: FileWatcher) -> tuple[list[Inbound], Task | None]:
+    def next_input(self, watcher: Watcher) -> tuple[list[Inbound], Task | None]:
         """Block until there is something to do, in SPEC order."""
         while True:
             inbound = self.unread()

@@ -15,13 +15,18 @@ from collections.abc import Callable
 
 from swarm import settings
 from swarm.core.liveness import is_alive
+from swarm.core.names import LEAD_NAME
+from swarm.core.state import read_state
 from swarm.core.team import Team
 from swarm.errors import SwarmError
 
 
 class OrphanCheck:
-    def __init__(self, team: Team, say: Callable[[str], None]) -> None:
+    def __init__(self, team: Team, say: Callable[[str], None], remote: bool = False) -> None:
         self.team, self.say = team, say
+        # On another host than the lead (an ssh: member), the lead's pid is not ours to check:
+        # its heartbeat in the shared store tells instead.
+        self.remote = remote
         self.orphaned: str | None = None  # why it leaves: its lead process is gone
         self._lead_gone_since: float | None = None  # monotonic time the lead was first missed
 
@@ -32,7 +37,7 @@ class OrphanCheck:
         except (SwarmError, OSError):
             return False  # the team file is gone or unreadable: not a verdict on the lead
         pid = config.lead_pid
-        if not pid or is_alive(pid, config.lead_started_at):
+        if not pid or self._lead_alive(pid, config.lead_started_at):
             if self._lead_gone_since is not None and pid:
                 self.say(f"a lead (pid {pid}) leads the team again: staying")
             self._lead_gone_since = None  # a resumed lead adopts us
@@ -46,6 +51,13 @@ class OrphanCheck:
             self.orphaned = f"lead_gone: the lead process {pid} is gone"
             return True
         return False
+
+    def _lead_alive(self, pid: int, started_at: float | None) -> bool:
+        if not self.remote:
+            return is_alive(pid, started_at)
+        state = read_state(self.team.name, LEAD_NAME)
+        return state is None or (state.pid == pid and state.state not in ("exited", "dead") and
+                                 time.time() - state.heartbeat <= settings.heartbeat_stale())
 
 
 def close_own_pane() -> None:

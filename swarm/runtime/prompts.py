@@ -203,7 +203,7 @@ class TeammatePrompt:
         self.memory = "" if definition.omit_project_memory else project_memory(cwd)
         self.day = date.today()
         self.environment = environment(cwd, self.day)
-        self._team_key: tuple[int, int, int] | None = None
+        self._team_key: object = None
 
     def build(self, mode: str) -> str:
         self._team_key = self._team_file_key()
@@ -222,12 +222,8 @@ class TeammatePrompt:
             return True
         return self._team_file_key() != self._team_key
 
-    def _team_file_key(self) -> tuple[int, int, int]:
-        try:
-            info = os.stat(self.team.config_path)
-        except FileNotFoundError:
-            return (0, 0, 0)
-        return (info.st_ino, info.st_mtime_ns, info.st_size)
+    def _team_file_key(self) -> object:
+        return self.team.config_key()
 
 
 def subagent_part(agent_id: str, parent: str, team: str, description: str, can_message: bool,

@@ -8,7 +8,6 @@ The lead, teammates and subagents all check through a `PermissionPolicy`; only w
 from __future__ import annotations
 
 import logging
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -47,7 +46,7 @@ class PermissionPolicy:
     # The user's PreToolUse hooks: after the deny rules, before allow or ask; a Decision
     # blocks the call.
     tool_hooks: ToolHooks = field(default_factory=ToolHooks)
-    _team_rules: tuple[tuple[int, int, int], list[str]] | None = field(default=None, repr=False)
+    _team_rules: tuple[object, list[str]] | None = field(default=None, repr=False)
 
     @classmethod
     def for_member(cls, team: Team, member: Member, cwd: Path, asker: Asks | None,
@@ -60,11 +59,7 @@ class PermissionPolicy:
 
     def team_rules(self) -> list[str]:
         """The team file's "always allow" rules, parsed again only when the file changed."""
-        try:
-            info = os.stat(self.team.config_path)
-            key = (info.st_ino, info.st_mtime_ns, info.st_size)
-        except FileNotFoundError:
-            key = (0, 0, 0)
+        key = self.team.config_key()
         if self._team_rules is None or self._team_rules[0] != key:
             self._team_rules = (key, list(self.team.config().allowed_rules))
         return self._team_rules[1]

@@ -1,0 +1,110 @@
+"""A real redis-server for the tests: its own process on a free loopback port, its own config
+(no RDB snapshots, no append-only file, its own directory), stopped after.
+
+`redis_url` (a fixture) starts one per test; `store` parametrizes a test over the file store
+and Redis (`SWARM_STORE` set for the test and every process it starts).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REDIS_SERVER = shutil.which("redis-server") or "/usr/bin/redis-server"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+class RedisServer:
+    """One redis-server process; `url` points at it. `stop()`/`start()` for fault tests (the
+    same port again: a restart without persistence)."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self.port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"redis://127.0.0.1:{self.port}/0"
+
+    def start(self, timeout: float = 10.0) -> None:
+        self.directory.mkdir(parents=True, exist_ok=True)
+        self.proc = subprocess.Popen(
+            [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
+             "--appendonly", "no", "--dir", str(self.directory), "--daemonize", "no",
+             "--logfile", str(self.directory / "redis.log")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + timeout
+        while not self.ping():
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"redis-server exited {self.proc.returncode}: "
+                                   f"{self.log_tail()}")
+            if time.monotonic() >= deadline:
+                self.stop()
+                raise RuntimeError(f"redis-server did not answer PING in {timeout}s")
+            time.sleep(0.02)
+
+    def ping(self) -> bool:
+        """PING over a plain socket (RESP inline command): no client library needed."""
+        try:
+            with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as sock:
+                sock.sendall(b"PING\r\n")
+                return sock.recv(64).startswith(b"+PONG")
+        except OSError:
+            return False
+
+    def log_tail(self) -> str:
+        with contextlib.suppress(OSError):
+            return (self.directory / "redis.log").read_text()[-500:]
+        return ""
+
+    def stop(self) -> None:
+        if self.proc is None:
+            return
+        self.proc.terminate()
+        try:
+            self.proc.wait(10)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait(10)
+        self.proc = None
+
+
+@pytest.fixture
+def redis_server(tmp_path: Path) -> Iterator[RedisServer]:
+    if not Path(REDIS_SERVER).exists():
+        pytest.skip("redis-server is not installed (apt-get install redis-server)")
+    server = RedisServer(tmp_path / "redis")
+    server.start()
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@pytest.fixture
+def redis_url(redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch) -> str:
+    """A fresh Redis, selected as the store for this test and the processes it starts."""
+    monkeypatch.setenv("SWARM_STORE", redis_server.url)
+    return redis_server.url
+
+
+@pytest.fixture(params=["file", "redis"])
+def store(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch) -> str:
+    """Run the test on each store: `file` ($SWARM_HOME) and `redis` (a server of its own)."""
+    if request.param == "file":
+        monkeypatch.setenv("SWARM_STORE", "file")
+        return "file"
+    return str(request.getfixturevalue("redis_url"))
