@@ -61,8 +61,24 @@ def _keygen(path: Path) -> None:
                     str(path)], check=True, capture_output=True, timeout=30)
 
 
+# What a host without tmux offers the remote scripts and the agent (symlinks to the real ones).
+TOOLS = ("sh", "bash", "env", "mktemp", "cat", "rm", "mkdir", "dirname", "setsid", "nohup",
+         "uname", "ps", "sleep", "tail", "echo", "printf", "ls", "true")
+
+
+def _bin_without_tmux(directory: Path) -> Path:
+    directory.mkdir()
+    for tool in TOOLS:
+        real = shutil.which(tool)
+        if real:
+            (directory / tool).symlink_to(real)
+    return directory
+
+
 @pytest.fixture
-def ssh_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SshHost]:
+def ssh_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+             request: pytest.FixtureRequest) -> Iterator[SshHost]:
+    """`ssh_host`; parametrized indirectly with "no-tmux", a host whose PATH has no tmux."""
     if not (os.path.exists(SSHD) and shutil.which("ssh") and shutil.which("ssh-keygen")):
         pytest.skip("OpenSSH (server and client) is not installed")
     if os.geteuid() != 0:
@@ -79,7 +95,9 @@ def ssh_host(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[SshHos
         f"AuthorizedKeysFile {base / 'authorized_keys'}", f"PidFile {base / 'sshd.pid'}",
         "UsePAM no", "StrictModes no", "PermitRootLogin prohibit-password",
         "PasswordAuthentication no", "KbdInteractiveAuthentication no", "PrintMotd no",
-        "SetEnv SHLVL=1",  # see the module's docstring: no ~/.bashrc for the remote shell
+        # SHLVL: see the module's docstring (no ~/.bashrc for the remote shell).
+        "SetEnv SHLVL=1" + (f" PATH={_bin_without_tmux(base / 'bin')}"
+                            if getattr(request, "param", None) == "no-tmux" else ""),
         "LogLevel ERROR", ""]))
     client_config = base / "ssh_config"
     client_config.write_text("\n".join([

@@ -115,3 +115,25 @@ def test_a_remote_teammate_killed_there_is_dead_after_its_heartbeat_expires(
     assert not any(c.is_running() and c.status() != psutil.STATUS_ZOMBIE for c in job)
     (task,) = json.loads(ok("tasks", "list", "--json"))
     assert (task["status"], task["owner"]) == ("pending", None)
+
+
+@pytest.mark.parametrize("ssh_host", ["no-tmux"], indirect=True)
+def test_a_host_without_tmux_runs_the_teammate_detached(
+        ssh_host: SshHost, redis_url: str) -> None:
+    assert "tmux" not in ssh_host.ssh("command -v tmux || echo none").stdout
+    assert run_swarm("team", "create", "alpha").returncode == 0
+    result = spawn_there(ssh_host, "--prompt", "$ echo detached-$((6 * 7))")
+    assert result["pane_id"] == "hidden:w"
+
+    def report() -> list[dict[str, Any]]:
+        inbox = json.loads(ok("inbox", "--json"))
+        return [m for m in inbox if m["from"] == "w" and "detached-42" in m["text"]]
+
+    wait_until(report, 60, interval=0.2, message="w's report from a host without tmux")
+    assert "detached-42" in ok("logs", "w")  # its stdout went to agent.log there
+    shut = json.loads(ok("shutdown", "w", "--json", timeout=90))
+    outcomes = shut if isinstance(shut, list) else shut["outcomes"]
+    assert [(o["name"], o["result"]) for o in outcomes] == [("w", "exited")]
+    wait_until(lambda: not psutil.pid_exists(result["pid"]) or
+               psutil.Process(result["pid"]).status() == psutil.STATUS_ZOMBIE, 20,
+               message="the detached agent ended")

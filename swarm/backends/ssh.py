@@ -61,10 +61,6 @@ class SshTarget:
         return f"{user}{self.host}{port}"
 
 
-def is_ssh_spec(value: str | None) -> bool:
-    return bool(value) and (value == "ssh" or str(value).startswith(PREFIX))
-
-
 def parse_target(spec: str) -> SshTarget:
     """`ssh:[USER@]HOST[:PORT]` (the `ssh:` prefix optional) -> SshTarget, or a clear error."""
     text = spec[len(PREFIX):] if spec.startswith(PREFIX) else spec
