@@ -204,6 +204,15 @@ def looks_structured(text: str) -> bool:
     return _structured_dict(text) is not None
 
 
+def structured_object(value: object) -> dict[str, Any] | None:
+    """What a sender means by `value`, the one rule (Team.send, SendMessage): a dict is a
+    protocol object (checked when sent); text is one when it is a JSON object whose `type` names
+    a protocol message; anything else is plain text (None)."""
+    if isinstance(value, dict):
+        return value
+    return _structured_dict(value) if isinstance(value, str) else None
+
+
 def parse_structured(text: str) -> StructuredMessage | None:
     """The structured message in `text`, or None when it is plain text."""
     raw = _structured_dict(text)

@@ -32,8 +32,8 @@ from swarm.core.protocol import (
     StructuredMessage,
     check_size,
     dump_structured,
-    looks_structured,
     sender_may_send,
+    structured_object,
     validate_structured,
 )
 from swarm.core.state import read_state
@@ -339,10 +339,10 @@ class Team:
         Returns the new message ids. Raises before anything is written when the recipient is
         unknown, the message is too large, or a structured message is broadcast or misaddressed.
         """
-        if isinstance(text, dict):
-            structured: StructuredMessage | None = validate_structured(text)
-        elif isinstance(text, str):
-            structured = validate_structured(text) if looks_structured(text) else None
+        if isinstance(text, dict | str):
+            raw = structured_object(text)
+            structured: StructuredMessage | None = (
+                None if raw is None else validate_structured(raw))
         else:
             structured = text
         body = dump_structured(structured) if structured is not None else str(text)

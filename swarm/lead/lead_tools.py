@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Any, Protocol, cast
 
 from swarm.core.names import LEAD_NAME, ModeCap
-from swarm.core.protocol import STRUCTURED_TYPES, ShutdownRequest, validate_structured
+from swarm.core.protocol import ShutdownRequest, structured_object, validate_structured
 from swarm.errors import BadInputError
 from swarm.lead.wake_policy import DONE_STATES, Watch, describe_request, task_tally
 from swarm.ops import control
@@ -133,13 +133,7 @@ class LeadSendMessage(tt.SendMessage):
         if ctx.subagents is not None and ctx.subagents.owns(to):  # one of the lead's subagents
             return super().run({**args, "to": to}, ctx)
         message = args["message"]
-        if isinstance(message, str) and message.lstrip().startswith("{"):
-            try:
-                decoded = json.loads(message)
-            except ValueError:
-                decoded = None
-            if isinstance(decoded, dict) and decoded.get("type") in STRUCTURED_TYPES:
-                message = decoded
+        message = structured_object(message) or message  # JSON text of a protocol object too
         if not isinstance(message, dict):
             result = super().run({**args, "to": to}, ctx)
             return ToolResult(result.content + self._woken(to, ctx), result.is_error)

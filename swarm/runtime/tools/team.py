@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from swarm.core.protocol import STRUCTURED_TYPES, ShutdownResponse, validate_structured
+from swarm.core.protocol import ShutdownResponse, structured_object, validate_structured
 from swarm.core.tasks import STATUSES
 from swarm.errors import SwarmError
 from swarm.runtime.subagents.tools import subagent_tools
@@ -49,13 +48,7 @@ class SendMessage(Tool):
                 raise ToolError("a subagent takes plain-text messages only")
             summary = args.get("summary")
             return ctx.subagents.message(to.strip(), message, str(summary) if summary else None)
-        if isinstance(message, str) and message.lstrip().startswith("{"):
-            try:
-                decoded = json.loads(message)
-                if isinstance(decoded, dict) and decoded.get("type") in STRUCTURED_TYPES:
-                    message = decoded
-            except ValueError:
-                pass
+        message = structured_object(message) or message  # JSON text of a protocol object too
         if isinstance(message, dict):
             if message.get("type") == "shutdown_response" and not message.get("request_id"):
                 message = {**message, "request_id": ctx.host.pending_shutdown_id() or ""}
