@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from swarm.core import paths
+from swarm.core.filecache import FileCache
 from swarm.core.liveness import is_alive, terminate
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import (
@@ -239,19 +240,12 @@ class Team:
 
     def _config_for_send(self) -> TeamConfig:
         """The team file, parsed again only when it changed on disk: a script sending in a loop
-        pays one stat per message instead of a parse. Every write replaces the file (new inode,
-        new mtime), and a membership change always changes its size."""
-        try:
-            info = os.stat(self.config_path)
-        except FileNotFoundError:
-            return self.config()  # raises the clear error
-        key = (info.st_ino, info.st_mtime_ns, info.st_size)
-        cached: tuple[tuple[int, int, int], TeamConfig] | None = getattr(self, "_send_cache", None)
-        if cached is not None and cached[0] == key:
-            return cached[1]
-        config = self.config()
-        self._send_cache = (key, config)
-        return config
+        pays one stat per message instead of a parse (a missing file: the clear error)."""
+        return self._send_cache.get()
+
+    @functools.cached_property
+    def _send_cache(self) -> FileCache[TeamConfig]:
+        return FileCache(self.config_path, self.config)
 
     def update(self, change: Callable[[TeamConfig], None]) -> TeamConfig:
         """Read-modify-write the team file under its lock."""

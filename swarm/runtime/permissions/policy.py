@@ -8,13 +8,13 @@ The lead, teammates and subagents all check through a `PermissionPolicy`; only w
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from swarm.core import rules
+from swarm.core.filecache import FileCache
 from swarm.core.protocol import PlanApprovalResponse
 from swarm.core.rules import Decision
 from swarm.core.scopes import scope_denial
@@ -46,7 +46,7 @@ class PermissionPolicy:
     asker: Asks | None = None  # None: never ask (background), deny instead
     # PreToolUse hooks: after the deny rules, before allow or ask; a Decision blocks the call.
     gate: Callable[[Tool, dict[str, Any]], Decision | None] | None = None
-    _team_rules: tuple[tuple[int, int, int], list[str]] | None = field(default=None, repr=False)
+    _team_rules: FileCache[list[str]] | None = field(default=None, repr=False)
 
     @classmethod
     def for_member(cls, team: Team, member: Member, cwd: Path, asker: Asks | None,
@@ -58,14 +58,10 @@ class PermissionPolicy:
 
     def team_rules(self) -> list[str]:
         """The team file's "always allow" rules, parsed again only when the file changed."""
-        try:
-            info = os.stat(self.team.config_path)
-            key = (info.st_ino, info.st_mtime_ns, info.st_size)
-        except FileNotFoundError:
-            key = (0, 0, 0)
-        if self._team_rules is None or self._team_rules[0] != key:
-            self._team_rules = (key, list(self.team.config().allowed_rules))
-        return self._team_rules[1]
+        if self._team_rules is None:
+            self._team_rules = FileCache(self.team.config_path,
+                                         lambda: list(self.team.config().allowed_rules))
+        return self._team_rules.get()
 
     def out_of_scope(self, tool: Tool, args: dict[str, Any]) -> Decision | None:
         """File scopes on tasks (core/scopes.py): in every mode, bypassPermissions too."""
