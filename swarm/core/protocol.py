@@ -168,12 +168,6 @@ def _structured() -> TypeAdapter[Any]:
     return _STRUCTURED
 
 
-def __getattr__(name: str) -> Any:
-    if name == "STRUCTURED":  # the public name, kept for importers
-        return _structured()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 # The `type` tag of every member of the union above, read off the models themselves.
 STRUCTURED_TYPES = frozenset(
     model.model_fields["type"].default for model in get_args(get_args(StructuredMessage)[0])
