@@ -16,8 +16,8 @@ from libtmux.server import Server
 from libtmux.session import Session
 
 from swarm.backends.base import PaneBackend
-from swarm.backends.tmux import TmuxBackend, TmuxError, attach_command, tmux_color
-from swarm.errors import BadInputError
+from swarm.backends.tmux import TmuxBackend, attach_command, tmux_color
+from swarm.errors import BadInputError, TmuxError
 from tests.helpers import wait_until
 
 REPO = Path(__file__).resolve().parents[1]

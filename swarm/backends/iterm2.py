@@ -17,15 +17,11 @@ from collections.abc import Mapping, Sequence
 
 from swarm import settings
 from swarm.backends.shellenv import discard, secrets_prelude, split_env
-from swarm.errors import BadInputError, SwarmError
+from swarm.errors import BadInputError, ITerm2Error
 
 TEAM_VAR = "user.swarm_team"
 AGENT_VAR = "user.swarm_agent"
 OSASCRIPT_TIMEOUT = 30.0
-
-
-class ITerm2Error(SwarmError):
-    """osascript failed (iTerm2 not running, automation permission refused, ...)."""
 
 
 def applescript_string(value: str) -> str:

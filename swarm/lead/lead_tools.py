@@ -18,7 +18,7 @@ from typing import Any, Protocol, cast
 
 from swarm.core.names import LEAD_NAME, ModeCap
 from swarm.core.protocol import ShutdownRequest, structured_object, validate_structured
-from swarm.errors import BadInputError
+from swarm.errors import BadInputError, ToolError
 from swarm.lead.wake_policy import DONE_STATES, Watch, describe_request, task_tally
 from swarm.ops import control
 from swarm.ops.approvals import answer_plan, approve_permission, deny_permission
@@ -30,7 +30,7 @@ from swarm.runtime.models import default_model_spec
 from swarm.runtime.subagents.tools import AgentStatusTool, AgentStopTool, AgentTool
 from swarm.runtime.tools import builtin as ft
 from swarm.runtime.tools import team as tt
-from swarm.runtime.tools.builtin import Tool, ToolContext, ToolError, ToolResult, _schema
+from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult, _schema
 
 FILE_TOOLS = ("Read", "Glob", "Grep", "Bash", "Write", "Edit")
 # What the lead may send as a structured message; answers to requests go through AnswerPermission

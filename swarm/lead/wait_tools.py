@@ -30,11 +30,12 @@ from swarm.core.protocol import Message, ShutdownRequest, escape, render_for_mod
 from swarm.core.readable import structured_line
 from swarm.core.team import Team
 from swarm.core.watch import FileWatcher, Waker
+from swarm.errors import ToolError
 from swarm.lead.wake_policy import Block, Wake, Watch, text_block
 from swarm.runtime.console import brief
 from swarm.runtime.inputs import Inbound, is_shutdown
 from swarm.runtime.interfaces import ToolHost
-from swarm.runtime.tools.builtin import Tool, ToolContext, ToolError, ToolResult, _schema
+from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult, _schema
 
 T = TypeVar("T")
 LOOK_EVERY = 2.0  # seconds between looks with no file change (a death by stale heartbeat, a stall)

@@ -49,7 +49,7 @@ from swarm.core.tasks import Task
 from swarm.core.team import Team
 from swarm.core.terminal import visible
 from swarm.core.workspace_trust import decide
-from swarm.errors import describe_error
+from swarm.errors import AgentStopped, describe_error
 from swarm.log import configure as configure_logging
 from swarm.runtime.base import AgentBase
 from swarm.runtime.console import Console, brief
@@ -63,7 +63,7 @@ from swarm.runtime.orphan import OrphanCheck, close_own_pane
 from swarm.runtime.permissions.asking import Asker
 from swarm.runtime.permissions.policy import PermissionPolicy
 from swarm.runtime.prompts import TeammatePrompt
-from swarm.runtime.signals import AgentStopped, Signals
+from swarm.runtime.signals import Signals
 from swarm.runtime.subagents.runner import Subagents
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
 from swarm.runtime.tools.team import all_tools

@@ -14,7 +14,8 @@ from typing import Any
 
 from swarm.core.definitions import AgentDefinition
 from swarm.core.names import SUBAGENT_USABLE
-from swarm.runtime.tools.builtin import Tool, ToolContext, ToolError, ToolResult, _schema
+from swarm.errors import ToolError
+from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult, _schema
 
 NO_NESTING = ("a subagent cannot start subagents (a fork cannot fork): do the work yourself "
               "with your own tools")

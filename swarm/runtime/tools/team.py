@@ -6,7 +6,7 @@ from typing import Any
 
 from swarm.core.protocol import ShutdownResponse, structured_object, validate_structured
 from swarm.core.tasks import STATUSES
-from swarm.errors import SwarmError
+from swarm.errors import SwarmError, ToolError
 from swarm.runtime.subagents.tools import subagent_tools
 from swarm.runtime.tools.builtin import (
     Bash,
@@ -16,7 +16,6 @@ from swarm.runtime.tools.builtin import (
     Read,
     Tool,
     ToolContext,
-    ToolError,
     ToolResult,
     Write,
     _schema,
