@@ -140,6 +140,10 @@ end tell
         except ITerm2Error:
             return False
 
+    def close_team(self) -> int:
+        """Every session made for the team is a member's pane, closed with its member."""
+        return 0
+
     def _if_ours(self, pane_id: str, action: str, result: str) -> str:
         """Script that runs `action` and returns `result` only for a session marked as ours."""
         # A foreign session has no such variable: reading it may fail or give missing value.

@@ -230,7 +230,7 @@ class TmuxBackend:
                           "#{" + SESSION_OPT + "}"], check=False)
         return out is not None and out[:1] == [team]
 
-    def kill_session(self) -> int:
+    def close_team(self) -> int:
         """Team delete: the team's own session and its marked panes elsewhere; nothing else."""
         team = self._need_team()
         killed = 0

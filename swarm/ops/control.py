@@ -101,10 +101,9 @@ def stop_members(team: Team, members: list[Member]) -> None:
     for member in members:
         if member.name != "team-lead":
             stop_member(team, member, "stopped: team deleted", worktree=False)
-    sockets = {m.tmux_socket for m in members if m.backend == "tmux"}
-    for socket in sockets:
+    for backend, socket in {(m.backend, m.tmux_socket) for m in members if m.backend}:
         with contextlib.suppress(Exception):
-            get_backend("tmux", team=team.name, socket=socket).kill_session()  # type: ignore[attr-defined]
+            get_backend(backend, team=team.name, socket=socket).close_team()
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and team.live_members():
         time.sleep(0.05)
