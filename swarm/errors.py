@@ -1,4 +1,5 @@
-"""Every error swarm raises on purpose. The CLI maps `exit_code` to the process exit status."""
+"""Every error swarm raises on purpose (and the BaseExceptions that unwind a turn, a thread or
+the process on a signal). The CLI maps `exit_code` to the process exit status."""
 
 from __future__ import annotations
 
@@ -88,6 +89,52 @@ class WaitTimeoutError(SwarmError):
     """`swarm wait` ran out of time (exit 124)."""
 
     exit_code = 124
+
+
+class SessionInterrupted(SwarmError):
+    """The person (or a signal) ended a headless session early."""
+
+    exit_code = 130
+
+
+class TmuxError(SwarmError):
+    """A tmux command failed (no space for a pane, the server went away, ...)."""
+
+
+class ITerm2Error(SwarmError):
+    """osascript failed (iTerm2 not running, automation permission refused, ...)."""
+
+
+class SshError(SwarmError):
+    """An ssh call failed (host unreachable, authentication refused, a remote step failed)."""
+
+
+# -- inside a process: a tool's failure, and signals that unwind a turn or a thread -----------
+class ToolError(Exception):
+    """Raised inside a tool; becomes an error result, never a crash."""
+
+
+class TurnInterrupted(BaseException):
+    """Raised from a signal handler to abandon the current turn. A BaseException, so that no
+    `except Exception` on the way (the model SDK's, a retry loop's) can swallow it."""
+
+
+class AgentStopped(BaseException):
+    """SIGTERM/SIGHUP: leave whatever we are doing and exit. A BaseException, so no `except
+    Exception` on the way (the model SDK, a retry loop) can swallow it."""
+
+
+class SubagentStopped(BaseException):
+    """Leave the subagent's thread now (it was stopped, or a newer run replaced this one). A
+    BaseException, so no `except Exception` on the way can swallow it."""
+
+
+class StoppedBySignal(BaseException):
+    """A signal arrived before the event loop took the signals over."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
 _OS_ERRORS = {

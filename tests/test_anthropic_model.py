@@ -13,7 +13,7 @@ import pytest
 
 from swarm.core.state import Usage
 from swarm.errors import BadInputError, ModelAPIError, OperationFailedError, SwarmError
-from swarm.runtime.models import NO_KEY_NOTICE, default_model_spec, load_model
+from swarm.runtime.models import NO_KEY_NOTICE, default_model_spec, load_model, parse_model_spec
 from swarm.runtime.models.anthropic_model import ALIASES, AnthropicModel, resolve_model_id
 from swarm.runtime.models.base import ModelRequest
 from swarm.runtime.models.prices import cost_usd
@@ -243,9 +243,9 @@ def test_aliases_are_current_sdk_ids() -> None:
         assert model_id in known, model_id
         assert model_id not in DEPRECATED_MODELS
     assert resolve_model_id("claude-opus-4-1-20250805") == "claude-opus-4-1-20250805"
-    for bad in ("", "   ", "son net"):
+    for bad in ("", "   ", "son net"):  # the one spec check refuses them, before any model
         with pytest.raises(BadInputError):
-            resolve_model_id(bad)
+            parse_model_spec(bad)
 
 
 def test_load_model_and_default_spec(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

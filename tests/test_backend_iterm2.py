@@ -15,7 +15,8 @@ from typing import Any
 import pytest
 
 from swarm.backends.base import PaneBackend
-from swarm.backends.iterm2 import ITerm2Backend, ITerm2Error, applescript_string
+from swarm.backends.iterm2 import ITerm2Backend, applescript_string
+from swarm.errors import ITerm2Error
 
 HOSTILE = '\'; do shell script "rm -rf ~"'
 FAKE = f"""#!{sys.executable}

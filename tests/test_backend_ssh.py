@@ -18,7 +18,6 @@ from swarm.backends.base import PaneBackend
 from swarm.backends.resolve import get_backend, resolve
 from swarm.backends.ssh import (
     SshBackend,
-    SshError,
     SshTarget,
     agent_script,
     parse_target,
@@ -27,7 +26,7 @@ from swarm.backends.ssh import (
     ssh_argv,
 )
 from swarm.core.team import Team
-from swarm.errors import BadInputError
+from swarm.errors import BadInputError, SshError
 from tests.agent_fixtures import error_lines, run_swarm
 from tests.helpers import wait_until
 from tests.sshd_fixtures import SshHost

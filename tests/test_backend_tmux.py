@@ -16,8 +16,8 @@ from libtmux.server import Server
 from libtmux.session import Session
 
 from swarm.backends.base import PaneBackend
-from swarm.backends.tmux import TmuxBackend, TmuxError, attach_command, tmux_color
-from swarm.errors import BadInputError
+from swarm.backends.tmux import TmuxBackend, attach_command, tmux_color
+from swarm.errors import BadInputError, TmuxError
 from tests.helpers import wait_until
 
 REPO = Path(__file__).resolve().parents[1]
@@ -160,7 +160,7 @@ def test_inside_tmux_leader_keeps_left_30_percent(
     assert backend.session_exists()  # ...is no leader: its spawn goes to the team session
     assert [r[0] for r in pane_rows(server, "=swarm-alpha:", "#{pane_id}")] == [extra]
 
-    assert backend.kill_session() == 4  # team delete: session and splits go, the leader stays
+    assert backend.close_team() == 4  # team delete: session and splits go, the leader stays
     assert all_pane_ids(server) & {leader, extra, *mates} == {leader}
 
 
@@ -185,7 +185,7 @@ def test_kill_pane_touches_only_our_marked_panes(server: Server, session: Sessio
     assert backend.kill_pane(second) is False
 
     third, _ = spawn(backend, "carol")
-    assert backend.kill_session() == 1
+    assert backend.close_team() == 1
     assert not backend.session_exists() and third not in all_pane_ids(server)
     assert unrelated in all_pane_ids(server)
     assert server.has_session(str(session.session_name)) and server.has_session("tmuxp")

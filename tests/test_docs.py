@@ -7,14 +7,31 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_design_map_names_every_module() -> None:
+def dotted(module: Path) -> str:
+    """`swarm/core/store.py` -> `core.store`: the name DESIGN's map gives it."""
+    return ".".join(module.relative_to(ROOT / "swarm").with_suffix("").parts)
+
+
+def named(name: str, text: str) -> bool:
+    """`name` as a whole dotted name in `text` (optionally `swarm.`-prefixed): `core.team`
+    is not named by `team`, `core.teams`, `x.core.team` or `core.team.py`."""
+    return re.search(rf"(?<![\w.])(?:swarm\.)?{re.escape(name)}(?!\w|\.\w)", text) is not None
+
+
+def test_design_map_names_every_module_by_its_dotted_path() -> None:
     design = (ROOT / "docs" / "DESIGN.md").read_text()
     layers = design.split("## Layers", 1)[1].split("\n## ", 1)[0]
     modules = [p for p in (ROOT / "swarm").rglob("*.py") if p.stem != "__init__"]
     assert len(modules) > 50
-    missing = [str(p.relative_to(ROOT)) for p in modules
-               if not re.search(rf"\b{re.escape(p.stem)}\b", layers)]
+    missing = [dotted(p) for p in modules if not named(dotted(p), layers)]
     assert missing == []
+
+
+def test_a_bare_or_partial_name_does_not_count() -> None:
+    assert named("core.team", "core.team (the team file)") and named("errors", "swarm.errors x")
+    for text in ("team (the team file)", "core.teams", "x.core.team", "core.team.py",
+                 "runtime.core.team"):
+        assert not named("core.team", text), text
 
 
 def test_design_links_resolve() -> None:

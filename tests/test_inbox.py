@@ -21,7 +21,7 @@ from swarm.core.protocol import (
     TaskAssignment,
     TeammateTerminated,
 )
-from swarm.core.readable import fold, message_line, structured_line, tool_call
+from swarm.core.readable import flat, fold, structured_line, tool_call
 from swarm.core.state import AgentState, write_state
 from swarm.core.team import Team
 
@@ -156,8 +156,7 @@ def test_every_structured_kind_has_a_readable_line(kind: Any, needles: list[str]
 
 
 def test_plain_messages_and_tool_calls_read_on_one_line() -> None:
-    assert message_line(Message(sender="a", text="x\ny", summary=None)) == "x y"
-    assert message_line(Message(sender="a", text='{"type": "nope"}')) == '{"type": "nope"}'
+    assert flat("x\ny") == "x y"
     assert tool_call("Bash", {"command": "make\ntest"}) == 'Bash "make test"'
     assert tool_call("TaskUpdate", {"task_id": "3", "status": "completed"}) == \
         "TaskUpdate #3 completed"

@@ -25,7 +25,7 @@ from swarm.core.team import Team
 from swarm.lead import wake_policy as wake
 from swarm.lead.wake_policy import Watch
 from swarm.ops import health
-from swarm.ops.approvals import Pending, approve_permission
+from swarm.ops.approvals import Pending, approve_permission, deny_permission
 
 
 class Recorder:
@@ -186,6 +186,32 @@ def test_human_approvals_go_to_the_person_and_the_lead_hears_the_outcome(
     assert found is not None
     assert "bob's request (Bash: make): approved" in texts(found)[0]
     assert [p.request.request_id for p in reporter.settled] == [request.request_id]
+
+
+def test_a_verdict_given_in_the_lead_process_reaches_the_watch_directly(
+        crew: Team, watch: Watch) -> None:
+    request = PermissionRequest(agent_id="bob@w", tool_name="Bash", description="Bash: make",
+                                input={"command": "make"})
+    crew.send(LEAD_NAME, request, sender="bob")
+    assert watch.next_wake() is None
+    found = deny_permission(crew, request.request_id, "not now")
+    assert found.verdict == "denied (not now)"
+    Mailbox(crew.name, "bob").path.unlink()  # the answer the teammate got is not read back
+    watch.collect()
+    assert "bob's request (Bash: make): denied (not now)" in watch.events
+
+
+def test_a_verdict_sent_from_another_process_is_read_from_the_answer(
+        crew: Team, watch: Watch) -> None:
+    request = PermissionRequest(agent_id="bob@w", tool_name="Bash", description="Bash: make",
+                                input={"command": "make"})
+    ids = crew.send(LEAD_NAME, request, sender="bob")
+    assert watch.next_wake() is None
+    # What `swarm permissions approve` from a shell leaves: the answer, the request read.
+    crew.send("bob", PermissionResponse(request_id=request.request_id, approve=True))
+    Mailbox(crew.name, LEAD_NAME).mark_read(ids)
+    watch.collect()
+    assert "bob's request (Bash: make): approved" in watch.events
 
 
 def test_lead_approvals_wake_the_lead_with_the_request(crew: Team) -> None:

@@ -21,13 +21,13 @@ from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME, validate_color
 from swarm.core.team import Team
 from swarm.core.worktrees import create, finish, record_fields, record_of
-from swarm.errors import BadInputError
+from swarm.errors import BadInputError, ToolError
 from swarm.ops.merge import merge
 from swarm.ops.report import build_report
 from swarm.ops.report_html import render_html
 from swarm.runtime.loop import Loop
 from swarm.runtime.models.base import ModelReply, ModelRequest
-from swarm.runtime.tools.builtin import ToolContext, ToolError, run_tool
+from swarm.runtime.tools.builtin import ToolContext, run_tool
 from swarm.runtime.tools.registry import all_tools
 from tests.agent_fixtures import SWARM
 from tests.git_helpers import branches, git, init_repo

@@ -22,12 +22,7 @@ from swarm.core.protocol import (
 )
 from swarm.core.store import locked
 from swarm.core.team import Team
-from swarm.errors import (
-    MessageTooLargeError,
-    ProtocolError,
-    TooLargeError,
-    UnknownRecipientError,
-)
+from swarm.errors import MessageTooLargeError, ProtocolError, TooLargeError, UnknownRecipientError
 from tests.helpers import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -5,12 +5,7 @@ from __future__ import annotations
 import pytest
 
 from swarm.core import paths
-from swarm.core.names import (
-    agent_id,
-    parse_agent_id,
-    validate_agent_name,
-    validate_team_name,
-)
+from swarm.core.names import agent_id, parse_agent_id, validate_agent_name, validate_team_name
 from swarm.core.team import Team
 from swarm.errors import BadInputError, InvalidNameError
 

@@ -23,9 +23,9 @@ from swarm.core.team import Team
 from swarm.core.watch import FileWatcher, Waker
 from swarm.core.workspace_trust import decide
 from swarm.core.worktrees import kept_path, leave_team, team_worktrees
-from swarm.errors import BadInputError
+from swarm.errors import BadInputError, ToolError, TurnInterrupted
 from swarm.runtime.interfaces import ToolHooks
-from swarm.runtime.loop import Loop, TurnInterrupted
+from swarm.runtime.loop import Loop
 from swarm.runtime.models import parse_model_spec
 from swarm.runtime.models.anthropic_model import build_params
 from swarm.runtime.models.base import ModelReply, ModelRequest
@@ -34,7 +34,7 @@ from swarm.runtime.subagents import runner as runner_module
 from swarm.runtime.subagents.runner import Subagents
 from swarm.runtime.subagents.tools import AgentTool, SubagentRequest, subagent_tools
 from swarm.runtime.subagents.worktree import finish_worktree, start_worktree
-from swarm.runtime.tools.builtin import Tool, ToolContext, ToolError, ToolResult, run_tool
+from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult, run_tool
 from tests.helpers import PlainHooks, wait_until, without_usage
 
 T = TypeVar("T")

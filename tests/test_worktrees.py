@@ -11,14 +11,7 @@ import pytest
 
 from swarm.core import paths
 from swarm.core.team import Team
-from swarm.core.worktrees import (
-    WorktreeRecord,
-    create,
-    finish,
-    inspect,
-    leave_team,
-    record_fields,
-)
+from swarm.core.worktrees import WorktreeRecord, create, finish, inspect, leave_team, record_fields
 from swarm.errors import BadInputError
 from tests.git_helpers import (
     branches,

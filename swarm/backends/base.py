@@ -12,7 +12,8 @@ class PaneBackend(Protocol):
 
     `create_pane` makes the place; `run_in_pane` starts the agent there as the pane's own
     process (never typed keystrokes) and returns its pid when the backend knows it.
-    `kill_pane` closes only a pane this backend created for the team.
+    `kill_pane` closes only a pane this backend created for the team; `close_team` (team
+    delete) closes what is left of the team there and returns how many it closed.
     """
 
     type: str
@@ -30,3 +31,5 @@ class PaneBackend(Protocol):
     def kill_pane(self, pane_id: str) -> bool: ...
 
     def is_pane_alive(self, pane_id: str) -> bool: ...
+
+    def close_team(self) -> int: ...

@@ -76,6 +76,10 @@ class HiddenBackend:
         pid = self._pids.get(pane_id)
         return pid is not None and is_alive(pid)
 
+    def close_team(self) -> int:
+        """No panes: the team's processes are stopped member by member."""
+        return 0
+
 
 def swarm_argv() -> list[str]:
     """How to start `swarm` itself in a child: the installed script, else `python -m swarm`."""

@@ -17,15 +17,11 @@ from collections.abc import Mapping, Sequence
 
 from swarm import settings
 from swarm.backends.shellenv import discard, secrets_prelude, split_env
-from swarm.errors import BadInputError, SwarmError
+from swarm.errors import BadInputError, ITerm2Error
 
 TEAM_VAR = "user.swarm_team"
 AGENT_VAR = "user.swarm_agent"
 OSASCRIPT_TIMEOUT = 30.0
-
-
-class ITerm2Error(SwarmError):
-    """osascript failed (iTerm2 not running, automation permission refused, ...)."""
 
 
 def applescript_string(value: str) -> str:
@@ -143,6 +139,10 @@ end tell
             return self._osascript(self._if_ours(pane_id, "", "alive")) == "alive"
         except ITerm2Error:
             return False
+
+    def close_team(self) -> int:
+        """Every session made for the team is a member's pane, closed with its member."""
+        return 0
 
     def _if_ours(self, pane_id: str, action: str, result: str) -> str:
         """Script that runs `action` and returns `result` only for a session marked as ours."""

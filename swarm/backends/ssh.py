@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 from swarm import settings
 from swarm.backends import ssh_scripts
-from swarm.errors import BadInputError, OperationFailedError, SwarmError
+from swarm.errors import BadInputError, OperationFailedError, SshError
 
 PREFIX = "ssh:"
 # What a spec may hold: an ssh user name, a host name, IPv4 or [IPv6], a port. Nothing that
@@ -38,10 +38,6 @@ SPEC_HELP = "ssh:[USER@]HOST[:PORT]"
 CALL_TIMEOUT = 60.0
 # Seconds a remote agent has to exit after SIGTERM before SIGKILL (as the local terminate).
 TERM_GRACE = 3
-
-
-class SshError(SwarmError):
-    """An ssh call failed (host unreachable, authentication refused, a remote step failed)."""
 
 
 @dataclass(frozen=True)
@@ -216,6 +212,11 @@ class SshBackend:
     def is_pane_alive(self, pane_id: str) -> bool:
         return run_ssh(self.target, ssh_scripts.ALIVE, self._team(), "-", self.socket,
                        pane_id) == "yes"
+
+    def close_team(self) -> int:
+        """Team delete: the team's session on that host (its members were stopped first)."""
+        out = run_ssh(self.target, ssh_scripts.CLOSE_TEAM, self._team(), "-", self.socket)
+        return int(out) if out.isdigit() else 0
 
 
 # -- steering a remote member (control, logs, attach, doctor) -------------------------------

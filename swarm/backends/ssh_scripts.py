@@ -77,6 +77,17 @@ case $4 in %*) ;; *) exit 0 ;; esac
 tm kill-pane -t "$4"
 """
 
+# Team delete: the team's session `swarm-TEAM` on that host, if there is one (its windows are
+# this team's panes only). Prints how many sessions it closed.
+CLOSE_TEAM = _TM + r"""
+command -v tmux >/dev/null 2>&1 || { echo 0; exit 0; }
+if tm has-session -t "=swarm-$1" 2>/dev/null; then
+  tm kill-session -t "=swarm-$1" && echo 1 || echo 0
+else
+  echo 0
+fi
+"""
+
 # Is the pane there and its process running? Prints yes/no. $4 pane id.
 ALIVE = _TM + r"""
 [ "$(tm display-message -p -t "$4" '#{pane_id} #{@swarm_team} #{pane_dead}' 2>/dev/null)" = "$4 $1 0" ] &&

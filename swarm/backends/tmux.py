@@ -22,7 +22,7 @@ from swarm import settings
 from swarm.backends.shellenv import discard, secret_names, secrets_prelude, split_env
 from swarm.core import paths
 from swarm.core.store import ensure_dir, locked
-from swarm.errors import BadInputError, SwarmError
+from swarm.errors import BadInputError, TmuxError
 
 SESSION_PREFIX = "swarm-"
 WINDOW_NAME = "swarm-view"
@@ -45,10 +45,6 @@ BORDER_FORMAT = (
 _PANE_ID = re.compile(r"%\d+\Z")
 _COLOR = re.compile(r"(#[0-9a-fA-F]{6}|colou?r\d{1,3}|[a-z]+)\Z")
 _SEP = "\t"
-
-
-class TmuxError(SwarmError):
-    """A tmux command failed (no space for a pane, the server went away, ...)."""
 
 
 def tmux_color(color: str | None) -> str:
@@ -234,7 +230,7 @@ class TmuxBackend:
                           "#{" + SESSION_OPT + "}"], check=False)
         return out is not None and out[:1] == [team]
 
-    def kill_session(self) -> int:
+    def close_team(self) -> int:
         """Team delete: the team's own session and its marked panes elsewhere; nothing else."""
         team = self._need_team()
         killed = 0

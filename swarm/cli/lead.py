@@ -10,16 +10,10 @@ import click
 from swarm.cli.completion import complete_team
 from swarm.cli.helptext import examples
 from swarm.cli.trust import review_for_lead
-from swarm.errors import OperationFailedError, SwarmError, WaitTimeoutError
+from swarm.errors import OperationFailedError, SessionInterrupted, WaitTimeoutError
 from swarm.lead.headless import print_outcome, run_headless
 from swarm.lead.interactive import run_interactive
 from swarm.lead.process import LEAD_MODES, LeadOptions
-
-
-class SessionInterrupted(SwarmError):
-    """The person (or a signal) ended a headless session early."""
-
-    exit_code = 130
 
 
 @click.command(epilog=examples(

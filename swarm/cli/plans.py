@@ -6,14 +6,7 @@ from typing import Any
 
 import click
 
-from swarm.cli.common import (
-    emit,
-    json_option,
-    mode_cap,
-    open_team,
-    refuse_teammate,
-    team_option,
-)
+from swarm.cli.common import emit, json_option, mode_cap, open_team, refuse_teammate, team_option
 from swarm.cli.completion import complete_member
 from swarm.cli.helptext import examples
 from swarm.ops.approvals import answer_plan, pending_plans

@@ -4,14 +4,7 @@ from __future__ import annotations
 
 import click
 
-from swarm.cli.common import (
-    emit,
-    json_option,
-    mode_cap,
-    open_team,
-    refuse_teammate,
-    team_option,
-)
+from swarm.cli.common import emit, json_option, mode_cap, open_team, refuse_teammate, team_option
 from swarm.cli.helptext import examples
 from swarm.core.names import PERMISSION_MODES
 from swarm.ops.spawner import SpawnRequest

@@ -21,12 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from swarm.core import paths
 from swarm.core.child_env import entry_env, expand
-from swarm.core.config_files import (
-    ConfigProblem,
-    problems_of,
-    read_config_file,
-    read_json_object,
-)
+from swarm.core.config_files import ConfigProblem, problems_of, read_config_file, read_json_object
 from swarm.core.workspace_trust import ProjectConfig, decide
 
 SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,40}$")

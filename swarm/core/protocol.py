@@ -168,12 +168,6 @@ def _structured() -> TypeAdapter[Any]:
     return _STRUCTURED
 
 
-def __getattr__(name: str) -> Any:
-    if name == "STRUCTURED":  # the public name, kept for importers
-        return _structured()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
 # The `type` tag of every member of the union above, read off the models themselves.
 STRUCTURED_TYPES = frozenset(
     model.model_fields["type"].default for model in get_args(get_args(StructuredMessage)[0])
@@ -202,6 +196,15 @@ def structured_type(text: str) -> str | None:
 def looks_structured(text: str) -> bool:
     """True when `text` is a JSON object whose `type` names a protocol message."""
     return _structured_dict(text) is not None
+
+
+def structured_object(value: object) -> dict[str, Any] | None:
+    """What a sender means by `value`, the one rule (Team.send, SendMessage): a dict is a
+    protocol object (checked when sent); text is one when it is a JSON object whose `type` names
+    a protocol message; anything else is plain text (None)."""
+    if isinstance(value, dict):
+        return value
+    return _structured_dict(value) if isinstance(value, str) else None
 
 
 def parse_structured(text: str) -> StructuredMessage | None:

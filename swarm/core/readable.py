@@ -9,7 +9,6 @@ from typing import Any
 
 from swarm.core.protocol import (
     IdleNotification,
-    Message,
     PermissionRequest,
     PermissionResponse,
     PlanApprovalRequest,
@@ -98,14 +97,6 @@ def structured_line(kind: StructuredMessage) -> str:
     fields = kind.model_dump(mode="json", by_alias=True, exclude_none=True)
     kind_name = fields.pop("type", type(kind).__name__)
     return f"{kind_name}: " + ", ".join(f"{k}={flat(json.dumps(v))}" for k, v in fields.items())
-
-
-def message_line(message: Message) -> str:
-    """A mailbox message as one line: a structured one's fields, else its summary or text."""
-    kind = message.structured()
-    if kind is not None:
-        return structured_line(kind)
-    return flat(message.summary or message.text)
 
 
 def clip(line: str, width: int) -> str:

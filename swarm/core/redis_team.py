@@ -94,16 +94,6 @@ class RedisTeam(Team):
         raw: Any = self.store.run(lambda: self.store.client.get(self.config_key_name))
         return self._parse(raw)
 
-    def _config_for_send(self) -> TeamConfig:
-        """Parsed again only when its version moved: one GET per send, not a parse."""
-        version = self.config_key()
-        cached: tuple[object, TeamConfig] | None = getattr(self, "_send_cache", None)
-        if cached is not None and version is not None and cached[0] == version:
-            return cached[1]
-        config = self.config()
-        self._send_cache = (version, config)
-        return config
-
     def update(self, change: Callable[[TeamConfig], None]) -> TeamConfig:
         with self.store.locked(self.name, "config"):
             config = self.config()

@@ -20,7 +20,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, ValidationError
 
 from swarm.core.liveness import process_state
 from swarm.core.terminal import visible
@@ -87,11 +87,6 @@ except ImportError:  # pragma: no cover - Windows: portalocker's msvcrt locking
 
     def _unlock(fd: int) -> None:
         portalocker.unlock(fd)  # type: ignore[arg-type]
-
-
-def lock_fd(fd: int, shared: bool = False) -> None:
-    """Block until `fd` (an open file) is locked; released when the file is closed."""
-    _lock(fd, blocking=True, shared=shared)
 
 
 def _open_lock(path: Path) -> int:
@@ -272,10 +267,6 @@ def write_model(path: Path, model: BaseModel) -> None:
     write_bytes_atomic(path, model.model_dump_json(by_alias=True, indent=2).encode())
 
 
-def write_adapted(path: Path, adapter: TypeAdapter[T], value: T, swap: bool = False) -> None:
-    write_bytes_atomic(path, adapter.dump_json(value, by_alias=True), swap=swap)
-
-
 def quarantine(path: Path, reason: str) -> Path:
     """Move a file that fails to parse aside to `<file>.corrupt-<timestamp>` and warn."""
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
@@ -312,10 +303,6 @@ def _read_parsed(path: Path, parse: Callable[[bytes], T]) -> T | None:
                 quarantine(path, _short(exc))
             return None
     return None
-
-
-def read_adapted(path: Path, adapter: TypeAdapter[T]) -> T | None:
-    return _read_parsed(path, adapter.validate_json)
 
 
 def read_model(path: Path, model: type[M]) -> M | None:

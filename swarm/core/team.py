@@ -15,6 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from swarm import settings
 from swarm.core import paths
+from swarm.core.filecache import ChangeCache, stat_key
 from swarm.core.liveness import is_alive, terminate
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import (
@@ -33,8 +34,8 @@ from swarm.core.protocol import (
     StructuredMessage,
     check_size,
     dump_structured,
-    looks_structured,
     sender_may_send,
+    structured_object,
     validate_structured,
 )
 from swarm.core.state import read_state
@@ -252,11 +253,7 @@ class Team:
 
     def config_key(self) -> object:
         """Changes whenever the team file does (cheap: a stat), for caches of what it says."""
-        try:
-            info = os.stat(self.config_path)
-        except FileNotFoundError:
-            return (0, 0, 0)
-        return (info.st_ino, info.st_mtime_ns, info.st_size)
+        return stat_key(self.config_path)
 
     # -- the team file -----------------------------------------------------------------------
     def config(self) -> TeamConfig:
@@ -273,19 +270,13 @@ class Team:
 
     def _config_for_send(self) -> TeamConfig:
         """The team file, parsed again only when it changed on disk: a script sending in a loop
-        pays one stat per message instead of a parse. Every write replaces the file (new inode,
-        new mtime), and a membership change always changes its size."""
-        try:
-            info = os.stat(self.config_path)
-        except FileNotFoundError:
-            return self.config()  # raises the clear error
-        key = (info.st_ino, info.st_mtime_ns, info.st_size)
-        cached: tuple[object, TeamConfig] | None = getattr(self, "_send_cache", None)
-        if cached is not None and cached[0] == key:
-            return cached[1]
-        config = self.config()
-        self._send_cache: tuple[object, TeamConfig] = (key, config)
-        return config
+        pays one stat per message (one GET on Redis) instead of a parse (a missing file: the
+        clear error)."""
+        return self._send_cache.get()
+
+    @functools.cached_property
+    def _send_cache(self) -> ChangeCache[TeamConfig]:
+        return ChangeCache(self.config_key, self.config)
 
     def update(self, change: Callable[[TeamConfig], None]) -> TeamConfig:
         """Read-modify-write the team file under its lock."""
@@ -373,10 +364,10 @@ class Team:
         Returns the new message ids. Raises before anything is written when the recipient is
         unknown, the message is too large, or a structured message is broadcast or misaddressed.
         """
-        if isinstance(text, dict):
-            structured: StructuredMessage | None = validate_structured(text)
-        elif isinstance(text, str):
-            structured = validate_structured(text) if looks_structured(text) else None
+        if isinstance(text, dict | str):
+            raw = structured_object(text)
+            structured: StructuredMessage | None = (
+                None if raw is None else validate_structured(raw))
         else:
             structured = text
         body = dump_structured(structured) if structured is not None else str(text)

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Protocol, cast
 
 from swarm.core.names import LEAD_NAME, ModeCap
-from swarm.core.protocol import STRUCTURED_TYPES, ShutdownRequest, validate_structured
-from swarm.errors import BadInputError
+from swarm.core.protocol import ShutdownRequest, structured_object, validate_structured
+from swarm.errors import BadInputError, ToolError
 from swarm.lead.wake_policy import DONE_STATES, Watch, describe_request, task_tally
 from swarm.ops import control
 from swarm.ops.approvals import answer_plan, approve_permission, deny_permission
@@ -30,7 +30,7 @@ from swarm.runtime.models import default_model_spec
 from swarm.runtime.subagents.tools import AgentInput, AgentStatusTool, AgentStopTool, AgentTool
 from swarm.runtime.tools import builtin as ft
 from swarm.runtime.tools import team as tt
-from swarm.runtime.tools.builtin import Tool, ToolContext, ToolError, ToolResult
+from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
 from swarm.runtime.tools.schema import BlankIsNone, NoInput, ToolInput
 
 FILE_TOOLS = ("Read", "Glob", "Grep", "Bash", "Write", "Edit")
@@ -141,13 +141,7 @@ class LeadSendMessage(tt.SendMessage):
         if ctx.subagents is not None and ctx.subagents.owns(to):  # one of the lead's subagents
             return super().run(args.model_copy(update={"to": to}), ctx)
         message = args.message
-        if isinstance(message, str) and message.lstrip().startswith("{"):
-            try:
-                decoded = json.loads(message)
-            except ValueError:
-                decoded = None
-            if isinstance(decoded, dict) and decoded.get("type") in STRUCTURED_TYPES:
-                message = decoded
+        message = structured_object(message) or message  # JSON text of a protocol object too
         if not isinstance(message, dict):
             result = super().run(args.model_copy(update={"to": to}), ctx)
             return ToolResult(result.content + self._woken(to, ctx), result.is_error)

@@ -23,6 +23,7 @@ import anyio
 import anyio.to_thread
 
 from swarm import __version__
+from swarm.errors import StoppedBySignal
 from swarm.lead.served import ServedHost, ServeOptions
 
 if TYPE_CHECKING:
@@ -31,16 +32,8 @@ if TYPE_CHECKING:
 SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 
 
-class Stopped(BaseException):
-    """A signal arrived before the event loop took the signals over."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
 def _stopped(signum: int, frame: object) -> None:
-    raise Stopped(signum)
+    raise StoppedBySignal(signum)
 
 
 def serve(options: ServeOptions) -> None:
@@ -51,7 +44,7 @@ def serve(options: ServeOptions) -> None:
     try:
         host.start()
         anyio.run(_serve, host)
-    except Stopped as stop:
+    except StoppedBySignal as stop:
         _exit(host, stop.signum)
     finally:
         host.close("the MCP client closed the connection")

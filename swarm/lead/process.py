@@ -31,7 +31,7 @@ from swarm.core.rules import Decision, validate_rule
 from swarm.core.state import SubagentInfo, write_state
 from swarm.core.team import Team, TeamConfig
 from swarm.core.workspace_trust import decide
-from swarm.errors import BadInputError, OperationFailedError
+from swarm.errors import BadInputError, OperationFailedError, TurnInterrupted
 from swarm.lead.lead_tools import SpawnDefaults, lead_tools
 from swarm.lead.prompt import lead_system_prompt
 from swarm.lead.wake_policy import Reporter, Wake, Watch
@@ -39,7 +39,7 @@ from swarm.ops.health import observe
 from swarm.runtime.base import AgentBase
 from swarm.runtime.builder import AgentParts, LoopParts, build_agent
 from swarm.runtime.interfaces import LoopHooks
-from swarm.runtime.loop import TurnInterrupted, TurnOutcome
+from swarm.runtime.loop import TurnOutcome
 from swarm.runtime.models import check_model_spec, default_model_spec, load_model
 from swarm.runtime.models.base import Model, ModelReply
 from swarm.runtime.prompts import environment

@@ -32,7 +32,7 @@ from swarm.core.rules import validate_mode
 from swarm.core.state import write_state
 from swarm.core.team import Team, TeamConfig
 from swarm.core.watch import Waker
-from swarm.errors import BadInputError, SwarmError, describe_error
+from swarm.errors import BadInputError, SwarmError, ToolError, describe_error
 from swarm.lead.lead_tools import (
     AnswerPermission,
     AnswerPlan,
@@ -54,7 +54,7 @@ from swarm.ops.approvals import Pending
 from swarm.ops.health import observe_member
 from swarm.runtime.base import AgentBase
 from swarm.runtime.tools import team as tt
-from swarm.runtime.tools.builtin import Tool, ToolContext, ToolError, ToolResult, run_tool
+from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult, run_tool
 
 log = logging.getLogger(__name__)
 DONE_STATES = ("exited", "dead")

@@ -26,9 +26,7 @@ from swarm.core.protocol import (
     IdleNotification,
     Message,
     PermissionRequest,
-    PermissionResponse,
     PlanApprovalRequest,
-    PlanApprovalResponse,
     ShutdownResponse,
     TeammateTerminated,
     escape,
@@ -37,6 +35,7 @@ from swarm.core.protocol import (
 from swarm.core.tasks import Task
 from swarm.core.team import Team
 from swarm.errors import SwarmError
+from swarm.ops import approvals
 from swarm.ops.approvals import Pending, answer_plan, deny_permission
 from swarm.ops.health import MemberStatus, age_s, observe, observe_member
 from swarm.runtime.console import brief
@@ -211,7 +210,7 @@ class Watch:
             if message_id not in unread:
                 del self._open[message_id]
                 self.reporter.resolved(pending)
-                outcome = self._outcome(pending)
+                outcome = approvals.outcome(self.team, pending)
                 line = f"{pending.message.sender}'s request ({describe_request(pending)}): {outcome}"
                 self.reporter.notice(line)
                 if self.approvals == "human":  # the lead model is told only the outcome
@@ -228,23 +227,6 @@ class Watch:
                 answer_plan(self.team, pending.message.sender, approve=False, feedback=reason)
         except SwarmError:
             pass  # answered or withdrawn meanwhile: the next look settles it
-
-    def _outcome(self, pending: Pending) -> str:
-        """How a request that left the pending list ended, from the answer in the asker's
-        mailbox (answered here, from a shell, or by the lead's tools)."""
-        kind = PermissionResponse if isinstance(pending.request, PermissionRequest) \
-            else PlanApprovalResponse
-        try:
-            box = Mailbox(self.team.name, pending.message.sender)
-            answers = [m.structured() for m in box.messages(include_archive=True)
-                       if m.sender == LEAD_NAME]
-        except (SwarmError, OSError):
-            answers = []
-        for answer in answers:
-            if isinstance(answer, kind) and answer.request_id == pending.request.request_id:
-                verdict = "approved" if answer.approve else "denied"
-                return verdict + (f" ({answer.feedback})" if answer.feedback else "")
-        return "withdrawn unanswered (it was denied at the teammate's timeout)"
 
     def open_requests(self) -> list[Pending]:
         return list(self._open.values())

@@ -24,15 +24,20 @@ from swarm.core.protocol import (
 from swarm.core.real_input import SHOWN_LIMIT, request_line, shown_input
 from swarm.core.rules import suggest_rule
 from swarm.core.team import Team, TeamConfig
-from swarm.errors import BadInputError, NotFoundError
-from swarm.runtime.tools.builtin import ToolError
+from swarm.errors import BadInputError, NotFoundError, SwarmError, ToolError
 from swarm.runtime.tools.registry import all_tools
+
+_JSON_TYPES: dict[str, tuple[type, ...]] = {
+    "string": (str,), "integer": (int,), "number": (int, float), "boolean": (bool,),
+    "object": (dict,), "array": (list,),
+}
 
 
 @dataclass
 class Pending:
     message: Message
     request: Any  # PermissionRequest | PlanApprovalRequest (Any: filtered by isinstance below)
+    verdict: str | None = None  # once answered here: "approved", "denied (why)"
 
     @property
     def what(self) -> str:
@@ -62,6 +67,45 @@ def _pending(team: Team, kind: type[PermissionRequest | PlanApprovalRequest]) ->
     return sorted((p for p in found if isinstance(p.request, kind)
                    and sender_may_send(p.request, p.message.sender)),
                   key=lambda p: p.message.timestamp)
+
+
+# Verdicts given in this process, by request id, until the lead's wake policy takes them
+# (`outcome`): the lead's tools, the person at the lead's prompt and its timeouts answer here.
+_given: dict[str, str] = {}
+
+
+def _answered(found: Pending, reply: PermissionResponse | PlanApprovalResponse) -> Pending:
+    found.verdict = _verdict(reply)
+    _given[reply.request_id] = found.verdict
+    return found
+
+
+def _verdict(reply: PermissionResponse | PlanApprovalResponse) -> str:
+    return ("approved" if reply.approve else "denied") + (
+        f" ({reply.feedback})" if reply.feedback else "")
+
+
+def outcome(team: Team, pending: Pending) -> str:
+    """How a request that left the lead's pending list ended: the verdict given in this
+    process; else the answer another process sent (`swarm permissions` or `swarm plans` from a
+    shell: its only record is the answer in the asker's mailbox); else it was withdrawn."""
+    verdict = _given.pop(pending.request.request_id, None) or _sent_answer(team, pending)
+    return verdict or "withdrawn unanswered (it was denied at the teammate's timeout)"
+
+
+def _sent_answer(team: Team, pending: Pending) -> str | None:
+    kind = PermissionResponse if isinstance(pending.request, PermissionRequest) \
+        else PlanApprovalResponse
+    try:
+        box = Mailbox(team.name, pending.message.sender)
+        answers = [m.structured() for m in box.messages(include_archive=True)
+                   if m.sender == LEAD_NAME]
+    except (SwarmError, OSError):
+        return None
+    for answer in answers:
+        if isinstance(answer, kind) and answer.request_id == pending.request.request_id:
+            return _verdict(answer)
+    return None
 
 
 def pending_permissions(team: Team) -> list[Pending]:
@@ -131,7 +175,7 @@ def approve_permission(team: Team, request_id: str, always: bool = False,
                                updated_input=updated, always=always)
     team.send(found.message.sender, reply, sender=LEAD_NAME)
     Mailbox(team.name, LEAD_NAME).mark_read([found.message.id])
-    return found
+    return _answered(found, reply)
 
 
 def deny_permission(team: Team, request_id: str, reason: str) -> Pending:
@@ -141,7 +185,7 @@ def deny_permission(team: Team, request_id: str, reason: str) -> Pending:
     reply = PermissionResponse(request_id=found.request.request_id, approve=False, feedback=reason)
     team.send(found.message.sender, reply, sender=LEAD_NAME)
     Mailbox(team.name, LEAD_NAME).mark_read([found.message.id])
-    return found
+    return _answered(found, reply)
 
 
 def _plan_of(team: Team, name: str) -> Pending:
@@ -176,4 +220,4 @@ def answer_plan(team: Team, name: str, approve: bool, feedback: str | None = Non
     # Older plans from the same teammate are superseded by this answer.
     stale = [p.message.id for p in pending_plans(team) if p.message.sender == found.message.sender]
     Mailbox(team.name, LEAD_NAME).mark_read(stale)
-    return found
+    return _answered(found, reply)

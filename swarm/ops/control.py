@@ -10,7 +10,7 @@ import time
 from dataclasses import asdict, dataclass
 
 from swarm.backends.resolve import get_backend
-from swarm.backends.ssh import SshError, signal_agent
+from swarm.backends.ssh import signal_agent
 from swarm.core import paths, stores
 from swarm.core.liveness import terminate
 from swarm.core.mailbox import Mailbox
@@ -22,7 +22,7 @@ from swarm.core.store_api import Watcher
 from swarm.core.tasks import ENDED
 from swarm.core.team import Member, Team
 from swarm.core.worktrees import Finished, finish_member, leave_team
-from swarm.errors import BadInputError, OperationFailedError, WaitTimeoutError
+from swarm.errors import BadInputError, OperationFailedError, SshError, WaitTimeoutError
 from swarm.ops.health import MemberStatus, end_child_commands, observe, observe_member
 
 UNTIL = ("idle", "tasks-done", "exited", "asking")
@@ -104,10 +104,10 @@ def stop_members(team: Team, members: list[Member]) -> None:
             # team gone); everything here is still stopped.
             with contextlib.suppress(SshError) if member.host else contextlib.nullcontext():
                 stop_member(team, member, "stopped: team deleted", worktree=False)
-    sockets = {m.tmux_socket for m in members if m.backend == "tmux"}
-    for socket in sockets:
+    places = {(m.backend, m.tmux_socket, m.host) for m in members if m.backend}
+    for backend, socket, host in places:
         with contextlib.suppress(Exception):
-            get_backend("tmux", team=team.name, socket=socket).kill_session()  # type: ignore[attr-defined]
+            get_backend(backend, team=team.name, socket=socket, host=host).close_team()
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline and team.live_members():
         time.sleep(0.05)

@@ -26,15 +26,7 @@ from swarm.core.team import Member, Team
 from swarm.core.transcript import read_entries
 from swarm.errors import NotFoundError
 from swarm.ops.messages import Addressed, team_messages
-from swarm.ops.report_timeline import (
-    Mark,
-    Span,
-    Track,
-    epoch,
-    idle_gaps,
-    read_track,
-    request_waits,
-)
+from swarm.ops.report_timeline import Mark, Span, Track, epoch, idle_gaps, read_track, request_waits
 
 BUSY_STATES = ("starting", "working", "waiting_permission", "awaiting_plan", "shutting_down")
 TEXT_CAP = 4000  # characters of a message's text kept in the report

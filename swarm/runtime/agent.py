@@ -49,7 +49,7 @@ from swarm.core.tasks import Task
 from swarm.core.team import Team
 from swarm.core.terminal import visible
 from swarm.core.workspace_trust import decide
-from swarm.errors import describe_error
+from swarm.errors import AgentStopped, describe_error
 from swarm.log import configure as configure_logging
 from swarm.runtime.base import AgentBase
 from swarm.runtime.builder import AgentParts, LoopParts, build_agent
@@ -64,7 +64,7 @@ from swarm.runtime.models.base import ModelReply
 from swarm.runtime.orphan import OrphanCheck, close_own_pane
 from swarm.runtime.permissions.asking import Asker
 from swarm.runtime.prompts import TeammatePrompt
-from swarm.runtime.signals import AgentStopped, Signals
+from swarm.runtime.signals import Signals
 from swarm.runtime.tools.builtin import Tool, ToolResult
 from swarm.runtime.tools.registry import all_tools
 

@@ -12,15 +12,10 @@ from functools import partial
 from typing import Any
 
 from swarm.core.readable import tool_call
-from swarm.errors import SwarmError
+from swarm.errors import SwarmError, ToolError, TurnInterrupted
 from swarm.runtime.interfaces import LoopHooks, ToolHooks
 from swarm.runtime.models.base import Model, ModelRequest
-from swarm.runtime.tools.builtin import Tool, ToolContext, ToolError, ToolResult, run_tool
-
-
-class TurnInterrupted(BaseException):
-    """Raised from a signal handler to abandon the current turn. A BaseException, so that no
-    `except Exception` on the way (the model SDK's, a retry loop's) can swallow it."""
+from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult, run_tool
 
 
 @dataclass

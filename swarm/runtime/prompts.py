@@ -26,6 +26,7 @@ from pathlib import Path
 
 from swarm.core import paths
 from swarm.core.definitions import AgentDefinition
+from swarm.core.filecache import ChangeCache
 from swarm.core.names import LEAD_NAME
 from swarm.core.team import Team
 
@@ -203,11 +204,10 @@ class TeammatePrompt:
         self.memory = "" if definition.omit_project_memory else project_memory(cwd)
         self.day = date.today()
         self.environment = environment(cwd, self.day)
-        self._team_key: object = None
+        self._team = ChangeCache(team.config_key, team.config)
 
     def build(self, mode: str) -> str:
-        self._team_key = self._team_file_key()
-        config = self.team.config()
+        config = self._team.get()
         peers = [Peer(m.name, m.agent_type) for m in config.members
                  if m.name not in (self.name, LEAD_NAME)]
         team = team_addendum(self.name, config.name, config.lead_agent_id, peers, mode)
@@ -220,10 +220,7 @@ class TeammatePrompt:
             self.day = date.today()
             self.environment = environment(self.cwd, self.day)
             return True
-        return self._team_file_key() != self._team_key
-
-    def _team_file_key(self) -> object:
-        return self.team.config_key()
+        return self._team.changed()
 
 
 def subagent_part(agent_id: str, parent: str, team: str, description: str, can_message: bool,

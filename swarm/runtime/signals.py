@@ -15,15 +15,10 @@ from collections.abc import Callable
 from types import FrameType
 from typing import TypeVar
 
-from swarm.runtime.loop import TurnInterrupted
+from swarm.errors import AgentStopped, TurnInterrupted
 from swarm.runtime.tools.builtin import kill_tree
 
 T = TypeVar("T")
-
-
-class AgentStopped(BaseException):
-    """SIGTERM/SIGHUP: leave whatever we are doing and exit. A BaseException, so no `except
-    Exception` on the way (the model SDK, a retry loop) can swallow it."""
 
 
 class Signals:

@@ -10,12 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from swarm import settings
-from swarm.runtime.models.spec import (
-    ModelSpec,
-    check_model_spec,
-    parse_model_spec,
-    script_path,
-)
+from swarm.runtime.models.spec import ModelSpec, check_model_spec, parse_model_spec, script_path
 
 if TYPE_CHECKING:  # the spawn command needs default_model_spec only, not the model classes
     from swarm.runtime.models.base import Model

@@ -16,9 +16,11 @@ from __future__ import annotations
 import json
 import threading
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from swarm.core import paths
+from swarm.core.filecache import ChangeCache
 from swarm.core.state import Usage
 from swarm.core.store import warn
 
@@ -62,7 +64,7 @@ OTHERS: dict[str, Price] = {
 
 _FREE = Price(0.0, 0.0, 0.0, 0.0)
 _lock = threading.Lock()
-_user_cache: tuple[float | None, dict[str, Price]] = (None, {})
+_user_cache: tuple[Path, ChangeCache[dict[str, Price]]] | None = None  # SWARM_HOME may change
 
 
 def _parse_price(value: Any) -> Price:
@@ -88,18 +90,18 @@ def user_prices() -> dict[str, Price]:
     """`$SWARM_HOME/prices.json`, re-read when it changes; {} (with one warning) when broken."""
     global _user_cache
     path = paths.home() / "prices.json"
-    try:
-        mtime: float | None = path.stat().st_mtime
-    except OSError:
-        mtime = None
     with _lock:
-        if mtime == _user_cache[0]:
-            return _user_cache[1]
-        prices, problem = load_user_prices()
-        if problem:
-            warn(problem)
-        _user_cache = (mtime, prices)
-        return prices
+        if _user_cache is None or _user_cache[0] != path:
+            _user_cache = (path, ChangeCache.of_file(path, _load_and_warn))
+        cache = _user_cache[1]
+    return cache.get()
+
+
+def _load_and_warn() -> dict[str, Price]:
+    prices, problem = load_user_prices()
+    if problem:
+        warn(problem)
+    return prices
 
 
 def load_user_prices() -> tuple[dict[str, Price], str | None]:

@@ -18,11 +18,14 @@ from swarm import settings
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import (
+    Message,
     PermissionRequest,
     PermissionResponse,
     PlanApprovalRequest,
     PlanApprovalResponse,
     ShutdownRequest,
+    StructuredMessage,
+    sender_may_send,
 )
 from swarm.core.readable import tool_call
 from swarm.core.rules import Decision
@@ -31,7 +34,6 @@ from swarm.core.view import View
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from swarm.core.protocol import Message
     from swarm.core.team import Team
     from swarm.runtime.tools.builtin import Tool
 
@@ -127,11 +129,10 @@ class Asker:
         with self.box.watcher() as watcher:
             while True:
                 for message in self.box.unread():
-                    structured = message.structured()
-                    if (isinstance(structured, kind) and structured.request_id == request_id
-                            and message.sender == LEAD_NAME):
+                    structured = _from_lead(message)
+                    if isinstance(structured, kind) and structured.request_id == request_id:
                         return message, structured
-                    if isinstance(structured, ShutdownRequest) and message.sender == LEAD_NAME:
+                    if isinstance(structured, ShutdownRequest):
                         return None
                 remaining = None if deadline is None else deadline - time.monotonic()
                 if remaining is not None and remaining <= 0:
@@ -140,10 +141,16 @@ class Asker:
                 self.waiter.interruptible(lambda w=wait: watcher.wait(w))  # type: ignore[misc]
 
     def _shutdown_waiting(self) -> bool:
-        return any(isinstance(m.structured(), ShutdownRequest) and m.sender == LEAD_NAME
-                   for m in self.box.unread())
+        return any(isinstance(_from_lead(m), ShutdownRequest) for m in self.box.unread())
 
     def _withdraw(self, message_ids: list[str]) -> None:
         """Take the request off the lead's pending list, so a late approve exits 2 instead of
         answering a call that was already denied."""
         Mailbox(self.team.name, LEAD_NAME).mark_read(message_ids)
+
+
+def _from_lead(message: Message) -> StructuredMessage | None:
+    """The lead's answer or order in `message`; None when its sender may not send it (only the
+    lead answers requests and asks for a shutdown)."""
+    kind = message.structured()
+    return kind if kind is not None and sender_may_send(kind, message.sender) else None

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from swarm.core import rules
+from swarm.core.filecache import ChangeCache
 from swarm.core.protocol import PlanApprovalResponse
 from swarm.core.rules import Decision
 from swarm.core.scopes import scope_denial
@@ -46,7 +47,7 @@ class PermissionPolicy:
     # The user's PreToolUse hooks: after the deny rules, before allow or ask; a Decision
     # blocks the call.
     tool_hooks: ToolHooks = field(default_factory=ToolHooks)
-    _team_rules: tuple[object, list[str]] | None = field(default=None, repr=False)
+    _team_rules: ChangeCache[list[str]] | None = field(default=None, repr=False)
 
     @classmethod
     def for_member(cls, team: Team, member: Member, cwd: Path, asker: Asks | None,
@@ -59,10 +60,10 @@ class PermissionPolicy:
 
     def team_rules(self) -> list[str]:
         """The team file's "always allow" rules, parsed again only when the file changed."""
-        key = self.team.config_key()
-        if self._team_rules is None or self._team_rules[0] != key:
-            self._team_rules = (key, list(self.team.config().allowed_rules))
-        return self._team_rules[1]
+        if self._team_rules is None:
+            self._team_rules = ChangeCache(self.team.config_key,
+                                           lambda: list(self.team.config().allowed_rules))
+        return self._team_rules.get()
 
     def out_of_scope(self, tool: Tool, args: dict[str, Any]) -> Decision | None:
         """File scopes on tasks (core/scopes.py): in every mode, bypassPermissions too."""

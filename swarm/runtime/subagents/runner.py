@@ -32,13 +32,13 @@ from swarm.core.state import SubagentInfo
 from swarm.core.store import utcnow_iso
 from swarm.core.transcript import Transcript
 from swarm.core.watch import Waker
-from swarm.errors import NotFoundError, SwarmError, describe_error
+from swarm.errors import NotFoundError, SwarmError, ToolError, describe_error
 from swarm.runtime.builder import LoopParts
 from swarm.runtime.interfaces import SubagentHost
 from swarm.runtime.models import check_model_spec, load_model, provider_of
 from swarm.runtime.prompts import environment, project_memory, subagent_part, system_prompt
 from swarm.runtime.subagents.tools import ParentMessage, SubagentRequest, fork_tools, usable_tools
-from swarm.runtime.tools.builtin import Tool, ToolError, ToolResult
+from swarm.runtime.tools.builtin import Tool, ToolResult
 from swarm.runtime.tools.registry import all_tools
 from swarm.settings import auto_background_s, max_subagents, mcp_timeout, mcp_tool_timeout
 

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from swarm.core.rules import Decision
 from swarm.core.state import SubagentInfo, Usage
 from swarm.core.transcript import Transcript
-from swarm.errors import describe_error
+from swarm.errors import SubagentStopped, describe_error
 from swarm.runtime.builder import LoopParts, build_loop, tool_env
 from swarm.runtime.compaction import Compactor
 from swarm.runtime.console import brief
@@ -37,11 +37,6 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
-
-
-class SubagentStopped(BaseException):
-    """Leave the subagent's thread now (it was stopped, or a newer run replaced this one). A
-    BaseException, so no `except Exception` on the way can swallow it."""
 
 
 @dataclass

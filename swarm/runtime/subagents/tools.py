@@ -16,7 +16,8 @@ from pydantic import Field, StrictBool
 
 from swarm.core.definitions import AgentDefinition
 from swarm.core.names import SUBAGENT_USABLE
-from swarm.runtime.tools.builtin import Tool, ToolContext, ToolError, ToolResult
+from swarm.errors import ToolError
+from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
 from swarm.runtime.tools.schema import BlankIsNone, Text, ToolInput
 
 NO_NESTING = ("a subagent cannot start subagents (a fork cannot fork): do the work yourself "

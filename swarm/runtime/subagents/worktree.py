@@ -10,8 +10,7 @@ from pathlib import Path
 
 from swarm.core import worktrees
 from swarm.core.worktrees import WorktreeRecord
-from swarm.errors import SwarmError
-from swarm.runtime.tools.builtin import ToolError
+from swarm.errors import SwarmError, ToolError
 
 
 def start_worktree(team: str, agent_id: str, cwd: Path) -> WorktreeRecord:

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
 from swarm.core.child_env import command_env
-from swarm.errors import SwarmError
+from swarm.errors import SwarmError, ToolError
 from swarm.runtime.interfaces import NoHost, ToolHost
 from swarm.runtime.tools.schema import (
     Filled,
@@ -44,10 +44,6 @@ READ_MAX_BYTES = 2 * 1024 * 1024  # one Read returns at most this much of a file
 class ToolResult:
     content: str
     is_error: bool = False
-
-
-class ToolError(Exception):
-    """Raised inside a tool; becomes an error result, never a crash."""
 
 
 @dataclass

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-from swarm.core.protocol import STRUCTURED_TYPES, ShutdownResponse, validate_structured
+from swarm.core.protocol import ShutdownResponse, structured_object, validate_structured
 from swarm.core.tasks import TaskStatus
-from swarm.runtime.tools.builtin import Tool, ToolContext, ToolError, ToolResult
+from swarm.errors import ToolError
+from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
 from swarm.runtime.tools.schema import NoInput, ToolInput
 
 
@@ -36,13 +36,7 @@ class SendMessage(Tool):
             if not isinstance(message, str):  # continues (or reaches) one of our subagents
                 raise ToolError("a subagent takes plain-text messages only")
             return ctx.subagents.message(to.strip(), message, args.summary or None)
-        if isinstance(message, str) and message.lstrip().startswith("{"):
-            try:
-                decoded = json.loads(message)
-                if isinstance(decoded, dict) and decoded.get("type") in STRUCTURED_TYPES:
-                    message = decoded
-            except ValueError:
-                pass
+        message = structured_object(message) or message  # JSON text of a protocol object too
         if isinstance(message, dict):
             if message.get("type") == "shutdown_response" and not message.get("request_id"):
                 message = {**message, "request_id": ctx.host.pending_shutdown_id() or ""}
