@@ -5,11 +5,12 @@ from __future__ import annotations
 import contextlib
 import time
 from collections.abc import Callable
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import psutil
 
 from swarm.runtime.interfaces import LoopHooks
+from swarm.runtime.models.base import ModelReply, ModelRequest
 
 T = TypeVar("T")
 
@@ -54,3 +55,17 @@ def without_usage(text: str) -> str:
     import re
 
     return re.sub(r' agent_type="[^"]*"| usage="[^"]*"', "", text)
+
+
+class OneCall:
+    """A model that makes the given tool calls once, then ends its turn saying "ok"."""
+
+    name = "one-call"
+
+    def __init__(self, uses: list[dict[str, Any]]) -> None:
+        self.uses = uses
+
+    def complete(self, request: ModelRequest) -> ModelReply:
+        if request.messages[-1]["content"][0].get("type") == "tool_result":
+            return ModelReply([{"type": "text", "text": "ok"}])
+        return ModelReply(self.uses, "tool_use")

@@ -1,4 +1,5 @@
-"""core.filecache: a value loaded again only when its file changed (the team file's caches)."""
+"""core.filecache: a value loaded again only when its document changed (a file's stat, or a
+version such as the team file's on Redis)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core.filecache import FileCache
+from swarm.core.filecache import ChangeCache
 from swarm.core.store import write_bytes_atomic
 
 
@@ -19,7 +20,7 @@ def test_loads_again_only_when_the_file_changed(tmp_path: Path) -> None:
         loads.append(path.read_text())
         return loads[-1]
 
-    cache = FileCache(path, load)
+    cache = ChangeCache.of_file(path, load)
     assert cache.changed()  # never loaded
     assert cache.get() == "one" and cache.get() == "one"
     assert loads == ["one"] and not cache.changed()
@@ -34,8 +35,23 @@ def test_a_failed_load_is_not_cached(tmp_path: Path) -> None:
     def load() -> str:
         return path.read_text()
 
-    cache = FileCache(path, load)
+    cache = ChangeCache.of_file(path, load)
     with pytest.raises(FileNotFoundError):
         cache.get()
     path.write_text("here")
     assert cache.get() == "here"
+
+
+def test_a_version_key_reloads_when_the_version_moves() -> None:
+    version = [1]
+    loads: list[int] = []
+
+    def load() -> int:
+        loads.append(version[0])
+        return version[0] * 10
+
+    cache = ChangeCache(lambda: version[0], load)
+    assert cache.get() == 10 and cache.get() == 10 and loads == [1]
+    version[0] = 2
+    assert cache.changed()
+    assert cache.get() == 20 and loads == [1, 2]

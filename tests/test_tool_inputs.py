@@ -18,10 +18,9 @@ from swarm.core.team import Team
 from swarm.lead.lead_tools import lead_tools
 from swarm.runtime.extensions.mcp_client import McpManager, McpTool, McpToolAdapter
 from swarm.runtime.loop import Loop
-from swarm.runtime.models.base import ModelReply, ModelRequest
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult, run_tool
 from swarm.runtime.tools.registry import all_tools
-from tests.helpers import PlainHooks
+from tests.helpers import OneCall, PlainHooks
 
 
 @pytest.fixture
@@ -31,20 +30,6 @@ def ctx(tmp_path: Path) -> ToolContext:
     work = tmp_path / "work"
     work.mkdir()
     return ToolContext(team=team, name="w1", cwd=work)
-
-
-class OneCall:
-    """A model that makes the given calls once, then ends its turn."""
-
-    name = "one-call"
-
-    def __init__(self, uses: list[dict[str, Any]]) -> None:
-        self.uses = uses
-
-    def complete(self, request: ModelRequest) -> ModelReply:
-        if request.messages[-1]["content"][0].get("type") == "tool_result":
-            return ModelReply([{"type": "text", "text": "done"}])
-        return ModelReply(self.uses, "tool_use")
 
 
 class Asking(PlainHooks):
@@ -70,7 +55,7 @@ def run_calls(ctx: ToolContext, hooks: Asking, *inputs: dict[str, Any]) -> list[
             for i, args in enumerate(inputs)]
     loop = Loop(model=OneCall(uses), tools=all_tools(), system="s", ctx=ctx, hooks=hooks)
     outcome = loop.run([{"type": "text", "text": "go"}])
-    assert outcome.reason == "available" and outcome.last_text == "done"  # the loop went on
+    assert outcome.reason == "available" and outcome.last_text == "ok"  # the loop went on
     results: list[dict[str, Any]] = loop.messages[2]["content"]
     return results
 

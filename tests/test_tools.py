@@ -20,7 +20,6 @@ from swarm.core.protocol import ShutdownResponse
 from swarm.core.team import Team
 from swarm.runtime.interfaces import NoHost
 from swarm.runtime.loop import Loop
-from swarm.runtime.models.base import ModelReply, ModelRequest
 from swarm.runtime.tools.builtin import (
     OUTPUT_CAP,
     READ_MAX_BYTES,
@@ -30,7 +29,7 @@ from swarm.runtime.tools.builtin import (
     run_tool,
 )
 from swarm.runtime.tools.registry import all_tools
-from tests.helpers import PlainHooks, wait_until
+from tests.helpers import OneCall, PlainHooks, wait_until
 
 
 @pytest.fixture
@@ -279,20 +278,6 @@ class Exploding(Tool):
 def test_a_failing_tool_becomes_an_error_result(ctx: ToolContext, exc: Exception) -> None:
     result = run_tool(Exploding(exc), {}, ctx)
     assert result.is_error and type(exc).__name__ in result.content and str(exc) in result.content
-
-
-class OneCall:
-    """A model that calls the given tools once, then ends its turn."""
-
-    name = "one-call"
-
-    def __init__(self, uses: list[dict[str, Any]]) -> None:
-        self.uses = uses
-
-    def complete(self, request: ModelRequest) -> ModelReply:
-        if request.messages[-1]["content"][0].get("type") == "tool_result":
-            return ModelReply([{"type": "text", "text": "ok"}])
-        return ModelReply(self.uses, "tool_use")
 
 
 def test_the_loop_answers_bad_calls_with_errors(ctx: ToolContext) -> None:

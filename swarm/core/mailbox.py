@@ -20,7 +20,7 @@ import functools
 import os
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -71,13 +71,12 @@ def _parse(lines: list[bytes]) -> tuple[list[_Entry], list[bytes]]:
     return good, bad
 
 
-def _superseded(entries: list[_Entry]) -> set[int]:
+def superseded(messages: Sequence[Message]) -> set[int]:
     """Positions of unread idle notifications followed by a newer unread one from the same
-    member: the lead needs the current one per teammate, not hundreds."""
+    member: the lead needs the current one per teammate, not hundreds (both stores)."""
     newest: dict[str, int] = {}
     out: set[int] = set()
-    for index, entry in enumerate(entries):
-        message = entry.message
+    for index, message in enumerate(messages):
         if not message.read and structured_type(message.text) == IDLE:
             older = newest.get(message.sender)
             if older is not None:
@@ -146,7 +145,7 @@ class Mailbox:
         if bad:
             self._quarantine_soon(len(bad))
         view = [e.message for e in entries]
-        for index in _superseded(entries):
+        for index in superseded([e.message for e in entries]):
             view[index] = view[index].model_copy(update={"read": True})
         return view
 
@@ -273,10 +272,10 @@ class Mailbox:
         if torn.strip():
             bad.append(torn)  # no writer is mid-append while we hold the lock: a dead one's
         marked = 0
-        superseded = _superseded(entries)
+        older_idle = superseded([e.message for e in entries])
         for index, entry in enumerate(entries):
             message = entry.message
-            if not message.read and (message.id in mark or index in superseded):
+            if not message.read and (message.id in mark or index in older_idle):
                 entries[index] = _Entry(entry.raw, message.model_copy(update={"read": True}), True)
                 marked += message.id in mark
         done = [e.message for e in entries if e.message.read] if archive else []

@@ -19,8 +19,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from swarm.core.mailbox import IDLE, Mailbox
-from swarm.core.protocol import Message, structured_type
+from swarm.core.mailbox import Mailbox, superseded
+from swarm.core.protocol import Message
 from swarm.core.redis_store import RedisStore
 from swarm.core.store import warn
 from swarm.core.store_api import Watcher
@@ -146,7 +146,7 @@ class RedisMailbox(Mailbox):
 
     def _load(self) -> builtins.list[Message]:
         view = [m for _, m in self._unread_entries()]
-        for index in _superseded(view):
+        for index in superseded(view):
             view[index] = view[index].model_copy(update={"read": True})
         return view
 
@@ -166,7 +166,7 @@ class RedisMailbox(Mailbox):
         acked, entries, read = self.store.run(everything)
         view = [m for _, m in self._parse(entries, {r.decode() for r in read},
                                           (acked or b"0-0").decode())]
-        for index in _superseded(view):
+        for index in superseded(view):
             view[index] = view[index].model_copy(update={"read": True})
         return [m for m in view if not m.read] if unread_only else view
 
@@ -203,31 +203,18 @@ class RedisMailbox(Mailbox):
             return 0
         unread = self._unread_entries()
         view = [m for _, m in unread]
-        superseded = [unread[i][0] for i in _superseded(view)]
+        older_idle = [unread[i][0] for i in superseded(view)]
         entries = [self._entry_of[i] for i in wanted if i in self._entry_of]
-        if not entries and not superseded:
+        if not entries and not older_idle:
             return 0
         return int(self.store.run(lambda: self._mark_script(
             keys=[self.stream, self.acked, self.read_set],
             args=[_now_ms(), HISTORY_AGE_S * 1000, HISTORY_KEPT, len(entries),
-                  *entries, *superseded])))
+                  *entries, *older_idle])))
 
     def compact(self) -> int:
         """Nothing to move: read history is trimmed as the position moves (`mark_read`)."""
         return 0
-
-
-def _superseded(view: builtins.list[Message]) -> set[int]:
-    """Unread idle notifications followed by a newer unread one from the same member."""
-    newest: dict[str, int] = {}
-    out: set[int] = set()
-    for index, message in enumerate(view):
-        if not message.read and structured_type(message.text) == IDLE:
-            older = newest.get(message.sender)
-            if older is not None:
-                out.add(older)
-            newest[message.sender] = index
-    return out
 
 
 def _after(entry: str, acked: str) -> bool:
