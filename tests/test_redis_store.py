@@ -16,7 +16,7 @@ from swarm.core.protocol import IdleNotification, dump_structured
 from swarm.core.state import AgentState, read_state, update_state
 from swarm.core.team import Team
 from swarm.errors import StoreUnavailableError, TaskConflictError
-from tests.agent_fixtures import run_swarm
+from tests.agent_fixtures import Crew, run_swarm
 from tests.redis_server import RedisServer
 
 FORK = multiprocessing.get_context("fork")
@@ -277,3 +277,37 @@ def test_state_written_by_two_writers_loses_neither(redis_url: str) -> None:
         assert proc.exitcode == 0
     assert read_state(team.name, "bob").turns == 200  # type: ignore[union-attr]
     assert os.environ["SWARM_STORE"] == redis_url
+
+
+# -- a whole team on Redis -----------------------------------------------------------------------
+@pytest.mark.slow
+def test_a_whole_team_runs_on_redis_with_nothing_under_teams(
+        redis_url: str, swarm_home: Path, crew: Crew) -> None:
+    for name in ("w1", "w2"):
+        proc = crew.cli("spawn", name, "--backend", "hidden", "--model", "shell",
+                        "--permission-mode", "bypassPermissions", "--cwd", str(crew.workdir))
+        assert proc.returncode == 0, proc.stderr
+    for name in ("w1", "w2"):
+        crew.wait_state(name, "idle")
+    tasks = [crew.team.tasks.add(f"job {i}", description=f"$ sleep 0.2; echo job-{i}")
+             for i in range(1, 7)]
+    proc = crew.cli("wait", "--until", "tasks-done", "--timeout", "30")
+    assert proc.returncode == 0, proc.stderr
+    final = [crew.team.tasks.get(t.id) for t in tasks]
+    assert all(t.status == "completed" and f"job-{t.id}" in (t.result or "") for t in final)
+    assert {t.owner for t in final} == {"w1", "w2"}
+    status = crew.cli("status")
+    assert status.returncode == 0 and "w1" in status.stdout and "w2" in status.stdout
+    report = crew.cli("report", "--json")
+    assert report.returncode == 0, report.stderr
+    assert "job-1" in report.stdout
+    assert crew.cli("shutdown", "--all", "--timeout", "20").returncode == 0
+    # Team state is on Redis; only what belongs to the agents' host is on disk.
+    assert _teams_dir(swarm_home) == []
+    local = swarm_home / "hosts-local" / crew.team.name / "agents"
+    assert (local / "w1" / "transcript.jsonl").is_file()
+    keys = _keys(redis_url)
+    for kind in ("config", "tasks", "inbox:w1", "inbox:team-lead", "state:w1", "events"):
+        assert f"swarm:{crew.team.name}:{kind}" in keys
+    assert crew.cli("team", "delete", crew.team.name).returncode == 0
+    assert _keys(redis_url) == []
