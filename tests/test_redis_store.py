@@ -311,3 +311,18 @@ def test_a_whole_team_runs_on_redis_with_nothing_under_teams(
         assert f"swarm:{crew.team.name}:{kind}" in keys
     assert crew.cli("team", "delete", crew.team.name).returncode == 0
     assert _keys(redis_url) == []
+
+
+@pytest.mark.slow
+def test_doctor_checks_the_server_and_warns_without_an_append_only_file(
+        redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SWARM_STORE", redis_server.url)
+    result = run_swarm("doctor")
+    assert "ok  store: Redis " in result.stdout, result.stdout
+    assert "no append-only file" in result.stdout
+    redis.Redis.from_url(redis_server.url).config_set("appendonly", "yes")
+    assert "no append-only file" not in run_swarm("doctor").stdout
+    redis_server.stop()
+    down = run_swarm("doctor")
+    assert "!!  store: the store redis://127.0.0.1" in down.stdout and "unreachable" in down.stdout
+    assert "Traceback" not in down.stderr
