@@ -171,7 +171,17 @@ class RedisMailbox(Mailbox):
         return [m for m in view if not m.read] if unread_only else view
 
     def archived(self) -> builtins.list[Message]:
-        return [m for m in self.messages(include_archive=True) if m.read]
+        """The history: messages at or below the acknowledged position (read out of order
+        above it, they are still live, as a read message is until the file store compacts)."""
+        def history() -> Any:
+            pipe = self.store.client.pipeline()
+            pipe.get(self.acked)
+            pipe.xrange(self.stream)
+            return pipe.execute()
+
+        acked_raw, entries = self.store.run(history)
+        acked = (acked_raw or b"0-0").decode()
+        return [m for e, m in self._parse(entries, set(), acked) if not _after(e, acked)]
 
     def watcher(self) -> Watcher:
         return self.store.watcher(self.team, [self.name], False, [])

@@ -11,7 +11,7 @@ from typing import Any
 
 from swarm import settings
 from swarm.backends.resolve import in_iterm2, resolve
-from swarm.core import paths
+from swarm.core import paths, stores
 from swarm.core.team import Team
 from swarm.core.terminal import visible_line
 from swarm.core.workspace_trust import decide
@@ -78,6 +78,38 @@ def _provider_lines(report: dict[str, Any]) -> list[str]:
     return lines
 
 
+def check_store() -> dict[str, Any]:
+    """Where teams live (SWARM_STORE); for Redis: reachable, its version, and whether it keeps
+    an append-only file (without one a restart drops what the last snapshot missed)."""
+    store = stores.remote()
+    if store is None:
+        return {"kind": "file", "ok": True, "where": str(paths.teams_dir())}
+    from swarm.core.redis_store import redacted
+
+    out: dict[str, Any] = {"kind": "redis", "where": redacted(store.url)}
+    try:
+        info = store.server_info()
+    except SwarmError as exc:
+        return {**out, "ok": False, "error": str(exc)}
+    aof = bool(int(info.get("aof_enabled", 0)))
+    return {**out, "ok": True, "version": str(info.get("redis_version", "?")), "aof": aof,
+            "used_memory": info.get("used_memory_human")}
+
+
+def _store_lines(report: dict[str, Any]) -> list[str]:
+    store = report["store"]
+    if store["kind"] == "file":
+        return [f"ok  store: files under {store['where']}"]
+    if not store["ok"]:
+        return [f"!!  store: {store['error']}"]
+    lines = [f"ok  store: Redis {store['version']} at {store['where']}"]
+    if not store["aof"]:
+        lines.append("!!  store: the server has no append-only file (appendonly no): a restart "
+                     "drops the messages and task changes since its last snapshot; set "
+                     "`appendonly yes` (docs/design/scale-out.md)")
+    return lines
+
+
 def diagnose(fix: bool = False) -> dict[str, Any]:
     """What this machine offers swarm, and what is damaged under SWARM_HOME. Changes nothing
     unless `fix`: then it makes the safe repairs and marks each finding it fixed."""
@@ -86,7 +118,8 @@ def diagnose(fix: bool = False) -> dict[str, Any]:
     model, notice = default_model_spec()
     teams: list[dict[str, Any]] = []
     hosts: dict[str, list[str]] = {}  # ssh host -> its members (`team/name`)
-    for team in Team.list():
+    store = check_store()
+    for team in Team.list() if store["ok"] else []:
         try:
             statuses = observe(team, record=False)
         except Exception as exc:  # one broken team must not hide the others
@@ -99,7 +132,7 @@ def diagnose(fix: bool = False) -> dict[str, Any]:
         running = [s.name for s in statuses if s.state not in ("dead", "exited")]
         teams.append({"team": team.name, "members": len(statuses), "running": running,
                       "dead": dead, "stale": bool(statuses) and not running})
-    findings = find(paths.home())  # after the teams: a corrupt team file is reported there first
+    findings = find(paths.home()) if store["ok"] else []  # after the teams: a corrupt team file is reported there first
     if fix:
         for finding in findings:
             repair(finding)
@@ -118,6 +151,7 @@ def diagnose(fix: bool = False) -> dict[str, Any]:
         "swarm_home": where,
         "swarm_home_writable": writable,
         "project_trust": project_trust(),
+        "store": store,
         "teams": teams,
         "ssh_hosts": [_ssh_host(host, members) for host, members in sorted(hosts.items())],
         "findings": [f.as_dict() for f in findings],
@@ -141,6 +175,7 @@ def render(report: dict[str, Any]) -> str:
         f"{'' if report['swarm_home_writable'] else ' (not writable)'}",
     ]
     lines.append(_trust_line(report["project_trust"]))
+    lines += _store_lines(report)
     for team in report["teams"]:
         if "error" in team:
             lines.append(f"!!  team {team['team']}: {team['error']}")

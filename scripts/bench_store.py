@@ -1,0 +1,214 @@
+#!/usr/bin/env python3
+"""Store benchmark (issue 26): the same runs on the file store and on Redis, one host.
+
+Rows: 16 sender processes x 200 sends into one mailbox (throughput, lost); delivery latency to a
+process blocked in wait() (p50/p99 over 200 sends); 8 processes claiming 200 tasks each from one
+list (claims/s); the cost of one send with 10,000 unread messages waiting. Redis is a
+redis-server this script starts on a free loopback port (no persistence) and stops after. For
+the anchor's figures (the design this project improves on), run scripts/bench_mailbox.py.
+
+Run: .venv/bin/python scripts/bench_store.py   (about 1-2 minutes on 2 cores)
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(tempfile.mkdtemp(prefix="swarm-bench-store-"))
+os.environ["SWARM_HOME"] = str(ROOT / "swarm-home")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from swarm.core.protocol import Message  # noqa: E402
+from swarm.core.team import Team  # noqa: E402
+
+FORK = mp.get_context("fork")
+SENDERS, SENDS = 16, 200
+CLAIMERS, TASKS_EACH = 8, int(os.environ.get("BENCH_TASKS_EACH", "25"))
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_redis() -> tuple[subprocess.Popen[bytes], str]:
+    port = _free_port()
+    directory = ROOT / "redis"
+    directory.mkdir()
+    proc = subprocess.Popen(["redis-server", "--port", str(port), "--bind", "127.0.0.1",
+                             "--save", "", "--appendonly", "no", "--dir", str(directory)],
+                            stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5) as sock:
+                sock.sendall(b"PING\r\n")
+                if sock.recv(16).startswith(b"+PONG"):
+                    return proc, f"redis://127.0.0.1:{port}/0"
+        except OSError:
+            time.sleep(0.02)
+    proc.kill()
+    raise SystemExit("redis-server did not start")
+
+
+def _sender(team: str, index: int, count: int, barrier: mp.synchronize.Barrier) -> None:
+    handle = Team.open(team)
+    barrier.wait()
+    for number in range(count):
+        handle.send("owner", f"{index}:{number}", sender=f"w{index}")
+
+
+def throughput(prefix: str) -> tuple[float, int]:
+    team = Team.create(f"{prefix}-tp")
+    team.add_member("owner")
+    for index in range(SENDERS):
+        team.add_member(f"w{index}")
+    barrier = FORK.Barrier(SENDERS + 1)
+    procs = [FORK.Process(target=_sender, args=(team.name, i, SENDS, barrier))
+             for i in range(SENDERS)]
+    for proc in procs:
+        proc.start()
+    barrier.wait()
+    start = time.perf_counter()
+    for proc in procs:
+        proc.join()
+    elapsed = time.perf_counter() - start
+    got = len(team.inbox("owner").unread())
+    return SENDERS * SENDS / elapsed, SENDERS * SENDS - got
+
+
+def _reader(team: str, count: int, out: mp.Queue[list[float]]) -> None:
+    box = Team.open(team).inbox("owner")
+    lags: list[float] = []
+    with box.watcher() as watcher:
+        while len(lags) < count:
+            unread = box.unread()
+            now = time.time()
+            lags += [now - float(m.text) for m in unread]
+            if unread:
+                box.mark_read([m.id for m in unread])
+            else:
+                watcher.wait(5.0)
+    out.put(lags)
+
+
+def latency(prefix: str) -> tuple[float, float]:
+    team = Team.create(f"{prefix}-lat")
+    team.add_member("owner")
+    team.add_member("w")
+    out: mp.Queue[list[float]] = FORK.Queue()
+    reader = FORK.Process(target=_reader, args=(team.name, 200, out))
+    reader.start()
+    time.sleep(0.5)  # the reader is blocked in wait()
+    for _ in range(200):
+        team.send("owner", repr(time.time()), sender="w")
+        time.sleep(0.016)
+    lags = sorted(out.get(timeout=60))
+    reader.join()
+    return statistics.median(lags) * 1000, lags[int(len(lags) * 0.99) - 1] * 1000
+
+
+def _claimer(team: str, name: str, barrier: mp.synchronize.Barrier, out: mp.Queue[int]) -> None:
+    tasks = Team.open(team).tasks
+    barrier.wait()
+    claimed = 0
+    while tasks.claim_next(name) is not None:
+        claimed += 1
+    out.put(claimed)
+
+
+def claims(prefix: str) -> tuple[float, int]:
+    team = Team.create(f"{prefix}-claim")
+    names = [f"c{i}" for i in range(CLAIMERS)]
+    for name in names:
+        team.add_member(name)
+    for number in range(CLAIMERS * TASKS_EACH):
+        team.tasks.add(f"task {number}")
+    barrier = FORK.Barrier(CLAIMERS + 1)
+    out: mp.Queue[int] = FORK.Queue()
+    procs = [FORK.Process(target=_claimer, args=(team.name, n, barrier, out)) for n in names]
+    for proc in procs:
+        proc.start()
+    barrier.wait()
+    start = time.perf_counter()
+    total = sum(out.get(timeout=600) for _ in procs)
+    elapsed = time.perf_counter() - start
+    for proc in procs:
+        proc.join()
+    return total / elapsed, total
+
+
+def send_cost(prefix: str, unread: int) -> float:
+    team = Team.create(f"{prefix}-cost{unread}")
+    team.add_member("owner")
+    box = team.inbox("owner")
+    for start in range(0, unread, 500):
+        box.deliver([Message(sender="team-lead", text=f"m{i}")
+                     for i in range(start, min(unread, start + 500))])
+    samples = []
+    for _ in range(200):
+        began = time.perf_counter()
+        team.send("owner", "x")
+        samples.append(time.perf_counter() - began)
+    return statistics.median(samples) * 1000
+
+
+def run(label: str) -> dict[str, float]:
+    row: dict[str, float] = {}
+    row["throughput"], row["lost"] = throughput(label)
+    print(f"{label}: throughput done", file=sys.stderr, flush=True)
+    row["p50"], row["p99"] = latency(label)
+    print(f"{label}: latency done", file=sys.stderr, flush=True)
+    row["claims"], row["claimed"] = claims(label)
+    print(f"{label}: claims done", file=sys.stderr, flush=True)
+    row["cost0"] = send_cost(label, 0)
+    row["cost10k"] = send_cost(label, 10_000)
+    return row
+
+
+def main() -> None:
+    began = time.monotonic()
+    os.environ["SWARM_STORE"] = "file"
+    results = {"file": run("file")}
+    proc, url = start_redis()
+    try:
+        os.environ["SWARM_STORE"] = url
+        results["redis"] = run("redis")
+    finally:
+        proc.terminate()
+        proc.wait(10)
+    file, red = results["file"], results["redis"]
+    print(f"swarm store benchmark ({os.cpu_count()} cores; Redis {url})\n")
+    print(f"{'metric':46} {'file':>10} {'redis':>10} {'redis/file':>11}")
+    rows = [
+        (f"throughput {SENDERS}x{SENDS}, no reader (msg/s)", "throughput", True),
+        ("  lost messages", "lost", None),
+        ("latency p50 (ms, 200 sends to a waiting reader)", "p50", False),
+        ("latency p99 (ms)", "p99", False),
+        (f"claims {CLAIMERS} procs x {TASKS_EACH} tasks (claims/s)", "claims", True),
+        (f"  tasks claimed (of {CLAIMERS * TASKS_EACH})", "claimed", None),
+        ("send cost, empty mailbox (ms, median)", "cost0", False),
+        ("send cost, 10,000 unread (ms, median)", "cost10k", False),
+    ]
+    for title, key, higher_better in rows:
+        a, b = file[key], red[key]
+        ratio = "" if higher_better is None or not a else (
+            f"{a / b:.2f}x slower" if higher_better and b < a else
+            f"{b / a:.2f}x slower" if not higher_better and b > a else "faster")
+        print(f"{title:46} {a:10.2f} {b:10.2f} {ratio:>11}")
+    print(f"\nfinished in {time.monotonic() - began:.0f} s")
+    shutil.rmtree(ROOT, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
