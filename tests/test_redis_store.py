@@ -6,9 +6,11 @@ from __future__ import annotations
 import multiprocessing
 import multiprocessing.synchronize
 import os
+import signal
 from multiprocessing.queues import Queue
 from pathlib import Path
 
+import psutil
 import pytest
 import redis
 
@@ -17,6 +19,7 @@ from swarm.core.state import AgentState, read_state, update_state
 from swarm.core.team import Team
 from swarm.errors import StoreUnavailableError, TaskConflictError
 from tests.agent_fixtures import Crew, run_swarm
+from tests.helpers import wait_until
 from tests.redis_server import RedisServer
 
 FORK = multiprocessing.get_context("fork")
@@ -326,3 +329,34 @@ def test_doctor_checks_the_server_and_warns_without_an_append_only_file(
     down = run_swarm("doctor")
     assert "!!  store: the store redis://127.0.0.1" in down.stdout and "unreachable" in down.stdout
     assert "Traceback" not in down.stderr
+
+
+def test_an_exiting_patient_store_gives_up_after_its_grace(
+        redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    from swarm.core.redis_store import RedisStore
+
+    store = RedisStore(redis_server.url)
+    said: list[str] = []
+    store.be_patient(said.append)
+    redis_server.stop()
+    store.give_up_after(0.5)  # exiting: what it still has to write may wait this long, no more
+    with pytest.raises(StoreUnavailableError, match="unreachable"):
+        store.run(lambda: store.client.get("swarm:x:k"))
+    assert said and said[0].startswith("store unreachable")
+
+
+@pytest.mark.slow
+def test_sigterm_ends_an_agent_whose_store_is_gone(
+        redis_server: RedisServer, redis_url: str, crew: Crew) -> None:
+    proc = crew.cli("spawn", "w1", "--backend", "hidden", "--model", "shell",
+                    "--cwd", str(crew.workdir))
+    assert proc.returncode == 0, proc.stderr
+    crew.wait_state("w1", "idle")
+    state = read_state(crew.team.name, "w1")
+    assert state is not None and state.pid
+    pid = state.pid
+    redis_server.stop()
+    os.kill(pid, signal.SIGTERM)
+    # Its exit records what it can within the grace, then goes: never a process nobody can stop.
+    assert wait_until(lambda: not psutil.pid_exists(pid)
+                      or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE, 40)

@@ -59,6 +59,7 @@ class RedisStore:
         self.client: redis.Redis = redis.Redis.from_url(
             url, socket_connect_timeout=3.0, socket_timeout=OP_TIMEOUT, socket_keepalive=True)
         self._patience: Callable[[str], None] | None = None
+        self._give_up_at: float | None = None  # exiting: patient until then only
         self._down_since: float | None = None
         self._lock = threading.Lock()
 
@@ -73,6 +74,11 @@ class RedisStore:
         lose its place because the server restarted); `say` tells the pane."""
         self._patience = say
 
+    def give_up_after(self, seconds: float) -> None:
+        """Exiting: keep retrying for `seconds` more at most, then fail as the CLI does, so a
+        process told to stop never waits forever on a server that is gone."""
+        self._give_up_at = time.monotonic() + seconds
+
     def run(self, op: Callable[[], T]) -> T:
         """Run `op` (some commands); a fault is StoreUnavailableError, or, when patient, a
         retry with backoff (0.1 s doubling to 5 s) until the server answers."""
@@ -81,7 +87,8 @@ class RedisStore:
             try:
                 result = op()
             except _FAULTS as exc:
-                if self._patience is None:
+                gone = self._give_up_at is not None and time.monotonic() >= self._give_up_at
+                if self._patience is None or gone:
                     raise StoreUnavailableError(
                         f"the store {redacted(self.url)} is unreachable: {_why(exc)}") from None
                 self._unreachable(exc)

@@ -70,6 +70,9 @@ from swarm.runtime.tools.registry import all_tools
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
+# Exiting with the network store down: how long its last writes (state, released tasks) may
+# wait for the server before the process goes anyway (the heartbeat's expiry tells the rest).
+STORE_EXIT_GRACE = 10.0
 
 
 class Agent(AgentBase, LoopHooks):
@@ -373,6 +376,9 @@ class Agent(AgentBase, LoopHooks):
         """Record how it ended. Each step on its own: after a crash (a full disk, a corrupt
         file) one failing write must not keep the others from happening."""
         self.signals.ignore_stops()
+        remote = stores.remote()
+        if remote is not None:  # what it writes now may wait out a short outage, not forever
+            remote.give_up_after(STORE_EXIT_GRACE)
         self._attempt(lambda: self.extensions.session_end(detail))
         self._attempt(self.extensions.close)  # no MCP server outlives us
         if self._superseded:  # our tasks and state are someone else's now: touch neither
