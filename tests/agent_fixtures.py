@@ -31,6 +31,7 @@ from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import IdleNotification, Message
 from swarm.core.state import AgentState, read_state
+from swarm.core.tasks import Task
 from swarm.core.team import Member, Team
 from swarm.errors import SwarmError
 from swarm.ops.spawner import SpawnResult
@@ -156,6 +157,23 @@ class Crew:
                    message=f"{count} idle notifications from {name} (log: {self.log(name)[-800:]})")
         self.wait_state(name, "idle")
         return self.idle_notes(name)
+
+    def six_jobs_over_two_teammates(
+            self, timeout: float = 20.0) -> tuple[list[Task], subprocess.CompletedProcess[str]]:
+        """`swarm spawn` two shell teammates, give the team six short jobs, `swarm wait` until
+        they are done; the tasks as they ended, and what `swarm wait` printed."""
+        for name in ("w1", "w2"):
+            proc = self.cli("spawn", name, "--backend", "hidden", "--model", "shell",
+                            "--permission-mode", "bypassPermissions", "--cwd", str(self.workdir))
+            assert proc.returncode == 0, proc.stderr
+        for name in ("w1", "w2"):
+            self.wait_state(name, "idle")
+        # Each task takes a moment, so both teammates get some while the other is busy.
+        tasks = [self.team.tasks.add(f"job {i}", description=f"$ sleep 0.2; echo job-{i}")
+                 for i in range(1, 7)]
+        proc = self.cli("wait", "--until", "tasks-done", "--timeout", str(timeout))
+        assert proc.returncode == 0, proc.stderr
+        return [self.team.tasks.get(t.id) for t in tasks], proc
 
     def transcript(self, name: str) -> list[dict[str, Any]]:
         path = paths.agent_transcript(self.team.name, name)

@@ -96,19 +96,7 @@ def test_shutdown_request_comes_first_and_unhandled_messages_stay_unread(crew: C
 
 
 def test_ci_run_of_six_tasks_over_two_teammates(crew: Crew) -> None:
-    for name in ("w1", "w2"):
-        proc = crew.cli("spawn", name, "--backend", "hidden", "--model", "shell",
-                        "--permission-mode", "bypassPermissions", "--cwd", str(crew.workdir))
-        assert proc.returncode == 0, proc.stderr
-    for name in ("w1", "w2"):
-        crew.wait_state(name, "idle")
-    # Each task takes a moment, so both teammates get some while the other is busy.
-    tasks = [crew.team.tasks.add(f"job {i}", description=f"$ sleep 0.2; echo job-{i}")
-             for i in range(1, 7)]
-
-    proc = crew.cli("wait", "--until", "tasks-done", "--timeout", "20")
-    assert proc.returncode == 0, proc.stderr
-    final = [crew.team.tasks.get(t.id) for t in tasks]
+    final, proc = crew.six_jobs_over_two_teammates()
     assert all(t.status == "completed" for t in final)
     assert all(f"job-{t.id}" in (t.result or "") for t in final)
     assert {t.owner for t in final} == {"w1", "w2"}

@@ -286,17 +286,7 @@ def test_state_written_by_two_writers_loses_neither(redis_url: str) -> None:
 @pytest.mark.slow
 def test_a_whole_team_runs_on_redis_with_nothing_under_teams(
         redis_url: str, swarm_home: Path, crew: Crew) -> None:
-    for name in ("w1", "w2"):
-        proc = crew.cli("spawn", name, "--backend", "hidden", "--model", "shell",
-                        "--permission-mode", "bypassPermissions", "--cwd", str(crew.workdir))
-        assert proc.returncode == 0, proc.stderr
-    for name in ("w1", "w2"):
-        crew.wait_state(name, "idle")
-    tasks = [crew.team.tasks.add(f"job {i}", description=f"$ sleep 0.2; echo job-{i}")
-             for i in range(1, 7)]
-    proc = crew.cli("wait", "--until", "tasks-done", "--timeout", "30")
-    assert proc.returncode == 0, proc.stderr
-    final = [crew.team.tasks.get(t.id) for t in tasks]
+    final, _ = crew.six_jobs_over_two_teammates(timeout=30)
     assert all(t.status == "completed" and f"job-{t.id}" in (t.result or "") for t in final)
     assert {t.owner for t in final} == {"w1", "w2"}
     status = crew.cli("status")
