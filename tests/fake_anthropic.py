@@ -28,7 +28,7 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import Any, Self
 
 import pytest
 
@@ -160,21 +160,11 @@ class Route(Script):
         self.match = match
 
 
-class FakeAnthropic(Script):
-    """The server plus its script. Thread-safe: agents in other processes may call it at once."""
+class LocalServer:
+    """A fake API's HTTP server: a free loopback port, served from a daemon thread."""
 
-    def __init__(self, *, required_api_key: str | None = None) -> None:
-        super().__init__(threading.Lock(), itertools.count(1))
-        self.requests: list[Received] = []
-        self.required_api_key = required_api_key  # when set, any other key gets a 401
-        self.default_text = "Done."
-        # With the main queue empty: this responder, else a plain `end_turn` text.
-        self.fallback: Responder | None = None
-        # True: every reply's input_tokens is the request's size / 4 (a stand-in for the real
-        # count), so benchmarks can compare how much context different callers send.
-        self.count_input_tokens = False
-        self._routes: list[Route] = []
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
+    def _serve(self, handler: type[BaseHTTPRequestHandler]) -> None:
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
         self._server.daemon_threads = True
         # a short poll interval so close() (server.shutdown) returns in milliseconds
         self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,),
@@ -189,6 +179,34 @@ class FakeAnthropic(Script):
     @property
     def port(self) -> int:
         return int(self._server.server_address[1])
+
+    def close(self) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+        self._thread.join(timeout=5)
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class FakeAnthropic(Script, LocalServer):
+    """The server plus its script. Thread-safe: agents in other processes may call it at once."""
+
+    def __init__(self, *, required_api_key: str | None = None) -> None:
+        super().__init__(threading.Lock(), itertools.count(1))
+        self.requests: list[Received] = []
+        self.required_api_key = required_api_key  # when set, any other key gets a 401
+        self.default_text = "Done."
+        # With the main queue empty: this responder, else a plain `end_turn` text.
+        self.fallback: Responder | None = None
+        # True: every reply's input_tokens is the request's size / 4 (a stand-in for the real
+        # count), so benchmarks can compare how much context different callers send.
+        self.count_input_tokens = False
+        self._routes: list[Route] = []
+        self._serve(_make_handler(self))
 
     def route(self, match: Callable[[dict[str, Any]], bool]) -> Route:
         """A script for the requests `match` picks (empty: the default text, never the main
@@ -246,18 +264,6 @@ class FakeAnthropic(Script):
             "stop_sequence": None,
             "usage": usage,
         }
-
-    def close(self) -> None:
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-
-    def __enter__(self) -> FakeAnthropic:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
 
 def reply(text: str | None = None, tool_uses: list[tuple[str, dict[str, Any]]] | None = None,
           usage: dict[str, int] | None = None) -> Scripted:

@@ -51,7 +51,7 @@ class FakeClouds(FakeAnthropic):
 
     def __init__(self) -> None:
         super().__init__()
-        self._server.RequestHandlerClass = _make_handler(self)
+        self._server.RequestHandlerClass = _make_handler(self)  # the same server, its own routes
         self.tokens_minted = 0
 
     def _serves(self, path: str) -> bool:

@@ -25,12 +25,20 @@ import socket
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 import pytest
 
-from tests.fake_anthropic import DEFAULT_USAGE, Received, Route, Script, Scripted, _chunks
+from tests.fake_anthropic import (
+    DEFAULT_USAGE,
+    LocalServer,
+    Received,
+    Route,
+    Script,
+    Scripted,
+    _chunks,
+)
 
 STALL_LIMIT_S = 30.0  # a stalled stream gives up by itself after this long
 
@@ -40,7 +48,7 @@ def _error(status: int, message: str, kind: str, headers: dict[str, str] | None 
                                        "code": None}}, headers or {"x-should-retry": "false"})
 
 
-class FakeOpenAI(Script):
+class FakeOpenAI(Script, LocalServer):
     """The server plus its script. Thread-safe: agents in other processes may call it at once."""
 
     def __init__(self, *, required_api_key: str | None = None) -> None:
@@ -52,16 +60,7 @@ class FakeOpenAI(Script):
         self.release = threading.Event()  # lets a stalled stream finish
         self.disconnects = 0  # stalled streams whose client hung up
         self._routes: list[Route] = []
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,),
-                                        daemon=True)
-        self._thread.start()
-
-    @property
-    def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host!s}:{port}"
+        self._serve(_make_handler(self))
 
     @property
     def api_url(self) -> str:
@@ -112,16 +111,8 @@ class FakeOpenAI(Script):
         return item if isinstance(item, Scripted) else item(received.body)
 
     def close(self) -> None:
-        self.release.set()
-        self._server.shutdown()
-        self._server.server_close()
-        self._thread.join(timeout=5)
-
-    def __enter__(self) -> FakeOpenAI:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+        self.release.set()  # a stalled stream must not hold the server's shutdown
+        super().close()
 
 
 def completion(request: dict[str, Any], partial: dict[str, Any], number: int) -> dict[str, Any]:

@@ -8,6 +8,7 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import psutil
+import pytest
 
 from swarm.runtime.interfaces import LoopHooks
 from swarm.runtime.models.base import ModelReply, ModelRequest
@@ -69,3 +70,18 @@ class OneCall:
         if request.messages[-1]["content"][0].get("type") == "tool_result":
             return ModelReply([{"type": "text", "text": "ok"}])
         return ModelReply(self.uses, "tool_use")
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    """`swarm ARGS...` in-process through `main` (errors mapped to lines and exit codes):
+    (exit code, stdout, stderr)."""
+    from swarm.cli.main import main
+
+    capsys.readouterr()
+    code = 0
+    try:
+        main(list(args))
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err

@@ -8,7 +8,6 @@ from typing import Any
 
 import pytest
 
-from swarm.cli.main import main
 from swarm.core.protocol import (
     IdleNotification,
     Message,
@@ -24,16 +23,7 @@ from swarm.core.protocol import (
 from swarm.core.readable import flat, fold, structured_line, tool_call
 from swarm.core.state import AgentState, write_state
 from swarm.core.team import Team
-
-
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    try:
-        main(list(args))
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+from tests.helpers import run_cli as run
 
 
 @pytest.fixture(autouse=True)

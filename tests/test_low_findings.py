@@ -15,7 +15,6 @@ from typing import Any
 
 import pytest
 
-from swarm.cli.main import main
 from swarm.core.definitions import load_definitions
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME, validate_color
@@ -32,20 +31,12 @@ from swarm.runtime.tools.registry import all_tools
 from tests.agent_fixtures import SWARM
 from tests.git_helpers import branches, git, init_repo
 from tests.helpers import PlainHooks, wait_until
+from tests.helpers import run_cli as run
 from tests.test_subagent_runner import FnModel, Host, ask, runner_with, text
 
 BREAKOUT = '#"><!--'
 
 
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = 0
-    try:
-        main(list(args))
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 def one_error(err: str, *needles: str) -> None:

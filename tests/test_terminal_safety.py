@@ -16,7 +16,6 @@ import pytest
 from libtmux.server import Server
 from libtmux.session import Session
 
-from swarm.cli.main import main
 from swarm.core import paths
 from swarm.core.liveness import is_alive
 from swarm.core.mailbox import Mailbox
@@ -26,6 +25,7 @@ from swarm.core.team import Team
 from swarm.core.terminal import visible
 from swarm.core.transcript import Transcript
 from swarm.core.view import View
+from tests.helpers import run_cli as run
 from tests.helpers import wait_until
 
 # Everything a hostile message could carry: OSC 52 (clipboard), OSC 0 (title), a clear screen,
@@ -48,15 +48,6 @@ def assert_safe(text: str, *, styled: bool = False, shown: tuple[str, ...] = SHO
         assert escape in bare, f"{escape!r} not shown in:\n{bare}"
 
 
-def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    capsys.readouterr()
-    code = 0
-    try:
-        main(list(args))
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else 1
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
 
 
 @pytest.fixture(autouse=True)
