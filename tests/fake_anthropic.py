@@ -328,22 +328,31 @@ def sse_events(message: dict[str, Any]) -> list[dict[str, Any]]:
     return events
 
 
-def _make_handler(api: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"  # keep-alive, as the SDK's pooled client expects
-        # Headers and body go out as two writes: with Nagle's algorithm the body would wait for
-        # the client's delayed ACK of the headers (~40 ms on Linux) on every reply.
-        disable_nagle_algorithm = True
+class ApiHandler(BaseHTTPRequestHandler):
+    """What every fake API's handler shares: keep-alive, no Nagle, the request as `Received`."""
 
+    protocol_version = "HTTP/1.1"  # keep-alive, as the SDK's pooled client expects
+    # Headers and body go out as two writes: with Nagle's algorithm the body would wait for
+    # the client's delayed ACK of the headers (~40 ms on Linux) on every reply.
+    disable_nagle_algorithm = True
+
+    def received(self) -> Received:
+        length = int(self.headers.get("content-length") or 0)
+        raw = self.rfile.read(length) if length else b""
+        try:
+            body = json.loads(raw) if raw else {}
+        except ValueError:
+            body = {"_unparsed": raw.decode("utf-8", "replace")}
+        headers = {k.lower(): v for k, v in self.headers.items()}
+        return Received(self.command, self.path, headers, body, raw)
+
+
+def _make_handler(api: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
+    class Handler(ApiHandler):
         def _handle(self) -> None:
-            length = int(self.headers.get("content-length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                body = json.loads(raw) if raw else {}
-            except ValueError:
-                body = {"_unparsed": raw.decode("utf-8", "replace")}
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            reply = api._answer(Received(self.command, self.path, headers, body, raw))
+            request = self.received()
+            body = request.body
+            reply = api._answer(request)
             streamed = bool(body.get("stream")) and reply.status == 200
             data = sse_body(reply.body) if streamed else json.dumps(reply.body).encode()
             try:

@@ -21,7 +21,7 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-from tests.fake_anthropic import FakeAnthropic, Received, sse_body, sse_events
+from tests.fake_anthropic import ApiHandler, FakeAnthropic, sse_body, sse_events
 
 BEDROCK_PATH = re.compile(r"^/model/(?P<model>[^/]+)/(?P<kind>invoke|invoke-with-response-stream)$")
 VERTEX_PATH = re.compile(r"^/v1/projects/(?P<project>[^/]+)/locations/(?P<region>[^/]+)/publishers"
@@ -79,13 +79,9 @@ class FakeClouds(FakeAnthropic):
 
 
 def _make_handler(api: FakeClouds) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True
-
+    class Handler(ApiHandler):
         def do_POST(self) -> None:
-            length = int(self.headers.get("content-length") or 0)
-            raw = self.rfile.read(length) if length else b""
+            request = self.received()
             if self.path == "/token":  # Google's OAuth token endpoint, for the service account
                 with api._lock:
                     api.tokens_minted += 1
@@ -93,12 +89,7 @@ def _make_handler(api: FakeClouds) -> type[BaseHTTPRequestHandler]:
                     "access_token": ACCESS_TOKEN, "expires_in": 3600,
                     "token_type": "Bearer"}).encode())
                 return
-            try:
-                body = json.loads(raw) if raw else {}
-            except ValueError:
-                body = {"_unparsed": raw.decode("utf-8", "replace")}
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            reply = api._answer(Received(self.command, self.path, headers, body, raw))
+            reply = api._answer(request)
             path = self.path.split("?")[0]
             bedrock, vertex = BEDROCK_PATH.match(path), VERTEX_PATH.match(path)
             found = bedrock or vertex

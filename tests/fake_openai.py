@@ -32,6 +32,7 @@ import pytest
 
 from tests.fake_anthropic import (
     DEFAULT_USAGE,
+    ApiHandler,
     LocalServer,
     Received,
     Route,
@@ -170,19 +171,11 @@ def stream_chunks(whole: dict[str, Any], include_usage: bool) -> list[dict[str, 
 
 
 def _make_handler(api: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True
-
+    class Handler(ApiHandler):
         def _handle(self) -> None:
-            length = int(self.headers.get("content-length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            try:
-                body = json.loads(raw) if raw else {}
-            except ValueError:
-                body = {"_unparsed": raw.decode("utf-8", "replace")}
-            headers = {k.lower(): v for k, v in self.headers.items()}
-            reply = api._answer(Received(self.command, self.path, headers, body, raw))
+            request = self.received()
+            body = request.body
+            reply = api._answer(request)
             try:
                 if reply.status != 200:
                     self._send(reply.status, json.dumps(reply.body).encode(), reply.headers)
