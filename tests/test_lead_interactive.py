@@ -111,7 +111,9 @@ def test_interactive_lead_in_a_terminal(fake_api: FakeAnthropic, session: Sessio
     shows(pane, "(no tasks)")
 
     pane.send_keys("C-d", enter=False)  # the end: teammates shut down, the team is deleted
-    wait_until(exit_file.exists, 40, message=f"the lead to exit:\n{screen(pane)}")
+    # The shell creates the file, then writes the code into it: wait for the code.
+    wait_until(lambda: exit_file.exists() and exit_file.read_text().strip(), 40,
+               message=f"the lead to exit:\n{screen(pane)}")
     assert exit_file.read_text().strip() == "0", screen(pane)
     text = screen(pane)
     assert "ending the session" in text and "team chat deleted" in text

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from swarm.core import records
 from swarm.core.mailbox import Mailbox
 from swarm.core.team import Team
 
@@ -48,7 +49,7 @@ def _writer(team_name: str, index: int, texts: list[str],
 
 def _raw_archive(box: Mailbox) -> list[dict[str, Any]]:
     if type(box) is not Mailbox:  # the Redis store: its history, as the archive file has it
-        return [json.loads(m.model_dump_json(by_alias=True)) for m in box.archived()]
+        return [json.loads(records.encode(m)) for m in box.archived()]
     if not box.archive_path.exists():
         return []
     return [json.loads(line) for line in box.archive_path.read_bytes().splitlines() if line]

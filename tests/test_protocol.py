@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 
+from swarm.core import records
 from swarm.core.protocol import (
     STRUCTURED_TYPES,
     IdleNotification,
@@ -121,12 +122,12 @@ def test_plain_text_is_not_structured(text: str) -> None:
 
 def test_message_json_uses_from_and_defaults() -> None:
     message = Message(sender="alice", text="hi")
-    data = json.loads(message.model_dump_json(by_alias=True))
+    data = json.loads(records.encode(message))
     assert data["from"] == "alice"
     assert data["read"] is False
     assert data["timestamp"].endswith("Z")
     assert len(data["id"]) == 36
-    assert Message.model_validate(data) == message
+    assert records.convert(data, Message) == message
     assert Message(sender="a", text="x").id != Message(sender="a", text="x").id
 
 

@@ -14,6 +14,7 @@ import psutil
 import pytest
 import redis
 
+from swarm.core import records
 from swarm.core.protocol import IdleNotification, dump_structured
 from swarm.core.state import AgentState, read_state, update_state
 from swarm.core.team import Team
@@ -77,8 +78,8 @@ def test_a_newer_idle_note_supersedes_older_unread_ones(redis_url: str) -> None:
     team = Team.create("alpha")
     team.add_member("bob")
     for summary in ("first", "second"):
-        team.send("team-lead", dump_structured(IdleNotification.model_validate(
-            {"from": "bob", "summary": summary})), sender="bob")
+        team.send("team-lead", dump_structured(records.convert(
+            {"from": "bob", "summary": summary}, IdleNotification)), sender="bob")
     unread = team.inbox().unread()
     assert len(unread) == 1 and "second" in unread[0].text
 

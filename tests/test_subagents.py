@@ -12,7 +12,7 @@ from typing import Any
 import psutil
 import pytest
 
-from swarm.core import paths
+from swarm.core import paths, records
 from swarm.core.state import read_state
 from tests.agent_fixtures import Crew
 from tests.fake_anthropic import FakeAnthropic, Scripted
@@ -60,7 +60,7 @@ def start(crew: Crew, prompt: str = "go") -> None:
 def subagent_records(crew: Crew) -> list[dict[str, Any]]:
     state = read_state(crew.team.name, "w1")
     assert state is not None
-    return [s.model_dump() for s in state.subagents]
+    return [records.to_dict(s) for s in state.subagents]
 
 
 def test_foreground_explore_subagent_reports_to_the_next_request(

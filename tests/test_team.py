@@ -13,7 +13,7 @@ from collections.abc import Iterator
 import psutil
 import pytest
 
-from swarm.core import paths
+from swarm.core import paths, records
 from swarm.core.liveness import is_alive
 from swarm.core.state import AgentState, write_state
 from swarm.core.team import Team, TeamConfig
@@ -54,7 +54,7 @@ def test_create_writes_the_team_file() -> None:
     assert paths.inboxes_dir("alpha").is_dir() and paths.tasks_dir("alpha").is_dir()
     on_disk = json.loads(paths.team_config("alpha").read_text())
     assert on_disk["lead_agent_id"] == "team-lead@alpha"
-    assert TeamConfig.model_validate(on_disk) == config
+    assert records.convert(on_disk, TeamConfig) == config
 
 
 def test_name_clash_gets_a_unique_name() -> None:

@@ -425,6 +425,8 @@ def test_the_interactive_lead_asks_once_after_showing_the_summary(
     wait_until(lambda: "swarm lead: team asked" in (text := screen()) and "\n>" in text, 60,
                message=screen())
     pane.send_keys("C-d", enter=False)
-    wait_until(exit_file.exists, 40, message=f"the lead to exit:\n{screen()}")
+    # The shell creates the file, then writes the code into it: wait for the code.
+    wait_until(lambda: exit_file.exists() and exit_file.read_text().strip(), 40,
+               message=f"the lead to exit:\n{screen()}")
     assert exit_file.read_text().strip() == "0", screen()
     assert decide(project.clone).trusted  # recorded: the next session does not ask

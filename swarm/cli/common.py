@@ -8,10 +8,10 @@ from collections.abc import Callable
 from typing import Any, TypeVar
 
 import click
-from pydantic import BaseModel
 
 from swarm import settings
 from swarm.cli.completion import complete_team
+from swarm.core import records
 from swarm.core.liveness import agent_ancestor, lead_ancestor
 from swarm.core.names import LEAD_NAME, ModeCap
 from swarm.core.tables import cut as cut_line
@@ -93,7 +93,9 @@ def mode_cap(team: Team) -> ModeCap | None:
 
 
 def to_jsonable(data: Any) -> Any:
-    if isinstance(data, BaseModel):
+    if isinstance(data, records.Record):
+        return records.to_dict(data)
+    if hasattr(data, "model_dump"):  # a pydantic model (configuration, trust): not imported here
         return data.model_dump(mode="json", by_alias=True)
     if isinstance(data, list | tuple):
         return [to_jsonable(item) for item in data]

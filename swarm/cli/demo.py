@@ -10,6 +10,7 @@ import click
 
 from swarm.cli.common import table
 from swarm.cli.helptext import examples
+from swarm.core import records
 from swarm.core.names import BACKENDS
 from swarm.core.tasks import Task
 from swarm.core.terminal import visible
@@ -92,7 +93,7 @@ def lead_demo(keep: bool, backend: str | None, timeout: float) -> None:
 
 def render_report(report: Report) -> str:
     """The lead's last word, then what the team did: the report of the session."""
-    tasks = [Task.model_validate(t) for t in report.tasks]
+    tasks = [records.convert(t, Task) for t in report.tasks]
     rows = summary_rows(tasks)
     done = [r for r in rows if r["status"] == "completed"]
     teammates = [m["name"] for m in report.members if m["name"] != "team-lead"]

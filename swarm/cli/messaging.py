@@ -22,6 +22,7 @@ from swarm.cli.common import (
 )
 from swarm.cli.completion import complete_member
 from swarm.cli.helptext import examples
+from swarm.core import records
 from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import Message, parse_structured, structured_type
 from swarm.core.readable import clip, flat, fold, structured_line
@@ -198,7 +199,7 @@ def _whole(found: Any) -> str:
     kind = m.structured()
     if kind is not None:
         lines += [f"type:    {structured_line(kind)}", "",
-                  json.dumps(kind.model_dump(mode="json", by_alias=True, exclude_none=True),
+                  json.dumps(records.to_dict(kind, drop_none=True),
                              indent=2, ensure_ascii=False)]
     else:
         lines += ["", m.text]

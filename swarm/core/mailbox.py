@@ -25,10 +25,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from pydantic import ValidationError
-
 from swarm import settings
-from swarm.core import paths
+from swarm.core import paths, records
 from swarm.core.protocol import Message, structured_type
 from swarm.core.store import (
     FILE_MODE,
@@ -65,8 +63,8 @@ def _parse(lines: list[bytes]) -> tuple[list[_Entry], list[bytes]]:
     good, bad = [], []
     for line in lines:
         try:
-            good.append(_Entry(line, Message.model_validate_json(line)))
-        except (ValidationError, ValueError):
+            good.append(_Entry(line, records.decode(line, Message)))
+        except (records.DecodeError, ValueError):
             bad.append(line)
     return good, bad
 
@@ -86,7 +84,7 @@ def superseded(messages: Sequence[Message]) -> set[int]:
 
 
 def _encode(messages: Iterable[Message]) -> bytes:
-    return b"".join(m.model_dump_json(by_alias=True).encode() + b"\n" for m in messages)
+    return b"".join(records.encode(m) + b"\n" for m in messages)
 
 
 class Mailbox:
@@ -146,7 +144,7 @@ class Mailbox:
             self._quarantine_soon(len(bad))
         view = [e.message for e in entries]
         for index in superseded([e.message for e in entries]):
-            view[index] = view[index].model_copy(update={"read": True})
+            view[index] = records.replace(view[index], read=True)
         return view
 
     def _quarantine_soon(self, count: int) -> None:
@@ -182,8 +180,8 @@ class Mailbox:
             if not line.strip():
                 continue
             try:
-                message = Message.model_validate_json(line)
-            except (ValidationError, ValueError):
+                message = records.decode(line, Message)
+            except (records.DecodeError, ValueError):
                 warn(f"{self.archive_path}: skipping unreadable line {number}")
                 continue
             out.setdefault(message.id, message)
@@ -276,7 +274,7 @@ class Mailbox:
         for index, entry in enumerate(entries):
             message = entry.message
             if not message.read and (message.id in mark or index in older_idle):
-                entries[index] = _Entry(entry.raw, message.model_copy(update={"read": True}), True)
+                entries[index] = _Entry(entry.raw, records.replace(message, read=True), True)
                 marked += message.id in mark
         done = [e.message for e in entries if e.message.read] if archive else []
         kept = [e for e in entries if not e.message.read] if archive else entries

@@ -9,12 +9,11 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict
-
 from swarm import settings
 from swarm.core import paths
 from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import FileConflict
+from swarm.core.records import Record
 from swarm.core.store import locked, read_model, warn, write_model
 from swarm.errors import SwarmError
 
@@ -22,10 +21,8 @@ if TYPE_CHECKING:
     from swarm.core.team import Team
 
 
-class Writes(BaseModel):
-    model_config = ConfigDict(defer_build=True)
-
-    # Copied per instance by pydantic (a builtin factory costs start-up: see state.AgentState).
+class Writes(Record, kw_only=True):
+    # Empty defaults are copied per instance by msgspec.
     paths: dict[str, list[str]] = {}  # real path -> members, in order
     reported: list[str] = []  # paths the lead was told about
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Annotated, Any, Literal, get_args
+from typing import Any, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, model_validator
-
+from swarm.core import records
 from swarm.core.names import LEAD_NAME
+from swarm.core.records import Record, field
 from swarm.core.store import utcnow_iso
 from swarm.errors import ProtocolError, TooLargeError
 
@@ -22,31 +22,34 @@ def check_size(what: str, text: str | None, limit: int) -> None:
         raise TooLargeError(f"{what} is {len(text.encode())} bytes; the limit is {limit} bytes")
 
 
-class Message(BaseModel):
+def _new_id() -> str:
+    return str(uuid.uuid4())
+
+
+class Message(Record, kw_only=True):
     """One mailbox entry. `from` is a Python keyword, so the attribute is `sender`."""
 
-    model_config = ConfigDict(populate_by_name=True, defer_build=True)  # built on first use
-
-    id: str = Field(default_factory=lambda: str(uuid.uuid4()))
-    sender: str = Field(alias="from")
+    id: str = field(default_factory=_new_id)
+    sender: str = field(name="from")
     text: str
     summary: str | None = None
     color: str | None = None
-    timestamp: str = Field(default_factory=utcnow_iso)
+    timestamp: str = field(default_factory=utcnow_iso)
     read: bool = False
 
     def structured(self) -> StructuredMessage | None:
         return parse_structured(self.text)
 
 
-class _Structured(BaseModel):
-    # Schemas are built on first use, not at import: `swarm send` of plain text never needs them.
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+class _Structured(Record, kw_only=True, forbid_unknown_fields=True):
+    """A protocol message: a JSON object in a message's text, tagged by its `type` field."""
+
+    type: str
 
 
-class IdleNotification(_Structured):
+class IdleNotification(_Structured, kw_only=True):
     type: Literal["idle_notification"] = "idle_notification"
-    sender: str = Field(alias="from")
+    sender: str = field(name="from")
     idle_reason: Literal["available", "interrupted", "failed", "budget_exhausted", "max_turns"] = (
         "available"
     )
@@ -57,35 +60,32 @@ class IdleNotification(_Structured):
     # The sender's model calls so far (its state.json `turns`): a lead that sees the sender
     # idle with more turns than its newest note says knows a note is still on its way.
     turns: int | None = None
-    model_config = ConfigDict(extra="forbid", populate_by_name=True, defer_build=True)
 
 
-class ShutdownRequest(_Structured):
+class ShutdownRequest(_Structured, kw_only=True):
     type: Literal["shutdown_request"] = "shutdown_request"
-    request_id: str = Field(default_factory=lambda: str(uuid.uuid4()))
+    request_id: str = field(default_factory=_new_id)
     reason: str | None = None
 
 
-class ShutdownResponse(_Structured):
+class ShutdownResponse(_Structured, kw_only=True):
     type: Literal["shutdown_response"] = "shutdown_response"
     request_id: str
     approve: bool
     reason: str | None = None
 
-    @model_validator(mode="after")
-    def _reason_when_refusing(self) -> ShutdownResponse:
+    def __post_init__(self) -> None:  # msgspec runs it after decoding and after __init__
         if not self.approve and not (self.reason or "").strip():
             raise ValueError("a shutdown_response that refuses must give a reason")
-        return self
 
 
-class PlanApprovalRequest(_Structured):
+class PlanApprovalRequest(_Structured, kw_only=True):
     type: Literal["plan_approval_request"] = "plan_approval_request"
-    request_id: str = Field(default_factory=lambda: str(uuid.uuid4()))
+    request_id: str = field(default_factory=_new_id)
     plan: str
 
 
-class PlanApprovalResponse(_Structured):
+class PlanApprovalResponse(_Structured, kw_only=True):
     type: Literal["plan_approval_response"] = "plan_approval_response"
     request_id: str
     approve: bool
@@ -93,17 +93,17 @@ class PlanApprovalResponse(_Structured):
     permission_mode: str | None = None
 
 
-class PermissionRequest(_Structured):
+class PermissionRequest(_Structured, kw_only=True):
     type: Literal["permission_request"] = "permission_request"
-    request_id: str = Field(default_factory=lambda: str(uuid.uuid4()))
+    request_id: str = field(default_factory=_new_id)
     agent_id: str
     tool_name: str
     tool_use_id: str | None = None
     description: str = ""
-    input: dict[str, Any] = Field(default_factory=dict)
+    input: dict[str, Any] = {}  # msgspec copies an empty default per instance
 
 
-class PermissionResponse(_Structured):
+class PermissionResponse(_Structured, kw_only=True):
     type: Literal["permission_response"] = "permission_response"
     request_id: str
     approve: bool
@@ -112,7 +112,7 @@ class PermissionResponse(_Structured):
     feedback: str | None = None
 
 
-class TaskAssignment(_Structured):
+class TaskAssignment(_Structured, kw_only=True):
     type: Literal["task_assignment"] = "task_assignment"
     task_id: str
     subject: str
@@ -120,7 +120,7 @@ class TaskAssignment(_Structured):
     assigned_by: str
 
 
-class ModeChange(_Structured):
+class ModeChange(_Structured, kw_only=True):
     """The lead sets a teammate's permission mode; it applies from the teammate's next tool
     call (SPEC: `swarm mode`, the lead's SetMode)."""
 
@@ -129,13 +129,13 @@ class ModeChange(_Structured):
     reason: str | None = None
 
 
-class TeammateTerminated(_Structured):
+class TeammateTerminated(_Structured, kw_only=True):
     type: Literal["teammate_terminated"] = "teammate_terminated"
     agent_id: str
     reason: str = ""
 
 
-class FileConflict(_Structured):
+class FileConflict(_Structured, kw_only=True):
     """Two or more members sharing a checkout wrote the same file (sent once per path)."""
 
     type: Literal["file_conflict"] = "file_conflict"
@@ -143,7 +143,7 @@ class FileConflict(_Structured):
     members: list[str]
 
 
-StructuredMessage = Annotated[
+StructuredMessage = (
     IdleNotification
     | ShutdownRequest
     | ShutdownResponse
@@ -154,24 +154,14 @@ StructuredMessage = Annotated[
     | TaskAssignment
     | ModeChange
     | TeammateTerminated
-    | FileConflict,
-    Field(discriminator="type"),
-]
-_STRUCTURED: TypeAdapter[Any] | None = None
-
-
-def _structured() -> TypeAdapter[Any]:
-    """The discriminated-union validator, built on first use (it builds every protocol model)."""
-    global _STRUCTURED
-    if _STRUCTURED is None:
-        _STRUCTURED = TypeAdapter(StructuredMessage)
-    return _STRUCTURED
-
-
-# The `type` tag of every member of the union above, read off the models themselves.
-STRUCTURED_TYPES = frozenset(
-    model.model_fields["type"].default for model in get_args(get_args(StructuredMessage)[0])
+    | FileConflict
 )
+# The protocol models by their `type` tag, read off the models themselves.
+_BY_TYPE: dict[str, type[_Structured]] = {
+    model.__struct_defaults__[model.__struct_fields__.index("type")]: model
+    for model in get_args(StructuredMessage)
+}
+STRUCTURED_TYPES = frozenset(_BY_TYPE)
 
 
 def _structured_dict(text: str) -> dict[str, Any] | None:
@@ -207,14 +197,18 @@ def structured_object(value: object) -> dict[str, Any] | None:
     return _structured_dict(value) if isinstance(value, str) else None
 
 
+def _validate(raw: dict[str, Any]) -> StructuredMessage:
+    return records.convert(raw, _BY_TYPE[raw["type"]])  # type: ignore[return-value]
+
+
 def parse_structured(text: str) -> StructuredMessage | None:
     """The structured message in `text`, or None when it is plain text."""
     raw = _structured_dict(text)
     if raw is None:
         return None
     try:
-        return _structured().validate_python(raw)  # type: ignore[no-any-return]
-    except ValidationError:
+        return _validate(raw)
+    except records.ValidationError:
         return None
 
 
@@ -228,15 +222,13 @@ def validate_structured(value: dict[str, Any] | str) -> StructuredMessage:
         kinds = ", ".join(sorted(STRUCTURED_TYPES))
         raise ProtocolError(f"structured message needs a 'type' field, one of: {kinds}")
     try:
-        return _structured().validate_python(raw)  # type: ignore[no-any-return]
-    except ValidationError as exc:
-        first = exc.errors()[0]
-        where = ".".join(str(p) for p in first["loc"][1:]) or raw["type"]
-        raise ProtocolError(f"invalid {raw['type']} message: {where}: {first['msg']}") from exc
+        return _validate(raw)
+    except records.ValidationError as exc:
+        raise ProtocolError(f"invalid {raw['type']} message: {exc}") from exc
 
 
 def dump_structured(message: StructuredMessage) -> str:
-    return message.model_dump_json(by_alias=True, exclude_none=True)
+    return records.encode(records.to_dict(message, drop_none=True)).decode()
 
 
 # Who may send what (SPEC "Who may send what"); the receiver checks, whatever the file says.

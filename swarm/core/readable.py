@@ -7,6 +7,7 @@ import json
 import textwrap
 from typing import Any
 
+from swarm.core import records
 from swarm.core.protocol import (
     IdleNotification,
     PermissionRequest,
@@ -94,7 +95,7 @@ def structured_line(kind: StructuredMessage) -> str:
         return f'task_assignment #{kind.task_id} "{flat(kind.subject)}" by {kind.assigned_by}'
     if isinstance(kind, TeammateTerminated):
         return f"teammate_terminated {kind.agent_id}" + (f": {flat(kind.reason)}" if kind.reason else "")
-    fields = kind.model_dump(mode="json", by_alias=True, exclude_none=True)
+    fields = records.to_dict(kind, drop_none=True)
     kind_name = fields.pop("type", type(kind).__name__)
     return f"{kind_name}: " + ", ".join(f"{k}={flat(json.dumps(v))}" for k, v in fields.items())
 

@@ -17,8 +17,7 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from pydantic import ValidationError
-
+from swarm.core import records
 from swarm.core.mailbox import Mailbox, superseded
 from swarm.core.protocol import Message
 from swarm.core.redis_store import RedisStore
@@ -107,13 +106,13 @@ class RedisMailbox(Mailbox):
             fields = (raw_fields if isinstance(raw_fields, dict)
                       else dict(zip(raw_fields[::2], raw_fields[1::2], strict=True)))
             try:
-                message = Message.model_validate_json(fields.get(b"m", b""))
-            except (ValidationError, ValueError):
+                message = records.decode(fields.get(b"m", b""), Message)
+            except (records.DecodeError, ValueError):
                 bad.append((entry, fields.get(b"m", b"")))
                 continue
             done = entry in read or (acked is not None and not _after(entry, acked))
             if done != message.read:
-                message = message.model_copy(update={"read": done})
+                message = records.replace(message, read=done)
             self._entry_of[message.id] = entry
             out.append((entry, message))
         if bad:
@@ -147,7 +146,7 @@ class RedisMailbox(Mailbox):
     def _load(self) -> builtins.list[Message]:
         view = [m for _, m in self._unread_entries()]
         for index in superseded(view):
-            view[index] = view[index].model_copy(update={"read": True})
+            view[index] = records.replace(view[index], read=True)
         return view
 
     def messages(self, unread_only: bool = False,
@@ -167,7 +166,7 @@ class RedisMailbox(Mailbox):
         view = [m for _, m in self._parse(entries, {r.decode() for r in read},
                                           (acked or b"0-0").decode())]
         for index in superseded(view):
-            view[index] = view[index].model_copy(update={"read": True})
+            view[index] = records.replace(view[index], read=True)
         return [m for m in view if not m.read] if unread_only else view
 
     def archived(self) -> builtins.list[Message]:
@@ -200,7 +199,7 @@ class RedisMailbox(Mailbox):
         def send() -> None:
             pipe = self.store.client.pipeline(transaction=True)
             for message in messages:
-                pipe.xadd(self.stream, {"m": message.model_dump_json(by_alias=True)})
+                pipe.xadd(self.stream, {"m": records.encode(message)})
             self.store.event(pipe, self.team, "inbox", self.name)
             pipe.execute()
 

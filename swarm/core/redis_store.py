@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import redis
-from pydantic import ValidationError
 
 from swarm import settings
+from swarm.core import records
 from swarm.errors import LockTimeoutError, StoreUnavailableError
 
 if TYPE_CHECKING:
@@ -165,8 +165,8 @@ class RedisStore:
         if raw is None:
             return None
         try:
-            return AgentState.model_validate_json(raw)
-        except (ValidationError, ValueError):
+            return records.decode(raw, AgentState)
+        except (records.DecodeError, ValueError):
             log.warning("unreadable member state; read as none")
             return None
 
@@ -175,7 +175,7 @@ class RedisStore:
         return self._parse_state(raw)
 
     def _queue_state(self, pipe: Any, team: str, name: str, state: AgentState) -> None:
-        pipe.set(self.key(team, "state", name), state.model_dump_json())
+        pipe.set(self.key(team, "state", name), records.encode(state))
         # The heartbeat as a key that expires: a member whose host or process vanished has no
         # `hb` key after SWARM_HEARTBEAT_STALE seconds, whatever its state says.
         pipe.set(self.key(team, "hb", name), repr(state.heartbeat),

@@ -12,9 +12,11 @@ anyone wrote meanwhile), so it can never overwrite a claim.
 from __future__ import annotations
 
 import builtins
+import json
 from collections.abc import Callable
 from typing import Any
 
+from swarm.core import records
 from swarm.core.redis_store import EVENTS_KEPT, RedisStore
 from swarm.core.scopes import clean_globs
 from swarm.core.store import utcnow_iso
@@ -31,7 +33,7 @@ from swarm.errors import BadInputError, NotFoundError, TaskConflictError
 
 # KEYS: tasks hash, open set, events. ARGV: name, now (ISO), task id or '' (the lowest-id
 # available one). Returns {'ok', json} or {why, detail}. cjson decodes `[]` as an empty table
-# and encodes it back as `{}`: the Task model reads `{}` as an empty list.
+# and encodes it back as `{}`: `_task` reads `{}` as an empty list.
 _CLAIM = """
 local function unfinished(task)
   local waiting = {}
@@ -83,6 +85,17 @@ return {'none', ''}
 """
 
 
+def _task(raw: bytes | str) -> Task:
+    """A task as stored; the claim script's `{}` for an empty list (cjson) reads as `[]`."""
+    if "{}" not in (raw if isinstance(raw, str) else raw.decode()):
+        return records.decode(raw, Task)
+    data = json.loads(raw)
+    for key in ("blocked_by", "blocks", "files"):
+        if data.get(key) == {}:
+            data[key] = []
+    return records.convert(data, Task)
+
+
 class RedisTaskList(TaskList):
     def __init__(self, team: str, check_owner: Callable[[str], str] | None = None) -> None:
         from swarm.core import stores
@@ -101,18 +114,18 @@ class RedisTaskList(TaskList):
         if not task_id.isdigit():
             return None
         raw = self.store.run(lambda: self.store.client.hget(self.hash, task_id))
-        return None if raw is None else Task.model_validate_json(raw)
+        return None if raw is None else _task(raw)
 
     def list(self) -> builtins.list[Task]:
         raw = self.store.run(lambda: self.store.client.hgetall(self.hash))
-        tasks = [Task.model_validate_json(v) for k, v in raw.items() if k.isdigit()]
+        tasks = [_task(v) for k, v in raw.items() if k.isdigit()]
         return sorted(tasks, key=lambda t: int(t.id))
 
     # -- writing -----------------------------------------------------------------------------
     def _queue(self, pipe: Any, task: Task, touch: bool = True) -> None:
         if touch:
             task.updated_at = utcnow_iso()
-        pipe.hset(self.hash, task.id, task.model_dump_json())
+        pipe.hset(self.hash, task.id, records.encode(task))
         if task.status == "pending":
             pipe.zadd(self.open, {task.id: int(task.id)})
         else:
@@ -127,7 +140,7 @@ class RedisTaskList(TaskList):
         def attempt(pipe: Any) -> None:
             def read(task_id: str) -> Task | None:
                 raw = pipe.hget(self.hash, task_id) if task_id.isdigit() else None
-                return None if raw is None else Task.model_validate_json(raw)
+                return None if raw is None else _task(raw)
 
             changed = change(read)
             pipe.multi()
@@ -214,7 +227,7 @@ class RedisTaskList(TaskList):
 
         why, detail = (part.decode() for part in self.store.run(run))
         if why == "ok":
-            return Task.model_validate_json(detail)
+            return _task(detail)
         if why == "none":
             return None
         if why == "missing":

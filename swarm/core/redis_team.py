@@ -13,9 +13,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from pydantic import ValidationError
-
-from swarm.core import paths, stores
+from swarm.core import paths, records, stores
 from swarm.core.names import LEAD_NAME, agent_id, validate_team_name
 from swarm.core.redis_store import RedisStore
 from swarm.core.store import warn
@@ -51,7 +49,7 @@ class RedisTeam(Team):
             config = TeamConfig(name=candidate, description=description, lead_agent_id=lead,
                                 members=[Member(agent_id=lead, name=LEAD_NAME,
                                                 agent_type="team-lead", color="white")])
-            data = config.model_dump_json(by_alias=True)
+            data = records.encode(config)
             key = store.key(candidate, "config")
             if store.run(lambda k=key, d=data: store.client.set(k, d, nx=True)):  # type: ignore[misc]
                 store.run(lambda c=candidate: store.client.incr(store.key(c, "config", "v")))  # type: ignore[misc]
@@ -79,8 +77,8 @@ class RedisTeam(Team):
         if raw is None:
             raise NotFoundError(f"no team named {self.name!r}; see `swarm team list`")
         try:
-            return TeamConfig.model_validate_json(raw)
-        except (ValidationError, ValueError) as exc:
+            return records.decode(raw, TeamConfig)
+        except (records.DecodeError, ValueError) as exc:
             stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
             aside = f"{self.config_key_name}.corrupt-{stamp}"
             self.store.run(lambda: self.store.client.rename(self.config_key_name, aside))
@@ -98,7 +96,7 @@ class RedisTeam(Team):
         with self.store.locked(self.name, "config"):
             config = self.config()
             change(config)
-            data = config.model_dump_json(by_alias=True)
+            data = records.encode(config)
 
             def write() -> None:
                 pipe = self.store.client.pipeline(transaction=True)

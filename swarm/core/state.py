@@ -6,10 +6,9 @@ import time
 from collections.abc import Callable
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from swarm.core import paths, stores
 from swarm.core.liveness import START_TIME_TOLERANCE, process_start_time
+from swarm.core.records import Record, field
 from swarm.core.store import ensure_dir, locked, read_model, utcnow_iso, write_model
 
 AgentStateName = Literal[
@@ -27,11 +26,7 @@ AgentStateName = Literal[
 RESTARTED = "restarted"  # how a restart's `detail` begins; the new process tells its model why
 
 
-class Usage(BaseModel):
-    # Every model here builds its validator on first use, not at import (`swarm --help`,
-    # `tasks list` and the rest of the CLI need no state model).
-    model_config = ConfigDict(defer_build=True)
-
+class Usage(Record, kw_only=True):
     input_tokens: int = 0
     output_tokens: int = 0
     cache_creation_input_tokens: int = 0
@@ -69,10 +64,8 @@ def cost_text(cost_usd: float, known: bool = True) -> str:
 SubagentStatus = Literal["running", "completed", "failed", "stopped"]
 
 
-class SubagentInfo(BaseModel):
+class SubagentInfo(Record, kw_only=True):
     """One subagent of this agent, as `swarm status` shows it (the transcript has the rest)."""
-
-    model_config = ConfigDict(defer_build=True)
 
     agent_id: str  # <parent>.sub-<n>
     subagent_type: str  # a definition's name, or "fork"
@@ -81,32 +74,27 @@ class SubagentInfo(BaseModel):
     background: bool = False
     tool_uses: int = 0
     tokens: int = 0
-    started_at: str = Field(default_factory=utcnow_iso)
+    started_at: str = field(default_factory=utcnow_iso)
     ended_at: str | None = None
     worktree: str | None = None  # a kept worktree's path
 
 
-class AgentState(BaseModel):
-    model_config = ConfigDict(defer_build=True)
-
+class AgentState(Record, kw_only=True):
     state: AgentStateName = "starting"
     pid: int | None = None
     started_at: float | None = None  # the process start time (psutil), to tell reused pids
-    # No builtin as a factory (time.time, list): pydantic reads a factory's signature, and a
-    # builtin's costs a compile of tokenize's regexes at every start-up. Mutable defaults are
-    # copied per instance by pydantic.
-    heartbeat: float = Field(default_factory=lambda: time.time())
+    heartbeat: float = field(default_factory=time.time)
     current_task: str | None = None
     turns: int = 0
-    usage: Usage = Field(default_factory=Usage)
-    last_activity: str = Field(default_factory=utcnow_iso)
+    usage: Usage = field(default_factory=Usage)
+    last_activity: str = field(default_factory=utcnow_iso)
     idle_reason: str | None = None
     detail: str | None = None  # why it is dead/exited/stopped, in words
     terminated_reported: bool = False
     mode: str | None = None  # the permission mode it is in now (plan approval changes it)
     child_pgid: int | None = None  # the process group of the Bash command it runs, if any
     child_started_at: float | None = None  # that command's start time (pids are reused)
-    subagents: list[SubagentInfo] = []  # running, then the latest ended
+    subagents: list[SubagentInfo] = []  # running, then the latest ended (copied per instance)
 
 
 def read_state(team: str, name: str) -> AgentState | None:

@@ -20,15 +20,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
-
+from swarm.core import records
 from swarm.core.liveness import process_state
 from swarm.core.terminal import visible
 from swarm.errors import LockTimeoutError
 
 log = logging.getLogger(__name__)
 
-M = TypeVar("M", bound=BaseModel)
+R = TypeVar("R", bound=records.Record)
 T = TypeVar("T")
 
 DIR_MODE = 0o700
@@ -263,8 +262,8 @@ def append_line(path: Path, data: bytes) -> None:
         raise
 
 
-def write_model(path: Path, model: BaseModel) -> None:
-    write_bytes_atomic(path, model.model_dump_json(by_alias=True, indent=2).encode())
+def write_model(path: Path, record: records.Record) -> None:
+    write_bytes_atomic(path, records.encode(record, indent=2))
 
 
 def quarantine(path: Path, reason: str) -> Path:
@@ -274,12 +273,6 @@ def quarantine(path: Path, reason: str) -> Path:
     os.replace(path, aside)
     warn(f"{path} could not be parsed ({reason}); moved aside to {aside.name}")
     return aside
-
-
-def _short(exc: Exception) -> str:
-    if isinstance(exc, ValidationError):
-        return f"{exc.error_count()} validation error(s): {exc.errors()[0]['msg']}"
-    return str(exc).splitlines()[0][:200] if str(exc) else type(exc).__name__
 
 
 def _read_parsed(path: Path, parse: Callable[[bytes], T]) -> T | None:
@@ -293,20 +286,20 @@ def _read_parsed(path: Path, parse: Callable[[bytes], T]) -> T | None:
             return None
         try:
             return parse(data)
-        except (ValidationError, ValueError) as exc:
+        except (records.DecodeError, ValueError) as exc:
             try:
                 if os.stat(path).st_ino != inode:
                     continue  # a writer replaced it meanwhile: parse the new file, move nothing
             except FileNotFoundError:
                 return None
             with contextlib.suppress(FileNotFoundError):
-                quarantine(path, _short(exc))
+                quarantine(path, records.short_error(exc))
             return None
     return None
 
 
-def read_model(path: Path, model: type[M]) -> M | None:
-    return _read_parsed(path, model.model_validate_json)
+def read_model(path: Path, kind: type[R]) -> R | None:
+    return _read_parsed(path, lambda data: records.decode(data, kind))
 
 
 def utcnow() -> datetime:

@@ -9,12 +9,11 @@ import builtins
 from collections.abc import Callable
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
-
 from swarm import settings
 from swarm.core import paths
 from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import check_size
+from swarm.core.records import Record, field
 from swarm.core.scopes import clean_globs
 from swarm.core.store import (
     ensure_dir,
@@ -38,29 +37,20 @@ ENDED: tuple[str, ...] = ("completed", "failed")
 _UNSET: object = object()
 
 
-class Task(BaseModel):
-    # Built on first use: a teammate starting up with no tasks never validates one.
-    model_config = ConfigDict(defer_build=True)
-
+class Task(Record, kw_only=True):
     id: str
     subject: str
     description: str = ""
     status: TaskStatus = "pending"
     owner: str | None = None
-    blocked_by: list[str] = []  # copied per task by pydantic (a builtin factory costs start-up)
+    blocked_by: list[str] = []  # msgspec copies an empty default per task
     blocks: list[str] = []
     active_form: str | None = None
     # File scopes (globs): while in progress, its owner writes only there, others not there.
     files: list[str] = []
     result: str | None = None
-    created_at: str = Field(default_factory=utcnow_iso)
-    updated_at: str = Field(default_factory=utcnow_iso)
-
-    @field_validator("blocked_by", "blocks", "files", mode="before")
-    @classmethod
-    def _empty_object_is_empty_list(cls, value: object) -> object:
-        # The Redis store's claim script (Lua cjson) writes an empty list back as `{}`.
-        return [] if value == {} else value
+    created_at: str = field(default_factory=utcnow_iso)
+    updated_at: str = field(default_factory=utcnow_iso)
 
 
 def _refuse_unless_owner(task: Task, actor: str | None) -> None:

@@ -9,9 +9,7 @@ import secrets
 import shutil
 import uuid
 from collections.abc import Callable
-from typing import Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Literal
 
 from swarm import settings
 from swarm.core import paths
@@ -38,6 +36,7 @@ from swarm.core.protocol import (
     structured_object,
     validate_structured,
 )
+from swarm.core.records import Record, field
 from swarm.core.state import read_state
 from swarm.core.store import ensure_dir, locked, read_model, utcnow_iso, write_model
 from swarm.core.tasks import TaskList
@@ -57,15 +56,11 @@ BackendName = Literal["tmux", "iterm2", "hidden", "ssh"]  # names.BACKENDS, as a
 PALETTE = ("blue", "green", "yellow", "magenta", "cyan", "red", "bright_blue", "bright_green")
 
 
-def _no_items() -> list[Any]:
-    # Not `default_factory=list`: pydantic inspects a factory's signature, and for a builtin that
-    # compiles tokenize's regexes (~7 ms of `swarm send` start-up).
-    return []
+def _new_session_id() -> str:
+    return str(uuid.uuid4())
 
 
-class Member(BaseModel):
-    model_config = ConfigDict(defer_build=True)  # built when a team file is first read
-
+class Member(Record, kw_only=True):
     agent_id: str
     name: str
     agent_type: str = "general-purpose"
@@ -74,7 +69,7 @@ class Member(BaseModel):
     color: str | None = None
     plan_mode_required: bool = False
     permission_mode: str = "default"
-    joined_at: str = Field(default_factory=utcnow_iso)
+    joined_at: str = field(default_factory=utcnow_iso)
     backend: BackendName | None = None
     pane_id: str | None = None
     tmux_socket: str | None = None
@@ -89,31 +84,29 @@ class Member(BaseModel):
     worktree_base: str | None = None
     worktree_repo: str | None = None
     pid: int | None = None
-    allow_rules: list[str] = Field(default_factory=_no_items)
-    deny_rules: list[str] = Field(default_factory=_no_items)
+    allow_rules: list[str] = []
+    deny_rules: list[str] = []
     max_turns: int | None = None
     max_budget_usd: float | None = None
-    mcp_servers: list[str] = Field(default_factory=_no_items)  # `spawn --mcp NAME`
+    mcp_servers: list[str] = []  # `spawn --mcp NAME`
     # The digest of the project configuration its spawner trusted for this run only
     # (--trust-project, SWARM_TRUST_PROJECT=1): the process trusts that digest, nothing else.
     trusted_config: str | None = None
 
 
-class TeamConfig(BaseModel):
-    model_config = ConfigDict(defer_build=True)
-
+class TeamConfig(Record, kw_only=True):
     version: int = CONFIG_VERSION
     name: str
     description: str = ""
-    created_at: str = Field(default_factory=utcnow_iso)
+    created_at: str = field(default_factory=utcnow_iso)
     lead_agent_id: str
-    lead_session_id: str = Field(default_factory=lambda: str(uuid.uuid4()))
+    lead_session_id: str = field(default_factory=_new_session_id)
     # Set while a `swarm lead` process leads the team (its pid and process start time): its
     # teammates leave on their own once it is gone (orphans). None for a team led from a shell.
     lead_pid: int | None = None
     lead_started_at: float | None = None
-    members: list[Member] = Field(default_factory=_no_items)
-    allowed_rules: list[str] = Field(default_factory=_no_items)
+    members: list[Member] = []
+    allowed_rules: list[str] = []
 
     def member(self, name: str) -> Member | None:
         return next((m for m in self.members if m.name == name), None)

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from swarm import settings
 from swarm.core import paths
-from swarm.core.store import ensure_dir, locked, quarantine, utcnow_iso, write_model
+from swarm.core.store import ensure_dir, locked, quarantine, utcnow_iso, write_bytes_atomic
 from swarm.core.terminal import visible_line
 
 Kind = Literal["settings", "claude_settings", "mcp", "agents", "claude_agents"]
@@ -214,7 +214,7 @@ def _update(change: Callable[[TrustStore], object]) -> None:
             with contextlib.suppress(FileNotFoundError):
                 quarantine(path, "not a trust file this swarm can read")
         change(store)
-        write_model(path, store)
+        write_bytes_atomic(path, store.model_dump_json(indent=2).encode())
 
 
 def record(config: ProjectConfig) -> TrustEntry:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from swarm import settings
+from swarm.core import records
 from swarm.core.state import read_state
 from swarm.core.store import write_bytes_atomic
 from swarm.core.store_api import Watcher
@@ -197,7 +198,7 @@ class Session:
             state = read_state(team.name, status.name)
             usage = state.usage if state else None
             members.append({"name": status.name, "state": status.state, "turns": status.turns,
-                            "usage": usage.model_dump(mode="json") if usage else {},
+                            "usage": records.to_dict(usage) if usage else {},
                             "cost_usd": status.cost_usd})
             note = lead.watch.latest.get(status.name)
             if status.state == "dead":
@@ -216,11 +217,11 @@ class Session:
         if unfinished:
             problems.append(f"unfinished tasks: {', '.join('#' + i for i in unfinished)}")
         usage = lead.state.usage
-        lead_row = {"turns": lead.state.turns, "usage": usage.model_dump(mode="json"),
+        lead_row = {"turns": lead.state.turns, "usage": records.to_dict(usage),
                     "cost_usd": round(usage.cost_usd, 6)}
         total = round(usage.cost_usd + sum(float(m["cost_usd"]) for m in members), 6)
         return Report(team=team.name, final_text=lead.final_text,
-                      tasks=[t.model_dump(mode="json") for t in tasks], members=members,
+                      tasks=[records.to_dict(t) for t in tasks], members=members,
                       lead=lead_row, cost_usd=total,
                       duration_s=round(time.monotonic() - self.started, 3), problems=problems,
                       wakes=dict(self.turns_by_reason))

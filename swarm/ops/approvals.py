@@ -11,6 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from swarm.core import records
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME, PERMISSION_MODES, ModeCap
 from swarm.core.protocol import (
@@ -56,7 +57,7 @@ class Pending:
     def as_dict(self) -> dict[str, Any]:
         return {"request_id": self.request.request_id, "from": self.message.sender,
                 "timestamp": self.message.timestamp, "what": self.what,
-                **self.request.model_dump(mode="json", exclude={"type"})}
+                **{k: v for k, v in records.to_dict(self.request).items() if k != "type"}}
 
 
 def _pending(team: Team, kind: type[PermissionRequest | PlanApprovalRequest]) -> list[Pending]:

@@ -16,7 +16,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
 
 from swarm import settings
-from swarm.core import stores
+from swarm.core import records, stores
 from swarm.core.liveness import is_alive
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME
@@ -186,8 +186,8 @@ def observe_member(team: Team, member: Member, record: bool = True) -> MemberSta
             record_death(team, member.name, reason)
             state = read_state(team.name, member.name)
         if state is None or state.state != "dead":  # not recorded (yet): still say so
-            state = (state or AgentState(pid=member.pid)).model_copy(
-                update={"state": "dead", "detail": reason})
+            state = records.replace(state or AgentState(pid=member.pid), state="dead",
+                                    detail=reason)
     if state is None:
         return MemberStatus(member.name, member.agent_id, "starting", member.backend,
                             member.pane_id, member.pid, None, unread, 0, 0, 0.0, None, None, None,
@@ -200,8 +200,8 @@ def observe_member(team: Team, member: Member, record: bool = True) -> MemberSta
         detail=state.detail, idle_reason=state.idle_reason, color=member.color, model=member.model,
         mode=mode_of(member, state), cost_known=state.usage.cost_known,
         subagents=[] if state.state in ("dead", "exited") else [
-            s.model_dump(include={"agent_id", "subagent_type", "description", "status",
-                                  "background", "tool_uses", "tokens", "started_at"})
+            {k: getattr(s, k) for k in ("agent_id", "subagent_type", "description", "status",
+                                        "background", "tool_uses", "tokens", "started_at")}
             for s in state.subagents if s.status == "running"],
     )
 
@@ -218,7 +218,7 @@ def observe_lead(team: Team) -> MemberStatus | None:
     if state.state not in ("exited", "dead") and state.pid is not None:
         reason = death_reason(member, state)
         if reason is not None:
-            state = state.model_copy(update={"state": "dead"})
+            state = records.replace(state, state="dead")
             detail = reason
     return MemberStatus(
         name=LEAD_NAME, agent_id=member.agent_id, state=state.state, backend=None, pane_id=None,

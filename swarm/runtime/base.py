@@ -13,7 +13,7 @@ import time
 from typing import Any
 
 from swarm import settings
-from swarm.core import paths
+from swarm.core import paths, records
 from swarm.core.liveness import process_start_time
 from swarm.core.state import AgentState, Usage, read_state, update_state
 from swarm.core.store import utcnow_iso
@@ -66,7 +66,7 @@ class AgentBase:
             self.state.heartbeat = time.time()
             if fields:
                 self.state.last_activity = utcnow_iso()
-            snapshot = self.state.model_copy(deep=True)
+            snapshot = records.deep_copy(self.state)
 
         superseded: str | None = None
 
@@ -80,7 +80,7 @@ class AgentBase:
                 superseded = f"replaced by pid {on_disk.pid}"
             if superseded:
                 return
-            for key in AgentState.model_fields:
+            for key in records.field_names(AgentState):
                 setattr(on_disk, key, getattr(snapshot, key))
 
         update_state(self.team.name, self.name, apply)

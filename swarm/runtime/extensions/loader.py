@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from swarm import settings
-from swarm.core import paths
+from swarm.core import paths, records
 from swarm.core.child_env import minimal_env
 from swarm.core.mcp_config import load_mcp_config, resolve_servers
 from swarm.core.protocol import escape
@@ -211,7 +211,7 @@ class Extensions(ToolHooks):
             return None  # the tool itself says what is wrong
         if task.status == "completed":
             return None
-        proposed = task.model_dump(mode="json")
+        proposed = records.to_dict(task)
         proposed.update(args.model_dump(include={"status", "result", "subject", "description"},
                                         exclude_none=True))
         result = self.hooks.run("TaskCompleted", task=proposed)

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from swarm.core import paths
+from swarm.core import paths, records
 from swarm.core.filecache import ChangeCache
 from swarm.core.state import Usage
 from swarm.core.store import warn
@@ -166,4 +166,4 @@ def price_usage(provider: str, model_id: str, usage: Usage) -> Usage:
 
 def cost_usd(model_id: str, usage: Usage, provider: str = "anthropic") -> float:
     """What `usage` of this model costs (0.0 when it has no price)."""
-    return price_usage(provider, model_id, usage.model_copy()).cost_usd
+    return price_usage(provider, model_id, records.replace(usage)).cost_usd

@@ -23,7 +23,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from swarm.core import paths
+from swarm.core import paths, records
 from swarm.core.definitions import AgentDefinition, get_definition
 from swarm.core.mcp_config import load_mcp_config, resolve_servers
 from swarm.core.names import mode_at_most
@@ -326,7 +326,7 @@ class Subagents:
                          f' usage="{usage}">{body}</subagent-notification>')
         self.changed()
         try:
-            self.host.subagent_stopped(sub.info.model_copy(), text)
+            self.host.subagent_stopped(records.replace(sub.info), text)
         finally:
             run.done.set()  # last: a foreground caller returns with everything recorded
 
@@ -449,7 +449,7 @@ class Subagents:
 
     def records(self) -> list[SubagentInfo]:
         with self.lock:
-            subs = [s.info.model_copy() for s in self._all.values()]
+            subs = [records.replace(s.info) for s in self._all.values()]
         running = [s for s in subs if s.status == "running"]
         ended = [s for s in subs if s.status != "running"][-KEEP_ENDED:]
         return running + ended

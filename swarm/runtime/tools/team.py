@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from swarm.core import records
 from swarm.core.protocol import ShutdownResponse, structured_object, validate_structured
 from swarm.core.tasks import TaskStatus
 from swarm.errors import ToolError
@@ -105,7 +106,7 @@ class TaskGet(Tool):
     read_only = True
 
     def run(self, args: TaskGetInput, ctx: ToolContext) -> ToolResult:
-        return ToolResult(ctx.team.tasks.get(args.task_id).model_dump_json(indent=2))
+        return ToolResult(records.encode(ctx.team.tasks.get(args.task_id), indent=2).decode())
 
 
 class TaskUpdateInput(TaskGetInput):
