@@ -14,7 +14,6 @@ from click.testing import CliRunner
 from swarm.cli.main import cli
 from swarm.core import paths
 from swarm.core.definitions import (
-    AgentDefinition,
     _load_builtins,
     effective_tools,
     get_definition,
@@ -263,13 +262,16 @@ def test_real_executable_warns_and_exits_zero(project: Path, swarm_home: Path) -
 # -- the start-up fast path: pre-parsed built-ins, no YAML on a spawn ------------------------------
 
 def test_builtins_are_valid_definitions_and_each_load_is_a_fresh_copy() -> None:
-    """The built-ins are built without validation (they are plain data): validating each one
-    must give the same definition, and a caller changing one cannot change the next load."""
+    """The built-ins are built without validation (they are plain data): checking each one's
+    fields as a file's are checked must give the same definition, and a caller changing one
+    cannot change the next load."""
+    from swarm.core.definition_fields import DefinitionFields, checked
+
     fast = _load_builtins()
     assert [d.name for d in fast] == ["explore", "general-purpose", "plan"]
     for quick in fast:
-        checked = AgentDefinition.model_validate(quick.model_dump(exclude_unset=True))
-        assert checked.__dict__ == quick.__dict__
+        fields = {name: getattr(quick, name) for name in DefinitionFields.model_fields}
+        assert checked(fields, quick.prompt, "builtin", quick.path, []) == quick
     fast[0].tools.append("Write")  # type: ignore[union-attr]
     assert _load_builtins()[0].tools == ["Read", "Glob", "Grep"]
 
@@ -280,7 +282,8 @@ def test_builtin_lookup_imports_no_yaml_but_user_files_still_parse(
     code = ("import sys\n"
             "from swarm.core.definitions import get_definition\n"
             "d = get_definition(sys.argv[1])\n"
-            "print(d.name, d.source, d.tools, 'yaml' in sys.modules, 'frontmatter' in sys.modules)\n")
+            "print(d.name, d.source, d.tools, 'yaml' in sys.modules, 'frontmatter' in sys.modules,"
+            " 'pydantic' in sys.modules)\n")
     env = {**os.environ, "SWARM_HOME": str(swarm_home)}
 
     def run(agent_type: str) -> str:
@@ -289,9 +292,10 @@ def test_builtin_lookup_imports_no_yaml_but_user_files_still_parse(
         assert proc.returncode == 0, proc.stderr
         return proc.stdout.strip()
 
-    assert run("explore") == "explore builtin ['Read', 'Glob', 'Grep'] False False"
+    assert run("explore") == "explore builtin ['Read', 'Glob', 'Grep'] False False False"
     write(paths.user_agents_dir() / "mine.md", "---\ntools: [Read, Bash]\n---\nMine.\n")
-    assert run("mine") == "mine user ['Read', 'Bash'] True True"
+    # A file is checked by pydantic (definition_fields): one problem per bad field.
+    assert run("mine") == "mine user ['Read', 'Bash'] True True True"
 
 
 def test_process_start_time_matches_psutil() -> None:

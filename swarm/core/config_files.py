@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
-
+from swarm.core.records import Record
 from swarm.core.workspace_trust import ConfigFile
 
+if TYPE_CHECKING:
+    from pydantic import ValidationError
 
-class ConfigProblem(BaseModel):
-    model_config = ConfigDict(defer_build=True)
 
+class ConfigProblem(Record, kw_only=True):
     path: str
     field: str | None = None
     message: str

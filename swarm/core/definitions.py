@@ -13,7 +13,6 @@ project file needs it.
 from __future__ import annotations
 
 import copy
-import difflib
 import os
 import re
 from collections.abc import Callable, Iterable, Sequence
@@ -21,12 +20,9 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
-
-from swarm.core import paths
+from swarm.core import paths, records
 from swarm.core.builtin_agents import BUILTIN_AGENTS
 from swarm.core.config_files import ConfigProblem
-from swarm.core.mcp_config import McpServerSpec, definition_servers
 from swarm.core.names import (
     KNOWN_TOOLS,
     PERMISSION_MODES,
@@ -34,6 +30,7 @@ from swarm.core.names import (
     validate_color,
     validate_name,
 )
+from swarm.core.records import Record
 from swarm.core.workspace_trust import Kind, ProjectConfig, decide
 from swarm.errors import BadInputError, InvalidNameError, NotFoundError
 
@@ -74,13 +71,18 @@ def _known_tools(value: Any, path: str, warnings: list[str]) -> Any:
         if not isinstance(tool, str) or tool.startswith("mcp__") or tool in KNOWN_TOOLS:
             kept.append(tool)
             continue
-        close = difflib.get_close_matches(tool, KNOWN_TOOLS, n=1, cutoff=0.6)
-        hint = f" (did you mean {close[0]!r}?)" if close else ""
-        warnings.append(f"{path}: field 'tools': unknown tool {tool!r} ignored{hint}")
+        warnings.append(f"{path}: field 'tools': unknown tool {tool!r} ignored{_did_you_mean(tool)}")
     return kept
 
 
-def _tool_list(value: Any) -> list[str] | None:
+def _did_you_mean(tool: str) -> str:
+    import difflib  # only for a misspelt tool
+
+    close = difflib.get_close_matches(tool, KNOWN_TOOLS, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def tool_list(value: Any) -> list[str] | None:
     """A YAML list or a comma-separated string of known tool names."""
     if value is None:
         return None
@@ -93,110 +95,93 @@ def _tool_list(value: Any) -> list[str] | None:
             continue
         if tool not in KNOWN_TOOLS:
 
-            close = difflib.get_close_matches(tool, KNOWN_TOOLS, n=1, cutoff=0.6)
-            hint = f" (did you mean {close[0]!r}?)" if close else ""
-            raise ValueError(f"unknown tool {tool!r}{hint}; known: {', '.join(KNOWN_TOOLS)}")
+            raise ValueError(f"unknown tool {tool!r}{_did_you_mean(tool)}; known:"
+                             f" {', '.join(KNOWN_TOOLS)}")
     return list(dict.fromkeys(value))
 
 
-class Shadowed(BaseModel):
-    """A lower-priority definition of the same name that this one overrides."""
+# -- the checks of a definition file's fields (definition_fields.DefinitionFields runs them) ------
+def check_name(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError("must be a string")
+    try:
+        return validate_name(value, "agent type")
+    except InvalidNameError as exc:
+        raise ValueError(str(exc)) from None
 
-    model_config = ConfigDict(defer_build=True)
+
+def check_disallowed(value: Any) -> list[str]:
+    tools = tool_list(value) or []
+    kept = [t for t in tools if t in TEAM_TOOLS]
+    if kept:  # refusing beats silently ignoring: effective_tools always keeps these
+        raise ValueError(f"{', '.join(kept)} cannot be disallowed: every teammate keeps"
+                         f" the team tools ({', '.join(TEAM_TOOLS)})")
+    return tools
+
+
+def check_mode(value: Any) -> str | None:
+    return None if value is None else _one_of(str(value), PERMISSION_MODES)
+
+
+def check_isolation(value: Any) -> str | None:
+    return None if value is None else _one_of(str(value), ("worktree",))
+
+
+def check_model(value: Any) -> str | None:
+    """`inherit` (the seeds' default) means: the parent's or the team's model, i.e. none of
+    its own; it is never sent to the API as a model id."""
+    if isinstance(value, str) and value.strip().lower() == "inherit":
+        return None
+    return _nonempty(value)
+
+
+def check_color(value: Any) -> str | None:
+    clean = _nonempty(value)
+    try:
+        return None if clean is None else validate_color(clean)
+    except BadInputError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _nonempty(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("must be a non-empty string")
+    return value.strip()
+
+
+class Shadowed(Record, kw_only=True):
+    """A lower-priority definition of the same name that this one overrides."""
 
     source: Source
     path: str
 
 
-class AgentDefinition(BaseModel):
-    # defer_build: built-ins are constructed pre-validated; only user/project files need it.
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+class AgentDefinition(Record, kw_only=True):
+    """A definition as swarm uses it, valid when built: the built-ins are plain data (a test
+    checks them), and a file's fields pass `definition_fields.checked` first."""
 
     name: str
     description: str = ""
     tools: list[str] | None = None  # None: every tool
-    disallowed_tools: list[str] = Field(default_factory=list)
+    disallowed_tools: list[str] = []
     model: str | None = None
-    max_turns: int | None = Field(default=None, ge=1, strict=True)
+    max_turns: int | None = None
     permission_mode: str | None = None
     color: str | None = None
     isolation: str | None = None
-    omit_project_memory: bool = Field(default=False, strict=True)  # no SWARM.md/CLAUDE.md...
-    # MCP servers by name (configured in .mcp.json / $SWARM_HOME/mcp.json) or {name: spec}.
-    mcp_servers: list[str | dict[str, McpServerSpec]] = Field(default_factory=list)
-    background: bool = Field(default=False, strict=True)  # a subagent of this type: background
+    omit_project_memory: bool = False  # no SWARM.md/CLAUDE.md...
+    # MCP servers by name (configured in .mcp.json / $SWARM_HOME/mcp.json) or
+    # {name: mcp_config.McpServerSpec}.
+    mcp_servers: list[Any] = []
+    background: bool = False  # a subagent of this type: background
     hooks: dict[str, Any] | None = None  # settings-format hooks for this agent only
     prompt: str = ""
-    warnings: list[str] = Field(default_factory=list)  # keys and tools that were ignored
+    warnings: list[str] = []  # keys and tools that were ignored
     source: Source = "builtin"
     path: str = ""
-    overrides: list[Shadowed] = Field(default_factory=list)
-
-    @field_validator("name", mode="before")
-    @classmethod
-    def _name(cls, value: Any) -> str:
-        if not isinstance(value, str):
-            raise ValueError("must be a string")
-        try:
-            return validate_name(value, "agent type")
-        except InvalidNameError as exc:
-            raise ValueError(str(exc)) from None
-
-    @field_validator("tools", mode="before")
-    @classmethod
-    def _tools(cls, value: Any) -> list[str] | None:
-        return _tool_list(value)
-
-    @field_validator("disallowed_tools", mode="before")
-    @classmethod
-    def _disallowed(cls, value: Any) -> list[str]:
-        tools = _tool_list(value) or []
-        kept = [t for t in tools if t in TEAM_TOOLS]
-        if kept:  # refusing beats silently ignoring: effective_tools always keeps these
-            raise ValueError(f"{', '.join(kept)} cannot be disallowed: every teammate keeps"
-                             f" the team tools ({', '.join(TEAM_TOOLS)})")
-        return tools
-
-    @field_validator("mcp_servers", mode="before")
-    @classmethod
-    def _mcp_servers(cls, value: Any) -> list[str | dict[str, McpServerSpec]]:
-        return definition_servers(value)
-
-    @field_validator("permission_mode", mode="before")
-    @classmethod
-    def _mode(cls, value: Any) -> str | None:
-        return None if value is None else _one_of(str(value), PERMISSION_MODES)
-
-    @field_validator("isolation", mode="before")
-    @classmethod
-    def _isolation(cls, value: Any) -> str | None:
-        return None if value is None else _one_of(str(value), ("worktree",))
-
-    @field_validator("model", mode="before")
-    @classmethod
-    def _model(cls, value: Any) -> str | None:
-        """`inherit` (the seeds' default) means: the parent's or the team's model, i.e. none of
-        its own; it is never sent to the API as a model id."""
-        if isinstance(value, str) and value.strip().lower() == "inherit":
-            return None
-        return cls._nonempty(value)
-
-    @field_validator("color", mode="before")
-    @classmethod
-    def _color(cls, value: Any) -> str | None:
-        clean = cls._nonempty(value)
-        try:
-            return None if clean is None else validate_color(clean)
-        except BadInputError as exc:
-            raise ValueError(str(exc)) from None
-
-    @classmethod
-    def _nonempty(cls, value: Any) -> str | None:
-        if value is None:
-            return None
-        if not isinstance(value, str) or not value.strip():
-            raise ValueError("must be a non-empty string")
-        return value.strip()
+    overrides: list[Shadowed] = []
 
     def defaults(self) -> dict[str, Any]:
         """Spawn defaults this definition gives (command-line flags override them)."""
@@ -208,11 +193,9 @@ class AgentDefinition(BaseModel):
 DefinitionProblem = ConfigProblem
 
 
-class Definitions(BaseModel):
-    model_config = ConfigDict(defer_build=True)
-
-    definitions: dict[str, AgentDefinition] = Field(default_factory=dict)
-    problems: list[DefinitionProblem] = Field(default_factory=list)
+class Definitions(Record, kw_only=True):
+    definitions: dict[str, AgentDefinition] = {}
+    problems: list[DefinitionProblem] = []
 
     def names(self) -> list[str]:
         return sorted(self.definitions)
@@ -262,16 +245,9 @@ def parse_definition(text: str, path: str, source: Source, stem: str
     if "tools" in fields:
         fields["tools"] = _known_tools(fields["tools"], path, warnings)
     fields.setdefault("name", stem)
-    try:
-        return AgentDefinition(**fields, prompt=body.strip(), source=source, path=path,
-                               warnings=warnings)
-    except ValidationError as exc:
-        return [
-            DefinitionProblem(
-                path=path, field=".".join(str(p) for p in err["loc"]) or None,
-                message=str(err["msg"]).removeprefix("Value error, "))
-            for err in exc.errors()
-        ]
+    from swarm.core.definition_fields import checked  # pydantic, for a file only
+
+    return checked(fields, body.strip(), source, path, warnings)
 
 
 def _load_dir(directory: Path, source: Source, problems: list[DefinitionProblem]
@@ -307,14 +283,10 @@ def _load_files(files: Iterable[tuple[str, str, Callable[[], str]]], source: Sou
 
 
 def _load_builtins() -> list[AgentDefinition]:
-    """The built-ins: plain data, valid by construction (a test validates them), so they are
-    built without validation; the default-factory fields are given (pydantic would inspect each
-    factory's signature, ~3 ms of every spawn)."""
-    return [AgentDefinition.model_construct(
-        {*fields, "source", "path"},
-        **{"disallowed_tools": [], "overrides": [], "mcp_servers": [], "warnings": [],
-           **copy.deepcopy(fields)},
-        source="builtin", path=f"<builtin>/{name}") for name, fields in BUILTIN_AGENTS.items()]
+    """The built-ins: plain data, valid by construction (a test checks them as a file's fields
+    are checked)."""
+    return [AgentDefinition(**copy.deepcopy(fields), source="builtin", path=f"<builtin>/{name}")
+            for name, fields in BUILTIN_AGENTS.items()]
 
 
 def load_definitions(cwd: str | Path | None = None, *,
@@ -346,7 +318,7 @@ def _merge(cwd: str | Path | None, project: ProjectConfig | None
             previous = merged.get(definition.name)
             if previous is not None:
                 shadowed = [Shadowed(source=previous.source, path=previous.path), *previous.overrides]
-                definition = definition.model_copy(update={"overrides": shadowed})
+                definition = records.replace(definition, overrides=shadowed)
             merged[definition.name] = definition
     return dict(sorted(merged.items())), problems
 

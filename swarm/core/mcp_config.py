@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from swarm.core import paths
 from swarm.core.child_env import entry_env, expand
 from swarm.core.config_files import ConfigProblem, problems_of, read_config_file, read_json_object
+from swarm.core.records import Record
 from swarm.core.workspace_trust import ProjectConfig, decide
 
 SERVER_NAME_RE = re.compile(r"^[A-Za-z0-9_-]{1,40}$")
@@ -86,22 +87,18 @@ class McpServerSpec(BaseModel):
         return copy, list(dict.fromkeys(missing))
 
 
-class McpServer(BaseModel):
-    """A named server and where it was configured."""
-
-    model_config = ConfigDict(defer_build=True)
+class McpServer(Record, kw_only=True):
+    """A named server and where it was configured (a record holding the checked spec)."""
 
     name: str
     spec: McpServerSpec
     source: str
 
 
-class McpConfig(BaseModel):
-    model_config = ConfigDict(defer_build=True)
-
-    servers: dict[str, McpServer] = Field(default_factory=dict)
-    problems: list[ConfigProblem] = Field(default_factory=list)
-    files: list[str] = Field(default_factory=list)  # the files read, lowest priority first
+class McpConfig(Record, kw_only=True):
+    servers: dict[str, McpServer] = {}
+    problems: list[ConfigProblem] = []
+    files: list[str] = []  # the files read, lowest priority first
 
 
 def parse_servers(value: Any, where: str, field: str, source: str

@@ -39,16 +39,24 @@ def convert(value: Any, kind: type[R]) -> R:
     return msgspec.convert(value, kind)
 
 
+def _other(value: Any) -> Any:
+    """A value no record type describes: a pydantic configuration model held in a record (an
+    agent definition's MCP server spec) is written as its own JSON."""
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json", by_alias=True)
+    raise TypeError(f"cannot write a {type(value).__name__} as JSON")
+
+
 def encode(record: Any, indent: int = 0) -> bytes:
     """JSON of a record, fields under their wire names (`from`), all of them, in order."""
-    data = msgspec.json.encode(record)
+    data = msgspec.json.encode(record, enc_hook=_other)
     return msgspec.json.format(data, indent=indent) if indent else data
 
 
 def to_dict(record: Any, drop_none: bool = False) -> dict[str, Any]:
     """The record as JSON-ready builtins under its wire names; `drop_none` leaves out top-level
     fields that are None (as a protocol message is written)."""
-    data: dict[str, Any] = msgspec.to_builtins(record)
+    data: dict[str, Any] = msgspec.to_builtins(record, enc_hook=_other)
     return {k: v for k, v in data.items() if v is not None} if drop_none else data
 
 

@@ -24,11 +24,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
 from swarm import settings
-from swarm.core import paths
-from swarm.core.store import ensure_dir, locked, quarantine, utcnow_iso, write_bytes_atomic
+from swarm.core import paths, records
+from swarm.core.records import Record, field
+from swarm.core.store import ensure_dir, locked, quarantine, utcnow_iso, write_model
 from swarm.core.terminal import visible_line
 
 Kind = Literal["settings", "claude_settings", "mcp", "agents", "claude_agents"]
@@ -168,19 +167,15 @@ def _read(path: Path) -> bytes | None:
 
 
 # -- the record ------------------------------------------------------------------------------------
-class TrustEntry(BaseModel):
-    model_config = ConfigDict(defer_build=True)
-
+class TrustEntry(Record, kw_only=True):
     digest: str
-    trusted_at: str = Field(default_factory=utcnow_iso)
-    files: list[str] = Field(default_factory=list)
+    trusted_at: str = field(default_factory=utcnow_iso)
+    files: list[str] = []
 
 
-class TrustStore(BaseModel):
-    model_config = ConfigDict(defer_build=True)
-
+class TrustStore(Record, kw_only=True):
     version: int = STORE_VERSION
-    projects: dict[str, TrustEntry] = Field(default_factory=dict)
+    projects: dict[str, TrustEntry] = {}
 
 
 def read_store() -> tuple[TrustStore, str | None]:
@@ -193,9 +188,9 @@ def read_store() -> tuple[TrustStore, str | None]:
     except OSError as exc:
         return TrustStore(), f"{path} cannot be read ({exc.strerror}): every project is untrusted"
     try:
-        store = TrustStore.model_validate_json(data)
-    except ValidationError as exc:
-        why = exc.errors()[0]["msg"]
+        store = records.decode(data, TrustStore)
+    except records.DecodeError as exc:
+        why = str(exc)
         return TrustStore(), (f"{path} is not a valid trust file ({why}): every project is"
                               " untrusted until you run `swarm trust` again")
     if store.version != STORE_VERSION:
@@ -214,7 +209,7 @@ def _update(change: Callable[[TrustStore], object]) -> None:
             with contextlib.suppress(FileNotFoundError):
                 quarantine(path, "not a trust file this swarm can read")
         change(store)
-        write_bytes_atomic(path, store.model_dump_json(indent=2).encode())
+        write_model(path, store)
 
 
 def record(config: ProjectConfig) -> TrustEntry:
@@ -233,10 +228,8 @@ def revoke(root: Path) -> bool:
     return removed[0] is not None
 
 
-class TrustedProject(BaseModel):
+class TrustedProject(Record, kw_only=True):
     """One record as `swarm trust --list` shows it, with how it stands now."""
-
-    model_config = ConfigDict(defer_build=True)
 
     root: str
     digest: str

@@ -17,7 +17,6 @@ from swarm.backends.resolve import get_backend, resolve
 from swarm.backends.ssh import remote_swarm_argv
 from swarm.core import paths
 from swarm.core.definitions import get_definition
-from swarm.core.mcp_config import load_mcp_config
 from swarm.core.names import LEAD_NAME, ModeCap, mode_allows, validate_agent_name, validate_color
 from swarm.core.rules import validate_mode, validate_rule
 from swarm.core.state import RESTARTED, AgentState, update_state
@@ -190,6 +189,8 @@ def _check_mcp(names: tuple[str, ...], workdir: Path, project: ProjectConfig) ->
     """`--mcp NAME`: each must be configured (in .mcp.json or $SWARM_HOME/mcp.json) from here."""
     if not names:
         return []
+    from swarm.core.mcp_config import load_mcp_config  # pydantic: only with --mcp
+
     config = load_mcp_config(workdir, project=project)
     unknown = [n for n in names if n not in config.servers]
     if unknown:

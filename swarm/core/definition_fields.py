@@ -1,0 +1,99 @@
+"""The check of a user's or project's agent definition file: its fields as a pydantic model
+(one problem per bad field, with the field's name), turned into an `AgentDefinition` record.
+
+Its own module so pydantic is imported only when such a file exists: the built-in definitions
+are plain data, and a spawn of one loads no validator (docs/DESIGN.md, start-up).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
+
+from swarm.core.config_files import ConfigProblem
+from swarm.core.definitions import (
+    AgentDefinition,
+    Source,
+    check_color,
+    check_disallowed,
+    check_isolation,
+    check_mode,
+    check_model,
+    check_name,
+    tool_list,
+)
+from swarm.core.mcp_config import McpServerSpec, definition_servers
+
+
+class DefinitionFields(BaseModel):
+    """What a definition file may set; `extra="forbid"`: keys were sorted out before."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    name: str
+    description: str = ""
+    tools: list[str] | None = None  # None: every tool
+    disallowed_tools: list[str] = Field(default_factory=list)
+    model: str | None = None
+    max_turns: int | None = Field(default=None, ge=1, strict=True)
+    permission_mode: str | None = None
+    color: str | None = None
+    isolation: str | None = None
+    omit_project_memory: StrictBool = False  # no SWARM.md/CLAUDE.md...
+    # MCP servers by name (configured in .mcp.json / $SWARM_HOME/mcp.json) or {name: spec}.
+    mcp_servers: list[str | dict[str, McpServerSpec]] = Field(default_factory=list)
+    background: StrictBool = False  # a subagent of this type: background
+    hooks: dict[str, Any] | None = None  # settings-format hooks for this agent only
+
+    @field_validator("name", mode="before")
+    @classmethod
+    def _name(cls, value: Any) -> str:
+        return check_name(value)
+
+    @field_validator("tools", mode="before")
+    @classmethod
+    def _tools(cls, value: Any) -> list[str] | None:
+        return tool_list(value)
+
+    @field_validator("disallowed_tools", mode="before")
+    @classmethod
+    def _disallowed(cls, value: Any) -> list[str]:
+        return check_disallowed(value)
+
+    @field_validator("mcp_servers", mode="before")
+    @classmethod
+    def _mcp_servers(cls, value: Any) -> list[str | dict[str, McpServerSpec]]:
+        return definition_servers(value)
+
+    @field_validator("permission_mode", mode="before")
+    @classmethod
+    def _mode(cls, value: Any) -> str | None:
+        return check_mode(value)
+
+    @field_validator("isolation", mode="before")
+    @classmethod
+    def _isolation(cls, value: Any) -> str | None:
+        return check_isolation(value)
+
+    @field_validator("model", mode="before")
+    @classmethod
+    def _model(cls, value: Any) -> str | None:
+        return check_model(value)
+
+    @field_validator("color", mode="before")
+    @classmethod
+    def _color(cls, value: Any) -> str | None:
+        return check_color(value)
+
+def checked(fields: dict[str, Any], prompt: str, source: Source, path: str,
+            warnings: list[str]) -> AgentDefinition | list[ConfigProblem]:
+    """The definition these front-matter fields make, or one problem per bad field."""
+    try:
+        valid = DefinitionFields(**fields)
+    except ValidationError as exc:
+        return [ConfigProblem(path=path, field=".".join(str(p) for p in err["loc"]) or None,
+                              message=str(err["msg"]).removeprefix("Value error, "))
+                for err in exc.errors()]
+    values = {name: getattr(valid, name) for name in DefinitionFields.model_fields}
+    return AgentDefinition(**values, prompt=prompt, source=source, path=path, warnings=warnings)
