@@ -113,6 +113,8 @@ def test_a_shell_teammate_goes_idle_without_the_sdks_or_the_subagent_machinery(
         proc.wait(timeout=15)
     assert "swarm.runtime.agent" in idle_imports  # the log is the agent's
     assert not under(idle_imports, *SDKS, "backends", "swarm.ops", "swarm.lead", "swarm.cli.common")
+    # Tool inputs, hook entries and MCP specs are pydantic models, loaded at first use.
+    assert not under(idle_imports, "pydantic", "pydantic_core"), "pydantic before idle"
     assert not {"swarm.runtime.subagents.subagent", "swarm.runtime.subagents.worktree",
                 "swarm.runtime.extensions.mcp_client", "swarm.core.worktrees"} & idle_imports
 

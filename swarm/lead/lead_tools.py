@@ -27,7 +27,8 @@ from swarm.ops.spawner import SpawnRequest, spawn, wake
 from swarm.runtime.console import brief
 from swarm.runtime.interfaces import ToolHost
 from swarm.runtime.models import default_model_spec
-from swarm.runtime.subagents.tools import AgentInput, AgentStatusTool, AgentStopTool, AgentTool
+from swarm.runtime.subagents.inputs import AgentInput
+from swarm.runtime.subagents.tools import AgentStatusTool, AgentStopTool, AgentTool
 from swarm.runtime.tools import builtin as ft
 from swarm.runtime.tools import team as tt
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult

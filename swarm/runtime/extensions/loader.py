@@ -26,7 +26,6 @@ from typing import TYPE_CHECKING, Any
 from swarm import settings
 from swarm.core import paths, records
 from swarm.core.child_env import minimal_env
-from swarm.core.mcp_config import load_mcp_config, resolve_servers
 from swarm.core.protocol import escape
 from swarm.core.rules import Decision
 from swarm.core.state import SubagentInfo
@@ -43,7 +42,7 @@ if TYPE_CHECKING:
     from swarm.core.tasks import Task
     from swarm.core.team import Member, Team
     from swarm.runtime.extensions.mcp_client import McpManager
-    from swarm.runtime.tools.team import TaskCreateInput, TaskUpdateInput
+    from swarm.runtime.tools.team_inputs import TaskCreateInput, TaskUpdateInput
 
 # Turns a hook may add after an input (a refused completion handed back, TeammateIdle's exit 2)
 # before the agent goes idle anyway: a hook that always exits 2 must not spin it forever.
@@ -125,6 +124,8 @@ class Extensions(ToolHooks):
         extensions = cls(team=team, name=member.name, hooks=runner, say=say,
                          disallowed=list(definition.disallowed_tools))
         if member.mcp_servers or definition.mcp_servers:
+            from swarm.core.mcp_config import load_mcp_config, resolve_servers  # pydantic
+
             config = load_mcp_config(cwd, project=project)
             for problem in config.problems:
                 say(f"warning: {problem} (skipped)")

@@ -29,9 +29,7 @@ import tempfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from typing import IO, Any
 
 from swarm.core import paths
 from swarm.core.child_env import entry_env
@@ -41,39 +39,8 @@ from swarm.core.workspace_trust import ProjectConfig, decide
 EVENTS = ("PreToolUse", "PostToolUse", "TaskCreated", "TaskCompleted", "TeammateIdle",
           "SubagentStop", "SessionEnd")
 TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse"})
-DEFAULT_TIMEOUT = 60.0
 BLOCK_EXIT = 2
 FEEDBACK_CAP = 10_000  # characters of a blocking hook's stderr handed on
-
-
-class HookEntry(BaseModel):
-    """One configured hook, as written in a settings file."""
-
-    model_config = ConfigDict(extra="forbid", defer_build=True)
-
-    type: Literal["command"] = "command"
-    matcher: str | None = None
-    command: str
-    timeout: float = Field(default=DEFAULT_TIMEOUT, gt=0)
-    env: dict[str, str] = Field(default_factory=dict)  # passed on purpose: {"NAME": "${NAME}"}
-
-    @field_validator("command")
-    @classmethod
-    def _command(cls, value: str) -> str:
-        if not value.strip():
-            raise ValueError("must be a non-empty shell command")
-        return value
-
-    @field_validator("matcher")
-    @classmethod
-    def _matcher(cls, value: str | None) -> str | None:
-        if value in (None, "", "*"):
-            return None
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"not a valid regular expression: {exc}") from None
-        return value
 
 
 @dataclass(frozen=True)
@@ -135,6 +102,11 @@ def _entry(event: str, raw: Any, where: str, path: str,
             merged = {**rest, **item} if isinstance(item, dict) else item
             out.extend(_entry(event, merged, f"{where}.hooks[{i}]", path, problems))
         return out
+    # pydantic checks an entry: imported when a settings file has one, not at every start-up.
+    from pydantic import ValidationError
+
+    from swarm.runtime.extensions.hook_entry import HookEntry
+
     try:
         entry = HookEntry(**raw)
     except ValidationError as exc:

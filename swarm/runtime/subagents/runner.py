@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 
 from swarm.core import paths, records
 from swarm.core.definitions import AgentDefinition, get_definition
-from swarm.core.mcp_config import load_mcp_config, resolve_servers
 from swarm.core.names import mode_at_most
 from swarm.core.protocol import escape
 from swarm.core.state import SubagentInfo
@@ -229,6 +228,8 @@ class Subagents:
         """A definition's `mcpServers`, started for this subagent (and stopped when it ends)."""
         if not definition.mcp_servers:
             return None, {}
+        from swarm.core.mcp_config import load_mcp_config, resolve_servers  # pydantic
+
         config = load_mcp_config(cwd)
         servers, unknown = resolve_servers([], definition.mcp_servers, config,
                                            f"agent definition {definition.path}")

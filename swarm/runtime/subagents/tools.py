@@ -10,15 +10,20 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal
-
-from pydantic import Field, StrictBool
+from typing import TYPE_CHECKING, Any
 
 from swarm.core.definitions import AgentDefinition
 from swarm.core.names import SUBAGENT_USABLE
 from swarm.errors import ToolError
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
-from swarm.runtime.tools.schema import BlankIsNone, Text, ToolInput
+
+if TYPE_CHECKING:
+    from swarm.runtime.subagents.inputs import (
+        AgentInput,
+        AgentStatusInput,
+        AgentStopInput,
+        ParentMessageInput,
+    )
 
 NO_NESTING = ("a subagent cannot start subagents (a fork cannot fork): do the work yourself "
               "with your own tools")
@@ -46,18 +51,6 @@ class SubagentRequest:
                    isolation=args.isolation)
 
 
-class AgentInput(ToolInput):
-    """The Agent tool takes strings and a boolean only (never `"yes"` for true)."""
-
-    description: Text = Field(description="3-5 words: what the subagent does")
-    prompt: Text = Field(description="the task, with everything it needs to know")
-    subagent_type: Text | None = None
-    run_in_background: StrictBool | None = None
-    model: Text | None = Field(None, description="inherit (your own model), sonnet, opus,"
-                               " haiku, a model id, or PROVIDER:MODEL (openai:..., ollama:...)")
-    isolation: Annotated[Literal["worktree"] | None, BlankIsNone] = None
-
-
 class AgentTool(Tool):
     name = "Agent"
     description = (
@@ -72,7 +65,7 @@ class AgentTool(Tool):
         " \"worktree\"` gives it its own git worktree. SendMessage to a finished subagent's id"
         " continues its conversation in the background."
     )
-    input_model = AgentInput
+    input_ref = "swarm.runtime.subagents.inputs:AgentInput"
 
     def run(self, args: AgentInput, ctx: ToolContext) -> ToolResult:
         if ctx.subagents is None:
@@ -84,19 +77,11 @@ class AgentTool(Tool):
         return f"Agent({kind}: {args.get('description')})"
 
 
-class AgentStatusInput(ToolInput):
-    agent_id: str | None = None
-
-
-class AgentStopInput(ToolInput):
-    agent_id: str
-
-
 class AgentStatusTool(Tool):
     name = "AgentStatus"
     description = ("Show your subagents (or one, by agent_id): status, type, description, tool"
                    " uses, tokens, and a finished one's report.")
-    input_model = AgentStatusInput
+    input_ref = "swarm.runtime.subagents.inputs:AgentStatusInput"
     read_only = True
 
     def run(self, args: AgentStatusInput, ctx: ToolContext) -> ToolResult:
@@ -108,7 +93,7 @@ class AgentStatusTool(Tool):
 class AgentStopTool(Tool):
     name = "AgentStop"
     description = "Stop a running subagent by its agent_id; you get its notification."
-    input_model = AgentStopInput
+    input_ref = "swarm.runtime.subagents.inputs:AgentStopInput"
 
     def run(self, args: AgentStopInput, ctx: ToolContext) -> ToolResult:
         if ctx.subagents is None:
@@ -120,17 +105,11 @@ def subagent_tools() -> list[Tool]:
     return [AgentTool(), AgentStatusTool(), AgentStopTool()]
 
 
-class ParentMessageInput(ToolInput):
-    to: str
-    message: Text  # plain text only
-    summary: str | None = None
-
-
 class ParentMessage(Tool):
     """SendMessage as a subagent has it: to its parent only, plain text."""
 
     name = "SendMessage"
-    input_model = ParentMessageInput
+    input_ref = "swarm.runtime.subagents.inputs:ParentMessageInput"
 
     def __init__(self, parent: str, team: str, deliver: Callable[[str, str | None], None]) -> None:
         self.parent = parent

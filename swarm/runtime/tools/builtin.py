@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import contextlib
 import fnmatch
+import functools
+import importlib
 import os
 import re
 import signal
@@ -19,19 +21,19 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from swarm.core.child_env import command_env
 from swarm.errors import SwarmError, ToolError
 from swarm.runtime.interfaces import NoHost, ToolHost
-from swarm.runtime.tools.schema import (
-    Filled,
-    NoInput,
-    ToolInput,
-    ValidationError,
-    problems,
-    schema_of,
-    validate,
-)
 
 if TYPE_CHECKING:
     from swarm.core.team import Team
     from swarm.runtime.subagents.runner import Subagents
+    from swarm.runtime.tools.builtin_inputs import (
+        BashInput,
+        EditInput,
+        GlobInput,
+        GrepInput,
+        ReadInput,
+        WriteInput,
+    )
+    from swarm.runtime.tools.schema import ToolInput
 
 OUTPUT_CAP = 30_000
 BASH_DEFAULT_TIMEOUT = 120.0
@@ -63,15 +65,26 @@ class ToolContext:
 class Tool:
     name: str = ""
     description: str = ""
-    # The input the tool takes; its JSON schema is what the model is shown. None: a tool whose
-    # input is passed on as sent (an MCP server's, which checks it against its own schema).
-    input_model: type[ToolInput] | None = NoInput
+    # The input the tool takes, as "module:Class" of a ToolInput (its JSON schema is what the
+    # model is shown), imported at the tool's first use: pydantic loads with the first call or
+    # request, not at start-up (a shell teammate goes idle without it). None: an input passed
+    # on as sent (an MCP server's, which checks it against its own schema). A tool may set
+    # `input_model` itself instead (the lead's: its process needs pydantic anyway).
+    input_ref: str | None = "swarm.runtime.tools.schema:NoInput"
     read_only: bool = False
     edits_files: bool = False
 
     @property
+    def input_model(self) -> type[ToolInput] | None:
+        return None if self.input_ref is None else input_class(self.input_ref)
+
+    @property
     def input_schema(self) -> dict[str, Any]:
-        return schema_of(self.input_model) if self.input_model else {"type": "object"}
+        if self.input_model is None:
+            return {"type": "object"}
+        from swarm.runtime.tools.schema import schema_of
+
+        return schema_of(self.input_model)
 
     def spec(self) -> dict[str, Any]:
         return {"name": self.name, "description": self.description,
@@ -83,6 +96,8 @@ class Tool:
         types and no unknown field (an input a person edits)."""
         if self.input_model is None:
             return args
+        from swarm.runtime.tools.schema import ValidationError, problems, validate
+
         try:
             return validate(self.input_model, args, exact)
         except ValidationError as exc:
@@ -95,6 +110,14 @@ class Tool:
     def describe(self, args: dict[str, Any]) -> str:
         """One line for a permission request, from the input as sent."""
         return f"{self.name}({_brief(args)})"
+
+
+@functools.cache
+def input_class(ref: str) -> type[ToolInput]:
+    """The ToolInput class `module:Class` names (a test resolves every tool's)."""
+    module, _, name = ref.partition(":")
+    found: type[ToolInput] = getattr(importlib.import_module(module), name)
+    return found
 
 
 def run_tool(tool: Tool, args: dict[str, Any] | ToolInput, ctx: ToolContext) -> ToolResult:
@@ -118,13 +141,6 @@ def _brief(args: dict[str, Any]) -> str:
     first = next(iter(args.values()), "") if args else ""
     text = str(first).replace("\n", " ")
     return text if len(text) <= 120 else text[:117] + "..."
-
-
-class FileInput(ToolInput):
-    """Read, Write and Edit take their file from `file_path` only: a non-empty string. (A
-    `path` beside a falsy `file_path` once passed the scope check and wrote a file named `0`.)"""
-
-    file_path: Filled
 
 
 def _cap(text: str) -> str:
@@ -155,15 +171,10 @@ def open_regular(path: Path) -> BinaryIO:
     raise ToolError(f"{path} is {kind}, not a regular file: Read reads regular files only")
 
 
-class ReadInput(FileInput):
-    offset: int | None = None
-    limit: int | None = None
-
-
 class Read(Tool):
     name = "Read"
     description = "Read a text file. Returns numbered lines; use offset/limit for large files."
-    input_model = ReadInput
+    input_ref = "swarm.runtime.tools.builtin_inputs:ReadInput"
     read_only = True
 
     def run(self, args: ReadInput, ctx: ToolContext) -> ToolResult:
@@ -200,14 +211,10 @@ class Read(Tool):
         return f"Read {args.get('file_path')}"
 
 
-class WriteInput(FileInput):
-    content: str
-
-
 class Write(Tool):
     name = "Write"
     description = "Write a file (creating parent directories), replacing its content."
-    input_model = WriteInput
+    input_ref = "swarm.runtime.tools.builtin_inputs:WriteInput"
     edits_files = True
 
     def run(self, args: WriteInput, ctx: ToolContext) -> ToolResult:
@@ -220,17 +227,11 @@ class Write(Tool):
         return f"Write {args.get('file_path')}"
 
 
-class EditInput(FileInput):
-    old_string: str
-    new_string: str
-    replace_all: bool | None = None
-
-
 class Edit(Tool):
     name = "Edit"
     description = ("Replace old_string with new_string in a file. old_string must occur exactly once"
                    " unless replace_all is true.")
-    input_model = EditInput
+    input_ref = "swarm.runtime.tools.builtin_inputs:EditInput"
     edits_files = True
 
     def run(self, args: EditInput, ctx: ToolContext) -> ToolResult:
@@ -252,18 +253,12 @@ class Edit(Tool):
         return f"Edit {args.get('file_path')}"
 
 
-class BashInput(ToolInput):
-    command: str
-    timeout: float | None = None
-    description: str | None = None
-
-
 class Bash(Tool):
     name = "Bash"
     description = ("Run a shell command in the agent's working directory (bash -c). Output is"
                    f" capped at {OUTPUT_CAP} characters; timeout in seconds (default"
                    f" {int(BASH_DEFAULT_TIMEOUT)}, at most {int(BASH_MAX_TIMEOUT)}).")
-    input_model = BashInput
+    input_ref = "swarm.runtime.tools.builtin_inputs:BashInput"
 
     def run(self, args: BashInput, ctx: ToolContext) -> ToolResult:
         command = args.command
@@ -304,15 +299,10 @@ def kill_tree(proc: subprocess.Popen[bytes]) -> None:
         os.killpg(proc.pid, signal.SIGKILL)
 
 
-class GlobInput(ToolInput):
-    pattern: str
-    path: str | None = None
-
-
 class Glob(Tool):
     name = "Glob"
     description = "List files matching a glob pattern (e.g. **/*.py), relative to path or the cwd."
-    input_model = GlobInput
+    input_ref = "swarm.runtime.tools.builtin_inputs:GlobInput"
     read_only = True
 
     def run(self, args: GlobInput, ctx: ToolContext) -> ToolResult:
@@ -322,14 +312,10 @@ class Glob(Tool):
         return ToolResult(_cap("\n".join(matches)) if matches else "(no matches)")
 
 
-class GrepInput(GlobInput):
-    glob: str | None = None
-
-
 class Grep(Tool):
     name = "Grep"
     description = "Search file contents for a regular expression; returns path:line:text."
-    input_model = GrepInput
+    input_ref = "swarm.runtime.tools.builtin_inputs:GrepInput"
     read_only = True
 
     def run(self, args: GrepInput, ctx: ToolContext) -> ToolResult:

@@ -2,20 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swarm.core import records
 from swarm.core.protocol import ShutdownResponse, structured_object, validate_structured
-from swarm.core.tasks import TaskStatus
 from swarm.errors import ToolError
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
-from swarm.runtime.tools.schema import NoInput, ToolInput
 
-
-class SendMessageInput(ToolInput):
-    to: str
-    message: str | dict[str, Any]
-    summary: str | None = None
+if TYPE_CHECKING:
+    from swarm.runtime.tools.schema import NoInput
+    from swarm.runtime.tools.team_inputs import (
+        ExitPlanModeInput,
+        SendMessageInput,
+        TaskCreateInput,
+        TaskGetInput,
+        TaskUpdateInput,
+    )
 
 
 class SendMessage(Tool):
@@ -27,7 +29,7 @@ class SendMessage(Tool):
         " ..., \"approve\": true} (shutdown_response goes only to team-lead; a refusal needs a"
         " reason)."
     )
-    input_model = SendMessageInput
+    input_ref = "swarm.runtime.tools.team_inputs:SendMessageInput"
 
     def run(self, args: SendMessageInput, ctx: ToolContext) -> ToolResult:
         to, message = args.to, args.message
@@ -58,18 +60,11 @@ class SendMessage(Tool):
         return f"SendMessage to {args.get('to')}"
 
 
-class TaskCreateInput(ToolInput):
-    subject: str
-    description: str | None = None
-    blocked_by: list[str] | None = None
-    files: list[str] | None = None
-
-
 class TaskCreate(Tool):
     name = "TaskCreate"
     description = ("Add a task to the team's shared task list. `files`: globs its owner may"
                    " Write/Edit only inside (and others not) while it is in progress.")
-    input_model = TaskCreateInput
+    input_ref = "swarm.runtime.tools.team_inputs:TaskCreateInput"
 
     def run(self, args: TaskCreateInput, ctx: ToolContext) -> ToolResult:
         task = ctx.team.tasks.add(args.subject, description=args.description or "",
@@ -80,7 +75,6 @@ class TaskCreate(Tool):
 class TaskList(Tool):
     name = "TaskList"
     description = "List the team's tasks: id, status, owner, blockers, file scopes, subject."
-    input_model = NoInput
     read_only = True
 
     def run(self, args: NoInput, ctx: ToolContext) -> ToolResult:
@@ -95,27 +89,14 @@ class TaskList(Tool):
         return ToolResult("\n".join(lines))
 
 
-class TaskGetInput(ToolInput):
-    task_id: str
-
-
 class TaskGet(Tool):
     name = "TaskGet"
     description = "Show one task in full."
-    input_model = TaskGetInput
+    input_ref = "swarm.runtime.tools.team_inputs:TaskGetInput"
     read_only = True
 
     def run(self, args: TaskGetInput, ctx: ToolContext) -> ToolResult:
         return ToolResult(records.encode(ctx.team.tasks.get(args.task_id), indent=2).decode())
-
-
-class TaskUpdateInput(TaskGetInput):
-    status: TaskStatus | None = None
-    owner: str | None = None
-    result: str | None = None
-    subject: str | None = None
-    description: str | None = None
-    active_form: str | None = None
 
 
 class TaskUpdate(Tool):
@@ -123,7 +104,7 @@ class TaskUpdate(Tool):
     description = ("Update a task: status (pending|in_progress|completed|failed), owner, result,"
                    " subject, description, active_form. Mark your task completed when done, or"
                    " failed (with the reason as its result) when the work could not be done.")
-    input_model = TaskUpdateInput
+    input_ref = "swarm.runtime.tools.team_inputs:TaskUpdateInput"
 
     def run(self, args: TaskUpdateInput, ctx: ToolContext) -> ToolResult:
         fields = args.model_dump(include={"status", "result", "subject", "description",
@@ -134,14 +115,10 @@ class TaskUpdate(Tool):
         return ToolResult(f"task #{task.id} is {task.status} (owner {task.owner or '-'})")
 
 
-class ExitPlanModeInput(ToolInput):
-    plan: str
-
-
 class ExitPlanMode(Tool):
     name = "ExitPlanMode"
     description = "Submit your plan to the team lead for approval; wait for the answer."
-    input_model = ExitPlanModeInput
+    input_ref = "swarm.runtime.tools.team_inputs:ExitPlanModeInput"
     read_only = True
 
     def run(self, args: ExitPlanModeInput, ctx: ToolContext) -> ToolResult:
