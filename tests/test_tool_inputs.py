@@ -121,8 +121,12 @@ def test_an_mcp_servers_tool_passes_its_input_on_as_sent() -> None:
 
 @pytest.mark.slow
 def test_no_input_model_is_built_at_import() -> None:
-    """defer_build: an agent does not pay at start-up for validators it may never use."""
-    code = ("import swarm.runtime.agent, swarm.lead.lead_tools, swarm.lead.wait_tools\n"
+    """A teammate's tools load their inputs at first use (`Tool.input_ref`), and every input
+    model is `defer_build`: nothing pays at start-up for validators it may never use."""
+    code = ("import sys, swarm.runtime.agent\n"
+            "assert 'pydantic' not in sys.modules, 'a teammate imports pydantic'\n"
+            "import swarm.lead.lead_tools, swarm.lead.wait_tools, swarm.runtime.tools.builtin_inputs\n"
+            "import swarm.runtime.tools.team_inputs, swarm.runtime.subagents.inputs\n"
             "from swarm.runtime.tools.schema import ToolInput\n"
             "def every(c): return [c] + [s for k in c.__subclasses__() for s in every(k)]\n"
             "built = [c.__name__ for c in every(ToolInput) if c.__pydantic_complete__]\n"

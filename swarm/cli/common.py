@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -14,8 +13,6 @@ from swarm.cli.completion import complete_team
 from swarm.core import records
 from swarm.core.liveness import agent_ancestor, lead_ancestor
 from swarm.core.names import LEAD_NAME, ModeCap
-from swarm.core.tables import cut as cut_line
-from swarm.core.tables import render as render_table
 from swarm.core.team import Team
 from swarm.core.terminal import visible
 from swarm.errors import BadInputError
@@ -118,6 +115,8 @@ def emit(data: Any, as_json: bool, human: Callable[[Any], str], styled: bool = F
 
 def table(rows: list[list[str]], headers: list[str]) -> str:
     """A plain aligned table, cells whole (rich is kept for the live view: slow to import)."""
+    from swarm.core.tables import render as render_table
+
     return render_table(rows, headers).text
 
 
@@ -130,6 +129,8 @@ def fit_table(rows: list[list[str]], headers: list[str], wide: bool,
               optional: tuple[str, ...] = (), stretch: tuple[str, ...] = ()) -> str:
     """A table that fits the terminal (`optional` columns go first, then long cells end in
     `…`, `stretch` ones first), whole with --wide or when stdout is no terminal (a pipe)."""
+    from swarm.core.tables import render as render_table  # the commands that draw a table
+
     width = None if wide else terminal_width()
     drawn = render_table(rows, headers, width, optional, stretch)
     if drawn.cut and width is not None and width >= len(WIDE_HINT):
@@ -142,11 +143,15 @@ WIDE_HINT = "(cut to fit: --wide shows all)"
 
 def fit_lines(text: str, wide: bool) -> str:
     """Lines around a table (a header, notes), cut to the terminal like its cells."""
+    from swarm.core.tables import cut as cut_line
+
     width = None if wide else terminal_width()
     return text if width is None else "\n".join(cut_line(ln, width) for ln in text.split("\n"))
 
 
 def terminal_width() -> int | None:
     """$COLUMNS, else the width of the terminal on stdout; None when stdout is no terminal."""
+    import shutil  # it loads bz2 and lzma (to know what it can archive): not for every command
+
     columns = shutil.get_terminal_size((0, 0)).columns
     return columns if columns > 0 else None

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 import time
 from typing import Any
@@ -18,6 +17,7 @@ from swarm.cli.common import (
     open_team,
     refuse_teammate,
     team_option,
+    terminal_width,
     to_jsonable,
 )
 from swarm.cli.completion import complete_member
@@ -140,7 +140,7 @@ def inbox(name: str | None, message_id: str | None, team_name: str | None, unrea
         raise BadInputError(f"--mark-read is for your own mailbox: marking {box.name}'s messages "
                             "read would take them from it")
     messages = box.messages(unread_only=unread, include_archive=include_archive and not unread)
-    width = shutil.get_terminal_size((100, 24)).columns
+    width = terminal_width() or 100
     emit(messages, as_json, lambda ms: _render(ms, width, full))
     if mark_read:
         # Permission requests and plans stay unread: `swarm permissions`/`plans` answer them.

@@ -5,8 +5,6 @@ from __future__ import annotations
 import builtins
 import functools
 import os
-import secrets
-import shutil
 import uuid
 from collections.abc import Callable
 from typing import Literal
@@ -177,6 +175,8 @@ class Team:
                 os.mkdir(paths.team_dir(candidate), 0o700)
                 break
             except FileExistsError:
+                import secrets  # hmac and OpenSSL load with it: only on a name clash
+
                 candidate = f"{base[:58]}-{secrets.token_hex(2)}"
         else:  # pragma: no cover - 100 clashes of 16 random bits
             raise SwarmError(f"could not find a free name for team {base!r}")
@@ -239,6 +239,8 @@ class Team:
         return [m.name for m in alive]
 
     def _remove(self) -> None:
+        import shutil  # it loads bz2 and lzma to know what it can archive: not on every send
+
         shutil.rmtree(self.dir)
 
     def exists(self) -> bool:
