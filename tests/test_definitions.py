@@ -22,6 +22,7 @@ from swarm.core.definitions import (
 from swarm.core.names import KNOWN_TOOLS, TEAM_TOOLS
 from swarm.core.workspace_trust import find_project_config
 from swarm.errors import NotFoundError
+from tests.helpers import wait_until
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -317,6 +318,27 @@ def test_process_start_time_matches_psutil() -> None:
         child.wait()
     assert process_start_time(child.pid) is None
     assert not is_alive(child.pid)
+
+
+def test_a_zombie_is_not_alive_without_asking_psutil() -> None:
+    """is_alive reads the state from /proc too (`swarm status` imports no psutil): a child that
+    exited and was not reaped yet is a zombie, which is not alive, as psutil says."""
+    import psutil
+
+    from swarm.core.liveness import is_alive
+
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    try:
+        wait_until(lambda: psutil.Process(child.pid).status() == psutil.STATUS_ZOMBIE, 10,
+                   message="the child to exit unreaped")
+        assert not is_alive(child.pid)
+        code = f"import sys; from swarm.core.liveness import is_alive; is_alive({os.getpid()}); " \
+               "print('psutil' in sys.modules)"
+        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                             check=True).stdout.strip()
+        assert out == "False"
+    finally:
+        child.wait()
 
 
 def test_seed_spellings_and_model_inherit(project: Path) -> None:

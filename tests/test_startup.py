@@ -91,6 +91,7 @@ def test_status_and_tasks_load_no_runtime_and_no_pydantic(live: Team) -> None:
         modules, _ = loaded(*argv)
         assert not under(modules, "swarm.runtime", "swarm.lead", *SDKS), argv
         assert not under(modules, "pydantic", "pydantic_core"), argv
+        assert "psutil" not in modules, argv  # liveness reads /proc (alice's pid is live)
 
 
 @pytest.mark.slow
