@@ -12,7 +12,6 @@ import logging
 import os
 import signal
 import sys
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -229,6 +228,8 @@ def write_bytes_atomic(path: Path, data: bytes, swap: bool = False) -> None:
     (auto_da_alloc: 0.5-1.5 ms of I/O wait, measured), which caps a hot mailbox at ~1000 writes/s.
     Neither way fsyncs, so neither promises the newest data after a power cut (see PERFORMANCE.md).
     """
+    import tempfile  # random and shutil come with it: only a command that writes a file
+
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:
