@@ -9,6 +9,7 @@ import itertools
 import os
 import signal
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -16,6 +17,13 @@ import psutil
 import pytest
 
 from swarm.core.team import Team
+
+# PYTHONDONTWRITEBYTECODE (set on the CI and dev machines) also stops pytest from caching the
+# test modules it rewrites for assert introspection: every xdist worker would rewrite all of
+# them again at each start (about 8 s of CPU per worker). The modules imported from here on
+# (the fixture plugins, every test module) keep their rewritten bytecode in __pycache__, which
+# pytest checks against the source; processes the tests start still inherit the variable.
+sys.dont_write_bytecode = False
 
 # Every model provider's variables (the machine's own must never reach a test).
 PROVIDER_VARIABLES = ("ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST",
