@@ -15,12 +15,10 @@ import time
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import pytest
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
 
 from swarm.core.liveness import is_alive
 from swarm.core.mailbox import Mailbox
@@ -30,6 +28,9 @@ from swarm.core.team import Team
 from swarm.lead.served import ServedHost, ServeOptions
 from tests.agent_fixtures import agent_processes, error_lines, run_swarm, stop_tree
 from tests.helpers import wait_until
+
+if TYPE_CHECKING:
+    from mcp import ClientSession
 
 pytestmark = pytest.mark.slow  # every test starts the swarm executable
 SWARM = str(Path(sys.executable).with_name("swarm"))
@@ -45,6 +46,11 @@ MEMBER_TOOLS = {"SendMessage", "ReadInbox", "TaskCreate", "TaskList", "TaskGet",
 async def served(*args: str, log: Path, env: dict[str, str] | None = None
                  ) -> AsyncIterator[ClientSession]:
     """A `swarm mcp serve` subprocess and an initialized client session on it."""
+    # Imported here, not at the top: the SDK takes a second of CPU to import, and every xdist
+    # worker imports this module to collect it.
+    from mcp import ClientSession, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
     passed = {k: v for k, v in os.environ.items() if k.startswith("SWARM_")}
     params = StdioServerParameters(command=SWARM, args=["mcp", "serve", *args],
                                    env={**passed, **(env or {})}, cwd=str(log.parent))
