@@ -115,3 +115,35 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
+    items[:] = slow_first_in_each_share(items, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", 1)))
+
+
+# The modules whose tests take longest (10-50 s each on 2 cores), longest first: dealt out
+# before the other slow tests.
+LONGEST = ("tests/test_quickstart.py::", "tests/test_ssh_teams.py::", "tests/test_wheel.py::",
+           "tests/test_lead.py::", "tests/test_workspace_trust.py::")
+
+
+def slow_first_in_each_share(items: list[pytest.Item], workers: int) -> list[pytest.Item]:
+    """`--dist worksteal` first hands each worker one contiguous share of the collection, and an
+    idle worker steals the tail of the longest queue. In collection order the slow tests
+    bunch up (test_quickstart, test_ssh_*, test_wheel...) and one can start last, making the
+    run's tail. Dealt round-robin, slow tests first, every share starts with its part of the
+    slow tests and ends with quick ones: what is stolen and what runs last is short. The order
+    is the same in every worker (xdist requires it); without xdist it is collection order."""
+    if workers < 2:
+        return items
+
+    def rank(item: pytest.Item) -> int:
+        for place, module in enumerate(LONGEST):
+            if item.nodeid.startswith(module):
+                return place
+        return len(LONGEST) + (0 if item.get_closest_marker("slow") else 1)
+
+    ordered = sorted(items, key=rank)  # stable: collection order within a rank
+    shares: list[list[pytest.Item]] = [[] for _ in range(workers)]
+    for index, item in enumerate(ordered):
+        shares[index % workers].append(item)
+    # worksteal's first split: len(pending) // workers for the first share, and so on; the
+    # round-robin shares differ by at most one test, so the boundaries move by one at most.
+    return [item for share in shares for item in share]
