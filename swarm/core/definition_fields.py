@@ -7,9 +7,18 @@ are plain data, and a spawn of one loads no validator (docs/DESIGN.md, start-up)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, StrictBool, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
 
 from swarm.core.config_files import ConfigProblem
 from swarm.core.definitions import (
@@ -24,6 +33,13 @@ from swarm.core.definitions import (
     tool_list,
 )
 from swarm.core.mcp_config import McpServerSpec, definition_servers
+
+# The fields a plain type does not say enough about: each one's check (core/definitions.py).
+CHECKS: dict[str, Callable[[Any], Any]] = {
+    "name": check_name, "tools": tool_list, "disallowed_tools": check_disallowed,
+    "mcp_servers": definition_servers, "permission_mode": check_mode,
+    "isolation": check_isolation, "model": check_model, "color": check_color,
+}
 
 
 class DefinitionFields(BaseModel):
@@ -46,45 +62,10 @@ class DefinitionFields(BaseModel):
     background: StrictBool = False  # a subagent of this type: background
     hooks: dict[str, Any] | None = None  # settings-format hooks for this agent only
 
-    @field_validator("name", mode="before")
+    @field_validator(*CHECKS, mode="before")
     @classmethod
-    def _name(cls, value: Any) -> str:
-        return check_name(value)
-
-    @field_validator("tools", mode="before")
-    @classmethod
-    def _tools(cls, value: Any) -> list[str] | None:
-        return tool_list(value)
-
-    @field_validator("disallowed_tools", mode="before")
-    @classmethod
-    def _disallowed(cls, value: Any) -> list[str]:
-        return check_disallowed(value)
-
-    @field_validator("mcp_servers", mode="before")
-    @classmethod
-    def _mcp_servers(cls, value: Any) -> list[str | dict[str, McpServerSpec]]:
-        return definition_servers(value)
-
-    @field_validator("permission_mode", mode="before")
-    @classmethod
-    def _mode(cls, value: Any) -> str | None:
-        return check_mode(value)
-
-    @field_validator("isolation", mode="before")
-    @classmethod
-    def _isolation(cls, value: Any) -> str | None:
-        return check_isolation(value)
-
-    @field_validator("model", mode="before")
-    @classmethod
-    def _model(cls, value: Any) -> str | None:
-        return check_model(value)
-
-    @field_validator("color", mode="before")
-    @classmethod
-    def _color(cls, value: Any) -> str | None:
-        return check_color(value)
+    def _check(cls, value: Any, info: ValidationInfo) -> Any:
+        return CHECKS[str(info.field_name)](value)
 
 def checked(fields: dict[str, Any], prompt: str, source: Source, path: str,
             warnings: list[str]) -> AgentDefinition | list[ConfigProblem]:
