@@ -90,10 +90,8 @@ def mode_cap(team: Team) -> ModeCap | None:
 
 
 def to_jsonable(data: Any) -> Any:
-    if isinstance(data, records.Record):
-        return records.to_dict(data)
-    if hasattr(data, "model_dump"):  # a pydantic model (configuration, trust): not imported here
-        return data.model_dump(mode="json", by_alias=True)
+    if isinstance(data, records.Record) or hasattr(data, "model_dump"):
+        return records.to_dict(data)  # a pydantic model (an MCP spec) writes its own JSON
     if isinstance(data, list | tuple):
         return [to_jsonable(item) for item in data]
     if isinstance(data, dict):

@@ -56,7 +56,7 @@ def is_alive(pid: int | None, started_at: float | None = None) -> bool:
         except FileNotFoundError:  # no such process
             return False
         except (OSError, ValueError, IndexError):  # unreadable or unexpected: ask psutil
-            created = None
+            pass
         else:
             if state == "Z":
                 return False

@@ -158,8 +158,7 @@ StructuredMessage = (
 )
 # The protocol models by their `type` tag, read off the models themselves.
 _BY_TYPE: dict[str, type[_Structured]] = {
-    model.__struct_defaults__[model.__struct_fields__.index("type")]: model
-    for model in get_args(StructuredMessage)
+    records.default_of(model, "type"): model for model in get_args(StructuredMessage)
 }
 STRUCTURED_TYPES = frozenset(_BY_TYPE)
 

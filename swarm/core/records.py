@@ -3,10 +3,11 @@
 They are msgspec Structs, not pydantic models, for start-up: every `swarm` command and every
 teammate reads them. msgspec adds ~37 M instructions (~20 ms) to a process that has click, and
 validates without building anything; pydantic's import and the schema builds of the models a
-command used cost ~300 M or more (PERFORMANCE.md, "CLI start-up"). Decoding validates types strictly; unknown fields are ignored (older and newer
-versions share the files) except where a class says `forbid_unknown_fields`. Configuration files
-a person writes (agent definitions, MCP servers, hooks, trust) and tool inputs stay pydantic:
-they are read once and need its error reports and JSON Schemas.
+command used cost ~300 M or more (PERFORMANCE.md, "CLI start-up"). Decoding validates types
+strictly; unknown fields are ignored (older and newer versions share the files) except where a
+class says `forbid_unknown_fields`. What a person writes (agent definition files, MCP servers,
+hooks) and tool inputs stay pydantic, loaded at first use: they need its per-field error
+reports and JSON Schemas.
 """
 
 from __future__ import annotations
@@ -67,6 +68,11 @@ def replace(record: R, **changes: Any) -> R:
 
 def deep_copy(record: R) -> R:
     return copy.deepcopy(record)
+
+
+def default_of(kind: type[Any], name: str) -> Any:
+    """The default value of a record class's field `name`."""
+    return next(f.default for f in msgspec.structs.fields(kind) if f.name == name)
 
 
 def field_names(kind: type[Any]) -> tuple[str, ...]:

@@ -12,7 +12,6 @@ anyone wrote meanwhile), so it can never overwrite a claim.
 from __future__ import annotations
 
 import builtins
-import json
 from collections.abc import Callable
 from typing import Any
 
@@ -33,7 +32,9 @@ from swarm.errors import BadInputError, NotFoundError, TaskConflictError
 
 # KEYS: tasks hash, open set, events. ARGV: name, now (ISO), task id or '' (the lowest-id
 # available one). Returns {'ok', json} or {why, detail}. cjson decodes `[]` as an empty table
-# and encodes it back as `{}`: `_task` reads `{}` as an empty list.
+# and encodes it back as `{}`: `take` writes the task's empty lists back as `[]`, so what is
+# stored is always a Task's JSON. (A quote inside a JSON string is escaped: `"files":{}` with
+# bare quotes is only ever the field itself.)
 _CLAIM = """
 local function unfinished(task)
   local waiting = {}
@@ -55,6 +56,9 @@ local function take(task)
   task.status = 'in_progress'
   task.updated_at = ARGV[2]
   local out = cjson.encode(task)
+  for _, key in ipairs({'blocked_by', 'blocks', 'files'}) do
+    out = string.gsub(out, '"' .. key .. '":{}', '"' .. key .. '":[]')
+  end
   redis.call('HSET', KEYS[1], task.id, out)
   redis.call('ZREM', KEYS[2], task.id)
   redis.call('XADD', KEYS[3], 'MAXLEN', '~', ARGV[4], '*', 'kind', 'tasks', 'name', ARGV[1])
@@ -85,17 +89,6 @@ return {'none', ''}
 """
 
 
-def _task(raw: bytes | str) -> Task:
-    """A task as stored; the claim script's `{}` for an empty list (cjson) reads as `[]`."""
-    if "{}" not in (raw if isinstance(raw, str) else raw.decode()):
-        return records.decode(raw, Task)
-    data = json.loads(raw)
-    for key in ("blocked_by", "blocks", "files"):
-        if data.get(key) == {}:
-            data[key] = []
-    return records.convert(data, Task)
-
-
 class RedisTaskList(TaskList):
     def __init__(self, team: str, check_owner: Callable[[str], str] | None = None) -> None:
         from swarm.core import stores
@@ -114,11 +107,11 @@ class RedisTaskList(TaskList):
         if not task_id.isdigit():
             return None
         raw = self.store.run(lambda: self.store.client.hget(self.hash, task_id))
-        return None if raw is None else _task(raw)
+        return None if raw is None else records.decode(raw, Task)
 
     def list(self) -> builtins.list[Task]:
         raw = self.store.run(lambda: self.store.client.hgetall(self.hash))
-        tasks = [_task(v) for k, v in raw.items() if k.isdigit()]
+        tasks = [records.decode(v, Task) for k, v in raw.items() if k.isdigit()]
         return sorted(tasks, key=lambda t: int(t.id))
 
     # -- writing -----------------------------------------------------------------------------
@@ -140,7 +133,7 @@ class RedisTaskList(TaskList):
         def attempt(pipe: Any) -> None:
             def read(task_id: str) -> Task | None:
                 raw = pipe.hget(self.hash, task_id) if task_id.isdigit() else None
-                return None if raw is None else _task(raw)
+                return None if raw is None else records.decode(raw, Task)
 
             changed = change(read)
             pipe.multi()
@@ -227,7 +220,7 @@ class RedisTaskList(TaskList):
 
         why, detail = (part.decode() for part in self.store.run(run))
         if why == "ok":
-            return _task(detail)
+            return records.decode(detail, Task)
         if why == "none":
             return None
         if why == "missing":
