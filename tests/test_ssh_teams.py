@@ -85,7 +85,9 @@ def test_a_remote_teammate_killed_there_is_dead_after_its_heartbeat_expires(
     wait_until(lambda: (s := status_of("w"))["state"] == "working" and s["current_task"] == "1",
                60, interval=0.2, message="w works on task #1 over there")
     agent = psutil.Process(result["pid"])
-    strays.extend(agent.children(recursive=True))  # its `sleep` outlives a SIGKILL
+    # Its `sleep` outlives a SIGKILL; "working" is written just before the job starts.
+    strays.extend(wait_until(lambda: [c for c in agent.children(recursive=True)
+                                      if "sleep" in " ".join(c.cmdline())], 20, message="its job"))
     agent.send_signal(signal.SIGKILL)  # the host "vanishes" for this member: no more heartbeats
     assert status_of("w")["state"] in ("working", "dead")  # dead only once the key expires
     dead = wait_until(lambda: (s := status_of("w"))["state"] == "dead" and s, 30, interval=0.2,

@@ -252,8 +252,15 @@ def test_pane_closed_by_the_user_is_detected_dead_and_its_task_released(
 
     wait_until(working, 15, interval=0.1, message="alice works on task #1")
     agent = psutil.Process(result["pid"])
-    children = agent.children(recursive=True)
-    assert any("sleep" in " ".join(c.cmdline()) for c in children)  # the job runs
+
+    def job_children() -> list[psutil.Process]:
+        # "working" is written just before the job's process starts, so poll for it.
+        found = agent.children(recursive=True)
+        with contextlib.suppress(psutil.NoSuchProcess):
+            return found if any("sleep" in " ".join(c.cmdline()) for c in found) else []
+        return []
+
+    children = wait_until(job_children, 10, interval=0.05, message="the job runs")
 
     tmux(server, "kill-pane", "-t", result["pane_id"])  # the user closes the pane by hand
     try:
