@@ -14,6 +14,7 @@ no tools; one that dies mid-call makes that call (and later ones) a tool error.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
 import hashlib
 import json
@@ -231,26 +232,26 @@ class McpManager:
                                  is_error=True)
         future = asyncio.run_coroutine_threadsafe(
             asyncio.wait_for(server.session.call_tool(tool.name, arguments), timeout), loop)
-        deadline = time.monotonic() + timeout + 5.0
-        while True:
-            try:
-                result = future.result(0.2)
+        late = time.monotonic() + timeout + 5.0  # wait_for should have ended it by now
+        # Poll with wait(), not result(timeout): wait_for's own timeout raises the same
+        # TimeoutError class as result()'s poll, and must not be taken for "not yet".
+        while not concurrent.futures.wait([future], timeout=0.2).done:
+            if abort is not None and abort.is_set():
+                future.cancel()
+                return McpCallResult("interrupted", is_error=True)
+            if time.monotonic() > late:
+                future.cancel()
                 break
-            except TimeoutError:
-                if abort is not None and abort.is_set():
-                    future.cancel()
-                    return McpCallResult("interrupted", is_error=True)
-                if time.monotonic() > deadline:
-                    future.cancel()
-                    return McpCallResult(f"MCP tool {tool.name} timed out after {timeout:g}s",
-                                         is_error=True)
-            except Exception as exc:  # the SDK's errors, a dead server, a timeout: a tool error
-                return McpCallResult(self._failure(server, tool, exc), is_error=True)
+        try:
+            result = future.result(0)
+        except (TimeoutError, concurrent.futures.CancelledError):
+            return McpCallResult(f"MCP tool {tool.name} timed out after {timeout:g}s",
+                                 is_error=True)
+        except Exception as exc:  # the SDK's errors, a dead server: a tool error
+            return McpCallResult(self._failure(server, tool, exc), is_error=True)
         return result_text(_wire(result))
 
     def _failure(self, server: _Server, tool: McpTool, exc: BaseException) -> str:
-        if isinstance(exc, TimeoutError | asyncio.TimeoutError):
-            return f"MCP tool {tool.name} timed out"
         detail = str(exc) or type(exc).__name__
         if server.state != "running":
             detail += f" (server {server.state}: {server.error})"
