@@ -5,6 +5,7 @@ parallel with pytest-xdist)."""
 from __future__ import annotations
 
 import contextlib
+import gc
 import itertools
 import os
 import signal
@@ -109,6 +110,12 @@ def strays() -> Iterator[list[psutil.Process]]:
 # executable or take about a second are marked by hand): `pytest -m "not slow"` runs
 # the fast half in well under a minute.
 SLOW_FIXTURES = frozenset({"crew", "server", "session", "ssh_host"})
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    # What collection imported (swarm, the SDKs, pytest's own) lives as long as the worker:
+    # out of the collector's full passes for the rest of the run (as swarm.runtime.big_import).
+    gc.freeze()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

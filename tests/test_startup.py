@@ -142,3 +142,29 @@ def test_every_model_builds_on_first_use() -> None:
     eager = [f"{m.__module__}.{m.__qualname__}" for m in ours
              if not m.model_config.get("defer_build")]
     assert eager == []
+
+
+SDK_PROBE = """
+import gc, json, sys
+passes = []
+gc.callbacks.append(lambda phase, info: phase == "start" and passes.append(info["generation"]))
+from swarm.runtime.models.anthropic_model import AnthropicModel
+before = len(passes)
+AnthropicModel("sonnet")  # imports the SDK and builds a client; no request
+print(json.dumps({"passes": len(passes) - before, "frozen": gc.get_freeze_count(),
+                  "enabled": gc.isenabled(), "sdk": "anthropic" in sys.modules}))
+"""
+
+
+@pytest.mark.slow
+def test_a_provider_sdk_imports_with_the_collector_paused_then_frozen() -> None:
+    # Left on, the collector runs hundreds of passes during `import anthropic`, its full ones
+    # walking everything imported so far; big_import pauses it and freezes what the SDK built.
+    proc = subprocess.run([sys.executable, "-c", SDK_PROBE], capture_output=True, text=True,
+                          timeout=60, cwd=ROOT, env={**os.environ, "ANTHROPIC_API_KEY": "k",
+                                                     "ANTHROPIC_BASE_URL": "http://127.0.0.1:9"})
+    assert proc.returncode == 0, proc.stderr
+    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert found["sdk"] and found["enabled"]  # imported, and the collector back on after
+    assert found["passes"] < 30  # ~300 with the collector left on; a few for the client after
+    assert found["frozen"] > 100_000  # the SDK's objects are out of every later collection

@@ -73,7 +73,7 @@ def test_the_wheel_installs_and_runs_the_demos_from_an_empty_directory(
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     requires = {r for r in metadata.get_all("Requires-Dist") if "extra ==" not in r}
     assert requires == set(project["dependencies"])
-    assert "swarm = swarm.cli.main:main" in entry_points
+    assert "swarm = swarm.cli.main:run" in entry_points
 
     venv = tmp_path / "fresh"
     run([sys.executable, "-m", "venv", "--without-pip", str(venv)])

@@ -25,6 +25,7 @@ import anyio.to_thread
 from swarm import __version__
 from swarm.errors import StoppedBySignal
 from swarm.lead.served import ServedHost, ServeOptions
+from swarm.runtime.big_import import big_import
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
@@ -58,9 +59,10 @@ def _exit(host: ServedHost, signum: int) -> None:
 
 
 async def _serve(host: ServedHost) -> None:
-    from mcp import types
-    from mcp.server.lowlevel import Server
-    from mcp.server.stdio import stdio_server
+    with big_import():
+        from mcp import types
+        from mcp.server.lowlevel import Server
+        from mcp.server.stdio import stdio_server
 
     listed = [types.Tool(name=tool.name, description=tool.description,
                          input_schema=tool.input_schema) for tool in host.tools.values()]

@@ -31,6 +31,7 @@ from typing import Any, TextIO
 
 from swarm.core.child_env import minimal_env
 from swarm.core.mcp_config import McpServer
+from swarm.runtime.big_import import big_import
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
 
 GUARD = Path(__file__).with_name("mcp_guard.py")
@@ -268,7 +269,8 @@ class McpManager:
 
     # -- the loop thread ---------------------------------------------------------------------
     async def _serve(self, server: _Server) -> None:
-        from mcp import ClientSession
+        with big_import():
+            from mcp import ClientSession
 
         server.stop = asyncio.Event()
         try:

@@ -19,6 +19,7 @@ from typing import Any
 from swarm import settings
 from swarm.core.state import Usage
 from swarm.errors import ModelAPIError
+from swarm.runtime.big_import import big_import
 from swarm.runtime.models.base import Block, ModelReply, ModelRequest
 from swarm.runtime.models.prices import price_usage
 from swarm.runtime.models.providers import PROVIDERS
@@ -134,7 +135,8 @@ class AnthropicModel:
 
     def __init__(self, spec: str = "sonnet", *, provider: str = "anthropic",
                  max_retries: int | None = None) -> None:
-        import anthropic
+        with big_import():
+            import anthropic
 
         self._anthropic = anthropic
         self.spec = spec

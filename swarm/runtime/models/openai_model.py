@@ -22,6 +22,7 @@ from typing import Any
 from swarm import settings
 from swarm.core.state import Usage
 from swarm.errors import ModelAPIError
+from swarm.runtime.big_import import big_import
 from swarm.runtime.models.base import Block, ModelReply, ModelRequest
 from swarm.runtime.models.prices import price_usage
 from swarm.runtime.models.providers import ollama_base_url
@@ -131,7 +132,8 @@ class OpenAIModel:
 
     def __init__(self, model: str, *, provider: str = "openai", max_retries: int | None = None,
                  client: Any = None) -> None:
-        import openai
+        with big_import():
+            import openai
 
         self._openai = openai
         self.provider = provider
