@@ -41,6 +41,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("SWARM_PERMISSION_TIMEOUT", "300", "seconds a permission request waits for the lead"),
     Variable("SWARM_HEARTBEAT_INTERVAL", "2", "seconds between a teammate's heartbeats"),
     Variable("SWARM_HEARTBEAT_STALE", "30", "seconds without a heartbeat before a teammate is dead"),
+    Variable("SWARM_STORE_EXIT_GRACE", "10", "seconds an exiting teammate retries a Redis store that is down"),
     Variable("SWARM_COMPACT_THRESHOLD", "120000", "estimated tokens before compaction"),
     Variable("SWARM_API_MAX_RETRIES", "4", "retries of a failed model request (429, 5xx)"),
     Variable("SWARM_API_RETRY_BASE", "1", "first retry delay in seconds (doubles each time)"),
@@ -165,6 +166,10 @@ def heartbeat_interval() -> float:
 
 def heartbeat_stale() -> float:
     return number("SWARM_HEARTBEAT_STALE", 30.0)
+
+
+def store_exit_grace() -> float:
+    return number("SWARM_STORE_EXIT_GRACE", 10.0)
 
 
 def compact_threshold() -> int:

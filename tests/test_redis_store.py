@@ -7,6 +7,7 @@ import multiprocessing
 import multiprocessing.synchronize
 import os
 import signal
+import time
 from multiprocessing.queues import Queue
 from pathlib import Path
 
@@ -338,7 +339,9 @@ def test_an_exiting_patient_store_gives_up_after_its_grace(
 
 @pytest.mark.slow
 def test_sigterm_ends_an_agent_whose_store_is_gone(
-        redis_server: RedisServer, redis_url: str, crew: Crew) -> None:
+        redis_server: RedisServer, redis_url: str, crew: Crew,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SWARM_STORE_EXIT_GRACE", "2")  # the agent's last writes wait 2 s, not 10
     proc = crew.cli("spawn", "w1", "--backend", "hidden", "--model", "shell",
                     "--cwd", str(crew.workdir))
     assert proc.returncode == 0, proc.stderr
@@ -348,6 +351,8 @@ def test_sigterm_ends_an_agent_whose_store_is_gone(
     pid = state.pid
     redis_server.stop()
     os.kill(pid, signal.SIGTERM)
+    killed = time.monotonic()
     # Its exit records what it can within the grace, then goes: never a process nobody can stop.
     assert wait_until(lambda: not psutil.pid_exists(pid)
                       or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE, 40)
+    assert time.monotonic() - killed < 8  # its grace, not the default 10 s

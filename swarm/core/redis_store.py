@@ -92,6 +92,8 @@ class RedisStore:
                     raise StoreUnavailableError(
                         f"the store {redacted(self.url)} is unreachable: {_why(exc)}") from None
                 self._unreachable(exc)
+                if self._give_up_at is not None:  # exiting: never sleep past the last try
+                    pause = min(pause, max(0.0, self._give_up_at - time.monotonic()))
                 time.sleep(pause)
                 pause = min(pause * 2, 5.0)
                 continue

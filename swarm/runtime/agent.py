@@ -22,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from swarm import settings
 from swarm.core import paths, stores
 from swarm.core.definitions import effective_tools, get_definition
 from swarm.core.liveness import process_start_time
@@ -70,9 +71,6 @@ from swarm.runtime.tools.registry import all_tools
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
-# Exiting with the network store down: how long its last writes (state, released tasks) may
-# wait for the server before the process goes anyway (the heartbeat's expiry tells the rest).
-STORE_EXIT_GRACE = 10.0
 
 
 class Agent(AgentBase, LoopHooks):
@@ -377,8 +375,11 @@ class Agent(AgentBase, LoopHooks):
         file) one failing write must not keep the others from happening."""
         self.signals.ignore_stops()
         remote = stores.remote()
-        if remote is not None:  # what it writes now may wait out a short outage, not forever
-            remote.give_up_after(STORE_EXIT_GRACE)
+        # Exiting with the network store down: its last writes (state, released tasks) wait
+        # out a short outage (SWARM_STORE_EXIT_GRACE), then it goes anyway (the heartbeat's
+        # expiry tells the rest).
+        if remote is not None:
+            remote.give_up_after(settings.store_exit_grace())
         self._attempt(lambda: self.extensions.session_end(detail))
         self._attempt(self.extensions.close)  # no MCP server outlives us
         if self._superseded:  # our tasks and state are someone else's now: touch neither
