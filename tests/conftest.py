@@ -114,7 +114,7 @@ SLOW_FIXTURES = frozenset({"crew", "server", "session", "ssh_host"})
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     # What collection imported (swarm, the SDKs, pytest's own) lives as long as the worker:
-    # out of the collector's full passes for the rest of the run (as swarm.runtime.big_import).
+    # out of the collector's full passes for the rest of the run (as swarm.big_import).
     gc.freeze()
 
 

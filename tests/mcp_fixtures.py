@@ -9,14 +9,18 @@ from pathlib import Path
 from swarm.core.mcp_config import McpServer, McpServerSpec
 
 SERVER_SOURCE = '''
+import gc
 import os
 import sys
 import time
 
+gc.disable()  # the SDK's import without the collector's passes, as swarm.big_import does
 try:
     from mcp.server.mcpserver import MCPServer as FastMCP  # SDK 2.x
 except ImportError:
     from mcp.server.fastmcp import FastMCP  # SDK 1.x
+gc.freeze()
+gc.enable()
 
 if os.environ.get("PIDFILE"):
     with open(os.environ["PIDFILE"], "a") as handle:

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,17 +40,31 @@ if "pydantic.main" in sys.modules:
     from pydantic import BaseModel
     built = sorted(s.__name__ for s in subclasses(BaseModel)
                    if s.__module__.startswith("swarm") and s.__pydantic_complete__)
-print(json.dumps({"modules": modules, "built": built}), file=sys.stderr)
+import gc
+print(json.dumps({"modules": modules, "built": built, "frozen": gc.get_freeze_count(),
+                  "collector_on": gc.isenabled()}), file=sys.stderr)
 """
+
+
+def probe(*argv: str) -> dict[str, Any]:
+    """What `swarm ARGV` left in a fresh interpreter: its modules, the swarm models it built,
+    the objects frozen and whether the collector is on."""
+    proc = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True, text=True,
+                          timeout=60, cwd=ROOT)
+    assert proc.returncode == 0, proc.stderr
+    found: dict[str, Any] = json.loads(proc.stderr.strip().splitlines()[-1])
+    return found
 
 
 def loaded(*argv: str) -> tuple[set[str], set[str]]:
     """(modules, swarm models built) after `swarm ARGV` in a fresh interpreter."""
-    proc = subprocess.run([sys.executable, "-c", PROBE, *argv], capture_output=True, text=True,
-                          timeout=60, cwd=ROOT)
-    assert proc.returncode == 0, proc.stderr
-    found = json.loads(proc.stderr.strip().splitlines()[-1])
+    found = probe(*argv)
     return set(found["modules"]), set(found["built"])
+
+
+def test_a_command_module_imports_with_the_collector_paused_then_frozen(live: Team) -> None:
+    found = probe("tasks", "list", "--team", live.name)
+    assert found["frozen"] > 1000 and found["collector_on"]  # frozen, and the collector back on
 
 
 def under(modules: set[str], *prefixes: str) -> set[str]:

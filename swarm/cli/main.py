@@ -11,6 +11,7 @@ import traceback
 import click
 
 from swarm import __version__, settings
+from swarm.big_import import big_import
 from swarm.cli.helptext import examples
 from swarm.core.terminal import visible
 from swarm.errors import SwarmError, describe_error
@@ -98,7 +99,8 @@ class LazyGroup(click.Group):
         if target is None or not _exists(target):
             return None
         module, _, attr = target.partition(":")
-        command = getattr(importlib.import_module(module), attr)
+        with big_import():  # `swarm agent`'s runtime: ~1/4 less CPU without the collector's passes
+            command = getattr(importlib.import_module(module), attr)
         assert isinstance(command, click.Command)
         return command
 

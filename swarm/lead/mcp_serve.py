@@ -23,9 +23,9 @@ import anyio
 import anyio.to_thread
 
 from swarm import __version__
+from swarm.big_import import big_import
 from swarm.errors import StoppedBySignal
 from swarm.lead.served import ServedHost, ServeOptions
-from swarm.runtime.big_import import big_import
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext

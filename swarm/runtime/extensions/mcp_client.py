@@ -29,9 +29,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from swarm.big_import import big_import
 from swarm.core.child_env import minimal_env
 from swarm.core.mcp_config import McpServer
-from swarm.runtime.big_import import big_import
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
 
 GUARD = Path(__file__).with_name("mcp_guard.py")

@@ -20,9 +20,9 @@ from collections.abc import Callable
 from typing import Any
 
 from swarm import settings
+from swarm.big_import import big_import
 from swarm.core.state import Usage
 from swarm.errors import ModelAPIError
-from swarm.runtime.big_import import big_import
 from swarm.runtime.models.base import Block, ModelReply, ModelRequest
 from swarm.runtime.models.prices import price_usage
 from swarm.runtime.models.providers import ollama_base_url
