@@ -112,10 +112,15 @@ def strays() -> Iterator[list[psutil.Process]]:
 SLOW_FIXTURES = frozenset({"crew", "server", "session", "ssh_host"})
 
 
+def pytest_collection(session: pytest.Session) -> None:
+    # What collection imports (swarm, the SDKs, pytest's own) lives as long as the worker:
+    # imported without the collector's passes, then frozen (as swarm.big_import does).
+    gc.disable()
+
+
 def pytest_collection_finish(session: pytest.Session) -> None:
-    # What collection imported (swarm, the SDKs, pytest's own) lives as long as the worker:
-    # out of the collector's full passes for the rest of the run (as swarm.big_import).
     gc.freeze()
+    gc.enable()
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
