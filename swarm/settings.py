@@ -7,14 +7,14 @@ parse are a clear error naming the variable, never a traceback.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 from swarm.errors import BadInputError
 
 
-@dataclass(frozen=True)
-class Variable:
+class Variable(Struct, frozen=True):
     name: str
     default: str
     meaning: str

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import importlib
 import shutil
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
+
+from msgspec import Struct
 
 from swarm import settings
 from swarm.core.names import BACKENDS
@@ -21,8 +22,7 @@ _MODULES = {"tmux": "swarm.backends.tmux:TmuxBackend",
 CHOICES = "auto, tmux, iterm2, hidden or ssh:[USER@]HOST[:PORT]"
 
 
-@dataclass(frozen=True)
-class Choice:
+class Choice(Struct, frozen=True):
     backend: str
     reason: str
     host: str | None = None  # ssh: the teammate's host, `[USER@]HOST[:PORT]`

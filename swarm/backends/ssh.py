@@ -20,7 +20,8 @@ import shlex
 import shutil
 import subprocess
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from swarm import settings
 from swarm.backends import ssh_scripts
@@ -40,8 +41,7 @@ CALL_TIMEOUT = 60.0
 TERM_GRACE = 3
 
 
-@dataclass(frozen=True)
-class SshTarget:
+class SshTarget(Struct, frozen=True):
     host: str
     user: str | None = None
     port: int | None = None

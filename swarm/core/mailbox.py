@@ -21,9 +21,10 @@ import os
 import threading
 import time
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
+
+from msgspec import Struct
 
 from swarm import settings
 from swarm.core import paths, records
@@ -47,8 +48,7 @@ _WATCHERS = threading.local()  # per thread: {mailbox path: (pid, FileWatcher)}
 _WATCHERS_KEPT = 4
 
 
-@dataclass
-class _Entry:
+class _Entry(Struct, dict=True):
     raw: bytes  # the line as it is on disk, without its newline
     message: Message
     dirty: bool = False  # a flag changed: write it out again

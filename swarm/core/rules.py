@@ -17,10 +17,11 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
+
+from msgspec import Struct
 
 from swarm.core import shellparse
 from swarm.core.bashwrites import HARMLESS_WRITES, protected_writes, writes_outside
@@ -41,8 +42,7 @@ _GLOB_CHARS = re.compile(r"[*?\[]")
 Match = Literal["yes", "maybe", "no"]
 
 
-@dataclass(frozen=True)
-class Decision:
+class Decision(Struct, frozen=True):
     behavior: Literal["allow", "deny", "ask"]
     reason: str
     rule: str | None = None
@@ -130,8 +130,7 @@ def _literal_head(pattern: str) -> tuple[str, str]:
 
 # -- Bash ------------------------------------------------------------------------------------
 
-@dataclass(frozen=True)
-class BashRule:
+class BashRule(Struct, frozen=True):
     words: tuple[str, ...]
     exact: bool  # Bash(cmd): all the words; Bash(cmd:*): these words first
     text: str  # the exact rule's whole command

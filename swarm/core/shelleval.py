@@ -27,8 +27,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from msgspec import Struct, field
 
 from swarm.core.shellwords import Argv, Word, basename
 
@@ -61,8 +62,7 @@ _SIMPLE_EXPANSION = re.compile(
     r"\$(?:\{([A-Za-z_]\w*|[0-9]+|[#?$!@*_-])\}|([A-Za-z_]\w*|[0-9#?$!@*_-]))\Z")
 
 
-@dataclass
-class Evaluation:
+class Evaluation(Struct, dict=True):
     """What one command gives bash to evaluate beyond its commands (see the module doc)."""
 
     word: Callable[[Node, bytes], Word]  # a node's value after quote removal (shellparse)

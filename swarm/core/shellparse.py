@@ -22,9 +22,10 @@ from __future__ import annotations
 import os
 import re
 import threading
-from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING
+
+from msgspec import Struct
 
 from swarm.core.shelleval import Evaluation
 from swarm.core.shellsyntax import NODE_KINDS, visit
@@ -41,8 +42,7 @@ OUTPUT_OPS = frozenset({">", ">>", "&>", "&>>", ">|", ">&"})
 _CONTINUATION = re.compile(rb"(\\+)\n")
 
 
-@dataclass(frozen=True)
-class SimpleCommand:
+class SimpleCommand(Struct, frozen=True):
     text: str
     layers: tuple[Argv, ...]  # the argv as written, then what each wrapper runs
     allowable: int = 1  # leading layers an allow rule may match (none behind sudo or coproc)

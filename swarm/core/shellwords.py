@@ -9,7 +9,8 @@ the targets of `cp`/`mv`/`ln` write; `shell_string` finds the code `bash -c` (an
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 # Shells whose -c string is bash's language (near enough to read its commands).
 SHELLS = frozenset({"sh", "bash", "rbash", "dash", "ash", "ksh", "mksh", "lksh", "pdksh", "oksh",
@@ -21,8 +22,7 @@ _COPIES = {"cp": "tS", "mv": "tS", "ln": "tS"}
 _COPY_LONG = frozenset({"--target-directory", "--suffix"})
 
 
-@dataclass(frozen=True)
-class Word:
+class Word(Struct, frozen=True):
     text: str
     literal: bool = True  # False: its value comes from an expansion (then text is the source)
 
@@ -34,8 +34,7 @@ def basename(program: str) -> str:
     return program.rstrip("/").rsplit("/", 1)[-1] or program
 
 
-@dataclass(frozen=True)
-class _Wrapper:
+class _Wrapper(Struct, frozen=True):
     short_values: str = ""  # short options that take a value (attached or the next word)
     long_values: frozenset[str] = frozenset()  # long options that take the next word
     transparent: bool = True  # False: an allow rule must name it (it runs as someone else)

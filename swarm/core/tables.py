@@ -10,7 +10,8 @@ cells ending in `…`. No line is ever longer than the width.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 ELLIPSIS = "…"
 GAP = "  "
@@ -20,8 +21,7 @@ READABLE = 8
 READABLE_TEXT = 16  # a free-text (stretch) column
 
 
-@dataclass(frozen=True)
-class Table:
+class Table(Struct, frozen=True):
     text: str
     cut: bool  # a column was left out or a cell shortened
 

@@ -20,9 +20,10 @@ import contextlib
 import hashlib
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
+
+from msgspec import Struct
 
 from swarm import settings
 from swarm.core import paths, records
@@ -42,8 +43,7 @@ PLACES: tuple[tuple[Kind, str, bool], ...] = (
 STORE_VERSION = 1
 
 
-@dataclass(frozen=True)
-class ConfigFile:
+class ConfigFile(Struct, frozen=True):
     kind: Kind
     path: Path  # absolute
     relative: str  # to the project root it was found in, e.g. `.swarm/agents/x.md`
@@ -56,8 +56,7 @@ class ConfigFile:
         return self.data.decode("utf-8")
 
 
-@dataclass(frozen=True)
-class ProjectConfig:
+class ProjectConfig(Struct, frozen=True):
     root: Path | None  # the project trust is recorded for (the git root); None: no project
     files: tuple[ConfigFile, ...] = ()
 
@@ -255,8 +254,7 @@ def trusted_projects() -> tuple[list[TrustedProject], str | None]:
 RUN_REASONS = ("--trust-project", "SWARM_TRUST_PROJECT=1", "granted for this run")
 
 
-@dataclass(frozen=True)
-class TrustDecision:
+class TrustDecision(Struct, frozen=True):
     config: ProjectConfig
     trusted: bool
     reason: str

@@ -17,9 +17,11 @@ import os
 import secrets
 import shutil
 import subprocess
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from msgspec import Struct, field
+from msgspec.structs import asdict
 
 from swarm.core import paths
 from swarm.core.store import ensure_dir
@@ -52,8 +54,7 @@ def git(*args: str, cwd: Path, check: bool = True) -> subprocess.CompletedProces
     return proc
 
 
-@dataclass(frozen=True)
-class WorktreeRecord:
+class WorktreeRecord(Struct, frozen=True):
     """What a member (or subagent) records about its worktree."""
 
     path: Path  # the worktree
@@ -63,8 +64,7 @@ class WorktreeRecord:
     cwd: Path  # where its owner works: the worktree, or the same subdirectory as the spawner
 
 
-@dataclass
-class WorktreeStatus:
+class WorktreeStatus(Struct, dict=True):
     exists: bool
     ahead: int  # commits beyond the base (on its HEAD or its branch); -1: unknown
     unmerged: int  # of those, commits not in the current HEAD of the checkout it came from
@@ -78,8 +78,7 @@ class WorktreeStatus:
         return bool(self.dirty) or self.unmerged != 0 or self.error is not None
 
 
-@dataclass
-class Finished:
+class Finished(Struct, dict=True):
     member: str
     path: str  # where it is now when kept; where it was when removed
     branch: str
@@ -355,8 +354,7 @@ def unclaimed(team: Team) -> list[WorktreeRecord]:
     return out
 
 
-@dataclass
-class WorktreeView:
+class WorktreeView(Struct, dict=True):
     member: str
     path: str
     branch: str

@@ -12,8 +12,10 @@ import logging
 import os
 import signal
 import time
-from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime
+
+from msgspec import Struct, field
+from msgspec.structs import asdict
 
 from swarm import settings
 from swarm.core import records, stores
@@ -36,8 +38,7 @@ def heartbeat_stale_after() -> float:
     return settings.heartbeat_stale()
 
 
-@dataclass
-class MemberStatus:
+class MemberStatus(Struct, dict=True):
     name: str
     agent_id: str
     state: str

@@ -7,7 +7,8 @@ mailbox stores them may change underneath.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+
+from msgspec import Struct
 
 from swarm.core.mailbox import Mailbox
 from swarm.core.protocol import Message
@@ -15,8 +16,7 @@ from swarm.core.team import Team
 from swarm.errors import BadInputError, NotFoundError
 
 
-@dataclass(frozen=True)
-class Addressed:
+class Addressed(Struct, frozen=True):
     """A message and the member whose mailbox it is in."""
 
     to: str

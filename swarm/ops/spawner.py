@@ -7,8 +7,10 @@ from __future__ import annotations
 import logging
 import os
 import time
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
+
+from msgspec import Struct, field
+from msgspec.structs import asdict
 
 from swarm import settings
 from swarm.backends.base import PaneBackend
@@ -36,8 +38,7 @@ PASS_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CT
 PASS_PREFIXES = ("SWARM_", "ANTHROPIC_")
 
 
-@dataclass
-class SpawnResult:
+class SpawnResult(Struct, dict=True):
     agent_id: str
     name: str
     team: str
@@ -65,8 +66,7 @@ def agent_env(team: str, member: Member) -> dict[str, str]:
     return env
 
 
-@dataclass
-class SpawnRequest:
+class SpawnRequest(Struct, dict=True):
     """What `swarm spawn`, `swarm respawn` and SpawnTeammate (the lead's and the MCP server's)
     ask for. A respawn reads `name`, `model`, `permission_mode` and `cap` only: the rest stays
     as its member entry has it."""
@@ -294,8 +294,7 @@ def _relaunch(team: Team, member: Member) -> SpawnResult:
                        permission_mode=member.permission_mode)
 
 
-@dataclass
-class WakeResult:
+class WakeResult(Struct, dict=True):
     """What `wake` found and did: `was` is the state it found the member in."""
 
     name: str

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import json
 import threading
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct
 
 from swarm.core import paths, records
 from swarm.core.filecache import ChangeCache
@@ -25,8 +26,7 @@ from swarm.core.state import Usage
 from swarm.core.store import warn
 
 
-@dataclass(frozen=True)
-class Price:
+class Price(Struct, frozen=True):
     input: float
     output: float
     cache_read: float | None = None  # default: a tenth of input (Anthropic's and most others')

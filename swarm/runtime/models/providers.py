@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import importlib.util
 from collections.abc import Callable
-from dataclasses import dataclass
 from urllib.parse import urlsplit
+
+from msgspec import Struct
 
 from swarm import settings
 
 DEFAULT_OLLAMA = "http://127.0.0.1:11434"
 
 
-@dataclass(frozen=True)
-class Provider:
+class Provider(Struct, frozen=True):
     name: str
     needs: str  # the credentials to set, as a refusal names them
     found: Callable[[], str | None]  # the name of the credential that is set (never its value)

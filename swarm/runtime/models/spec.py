@@ -9,8 +9,9 @@ is registered or started: by `swarm spawn`, SpawnTeammate, `swarm lead --model` 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
+
+from msgspec import Struct
 
 from swarm.errors import BadInputError
 from swarm.runtime.models.anthropic_model import ALIASES
@@ -19,8 +20,7 @@ from swarm.runtime.models.providers import PROVIDERS
 OFFLINE = ("shell", "scripted")
 
 
-@dataclass(frozen=True)
-class ModelSpec:
+class ModelSpec(Struct, frozen=True):
     provider: str  # one of PROVIDERS, or "shell" / "scripted"
     model: str  # the provider's model id (an Anthropic alias resolved), or the script's path
     text: str  # as written, stripped
