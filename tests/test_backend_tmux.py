@@ -239,7 +239,9 @@ def test_run_in_pane_passes_awkward_cwd_and_env_verbatim(server: Server, tmp_pat
     process = psutil.Process(pid)
     # The pane's shell changes directory and sets the environment, then execs the agent: read
     # both only once the agent itself runs (reading earlier failed 2 runs in 5).
-    wait_until(lambda: process.cmdline()[0] == sys.executable, 10, message="the pane to exec the agent")
+    # (An empty cmdline is a process caught in the middle of its exec.)
+    wait_until(lambda: process.cmdline()[:1] == [sys.executable], 10,
+               message="the pane to exec the agent")
     assert process.cwd() == str(cwd)
     environ = process.environ()
     assert environ["ODD"] == "ends with;" and environ["SWARM_TEAM"] == "alpha"
