@@ -5,14 +5,11 @@ selects it (not a CLI flag; not part of the product)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from swarm.core.protocol import IdleNotification, render_for_model
 from swarm.lead.wake_policy import Wake, Watch, text_block
 from swarm.runtime.console import brief
 
 
-@dataclass
 class AnchorWatch(Watch):
     """Every unread message, one turn each (see the module docstring)."""
 

@@ -13,9 +13,10 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from html import unescape
 from typing import Any
+
+from msgspec import Struct
 
 from swarm.core.readable import flat, tool_call
 from swarm.core.terminal import visible
@@ -49,8 +50,7 @@ def result_text(content: Any) -> str:
     return "" if content is None else json.dumps(content)
 
 
-@dataclass(frozen=True)
-class View:
+class View(Struct, frozen=True):
     color: bool = True
     cut: bool = True  # False: every line of every output (the transcript)
 

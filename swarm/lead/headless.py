@@ -14,9 +14,10 @@ import signal
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
 from types import FrameType
 from typing import Any, TextIO
+
+from msgspec import Struct
 
 from swarm.core.protocol import PermissionRequest
 from swarm.core.real_input import SHOWN_LIMIT
@@ -71,8 +72,7 @@ class ProgressUI:
         return None  # nobody at a terminal
 
 
-@dataclass
-class Outcome:
+class Outcome(Struct, dict=True):
     code: int
     report: Report | None
     error: str | None = None

@@ -14,9 +14,10 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
-from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
+
+from msgspec import Struct, field
 
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME
@@ -49,8 +50,7 @@ def paint(text: str, color: str | None) -> str:
     return f"\x1b[{code}m{text}{RESET}" if code else text
 
 
-@dataclass
-class Question:
+class Question(Struct, dict=True):
     """Something only the person can answer: a teammate's request, or the lead's own call."""
 
     text: str

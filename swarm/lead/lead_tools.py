@@ -13,8 +13,9 @@ fails) is an error result the lead model can read and act on, never a crash.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Protocol, cast
+
+from msgspec import Struct
 
 from swarm.core.names import LEAD_NAME, ModeCap
 from swarm.core.protocol import ShutdownRequest, structured_object, validate_structured
@@ -40,8 +41,7 @@ FILE_TOOLS = ("Read", "Glob", "Grep", "Bash", "Write", "Edit")
 LEAD_SENDS = ("shutdown_request", "task_assignment")
 
 
-@dataclass
-class SpawnDefaults:
+class SpawnDefaults(Struct, dict=True):
     backend: str | None  # --backend (None: auto)
     cwd: str  # --cwd
     model: str | None  # --teammate-model (`inherit`: the lead's model)

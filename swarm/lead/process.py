@@ -17,9 +17,10 @@ import queue
 import secrets
 import threading
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+from msgspec import Struct
 
 from swarm import settings
 from swarm.backends.resolve import resolve
@@ -57,8 +58,7 @@ NO_MODEL = ("swarm lead needs a model: set ANTHROPIC_API_KEY or ANTHROPIC_AUTH_T
             " --model scripted:FILE to replay a scripted lead offline")
 
 
-@dataclass
-class LeadOptions:
+class LeadOptions(Struct, dict=True):
     prompt: str | None = None
     team: str | None = None
     model: str | None = None

@@ -15,9 +15,10 @@ import logging
 import queue
 import threading
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from msgspec import Struct, field
 
 from swarm import settings
 from swarm.core import records
@@ -38,8 +39,7 @@ log = logging.getLogger(__name__)
 PERSON_POLL = 0.05  # seconds between checks of the person's input (interactive)
 
 
-@dataclass
-class Report:
+class Report(Struct, dict=True):
     """What `--json` prints: SPEC's object, plus the exit code's reasons."""
 
     team: str

@@ -19,7 +19,6 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Protocol, TypeVar, cast
 
 from pydantic import Field
@@ -45,12 +44,11 @@ DEFAULT_WAIT = 50.0  # under the 60 s some MCP clients give a tool call by defau
 MAX_WAIT = 3600.0
 
 
-@dataclass
 class Delivered(ToolResult):
     """A result that hands over messages: `done` marks them read, called by whoever returns the
     result once it is on its way (never when the call failed or was cancelled first)."""
 
-    done: Callable[[], None] = field(default=lambda: None)
+    done: Callable[[], None] = lambda: None
 
 
 class WaitHost(ToolHost, Protocol):

@@ -16,8 +16,9 @@ from __future__ import annotations
 import json
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any, Protocol
+
+from msgspec import Struct, field
 
 from swarm import settings
 from swarm.core.mailbox import Mailbox
@@ -65,15 +66,13 @@ class Reporter(Protocol):
         """A request left the pending list (answered anywhere, withdrawn, or timed out)."""
 
 
-@dataclass
-class Wake:
+class Wake(Struct, dict=True):
     reasons: list[str]  # message|terminated|refused|request|quiet|stalled|idle|subagent
     blocks: list[Block]
     done: Callable[[], None] = lambda: None  # once the blocks are in the conversation
 
 
-@dataclass
-class TeamView:
+class TeamView(Struct, dict=True):
     """One look at the team: members, tasks, and whether anything is still moving."""
 
     statuses: list[MemberStatus]
@@ -115,8 +114,7 @@ def task_tally(tasks: list[Task]) -> str:
     return "tasks: " + ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in counts.items() if n)
 
 
-@dataclass
-class Watch:
+class Watch(Struct, dict=True):
     """Swarm's wake policy over the lead's mailbox and the team's files."""
 
     team: Team

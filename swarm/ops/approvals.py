@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
+
+from msgspec import Struct
 
 from swarm.core import records
 from swarm.core.mailbox import Mailbox
@@ -34,8 +35,7 @@ _JSON_TYPES: dict[str, tuple[type, ...]] = {
 }
 
 
-@dataclass
-class Pending:
+class Pending(Struct, dict=True):
     message: Message
     request: Any  # PermissionRequest | PlanApprovalRequest (Any: filtered by isinstance below)
     verdict: str | None = None  # once answered here: "approved", "denied (why)"

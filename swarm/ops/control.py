@@ -7,7 +7,9 @@ import contextlib
 import os
 import signal
 import time
-from dataclasses import asdict, dataclass
+
+from msgspec import Struct
+from msgspec.structs import asdict
 
 from swarm.backends.resolve import get_backend
 from swarm.backends.ssh import signal_agent
@@ -29,15 +31,14 @@ UNTIL = ("idle", "tasks-done", "exited", "asking")
 ASKING = ("waiting_permission", "awaiting_plan")  # waits for the lead's answer
 
 
-@dataclass
-class ShutdownOutcome:
+class ShutdownOutcome(Struct, dict=True):
     name: str
     result: str  # exited | refused | timeout | killed | already-stopped
     reason: str | None = None
     worktree: Finished | None = None  # its worktree, finished as it exited
 
     def as_dict(self) -> dict[str, object]:
-        return asdict(self)
+        return {**asdict(self), "worktree": self.worktree.as_dict() if self.worktree else None}
 
 
 def team_watcher(team: Team) -> Watcher:
@@ -113,8 +114,7 @@ def stop_members(team: Team, members: list[Member]) -> None:
         time.sleep(0.05)
 
 
-@dataclass
-class Deleted:
+class Deleted(Struct, dict=True):
     team: str
     stopped: list[str]  # members that were still running
     worktrees: list[Finished]  # removed, or kept outside the team directory (path, branch)
@@ -273,8 +273,7 @@ def wait(team: Team, until: str, timeout: float | None) -> list[MemberStatus]:
             watcher.wait(1.0 if remaining is None else min(remaining, 1.0))
 
 
-@dataclass
-class Removed:
+class Removed(Struct, dict=True):
     name: str
     stopped: str  # how it left: exited | killed | already-stopped
     released: list[str]  # ids of the tasks it gave back
@@ -282,7 +281,7 @@ class Removed:
     worktree: Finished | None = None
 
     def as_dict(self) -> dict[str, object]:
-        return asdict(self)
+        return {**asdict(self), "worktree": self.worktree.as_dict() if self.worktree else None}
 
 
 def remove_member(team: Team, name: str, force: bool = False,

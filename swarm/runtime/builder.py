@@ -11,9 +11,10 @@ runner, the loop its `LoopHooks` (the host). A new host passes what differs (`Ag
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
+
+from msgspec import Struct, field
 
 from swarm.core.names import agent_id
 from swarm.runtime.extensions.loader import Extensions
@@ -35,8 +36,7 @@ class AgentHost(ToolHost, SubagentHost, Protocol):
     and the `SubagentHost` of its Agent tools."""
 
 
-@dataclass
-class LoopParts:
+class LoopParts(Struct, dict=True):
     """What one loop starts with: its model, tools, system prompt and conversation."""
 
     model: Model
@@ -46,8 +46,7 @@ class LoopParts:
     cache_marks: tuple[int, ...] = ()  # a fork's parent prefix (ModelRequest.cache_marks)
 
 
-@dataclass
-class AgentParts:
+class AgentParts(Struct, dict=True):
     """What differs between a teammate and the lead."""
 
     team: Team
@@ -62,8 +61,7 @@ class AgentParts:
     dangling: str  # the answer to a tool call an earlier process left open
 
 
-@dataclass
-class Runtime:
+class Runtime(Struct, dict=True):
     """An agent's runtime, as `build_agent` assembled it."""
 
     extensions: Extensions

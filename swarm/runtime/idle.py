@@ -8,8 +8,9 @@ teammate's current task and those it updated this turn are read.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, NamedTuple
+
+from msgspec import Struct, field
 
 from swarm.core.protocol import IdleNotification
 from swarm.core.tasks import ENDED, Task
@@ -22,8 +23,7 @@ from swarm.runtime.tools.builtin import Tool
 SUMMARY_LIMIT = 200  # characters of the idle note's summary (whitespace collapsed)
 
 
-@dataclass
-class TurnRecord:
+class TurnRecord(Struct, dict=True):
     """What a turn did that its idle note tells: the tasks the model updated, its last call."""
 
     updated_tasks: list[str] = field(default_factory=list)

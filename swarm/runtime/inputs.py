@@ -11,8 +11,9 @@ the turn's end. A message is in the conversation (and transcript) before it is m
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Protocol
+
+from msgspec import Struct
 
 from swarm import settings
 from swarm.core import stores
@@ -38,8 +39,7 @@ from swarm.runtime.subagents.runner import Subagents
 Block = dict[str, Any]
 
 
-@dataclass
-class Inbound:
+class Inbound(Struct, dict=True):
     """A message as read: its structured kind, already checked against who sent it (a forged
     or unauthorised structured message has no kind: it is plain text from its sender)."""
 

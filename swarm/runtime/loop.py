@@ -11,6 +11,8 @@ from dataclasses import dataclass, field, replace
 from functools import partial
 from typing import Any
 
+from msgspec import Struct
+
 from swarm.core.readable import tool_call
 from swarm.errors import SwarmError, ToolError, TurnInterrupted
 from swarm.runtime.interfaces import LoopHooks, ToolHooks
@@ -18,8 +20,7 @@ from swarm.runtime.models.base import Model, ModelRequest
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult, run_tool
 
 
-@dataclass
-class TurnOutcome:
+class TurnOutcome(Struct, dict=True):
     reason: str = "available"  # idle_reason: available|interrupted|failed|budget_exhausted|max_turns
     failure: str | None = None
     last_text: str = ""

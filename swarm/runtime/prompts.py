@@ -20,9 +20,10 @@ import platform
 import stat
 import subprocess
 import sys
-from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
+
+from msgspec import Struct
 
 from swarm.core import paths
 from swarm.core.definitions import AgentDefinition
@@ -115,8 +116,7 @@ def project_memory(cwd: Path) -> str:
 
 
 # -- team addendum -------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class Peer:
+class Peer(Struct, frozen=True):
     name: str
     agent_type: str
 

@@ -31,6 +31,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+import msgspec
+from msgspec import Struct
+
 from swarm.core import paths
 from swarm.core.child_env import entry_env
 from swarm.core.config_files import ConfigProblem, problems_of, read_config_file, read_json_object
@@ -43,14 +46,13 @@ BLOCK_EXIT = 2
 FEEDBACK_CAP = 10_000  # characters of a blocking hook's stderr handed on
 
 
-@dataclass(frozen=True)
-class Hook:
+class Hook(Struct, frozen=True):
     event: str
     command: str
     matcher: str | None
     timeout: float
     source: str
-    env: Mapping[str, str] = field(default_factory=dict)
+    env: Mapping[str, str] = msgspec.field(default_factory=dict)
 
     def matches(self, tool_name: str | None) -> bool:
         """`matcher` is a regex that must match the whole tool name; none matches every tool."""
@@ -140,8 +142,7 @@ def load_hooks(cwd: str | Path, origin: Path | None = None, *,
     return hooks, problems
 
 
-@dataclass
-class HookResult:
+class HookResult(Struct, dict=True):
     blocked: bool = False
     reason: str = ""  # the blocking hook's stderr (or a stand-in when it printed nothing)
     ran: int = 0

@@ -10,6 +10,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+import msgspec
+from msgspec import Struct
+
 from swarm.core.state import Usage
 
 # The system prompt of a compaction request starts with this, so offline models can tell a
@@ -32,11 +35,10 @@ class ModelRequest:
     cache_marks: tuple[int, ...] = ()
 
 
-@dataclass
-class ModelReply:
+class ModelReply(Struct, dict=True):
     content: list[Block]
     stop_reason: str = "end_turn"  # "end_turn" | "tool_use" | "max_tokens"
-    usage: Usage = field(default_factory=Usage)
+    usage: Usage = msgspec.field(default_factory=Usage)
 
     def tool_uses(self) -> list[Block]:
         return [b for b in self.content if b.get("type") == "tool_use"]

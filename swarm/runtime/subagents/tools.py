@@ -9,8 +9,9 @@ ones in `SUBAGENT_USABLE` run: the others answer with an error saying why.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from msgspec import Struct
 
 from swarm.core.definitions import AgentDefinition
 from swarm.core.names import SUBAGENT_USABLE
@@ -29,8 +30,7 @@ NO_NESTING = ("a subagent cannot start subagents (a fork cannot fork): do the wo
               "with your own tools")
 
 
-@dataclass
-class SubagentRequest:
+class SubagentRequest(Struct, dict=True):
     description: str
     prompt: str
     subagent_type: str | None = None  # None: a fork

@@ -14,9 +14,10 @@ import re
 import signal
 import stat
 import subprocess
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
+
+from msgspec import Struct, field
 
 from swarm.core.child_env import command_env
 from swarm.errors import SwarmError, ToolError
@@ -42,14 +43,12 @@ READ_LIMIT_LINES = 2000
 READ_MAX_BYTES = 2 * 1024 * 1024  # one Read returns at most this much of a file (and says so)
 
 
-@dataclass
-class ToolResult:
+class ToolResult(Struct, dict=True):
     content: str
     is_error: bool = False
 
 
-@dataclass
-class ToolContext:
+class ToolContext(Struct, dict=True):
     team: Team
     name: str
     cwd: Path
