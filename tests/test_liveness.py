@@ -17,7 +17,8 @@ import pytest
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import TeammateTerminated
-from swarm.core.state import AgentState, update_state
+from swarm.core.state import AgentState, read_state, update_state, write_state
+from swarm.core.team import Team
 from swarm.ops.health import observe
 from tests.agent_fixtures import SWARM, Crew
 from tests.helpers import child_named, wait_until
@@ -238,3 +239,22 @@ def test_status_does_not_hang_on_a_lock_held_by_a_stopped_process(crew: Crew) ->
     with locked(paths.tasks_lock(crew.team.name), timeout=5):
         pass  # the lock is free again once its holder is gone
     crew.exit_code("w1")
+
+
+def test_a_clean_exit_recorded_after_the_observer_looked_is_not_a_death(team: Team) -> None:
+    # An observer reads alice's state (idle), alice then records `exited` and goes, and the
+    # observer finds her pid gone: she exited, she did not die, and the lead is told nothing.
+    from swarm.ops.health import observe_member, record_death
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    write_state(team.name, "alice", AgentState(state="exited", pid=gone.pid, detail="shut down"))
+    assert record_death(team, "alice", f"process {gone.pid} is gone") is False
+    state = read_state(team.name, "alice")
+    assert state is not None and (state.state, state.detail) == ("exited", "shut down")
+    member = team.config().member("alice")
+    assert member is not None
+    assert observe_member(team, member).state == "exited"
+    notes = [m for m in Mailbox(team.name, LEAD_NAME).messages()
+             if isinstance(m.structured(), TeammateTerminated)]
+    assert notes == []

@@ -153,7 +153,9 @@ def record_death(team: Team, name: str, reason: str) -> bool:
 
     def mark(state: AgentState) -> None:
         nonlocal first
-        if state.state in ("dead", "exited") and state.terminated_reported:
+        # Exited after the observer looked (state read, then its pid found gone): a clean exit
+        # recorded by the member itself, not a death.
+        if state.state == "exited" or (state.state == "dead" and state.terminated_reported):
             return
         first = not state.terminated_reported
         state.state, state.detail, state.terminated_reported = "dead", reason, True
@@ -185,8 +187,10 @@ def observe_member(team: Team, member: Member, record: bool = True) -> MemberSta
     if reason is not None:
         if record:
             record_death(team, member.name, reason)
-            state = read_state(team.name, member.name)
-        if state is None or state.state != "dead":  # not recorded (yet): still say so
+        fresh = read_state(team.name, member.name)
+        if fresh is not None and fresh.state in ("exited", "dead"):  # recorded: by it, or by us
+            state = fresh
+        else:  # not recorded (yet): still say so
             state = records.replace(state or AgentState(pid=member.pid), state="dead",
                                     detail=reason)
     if state is None:
