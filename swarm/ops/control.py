@@ -9,11 +9,10 @@ import signal
 import time
 
 from msgspec import Struct
-from msgspec.structs import asdict
 
 from swarm.backends.resolve import get_backend
 from swarm.backends.ssh import signal_agent
-from swarm.core import paths, stores
+from swarm.core import paths, records, stores
 from swarm.core.liveness import terminate
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME, ModeCap
@@ -38,7 +37,7 @@ class ShutdownOutcome(Struct, dict=True):
     worktree: Finished | None = None  # its worktree, finished as it exited
 
     def as_dict(self) -> dict[str, object]:
-        return {**asdict(self), "worktree": self.worktree.as_dict() if self.worktree else None}
+        return records.to_dict(self)  # deep: its worktree a dict too
 
 
 def team_watcher(team: Team) -> Watcher:
@@ -281,7 +280,7 @@ class Removed(Struct, dict=True):
     worktree: Finished | None = None
 
     def as_dict(self) -> dict[str, object]:
-        return {**asdict(self), "worktree": self.worktree.as_dict() if self.worktree else None}
+        return records.to_dict(self)  # deep: its worktree a dict too
 
 
 def remove_member(team: Team, name: str, force: bool = False,
