@@ -24,7 +24,7 @@ def programs(command: str) -> list[list[str | None]]:
 
 
 @pytest.mark.parametrize(("command", "layers"), [
-    ("taskset -a -c 0,1 -- rm v", [["taskset", "rm"]]),
+    ("taskset -a -c -- 0,1 rm v", [["taskset", "rm"]]),
     ("nsenter -m/proc/1/ns/mnt -t1 rm v", [["nsenter", "rm"]]),
     ("unshare --mount=/tmp/ns -r rm v", [["unshare", "rm"]]),
     ("chroot --userspec root:root / rm v", [["chroot", "rm"]]),
