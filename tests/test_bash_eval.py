@@ -30,7 +30,8 @@ EVERYTHING = [f"Bash({p}:*)" for p in (
     "xargs", "setsid", "stdbuf", "ionice", "doas", "time", "cat", "f", ":", "true", "tee", "cp",
     "mv", "ln", "cd", "pushd", "popd", "mkdir", "set", "taskset", "chroot", "strace", "ltrace",
     "nsenter", "unshare", "chrt", "flock", "catchsegv", "runuser", "su", "watch", "firejail",
-    "parallel", "prlimit", "setpriv", "script", "sg", "fakeroot", "setarch", "IFS=")]
+    "parallel", "prlimit", "setpriv", "script", "sg", "fakeroot", "setarch", "IFS=", "find",
+    "at", "batch", "select")]
 
 
 
@@ -122,6 +123,10 @@ OPAQUE = [
     "mapfile -t x <<< '$(rm victim)'; echo ${x[0]@P}",
     "readarray x < n.txt; echo \"${x[@]@P}\"",
     "mapfile -t < n.txt; echo ${MAPFILE[0]@P}",
+    "select x in '$(rm victim)'; do echo ${x[0]@P}; break; done <<< 1",
+    "set -- '-a$(rm victim)'; getopts a: o; echo ${OPTARG[0]@P}",
+    "printf -v x '%s' '$(rm victim)'; echo ${x[0]@P}",
+    "read -ra x <<< 'a[$(rm victim)]'; echo ${!x[0]}",
     "x='$(rm victim)'; echo ${x[0]@E}",
     "x='a[$(rm victim)]'; echo ${!x:-default}",
     "x='a[$(rm victim)]'; echo ${!x#a}",
@@ -157,6 +162,8 @@ OPAQUE = [
     # issue 32: wrappers that build commands from their arguments or input
     "parallel rm ::: victim",
     "echo 'rm victim' | parallel",
+    "echo 'rm victim' | at now",
+    "echo 'rm victim' | batch",
 ]
 
 
@@ -223,6 +230,8 @@ PARSED = [
     "script --command 'rm victim' -q /dev/null", "sg root -c 'rm victim'", "sg root 'rm victim'",
     "fakeroot rm victim", "fakeroot -- rm victim", "setarch x86_64 rm victim",
     "setarch x86_64 -R rm victim",
+    "find . -maxdepth 0 -exec rm victim \\;", "find . -maxdepth 0 -execdir rm victim {} +",
+    "find n.txt -ok rm victim \\;", "find . -maxdepth 0 -exec sh -c 'rm victim' \\;",
 ]
 
 

@@ -36,6 +36,8 @@ def programs(command: str) -> list[list[str | None]]:
     ("runuser -u root -- rm v", [["runuser", "rm"]]),
     ("script -qc 'rm v' /dev/null", [["script", "sh"], ["rm"]]),
     ("sudo taskset 1 chrt -o 0 rm v", [["sudo", "taskset", "chrt", "rm"]]),
+    ("find . -name '*.pyc' -exec rm -f {} +", [["find", "rm"]]),
+    ("find . -type f -execdir sh -c 'rm v' \\; -print", [["find", "sh"], ["rm"]]),
 ])
 def test_each_wrapper_is_one_layer_and_its_string_is_parsed(command: str,
                                                             layers: list[list[str]]) -> None:
@@ -49,6 +51,7 @@ def test_each_wrapper_is_one_layer_and_its_string_is_parsed(command: str,
     "flock -x lk -c 'git status'", "watch -n 5 git status", "watch 'git status'",
     "catchsegv git status", "strace -f -o trace.txt git status", "ltrace git status",
     "prlimit --nofile=1024 git status", "fakeroot git status", "setarch x86_64 -R git status",
+    "find . -maxdepth 1 -exec git status {} +",
 ])
 def test_a_wrapper_that_only_tunes_how_it_runs_is_allowed_by_the_inner_rule(
         command: str, cwd: Path) -> None:
@@ -91,10 +94,12 @@ def test_a_tracer_that_sets_variables_or_writes_outside_asks(command: str, cwd: 
     "parallel rm ::: victim", "echo 'rm victim' | parallel", "parallel git status ::: a",
     "echo 'rm victim' | su", "echo 'rm victim' | sudo -s", "chroot /",
     "source /dev/stdin <<< 'rm victim'", "bash <(echo 'rm victim')",
+    "echo 'rm victim' | at now", "find . -exec rm {} \\; -exec echo {} \\;",
 ])
 def test_what_builds_or_reads_its_commands_is_never_allowed(command: str, cwd: Path) -> None:
     allow = [*GIT, "Bash(echo:*)", "Bash(parallel:*)", "Bash(su:*)", "Bash(sudo:*)",
-             "Bash(chroot:*)", "Bash(source:*)", "Bash(bash:*)", "Bash(rm:*)"]
+             "Bash(chroot:*)", "Bash(source:*)", "Bash(bash:*)", "Bash(rm:*)", "Bash(at:*)",
+             "Bash(find:*)"]
     decision = bash(command, cwd, allow=allow)
     assert decision.behavior == "ask" and "cannot be checked" in decision.reason, \
         (command, decision.reason)
