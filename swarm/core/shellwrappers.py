@@ -8,6 +8,7 @@ gets an `sh -c STRING` layer, whose string is parsed like any other. One that, g
 runs a shell reading its input (`su`, `chroot DIR`, `sudo -s`, ...), or that builds commands from
 its arguments and input (`parallel`), makes the command opaque. Writes found on the way: `tee`
 and `cp`/`mv`/`ln` targets, `time -o`, `strace -o`, `script`'s typescript, `flock`'s lock file.
+`find -exec`/`-execdir`/`-ok` is looked through the same way: what it runs is one layer.
 """
 
 from __future__ import annotations
@@ -117,7 +118,10 @@ WRAPPERS: dict[str, _Wrapper] = {
                            "--log-timing", "--timing"})),
     "parallel": _Wrapper(opaque="parallel builds its commands from its arguments and input"),
     "sem": _Wrapper(opaque="sem builds its command from its arguments"),
+    "at": _Wrapper("qft", stop_flags="lrdcV", opaque="at runs commands it reads, later"),
+    "batch": _Wrapper("qf", stop_flags="V", opaque="batch runs commands it reads, later"),
 }
+_FIND_RUNS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 # Options anywhere (GNU getopt permutes): the command is a -c string, not the operands.
 _PERMUTED = frozenset({"su", "runuser", "script"})
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=", re.S)
@@ -146,25 +150,23 @@ def unwrap(argv: Argv) -> Unwrapped:
             return found
         program = basename(current[0].text)
         spec = WRAPPERS.get(program)
-        if spec is None:
+        if spec is None and program != "find":
             if program == "tee":
                 found.writes.extend(tee_files(current[1:]))
             elif program in ("cp", "mv", "ln"):
                 found.writes.extend(copy_target(current[1:], program == "ln"))
             return found
-        inner = _inner(program, spec, current[1:], found)
+        inner = _find_command(current[1:], found) if spec is None else \
+            _inner(program, spec, current[1:], found)
         if inner is None:
             return found
-        transparent = transparent and spec.transparent
+        transparent = transparent and (spec is None or spec.transparent)
         found.layers.append(inner)
         found.allowable += transparent
 
 
 def _inner(program: str, spec: _Wrapper, words: Argv, found: Unwrapped) -> Argv | None:
     """The argv this wrapper runs; None when it runs none (or cannot tell: found.opaque)."""
-    if spec.opaque:
-        found.opaque = spec.opaque
-        return None
     if program in _PERMUTED:
         permuted = _permuted(spec, words)
         if permuted is None:
@@ -186,6 +188,9 @@ def _inner(program: str, spec: _Wrapper, words: Argv, found: Unwrapped) -> Argv 
         return None
     flags = {n[1:] for n in names if len(n) == 2}
     if flags & set(spec.stop_flags):
+        return None
+    if spec.opaque:
+        found.opaque = spec.opaque
         return None
     string = next((v for n, v in options if n in ("-c", "--command", "--session-command")
                    and program in _PERMUTED), None)
@@ -210,6 +215,26 @@ def _inner(program: str, spec: _Wrapper, words: Argv, found: Unwrapped) -> Argv 
             rest = (rest[0], *(Word(w.text, False) for w in rest[1:]))
         rest = (*rest, _STDIN_ARGS)
     return rest
+
+
+def _find_command(args: Argv, found: Unwrapped) -> Argv | None:
+    """`find .. -exec CMD ;` (or `{} +`): CMD, which find runs (a second one: opaque)."""
+    commands: list[Argv] = []
+    i = 0
+    while i < len(args):
+        if not (args[i].literal and args[i].text in _FIND_RUNS):
+            i += 1
+            continue
+        end = i + 1
+        while end < len(args) and not (args[end].literal and (args[end].text == ";" or (
+                args[end].text == "+" and args[end - 1].text == "{}"))):
+            end += 1
+        commands.append(args[i + 1 : end])
+        i = end + 1
+    if len(commands) > 1:
+        found.opaque = "find runs more than one command (-exec .. -exec)"
+        return None
+    return commands[0] if commands and commands[0] else None
 
 
 def _positional(spec: _Wrapper, rest: Argv, found: Unwrapped) -> Argv:
