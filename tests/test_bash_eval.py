@@ -138,6 +138,8 @@ OPAQUE = [
     "declare -A h; h['$(rm victim)']=1; echo ${!h[@]@P}",
     "mkdir -p '$(rm victim)' && cp /bin/true '$(rm victim)/t1' && "
     "PATH=\"$PWD/\\$(rm victim):$PATH\" && t1 && echo ${BASH_CMDS[t1]@P}",
+    "mkdir -p '$(rm victim)' && cp /bin/bash '$(rm victim)/' && "
+    "PATH=\"$PWD/\\$(rm victim):$PATH\" bash -c 'echo ${BASH@P}'",
     # issue 32: code read from input by source, ., or a shell's script operand
     "source /dev/stdin <<< 'rm victim'",
     ". /dev/fd/0 <<< 'rm victim'",
