@@ -18,7 +18,7 @@ variable; `finish` says what makes the command opaque:
 - a variable whose value bash evaluates (above) and that the command gives a value that is not a
   plain number: from `read`, `read -a`, `mapfile`, `for`/`select x in ..`, `getopts`, `x=$(..)`,
   a `source`d file, any text, or bash itself (`PWD`, `OLDPWD`, `DIRSTACK` after `cd`, `pushd`,
-  `popd`; `BASH_CMDS` from PATH); an indirection that is transformed as well (`${!x@P}`);
+  `popd`; `BASH_CMDS` and `BASH` from PATH); an indirection that is transformed too (`${!x@P}`);
 - an assignment to a variable bash runs as code (`PS4`, `BASH_ENV`, ..), `compgen -C/-F/-W`,
   `fc` (reruns history), `enable -f`, `source` of a computed path or of input (`/dev/stdin`).
 A variable the command does not set comes from swarm's environment and is taken as it is.
@@ -46,7 +46,7 @@ CODE_VARIABLES = frozenset({"PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND",
 UNKNOWN_VARIABLES = frozenset({"REPLY", "MAPFILE", "BASH_REMATCH", "OPTARG", "_", "BASH_COMMAND",
                                "BASH_ARGV", "BASH_EXECUTION_STRING", "READLINE_LINE",
                                "COMP_LINE", "COMP_WORDS", "FUNCNAME", "BASH_SOURCE", "@", "*",
-                               "-", "0", "BASH_CMDS", "BASH_ALIASES"})
+                               "-", "0", "BASH_CMDS", "BASH_ALIASES", "BASH", "BASH_ARGV0"})
 NUMERIC_SPECIALS = frozenset({"#", "?", "$", "!"})
 ARITH_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 DECLARES = frozenset({"declare", "typeset", "local", "readonly", "export"})
