@@ -140,6 +140,10 @@ OPAQUE = [
     "PATH=\"$PWD/\\$(rm victim):$PATH\" && t1 && echo ${BASH_CMDS[t1]@P}",
     "mkdir -p '$(rm victim)' && cp /bin/bash '$(rm victim)/' && "
     "PATH=\"$PWD/\\$(rm victim):$PATH\" bash -c 'echo ${BASH@P}'",
+    # issue 32: a function handed to bash through the environment (env takes any NAME=value)
+    "env 'BASH_FUNC_ls%%=() { rm victim; }' bash -c ls",
+    "env -i PATH=\"$PATH\" 'BASH_FUNC_f%%=() { rm victim; }' bash -c f",
+    "strace -o /dev/null -E 'BASH_FUNC_ls%%=() { rm victim; }' bash -c ls",
     # issue 32: code read from input by source, ., or a shell's script operand
     "source /dev/stdin <<< 'rm victim'",
     ". /dev/fd/0 <<< 'rm victim'",
