@@ -145,6 +145,8 @@ class Evaluation(Struct, dict=True):
         """The command gives `name` this value (None: not known, like `read`'s)."""
         if name in CODE_VARIABLES:
             self.opaque(f"it sets {name}, which bash expands as code")
+        elif name.startswith("BASH_FUNC_"):
+            self.opaque(f"it hands bash a function through the environment ({_short(name)})")
         self.values.setdefault(name, []).append(value)
         if by_builtin and _ENV_NAME.match(name):
             self.sets_environment = True

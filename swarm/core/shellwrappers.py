@@ -124,7 +124,8 @@ WRAPPERS: dict[str, _Wrapper] = {
 _FIND_RUNS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 # Options anywhere (GNU getopt permutes): the command is a -c string, not the operands.
 _PERMUTED = frozenset({"su", "runuser", "script"})
-_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=", re.S)
+# env and sudo take any NAME=value before the command (bash imports `BASH_FUNC_f%%` as code).
+_ASSIGNMENT = re.compile(r"[^=]+=", re.S)
 _STDIN_ARGS = Word("<arguments from stdin>", literal=False)
 _SH = Word("sh")
 
