@@ -7,14 +7,15 @@ pipelines, subshells, `{ ..; }`, bodies of if/for/while/functions, `$(..)`, back
 (`r''m`, `'rm'`, `\\rm`, `$'\\x72m'` are `rm`); a word whose value comes from an expansion
 (`$X`, `$(..)`, a glob, a brace expansion) is marked not literal. Wrappers (`sudo`, `env`,
 `xargs`, ...) are looked through by `shellwrappers.unwrap`: each is one layer of the command.
-Output redirections (`>`, `>>`, `&>`, `>|`, `>&` to a file) and the files `tee` (and `time -o`)
-write are the command's writes.
+Output redirections (`>`, `>>`, `&>`, `>|`, `>&` to a file) and the files `tee`, `cp`/`mv`/`ln`
+and some wrappers (`time -o`, `strace -o`, `flock`'s lock) write are the command's writes.
 
 A command is opaque when it cannot be read: it does not parse (tree-sitter ERROR/MISSING), its
-program comes from an expansion, a shell reads its commands from stdin (`curl .. | sh`), it
-defines an alias or `hash -p`, it nests shell strings deeper than MAX_DEPTH, or a string bash
-evaluates beyond its commands (arithmetic, a subscript, a variable's value) may hold code
-(`shelleval`).
+program comes from an expansion, a shell reads its commands from input (`curl .. | sh`, `bash
+<(..)`, `source /dev/stdin`, `su` or `chroot DIR` with no command), a wrapper builds them
+(`parallel`, `at`), it defines an alias or `hash -p`, it nests shell strings deeper than
+MAX_DEPTH, or a string bash evaluates beyond its commands (arithmetic, a subscript, a variable's
+value, a prompt expansion `${x@P}`, an indirection `${!x}`) may hold code (`shelleval`).
 """
 
 from __future__ import annotations
