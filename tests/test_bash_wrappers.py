@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from swarm.core.protocol import PermissionRequest
+from swarm.core.rules import validate_rule
 from swarm.core.shellparse import parse
+from swarm.errors import BadInputError
 from swarm.ops.approvals import deny_permission, pending_permissions
 from tests.agent_fixtures import Crew
 from tests.helpers import wait_until
@@ -137,3 +139,14 @@ def test_a_teammate_asks_before_a_prompt_expansion_of_its_new_directory(crew: Cr
     crew.wait_idle_notes("w1", 1)
     assert victim.read_text() == "keep me"
     assert not (crew.workdir / new).exists()
+
+
+def test_a_rule_may_name_a_program_that_alone_would_read_its_input(cwd: Path) -> None:
+    """`bash`, `su`, `chroot` alone read a shell from input (opaque); as a rule's words they are
+    only words: `Bash(bash:*)` allows `bash ./build.sh`, never `echo x | bash`."""
+    for rule in ("Bash(bash:*)", "Bash(su:*)", "Bash(chroot:*)", "Bash(sudo -s:*)"):
+        assert validate_rule(rule) == rule
+    assert bash("bash ./build.sh", cwd, allow=["Bash(bash:*)"]).behavior == "allow"
+    assert bash("echo x | bash", cwd, allow=["Bash(bash:*)", "Bash(echo:*)"]).behavior == "ask"
+    with pytest.raises(BadInputError):
+        validate_rule("Bash($X:*)")
