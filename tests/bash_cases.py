@@ -13,13 +13,10 @@ EVERYTHING = [f"Bash({p}:*)" for p in (
     "compgen", "fc", "set", "sh", "bash", "dash", "rbash", "ksh", "zsh", "busybox", "/bin/sh",
     "/usr/bin/bash", "nice", "env", "timeout", "command", "builtin", "sudo", "exec", "nohup",
     "xargs", "setsid", "stdbuf", "ionice", "doas", "time", "cat", "f", ":", "true", "tee", "cp",
-    "mv", "ln", "cd", "pushd", "popd", "mkdir", "set", "taskset", "chroot", "strace", "ltrace",
+    "mv", "ln", "cd", "pushd", "popd", "mkdir", "taskset", "chroot", "strace", "ltrace",
     "nsenter", "unshare", "chrt", "flock", "catchsegv", "runuser", "su", "watch", "firejail",
-    "parallel", "prlimit", "setpriv", "script", "sg", "fakeroot", "setarch", "IFS=", "find",
-    "at", "batch", "select")]
-
-
-
+    "parallel", "prlimit", "setpriv", "script", "sg", "fakeroot", "setarch", "find", "at",
+    "batch")]
 
 
 # -- evaluation contexts: code inside becomes opaque ------------------------------------------
