@@ -16,96 +16,11 @@ from swarm.core.rules import Decision
 from swarm.core.shellparse import parse
 from swarm.ops.approvals import deny_permission, pending_permissions
 from tests.agent_fixtures import Crew
+from tests.bash_cases import CHECKABLE, EVERYTHING, OPAQUE, PARSED, RM
 from tests.helpers import wait_until
 from tests.rule_helpers import bash
 
-RM = ["Bash(rm:*)"]
-# Allow rules for every builtin and program the commands below use, so only the evaluated
-# string can make a command ask.
-EVERYTHING = [f"Bash({p}:*)" for p in (
-    "echo", "test", "[", "printf", "read", "let", "declare", "typeset", "local", "readonly",
-    "export", "mapfile", "readarray", "unset", "wait", "getopts", "trap", "eval", "source", ".",
-    "compgen", "fc", "set", "sh", "bash", "dash", "rbash", "ksh", "zsh", "busybox", "/bin/sh",
-    "/usr/bin/bash", "nice", "env", "timeout", "command", "builtin", "sudo", "exec", "nohup",
-    "xargs", "setsid", "stdbuf", "ionice", "doas", "time", "cat", "f", ":", "true", "tee", "cp",
-    "mv", "ln", "cd")]
-
-
-
-
-# -- evaluation contexts: code inside becomes opaque ------------------------------------------
-# Each string here is code to bash (checked against bash 5.2: the `rm` runs). Opaque: never
-# allowed by a rule, asks in default, denied in bypassPermissions when a Bash deny rule exists.
-
-OPAQUE = [
-    # array subscripts and arithmetic
-    "[[ -v 'a[$(rm victim)]' ]]",
-    "[[ ! -v \"a[\\$(rm victim)]\" ]]",
-    "[[ 'a[$(rm victim)]' -eq 1 ]]",
-    "test -v 'a[$(rm victim)]'",
-    "[ -v 'a[$(rm victim)]' ]",
-    "(( 'a[$(rm victim)]' ))",
-    "echo $(( 'a[$(rm victim)]' ))",
-    "echo \"$(( 'a[$(rm victim)]' ))\"",
-    "echo $[ 'a[$(rm victim)]' ]",
-    "for (( i='a[$(rm victim)]'; i<1; i++ )); do :; done",
-    "let 'a[$(rm victim)]=1'",
-    "let \"x = a[\\$(rm victim)]\"",
-    "echo ${a['$(rm victim)']}",
-    "a['$(rm victim)']=1",
-    "a=( ['$(rm victim)']=1 )",
-    "echo $(( $(cat n.txt) + 1 ))",
-    "[[ $(cat n.txt) -gt 1 ]]",
-    # declarations with subscripts, integer and nameref attributes
-    "declare 'a[$(rm victim)]=1'",
-    "typeset 'a[$(rm victim)]=1'",
-    "f() { local 'a[$(rm victim)]=1'; }; f",
-    "readonly 'a[$(rm victim)]=1'",
-    "export 'a[$(rm victim)]=1'",
-    "builtin declare 'a[$(rm victim)]=1'",
-    "declare -i x='a[$(rm victim)]'",
-    "declare -i x; x='a[$(rm victim)]'",
-    "declare -n r='a[$(rm victim)]'; echo $r",
-    "declare -n r; r='a[$(rm victim)]'; echo $r",
-    # builtins that take a variable name
-    "printf -v 'a[$(rm victim)]' x",
-    "read 'a[$(rm victim)]' <<< x",
-    "read -r -a 'a[$(rm victim)]' <<< x",
-    "mapfile 'a[$(rm victim)]' < n.txt",
-    "readarray -t 'a[$(rm victim)]' < n.txt",
-    "unset 'a[$(rm victim)]'",
-    "wait -p 'a[$(rm victim)]' -n",
-    "getopts a 'a[$(rm victim)]'",
-    "n=$(cat n.txt); printf -v \"$n\" x",
-    # values bash evaluates again: a variable's value in arithmetic or as a name
-    "x='a[$(rm victim)]'; echo $((x))",
-    "x='a[$(rm victim)]'; echo $(( $x + 1 ))",
-    "x='a[$(rm victim)]'; [[ $x -lt 1 ]]",
-    "for i in 'a[$(rm victim)]'; do echo $((i)); done",
-    "read -r n < n.txt; echo $((n + 1))",
-    "while read -r n; do (( n > 1 )); done < n.txt",
-    "f() { echo $(( $1 )); }; f 'a[$(rm victim)]'",
-    "x='a[$(rm victim)]'; echo ${!x}",
-    "x='$(rm victim)'; echo ${x@P}",
-    "x='a[$(rm victim)]' bash -c 'echo $((x))'",
-    "source ./env.sh; echo $((x))",
-    # variables bash runs as code
-    "PS4='$(rm victim)'; set -x; true",
-    "BASH_ENV='$(rm victim)' bash -c true",
-    "export PS4='$(rm victim)'",
-    "compgen -W '$(rm victim)' x",
-    "compgen -C 'rm victim' x",
-    "fc -s",
-    # strings run as code that are not literals
-    "eval \"$CMD\"",
-    "eval -- \"$CMD\"",
-    "trap \"$CMD\" EXIT",
-    "trap -- \"$CMD\" EXIT",
-    "bash -c \"$CMD\"",
-    "mapfile -C \"$CB\" -c 1 a < n.txt",
-    "source \"$F\"",
-    ". $F",
-]
+# -- evaluation contexts: code inside becomes opaque (tests/bash_cases.py OPAQUE) ----------
 
 
 @pytest.mark.parametrize("command", OPAQUE)
@@ -119,32 +34,7 @@ def test_code_in_an_evaluated_string_makes_the_command_opaque(command: str, cwd:
     assert "Bash(rm:*)" in denied.reason
 
 
-# -- evaluation contexts whose string is a literal: parsed and checked like any command ----------
-
-PARSED = [
-    "trap 'rm victim' EXIT",
-    "trap -- 'rm victim' EXIT",
-    "trap -- 'rm victim' INT TERM",
-    "eval 'rm victim'",
-    "eval -- 'rm victim'",
-    "eval -- rm victim",
-    "builtin eval -- 'rm victim'",
-    "command eval 'rm victim'",
-    "mapfile -C 'rm victim' -c 1 a < n.txt",
-    "readarray -t -C 'rm victim' arr < n.txt",
-    "sh -c 'rm victim'", "bash -c 'rm victim'", "dash -c 'rm victim'", "rbash -c 'rm victim'",
-    "ksh -c 'rm victim'", "zsh -c 'rm victim'", "mksh -c 'rm victim'",
-    "busybox sh -c 'rm victim'", "/bin/sh -c 'rm victim'", "/usr/bin/rbash -c 'rm victim'",
-    "bash -e -c -- 'rm victim'",
-    "echo x | xargs sh -c 'rm victim'",
-    # `--` ends the options of every wrapper
-    "nice -- rm victim", "nice -n 5 -- rm victim", "env -- rm victim", "env -i -- rm victim",
-    "timeout -- 5 rm victim", "timeout -s KILL -- 5 rm victim", "command -- rm victim",
-    "builtin -- eval 'rm victim'", "sudo -- rm victim", "sudo -u root -- rm victim",
-    "exec -- rm victim", "nohup -- rm victim", "echo x | xargs -- rm", "setsid -- rm victim",
-    "stdbuf -o0 -- rm victim", "ionice -c 3 -- rm victim", "doas -- rm victim",
-    "time -- rm victim", "time -p -- rm victim",
-]
+# -- evaluation contexts whose string is a literal: parsed and denied (bash_cases.py PARSED) --
 
 
 @pytest.mark.parametrize("command", PARSED)
@@ -175,62 +65,31 @@ def test_other_shells_strings_are_read_but_never_allowed(cwd: Path) -> None:
 
 @pytest.mark.slow
 def test_whatever_real_bash_runs_the_parse_sees_or_calls_opaque(tmp_path: Path) -> None:
-    """The tables above against the real bash: each command with `touch ran` for `rm victim`;
-    whenever bash runs it, the parse must show a `touch` or be opaque."""
-    (tmp_path / "n.txt").write_text("a[$(touch ran)]\n")
-    (tmp_path / "env.sh").write_text("x='a[$(touch ran)]'\n")
+    """The tables above against the real bash: each command with `touch ran` for `rm victim`,
+    in a fresh directory; whenever bash runs it (a `ran` anywhere below: `cd` may move first),
+    the parse must show a `touch` or be opaque."""
     env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path)}
     ran, missed = 0, []
-    for command in [c.replace("rm victim", "touch ran") for c in OPAQUE + PARSED]:
+    for number, command in enumerate(c.replace("rm victim", "touch ran") for c in OPAQUE + PARSED):
         if command == "fc -s":
             continue  # reruns the history: nothing to run here
-        (tmp_path / "ran").unlink(missing_ok=True)
-        subprocess.run(["bash", "-c", command], cwd=tmp_path, env=env, timeout=10,
+        here = tmp_path / str(number)
+        here.mkdir()
+        (here / "n.txt").write_text("a[$(touch ran)]\n")
+        (here / "env.sh").write_text("x='a[$(touch ran)]'\n")
+        subprocess.run(["bash", "-c", command], cwd=here, env=env, timeout=10,
                        stdin=subprocess.DEVNULL, capture_output=True)
-        if not (tmp_path / "ran").exists():
+        if not any(here.rglob("ran")):
             continue
         ran += 1
         commands = parse(command)
         if not any(c.opaque or c.program == "touch" for c in commands):
             missed.append(command)
-    assert missed == []
+    assert missed == [], "\n".join(missed)
     assert ran >= len(OPAQUE + PARSED) // 2  # bash did run most of them: the check is real
 
 
-# -- ordinary scripts stay checkable ---------------------------------------------------------------
-# Arithmetic made only of numbers, operators and variables the command gives numbers (or does
-# not set at all) is not code: these are allowed by rules, and not denied by an unrelated rule.
-
-CHECKABLE = [
-    "echo $((1+2))",
-    "echo $(( 16#ff + 0x10 + 2#101 - (3 * 4) % 5 ))",
-    "echo $[1 + 2]",
-    "(( 1 < 2 )) && echo yes",
-    "for ((i=0; i<3; i++)); do echo $i; done",
-    "for ((i=0; i<3; i++)); do echo $((i * 2)); done",
-    "for i in 1 2 3; do echo $((i * 2)); done",
-    "echo $(( $# + $? + ${#HOME} ))",
-    "echo $((HOME_COUNT + 1))",
-    "[[ -v HOME ]] && echo set",
-    "[[ $# -eq 0 ]] && echo none",
-    "[[ -n $HOME && 3 -gt 2 ]] || echo no",
-    "test -v PATH",
-    "[ -v PATH ] && echo set",
-    "test 'a[$(rm victim)]' = x",
-    "printf -v out '%s' x",
-    "printf '%d\\n' 3",
-    "read -r line < n.txt",
-    "read -r -a words <<< 'a b'",
-    "mapfile -t lines < n.txt",
-    "let 'x = 1 + 2'",
-    "let x=1+2 y=x*2",
-    "echo ${arr[0]} ${arr[1+1]} ${#arr[@]} ${arr[@]} ${!arr[@]}",
-    "trap 'echo bye' EXIT",
-    "eval 'echo hi'",
-    "source ./env.sh",
-    ". ./env.sh && echo ok",
-    "echo '$((x))' \"a[\\$(rm x)]\"",
-]
+# -- ordinary scripts stay checkable (tests/bash_cases.py CHECKABLE) ------------------------
 
 
 @pytest.mark.parametrize("command", CHECKABLE)

@@ -265,10 +265,12 @@ def test_code_the_parser_cannot_see_asks(command: str, cwd: Path) -> None:
                                      "Bash(hash:*)", "Bash(ls:*)"]).behavior == "ask"
 
 
-def test_scripts_and_programs_that_run_others_are_their_own_program(cwd: Path) -> None:
-    """Known limits (docs/DESIGN.md): what a script file or `find -exec` runs is not read."""
-    for command in ["bash script.sh", "find . -name x -exec rm {} +"]:
-        assert bash(command, cwd, "bypassPermissions", deny=RM).behavior == "allow", command
+def test_scripts_are_their_own_program_but_find_exec_is_looked_through(cwd: Path) -> None:
+    """A known limit (docs/DESIGN.md): what a script file runs is not read. `find -exec` was
+    one too; since issue 32 its command is a layer, like a wrapper's."""
+    assert bash("bash script.sh", cwd, "bypassPermissions", deny=RM).behavior == "allow"
+    assert bash("find . -name x -exec rm {} +", cwd, "bypassPermissions", deny=RM).behavior == \
+        "deny"
 
 
 # -- issue 21: code in bash's own evaluation, and writes to protected paths ----------------------

@@ -142,7 +142,9 @@ def bash_rule(spec: str) -> BashRule:
     text = spec[:-2].strip() if prefix else spec.strip()
     parsed = shellparse.parse(text)
     words: tuple[str, ...] = ()
-    if len(parsed) == 1 and not parsed[0].opaque:
+    # A rule's words, even when as a command they would be opaque (`bash`, `su` alone read
+    # their input): what the rule allows is judged on the command it is matched against.
+    if len(parsed) == 1 and all(w.literal for w in parsed[0].layers[0]):
         words = tuple(w.text for w in parsed[0].layers[0])
     return BashRule(words, not prefix, text)
 

@@ -7,7 +7,8 @@ handed to `[[ -v ]]`, `test -v`, `printf -v`, `read`, `mapfile`, `declare`, `uns
 `getopts`. Inside arithmetic a subscript is arithmetic again and a `$(..)` in it runs: so
 `[[ -v 'a[$(rm x)]' ]]` runs `rm x`, though tree-sitter sees only a quoted string. A variable's
 value is evaluated the same way when arithmetic names it (`x='a[$(rm y)]'; echo $((x))`), and
-`${!x}` / `${x@P}` expand a value again.
+every indirection (`${!x}`, `${!x[0]}`, `${!x:-d}`) and every transformation other than text
+ones (`${x@P}` runs the `$(..)` of a prompt, `${x[0]@E}`, `${@@P}`) expands a value again.
 
 `Evaluation` collects, over one whole command (its nested `bash -c`/`eval` strings too), the
 arithmetic texts, subscripts and names bash evaluates, and what the command assigns to each
@@ -15,9 +16,11 @@ variable; `finish` says what makes the command opaque:
 - arithmetic or a subscript with quotes, a backslash, `$(..)`/backticks, a positional parameter
   or an expansion other than `$x`, `${x}`, `${#x}`, `${x:-word}`: it may hold code;
 - a variable whose value bash evaluates (above) and that the command gives a value that is not a
-  plain number: from `read`, `for x in ..`, `x=$(..)`, a `source`d file, or any text;
+  plain number: from `read`, `read -a`, `mapfile`, `for`/`select x in ..`, `getopts`, `x=$(..)`,
+  a `source`d file, any text, or bash itself (`PWD`, `OLDPWD`, `DIRSTACK` after `cd`, `pushd`,
+  `popd`; `BASH_CMDS` and `BASH` from PATH); an indirection that is transformed too (`${!x@P}`);
 - an assignment to a variable bash runs as code (`PS4`, `BASH_ENV`, ..), `compgen -C/-F/-W`,
-  `fc` (reruns history), `enable -f`, `source` of a computed path.
+  `fc` (reruns history), `enable -f`, `source` of a computed path or of input (`/dev/stdin`).
 A variable the command does not set comes from swarm's environment and is taken as it is.
 The subscript of an array the command declares associative (`declare -A h`) may hold quotes, not
 `$`: should `h` not be associative when it runs, the text is arithmetic, so its names count.
@@ -31,7 +34,7 @@ from typing import TYPE_CHECKING
 
 from msgspec import Struct, field
 
-from swarm.core.shellwords import Argv, Word, basename
+from swarm.core.shellwords import Argv, Word, basename, from_input
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -43,10 +46,11 @@ CODE_VARIABLES = frozenset({"PS0", "PS1", "PS2", "PS3", "PS4", "PROMPT_COMMAND",
 UNKNOWN_VARIABLES = frozenset({"REPLY", "MAPFILE", "BASH_REMATCH", "OPTARG", "_", "BASH_COMMAND",
                                "BASH_ARGV", "BASH_EXECUTION_STRING", "READLINE_LINE",
                                "COMP_LINE", "COMP_WORDS", "FUNCNAME", "BASH_SOURCE", "@", "*",
-                               "-", "0"})
+                               "-", "0", "BASH_CMDS", "BASH_ALIASES", "BASH", "BASH_ARGV0"})
 NUMERIC_SPECIALS = frozenset({"#", "?", "$", "!"})
 ARITH_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 DECLARES = frozenset({"declare", "typeset", "local", "readonly", "export"})
+CHANGES_DIR = frozenset({"cd", "pushd", "popd"})
 # An environment-style name (PATH, LD_PRELOAD, IFS): setting it changes what later words run.
 _ENV_NAME = re.compile(r"[A-Z_][A-Z0-9_]*\Z")
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -141,6 +145,8 @@ class Evaluation(Struct, dict=True):
         """The command gives `name` this value (None: not known, like `read`'s)."""
         if name in CODE_VARIABLES:
             self.opaque(f"it sets {name}, which bash expands as code")
+        elif name.startswith("BASH_FUNC_"):
+            self.opaque(f"it hands bash a function through the environment ({_short(name)})")
         self.values.setdefault(name, []).append(value)
         if by_builtin and _ENV_NAME.match(name):
             self.sets_environment = True
@@ -197,9 +203,15 @@ class Evaluation(Struct, dict=True):
                 if not (word.literal and word.text[:1] in "-+"):
                     self.declare(program, flags, word)
         elif program in ("source", "."):
+            args = args[1:] if args and args[0].literal and args[0].text == "--" else args
             if args and not args[0].literal:
                 self.opaque(f"{program} of a computed path ({_short(args[0].text)})")
+            elif args and from_input(args[0]):
+                self.opaque(f"{program} reads code from input ({_short(args[0].text)})")
             self.sets_any = True
+        elif program in CHANGES_DIR:  # bash sets these from the path: never swarm's values
+            for name in ("PWD", "OLDPWD", "DIRSTACK"):
+                self.assign(name, None)
         else:
             self._runs_code(program, args)
 

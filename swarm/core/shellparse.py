@@ -6,15 +6,16 @@ pipelines, subshells, `{ ..; }`, bodies of if/for/while/functions, `$(..)`, back
 `eval` and `trap` (parsed again, MAX_DEPTH deep). Each word is taken after quote removal
 (`r''m`, `'rm'`, `\\rm`, `$'\\x72m'` are `rm`); a word whose value comes from an expansion
 (`$X`, `$(..)`, a glob, a brace expansion) is marked not literal. Wrappers (`sudo`, `env`,
-`xargs`, ...) are looked through by `shellwords.unwrap`: each is one layer of the command.
-Output redirections (`>`, `>>`, `&>`, `>|`, `>&` to a file) and the files `tee` (and `time -o`)
-write are the command's writes.
+`xargs`, ...) are looked through by `shellwrappers.unwrap`: each is one layer of the command.
+Output redirections (`>`, `>>`, `&>`, `>|`, `>&` to a file) and the files `tee`, `cp`/`mv`/`ln`
+and some wrappers (`time -o`, `strace -o`, `flock`'s lock) write are the command's writes.
 
 A command is opaque when it cannot be read: it does not parse (tree-sitter ERROR/MISSING), its
-program comes from an expansion, a shell reads its commands from stdin (`curl .. | sh`), it
-defines an alias or `hash -p`, it nests shell strings deeper than MAX_DEPTH, or a string bash
-evaluates beyond its commands (arithmetic, a subscript, a variable's value) may hold code
-(`shelleval`).
+program comes from an expansion, a shell reads its commands from input (`curl .. | sh`, `bash
+<(..)`, `source /dev/stdin`, `su` or `chroot DIR` with no command), a wrapper builds them
+(`parallel`, `at`), it defines an alias or `hash -p`, it nests shell strings deeper than
+MAX_DEPTH, or a string bash evaluates beyond its commands (arithmetic, a subscript, a variable's
+value, a prompt expansion `${x@P}`, an indirection `${!x}`) may hold code (`shelleval`).
 """
 
 from __future__ import annotations
@@ -27,15 +28,15 @@ from typing import TYPE_CHECKING
 
 from msgspec import Struct
 
-from swarm.core.shelleval import Evaluation
+from swarm.core.shelleval import CHANGES_DIR, Evaluation
 from swarm.core.shellsyntax import NODE_KINDS, visit
-from swarm.core.shellwords import Argv, Word, basename, rebinds, shell_string, unwrap
+from swarm.core.shellwords import Argv, Word, basename, rebinds, shell_string
+from swarm.core.shellwrappers import unwrap
 
 if TYPE_CHECKING:
     from tree_sitter import Node, Parser
 
 MAX_DEPTH = 4  # bash -c inside bash -c ...: deeper than this is opaque
-CHANGES_DIR = frozenset({"cd", "pushd", "popd"})
 EXPANSIONS = frozenset({"simple_expansion", "expansion", "command_substitution",
                         "process_substitution", "arithmetic_expansion", "brace_expression"})
 OUTPUT_OPS = frozenset({">", ">>", "&>", "&>>", ">|", ">&"})
@@ -283,8 +284,9 @@ def _command(node: Node, data: bytes, writes: tuple[Word, ...], depth: int,
     if name is None:
         return [SimpleCommand(text, ((),), writes=writes, sets_variables=assigns)]
     argv = (_word(name, data), *(_word(a, data) for a in node.children_by_field_name("argument")))
-    layers, allowable, extra, sets, opaque = unwrap(argv)
-    for word in sets:  # env X=1, sudo X=1
+    found = unwrap(argv)
+    layers, opaque = found.layers, found.opaque
+    for word in found.sets:  # env X=1, sudo X=1, strace -E X=1
         var, _, value = word.text.partition("=")
         ev.assign(var.rstrip("+"), value if word.literal else None)
     string: str | None = None
@@ -293,12 +295,12 @@ def _command(node: Node, data: bytes, writes: tuple[Word, ...], depth: int,
         ev.command(layers[-1])
     if opaque is None:
         opaque = rebinds(layers[-1])
-    command = SimpleCommand(text, tuple(layers), allowable, writes + tuple(extra),
-                            assigns or bool(sets), opaque, runs_string=string is not None)
-    found = [command]
+    command = SimpleCommand(text, tuple(layers), found.allowable, writes + tuple(found.writes),
+                            assigns or bool(found.sets), opaque, runs_string=string is not None)
+    commands = [command]
     if string is not None:
-        _parse_into(string, found, depth + 1, ev)
-    return found
+        _parse_into(string, commands, depth + 1, ev)
+    return commands
 
 
 def directories(commands: tuple[SimpleCommand, ...]) -> list[str] | None:

@@ -51,21 +51,52 @@ def visit(ev: Evaluation, node: Node, data: bytes) -> None:
 
 def _expansion(ev: Evaluation, children: list[Node], data: bytes) -> None:
     types = [c.type for c in children]
-    named = [c for c in children if c.type == "variable_name"]
-    name = _text(named[0], data) if named else None
+    target = next((c for c in children if c.type in _TARGETS), None)
+    name = _name(target, data)
+    at = types.index("@") if "@" in types[2:] else -1
+    transform = _text(children[at + 1], data) if 0 < at < len(children) - 1 and \
+        types[at + 1] != "}" else None
+    code = transform is not None and transform not in TEXT_TRANSFORMS
+    indirect = types[1:2] == ["!"] and not _lists(types, target, data)
+    if indirect and code:
+        ev.opaque(f"a value named by another is expanded again (${{!{name or '?'}@{transform}}})")
+    elif (indirect or code) and name is not None:
+        ev.uses.add(name)  # ${!x}: x's value is a name; ${x@P}: a prompt, $(..) and all
     if name is None:
         return
-    if types[1:2] == ["!"] and types[2:] == ["variable_name", "}"]:
-        ev.uses.add(name)  # ${!x}: the value of x names the variable to expand
-    elif "@" in types and any(_text(c, data) == "P" for c in children):
-        ev.uses.add(name)  # ${x@P}: the value is expanded like a prompt, $(..) and all
-    elif ":" in types:
+    if ":" in types:
         colon = children[types.index(":")]
         ev.arith(data[colon.end_byte : children[-1].start_byte].decode(errors="replace"))
-    elif "=" in types or ":=" in types:
+    elif ("=" in types or ":=" in types) and target is not None and \
+            target.type != "special_variable_name":
+        if indirect:  # ${!x:=v} assigns to the variable x names: any of them
+            ev.sets_any = True
+            return
         at = types.index("=") if "=" in types else types.index(":=")
         value = children[at + 1] if at + 1 < len(children) - 1 else None
         ev.assign(name, "" if value is None else _value(ev, value, data), by_builtin=True)
+
+
+# ${x@Q} ${x@U} ${x@u} ${x@L} ${x@a} ${x@A} ${x@K} ${x@k}: text from the value, never run; any
+# other transformation (P: a prompt, with $(..); E: escapes; what a later bash adds) may be.
+TEXT_TRANSFORMS = frozenset("QUuLaAKk")
+_TARGETS = frozenset({"variable_name", "subscript", "special_variable_name"})
+
+
+def _name(target: Node | None, data: bytes) -> str | None:
+    """The variable an expansion reads (`x` of `x[0]`, `@`, `1`)."""
+    if target is not None and target.type == "subscript":
+        target = target.children[0] if target.children else None
+    return _text(target, data) if target is not None else None
+
+
+def _lists(types: list[str], target: Node | None, data: bytes) -> bool:
+    """`${!x*}` `${!x@}` list names, `${!x[@]}` `${!x[*]}` keys: nothing is expanded again."""
+    if types[-1:] != ["}"] or target is None or target.type == "special_variable_name":
+        return False
+    if types[2:] in (["variable_name", "*", "}"], ["variable_name", "@", "}"]):
+        return True
+    return types[2:] == ["subscript", "}"] and _text(target, data).endswith(("[@]", "[*]"))
 
 
 def _tests(ev: Evaluation, node: Node, data: bytes, double: bool) -> None:
