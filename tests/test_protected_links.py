@@ -87,7 +87,8 @@ LINKS_AND_MOVES = [
     "cp --symbolic-link .git/config cfg", "cp -t sub -l .git/config", "cp -l -- .git/config cfg",
     "ln .git/config x", "ln -- .git/config x", "ln -s .git g", "ln -sfn .git g",
     "ln -s .git g && echo x > g/config", "ln -s ../.git sub/g", "ln -t sub .git/config",
-    "ln --target-directory=sub .git/hooks", "ln -s .gi? g", "ln -s .g[i]t g", "ln -s .{git,x} g",
+    "ln --target-directory=sub .git/hooks", "ln -s .gi? g", "ln -s .g[i]t g", "mv .[g]it g",
+   
     "ln -s .mcp.json m", "ln -s .swarm/settings.json s.json", "ln .mcp.json m",
     "mv .git g", "mv .swarm s", "mv ./.git/ g", "mv src/../.git g", "mv -t sub .git",
     "mv --target-directory=sub .claude", "mv .mcp.json m.json", "mv .git/config cfg",
@@ -97,6 +98,9 @@ LINKS_AND_MOVES = [
     "install evil.sh .git/hooks/pre-commit", "install -m 755 evil.sh .git/hooks/post-checkout",
     "install -t .git/hooks evil.sh", "install -D evil.sh .claude/settings.json",
     "install -d .git/hooks/x",
+    # getopt takes an unambiguous prefix of a long option
+    "cp --lin .git/config cfg", "cp --target=.git/hooks evil.sh", "mv --targ .git/hooks evil.sh",
+    "ln --sym .git g", "cp --arch .git g", "mv --target-dir=sub .git",
 ]
 
 
@@ -116,9 +120,15 @@ def test_absolute_and_swarm_home_sources_ask(repo: Path) -> None:
 
 
 def test_unknown_sources_of_links_and_moves_ask(repo: Path) -> None:
-    for command in ['ln -s "$D" g', "ln -s $(printf .git) g", 'mv "$X" g', "cp -al $D g"]:
-        decision = bash(command, repo, "acceptEdits", allow=ALLOW)
+    """An expansion may be `.git` or `-l`; so may a glob once a file is named like an option."""
+    (repo / "-l").touch()
+    for command in ['ln -s "$D" g', "ln -s $(printf .git) g", 'mv "$X" g', "cp -al $D g",
+                    "ln -s .{git,x} g", "cd $D && ln -s config g", 'cp "$F" .git/config c',
+                    "cp * sub/", "shopt -s dotglob; mv * sub/"]:
+        decision = bash(command, repo, "acceptEdits", allow=[*ALLOW, "Bash(shopt:*)"])
         assert decision.behavior == "ask", (command, decision.reason)
+    (repo / "-l").unlink()
+    assert bash("cp * sub/", repo, allow=ALLOW).behavior == "allow"
 
 
 def test_a_rule_naming_the_linked_path_exactly_allows_it(repo: Path) -> None:
@@ -197,3 +207,19 @@ def test_writes_through_an_existing_symlink_resolve_to_the_protected_path(repo: 
         decision = decide("Write", {"file_path": path, "content": "x"}, "acceptEdits", repo,
                           allow=["Write"])
         assert decision.behavior == "ask", (path, decision.reason)
+
+
+# -- a moved or copied git directory stays one ---------------------------------------------------
+
+@pytest.mark.parametrize("made", ["mv .git g", "cp -a .git g", "git clone -q --bare . g"])
+def test_a_git_directory_under_another_name_is_protected(made: str, repo: Path) -> None:
+    """Made earlier (by a person, or an approved command): git reads its config and hooks as
+    those of a repository (`git --git-dir=g`, `cd g && git ..`), whatever it is called."""
+    run(made, repo)
+    for command in [f"printf '{HOOK}' >> g/config", "cp evil.sh g/hooks/pre-commit",
+                    "cd g && echo x > config", "echo x > g/info/../config"]:
+        asks_everywhere_but_bypass(command, repo)
+    decision = decide("Write", {"file_path": "g/hooks/post-checkout", "content": "x"},
+                      "acceptEdits", repo, allow=["Write"])
+    assert decision.behavior == "ask", decision.reason
+    assert bash("echo x > src/HEAD", repo, allow=ALLOW).behavior == "allow"
