@@ -5,11 +5,16 @@
 `$SWARM_HOME` (the team file and its allow rules, mailboxes, tasks), except the worktrees swarm
 keeps there (a teammate's work). A write to one asks in `default` and `acceptEdits` even under an
 allow rule, unless the rule names that path exactly; `bypassPermissions` allows it.
+
+A path is checked as written and with symlinks resolved at check time, so a link made earlier is
+seen through. A hard link cannot be resolved (any file anywhere may share its inode): a regular
+file with more than one link counts as protected, since it may be `.git/config` under another name.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from functools import lru_cache
 from pathlib import Path
 
@@ -36,9 +41,40 @@ def inside(path: Path, root: Path) -> bool:
 
 
 def is_protected(path: Path, cwd: Path) -> bool:
-    """Does a write to `path` land in a protected place, as written or with symlinks resolved?"""
+    """Does a write to `path` land in a protected place, as written or with symlinks resolved,
+    or may it (a file with other hard links)?"""
     written = os.path.normpath(path)
     real = os.path.realpath(written)
+    return _by_name(written, real, cwd) or hard_linked(path) or in_git_dir(real, cwd)
+
+
+def in_git_dir(real: str, cwd: Path) -> bool:
+    """Inside a directory git reads as a repository (HEAD, objects/, refs/) by another name than
+    `.git`: a moved or copied `.git`, a bare clone (`git --git-dir=g`, `cd g && git ..` read its
+    config and hooks). Looked for from the path up to the cwd: a write outside asks anyway."""
+    top = os.path.realpath(cwd)
+    if not _below(real, top):
+        return False
+    here = real
+    while True:
+        if os.path.isfile(os.path.join(here, "HEAD")) and os.path.isdir(
+                os.path.join(here, "objects")) and os.path.isdir(os.path.join(here, "refs")):
+            return True
+        if here == top:
+            return False
+        here = os.path.dirname(here)
+
+
+def hard_linked(path: Path) -> bool:
+    """A regular file with more than one name: which others, and where, is not known."""
+    try:
+        found = os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(found.st_mode) and found.st_nlink > 1
+
+
+def _by_name(written: str, real: str, cwd: Path) -> bool:
     homes = _home_forms(str(paths.home()))
     if not any(_below(p, h) for p in (written, real) for h in homes):
         folded = (written + "\0" + real).casefold()
