@@ -22,7 +22,8 @@ from tests.git_helpers import init_repo
 from tests.rule_helpers import bash, decide
 from tests.test_bash_eval import EVERYTHING
 
-ALLOW = [*EVERYTHING, "Bash(rsync:*)", "Bash(install:*)", "Bash(git:*)", "Bash(printf:*)"]
+ALLOW = [*EVERYTHING, *(f"Bash({p}:*)" for p in ("rsync", "install", "link", "rename", "git",
+                                                 "printf", "shopt"))]
 HOOK = "[core]\n\tfsmonitor = touch pwned;false\n"
 
 
@@ -99,6 +100,8 @@ LINKS_AND_MOVES = [
     "install -t .git/hooks evil.sh", "install -D evil.sh .claude/settings.json",
     "install -d .git/hooks/x",
     # getopt takes an unambiguous prefix of a long option
+    "link .git/config cfg", "rename .git g .git", "rename 's/git/g/' .g*",
+    "command mv .git g", "sudo -u me ln -s .git g", "bash -c 'ln -s .git g'", "timeout 5 mv .git g",
     "cp --lin .git/config cfg", "cp --target=.git/hooks evil.sh", "mv --targ .git/hooks evil.sh",
     "ln --sym .git g", "cp --arch .git g", "mv --target-dir=sub .git",
 ]
@@ -125,10 +128,23 @@ def test_unknown_sources_of_links_and_moves_ask(repo: Path) -> None:
     for command in ['ln -s "$D" g', "ln -s $(printf .git) g", 'mv "$X" g', "cp -al $D g",
                     "ln -s .{git,x} g", "cd $D && ln -s config g", 'cp "$F" .git/config c',
                     "cp * sub/", "shopt -s dotglob; mv * sub/"]:
-        decision = bash(command, repo, "acceptEdits", allow=[*ALLOW, "Bash(shopt:*)"])
+        decision = bash(command, repo, "acceptEdits", allow=ALLOW)
         assert decision.behavior == "ask", (command, decision.reason)
     (repo / "-l").unlink()
     assert bash("cp * sub/", repo, allow=ALLOW).behavior == "allow"
+
+
+def test_a_move_takes_its_source_away_so_one_outside_the_cwd_asks(repo: Path) -> None:
+    for command in ["mv ../x.txt .", "mv /tmp/x src/", "mv -t src ../x.txt"]:
+        assert bash(command, repo, allow=ALLOW).behavior == "ask", command
+    assert bash("mv src/x.py .", repo, allow=ALLOW).behavior == "allow"
+
+
+def test_moving_or_relinking_a_hard_linked_file_is_no_protected_write(repo: Path) -> None:
+    """Writes through any of its names ask; moving one name, or adding one, changes no file."""
+    os.link(repo / ".git" / "config", repo / "cfg")
+    assert bash("mv cfg old.cfg", repo, allow=ALLOW).behavior == "allow"
+    assert bash("echo x > cfg", repo, allow=ALLOW).behavior == "ask"
 
 
 def test_a_rule_naming_the_linked_path_exactly_allows_it(repo: Path) -> None:
@@ -143,6 +159,7 @@ def test_a_rule_naming_the_linked_path_exactly_allows_it(repo: Path) -> None:
     "ln a.txt b", "ln -sfn src s", "mv a.txt b.txt", "mv src/x.py src/y.py", "mv *.txt sub/",
     "cp -r src/* sub/", "cp .git/config cfg.bak", "rsync -a src/ dst/", "install -m 755 evil.sh bin/e",
     "ln -s src/.gitignore g", "mv a.txt .gitignore", "echo x > a.txt", "cp evil.sh a.txt",
+    "link a.txt b.txt", "rename a b a.txt",
 ])
 def test_ordinary_copies_links_and_moves_stay_allowed(command: str, repo: Path) -> None:
     decision = bash(command, repo, "default", allow=ALLOW)
