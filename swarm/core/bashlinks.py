@@ -1,7 +1,7 @@
-"""What a Bash command gives a new name to (issue 32): the sources of `mv`, `ln`, `cp` with links
-(-l, -s) or a tree (-a, -r: a copied `.git` is a working git directory) and `rsync` (and its
---link-dest); and the targets of `rsync` and `install`, which `shellparse` does not list as
-writes. A protected source is a protected write: `cp -l .git/config cfg` or `mv .git g` gives
+"""What a Bash command gives a new name to (issue 32): the sources of `mv`, `rename`, `ln`,
+`link`, `cp` with links (-l, -s) or a tree (-a, -r: a copied `.git` is a working git directory)
+and `rsync` (and its --link-dest); and the targets of `rsync`, `install` and `link`, which
+`shellparse` does not list as writes. A protected source is a protected write: `cp -l .git/config cfg` or `mv .git g` gives
 git's config a name no protected-path check would see, and `ln -s .git g && echo x > g/config`
 writes there through a link the check could not resolve yet.
 
@@ -26,6 +26,8 @@ _COMMON_LONG = frozenset({"--target-directory", "--suffix"})
 _OPTIONS: dict[str, tuple[str, frozenset[str]]] = {
     "cp": ("tS", _COMMON_LONG), "mv": ("tS", _COMMON_LONG), "ln": ("tS", _COMMON_LONG),
     "install": ("tSmog", _COMMON_LONG | {"--mode", "--owner", "--group", "--strip-program"}),
+    "link": ("", frozenset()),  # link FILE1 FILE2: a hard link
+    "rename": ("e", frozenset()),  # util-linux `rename FROM TO FILE..`, perl `rename EXPR FILE..`
     "rsync": ("eBfTM", frozenset({
         "--rsh", "--filter", "--exclude", "--include", "--exclude-from", "--include-from",
         "--files-from", "--link-dest", "--copy-dest", "--compare-dest", "--backup-dir",
@@ -89,6 +91,8 @@ def operands(command: SimpleCommand) -> Operands | None:
                         values.append(("-" + flag, given))
                     break
         i += 1
+    if program == "rename":  # every word may be a name it moves or makes
+        return Operands(tuple(plain), (), frozenset(names), tuple(values))
     directory = [w for n, w in values if n in ("-t", "--target-directory")]
     if directory:
         return Operands(tuple(plain), tuple(directory), frozenset(names), tuple(values))
@@ -159,7 +163,8 @@ def sources(commands: tuple[SimpleCommand, ...],
                 return found, word  # after a cd to where?
             paths = [absolute(word.text, base) for base in starts] if word.literal else \
                 glob_paths(word, starts, dotglob) or []
-            found += [Source(word, p, command.program == "mv") for p in dict.fromkeys(paths)]
+            moved = command.program in ("mv", "rename")
+            found += [Source(word, p, moved) for p in dict.fromkeys(paths)]
     return found, None
 
 

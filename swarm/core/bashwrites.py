@@ -65,8 +65,8 @@ def protected_writes(commands: tuple[SimpleCommand, ...], cwd: Path) -> list[tup
             found += [(word, path) for path in {absolute(word.text, base) for base in bases}
                       if is_protected(path, cwd)]
     sources, _ = bashlinks.sources(commands, _bases(commands, cwd))
-    for source in sources:
-        if is_protected(source.path, cwd):
+    for source in sources:  # another name for a hard-linked file adds none that matters
+        if is_protected(source.path, cwd, links=False):
             verb = "moves" if source.moved else "links or copies"
             found.append((Word(f"{source.word.text} (the command {verb} it)"), source.path))
     return found

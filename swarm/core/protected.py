@@ -40,12 +40,12 @@ def inside(path: Path, root: Path) -> bool:
         return False
 
 
-def is_protected(path: Path, cwd: Path) -> bool:
+def is_protected(path: Path, cwd: Path, links: bool = True) -> bool:
     """Does a write to `path` land in a protected place, as written or with symlinks resolved,
-    or may it (a file with other hard links)?"""
+    or may it (`links`: a file with other hard links)?"""
     written = os.path.normpath(path)
     real = os.path.realpath(written)
-    return _by_name(written, real, cwd) or hard_linked(path) or in_git_dir(real, cwd)
+    return _by_name(written, real, cwd) or (links and hard_linked(path)) or in_git_dir(real, cwd)
 
 
 def in_git_dir(real: str, cwd: Path) -> bool:
