@@ -14,6 +14,7 @@ from __future__ import annotations
 import fnmatch
 import glob
 import os
+from functools import lru_cache
 from pathlib import Path
 
 from msgspec import Struct
@@ -53,6 +54,7 @@ class Operands(Struct, frozen=True):
     values: tuple[tuple[str, Word], ...]  # (option, its value)
 
 
+@lru_cache(maxsize=512)
 def operands(command: SimpleCommand) -> Operands | None:
     """The sources and targets of a copy, link or move command; None for other programs."""
     program = command.program

@@ -33,11 +33,17 @@ def absolute(raw: str, cwd: Path) -> Path:
 def inside(path: Path, root: Path) -> bool:
     """Is `path` inside `root`, after resolving `..` and symlinks (also of missing parents)?"""
     try:
-        resolved = Path(os.path.realpath(path))
-        return resolved == Path(os.path.realpath(root)) or resolved.is_relative_to(
-            os.path.realpath(root))
+        resolved = os.path.realpath(path)
+        return _below(resolved, real_dir(str(root)))
     except (OSError, ValueError):
         return False
+
+
+@lru_cache(maxsize=64)
+def real_dir(directory: str) -> str:
+    """A working directory resolved, once per process: what it resolves through lies outside it,
+    where an allow rule never writes."""
+    return os.path.realpath(directory)
 
 
 def is_protected(path: Path, cwd: Path, links: bool = True) -> bool:
@@ -52,7 +58,7 @@ def in_git_dir(real: str, cwd: Path) -> bool:
     """Inside a directory git reads as a repository (HEAD, objects/, refs/) by another name than
     `.git`: a moved or copied `.git`, a bare clone (`git --git-dir=g`, `cd g && git ..` read its
     config and hooks). Looked for from the path up to the cwd: a write outside asks anyway."""
-    top = os.path.realpath(cwd)
+    top = real_dir(str(cwd))
     if not _below(real, top):
         return False
     here = real
