@@ -147,6 +147,14 @@ def test_moving_or_relinking_a_hard_linked_file_is_no_protected_write(repo: Path
     assert bash("echo x > cfg", repo, allow=ALLOW).behavior == "ask"
 
 
+def test_an_unknown_word_hides_no_later_protected_source(repo: Path) -> None:
+    """Under a bare `Bash` rule unknown words are allowed, as unknown writes are; a protected
+    source after one (or after a cd to somewhere unknown) still asks."""
+    for command in ['mv "$X" y; mv .git g', f"cd $D && mv {repo}/.git g",
+                    'ln -s "$X" y && ln -s .git g']:
+        assert bash(command, repo, allow=["Bash"]).behavior == "ask", command
+
+
 def test_a_rule_naming_the_linked_path_exactly_allows_it(repo: Path) -> None:
     command = "ln .git/config x"
     assert bash(command, repo, allow=[f"Bash({command})"]).behavior == "allow"
