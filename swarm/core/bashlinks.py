@@ -1,9 +1,9 @@
 """What a Bash command gives a new name to (issue 32): the sources of `mv`, `rename`, `ln`,
 `link`, `cp` with links (-l, -s) or a tree (-a, -r: a copied `.git` is a working git directory)
 and `rsync` (and its --link-dest); and the targets of `rsync`, `install` and `link`, which
-`shellparse` does not list as writes. A protected source is a protected write: `cp -l .git/config cfg` or `mv .git g` gives
-git's config a name no protected-path check would see, and `ln -s .git g && echo x > g/config`
-writes there through a link the check could not resolve yet.
+`shellparse` does not list as writes. A protected source is a protected write: `cp -l
+.git/config cfg` or `mv .git g` gives git's config a name no protected-path check would see, and
+`ln -s .git g && echo x > g/config` writes there through a link the check could not resolve yet.
 
 A word whose value is not known (an expansion; a glob that may match a protected name or a file
 named like an option) makes the command unknown: it may name a protected path or add `-l`.
@@ -141,33 +141,32 @@ class Source(Struct, frozen=True):
     moved: bool  # mv: the source itself changes (a write where it is)
 
 
-def sources(commands: tuple[SimpleCommand, ...],
-            bases: list[Path] | None) -> tuple[list[Source], Word | None]:
+def sources(commands: tuple[SimpleCommand, ...], bases: list[Path],
+            known: bool) -> tuple[list[Source], Word | None]:
     """(every place a command moves, links or copies as a tree, from each directory a `cd` may
-    move to; the first word of such a command whose value is not known, or None)."""
+    move to (`known`: else `bases` is the cwd alone); the first word of such a command whose
+    value is not known, or None)."""
     dotglob = any(c.program == "shopt" for c in commands)  # `*` may then match `.git`
     found: list[Source] = []
+    unknown: Word | None = None
     for command in commands:
         parsed = operands(command)
         if parsed is None:
             continue
         named = aliased(command, parsed)
-        for word in command.argv[1:]:
-            if not word.literal and (word not in parsed.sources or
-                                     glob_paths(word, bases or [], dotglob) is None):
-                return found, word  # it may be `-l`, or a protected path
-        starts = list(bases or [])
+        unknown = unknown or next((w for w in command.argv[1:] if not w.literal and (
+            w not in parsed.sources or glob_paths(w, bases, dotglob) is None)), None)
+        starts = list(bases)
         if command.program == "ln" and parsed.options & {"-s", "--symbolic"}:
-            starts += _link_dirs(parsed, bases or [])  # a relative target is read from there
+            starts += _link_dirs(parsed, bases)  # a relative target is read from there
         for word in named:
-            relative = not os.path.isabs(os.path.expanduser(word.text))
-            if relative and bases is None:
-                return found, word  # after a cd to where?
+            if not known and not os.path.isabs(os.path.expanduser(word.text)):
+                unknown = unknown or word  # after a cd to where?
             paths = [absolute(word.text, base) for base in starts] if word.literal else \
                 glob_paths(word, starts, dotglob) or []
             moved = command.program in ("mv", "rename")
             found += [Source(word, p, moved) for p in dict.fromkeys(paths)]
-    return found, None
+    return found, unknown
 
 
 def _link_dirs(parsed: Operands, bases: list[Path]) -> list[Path]:
@@ -188,9 +187,10 @@ def glob_paths(word: Word, bases: list[Path], dotglob: bool) -> list[Path] | Non
     if _NOT_A_GLOB & set(text):
         return None
     parts = text.split("/")
+    # the protected names it may match by the time it runs (`.gi?` once `.git` is there)
     named = ["/".join([*parts[:i], name, *parts[i + 1:]]) for i, part in enumerate(parts)
              for name in _NAMES if (part.startswith(".") or dotglob)
-             and fnmatch.fnmatchcase(name, part.casefold())]  # what it may match by the time it runs
+             and fnmatch.fnmatchcase(name, part.casefold())]
     found: list[Path] = []
     for base in bases:
         pattern = str(absolute(text, base))

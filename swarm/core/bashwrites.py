@@ -50,7 +50,7 @@ def writes_outside(commands: tuple[SimpleCommand, ...], cwd: Path) -> str | None
         for base in (bases or [cwd]) if relative else [cwd]:
             if not inside(absolute(word.text, base), cwd):
                 return word.text
-    found, unknown = bashlinks.sources(commands, bases)
+    found, unknown = bashlinks.sources(commands, bases or [cwd], bases is not None)
     if unknown is not None:
         return f"{unknown.text} (what it links or moves is not known: it may be a protected path)"
     return next((s.word.text for s in found if s.moved and not inside(s.path, cwd)), None)
@@ -58,13 +58,14 @@ def writes_outside(commands: tuple[SimpleCommand, ...], cwd: Path) -> str | None
 
 def protected_writes(commands: tuple[SimpleCommand, ...], cwd: Path) -> list[tuple[Word, Path]]:
     """The writes that land in a protected path (from any directory a `cd` may move to)."""
-    bases = _bases(commands, cwd) or [cwd]
+    known = _bases(commands, cwd)
+    bases = known or [cwd]
     found: list[tuple[Word, Path]] = []
     for word in _writes(commands):
         if word.literal:
             found += [(word, path) for path in {absolute(word.text, base) for base in bases}
                       if is_protected(path, cwd)]
-    sources, _ = bashlinks.sources(commands, _bases(commands, cwd))
+    sources, _ = bashlinks.sources(commands, bases, known is not None)
     for source in sources:  # another name for a hard-linked file adds none that matters
         if is_protected(source.path, cwd, links=False):
             verb = "moves" if source.moved else "links or copies"
