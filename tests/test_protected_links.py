@@ -182,6 +182,16 @@ def test_an_unknown_word_hides_no_later_protected_source(repo: Path) -> None:
         assert bash(command, repo, allow=["Bash"]).behavior == "ask", command
 
 
+@pytest.mark.parametrize("command", [
+    "echo x > .gi?/config", "cp evil.sh .g*/hooks/pre-commit", "echo x | tee .[g]it/config",
+    "echo x > .clau*/settings.json", "echo x > g?/config", "shopt -s dotglob; echo x > *t/config",
+])
+def test_a_glob_that_reaches_a_protected_path_asks_even_under_a_bare_bash_rule(
+        command: str, repo: Path) -> None:
+    os.symlink(".git", repo / "gg")
+    asks_everywhere_but_bypass(command, repo)
+
+
 def test_a_rule_naming_the_linked_path_exactly_allows_it(repo: Path) -> None:
     command = "ln .git/config x"
     assert bash(command, repo, allow=[f"Bash({command})"]).behavior == "allow"
