@@ -146,7 +146,7 @@ def sources(commands: tuple[SimpleCommand, ...], bases: list[Path],
     """(every place a command moves, links or copies as a tree, from each directory a `cd` may
     move to (`known`: else `bases` is the cwd alone); the first word of such a command whose
     value is not known, or None)."""
-    dotglob = any(c.program == "shopt" for c in commands)  # `*` may then match `.git`
+    dotglob = dot_globs(commands)
     found: list[Source] = []
     unknown: Word | None = None
     for command in commands:
@@ -167,6 +167,11 @@ def sources(commands: tuple[SimpleCommand, ...], bases: list[Path],
             moved = command.program in ("mv", "rename")
             found += [Source(word, p, moved) for p in dict.fromkeys(paths)]
     return found, unknown
+
+
+def dot_globs(commands: tuple[SimpleCommand, ...]) -> bool:
+    """May `*` match `.git` here (`shopt -s dotglob`, GLOBIGNORE)?"""
+    return any(c.program == "shopt" or "GLOBIGNORE" in c.text for c in commands)
 
 
 def _link_dirs(parsed: Operands, bases: list[Path]) -> list[Path]:

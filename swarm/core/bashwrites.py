@@ -61,10 +61,11 @@ def protected_writes(commands: tuple[SimpleCommand, ...], cwd: Path) -> list[tup
     known = _bases(commands, cwd)
     bases = known or [cwd]
     found: list[tuple[Word, Path]] = []
-    for word in _writes(commands):
-        if word.literal:
-            found += [(word, path) for path in {absolute(word.text, base) for base in bases}
-                      if is_protected(path, cwd)]
+    dotglob = bashlinks.dot_globs(commands)
+    for word in _writes(commands):  # a glob: what it matches now or may (`.gi?`: `.git`)
+        paths = [absolute(word.text, base) for base in bases] if word.literal else \
+            bashlinks.glob_paths(word, bases, dotglob) or []
+        found += [(word, path) for path in dict.fromkeys(paths) if is_protected(path, cwd)]
     sources, _ = bashlinks.sources(commands, bases, known is not None)
     for source in sources:  # another name for a hard-linked file adds none that matters
         if is_protected(source.path, cwd, links=False):
