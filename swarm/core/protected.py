@@ -9,6 +9,8 @@ allow rule, unless the rule names that path exactly; `bypassPermissions` allows 
 A path is checked as written and with symlinks resolved at check time, so a link made earlier is
 seen through. A hard link cannot be resolved (any file anywhere may share its inode): a regular
 file with more than one link counts as protected, since it may be `.git/config` under another name.
+A git directory by another name (a moved or copied `.git`, a bare clone: HEAD, objects/, refs/)
+is protected as `.git` is. What a command links or moves in the same breath: `bashlinks`.
 """
 
 from __future__ import annotations
