@@ -1,14 +1,17 @@
 """Where a Bash command writes, for the rules: every target from every directory a `cd` may
 move to; the first one outside the working directory (an allow rule never covers it); the ones
 in protected paths (`protected`). Targets: redirections, `tee`, `time -o`, `cp`/`mv`/`ln`
-(`shellparse`); /dev/null and the standard streams are harmless."""
+(`shellparse`), `rsync` and `install` (`bashlinks`); /dev/null and the standard streams are
+harmless. What `mv`, `ln`, `cp -l/-s/-a/-r` and `rsync` move or give a new name to counts as a
+write where it is (`bashlinks.sources`): a protected one is a protected write, a moved one
+outside the cwd a write outside, an unknown one (an expansion) not known."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from swarm.core import shellparse
+from swarm.core import bashlinks, shellparse
 from swarm.core.protected import absolute, inside, is_protected
 from swarm.core.shellparse import SimpleCommand, Word
 
@@ -30,7 +33,8 @@ def _bases(commands: tuple[SimpleCommand, ...], cwd: Path) -> list[Path] | None:
 
 def _writes(commands: tuple[SimpleCommand, ...]) -> list[Word]:
     """Each write target once, but the harmless ones (/dev/null)."""
-    return [w for w in dict.fromkeys(w for c in commands for w in c.writes)
+    return [w for w in dict.fromkeys(w for c in commands
+                                     for w in (*c.writes, *bashlinks.extra_targets(c)))
             if not (w.literal and w.text in HARMLESS_WRITES)]
 
 
@@ -46,15 +50,25 @@ def writes_outside(commands: tuple[SimpleCommand, ...], cwd: Path) -> str | None
         for base in (bases or [cwd]) if relative else [cwd]:
             if not inside(absolute(word.text, base), cwd):
                 return word.text
-    return None
+    found, unknown = bashlinks.sources(commands, bases or [cwd], bases is not None)
+    if unknown is not None:
+        return f"{unknown.text} (what it links or moves is not known: it may be a protected path)"
+    return next((s.word.text for s in found if s.moved and not inside(s.path, cwd)), None)
 
 
 def protected_writes(commands: tuple[SimpleCommand, ...], cwd: Path) -> list[tuple[Word, Path]]:
     """The writes that land in a protected path (from any directory a `cd` may move to)."""
-    bases = _bases(commands, cwd) or [cwd]
+    known = _bases(commands, cwd)
+    bases = known or [cwd]
     found: list[tuple[Word, Path]] = []
-    for word in _writes(commands):
-        if word.literal:
-            found += [(word, path) for path in {absolute(word.text, base) for base in bases}
-                      if is_protected(path, cwd)]
+    dotglob = bashlinks.dot_globs(commands)
+    for word in _writes(commands):  # a glob: what it matches now or may (`.gi?`: `.git`)
+        paths = [absolute(word.text, base) for base in bases] if word.literal else \
+            bashlinks.glob_paths(word, bases, dotglob) or []
+        found += [(word, path) for path in dict.fromkeys(paths) if is_protected(path, cwd)]
+    sources, _ = bashlinks.sources(commands, bases, known is not None)
+    for source in sources:  # another name for a hard-linked file adds none that matters
+        if is_protected(source.path, cwd, links=False):
+            verb = "moves" if source.moved else "links or copies"
+            found.append((Word(f"{source.word.text} (the command {verb} it)"), source.path))
     return found

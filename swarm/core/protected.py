@@ -5,11 +5,18 @@
 `$SWARM_HOME` (the team file and its allow rules, mailboxes, tasks), except the worktrees swarm
 keeps there (a teammate's work). A write to one asks in `default` and `acceptEdits` even under an
 allow rule, unless the rule names that path exactly; `bypassPermissions` allows it.
+
+A path is checked as written and with symlinks resolved at check time, so a link made earlier is
+seen through. A hard link cannot be resolved (any file anywhere may share its inode): a regular
+file with more than one link counts as protected, since it may be `.git/config` under another name.
+A git directory by another name (a moved or copied `.git`, a bare clone: HEAD, objects/, refs/)
+is protected as `.git` is. What a command links or moves in the same breath: `bashlinks`.
 """
 
 from __future__ import annotations
 
 import os
+import stat
 from functools import lru_cache
 from pathlib import Path
 
@@ -28,17 +35,54 @@ def absolute(raw: str, cwd: Path) -> Path:
 def inside(path: Path, root: Path) -> bool:
     """Is `path` inside `root`, after resolving `..` and symlinks (also of missing parents)?"""
     try:
-        resolved = Path(os.path.realpath(path))
-        return resolved == Path(os.path.realpath(root)) or resolved.is_relative_to(
-            os.path.realpath(root))
+        resolved = os.path.realpath(path)
+        return _below(resolved, real_dir(str(root)))
     except (OSError, ValueError):
         return False
 
 
-def is_protected(path: Path, cwd: Path) -> bool:
-    """Does a write to `path` land in a protected place, as written or with symlinks resolved?"""
+@lru_cache(maxsize=64)
+def real_dir(directory: str) -> str:
+    """A working directory resolved, once per process: what it resolves through lies outside it,
+    where an allow rule never writes."""
+    return os.path.realpath(directory)
+
+
+def is_protected(path: Path, cwd: Path, links: bool = True) -> bool:
+    """Does a write to `path` land in a protected place, as written or with symlinks resolved,
+    or may it (`links`: a file with other hard links)?"""
     written = os.path.normpath(path)
     real = os.path.realpath(written)
+    return _by_name(written, real, cwd) or (links and hard_linked(path)) or in_git_dir(real, cwd)
+
+
+def in_git_dir(real: str, cwd: Path) -> bool:
+    """Inside a directory git reads as a repository (HEAD, objects/, refs/) by another name than
+    `.git`: a moved or copied `.git`, a bare clone (`git --git-dir=g`, `cd g && git ..` read its
+    config and hooks). Looked for from the path up to the cwd: a write outside asks anyway."""
+    top = real_dir(str(cwd))
+    if not _below(real, top):
+        return False
+    here = real
+    while True:
+        if os.path.isfile(os.path.join(here, "HEAD")) and os.path.isdir(
+                os.path.join(here, "objects")) and os.path.isdir(os.path.join(here, "refs")):
+            return True
+        if here == top:
+            return False
+        here = os.path.dirname(here)
+
+
+def hard_linked(path: Path) -> bool:
+    """A regular file with more than one name: which others, and where, is not known."""
+    try:
+        found = os.stat(path)
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISREG(found.st_mode) and found.st_nlink > 1
+
+
+def _by_name(written: str, real: str, cwd: Path) -> bool:
     homes = _home_forms(str(paths.home()))
     if not any(_below(p, h) for p in (written, real) for h in homes):
         folded = (written + "\0" + real).casefold()
