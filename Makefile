@@ -2,7 +2,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint bench demo demo-lead clean
+.PHONY: test lint bench demo demo-lead wheel install clean
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -34,5 +34,18 @@ demo: $(STAMP)
 demo-lead: $(STAMP)
 	$(VENV)/bin/swarm demo --lead
 
+# Install from the clone without PyPI: the wheel in dist/, then `pipx install` it (its
+# dependencies come from the index). WHEEL_FLAGS=--no-build-isolation builds offline with
+# PYTHON's own setuptools (tests/test_wheel.py).
+PYTHON ?= python3
+WHEEL_FLAGS ?=
+
+wheel:
+	rm -rf dist build
+	$(PYTHON) -m pip wheel -q --no-deps $(WHEEL_FLAGS) -w dist .
+
+install: wheel
+	pipx install --force dist/swarm_teams-*.whl
+
 clean:
-	rm -rf $(VENV) *.egg-info
+	rm -rf $(VENV) *.egg-info build dist

@@ -109,6 +109,37 @@ class SshError(SwarmError):
     """An ssh call failed (host unreachable, authentication refused, a remote step failed)."""
 
 
+class MissingExtraError(BadInputError):
+    """What was asked for needs an optional extra that is not installed (exit 2)."""
+
+    def __init__(self, what: str, extra: str) -> None:
+        super().__init__(f"{what} needs the optional `{extra}` extra: {install_extra(extra)}")
+
+
+DISTRIBUTION = "swarm-teams"  # the name on PyPI (`swarm` is another project's)
+
+
+def install_extra(extra: str) -> str:
+    """How to add an optional extra to this install, in one line: pip's way, and pipx's (inject
+    the extra's own requirements, read from the installed metadata: pyproject.toml's
+    optional-dependencies, so this never goes stale)."""
+    import re
+    import shlex
+    from importlib import metadata
+
+    line = f"pip install '{DISTRIBUTION}[{extra}]'"
+    try:
+        requires = metadata.requires(DISTRIBUTION) or []
+    except metadata.PackageNotFoundError:  # run from a source tree that was never installed
+        return line
+    marker = re.compile(rf"""extra\s*==\s*["']{re.escape(extra)}["']""")
+    wanted = [r.partition(";")[0].strip() for r in requires
+              if marker.search(r.partition(";")[2])]
+    if not wanted:
+        return line
+    return f"{line} (pipx: pipx inject {DISTRIBUTION} {' '.join(map(shlex.quote, wanted))})"
+
+
 # -- inside a process: a tool's failure, and signals that unwind a turn or a thread -----------
 class ToolError(Exception):
     """Raised inside a tool; becomes an error result, never a crash."""

@@ -219,3 +219,24 @@ def test_a_stale_worktree_entry_is_reported_and_pruned(crew: Crew, tmp_path: Pat
     [fixed] = findings(doctor("--fix"), "worktree").values()
     assert fixed["fixed"] is True and member.worktree_path not in listed()
     assert findings(doctor(), "worktree") == {}
+
+
+def test_kept_worktrees_are_the_users_checkouts_never_flagged_nor_chmodded(team: Team) -> None:
+    """`$SWARM_HOME/kept-worktrees/<team>-<name>` holds checkouts moved out of deleted teams:
+    their files have the repository's modes (0644, 0755 scripts). The directory itself is
+    swarm's and is checked like the rest."""
+    kept = paths.kept_worktrees_dir()
+    checkout = kept / "alpha-w"
+    (checkout / "src").mkdir(parents=True)
+    kept.chmod(0o700)
+    for path, mode in ((checkout, 0o755), (checkout / "src", 0o775),
+                       (checkout / "README.md", 0o644), (checkout / "src" / "run.sh", 0o755)):
+        if not path.exists():
+            path.write_text("x")
+        path.chmod(mode)
+    assert findings(diagnose(), "insecure") == {}
+    assert findings(diagnose(fix=True), "insecure") == {}
+    assert (checkout / "README.md").stat().st_mode & 0o777 == 0o644
+    assert (checkout / "src").stat().st_mode & 0o777 == 0o775
+    kept.chmod(0o755)  # swarm's own directory: still checked
+    assert set(findings(diagnose(), "insecure")) == {str(kept)}

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import threading
@@ -134,6 +135,29 @@ def test_a_server_that_exits_at_once_reports_its_stderr(tmp_path: Path) -> None:
                     warn=warnings.append, log_dir=tmp_path) as manager:
         manager.start(timeout=30)
     assert len(warnings) == 1 and "no config file for this server" in warnings[0]
+
+
+def test_a_servers_log_is_private_like_every_swarm_file(tmp_path: Path) -> None:
+    """The log (a server's stderr: it may print tokens or paths) is 0600 in a 0700 directory,
+    whatever the umask; an existing loose one is tightened when it is opened again."""
+    logs = tmp_path / "agent" / "logs"
+    spec = McpServerSpec(command=sys.executable, args=["-c", "import sys; sys.exit('bye')"])
+    servers = {"noisy": McpServer(name="noisy", spec=spec, source="t")}
+    old = os.umask(0o022)
+    try:
+        with McpManager(servers, cwd=tmp_path, log_dir=logs) as manager:
+            manager.start(timeout=30)
+        log = logs / "mcp-noisy.log"
+        assert "bye" in log.read_text()
+        assert stat.S_IMODE(log.stat().st_mode) == 0o600
+        assert stat.S_IMODE(logs.stat().st_mode) == 0o700
+        assert stat.S_IMODE(logs.parent.stat().st_mode) == 0o700
+        log.chmod(0o644)
+        with McpManager(servers, cwd=tmp_path, log_dir=logs) as manager:
+            manager.start(timeout=30)
+        assert stat.S_IMODE(log.stat().st_mode) == 0o600 and log.read_text().count("bye") == 2
+    finally:
+        os.umask(old)
 
 
 HOLDER = """

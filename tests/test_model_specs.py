@@ -5,6 +5,7 @@ provider; ANTHROPIC_AUTH_TOKEN as Anthropic credentials."""
 from __future__ import annotations
 
 import json
+import socket
 from pathlib import Path
 
 import pytest
@@ -55,6 +56,15 @@ def test_parse(spec: str, provider: str, model: str) -> None:
     ("openai:gpt 5", "unknown model 'openai:gpt 5': a model name has no spaces"),
     ("  ", "unknown model '': empty model name"),
     ("scripted:", "scripted model needs a file: scripted:PATH"),
+    # a near miss names what was meant, not another provider's model of the typo's name
+    ("sonet", "unknown model 'sonet': did you mean sonnet? Otherwise use a claude-... model id,"
+              " or PROVIDER:MODEL for another provider (anthropic, bedrock, vertex, openai,"
+              " ollama)"),
+    ("Opuss", "unknown model 'Opuss': did you mean opus? Otherwise use a claude-... model id,"
+              " or PROVIDER:MODEL for another provider (anthropic, bedrock, vertex, openai,"
+              " ollama)"),
+    ("opnai:gpt-4o", "unknown model provider 'opnai' in 'opnai:gpt-4o': did you mean"
+                     " openai:gpt-4o? (providers: anthropic, bedrock, vertex, openai, ollama)"),
 ])
 def test_parse_refuses_with_one_clear_line(spec: str, message: str) -> None:
     with pytest.raises(BadInputError) as info:
@@ -114,7 +124,35 @@ def test_a_missing_extra_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name == "botocore" else real(name, *a))
     assert ("the bedrock provider needs the optional `bedrock` extra: pip install"
-            " 'swarm[bedrock]'") in refusal("bedrock:anthropic.claude-x")
+            " 'swarm-teams[bedrock]' (pipx: pipx inject swarm-teams 'anthropic[bedrock]')"
+            ) in refusal("bedrock:anthropic.claude-x")
+
+    def no_google(name: str, *args: object) -> object:
+        if name.startswith("google"):  # what find_spec does for `google.auth` without `google`
+            raise ModuleNotFoundError(f"No module named {name.split('.')[0]!r}")
+        return real(name, *args)
+
+    monkeypatch.setattr(importlib.util, "find_spec", no_google)
+    assert "the vertex provider needs the optional `vertex` extra: pip install 'swarm-teams[" \
+        "vertex]'" in refusal("vertex:claude-x")
+
+
+def test_doctor_calls_ollama_ready_only_when_something_listens(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    with socket.socket() as closed:  # a port nothing listens on once this is closed
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{port}")
+    row = {r["provider"]: r for r in diagnose()["providers"]}["ollama"]
+    assert row["ready"] is False
+    assert row["problem"] == (f"nothing answers at http://127.0.0.1:{port} (start `ollama serve`,"
+                              " or set OLLAMA_HOST)")
+    assert f"--  provider ollama: nothing answers at http://127.0.0.1:{port}" in render(diagnose())
+    assert check_model_spec("ollama:qwen3-coder") == "ollama:qwen3-coder"  # spawn stays cheap
+    with socket.create_server(("127.0.0.1", 0)) as listening:
+        monkeypatch.setenv("OLLAMA_HOST", f"http://127.0.0.1:{listening.getsockname()[1]}/")
+        row = {r["provider"]: r for r in diagnose()["providers"]}["ollama"]
+        assert row["ready"] is True and row["problem"] is None
 
 
 def test_ollama_host_forms(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -144,14 +182,19 @@ def test_doctor_lists_each_provider_without_values(monkeypatch: pytest.MonkeyPat
     monkeypatch.setenv("OPENAI_API_KEY", "sk-secret-value")
     monkeypatch.setenv("OPENAI_BASE_URL", "https://user:pw@llm.internal/v1?key=zzz")
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "https://gateway.example")
-    report = diagnose()
+    listening = socket.create_server(("127.0.0.1", 0))  # Ollama's port answers
+    port = listening.getsockname()[1]
+    monkeypatch.setenv("OLLAMA_HOST", f"127.0.0.1:{port}")
+    with listening:
+        report = diagnose()
     rows = {r["provider"]: r for r in report["providers"]}
     assert list(rows) == ["anthropic", "bedrock", "vertex", "openai", "ollama"]
     assert rows["openai"] == {"provider": "openai", "ready": True, "credentials": "OPENAI_API_KEY",
                               "problem": None, "endpoint": "https://llm.internal/v1"}
     assert rows["anthropic"]["ready"] is False
     assert rows["anthropic"]["endpoint"] == "https://gateway.example"
-    assert rows["ollama"]["ready"] is True and rows["ollama"]["endpoint"].endswith(":11434/v1")
+    assert rows["ollama"]["ready"] is True
+    assert rows["ollama"]["endpoint"] == f"http://127.0.0.1:{port}/v1"
     text = render(report)
     assert "ok  provider openai: ready (OPENAI_API_KEY); endpoint https://llm.internal/v1" in text
     assert ("--  provider anthropic: anthropic needs credentials: set ANTHROPIC_API_KEY (or"

@@ -20,11 +20,14 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
-import redis
-
 from swarm import settings
 from swarm.core import records
-from swarm.errors import LockTimeoutError, StoreUnavailableError
+from swarm.errors import LockTimeoutError, MissingExtraError, StoreUnavailableError
+
+try:  # every module of the Redis store comes through here: one line for a missing extra
+    import redis
+except ImportError:
+    raise MissingExtraError("SWARM_STORE=redis://...", "redis") from None
 
 if TYPE_CHECKING:
     from swarm.core.redis_watch import RedisWatcher

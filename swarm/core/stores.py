@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING
 
 from swarm import settings
 from swarm.core import paths
-from swarm.errors import BadInputError
 
 if TYPE_CHECKING:
     from swarm.core.redis_store import RedisStore
@@ -33,11 +32,8 @@ def remote() -> RedisStore | None:
     key = (os.getpid(), url)
     found = _STORES.get(key)
     if found is None:
-        try:
-            from swarm.core.redis_store import RedisStore
-        except ImportError:
-            raise BadInputError("SWARM_STORE names a Redis server, but redis-py is not installed:"
-                                " pip install 'swarm-teams[redis]'") from None
+        from swarm.core.redis_store import RedisStore  # MissingExtraError without redis-py
+
         found = _STORES[key] = RedisStore(url)
     return found
 

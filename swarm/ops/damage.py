@@ -77,11 +77,16 @@ def _is_leftover(path: Path) -> bool:
 
 def _walk(home: Path) -> list[tuple[Path, os.stat_result]]:
     """Every directory and file swarm manages under `home`: not inside git worktrees (checkouts
-    with their own modes), not the user's agent definitions."""
+    with their own modes, a team's or the kept ones of deleted teams), not the user's agent
+    definitions."""
     out: list[tuple[Path, os.stat_result]] = []
     skip = {paths.user_agents_dir()}
+    kept = paths.kept_worktrees_dir()  # the directory is swarm's, what is inside the user's
     for root, dirs, files in os.walk(home):
         here = Path(root)
+        if here == kept:
+            dirs.clear()
+            continue
         if here.parent == paths.teams_dir() and "worktrees" in dirs:
             dirs.remove("worktrees")
         dirs[:] = [d for d in dirs if here / d not in skip]

@@ -19,9 +19,9 @@ from swarm.core.tasks import Task
 from swarm.core.team import Team
 from swarm.ops.control import delete_team, shutdown, wait
 from swarm.ops.spawner import SpawnRequest, spawn
+from swarm.runtime.models.spec import EXAMPLES
 
 WORKERS = ("ada", "grace", "linus")
-EXAMPLES = Path(__file__).resolve().parent.parent / "examples"  # package data
 LEAD_SCRIPT = EXAMPLES / "lead.yaml"
 TEAMMATE_SCRIPT = EXAMPLES / "teammate.yaml"
 LEAD_PROMPT = "Survey this directory with a small team and report what you find."

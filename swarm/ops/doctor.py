@@ -81,7 +81,10 @@ def _provider_lines(report: dict[str, Any]) -> list[str]:
 def check_store() -> dict[str, Any]:
     """Where teams live (SWARM_STORE); for Redis: reachable, its version, and whether it keeps
     an append-only file (without one a restart drops what the last snapshot missed)."""
-    store = stores.remote()
+    try:
+        store = stores.remote()
+    except SwarmError as exc:  # redis-py not installed: the URL (it may hold a password) unshown
+        return {"kind": "redis", "ok": False, "where": "SWARM_STORE", "error": str(exc)}
     if store is None:
         return {"kind": "file", "ok": True, "where": str(paths.teams_dir())}
     from swarm.core.redis_store import redacted

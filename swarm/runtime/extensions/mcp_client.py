@@ -32,6 +32,7 @@ from typing import Any, TextIO
 from swarm.big_import import big_import
 from swarm.core.child_env import minimal_env
 from swarm.core.mcp_config import McpServer
+from swarm.core.store import FILE_MODE, ensure_dir
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
 
 GUARD = Path(__file__).with_name("mcp_guard.py")
@@ -328,9 +329,13 @@ class McpManager:
         if self.log_dir is None:
             handle = open(os.devnull, "w")  # noqa: SIM115 - closed in close()
         else:
-            self.log_dir.mkdir(parents=True, exist_ok=True)
+            ensure_dir(self.log_dir)
             server.log_path = self.log_dir / f"mcp-{server.config.name}.log"
-            handle = open(server.log_path, "a", encoding="utf-8")  # noqa: SIM115
+            # 0600 like every swarm file: a server's stderr may hold tokens or private paths.
+            fd = os.open(server.log_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC,
+                         FILE_MODE)
+            os.fchmod(fd, FILE_MODE)  # one an older swarm created 0644
+            handle = open(fd, "a", encoding="utf-8")  # noqa: SIM115
         self._logs.append(handle)
         return handle
 

@@ -14,8 +14,10 @@ from urllib.parse import urlsplit
 from msgspec import Struct
 
 from swarm import settings
+from swarm.errors import MissingExtraError
 
 DEFAULT_OLLAMA = "http://127.0.0.1:11434"
+PROBE_SECONDS = 1.0  # doctor's connect to Ollama: a local server answers in microseconds
 
 
 class Provider(Struct, frozen=True):
@@ -26,15 +28,25 @@ class Provider(Struct, frozen=True):
     place: Callable[[], str | None] = lambda: None  # what else is missing (a region), or None
     module: str | None = None  # a module of the optional extra the provider's client needs
     extra: str | None = None
+    # What only `swarm doctor` checks, beyond the environment: a network call (never at spawn).
+    answers: Callable[[], str | None] | None = None
 
     def problem(self) -> str | None:
         """Why a model of this provider cannot run here (what to set), or None."""
-        if self.module and importlib.util.find_spec(self.module) is None:
-            return (f"the {self.name} provider needs the optional `{self.extra}` extra:"
-                    f" pip install 'swarm[{self.extra}]'")
+        if self.module and self.extra and not installed(self.module):
+            return str(MissingExtraError(f"the {self.name} provider", self.extra))
         if self.found() is None:
             return f"{self.name} needs credentials: set {self.needs}"
         return self.place()
+
+
+def installed(module: str) -> bool:
+    """Whether `module` can be imported, without importing it. find_spec("google.auth") imports
+    `google` first, and raises when there is no `google` at all."""
+    try:
+        return importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        return False
 
 
 def ollama_base_url() -> str:
@@ -46,6 +58,20 @@ def ollama_base_url() -> str:
     netloc = parts.netloc if parts.port else f"{parts.netloc}:11434"
     path = parts.path.rstrip("/")
     return f"{parts.scheme}://{netloc}{path if path.endswith('/v1') else path + '/v1'}"
+
+
+def _ollama_answers() -> str | None:
+    """None when something listens at Ollama's address, else what to do."""
+    import socket  # doctor only
+
+    parts = urlsplit(ollama_base_url())
+    try:
+        with socket.create_connection((parts.hostname or "127.0.0.1", parts.port or 11434),
+                                      timeout=PROBE_SECONDS):
+            return None
+    except OSError:  # refused, unreachable, or a name that does not resolve
+        root = _shown(ollama_base_url()).removesuffix("/v1")
+        return f"nothing answers at {root} (start `ollama serve`, or set OLLAMA_HOST)"
 
 
 def _bedrock_place() -> str | None:
@@ -86,7 +112,8 @@ PROVIDERS: dict[str, Provider] = {p.name: p for p in (
     Provider("openai", "OPENAI_API_KEY",
              lambda: "OPENAI_API_KEY" if settings.openai_api_key() else None,
              lambda: settings.openai_base_url() or "https://api.openai.com/v1"),
-    Provider("ollama", "nothing (no key)", lambda: "no key needed", ollama_base_url),
+    Provider("ollama", "nothing (no key)", lambda: "no key needed", ollama_base_url,
+             answers=_ollama_answers),
 )}
 
 # What a teammate's process inherits from the spawner for its provider (beside ANTHROPIC_* and
@@ -105,7 +132,7 @@ def describe() -> list[dict[str, str | bool | None]]:
     name only), what is missing, and its endpoint."""
     rows: list[dict[str, str | bool | None]] = []
     for provider in PROVIDERS.values():
-        problem = provider.problem()
+        problem = provider.problem() or (provider.answers() if provider.answers else None)
         rows.append({"provider": provider.name, "ready": problem is None,
                      "credentials": provider.found(), "problem": problem,
                      "endpoint": _shown(provider.endpoint())})

@@ -9,6 +9,7 @@ is registered or started: by `swarm spawn`, SpawnTeammate, `swarm lead --model` 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 
 from msgspec import Struct
@@ -18,6 +19,8 @@ from swarm.runtime.models.anthropic_model import ALIASES
 from swarm.runtime.models.providers import PROVIDERS
 
 OFFLINE = ("shell", "scripted")
+NEAR = 0.75  # how alike a typo and what was meant are (difflib's ratio: sonet/sonnet 0.91)
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"  # package data: the scripted demos
 
 
 class ModelSpec(Struct, frozen=True):
@@ -28,6 +31,14 @@ class ModelSpec(Struct, frozen=True):
     @property
     def offline(self) -> bool:
         return self.provider in OFFLINE
+
+
+def _near(word: str, choices: Iterable[str]) -> str | None:
+    """The one choice `word` is a typo of (`sonet`: sonnet), or None."""
+    import difflib  # only for a refusal
+
+    close = difflib.get_close_matches(word.lower(), list(choices), n=1, cutoff=NEAR)
+    return close[0] if close else None
 
 
 def _hint(model: str) -> str:
@@ -55,6 +66,10 @@ def parse_model_spec(spec: str, *, parent: str | None = None) -> ModelSpec:
     if sep:
         provider = head.lower()
         if provider not in PROVIDERS:
+            near = _near(provider, PROVIDERS)
+            if near:
+                raise BadInputError(f"unknown model provider {head!r} in {text!r}: did you mean"
+                                    f" {near}:{rest}? (providers: {', '.join(PROVIDERS)})")
             raise BadInputError(f"unknown model provider {head!r} in {text!r}: use one of"
                                 f" {', '.join(PROVIDERS)} (e.g. ollama:{text})")
         if not rest:
@@ -67,13 +82,26 @@ def parse_model_spec(spec: str, *, parent: str | None = None) -> ModelSpec:
         return ModelSpec("anthropic", ALIASES.get(lower, text), text)
     if parent in PROVIDERS and parent != "anthropic":
         return ModelSpec(parent, text, f"{parent}:{text}")
+    near = _near(text, ALIASES)
+    if near:
+        raise BadInputError(f"unknown model {spec!r}: did you mean {near}? Otherwise use a"
+                            " claude-... model id, or PROVIDER:MODEL for another provider"
+                            f" ({', '.join(PROVIDERS)})")
     raise BadInputError(f"unknown model {spec!r}: {_hint(text)}")
 
 
 def script_path(spec: ModelSpec, cwd: str | None) -> Path:
-    """A scripted model's file, relative to the agent's cwd."""
+    """A scripted model's file, relative to the agent's cwd. `examples/NAME` that the cwd does
+    not have is the installed package's own (docs/scripted.md's commands work anywhere)."""
     path = Path(spec.model).expanduser()
-    return path if path.is_absolute() else Path(cwd or os.getcwd()) / path
+    if path.is_absolute():
+        return path
+    here = Path(cwd or os.getcwd()) / path
+    if not here.exists() and len(path.parts) == 2 and path.parts[0] == EXAMPLES.name:
+        packaged = EXAMPLES / path.parts[1]
+        if packaged.is_file():
+            return packaged
+    return here
 
 
 def check_model_spec(spec: str, *, cwd: str | None = None, parent: str | None = None) -> str:
