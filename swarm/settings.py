@@ -11,6 +11,7 @@ from pathlib import Path
 
 from msgspec import Struct
 
+from swarm import config_file
 from swarm.errors import BadInputError
 
 
@@ -120,12 +121,22 @@ def agent_id() -> str | None:
     return os.environ.get("SWARM_AGENT_ID") or None
 
 
+def user_config() -> config_file.UserConfig:
+    """`$SWARM_HOME/config.toml`: the user's lasting defaults (below the environment)."""
+    return config_file.load(home())
+
+
 def model() -> str:
-    return raw("SWARM_MODEL")
+    return raw("SWARM_MODEL") or user_config().model
 
 
 def backend() -> str:
-    return raw("SWARM_BACKEND") or "auto"
+    return raw("SWARM_BACKEND") or user_config().backend or "auto"
+
+
+def backend_source() -> str:
+    """Where `backend()` came from, for the resolver's reason."""
+    return "$SWARM_BACKEND" if raw("SWARM_BACKEND") else f"{config_file.FILE_NAME} (backend)"
 
 
 def tmux_socket() -> str | None:

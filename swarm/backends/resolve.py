@@ -53,7 +53,7 @@ def resolve(requested: str | None = None) -> Choice:
     -> iterm2; tmux installed -> tmux (detached session); else hidden."""
     wanted = requested or settings.backend()
     if wanted != "auto":
-        source = "--backend" if requested and requested != "auto" else "$SWARM_BACKEND"
+        source = "--backend" if requested and requested != "auto" else settings.backend_source()
         if wanted == "ssh" or wanted.startswith("ssh:"):
             return _ssh_choice(wanted, source)
         if wanted not in BACKENDS:

@@ -10,6 +10,7 @@ import click
 from swarm.cli.completion import complete_team
 from swarm.cli.helptext import examples
 from swarm.cli.trust import review_for_lead
+from swarm.core.user_config import default_mode
 from swarm.errors import OperationFailedError, SessionInterrupted, WaitTimeoutError
 from swarm.lead.headless import print_outcome, run_headless
 from swarm.lead.interactive import run_interactive
@@ -38,9 +39,10 @@ from swarm.lead.process import LEAD_MODES, LeadOptions
 @click.option("--approvals", type=click.Choice(["human", "lead"]), default="human",
               show_default=True, help="Who answers teammates' permission requests and plans.")
 @click.option("--coordinator", is_flag=True, help="The lead has only team tools: it delegates.")
-@click.option("--permission-mode", type=click.Choice(LEAD_MODES), default="default",
-              show_default=True, help="The lead's own tool use, and the most it grants a"
-              " teammate; teammates start in it (or lower) with its rules.")
+@click.option("--permission-mode", type=click.Choice(LEAD_MODES), default=None,
+              help="The lead's own tool use, and the most it grants a teammate; teammates start"
+              " in it (or lower) with its rules. Default: config.toml's permission_mode, else"
+              " default.")
 @click.option("--headless", is_flag=True,
               help="Run PROMPT to the end without a terminal (also when stdin is not a tty).")
 @click.option("--json", "as_json", is_flag=True, help="Headless: print one JSON object.")
@@ -60,7 +62,7 @@ def lead(prompt: str | None, team_name: str | None, model: str | None,
          teammate_model: str | None, backend: str | None, cwd: str | None, approvals: str,
          coordinator: bool, headless: bool, as_json: bool, timeout: float | None,
          max_teammates: int, max_budget_usd: float | None, keep: bool, resume: bool,
-         trust_project: bool, report_path: Path | None, permission_mode: str,
+         trust_project: bool, report_path: Path | None, permission_mode: str | None,
          allow: tuple[str, ...], deny: tuple[str, ...]) -> None:
     """An LLM lead turns one request into a coordinated team.
 
@@ -78,7 +80,8 @@ def lead(prompt: str | None, team_name: str | None, model: str | None,
         coordinator=coordinator, headless=not interactive, as_json=as_json, timeout=timeout,
         max_teammates=max_teammates, max_budget_usd=max_budget_usd, keep=keep, resume=resume,
         report=report_path.absolute() if report_path is not None else None,
-        permission_mode=permission_mode, allow=allow, deny=deny, trust_project=trust_project,
+        permission_mode=permission_mode or default_mode(LEAD_MODES) or "default",
+        allow=allow, deny=deny, trust_project=trust_project,
     )
     review_for_lead(cwd, interactive, trust_project)  # asks once, or says what it ignores
     if interactive:
@@ -92,3 +95,4 @@ def lead(prompt: str | None, team_name: str | None, model: str | None,
         raise SessionInterrupted(outcome.error or "interrupted")
     if outcome.code:
         raise OperationFailedError(outcome.error or "the session failed")
+

@@ -48,6 +48,7 @@ COMMANDS: dict[str, str] = {
     "lead": "swarm.cli.lead:lead",
     "trust": "swarm.cli.trust:trust",
     "completion": "swarm.cli.completion:completion",
+    "config": "swarm.cli.config:config",
 }
 
 # What `swarm --help` lists beside each command, so that it imports no command module (a test
@@ -57,6 +58,7 @@ SUMMARIES: dict[str, str] = {
     "agents": "List and show agent definitions.",
     "attach": "Open the team's tmux session (NAME: the one on that teammate's host).",
     "completion": "Print the shell completion script for bash, zsh or fish.",
+    "config": "Show the user's defaults ($SWARM_HOME/config.toml).",
     "demo": "Run an offline team of three shell workers on this directory.",
     "doctor": "Check what swarm can use here, and find damage under SWARM_HOME.",
     "inbox": "Show a mailbox (default: team-lead's), or `inbox show ID` for one message, whole.",

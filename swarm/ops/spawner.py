@@ -23,6 +23,7 @@ from swarm.core.names import LEAD_NAME, ModeCap, mode_allows, validate_agent_nam
 from swarm.core.rules import validate_mode, validate_rule
 from swarm.core.state import RESTARTED, AgentState, update_state
 from swarm.core.team import Member, Team
+from swarm.core.user_config import default_mode, lasting_rules
 from swarm.core.workspace_trust import ProjectConfig, decide
 from swarm.core.worktrees import WorktreeRecord, create, finish, record_fields
 from swarm.errors import BadInputError, SwarmError
@@ -116,7 +117,8 @@ def spawn(team: Team, request: SpawnRequest,
     definition = get_definition(req.agent_type, workdir, project=trust.project)
     defaults = definition.defaults()
     # A plan-mode teammate works in acceptEdits once its plan is approved, unless told otherwise.
-    fallback = "acceptEdits" if req.plan_mode_required else (req.inherit_mode or "default")
+    fallback = "acceptEdits" if req.plan_mode_required else (
+        req.inherit_mode or default_mode() or "default")
     if req.cap is not None and not mode_allows(req.cap.mode, fallback):
         fallback = req.cap.mode  # a default nobody asked for is lowered; one asked for is refused
     mode = validate_mode(req.permission_mode or defaults.get("permission_mode") or fallback)
@@ -136,6 +138,7 @@ def spawn(team: Team, request: SpawnRequest,
     spec = check_model_spec(spec, cwd=str(workdir))
     allow_rules = [validate_rule(r) for r in req.allow]
     deny_rules = [validate_rule(r) for r in req.deny]
+    lasting_rules()  # a bad rule in config.toml fails here, not in the teammate at its start
     mcp_servers = _check_mcp(req.mcp, workdir, trust.project)
     # `worktree: true` (SpawnTeammate) and `isolation: worktree` (the definition) come here too.
     isolated = req.worktree or definition.isolation == "worktree"

@@ -17,6 +17,7 @@ from swarm.core.filecache import ChangeCache
 from swarm.core.protocol import PlanApprovalResponse
 from swarm.core.rules import Decision
 from swarm.core.scopes import scope_denial
+from swarm.core.user_config import lasting_rules
 from swarm.runtime.interfaces import ToolHooks
 
 log = logging.getLogger(__name__)
@@ -47,6 +48,8 @@ class PermissionPolicy:
     # The user's PreToolUse hooks: after the deny rules, before allow or ask; a Decision
     # blocks the call.
     tool_hooks: ToolHooks = field(default_factory=ToolHooks)
+    # The user's lasting rules (config.toml's [permissions]), read once at start.
+    user_rules: tuple[list[str], list[str]] = field(default_factory=lambda: ([], []))
     _team_rules: ChangeCache[list[str]] | None = field(default=None, repr=False)
 
     @classmethod
@@ -56,7 +59,7 @@ class PermissionPolicy:
         working = member.permission_mode if member.permission_mode != "plan" else "acceptEdits"
         start = mode or ("plan" if member.plan_mode_required else member.permission_mode)
         return cls(team=team, member=member, cwd=cwd, mode=start, working_mode=working,
-                   asker=asker, tool_hooks=tool_hooks or ToolHooks())
+                   asker=asker, tool_hooks=tool_hooks or ToolHooks(), user_rules=lasting_rules())
 
     def team_rules(self) -> list[str]:
         """The team file's "always allow" rules, parsed again only when the file changed."""
@@ -79,7 +82,8 @@ class PermissionPolicy:
         decision = rules.check(
             tool.name, args, mode=self.mode, read_only=tool.read_only,
             edits_files=tool.edits_files, cwd=self.cwd,
-            allow=[*self.member.allow_rules, *self.team_rules()], deny=self.member.deny_rules,
+            allow=[*self.member.allow_rules, *self.team_rules(), *self.user_rules[0]],
+            deny=[*self.member.deny_rules, *self.user_rules[1]],
         )
         log.debug("%s: %s (%s)", tool.name, decision.behavior, decision.reason)
         if decision.behavior == "deny":
