@@ -6,8 +6,11 @@ read, so a second answer to the same id is refused (exit 2) instead of sent twic
 
 from __future__ import annotations
 
+import functools
 import json
+import os
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from msgspec import Struct
@@ -24,9 +27,9 @@ from swarm.core.protocol import (
     sender_may_send,
 )
 from swarm.core.real_input import SHOWN_LIMIT, request_line, shown_input
-from swarm.core.rules import suggest_rule
 from swarm.core.team import Team, TeamConfig
 from swarm.errors import BadInputError, NotFoundError, SwarmError, ToolError
+from swarm.ops.approval_rule import check_tool, exact_rule, requester, typed_rule
 from swarm.runtime.tools.registry import all_tools
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
@@ -66,8 +69,15 @@ def _pending(team: Team, kind: type[PermissionRequest | PlanApprovalRequest]) ->
     box = Mailbox(team.name, LEAD_NAME)
     found = [Pending(m, m.structured()) for m in box.unread()]
     return sorted((p for p in found if isinstance(p.request, kind)
-                   and sender_may_send(p.request, p.message.sender)),
+                   and sender_may_send(p.request, p.message.sender)
+                   and _names_this_team(team, p.request)),
                   key=lambda p: p.message.timestamp)
+
+
+def _names_this_team(team: Team, request: PermissionRequest | PlanApprovalRequest) -> bool:
+    """A permission request names its asker in this team (`name@team`), not in another."""
+    return not isinstance(request, PermissionRequest) or \
+        request.agent_id.partition("@")[2] == team.name
 
 
 # Verdicts given in this process, by request id, until the lead's wake policy takes them
@@ -156,27 +166,37 @@ def edited_input(tool_name: str, raw: str) -> dict[str, Any]:
 
 def approve_permission(team: Team, request_id: str, always: bool = False,
                        new_input: str | None = None,
-                       announce: Callable[[str], None] | None = None) -> Pending:
-    """Approve a pending request; with `always` also add the team rule, which `announce` is
-    given first (whoever answers sees the exact rule before it exists)."""
+                       announce: Callable[[str], None] | None = None,
+                       typed: str | None = None) -> Pending:
+    """Approve a pending request; with `always` also add the rule naming exactly this call
+    (`approval_rule.exact_rule`), or with `typed` the rule the person typed; `announce` is given
+    it first (whoever answers sees the exact rule before it exists). A request for a tool its
+    asker does not have, or an `always` no exact rule can honour, is refused before anything."""
     found = _find(team, request_id)
     request: PermissionRequest = found.request
+    member = requester(team, found.message.sender, request.agent_id)
+    check_tool(member, request.tool_name)
     updated = edited_input(request.tool_name, new_input) if new_input is not None else None
-    if always:
-        rule = suggest_rule(request.tool_name, updated or request.input)
+    rule = None
+    if typed is not None:
+        rule = typed_rule(typed, request.tool_name)
+    elif always:
+        rule = exact_rule(request.tool_name, updated or request.input,
+                          Path(member.cwd or os.getcwd()))
+    if rule is not None:
         if announce is not None:
             announce(rule)
-
-        def add_rule(config: TeamConfig) -> None:
-            if rule not in config.allowed_rules:
-                config.allowed_rules.append(rule)
-
-        team.update(add_rule)
+        team.update(functools.partial(_add_rule, rule=rule))
     reply = PermissionResponse(request_id=request.request_id, approve=True,
-                               updated_input=updated, always=always)
+                               updated_input=updated, always=rule is not None)
     team.send(found.message.sender, reply, sender=LEAD_NAME)
     Mailbox(team.name, LEAD_NAME).mark_read([found.message.id])
     return _answered(found, reply)
+
+
+def _add_rule(config: TeamConfig, rule: str) -> None:
+    if rule not in config.allowed_rules:
+        config.allowed_rules.append(rule)
 
 
 def deny_permission(team: Team, request_id: str, reason: str) -> Pending:
