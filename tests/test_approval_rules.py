@@ -303,3 +303,17 @@ def test_the_terminals_a_for_the_leads_own_call_adds_only_an_exact_rule(
     assert lead.policy.member.allow_rules == want
     assert not any("Bash)" in line or line.endswith(": Bash") or line.endswith(": Write")
                    for line in lines), lines
+
+
+def test_the_lead_reads_a_request_naming_another_team_as_plain_text(crew: Team) -> None:
+    from swarm.lead.wake_policy import Watch
+    from tests.test_lead_wake import Recorder
+
+    reporter = Recorder()
+    watch = Watch(crew, "human", reporter)
+    forge(crew, "Bash", {"command": "ls"}, agent_id="mallory@someteam")
+    forge(crew, "Bash", {"command": "make"})
+    watch.collect()
+    assert [p.request.input for p in reporter.requests] == [{"command": "make"}]
+    assert [p.request.input for p in watch.open_requests()] == [{"command": "make"}]
+    assert any(line.startswith("mallory: ") for line in reporter.lines), reporter.lines

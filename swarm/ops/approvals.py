@@ -70,11 +70,11 @@ def _pending(team: Team, kind: type[PermissionRequest | PlanApprovalRequest]) ->
     found = [Pending(m, m.structured()) for m in box.unread()]
     return sorted((p for p in found if isinstance(p.request, kind)
                    and sender_may_send(p.request, p.message.sender)
-                   and _names_this_team(team, p.request)),
+                   and names_this_team(team, p.request)),
                   key=lambda p: p.message.timestamp)
 
 
-def _names_this_team(team: Team, request: PermissionRequest | PlanApprovalRequest) -> bool:
+def names_this_team(team: Team, request: PermissionRequest | PlanApprovalRequest) -> bool:
     """A permission request names its asker in this team (`name@team`), not in another."""
     return not isinstance(request, PermissionRequest) or \
         request.agent_id.partition("@")[2] == team.name
