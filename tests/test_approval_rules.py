@@ -317,3 +317,18 @@ def test_the_lead_reads_a_request_naming_another_team_as_plain_text(crew: Team) 
     assert [p.request.input for p in reporter.requests] == [{"command": "make"}]
     assert [p.request.input for p in watch.open_requests()] == [{"command": "make"}]
     assert any(line.startswith("mallory: ") for line in reporter.lines), reporter.lines
+
+
+def test_a_tool_a_user_definition_disallows_is_refused(
+        capsys: CaptureFixture, crew: Team, work: Path) -> None:
+    from swarm.core import paths
+
+    paths.user_agents_dir().mkdir(parents=True, exist_ok=True)
+    (paths.user_agents_dir() / "nobash.md").write_text(
+        "---\nname: nobash\ndescription: no shell\ndisallowed_tools: [Bash]\n---\nWork.\n")
+    crew.add_member("careful", cwd=str(work), agent_type="nobash")
+    rid = forge(crew, "Bash", {"command": "ls"}, sender="careful")
+    refused(capsys, crew, rid, "--always", expect="careful has no tool 'Bash'")
+    rid = forge(crew, "Write", {"file_path": "a.txt", "content": "x"}, sender="careful")
+    approved(capsys, crew, rid, "--always")  # it has Write
+    assert crew.config().allowed_rules == [f"Write({work}/a.txt)"]

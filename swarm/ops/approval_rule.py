@@ -64,14 +64,14 @@ def _lacks(member: Member, tool_name: str) -> str | None:
         definition = get_definition(member.agent_type, cwd, project=project)
     except SwarmError as exc:
         return f"its agent type cannot be read: {exc}"
+    if _listed(tool_name, definition.disallowed_tools):  # binding, through a subagent too
+        return f"its agent type {definition.name} disallows it"
     names = effective_tools(definition, list(builtin), TEAM_TOOLS)
     delegates = "Agent" in names  # a typed subagent may have tools its parent lacks
     if not mcp:
         if tool_name in names or (delegates and tool_name in SUBAGENT_USABLE):
             return None
         return f"its agent type {definition.name} does not give it"
-    if _listed(tool_name, definition.disallowed_tools):
-        return f"its agent type {definition.name} disallows it"
     servers = [*member.mcp_servers, *_server_names(definition.mcp_servers)]
     if delegates:
         for other in load_definitions(cwd, project=project).definitions.values():
