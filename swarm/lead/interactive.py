@@ -23,7 +23,7 @@ from msgspec import Struct, field
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import PermissionRequest
-from swarm.core.real_input import shown_input
+from swarm.core.real_input import exact_rule, shown_input
 from swarm.core.rules import Decision
 from swarm.core.terminal import visible
 from swarm.errors import BadInputError, NotFoundError, SwarmError
@@ -32,7 +32,6 @@ from swarm.lead.process import Lead, LeadOptions
 from swarm.lead.session import Session
 from swarm.lead.wake_policy import describe_request
 from swarm.ops import approvals, control
-from swarm.ops.approval_rule import exact_rule
 from swarm.ops.approvals import Pending
 from swarm.ops.health import observe
 from swarm.runtime.console import brief
