@@ -160,11 +160,13 @@ def test_update_to_in_progress_is_refused_while_blocked(team: Team) -> None:
     assert team.tasks.get(base.id).result == "done"
 
 
-def test_deleted_blocker_does_not_block_forever(team: Team) -> None:
+def test_a_deleted_blocker_keeps_its_dependent_blocked(team: Team) -> None:
+    # Issue 32: a blocker that cannot be read is not completed (tests/test_task_blockers.py).
     base = team.tasks.add("base")
     child = team.tasks.add("child", blocked_by=[base.id])
     paths.task_file(team.name, base.id).unlink()
-    assert team.tasks.claim(child.id, "alice").owner == "alice"
+    with pytest.raises(TaskConflictError, match="blocked by"):
+        team.tasks.claim(child.id, "alice")
 
 
 # -- claims -------------------------------------------------------------------------------------

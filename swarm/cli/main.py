@@ -14,7 +14,7 @@ from swarm import __version__, settings
 from swarm.big_import import big_import
 from swarm.cli.helptext import examples
 from swarm.core.terminal import visible
-from swarm.errors import SwarmError, describe_error
+from swarm.errors import BadInputError, SwarmError, describe_error
 from swarm.log import configure as configure_logging
 
 # command name -> "module:attribute"; modules are imported only when their command runs, so
@@ -158,6 +158,7 @@ def main(argv: list[str] | None = None) -> None:
         _complete(argv)
     debug = settings.debug()
     try:
+        _check_utf8(sys.argv[1:] if argv is None else argv)
         cli.main(args=argv, prog_name="swarm", standalone_mode=False)
     except SwarmError as exc:
         if debug:
@@ -184,6 +185,24 @@ def main(argv: list[str] | None = None) -> None:
             _fail(describe_error(exc), 1)
         _fail(f"unexpected {type(exc).__name__}: {exc} (rerun with SWARM_DEBUG=1 for details)", 1)
     sys.exit(0)
+
+
+def _check_utf8(args: list[str]) -> None:
+    """Every argument must be UTF-8 text: bytes that are not arrive as lone surrogates
+    (surrogateescape), which no team file, mailbox or task can hold. Checked before any
+    command runs, so nothing is half done."""
+    for number, arg in enumerate(args, 1):
+        try:
+            arg.encode()
+        except UnicodeEncodeError as exc:
+            try:
+                raw = arg.encode("utf-8", "surrogateescape")  # the bytes as they were given
+            except UnicodeEncodeError:
+                raw = arg.encode("utf-8", "backslashreplace")
+            shown = raw.decode("utf-8", "backslashreplace")
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
+            raise BadInputError(f"argument {number} is not UTF-8 text (character {exc.start}):"
+                                f" {shown}") from None
 
 
 def _complete(argv: list[str] | None) -> None:

@@ -40,18 +40,24 @@ def list_requests(team_name: str | None, as_json: bool) -> None:
 @permissions.command("approve", epilog=examples(
     "swarm permissions approve 3f2a9c1d",
     "swarm permissions approve worker --always",
+    "swarm permissions approve worker --rule 'Bash(make:*)'",
     """swarm permissions approve 3f2a9c1d --input '{"command": "make test"}'"""))
 @click.argument("request_id", metavar="ID|NAME")
-@click.option("--always", is_flag=True, help="Add a team rule so no teammate asks again.")
+@click.option("--always", is_flag=True,
+              help="Add a team rule for exactly this call so no teammate asks again.")
+@click.option("--rule", "typed", default=None, metavar="RULE",
+              help="Add this team rule instead (as broad as you type it, e.g. 'Bash(make:*)').")
 @click.option("--input", "new_input", default=None, help="Replace the tool input (JSON object).")
 @team_option
-def approve(request_id: str, always: bool, new_input: str | None, team_name: str | None) -> None:
+def approve(request_id: str, always: bool, typed: str | None, new_input: str | None,
+            team_name: str | None) -> None:
     """Let the teammate run the tool call."""
     refuse_teammate("permissions approve")
 
     found = approve_permission(open_team(team_name), request_id, always, new_input,
-                               announce=lambda rule: click.echo(f"adding team rule: {rule}"))
-    note = " (and added a team rule)" if always else ""
+                               announce=lambda rule: click.echo(f"adding team rule: {rule}"),
+                               typed=typed)
+    note = " (and added a team rule)" if always or typed else ""
     click.echo(f"approved {found.request.tool_name} for {found.message.sender}{note}")
 
 

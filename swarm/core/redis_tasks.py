@@ -27,6 +27,7 @@ from swarm.core.tasks import (
     TaskList,
     _check_sizes,
     _refuse_unless_owner,
+    completed,
 )
 from swarm.errors import BadInputError, NotFoundError, TaskConflictError
 
@@ -40,10 +41,13 @@ local function unfinished(task)
   local waiting = {}
   for _, blocker in ipairs(task.blocked_by or {}) do
     local raw = redis.call('HGET', KEYS[1], tostring(blocker))
-    if raw then
-      local other = cjson.decode(raw)
-      if other.status ~= 'completed' then table.insert(waiting, tostring(blocker)) end
+    local done = false
+    if raw then  -- a missing, corrupt or foreign entry is no completed blocker
+      local ok, other = pcall(cjson.decode, raw)
+      done = ok and type(other) == 'table' and other.id == tostring(blocker)
+        and other.status == 'completed'
     end
+    if not done then table.insert(waiting, tostring(blocker)) end
   end
   return waiting
 end
@@ -77,8 +81,9 @@ if ARGV[3] ~= '' then
 end
 for _, id in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
   local raw = redis.call('HGET', KEYS[1], id)
-  if raw then
-    local task = cjson.decode(raw)
+  local ok, task = false, nil
+  if raw then ok, task = pcall(cjson.decode, raw) end
+  if ok and type(task) == 'table' then  -- a corrupt entry is skipped, not an error
     local held = owner(task)
     if task.status == 'pending' and (not held or held == ARGV[1]) and #unfinished(task) == 0 then
       return take(task)
@@ -87,6 +92,14 @@ for _, id in ipairs(redis.call('ZRANGE', KEYS[2], 0, -1)) do
 end
 return {'none', ''}
 """
+
+
+def _decoded(raw: bytes | str | None) -> Task | None:
+    """A stored task; None when missing or corrupt (as the file store reads a corrupt file)."""
+    try:
+        return None if raw is None else records.decode(raw, Task)
+    except records.DecodeError:
+        return None
 
 
 class RedisTaskList(TaskList):
@@ -106,12 +119,11 @@ class RedisTaskList(TaskList):
     def _read(self, task_id: str) -> Task | None:
         if not task_id.isdigit():
             return None
-        raw = self.store.run(lambda: self.store.client.hget(self.hash, task_id))
-        return None if raw is None else records.decode(raw, Task)
+        return _decoded(self.store.run(lambda: self.store.client.hget(self.hash, task_id)))
 
     def list(self) -> builtins.list[Task]:
         raw = self.store.run(lambda: self.store.client.hgetall(self.hash))
-        tasks = [records.decode(v, Task) for k, v in raw.items() if k.isdigit()]
+        tasks = [t for k, v in raw.items() if k.isdigit() and (t := _decoded(v)) is not None]
         return sorted(tasks, key=lambda t: int(t.id))
 
     # -- writing -----------------------------------------------------------------------------
@@ -132,8 +144,7 @@ class RedisTaskList(TaskList):
 
         def attempt(pipe: Any) -> None:
             def read(task_id: str) -> Task | None:
-                raw = pipe.hget(self.hash, task_id) if task_id.isdigit() else None
-                return None if raw is None else records.decode(raw, Task)
+                return _decoded(pipe.hget(self.hash, task_id) if task_id.isdigit() else None)
 
             changed = change(read)
             pipe.multi()
@@ -194,8 +205,7 @@ class RedisTaskList(TaskList):
                     (status is not None and status != task.status):
                 _refuse_unless_owner(task, actor)
             if status == "in_progress" and task.status != "in_progress":
-                waiting = [b for b in task.blocked_by
-                           if (other := read(b)) is not None and other.status != "completed"]
+                waiting = [b for b in task.blocked_by if not completed(read(b), b)]
                 if waiting:
                     ids = ", ".join(f"#{i}" for i in waiting)
                     raise TaskConflictError(f"task #{task.id} is blocked by unfinished task(s) "

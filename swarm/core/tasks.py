@@ -53,6 +53,10 @@ class Task(Record, kw_only=True):
     updated_at: str = field(default_factory=utcnow_iso)
 
 
+def completed(blocker: Task | None, blocker_id: str) -> bool:
+    return blocker is not None and blocker.id == blocker_id and blocker.status == "completed"
+
+
 def _refuse_unless_owner(task: Task, actor: str | None) -> None:
     """An owned task changes owner or status only by its owner or the lead (or a person: no
     actor), so a file scope lasts while its task is owned: no peer can lift it."""
@@ -105,12 +109,9 @@ class TaskList:
         return [t for t in (read_model(p, Task) for _, p in files) if t is not None]
 
     def unfinished_blockers(self, task: Task) -> builtins.list[str]:
-        out = []
-        for blocker_id in task.blocked_by:
-            blocker = self._read(blocker_id)
-            if blocker is not None and blocker.status != "completed":
-                out.append(blocker_id)
-        return out
+        """The blockers not known to be completed: a blocker that cannot be read (missing,
+        corrupt, not the task it names) keeps its dependents blocked."""
+        return [b for b in task.blocked_by if not completed(self._read(b), b)]
 
     def is_available(self, task: Task, name: str | None = None) -> bool:
         return (

@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
+from pathlib import Path
 from types import FrameType
 from typing import Any
 
@@ -22,10 +23,10 @@ from msgspec import Struct, field
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import PermissionRequest
-from swarm.core.real_input import shown_input
-from swarm.core.rules import Decision, suggest_rule
+from swarm.core.real_input import exact_rule, shown_input
+from swarm.core.rules import Decision
 from swarm.core.terminal import visible
-from swarm.errors import SwarmError
+from swarm.errors import BadInputError, NotFoundError, SwarmError
 from swarm.lead.headless import Outcome
 from swarm.lead.process import Lead, LeadOptions
 from swarm.lead.session import Session
@@ -110,7 +111,7 @@ class TerminalUI:
     def ask(self, tool: Tool, args: dict[str, Any], why: Decision) -> Decision | None:
         """The lead's own call: wait for the person (or an interrupt, which denies it)."""
         question = Question(f"the lead wants to run: {shown_input(tool.name, args)}",
-                            rule=suggest_rule(tool.name, args))
+                            rule=self._exact_rule(tool.name, args))
         with self._lock:
             self.questions.insert(0, question)  # the lead waits on it: first in line
         self.out(f"{BOLD}{question.text}{RESET} ({why.reason}) - answer y, n [reason] or a")
@@ -123,6 +124,15 @@ class TerminalUI:
                 self.redraw()
                 return Decision("deny", "interrupted before the person answered")
         return question.answer
+
+    def _exact_rule(self, tool_name: str, args: dict[str, Any]) -> str | None:
+        """The rule `a` adds for the lead's own call: exactly that call, or none (a blank
+        command, a tool no rule narrower than the whole names)."""
+        cwd = self.lead.cwd if self.lead is not None else Path.cwd()
+        try:
+            return exact_rule(tool_name, args, cwd)
+        except BadInputError:
+            return None
 
     # -- the prompt ---------------------------------------------------------------------------
     def prompt_text(self) -> str:
@@ -150,13 +160,17 @@ class TerminalUI:
             if verdict == "always" and self.lead is not None and first.rule:
                 self.out(f"- adding a rule for this session: {first.rule}")
                 self.lead.policy.member.allow_rules.append(first.rule)  # this session only
+            elif verdict == "always":
+                self.out("- approved once: no rule names exactly this call")
             first.answered.set()
-        else:
-            self._answer_teammate(first.pending, verdict, reason)
+        elif not self._answer_teammate(first.pending, verdict, reason):
+            with self._lock:  # refused, still pending: the person answers it again (n, or y)
+                self.questions.insert(0, first)
         self.redraw()
         return True
 
-    def _answer_teammate(self, pending: Pending, verdict: str, reason: str) -> None:
+    def _answer_teammate(self, pending: Pending, verdict: str, reason: str) -> bool:
+        """True when the request is settled (answered, or gone)."""
         lead = self.lead
         assert lead is not None
         team, sender = lead.team, pending.message.sender
@@ -173,9 +187,10 @@ class TerminalUI:
                                       feedback=None if verdict != "no" else reason)
         except SwarmError as exc:
             self.notice(f"not answered: {exc}")
-            return
+            return isinstance(exc, NotFoundError)  # gone (answered elsewhere): not asked again
         self.notice(f"{'denied' if verdict == 'no' else 'approved'}: {sender}'s"
                     f" {describe_request(pending)}")
+        return True
 
 
 # -- slash commands ---------------------------------------------------------------------------

@@ -177,7 +177,8 @@ class Watch(Struct, dict=True):
             self._queue("terminated", message, f'<teammate-terminated name="{escape(name, True)}">'
                         f"{escape(kind.reason)}</teammate-terminated>")
             return
-        if isinstance(kind, PermissionRequest | PlanApprovalRequest):
+        if isinstance(kind, PermissionRequest | PlanApprovalRequest) and \
+                approvals.names_this_team(self.team, kind):
             pending = Pending(message, kind)
             self._open[message.id] = pending
             if self.approvals == "lead":

@@ -1,20 +1,29 @@
 """The lead's side of asking: pending permission requests and plans, and the answers to them.
 
 A request is pending while its message is unread in the lead's mailbox; answering marks it
-read, so a second answer to the same id is refused (exit 2) instead of sent twice.
+read, so a second answer to the same id is refused (exit 2) instead of sent twice. A request is
+the requester's own words (anyone who can write the mailbox can forge one): it counts only when
+it names its sender in this team, and is approved only for a tool that member has (its
+definition's, a typed subagent's through its Agent tool, its MCP servers'); the rule an
+`always` adds is `real_input.exact_rule` of the real input.
 """
 
 from __future__ import annotations
 
+import functools
 import json
+import os
+import re
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from msgspec import Struct
 
 from swarm.core import records
+from swarm.core.definitions import effective_tools, get_definition, load_definitions
 from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME, PERMISSION_MODES, ModeCap
+from swarm.core.names import LEAD_NAME, PERMISSION_MODES, SUBAGENT_USABLE, TEAM_TOOLS, ModeCap
 from swarm.core.protocol import (
     Message,
     PermissionRequest,
@@ -23,10 +32,11 @@ from swarm.core.protocol import (
     PlanApprovalResponse,
     sender_may_send,
 )
-from swarm.core.real_input import SHOWN_LIMIT, request_line, shown_input
-from swarm.core.rules import suggest_rule
-from swarm.core.team import Team, TeamConfig
+from swarm.core.real_input import SHOWN_LIMIT, exact_rule, request_line, shown_input, typed_rule
+from swarm.core.team import Member, Team, TeamConfig
+from swarm.core.workspace_trust import decide
 from swarm.errors import BadInputError, NotFoundError, SwarmError, ToolError
+from swarm.runtime.extensions.loader import checkout_of
 from swarm.runtime.tools.registry import all_tools
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
@@ -66,8 +76,15 @@ def _pending(team: Team, kind: type[PermissionRequest | PlanApprovalRequest]) ->
     box = Mailbox(team.name, LEAD_NAME)
     found = [Pending(m, m.structured()) for m in box.unread()]
     return sorted((p for p in found if isinstance(p.request, kind)
-                   and sender_may_send(p.request, p.message.sender)),
+                   and sender_may_send(p.request, p.message.sender)
+                   and names_this_team(team, p.request)),
                   key=lambda p: p.message.timestamp)
+
+
+def names_this_team(team: Team, request: PermissionRequest | PlanApprovalRequest) -> bool:
+    """A permission request names its asker in this team (`name@team`), not in another."""
+    return not isinstance(request, PermissionRequest) or \
+        request.agent_id.partition("@")[2] == team.name
 
 
 # Verdicts given in this process, by request id, until the lead's wake policy takes them
@@ -135,6 +152,69 @@ def _find(team: Team, request_id: str) -> Pending:
     return matches[0]
 
 
+# -- who asks, for which tool: a request is the requester's own words, forgeable by anyone
+# who can write the lead's mailbox ---------------------------------------------------------------
+# An MCP tool as swarm names it: mcp__<server>__<tool>, letters, digits, `_` and `-` only
+# (runtime/extensions/mcp_client.qualified_name), at most 64 characters.
+MCP_TOOL = re.compile(r"mcp__[A-Za-z0-9_-]+__[A-Za-z0-9_-]+\Z")
+
+
+def _requester(team: Team, sender: str, agent_id: str) -> Member:
+    """The member a request comes from: it names itself, in this team."""
+    member = team.config().member(sender)
+    if member is None or member.name == LEAD_NAME or agent_id != member.agent_id:
+        raise BadInputError(f"{agent_id!r} is not a teammate of team {team.name!r}")
+    return member
+
+
+def _check_tool(member: Member, tool_name: str) -> None:
+    """Refuse a request for a tool the requester does not have (then nothing it asks for
+    could run: the request is not one swarm made)."""
+    why = _lacks(member, tool_name)
+    if why:
+        raise BadInputError(f"{member.name} has no tool {tool_name!r} ({why}): the request was"
+                            " not made by swarm; deny it (`swarm permissions deny`)")
+
+
+def _lacks(member: Member, tool_name: str) -> str | None:
+    builtin = all_tools()
+    mcp = len(tool_name) <= 64 and MCP_TOOL.match(tool_name) is not None
+    if tool_name not in builtin and not mcp:
+        return "no tool has that name"
+    if member.host:  # its definitions are on another host: the name's shape is all we know
+        return None
+    cwd = Path(member.cwd or os.getcwd())
+    # The same decision the agent process made for itself (runtime/agent.py).
+    project = decide(cwd, checkout_of(member), granted=member.trusted_config).project
+    try:
+        definition = get_definition(member.agent_type, cwd, project=project)
+    except SwarmError as exc:
+        return f"its agent type cannot be read: {exc}"
+    if _listed(tool_name, definition.disallowed_tools):  # binding, through a subagent too
+        return f"its agent type {definition.name} disallows it"
+    names = effective_tools(definition, list(builtin), TEAM_TOOLS)
+    delegates = "Agent" in names  # a typed subagent may have tools its parent lacks
+    if not mcp:
+        if tool_name in names or (delegates and tool_name in SUBAGENT_USABLE):
+            return None
+        return f"its agent type {definition.name} does not give it"
+    servers = [*member.mcp_servers, *_server_names(definition.mcp_servers)]
+    if delegates:
+        for other in load_definitions(cwd, project=project).definitions.values():
+            servers += _server_names(other.mcp_servers)
+    if any(tool_name.startswith(f"mcp__{server}__") for server in servers):
+        return None
+    return "it has no MCP server of that name"
+
+
+def _server_names(entries: list[Any]) -> list[str]:
+    return [n for e in entries for n in ([e] if isinstance(e, str) else list(e))]
+
+
+def _listed(tool_name: str, names: list[str]) -> bool:
+    return tool_name in names or "__".join(tool_name.split("__")[:2]) in names
+
+
 def edited_input(tool_name: str, raw: str) -> dict[str, Any]:
     """An input edited when approving (`--input`): a JSON object its tool takes as it is, by the
     tool's input model, exactly (JSON's own types, no unknown field: a person's typo is not
@@ -156,27 +236,37 @@ def edited_input(tool_name: str, raw: str) -> dict[str, Any]:
 
 def approve_permission(team: Team, request_id: str, always: bool = False,
                        new_input: str | None = None,
-                       announce: Callable[[str], None] | None = None) -> Pending:
-    """Approve a pending request; with `always` also add the team rule, which `announce` is
-    given first (whoever answers sees the exact rule before it exists)."""
+                       announce: Callable[[str], None] | None = None,
+                       typed: str | None = None) -> Pending:
+    """Approve a pending request; with `always` also add the rule naming exactly this call
+    (`approval_rule.exact_rule`), or with `typed` the rule the person typed; `announce` is given
+    it first (whoever answers sees the exact rule before it exists). A request for a tool its
+    asker does not have, or an `always` no exact rule can honour, is refused before anything."""
     found = _find(team, request_id)
     request: PermissionRequest = found.request
+    member = _requester(team, found.message.sender, request.agent_id)
+    _check_tool(member, request.tool_name)
     updated = edited_input(request.tool_name, new_input) if new_input is not None else None
-    if always:
-        rule = suggest_rule(request.tool_name, updated or request.input)
+    rule = None
+    if typed is not None:
+        rule = typed_rule(typed, request.tool_name)
+    elif always:
+        rule = exact_rule(request.tool_name, updated or request.input,
+                          Path(member.cwd or os.getcwd()))
+    if rule is not None:
         if announce is not None:
             announce(rule)
-
-        def add_rule(config: TeamConfig) -> None:
-            if rule not in config.allowed_rules:
-                config.allowed_rules.append(rule)
-
-        team.update(add_rule)
+        team.update(functools.partial(_add_rule, rule=rule))
     reply = PermissionResponse(request_id=request.request_id, approve=True,
-                               updated_input=updated, always=always)
+                               updated_input=updated, always=rule is not None)
     team.send(found.message.sender, reply, sender=LEAD_NAME)
     Mailbox(team.name, LEAD_NAME).mark_read([found.message.id])
     return _answered(found, reply)
+
+
+def _add_rule(config: TeamConfig, rule: str) -> None:
+    if rule not in config.allowed_rules:
+        config.allowed_rules.append(rule)
 
 
 def deny_permission(team: Team, request_id: str, reason: str) -> Pending:
