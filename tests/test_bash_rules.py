@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core.rules import Decision, suggest_rule, validate_rule
+from swarm.core.real_input import exact_rule
+from swarm.core.rules import Decision, validate_rule
 from swarm.errors import BadInputError
 from tests.rule_helpers import bash, decide
 
@@ -181,7 +182,7 @@ def test_exact_rules_match_the_words_or_the_whole_text(cwd: Path) -> None:
     assert bash(exact + " && rm x", cwd, allow=[f"Bash({exact})"]).behavior == "ask"
     # What `--always` adds for a multi-line command is a rule that allows it next time.
     multi = "echo one\necho two > out.txt"
-    rule = suggest_rule("Bash", {"command": multi})
+    rule = exact_rule("Bash", {"command": multi}, cwd)
     assert rule == f"Bash({multi})"
     assert bash(multi, cwd, allow=[rule]).behavior == "allow"
 

@@ -12,7 +12,6 @@ from swarm.core.rules import (
     Decision,
     check,
     rule_matches,
-    suggest_rule,
     validate_mode,
     validate_rule,
 )
@@ -101,12 +100,6 @@ def test_path_rule_sees_through_dotdot_and_symlinks(cwd: Path) -> None:
     assert not rule_matches("Edit(src/**)", "Edit", {"file_path": "src/../../outside/x"}, cwd)
     (cwd / "src" / "link").symlink_to(cwd.parent / "outside")
     assert not rule_matches("Edit(src/**)", "Edit", {"file_path": "src/link/x.py"}, cwd)
-
-
-def test_suggest_rule_is_the_exact_command_for_bash() -> None:
-    assert suggest_rule("Bash", {"command": " echo x > f.txt "}) == "Bash(echo x > f.txt)"
-    assert suggest_rule("Bash", {}) == "Bash"
-    assert suggest_rule("Write", {"file_path": "a"}) == "Write"
 
 
 # -- modes -----------------------------------------------------------------------------------

@@ -289,14 +289,6 @@ def rule_matches(rule: str, tool_name: str, args: dict[str, Any], cwd: Path,
     return any(_path_matches(spec, p, cwd, deny) for p in _tool_paths(tool_name, args, cwd))
 
 
-def suggest_rule(tool_name: str, args: dict[str, Any]) -> str:
-    """The rule `--always` adds: the exact command for Bash, the tool otherwise."""
-    if tool_name == "Bash":
-        command = str(args.get("command", "")).strip()
-        return f"Bash({command})" if command else "Bash"
-    return tool_name
-
-
 def _check_deny(tool_name: str, args: dict[str, Any], cwd: Path,
                 deny: list[str]) -> Decision | None:
     """A deny decision, an ask when a Bash deny rule cannot be ruled out, or None."""
