@@ -66,6 +66,7 @@ from swarm.runtime.orphan import OrphanCheck, close_own_pane
 from swarm.runtime.permissions.asking import Asker
 from swarm.runtime.prompts import TeammatePrompt
 from swarm.runtime.signals import Signals
+from swarm.runtime.subreaper import Reaper, become_subreaper
 from swarm.runtime.tools.builtin import Tool, ToolResult
 from swarm.runtime.tools.registry import all_tools
 
@@ -85,6 +86,7 @@ class Agent(AgentBase, LoopHooks):
         self.signals = Signals(busy=lambda: self.state.state in in_turn,
                                child=lambda: self._proc, stopping=self._stopping)
         self.orphan = OrphanCheck(self.team, self.console.say, remote=bool(self.member.host))
+        self.reaper = Reaper()  # the orphans of its commands, adopted at `run` (subreaper)
         self.pending_shutdown: ShutdownRequest | None = None
         self.shutdown_approved = False
         self.turn = TurnRecord()  # what the current turn did, for its idle note
@@ -157,6 +159,7 @@ class Agent(AgentBase, LoopHooks):
             os.kill(os.getpid(), signal.SIGTERM)  # the main thread leaves through finish()
 
     def on_beat(self) -> None:
+        self.reaper.reap()
         if self.orphan.check() and not self._stopping.is_set():
             os.kill(os.getpid(), signal.SIGTERM)  # the main thread leaves through finish()
 
@@ -330,6 +333,9 @@ class Agent(AgentBase, LoopHooks):
     # -- the process -------------------------------------------------------------------------
     def run(self) -> int:
         self.signals.install()
+        # Before any command runs: what its commands leave behind stays below this process,
+        # so a `swarm` command there speaks as this teammate (cli.common.current_agent_name).
+        become_subreaper()
         write_state(self.team.name, self.name, self.state)
         self.team.update_member(self.name, pid=os.getpid())
         self.transcript.event("started", pid=os.getpid(), model=self.model_name)

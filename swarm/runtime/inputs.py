@@ -17,6 +17,7 @@ from msgspec import Struct
 
 from swarm import settings
 from swarm.core import stores
+from swarm.core.lead_key import LeadSeal
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import (
@@ -26,7 +27,6 @@ from swarm.core.protocol import (
     StructuredMessage,
     escape,
     render_for_model,
-    sender_may_send,
 )
 from swarm.core.readable import structured_line
 from swarm.core.state import AgentState
@@ -40,16 +40,17 @@ Block = dict[str, Any]
 
 
 class Inbound(Struct, dict=True):
-    """A message as read: its structured kind, already checked against who sent it (a forged
-    or unauthorised structured message has no kind: it is plain text from its sender)."""
+    """A message as read: its structured kind, already checked against who sent it and, for
+    the lead's orders, the lead's signature (`seal`): a forged or unauthorised structured
+    message has no kind, it is plain text from its sender."""
 
     message: Message
     kind: StructuredMessage | None
 
     @classmethod
-    def read(cls, message: Message) -> Inbound:
+    def read(cls, message: Message, seal: LeadSeal) -> Inbound:
         kind = message.structured()
-        if kind is not None and not sender_may_send(kind, message.sender):
+        if kind is not None and not seal.allows(kind, message):
             kind = None
         return cls(message, kind)
 
@@ -79,6 +80,7 @@ class Inputs:
         self.team, self.name, self.box = team, name, box
         self.subagents, self.console, self.host = subagents, console, host
         self.resumed = resumed  # a restart: its first input says so, with the why
+        self.seal = LeadSeal(team.name, name)
         self._waiting_at_start: set[str] = set()  # unread when the turn began
 
     def watcher(self) -> Watcher:
@@ -89,7 +91,7 @@ class Inputs:
         """Unread messages with their kinds; answers for requests no longer open (the asker
         consumes the live ones) are plain text like any other unauthorised structure. A
         mode change is applied here, not handed to the model: it is an order, not a task."""
-        inbound = [Inbound.read(m) for m in self.box.unread()]
+        inbound = [Inbound.read(m, self.seal) for m in self.box.unread()]
         changes = [i for i in inbound if isinstance(i.kind, ModeChange)]
         if not changes:
             return inbound
