@@ -30,6 +30,7 @@ from swarm.core.protocol import (
     TaskAssignment,
     dump_structured,
 )
+from swarm.errors import SwarmError
 from tests.agent_fixtures import SWARM, Crew
 from tests.helpers import wait_until
 from tests.test_permissions_flow import tool_results, wait_request
@@ -188,6 +189,15 @@ def test_a_signed_order_copied_to_another_member_or_altered_is_not_obeyed(crew: 
     assert crew.state("v").mode == "acceptEdits"  # type: ignore[union-attr]
     crew.wait_idle_notes("u", 1)
     assert crew.state("u").mode == "default"  # type: ignore[union-attr]
+    # A signed order copied back into the same member's mailbox later changes nothing: the
+    # lead set v to default since, and the old acceptEdits stays old.
+    assert crew.cli("mode", "v", "default").returncode == 0
+    wait_until(lambda: crew.state("v").mode == "default", 10,  # type: ignore[union-attr]
+               message="v applies the lead's newer order")
+    Mailbox(crew.team.name, "v").deliver([genuine])
+    wait_until(lambda: not Mailbox(crew.team.name, "v").unread(), 10,
+               message="v reads the replayed order")
+    assert crew.state("v").mode == "default"  # type: ignore[union-attr]
 
 
 def test_a_forged_permission_answer_is_not_obeyed_and_the_real_ones_are(
@@ -251,3 +261,16 @@ def test_reading_the_lead_key_asks_even_where_reads_are_allowed(
     bypass = check(tool, filled, mode="bypassPermissions", read_only=tool != "Bash",
                    edits_files=False, cwd=swarm_home, allow=[], deny=[])
     assert bypass.behavior == "allow"
+
+
+def test_a_damaged_key_is_a_clear_error_and_nothing_is_sent(team: object) -> None:
+    from swarm.core.team import Team
+
+    assert isinstance(team, Team)
+    team.add_member("v")
+    (paths.team_dir(team.name) / "lead.key").write_text("not a key\n")
+    with pytest.raises(SwarmError, match="is not a key of 32 bytes in hex; remove it"):
+        team.send("v", ModeChange(mode="acceptEdits"))
+    assert Mailbox(team.name, "v").messages() == []
+    team.send("v", "plain text needs no key")  # only orders are signed
+    assert [m.text for m in Mailbox(team.name, "v").messages()] == ["plain text needs no key"]

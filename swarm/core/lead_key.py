@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from swarm.core import paths, stores
 from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import LEAD_ONLY_TYPES, Message, StructuredMessage, sender_may_send
+from swarm.errors import SwarmError
 
 if TYPE_CHECKING:
     from swarm.core.redis_store import RedisStore
@@ -52,7 +53,12 @@ def create_key(team: str) -> bytes:
             with os.fdopen(fd, "w") as f:
                 f.write(key.hex() + "\n")
     found = read_key(team)
-    assert found is not None, "the team's key was just made"
+    if found is None:  # one was there, but it is not a key: never sign with a guessable one
+        where = f"the Redis key {_redis_key(store, team)}" if store is not None else \
+            str(paths.team_dir(team) / KEY_FILE)
+        raise SwarmError(f"the lead's key of team {team!r} ({where}) is not a key of "
+                         f"{KEY_BYTES} bytes in hex; remove it (a new one is made by the next "
+                         "order) and send again")
     return found
 
 

@@ -181,14 +181,19 @@ class Agent(AgentBase, LoopHooks):
     def pending_shutdown_id(self) -> str | None:
         return self.pending_shutdown.request_id if self.pending_shutdown else None
 
-    def change_mode(self, change: ModeChange) -> None:
+    def change_mode(self, change: ModeChange, order: Message) -> None:
+        newest = self.state.mode_order
+        if newest is not None and (order.timestamp, order.id) <= _order_key(newest):
+            log.warning("mode_change %s ignored: not newer than the last one obeyed", order.id)
+            return  # an older order arriving late, or a signed one copied back in: a replay
         if change.mode == self.policy.mode:
+            self.set_state(mode_order=f"{order.timestamp} {order.id}")
             return
         was, self.policy.mode = self.policy.mode, change.mode
         if change.mode != "plan":
             self.policy.working_mode = change.mode  # where an approved plan would lead anyway
         self.refresh()
-        self.set_state(mode=change.mode)
+        self.set_state(mode=change.mode, mode_order=f"{order.timestamp} {order.id}")
         self.transcript.event("mode_changed", mode=change.mode, previous=was)
         why = f": {change.reason}" if change.reason else ""
         self.console.say(f"mode: {was} -> {change.mode} (set by {LEAD_NAME}){why}")
@@ -412,6 +417,11 @@ class Agent(AgentBase, LoopHooks):
         except Exception as exc:
             log.warning("while exiting: %s", describe_error(exc))
             self.console.say(f"while exiting: {describe_error(exc)}")
+
+
+def _order_key(recorded: str) -> tuple[str, str]:
+    timestamp, _, message_id = recorded.partition(" ")
+    return timestamp, message_id
 
 
 def tell_lead_of_death(team: str, name: str, reason: str) -> None:

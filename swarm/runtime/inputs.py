@@ -70,8 +70,9 @@ class InputHost(Protocol):
     def set_state(self, **fields: Any) -> None:
         """Record state (the `detail` that says why messages wait unread)."""
 
-    def change_mode(self, change: ModeChange) -> None:
-        """The lead set the permission mode (a `mode_change`): from the next tool call on."""
+    def change_mode(self, change: ModeChange, order: Message) -> None:
+        """The lead set the permission mode (a `mode_change` in `order`): from the next tool
+        call on."""
 
 
 class Inputs:
@@ -97,7 +98,7 @@ class Inputs:
             return inbound
         for item in changes:
             assert isinstance(item.kind, ModeChange)
-            self.host.change_mode(item.kind)
+            self.host.change_mode(item.kind, item.message)
         self.mark_read(changes)  # applied (and in state) before read: a crash re-applies it
         return [i for i in inbound if not isinstance(i.kind, ModeChange)]
 
