@@ -66,7 +66,7 @@ from swarm.runtime.orphan import OrphanCheck, close_own_pane
 from swarm.runtime.permissions.asking import Asker
 from swarm.runtime.prompts import TeammatePrompt
 from swarm.runtime.signals import Signals
-from swarm.runtime.subreaper import Reaper, become_subreaper
+from swarm.runtime.subreaper import Reaper
 from swarm.runtime.tools.builtin import Tool, ToolResult
 from swarm.runtime.tools.registry import all_tools
 
@@ -340,7 +340,7 @@ class Agent(AgentBase, LoopHooks):
         self.signals.install()
         # Before any command runs: what its commands leave behind stays below this process,
         # so a `swarm` command there speaks as this teammate (cli.common.current_agent_name).
-        become_subreaper()
+        self.reaper.start()
         write_state(self.team.name, self.name, self.state)
         self.team.update_member(self.name, pid=os.getpid())
         self.transcript.event("started", pid=os.getpid(), model=self.model_name)

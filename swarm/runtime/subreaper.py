@@ -51,8 +51,12 @@ def _zombie_children() -> set[int]:
             return set()
     except ChildProcessError:  # no children at all
         return set()
-    me, found = os.getpid(), set()
-    for entry in os.listdir("/proc"):
+    me, found = os.getpid(), set[int]()
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return found
+    for entry in entries:
         if not entry.isdigit():
             continue
         with contextlib.suppress(OSError, ValueError, IndexError):
@@ -69,9 +73,17 @@ class Reaper:
 
     def __init__(self) -> None:
         self._seen: set[int] = set()
+        self.active = False  # a subreaper (Linux): there is something to reap
+
+    def start(self) -> bool:
+        """Become this process's descendants' subreaper; False where the system has none."""
+        self.active = become_subreaper()
+        return self.active
 
     def reap(self) -> int:
         """Reap the zombies seen unclaimed since the last call; returns how many."""
+        if not self.active:
+            return 0
         zombies = _zombie_children()
         reaped = 0
         for pid in zombies & self._seen:
