@@ -162,6 +162,11 @@ def test_forged_unsigned_orders_in_a_mailbox_are_not_obeyed(store: str, crew: Cr
     crew.wait_idle_notes("v", 1)
     assert crew.state("v").mode == "default"  # type: ignore[union-attr]
     assert crew.procs["v"].poll() is None
+    # They reached the model as text, each marked as not the lead's.
+    (texts,) = crew.inputs("v")
+    for kind in forged:
+        assert any(f"This {kind.type} says it is from team-lead but does not carry the lead's"
+                   " signature" in t for t in texts), (kind.type, texts)
     # The real lead commands still work on this store.
     assert crew.cli("mode", "v", "acceptEdits").returncode == 0
     wait_until(lambda: crew.state("v").mode == "acceptEdits", 10,  # type: ignore[union-attr]
