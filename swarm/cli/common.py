@@ -49,31 +49,29 @@ def refuse_teammate(command: str) -> None:
     teammates, answer requests, or speak as someone else."""
     name = current_agent_name()
     if name is not None and name != LEAD_NAME:
-        who = f"{name} (SWARM_AGENT_ID)"
-    else:
-        ancestor = agent_ancestor()
-        who = ancestor if ancestor and not ancestor.startswith(f"{LEAD_NAME}@") else ""
-    if who:
         raise BadInputError(f"`swarm {command}` is for the team lead; it was run from the shell "
-                            f"of teammate {who}. Ask the lead with `swarm send team-lead ...`")
+                            f"of teammate {name}. Ask the lead with `swarm send team-lead ...`")
 
 
 def current_agent_name() -> str | None:
-    """Inside a teammate's shell, `SWARM_AGENT_ID` says who is speaking."""
+    """Who is speaking: the teammate whose `swarm agent` process is above this one, whatever
+    the environment says (a teammate adopts its commands' orphans: runtime.subreaper, so a
+    setsid or double fork stays below it); else `SWARM_AGENT_ID` (the lead's own commands and
+    hooks carry it); else None: a person's shell, or the lead process's."""
+    ancestor = agent_ancestor()
+    if ancestor and not ancestor.startswith(f"{LEAD_NAME}@"):
+        return ancestor.partition("@")[0]
     value = settings.agent_id()
     return value.partition("@")[0] if value else None
 
 
 def acting_member() -> str | None:
-    """The member whose shell this is (`SWARM_AGENT_ID`, else a `swarm agent` or `swarm lead`
-    process above it), or None for a person's shell: who the limits on members apply to
-    (task ownership, the mode cap)."""
+    """The member whose shell this is (`current_agent_name`, else `team-lead` under a `swarm
+    lead` process), or None for a person's shell: who the limits on members apply to (task
+    ownership, the mode cap)."""
     name = current_agent_name()
     if name:
         return name
-    ancestor = agent_ancestor()
-    if ancestor:
-        return ancestor.partition("@")[0]
     return LEAD_NAME if lead_ancestor() else None
 
 

@@ -36,6 +36,8 @@ class Message(Record, kw_only=True):
     color: str | None = None
     timestamp: str = field(default_factory=utcnow_iso)
     read: bool = False
+    # The lead's signature of an order (core.lead_key): what makes it the lead's, not its `from`.
+    sig: str | None = None
 
     def structured(self) -> StructuredMessage | None:
         return parse_structured(self.text)

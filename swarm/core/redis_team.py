@@ -13,7 +13,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from swarm.core import paths, records, stores
+from swarm.core import lead_key, paths, records, stores
 from swarm.core.names import LEAD_NAME, agent_id, validate_team_name
 from swarm.core.redis_store import RedisStore
 from swarm.core.store import warn
@@ -51,6 +51,9 @@ class RedisTeam(Team):
                                                 agent_type="team-lead", color="white")])
             data = records.encode(config)
             key = store.key(candidate, "config")
+            # Before the team file, so no team is seen without its key (NX: a name already
+            # taken keeps its own key, and this loop moves on to another name).
+            lead_key.create_key(candidate)
             if store.run(lambda k=key, d=data: store.client.set(k, d, nx=True)):  # type: ignore[misc]
                 store.run(lambda c=candidate: store.client.incr(store.key(c, "config", "v")))  # type: ignore[misc]
                 return Team(candidate)

@@ -23,8 +23,10 @@ from typing import Any, Literal
 
 from msgspec import Struct
 
+from swarm.core import paths as swarm_paths
 from swarm.core import shellparse
 from swarm.core.bashwrites import HARMLESS_WRITES, protected_writes, writes_outside
+from swarm.core.lead_key import KEY_FILE, KEY_NAMES
 from swarm.core.names import LEAD_TOOLS, PERMISSION_MODES, SUBAGENT_TOOLS, TEAM_TOOLS
 from swarm.core.protected import absolute as _absolute
 from swarm.core.protected import inside as _inside
@@ -84,6 +86,27 @@ def tool_path(args: dict[str, Any], cwd: Path) -> Path | None:
     """The file Read/Write/Edit name: `file_path` only, as the tools read it (runtime/tools)."""
     raw = args.get("file_path")
     return _absolute(raw, cwd) if isinstance(raw, str) and raw.strip() else None
+
+
+def reads_lead_key(tool_name: str, args: dict[str, Any], cwd: Path) -> str | None:
+    """What names the team's lead key (core.lead_key: the file, or the Redis key), in a Read
+    or a Grep over a directory holding it, or in a Bash word; None when nothing does. A name
+    check only: a command that builds the name (a glob, `$x`) or greps all of $SWARM_HOME is
+    not seen (the limits in docs/DESIGN.md "Control messages")."""
+    if tool_name == "Bash":
+        command = str(args.get("command", ""))
+        words = [command, *(w.text for c in shellparse.parse(command) for layer in c.layers
+                            for w in layer)]
+        return next((n for n in KEY_NAMES for w in words if n in w.casefold()), None)
+    if tool_name not in ("Read", "Grep"):
+        return None
+    paths = [tool_path(args, cwd)] if tool_name == "Read" else _tool_paths(tool_name, args, cwd)
+    for path in paths:
+        # Read: the file itself; Grep: a directory holding it (a team's, $SWARM_HOME, above).
+        if path is not None and (path.name == KEY_FILE or (tool_name == "Grep" and (
+                (path / KEY_FILE).exists() or _inside(swarm_paths.home(), path)))):
+            return str(path)
+    return None
 
 
 def _tool_paths(tool_name: str, args: dict[str, Any], cwd: Path) -> list[Path]:
@@ -332,6 +355,10 @@ def check(
     denied = _check_deny(tool_name, args, cwd, deny)
     if denied is not None and denied.behavior == "deny":
         return denied
+    key = reads_lead_key(tool_name, args, cwd) if mode != "bypassPermissions" else None
+    if key:
+        return Decision("ask", f"it reads the lead's key ({key}): whoever holds it speaks as the"
+                        " lead")
     if tool_name == "ExitPlanMode":
         if mode == "plan":
             return Decision("allow", "plan mode")

@@ -92,6 +92,9 @@ class AgentState(Record, kw_only=True):
     detail: str | None = None  # why it is dead/exited/stopped, in words
     terminated_reported: bool = False
     mode: str | None = None  # the permission mode it is in now (plan approval changes it)
+    # The newest `mode_change` it obeyed ("<timestamp> <message id>", both signed by the lead):
+    # an older one, or that one copied back into its mailbox, changes nothing.
+    mode_order: str | None = None
     child_pgid: int | None = None  # the process group of the Bash command it runs, if any
     child_started_at: float | None = None  # that command's start time (pids are reused)
     subagents: list[SubagentInfo] = []  # running, then the latest ended (copied per instance)

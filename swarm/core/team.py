@@ -10,7 +10,7 @@ from collections.abc import Callable
 from typing import Literal
 
 from swarm import settings
-from swarm.core import paths
+from swarm.core import lead_key, paths
 from swarm.core.filecache import ChangeCache, stat_key
 from swarm.core.liveness import is_alive, terminate
 from swarm.core.mailbox import Mailbox
@@ -189,6 +189,7 @@ class Team:
             lead_agent_id=lead,
             members=[Member(agent_id=lead, name=LEAD_NAME, agent_type="team-lead", color="white")],
         )
+        lead_key.create_key(candidate)  # before the team file: no team is seen without its key
         write_model(paths.team_config(candidate), config)
         return cls(candidate)
 
@@ -400,15 +401,20 @@ class Team:
         if structured is None and summary is None:
             summary = _summary_of(body)
         check_size("summary", summary, MAX_SUMMARY_BYTES)
-        return self._deliver_each(recipients, body, author, summary)
+        # Only the lead sends an order; it is signed for its recipient (core.lead_key). The
+        # callers decide who speaks: the CLI never names the lead under a teammate.
+        signed = lead_key.is_order(structured)
+        return self._deliver_each(recipients, body, author, summary, signed)
 
     def _deliver_each(self, recipients: builtins.list[str], body: str, author: Member,
-                      summary: str | None) -> builtins.list[str]:
+                      summary: str | None, signed: bool = False) -> builtins.list[str]:
         """One message per recipient. If a delivery fails or is interrupted part-way, say which
         recipients have the message: a send is reported as sent exactly where it landed."""
         ids: builtins.list[str] = []
         for name in recipients:
             message = Message(sender=author.name, text=body, summary=summary, color=author.color)
+            if signed:
+                message.sig = lead_key.sign(self.name, name, message)
             box = Mailbox(self.name, name)
             try:
                 box.deliver([message])

@@ -24,6 +24,7 @@ from typing import Protocol, TypeVar, cast
 from pydantic import Field
 
 from swarm.core import stores
+from swarm.core.lead_key import LeadSeal
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import Message, ShutdownRequest, escape, render_for_model
@@ -161,9 +162,9 @@ def wait_for(host: WaitHost, watcher: Watcher, look: Callable[[], T | None],
         watcher.wait(min(LOOK_EVERY, remaining))
 
 
-def _preview(reason: str, message: Message) -> str:
+def _preview(reason: str, message: Message, seal: LeadSeal) -> str:
     """One escaped line: who, and the summary (a protocol message: its fields)."""
-    kind = Inbound.read(message).kind
+    kind = Inbound.read(message, seal).kind
     line = structured_line(kind) if kind is not None else message.summary or message.text
     return escape(f"- {reason} from {message.sender}: {brief(line, 120)}")
 
@@ -180,7 +181,8 @@ class ReadInbox(Tool):
 
     def run(self, args: NoInput, ctx: ToolContext) -> ToolResult:
         box = Mailbox(ctx.team.name, ctx.name)
-        unread = [Inbound.read(m) for m in box.unread()]
+        seal = LeadSeal(ctx.team.name, ctx.name)
+        unread = [Inbound.read(m, seal) for m in box.unread()]
         shutdown = [i for i in unread if is_shutdown(i)][:1]
         lead = [i for i in unread if i.message.sender == LEAD_NAME and i not in shutdown]
         peers = sorted((i for i in unread if i.message.sender != LEAD_NAME),
@@ -238,7 +240,8 @@ class WaitForTeam(Tool):
         if not unread:
             return ToolResult(self._nothing(timeout, host))
         lines = [f"woke: message ({len(unread)} unread)"]
-        lines += [_preview("message", m) for m in unread]
+        seal = LeadSeal(ctx.team.name, ctx.name)
+        lines += [_preview("message", m, seal) for m in unread]
         return ToolResult("\n".join([*lines, "Read them with ReadInbox."]))
 
     @staticmethod
@@ -276,7 +279,8 @@ class LeadWaitForTeam(WaitForTeam):
             return ToolResult("\n".join(filter(None, [self._nothing(timeout, host), head])))
         wake, queued = found
         lines = [f"woke: {', '.join(dict.fromkeys(wake.reasons))}"]
-        lines += [_preview(reason, message) for reason, message in queued]
+        seal = LeadSeal(ctx.team.name, ctx.name)
+        lines += [_preview(reason, message, seal) for reason, message in queued]
         if queued:
             lines.append("Read them with ReadInbox.")
         lines += [str(block["text"]) for block in wake.blocks]

@@ -21,6 +21,7 @@ from typing import Any, Protocol
 from msgspec import Struct, field
 
 from swarm import settings
+from swarm.core.lead_key import LeadSeal
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import (
@@ -134,6 +135,7 @@ class Watch(Struct, dict=True):
 
     def __post_init__(self) -> None:
         self.box = Mailbox(self.team.name, LEAD_NAME)
+        self.seal = LeadSeal(self.team.name, LEAD_NAME)
         # A resumed lead starts from the newest notes its predecessor read (they are archived).
         for message in self.box.archived():
             kind = message.structured()
@@ -148,7 +150,7 @@ class Watch(Struct, dict=True):
         for message in unread:
             if message.id not in self._seen:
                 self._seen.add(message.id)
-                self._classify(Inbound.read(message))
+                self._classify(Inbound.read(message, self.seal))
         self._settle_requests({m.id for m in unread})
 
     def _classify(self, item: Inbound) -> None:

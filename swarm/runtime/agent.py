@@ -66,6 +66,7 @@ from swarm.runtime.orphan import OrphanCheck, close_own_pane
 from swarm.runtime.permissions.asking import Asker
 from swarm.runtime.prompts import TeammatePrompt
 from swarm.runtime.signals import Signals
+from swarm.runtime.subreaper import Reaper
 from swarm.runtime.tools.builtin import Tool, ToolResult
 from swarm.runtime.tools.registry import all_tools
 
@@ -85,6 +86,7 @@ class Agent(AgentBase, LoopHooks):
         self.signals = Signals(busy=lambda: self.state.state in in_turn,
                                child=lambda: self._proc, stopping=self._stopping)
         self.orphan = OrphanCheck(self.team, self.console.say, remote=bool(self.member.host))
+        self.reaper = Reaper()  # the orphans of its commands, adopted at `run` (subreaper)
         self.pending_shutdown: ShutdownRequest | None = None
         self.shutdown_approved = False
         self.turn = TurnRecord()  # what the current turn did, for its idle note
@@ -157,6 +159,7 @@ class Agent(AgentBase, LoopHooks):
             os.kill(os.getpid(), signal.SIGTERM)  # the main thread leaves through finish()
 
     def on_beat(self) -> None:
+        self.reaper.reap()
         if self.orphan.check() and not self._stopping.is_set():
             os.kill(os.getpid(), signal.SIGTERM)  # the main thread leaves through finish()
 
@@ -178,14 +181,19 @@ class Agent(AgentBase, LoopHooks):
     def pending_shutdown_id(self) -> str | None:
         return self.pending_shutdown.request_id if self.pending_shutdown else None
 
-    def change_mode(self, change: ModeChange) -> None:
+    def change_mode(self, change: ModeChange, order: Message) -> None:
+        newest = self.state.mode_order
+        if newest is not None and (order.timestamp, order.id) <= _order_key(newest):
+            log.warning("mode_change %s ignored: not newer than the last one obeyed", order.id)
+            return  # an older order arriving late, or a signed one copied back in: a replay
         if change.mode == self.policy.mode:
+            self.set_state(mode_order=f"{order.timestamp} {order.id}")
             return
         was, self.policy.mode = self.policy.mode, change.mode
         if change.mode != "plan":
             self.policy.working_mode = change.mode  # where an approved plan would lead anyway
         self.refresh()
-        self.set_state(mode=change.mode)
+        self.set_state(mode=change.mode, mode_order=f"{order.timestamp} {order.id}")
         self.transcript.event("mode_changed", mode=change.mode, previous=was)
         why = f": {change.reason}" if change.reason else ""
         self.console.say(f"mode: {was} -> {change.mode} (set by {LEAD_NAME}){why}")
@@ -330,6 +338,9 @@ class Agent(AgentBase, LoopHooks):
     # -- the process -------------------------------------------------------------------------
     def run(self) -> int:
         self.signals.install()
+        # Before any command runs: what its commands leave behind stays below this process,
+        # so a `swarm` command there speaks as this teammate (cli.common.current_agent_name).
+        self.reaper.start()
         write_state(self.team.name, self.name, self.state)
         self.team.update_member(self.name, pid=os.getpid())
         self.transcript.event("started", pid=os.getpid(), model=self.model_name)
@@ -406,6 +417,11 @@ class Agent(AgentBase, LoopHooks):
         except Exception as exc:
             log.warning("while exiting: %s", describe_error(exc))
             self.console.say(f"while exiting: {describe_error(exc)}")
+
+
+def _order_key(recorded: str) -> tuple[str, str]:
+    timestamp, _, message_id = recorded.partition(" ")
+    return timestamp, message_id
 
 
 def tell_lead_of_death(team: str, name: str, reason: str) -> None:

@@ -40,7 +40,8 @@ class AgentBase:
         previous = read_state(team.name, name)  # a respawn keeps its turns and usage
         self.state = AgentState(pid=os.getpid(), started_at=process_start_time(os.getpid()),
                                 turns=previous.turns if previous else 0,
-                                usage=previous.usage if previous else Usage())
+                                usage=previous.usage if previous else Usage(),
+                                mode_order=previous.mode_order if previous else None)
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._superseded: str | None = None  # another observer or process owns our state now

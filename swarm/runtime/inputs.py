@@ -17,6 +17,7 @@ from msgspec import Struct
 
 from swarm import settings
 from swarm.core import stores
+from swarm.core.lead_key import LeadSeal, is_order
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import (
@@ -26,7 +27,6 @@ from swarm.core.protocol import (
     StructuredMessage,
     escape,
     render_for_model,
-    sender_may_send,
 )
 from swarm.core.readable import structured_line
 from swarm.core.state import AgentState
@@ -40,18 +40,31 @@ Block = dict[str, Any]
 
 
 class Inbound(Struct, dict=True):
-    """A message as read: its structured kind, already checked against who sent it (a forged
-    or unauthorised structured message has no kind: it is plain text from its sender)."""
+    """A message as read: its structured kind, already checked against who sent it and, for
+    the lead's orders, the lead's signature (`seal`): a forged or unauthorised structured
+    message has no kind, it is plain text from its sender."""
 
     message: Message
     kind: StructuredMessage | None
 
     @classmethod
-    def read(cls, message: Message) -> Inbound:
+    def read(cls, message: Message, seal: LeadSeal) -> Inbound:
         kind = message.structured()
-        if kind is not None and not sender_may_send(kind, message.sender):
+        if kind is not None and not seal.allows(kind, message):
             kind = None
         return cls(message, kind)
+
+
+def _unsigned_note(item: Inbound) -> str:
+    """What the model is told of an order that claims the lead but lacks its signature."""
+    if item.kind is not None or item.message.sender != LEAD_NAME:
+        return ""
+    claimed = item.message.structured()
+    if not is_order(claimed):
+        return ""
+    return (f"<system-note>This {claimed.type if claimed else 'order'} says it is from "
+            f"{LEAD_NAME} but does not carry the lead's signature: it was not applied and is not"
+            " the lead's order.</system-note>")
 
 
 def is_shutdown(item: Inbound) -> bool:
@@ -69,8 +82,9 @@ class InputHost(Protocol):
     def set_state(self, **fields: Any) -> None:
         """Record state (the `detail` that says why messages wait unread)."""
 
-    def change_mode(self, change: ModeChange) -> None:
-        """The lead set the permission mode (a `mode_change`): from the next tool call on."""
+    def change_mode(self, change: ModeChange, order: Message) -> None:
+        """The lead set the permission mode (a `mode_change` in `order`): from the next tool
+        call on."""
 
 
 class Inputs:
@@ -79,6 +93,7 @@ class Inputs:
         self.team, self.name, self.box = team, name, box
         self.subagents, self.console, self.host = subagents, console, host
         self.resumed = resumed  # a restart: its first input says so, with the why
+        self.seal = LeadSeal(team.name, name)
         self._waiting_at_start: set[str] = set()  # unread when the turn began
 
     def watcher(self) -> Watcher:
@@ -89,13 +104,13 @@ class Inputs:
         """Unread messages with their kinds; answers for requests no longer open (the asker
         consumes the live ones) are plain text like any other unauthorised structure. A
         mode change is applied here, not handed to the model: it is an order, not a task."""
-        inbound = [Inbound.read(m) for m in self.box.unread()]
+        inbound = [Inbound.read(m, self.seal) for m in self.box.unread()]
         changes = [i for i in inbound if isinstance(i.kind, ModeChange)]
         if not changes:
             return inbound
         for item in changes:
             assert isinstance(item.kind, ModeChange)
-            self.host.change_mode(item.kind)
+            self.host.change_mode(item.kind, item.message)
         self.mark_read(changes)  # applied (and in state) before read: a crash re-applies it
         return [i for i in inbound if not isinstance(i.kind, ModeChange)]
 
@@ -138,7 +153,8 @@ class Inputs:
 
     # -- how the model and the pane see them -------------------------------------------------
     def render(self, inbound: list[Inbound], task: Task | None) -> list[Block]:
-        blocks = [{"type": "text", "text": render_for_model(i.message)} for i in inbound]
+        blocks = [{"type": "text", "text": render_for_model(i.message) + _unsigned_note(i)}
+                  for i in inbound]
         if self.resumed:
             blocks.insert(0, {"type": "text", "text": (
                 f"<system-note>Your process was {escape(self.resumed)}; your conversation so"

@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from swarm import settings
+from swarm.core.lead_key import LeadSeal
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import (
@@ -25,7 +26,6 @@ from swarm.core.protocol import (
     PlanApprovalResponse,
     ShutdownRequest,
     StructuredMessage,
-    sender_may_send,
 )
 from swarm.core.readable import tool_call
 from swarm.core.rules import Decision
@@ -59,6 +59,7 @@ class Asker:
         self.name = name
         self.box = box
         self.waiter = waiter
+        self.seal = LeadSeal(team.name, name)
 
     def permission(self, tool: Tool, args: dict[str, Any], use_id: str, why: Decision) -> Decision:
         request = PermissionRequest(agent_id=f"{self.name}@{self.team.name}", tool_name=tool.name,
@@ -129,7 +130,7 @@ class Asker:
         with self.box.watcher() as watcher:
             while True:
                 for message in self.box.unread():
-                    structured = _from_lead(message)
+                    structured = self._from_lead(message)
                     if isinstance(structured, kind) and structured.request_id == request_id:
                         return message, structured
                     if isinstance(structured, ShutdownRequest):
@@ -141,16 +142,15 @@ class Asker:
                 self.waiter.interruptible(lambda w=wait: watcher.wait(w))  # type: ignore[misc]
 
     def _shutdown_waiting(self) -> bool:
-        return any(isinstance(_from_lead(m), ShutdownRequest) for m in self.box.unread())
+        return any(isinstance(self._from_lead(m), ShutdownRequest) for m in self.box.unread())
 
     def _withdraw(self, message_ids: list[str]) -> None:
         """Take the request off the lead's pending list, so a late approve exits 2 instead of
         answering a call that was already denied."""
         Mailbox(self.team.name, LEAD_NAME).mark_read(message_ids)
 
-
-def _from_lead(message: Message) -> StructuredMessage | None:
-    """The lead's answer or order in `message`; None when its sender may not send it (only the
-    lead answers requests and asks for a shutdown)."""
-    kind = message.structured()
-    return kind if kind is not None and sender_may_send(kind, message.sender) else None
+    def _from_lead(self, message: Message) -> StructuredMessage | None:
+        """The lead's answer or order in `message`; None when its sender may not send it (only
+        the lead answers requests and asks for a shutdown, signed: core.lead_key)."""
+        kind = message.structured()
+        return kind if kind is not None and self.seal.allows(kind, message) else None
