@@ -128,6 +128,21 @@ class RedisStore:
 
         return self.run(scan)
 
+    def keys_matching(self, pattern: str) -> builtins.list[str]:
+        """Every key that matches a SCAN pattern, sorted."""
+        return self.run(lambda: sorted(k.decode() for k in
+                                       self.client.scan_iter(match=pattern, count=1000)))
+
+    def names_under(self, team: str, kind: str) -> builtins.list[str]:
+        """The NAMEs of the keys `swarm:<team>:<kind>:NAME` (e.g. the members with a state)."""
+        prefix = self.key(team, kind, "")
+        return [k[len(prefix):] for k in self.keys_matching(prefix + "*")]
+
+    def teams_without_config(self) -> builtins.list[str]:
+        """Teams with member state but no `config` key: their document is gone."""
+        teams = {k.split(":")[1] for k in self.keys_matching("swarm:*:state:*")}
+        return sorted(teams - set(self.team_names()))
+
     def delete_team(self, team: str) -> int:
         """Every key under `swarm:<team>:`; returns how many went."""
         def drop() -> int:
