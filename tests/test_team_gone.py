@@ -65,6 +65,14 @@ def _break_and_wait(crew: Crew, how: str, store: str) -> str:
     return where
 
 
+def _two_then_break(crew: Crew, how: str, store: str) -> dict[str, tuple[int, float | None]]:
+    crew.spawn("w1")
+    crew.spawn("w2")
+    pids = _pids(crew, "w1", "w2")
+    _break_and_wait(crew, how, store)
+    return pids
+
+
 VARIANTS = [("file", "delete"), ("file", "corrupt"), ("redis", "delete"), ("redis", "flushall"),
             ("redis", "corrupt")]
 
@@ -117,10 +125,7 @@ def test_team_delete_force_stops_the_agents_of_a_gone_team(
         store: str, how: str, crew: Crew) -> None:
     if store == "file" and how == "flushall":
         pytest.skip("a Redis command")
-    crew.spawn("w1")
-    crew.spawn("w2")
-    pids = _pids(crew, "w1", "w2")
-    _break_and_wait(crew, how, store)
+    pids = _two_then_break(crew, how, store)
     proc = crew.cli("team", "delete", "--force", crew.team.name)
     assert proc.returncode == 0, proc.stderr
     for name, pid in pids.items():
@@ -132,10 +137,7 @@ def test_team_delete_force_stops_the_agents_of_a_gone_team(
 
 @pytest.mark.parametrize("how", ["delete", "corrupt"])
 def test_kill_stops_one_agent_of_a_gone_team(store: str, how: str, crew: Crew) -> None:
-    crew.spawn("w1")
-    crew.spawn("w2")
-    pids = _pids(crew, "w1", "w2")
-    _break_and_wait(crew, how, store)
+    pids = _two_then_break(crew, how, store)
     proc = crew.cli("kill", "w1", "--team", crew.team.name)
     assert proc.returncode == 0, proc.stderr
     _wait_gone(pids["w1"], "w1")

@@ -40,7 +40,7 @@ class OrphanCheck:
             config = self.team.config()  # a corrupt document is moved aside here
         except (SwarmError, OSError):
             config = None  # gone or unreadable: not a verdict on the lead
-        gone = self.team_gone.check()
+        gone = self.team_gone.check(read=config is not None)
         if gone and not self.orphaned:
             self.orphaned = gone
             return True

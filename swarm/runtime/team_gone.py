@@ -21,9 +21,10 @@ class TeamGoneCheck:
         self.team, self.say = team, say
         self._missing_since: float | None = None  # monotonic time the document was first missed
 
-    def check(self) -> str | None:
-        """Why it leaves, once the document has been gone for the grace; None otherwise."""
-        if self.team.exists():
+    def check(self, read: bool = False) -> str | None:
+        """Why it leaves, once the document has been gone for the grace; None otherwise.
+        `read`: the caller has just read the document (no need to ask again)."""
+        if read or self.team.exists():
             if self._missing_since is not None:
                 self.say("the team document is back: staying")
             self._missing_since = None
