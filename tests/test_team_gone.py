@@ -9,7 +9,9 @@ from __future__ import annotations
 
 import functools
 import json
+import subprocess
 from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 import redis
@@ -17,7 +19,7 @@ import redis
 from swarm.core import paths
 from swarm.core.liveness import is_alive
 from swarm.core.state import read_state
-from tests.agent_fixtures import Crew, error_lines
+from tests.agent_fixtures import Crew, error_lines, run_swarm
 from tests.helpers import wait_until
 
 pytestmark = pytest.mark.slow
@@ -37,7 +39,7 @@ def _wait_gone(pid: tuple[int, float | None], what: str, timeout: float = 20.0) 
 
 
 def _break(crew: Crew, how: str, store: str) -> str:
-    """Make the team document vanish; returns what the error must name (the file or the key)."""
+    """Make the team file vanish; returns what the error must name (the file or the key)."""
     name = crew.team.name
     if store == "file":
         config = paths.team_config(name)
@@ -176,11 +178,11 @@ def test_an_agent_whose_team_document_is_gone_leaves_after_the_grace(
     state = read_state(crew.team.name, "w1")
     assert state is not None and state.state == "exited", state
     assert state.detail and "team_gone" in state.detail, state.detail
-    assert "team document" in crew.log("w1")
+    assert "team file" in crew.log("w1")
 
 
 def _take_away(crew: Crew, store: str) -> Callable[[], object]:
-    """Remove the team document; returns what puts it back as it was."""
+    """Remove the team file; returns what puts it back as it was."""
     if store == "file":
         config = paths.team_config(crew.team.name)
         saved = config.read_bytes()
@@ -202,7 +204,7 @@ def test_a_document_back_within_the_grace_keeps_the_agent(
     crew.spawn("w1")
     pids = _pids(crew, "w1")
     restore = _take_away(crew, store)
-    wait_until(lambda: "team document" in crew.log("w1"), 10,
+    wait_until(lambda: "team file" in crew.log("w1"), 10,
                message=f"w1 noticed the document gone (log: {crew.log('w1')[-400:]})")
     restore()
     wait_until(lambda: "staying" in crew.log("w1"), 10, message="w1 saw it back")
@@ -220,3 +222,25 @@ def test_the_grace_setting_is_a_number(monkeypatch: pytest.MonkeyPatch) -> None:
         settings.team_gone_grace()
     monkeypatch.delenv("SWARM_TEAM_GONE_GRACE")
     assert settings.team_gone_grace() == 60.0
+
+
+def test_a_state_without_a_start_time_never_gets_its_pid_killed(tmp_path: Path) -> None:
+    """The stand-in members come from state records: one with a bare pid (no process start
+    time) may name anyone's process by now, so nothing signals it."""
+    from swarm.core.state import AgentState, write_state
+    from swarm.core.team import Team
+
+    team = Team.create("strays")
+    bystander = subprocess.Popen(["sleep", "60"])
+    try:
+        write_state(team.name, "w1", AgentState(state="idle", pid=bystander.pid))
+        paths.team_config(team.name).unlink()
+        doctor = run_swarm("doctor", "--json", "--fix")
+        found = [f for f in json.loads(doctor.stdout)["findings"] if f["kind"] == "team_gone"]
+        assert found and not found[0]["fix"], found
+        deleted = run_swarm("team", "delete", "--force", team.name)
+        assert deleted.returncode == 0, deleted.stderr
+        assert bystander.poll() is None and not paths.team_dir(team.name).exists()
+    finally:
+        bystander.kill()
+        bystander.wait()

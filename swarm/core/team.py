@@ -214,9 +214,10 @@ class Team:
         except TeamGoneError as exc:
             lead = Member(agent_id=agent_id(LEAD_NAME, team.name), name=LEAD_NAME,
                           agent_type="team-lead")
-            found = [Member(agent_id=agent_id(n, team.name), name=n,
-                            pid=state.pid if (state := read_state(team.name, n)) else None)
-                     for n in state_names(team.name) if n != LEAD_NAME]
+            # Only a state with a process start time: a bare pid may be anyone's by now.
+            found = [Member(agent_id=agent_id(n, team.name), name=n, pid=state.pid)
+                     for n in state_names(team.name) if n != LEAD_NAME
+                     and (state := read_state(team.name, n)) and state.started_at]
             team._stand_in = TeamConfig(name=team.name, lead_agent_id=lead.agent_id,
                                         members=[lead, *found])
             team._gone = exc
@@ -275,7 +276,7 @@ class Team:
         return self.config_path.exists()
 
     def document(self) -> str:
-        """Where the team document is, for messages: its path (its key on Redis)."""
+        """Where the team file is, for messages: its path (its key on Redis)."""
         return str(self.config_path)
 
     def config_key(self) -> object:

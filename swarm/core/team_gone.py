@@ -33,7 +33,7 @@ def state_names(team: str) -> list[str]:
 
 def running(team: str) -> list[str]:
     """Members whose state says they run and whose heartbeat is fresh: they may still be alive
-    (on this host or another), whatever the team document says."""
+    (on this host or another), whatever the team file says."""
     out = []
     for name in state_names(team):
         state = read_state(team, name)
@@ -54,7 +54,7 @@ def moved_aside(team: str) -> list[str]:
 
 
 def left_behind(team: str) -> bool:
-    """Something of the team is left without its document (so it is not just a wrong name)."""
+    """Something of the team is left without its team file (so it is not just a wrong name)."""
     if state_names(team) or moved_aside(team):
         return True
     return stores.remote() is None and paths.team_dir(team).is_dir()
@@ -73,12 +73,12 @@ def gone_error(team: str, where: str) -> SwarmError:
     todo = (f"its agents {', '.join(alive)} may still run: {delete} stops them and removes the "
             f"team (`swarm kill NAME --team {team}` stops one)" if alive
             else f"no agent of it runs: {delete} removes what is left")
-    return TeamGoneError(f"the team document of {team!r} is gone ({where}: {why}); {todo}; "
-                         "or restore the document to keep the team")
+    return TeamGoneError(f"the team file of {team!r} is gone ({where}: {why}); {todo}; "
+                         "or restore the file to keep the team")
 
 
 def gone_teams() -> list[str]:
-    """Teams with member state records but no document (what `swarm doctor` reports)."""
+    """Teams with member state records but no team file (what `swarm doctor` reports)."""
     if (remote := stores.remote()) is not None:
         return remote.teams_without_config()
     root = paths.teams_dir()

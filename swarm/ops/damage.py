@@ -4,7 +4,7 @@ Each finding names a kind, a path and what is wrong; `fix` says what `--fix` doe
 nothing is safe to do automatically, the detail says what a person can do). Repairs are the safe
 ones only: record a dead member as dead (tasks released, the lead told once), prune a stale git
 worktree entry, remove an empty leftover, tighten a mode to 0700/0600, stop the agents of a team
-whose document is gone (found from their state records; nothing of the team is removed). Quarantined
+whose team file is gone (found from their state records; nothing of the team is removed). Quarantined
 `.corrupt-*` files are never removed: they hold data for a person to recover.
 """
 
@@ -200,8 +200,9 @@ def _gone_teams() -> list[Finding]:
         what = [f"{', '.join(here)} still run{'s' if len(here) == 1 else ''} here"] if here else []
         if elsewhere:
             what.append(f"{', '.join(elsewhere)} (a fresh heartbeat, not a process here) "
-                        "leave by themselves after SWARM_TEAM_GONE_GRACE")
-        out.append(Finding("team_gone", team.document(), f"the document of team {name!r} is "
+                        f"{'leaves' if len(elsewhere) == 1 else 'leave'} on its own after "
+                        "SWARM_TEAM_GONE_GRACE")
+        out.append(Finding("team_gone", team.document(), f"the team file of {name!r} is "
                            f"gone; {'; '.join(what) or 'no agent of it runs'}; then `swarm team "
                            f"delete --force {name}` removes what is left",
                            "stop its agents here" if here else None, team=name))
@@ -238,7 +239,7 @@ def repair(finding: Finding) -> None:
         elif finding.kind == "team_gone" and finding.team:
             team = Team.salvage(finding.team)
             for member in team.live_members():
-                stop_member(team, member, "stopped: its team document is gone", worktree=False)
+                stop_member(team, member, "stopped: its team file is gone", worktree=False)
             finding.fixed = not team.live_members()
         elif finding.kind == "leftover":
             os.unlink(finding.path)

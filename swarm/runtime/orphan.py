@@ -1,6 +1,6 @@
 """Orphans: a teammate whose `swarm lead` process is gone for SWARM_ORPHAN_GRACE seconds leaves
 (tasks released, state exited with reason lead_gone) and closes its own tmux pane; so does one
-whose team document is gone for SWARM_TEAM_GONE_GRACE seconds (team_gone.py, reason team_gone).
+whose team file is gone for SWARM_TEAM_GONE_GRACE seconds (team_gone.py, reason team_gone).
 
 The same liveness test as `swarm status` (pid plus start time), checked on every heartbeat. A
 lead that comes back within the grace (a resumed `swarm lead`) adopts the teammate. A team led
@@ -34,7 +34,7 @@ class OrphanCheck:
         self._lead_gone_since: float | None = None  # monotonic time the lead was first missed
 
     def check(self) -> bool:
-        """True once: when the lead, or the team document, has been gone for its grace period
+        """True once: when the lead, or the team file, has been gone for its grace period
         (the teammate leaves)."""
         try:
             config = self.team.config()  # a corrupt document is moved aside here

@@ -1,4 +1,4 @@
-"""A teammate whose team document is gone (deleted, moved aside as corrupt, lost by a Redis
+"""A teammate whose team file is gone (deleted, moved aside as corrupt, lost by a Redis
 restarted without persistence) for SWARM_TEAM_GONE_GRACE seconds leaves on its own, as an
 orphan does (orphan.py): nobody could stop it by name any more.
 
@@ -26,15 +26,15 @@ class TeamGoneCheck:
         `read`: the caller has just read the document (no need to ask again)."""
         if read or self.team.exists():
             if self._missing_since is not None:
-                self.say("the team document is back: staying")
+                self.say("the team file is back: staying")
             self._missing_since = None
             return None
         now = time.monotonic()
         grace = settings.team_gone_grace()
         if self._missing_since is None:
             self._missing_since = now
-            self.say(f"the team document {self.team.document()} is gone; leaving in {grace:g}s "
+            self.say(f"the team file {self.team.document()} is gone; leaving in {grace:g}s "
                      "unless it comes back")
         if now - self._missing_since >= grace:
-            return f"team_gone: the team document {self.team.document()} is gone"
+            return f"team_gone: the team file {self.team.document()} is gone"
         return None
