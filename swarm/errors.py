@@ -68,6 +68,16 @@ class StoreUnavailableError(SwarmError):
     """The network store (SWARM_STORE=redis://...) cannot be reached or refused us (exit 1)."""
 
 
+class StoreFullError(StoreUnavailableError):
+    """The network store is at its memory limit (maxmemory, noeviction): a write was refused
+    whole, nothing of it written (exit 1)."""
+
+
+class TeamGoneError(SwarmError):
+    """A team's document (config.json, its Redis key) is gone or was corrupt while something of
+    the team is left (its agents' state): not bad input, a failure with a way out."""
+
+
 class TeamBusyError(SwarmError):
     """A team still has live member processes."""
 

@@ -36,6 +36,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("SWARM_DEBUG", "", "1: tracebacks on errors, debug lines in agent.log and stderr"),
     Variable("SWARM_SHUTDOWN_GRACE", "20", "seconds the lead waits for teammates to exit"),
     Variable("SWARM_ORPHAN_GRACE", "60", "seconds a teammate outlives its crashed lead"),
+    Variable("SWARM_TEAM_GONE_GRACE", "60", "seconds a teammate outlives its lost or corrupt team file"),
     Variable("SWARM_AUTO_BACKGROUND_S", "120", "seconds before a foreground subagent backgrounds"),
     Variable("SWARM_MAX_SUBAGENTS", "8", "subagents one agent may run at once"),
     Variable("SWARM_LOCK_TIMEOUT", "10", "seconds a send waits for a mailbox lock"),
@@ -153,6 +154,10 @@ def shutdown_grace() -> float:
 
 def orphan_grace() -> float:
     return number("SWARM_ORPHAN_GRACE", 60.0)
+
+
+def team_gone_grace() -> float:
+    return number("SWARM_TEAM_GONE_GRACE", 60.0)
 
 
 def auto_background_s() -> float:

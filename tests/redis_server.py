@@ -30,8 +30,9 @@ class RedisServer:
     """One redis-server process; `url` points at it. `stop()`/`start()` for fault tests (the
     same port again: a restart without persistence)."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *options: str) -> None:
         self.directory = directory
+        self.options = options  # more redis-server options, e.g. "--maxmemory", "1mb"
         self.port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
 
@@ -44,7 +45,7 @@ class RedisServer:
         self.proc = subprocess.Popen(
             [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
              "--appendonly", "no", "--dir", str(self.directory), "--daemonize", "no",
-             "--logfile", str(self.directory / "redis.log")],
+             "--logfile", str(self.directory / "redis.log"), *self.options],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + timeout
         while not self.ping():

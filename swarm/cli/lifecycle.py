@@ -10,6 +10,7 @@ from swarm.cli.common import (
     mode_cap,
     open_team,
     refuse_teammate,
+    resolve_team_name,
     team_option,
     wide_option,
 )
@@ -17,6 +18,7 @@ from swarm.cli.completion import complete_member
 from swarm.cli.helptext import examples
 from swarm.cli.status import render
 from swarm.core.names import PERMISSION_MODES
+from swarm.core.team import Team
 from swarm.errors import BadInputError, OperationFailedError
 from swarm.ops.control import interrupt as do_interrupt
 from swarm.ops.control import kill as do_kill
@@ -76,10 +78,13 @@ def interrupt(name: str, team_name: str | None) -> None:
 @click.argument("name", shell_complete=complete_member)
 @team_option
 def kill(name: str, team_name: str | None) -> None:
-    """End a teammate's process now (its tasks go back to pending)."""
+    """End a teammate's process now (its tasks go back to pending).
+
+    It works on a team whose document is gone too: the teammate is found from its state.
+    """
     refuse_teammate("kill")
 
-    tree = do_kill(open_team(team_name), name)
+    tree = do_kill(Team.salvage(resolve_team_name(team_name)), name)
     click.echo(f"killed {name.lower()}" + (f"\n{tree.describe()}" if tree else ""))
 
 

@@ -22,7 +22,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from swarm import settings
 from swarm.core import records
-from swarm.errors import LockTimeoutError, MissingExtraError, StoreUnavailableError
+from swarm.errors import LockTimeoutError, MissingExtraError, StoreFullError, StoreUnavailableError
 
 try:  # every module of the Redis store comes through here: one line for a missing extra
     import redis
@@ -40,6 +40,9 @@ EVENTS_KEPT = 1000  # the team's change feed (watchers read it): recent entries 
 OP_TIMEOUT = 15.0  # seconds one command may take (a blocking read blocks for less)
 BLOCK_SLICE_MS = 10_000  # a blocking read's longest block; then it blocks again
 _FAULTS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+# maxmemory reached with `noeviction`: the server refuses a write whole (a MULTI is discarded,
+# a script refused before it runs), so it is safe to send again once there is room.
+_FULL = redis.exceptions.OutOfMemoryError
 
 
 def redacted(url: str) -> str:
@@ -64,6 +67,7 @@ class RedisStore:
         self._patience: Callable[[str], None] | None = None
         self._give_up_at: float | None = None  # exiting: patient until then only
         self._down_since: float | None = None
+        self._full = False  # the outage in `_down_since` is a full server, not a lost one
         self._lock = threading.Lock()
 
     # -- keys --------------------------------------------------------------------------------
@@ -83,18 +87,19 @@ class RedisStore:
         self._give_up_at = time.monotonic() + seconds
 
     def run(self, op: Callable[[], T]) -> T:
-        """Run `op` (some commands); a fault is StoreUnavailableError, or, when patient, a
-        retry with backoff (0.1 s doubling to 5 s) until the server answers."""
+        """Run `op` (some commands); a fault is StoreUnavailableError (StoreFullError when the
+        server is at maxmemory), or, when patient, a retry with backoff (0.1 s doubling to 5 s)
+        until the server answers (has room)."""
         pause = 0.1
         while True:
             try:
                 result = op()
-            except _FAULTS as exc:
+            except (*_FAULTS, _FULL) as exc:
+                full = isinstance(exc, _FULL)
                 gone = self._give_up_at is not None and time.monotonic() >= self._give_up_at
                 if self._patience is None or gone:
-                    raise StoreUnavailableError(
-                        f"the store {redacted(self.url)} is unreachable: {_why(exc)}") from None
-                self._unreachable(exc)
+                    raise self._error(exc, full) from None
+                self._unreachable(exc, full)
                 if self._give_up_at is not None:  # exiting: never sleep past the last try
                     pause = min(pause, max(0.0, self._give_up_at - time.monotonic()))
                 time.sleep(pause)
@@ -104,20 +109,33 @@ class RedisStore:
                 self._reachable()
             return result
 
-    def _unreachable(self, exc: Exception) -> None:
+    def _error(self, exc: Exception, full: bool) -> StoreUnavailableError:
+        if full:
+            return StoreFullError(
+                f"the store {redacted(self.url)} is full (its maxmemory is reached and it "
+                "evicts nothing): the command was refused, nothing of it done; free memory on "
+                "the server or raise its maxmemory")
+        return StoreUnavailableError(f"the store {redacted(self.url)} is unreachable: {_why(exc)}")
+
+    def _unreachable(self, exc: Exception, full: bool = False) -> None:
         with self._lock:
             if self._down_since is not None:
                 return
             self._down_since = time.monotonic()
-        log.warning("store unreachable: %s", _why(exc))
+            self._full = full
+        # An OOM error quotes the refused command (a message's text): not for the pane or log.
+        what, why = ("store full", "maxmemory reached") if full else ("store unreachable",
+                                                                       _why(exc))
+        log.warning("%s: %s", what, why)
         if self._patience is not None:
-            self._patience(f"store unreachable ({redacted(self.url)}: {_why(exc)}); retrying")
+            self._patience(f"{what} ({redacted(self.url)}: {why}); retrying")
 
     def _reachable(self) -> None:
         with self._lock:
             since, self._down_since = self._down_since, None
         if since is not None and self._patience is not None:
-            self._patience(f"store reachable again after {time.monotonic() - since:.1f}s")
+            back = "has room again" if self._full else "reachable again"
+            self._patience(f"store {back} after {time.monotonic() - since:.1f}s")
 
     # -- teams -------------------------------------------------------------------------------
     def team_names(self) -> builtins.list[str]:
@@ -130,6 +148,21 @@ class RedisStore:
             return sorted(found)
 
         return self.run(scan)
+
+    def keys_matching(self, pattern: str) -> builtins.list[str]:
+        """Every key that matches a SCAN pattern, sorted."""
+        return self.run(lambda: sorted(k.decode() for k in
+                                       self.client.scan_iter(match=pattern, count=1000)))
+
+    def names_under(self, team: str, kind: str) -> builtins.list[str]:
+        """The NAMEs of the keys `swarm:<team>:<kind>:NAME` (e.g. the members with a state)."""
+        prefix = self.key(team, kind, "")
+        return [k[len(prefix):] for k in self.keys_matching(prefix + "*")]
+
+    def teams_without_config(self) -> builtins.list[str]:
+        """Teams with member state but no `config` key: their document is gone."""
+        teams = {k.split(":")[1] for k in self.keys_matching("swarm:*:state:*")}
+        return sorted(teams - set(self.team_names()))
 
     def delete_team(self, team: str) -> int:
         """Every key under `swarm:<team>:`; returns how many went."""

@@ -18,7 +18,8 @@ from swarm.core.names import LEAD_NAME, agent_id, validate_team_name
 from swarm.core.redis_store import RedisStore
 from swarm.core.store import warn
 from swarm.core.team import Member, Team, TeamConfig
-from swarm.errors import NotFoundError, SwarmError
+from swarm.core.team_gone import gone_error
+from swarm.errors import SwarmError
 
 
 def _store() -> RedisStore:
@@ -72,13 +73,16 @@ class RedisTeam(Team):
     def exists(self) -> bool:
         return bool(self.store.run(lambda: self.store.client.exists(self.config_key_name)))
 
+    def document(self) -> str:
+        return self.config_key_name
+
     def config_key(self) -> object:
         return self.store.run(lambda: self.store.client.get(self.version_key))
 
     # -- the team file -----------------------------------------------------------------------
     def _parse(self, raw: bytes | None) -> TeamConfig:
         if raw is None:
-            raise NotFoundError(f"no team named {self.name!r}; see `swarm team list`")
+            raise gone_error(self.name, self.document())
         try:
             return records.decode(raw, TeamConfig)
         except (records.DecodeError, ValueError) as exc:
@@ -87,15 +91,16 @@ class RedisTeam(Team):
             self.store.run(lambda: self.store.client.rename(self.config_key_name, aside))
             warn(f"{self.config_key_name} could not be parsed ({str(exc).splitlines()[0]}); "
                  f"moved aside to {aside}")
-            raise SwarmError(f"the team file of {self.name!r} was corrupt and was moved aside "
-                             f"to the key {aside}; restore it from there or delete the team"
-                             ) from None
+            raise gone_error(self.name, self.document()) from None
 
     def config(self) -> TeamConfig:
+        if self._stand_in is not None:
+            return self._stand_in
         raw: Any = self.store.run(lambda: self.store.client.get(self.config_key_name))
         return self._parse(raw)
 
     def update(self, change: Callable[[TeamConfig], None]) -> TeamConfig:
+        self._refuse_stand_in()
         with self.store.locked(self.name, "config"):
             config = self.config()
             change(config)

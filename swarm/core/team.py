@@ -38,14 +38,15 @@ from swarm.core.records import Record, field
 from swarm.core.state import read_state
 from swarm.core.store import ensure_dir, locked, read_model, utcnow_iso, write_model
 from swarm.core.tasks import TaskList
+from swarm.core.team_gone import gone_error, state_names
 from swarm.errors import (
     BadInputError,
     MessageTooLargeError,
-    NotFoundError,
     PartialSendError,
     ProtocolError,
     SwarmError,
     TeamBusyError,
+    TeamGoneError,
     UnknownRecipientError,
 )
 
@@ -147,6 +148,10 @@ class Team:
             return super().__new__(RedisTeam)
         return super().__new__(cls)
 
+    # Set by `salvage` when the document is gone: the team as its state records show it.
+    _stand_in: TeamConfig | None = None
+    _gone: TeamGoneError | None = None
+
     def __init__(self, name: str) -> None:
         self.name = name
         self.dir = paths.team_dir(name)
@@ -200,6 +205,30 @@ class Team:
         return team
 
     @classmethod
+    def salvage(cls, name: str) -> Team:
+        """The team, to stop its agents: itself while its document reads; when the document is
+        gone (TeamGoneError), a read-only stand-in built from the members' state records (name
+        and pid), so `team delete --force`, `kill` and `doctor --fix` still end its agents."""
+        team = cls(validate_team_name(name))
+        try:
+            team.config()
+        except TeamGoneError as exc:
+            lead = Member(agent_id=agent_id(LEAD_NAME, team.name), name=LEAD_NAME,
+                          agent_type="team-lead")
+            # Only a state with a process start time: a bare pid may be anyone's by now.
+            found = [Member(agent_id=agent_id(n, team.name), name=n, pid=state.pid)
+                     for n in state_names(team.name) if n != LEAD_NAME
+                     and (state := read_state(team.name, n)) and state.started_at]
+            team._stand_in = TeamConfig(name=team.name, lead_agent_id=lead.agent_id,
+                                        members=[lead, *found])
+            team._gone = exc
+        return team
+
+    def _refuse_stand_in(self) -> None:
+        if self._gone is not None:  # never write a stand-in back as if it were the document
+            raise self._gone
+
+    @classmethod
     def list(cls) -> builtins.list[Team]:
         if cls is Team and settings.store() != "file":
             from swarm.core.redis_team import RedisTeam
@@ -223,7 +252,7 @@ class Team:
         directory first (`swarm.core.worktrees.leave_team`), never deleted.
         `swarm.ops.control.delete_team` (what the CLI runs) also closes the team's panes.
         Returns the members that were alive."""
-        team = cls.open(name)
+        team = cls.salvage(name) if force else cls.open(name)
         alive = team.live_members()
         if alive and not force:
             names = ", ".join(m.name for m in alive)
@@ -247,21 +276,21 @@ class Team:
     def exists(self) -> bool:
         return self.config_path.exists()
 
+    def document(self) -> str:
+        """Where the team file is, for messages: its path (its key on Redis)."""
+        return str(self.config_path)
+
     def config_key(self) -> object:
         """Changes whenever the team file does (cheap: a stat), for caches of what it says."""
         return stat_key(self.config_path)
 
     # -- the team file -----------------------------------------------------------------------
     def config(self) -> TeamConfig:
-        existed = self.config_path.exists()
-        config = read_model(self.config_path, TeamConfig)
+        if self._stand_in is not None:
+            return self._stand_in
+        config = read_model(self.config_path, TeamConfig)  # a corrupt one is moved aside
         if config is None:
-            if existed:
-                raise SwarmError(
-                    f"the team file of {self.name!r} was corrupt and was moved aside next to "
-                    f"{self.config_path}; restore it from there or delete the team"
-                )
-            raise NotFoundError(f"no team named {self.name!r}; see `swarm team list`")
+            raise gone_error(self.name, self.document())
         return config
 
     def _config_for_send(self) -> TeamConfig:
@@ -276,6 +305,7 @@ class Team:
 
     def update(self, change: Callable[[TeamConfig], None]) -> TeamConfig:
         """Read-modify-write the team file under its lock."""
+        self._refuse_stand_in()
         with locked(self.config_path):
             config = self.config()
             change(config)

@@ -3,7 +3,9 @@
 Project configuration is what a checkout carries that can run commands or raise rights, found
 from the cwd up to the git root (the nearest of each): `.swarm/settings.json` and
 `.claude/settings.json` (hooks), `.mcp.json` (servers), `.swarm/agents/*.md` and
-`.claude/agents/*.md` (definitions). User configuration (`$SWARM_HOME/...`, `~/.claude/...`) is
+`.claude/agents/*.md` (definitions), and the scripts of the checkout their hook and server
+commands run (`./scripts/hook.sh`, `bash .swarm/hooks/x.sh`: core.trust_scripts says which).
+User configuration (`$SWARM_HOME/...`, `~/.claude/...`) is
 never project configuration. The files are read once: the digest and the loaders use the same
 bytes, so what was trusted is what runs.
 
@@ -30,8 +32,9 @@ from swarm.core import paths, records
 from swarm.core.records import Record, field
 from swarm.core.store import ensure_dir, locked, quarantine, utcnow_iso, write_model
 from swarm.core.terminal import visible_line
+from swarm.core.trust_scripts import named_scripts, parsed
 
-Kind = Literal["settings", "claude_settings", "mcp", "agents", "claude_agents"]
+Kind = Literal["settings", "claude_settings", "mcp", "agents", "claude_agents", "script"]
 # Where each kind lives in a project; True: a directory of `*.md` definitions.
 PLACES: tuple[tuple[Kind, str, bool], ...] = (
     ("settings", ".swarm/settings.json", False),
@@ -133,14 +136,32 @@ def find_project_config(cwd: str | Path, origin: str | Path | None = None) -> Pr
         root, from_origin = _walk(Path(origin))
         found = {**from_origin, **found}
     files: list[ConfigFile] = []
-    for kind, _place, is_dir in PLACES:
+    scripts: list[ConfigFile] = []
+    for kind, place, is_dir in PLACES:
         if kind not in found:
             continue
         path, base = found[kind]
         targets = _definition_files(path) if is_dir else [path]
-        files.extend(ConfigFile(kind, target, _relative(target, base), _read(target))
-                     for target in targets)
+        for target in targets:
+            file = ConfigFile(kind, target, _relative(target, base), _read(target))
+            files.append(file)
+            # The directory holding the configuration first (a worktree's own), then the root.
+            holder = path.parents[len(Path(place).parts) - 1]
+            scripts.extend(_scripts(file, [holder, *([base] if base != holder else [])]))
+    seen = {f.path for f in files}
+    for script in scripts:
+        if script.path not in seen:
+            seen.add(script.path)
+            files.append(script)
     return ProjectConfig(root, tuple(files))
+
+
+def _scripts(file: ConfigFile, bases: list[Path]) -> list[ConfigFile]:
+    if file.data is None:
+        return []
+    value = parsed(file.kind, file.data, file.relative)
+    return [ConfigFile("script", path, _relative(path, bases[-1]), _read(path))
+            for path in named_scripts(value, bases)]
 
 
 def _definition_files(directory: Path) -> list[Path]:

@@ -3,7 +3,8 @@
 Each finding names a kind, a path and what is wrong; `fix` says what `--fix` does about it (None:
 nothing is safe to do automatically, the detail says what a person can do). Repairs are the safe
 ones only: record a dead member as dead (tasks released, the lead told once), prune a stale git
-worktree entry, remove an empty leftover, tighten a mode to 0700/0600. Quarantined
+worktree entry, remove an empty leftover, tighten a mode to 0700/0600, stop the agents of a team
+whose team file is gone (found from their state records; nothing of the team is removed). Quarantined
 `.corrupt-*` files are never removed: they hold data for a person to recover.
 """
 
@@ -22,8 +23,10 @@ from swarm.core.names import LEAD_NAME
 from swarm.core.state import read_state
 from swarm.core.store import DIR_MODE, FILE_MODE
 from swarm.core.team import Team, TeamConfig
+from swarm.core.team_gone import gone_teams, running
 from swarm.core.worktrees import git
 from swarm.errors import SwarmError
+from swarm.ops.control import stop_member
 from swarm.ops.health import death_reason, record_death
 
 LOW_SPACE_BYTES = 64 * 1024 * 1024  # below this free on SWARM_HOME's disk, writes will fail soon
@@ -32,7 +35,8 @@ STALE_TEMP_SECONDS = 60.0  # an atomic write renames its temp file within millis
 
 @dataclass
 class Finding:
-    # corrupt|leftover|insecure|foreign|disk_full|read_only|dead_member|lead_gone|worktree
+    # corrupt|leftover|insecure|foreign|disk_full|read_only|dead_member|lead_gone|worktree|
+    # team_gone
     kind: str
     path: str
     detail: str
@@ -190,8 +194,28 @@ def _worktrees(team: Team, config: TeamConfig) -> list[Finding]:
     return out
 
 
+def _gone_teams() -> list[Finding]:
+    """Teams whose document is gone while their agents may run: stopped by --fix when they run
+    here (pid and start time); one on another host leaves by itself (SWARM_TEAM_GONE_GRACE)."""
+    out = []
+    for name in gone_teams():
+        team = Team.salvage(name)
+        here = [m.name for m in team.live_members()]
+        elsewhere = [n for n in running(name) if n not in here]
+        what = [f"{', '.join(here)} still run{'s' if len(here) == 1 else ''} here"] if here else []
+        if elsewhere:
+            what.append(f"{', '.join(elsewhere)} (a fresh heartbeat, not a process here) "
+                        f"{'leaves' if len(elsewhere) == 1 else 'leave'} on its own after "
+                        "SWARM_TEAM_GONE_GRACE")
+        out.append(Finding("team_gone", team.document(), f"the team file of {name!r} is "
+                           f"gone; {'; '.join(what) or 'no agent of it runs'}; then `swarm team "
+                           f"delete --force {name}` removes what is left",
+                           "stop its agents here" if here else None, team=name))
+    return out
+
+
 def find(home: Path) -> list[Finding]:
-    found = [*_disk(home), *_files(home)]
+    found = [*_disk(home), *_files(home), *_gone_teams()]
     for team in Team.list():
         try:
             config = team.config()
@@ -217,6 +241,11 @@ def repair(finding: Finding) -> None:
             finding.fixed = proc.returncode == 0
             if not finding.fixed:
                 finding.detail += f" (git: {proc.stderr.strip()})"
+        elif finding.kind == "team_gone" and finding.team:
+            team = Team.salvage(finding.team)
+            for member in team.live_members():
+                stop_member(team, member, "stopped: its team file is gone", worktree=False)
+            finding.fixed = not team.live_members()
         elif finding.kind == "leftover":
             os.unlink(finding.path)
             finding.fixed = True

@@ -19,7 +19,7 @@ from swarm.core.state import AgentState, Usage, read_state, update_state
 from swarm.core.store import utcnow_iso
 from swarm.core.team import Team
 from swarm.core.transcript import Transcript
-from swarm.errors import describe_error
+from swarm.errors import StoreUnavailableError, describe_error
 from swarm.runtime.compaction import Compactor
 from swarm.runtime.loop import Loop
 from swarm.runtime.models.base import ModelReply
@@ -104,7 +104,8 @@ class AgentBase:
         while not self._stopping.wait(settings.heartbeat_interval()):
             try:
                 self.set_state()
-            except OSError as exc:  # a full or read-only disk: say so, and keep beating
+            # A full or read-only disk, a store given up on while exiting: say so, keep beating.
+            except (OSError, StoreUnavailableError) as exc:
                 log.warning("heartbeat not written: %s", describe_error(exc))
                 self.say(f"heartbeat not written: {describe_error(exc)}")
             self.on_beat()

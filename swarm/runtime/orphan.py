@@ -1,5 +1,6 @@
 """Orphans: a teammate whose `swarm lead` process is gone for SWARM_ORPHAN_GRACE seconds leaves
-(tasks released, state exited with reason lead_gone) and closes its own tmux pane.
+(tasks released, state exited with reason lead_gone) and closes its own tmux pane; so does one
+whose team file is gone for SWARM_TEAM_GONE_GRACE seconds (team_gone.py, reason team_gone).
 
 The same liveness test as `swarm status` (pid plus start time), checked on every heartbeat. A
 lead that comes back within the grace (a resumed `swarm lead`) adopts the teammate. A team led
@@ -19,6 +20,7 @@ from swarm.core.names import LEAD_NAME
 from swarm.core.state import read_state
 from swarm.core.team import Team
 from swarm.errors import SwarmError
+from swarm.runtime.team_gone import TeamGoneCheck
 
 
 class OrphanCheck:
@@ -27,15 +29,23 @@ class OrphanCheck:
         # On another host than the lead (an ssh: member), the lead's pid is not ours to check:
         # its heartbeat in the shared store tells instead.
         self.remote = remote
-        self.orphaned: str | None = None  # why it leaves: its lead process is gone
+        self.orphaned: str | None = None  # why it leaves: its lead process or team is gone
+        self.team_gone = TeamGoneCheck(team, say)
         self._lead_gone_since: float | None = None  # monotonic time the lead was first missed
 
     def check(self) -> bool:
-        """True once: when the lead has been gone for the grace period (the teammate leaves)."""
+        """True once: when the lead, or the team file, has been gone for its grace period
+        (the teammate leaves)."""
         try:
-            config = self.team.config()
+            config = self.team.config()  # a corrupt document is moved aside here
         except (SwarmError, OSError):
-            return False  # the team file is gone or unreadable: not a verdict on the lead
+            config = None  # gone or unreadable: not a verdict on the lead
+        gone = self.team_gone.check(read=config is not None)
+        if gone and not self.orphaned:
+            self.orphaned = gone
+            return True
+        if config is None:
+            return False
         pid = config.lead_pid
         if not pid or self._lead_alive(pid, config.lead_started_at):
             if self._lead_gone_since is not None and pid:
