@@ -7,6 +7,7 @@ wrong, and never the password."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -58,8 +59,13 @@ def test_no_store_url_form_shows_its_password(locked: RedisServer) -> None:
         for args in (("status",), ("status", "--json"), ("doctor",), ("doctor", "--json")):
             proc = run_swarm(*args, env=env, timeout=60)
             said.append(proc.stdout + proc.stderr)
+            doctor = proc
             assert "Traceback" not in proc.stderr, (url, args, proc.stderr)
         text = "\n".join(said)
+        if PASSWORD in secrets:  # the right password: the store answers
+            assert json.loads(doctor.stdout)["store"]["ok"] is True, doctor.stdout
+        else:  # what is wrong is said in one line, naming the store
+            assert "store" in said[0].lower(), (url, said[0])
         leaked = [s for s in secrets if s in text]
         if leaked:
             found[url] = leaked
@@ -79,3 +85,21 @@ def test_redact_url_keeps_where_and_drops_every_password() -> None:
     ]:
         shown = redact_url(url)
         assert secret not in shown and kept in shown, (url, shown)
+
+
+def test_what_is_a_secret_by_value_and_what_is_not() -> None:
+    from swarm.core.secrets import is_secret, redact
+
+    for name, value in [("A", "https://u:pw@h/x"), ("B", "https://h/x?X-Amz-Signature=abc"),
+                        ("C", "https://h/x?page=1&access_token=t"), ("D", "Authorization: Bearer t"),
+                        ("E", "x-api-key: k\nx-other: o"), ("OPENAI_ORG_KEY", "plain"),
+                        ("AWS_BEARER_TOKEN_BEDROCK", "t")]:
+        assert is_secret(name, value), (name, value)
+    for name, value in [("PATH", "/usr/bin:/bin"), ("DBUS", "unix:path=/run/user/1/bus"),
+                        ("U", "http://host:8080/x?page=2&design=3"), ("G", "ssh://git@github.com/r"),
+                        ("LS_COLORS", "rs=0:di=01;34:ln=01;36"), ("ANTHROPIC_MODEL", "opus"),
+                        ("SSH_AUTH_SOCK", "/tmp/agent.1")]:
+        assert not is_secret(name, value), (name, value)
+    env = {"SWARM_STORE": "redis://:p%40ss-word@h/0", "OTHER": "fine"}
+    said = "AUTH failed for p@ss-word and p%40ss-word at redis://:p%40ss-word@h/0 (fine)"
+    assert redact(said, env) == "AUTH failed for *** and *** at redis://:***@h/0 (fine)"

@@ -18,13 +18,13 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
 import redis
 
 from swarm import settings
 from swarm.core import records
-from swarm.errors import LockTimeoutError, StoreUnavailableError
+from swarm.core.secrets import redact, redact_url
+from swarm.errors import BadInputError, LockTimeoutError, StoreUnavailableError
 
 if TYPE_CHECKING:
     from swarm.core.redis_watch import RedisWatcher
@@ -39,16 +39,6 @@ BLOCK_SLICE_MS = 10_000  # a blocking read's longest block; then it blocks again
 _FAULTS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
 
 
-def redacted(url: str) -> str:
-    """The URL without its password, for messages."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
-
-
 class RedisStore:
     """One process's handle on the server (a connection pool shared by its threads)."""
 
@@ -56,8 +46,14 @@ class RedisStore:
 
     def __init__(self, url: str) -> None:
         self.url = url
-        self.client: redis.Redis = redis.Redis.from_url(
-            url, socket_connect_timeout=3.0, socket_timeout=OP_TIMEOUT, socket_keepalive=True)
+        # TCP keepalive for TCP only: a unix socket's connection takes no such argument.
+        keepalive = {} if url.startswith("unix:") else {"socket_keepalive": True}
+        try:
+            self.client: redis.Redis = redis.Redis.from_url(
+                url, socket_connect_timeout=3.0, socket_timeout=OP_TIMEOUT, **keepalive)
+        except ValueError as exc:  # a port that is no number, an unknown scheme...
+            raise BadInputError(f"SWARM_STORE {redact_url(url)} is not a Redis URL:"
+                                f" {redact(str(exc), also=[url])}") from None
         self._patience: Callable[[str], None] | None = None
         self._give_up_at: float | None = None  # exiting: patient until then only
         self._down_since: float | None = None
@@ -90,7 +86,7 @@ class RedisStore:
                 gone = self._give_up_at is not None and time.monotonic() >= self._give_up_at
                 if self._patience is None or gone:
                     raise StoreUnavailableError(
-                        f"the store {redacted(self.url)} is unreachable: {_why(exc)}") from None
+                        f"the store {redact_url(self.url)} is unreachable: {_why(exc)}") from None
                 self._unreachable(exc)
                 if self._give_up_at is not None:  # exiting: never sleep past the last try
                     pause = min(pause, max(0.0, self._give_up_at - time.monotonic()))
@@ -108,7 +104,7 @@ class RedisStore:
             self._down_since = time.monotonic()
         log.warning("store unreachable: %s", _why(exc))
         if self._patience is not None:
-            self._patience(f"store unreachable ({redacted(self.url)}: {_why(exc)}); retrying")
+            self._patience(f"store unreachable ({redact_url(self.url)}: {_why(exc)}); retrying")
 
     def _reachable(self) -> None:
         with self._lock:
@@ -229,4 +225,4 @@ class RedisStore:
 
 def _why(exc: Exception) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return text[:200]
+    return redact(text)[:200]

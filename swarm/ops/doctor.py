@@ -12,6 +12,7 @@ from typing import Any
 from swarm import settings
 from swarm.backends.resolve import in_iterm2, resolve
 from swarm.core import paths, stores
+from swarm.core.secrets import redact, redact_url
 from swarm.core.team import Team
 from swarm.core.terminal import visible_line
 from swarm.core.workspace_trust import decide
@@ -84,13 +85,11 @@ def check_store() -> dict[str, Any]:
     store = stores.remote()
     if store is None:
         return {"kind": "file", "ok": True, "where": str(paths.teams_dir())}
-    from swarm.core.redis_store import redacted
-
-    out: dict[str, Any] = {"kind": "redis", "where": redacted(store.url)}
+    out: dict[str, Any] = {"kind": "redis", "where": redact_url(store.url)}
     try:
         info = store.server_info()
     except SwarmError as exc:
-        return {**out, "ok": False, "error": str(exc)}
+        return {**out, "ok": False, "error": redact(str(exc))}
     aof = bool(int(info.get("aof_enabled", 0)))
     return {**out, "ok": True, "version": str(info.get("redis_version", "?")), "aof": aof,
             "used_memory": info.get("used_memory_human")}

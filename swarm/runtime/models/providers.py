@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 from msgspec import Struct
 
 from swarm import settings
+from swarm.core.secrets import bare_url
 
 DEFAULT_OLLAMA = "http://127.0.0.1:11434"
 
@@ -108,12 +109,5 @@ def describe() -> list[dict[str, str | bool | None]]:
         problem = provider.problem()
         rows.append({"provider": provider.name, "ready": problem is None,
                      "credentials": provider.found(), "problem": problem,
-                     "endpoint": _shown(provider.endpoint())})
+                     "endpoint": bare_url(provider.endpoint())})
     return rows
-
-
-def _shown(url: str) -> str:
-    """An endpoint without what may be a secret in it (user:password@, a query string)."""
-    parts = urlsplit(url)
-    host = parts.netloc.rsplit("@", 1)[-1]
-    return f"{parts.scheme}://{host}{parts.path}" if parts.scheme else url
