@@ -212,3 +212,25 @@ def test_a_failed_openai_call_never_shows_the_base_urls_credentials(
     assert notes[0].failure_reason and "no route" in notes[0].failure_reason
     for name in ("bob", "carl", "dave"):
         assert_nowhere(crew, name, ["oai-pass-23", "oai-token-24"])
+
+
+def test_a_log_line_never_shows_a_secret(tmp_path: Path) -> None:
+    """A process's log (agent.log, and stderr under SWARM_DEBUG): message and traceback."""
+    import os
+    import subprocess
+    import sys
+
+    log = tmp_path / "agent.log"
+    code = ("import logging, sys; from pathlib import Path; from swarm.log import configure;"
+            " configure(Path(sys.argv[1]));"
+            " logging.getLogger('swarm.t').warning('calling %s', 'http://u:log-pass-61@h/?key=log-key-62')\n"
+            "try:\n raise RuntimeError('header said ' + 'log-header-63')\n"
+            "except RuntimeError:\n logging.getLogger('swarm.t').exception('failed')\n")
+    env = {**os.environ, "ANTHROPIC_CUSTOM_HEADERS": "X-Api-Key: log-header-63",
+           "SWARM_DEBUG": "1"}
+    proc = subprocess.run([sys.executable, "-c", code, str(log)], capture_output=True,
+                          text=True, env=env, timeout=30)
+    assert proc.returncode == 0, proc.stderr
+    text = log.read_text() + proc.stderr
+    assert "calling http://u:***@h/?key=***" in text and "RuntimeError" in text
+    assert leaks(text, ["log-pass-61", "log-key-62", "log-header-63"]) == []
