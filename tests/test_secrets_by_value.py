@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import socket
+from collections.abc import Iterator
 from pathlib import Path
 
 import psutil
@@ -106,35 +107,35 @@ STORE_PASSWORD = "store-pass-16"
 
 
 @pytest.fixture
-def locked_redis(tmp_path: Path) -> RedisServer:
+def locked_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A redis-server that requires STORE_PASSWORD, selected as the store (SWARM_STORE with
+    the password in it). Request it before `crew`, so the crew's team lives there."""
     from tests.redis_server import REDIS_SERVER
 
     if not Path(REDIS_SERVER).exists():
         pytest.skip("redis-server is not installed")
     server = RedisServer(tmp_path / "redis", password=STORE_PASSWORD)
     server.start()
-    yield server  # type: ignore[misc]
-    server.stop()
+    url = f"redis://:{STORE_PASSWORD}@127.0.0.1:{server.port}/0"
+    monkeypatch.setenv("SWARM_STORE", url)
+    try:
+        yield url
+    finally:
+        server.stop()
 
 
 @pytest.mark.slow
 def test_a_teammates_bash_does_not_see_the_store_password(
-        locked_redis: RedisServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    url = f"redis://:{STORE_PASSWORD}@127.0.0.1:{locked_redis.port}/0"
-    monkeypatch.setenv("SWARM_STORE", url)
-    team = Team.create("crew")
-    monkeypatch.setenv("SWARM_TEAM", team.name)
-    workdir = tmp_path / "work"
-    workdir.mkdir()
-    crew = Crew(team, workdir)
-    try:
-        out = tmp_path / "bash-env"
-        crew.spawn("bob", prompt=f"$ env > {out}")
-        crew.wait_idle_notes("bob", 1, timeout=60)
-        assert STORE_PASSWORD not in out.read_text()
-        assert "SWARM_STORE" not in read_env(out)  # the teammate's own store: not for its Bash
-    finally:
-        crew.cleanup()
+        locked_store: str, crew: Crew, tmp_path: Path) -> None:
+    from swarm.core import stores
+
+    assert stores.remote() is not None  # the crew's team is on the locked Redis
+    out = tmp_path / "bash-env"
+    result = crew.spawn("bob", prompt=f"$ env > {out}")
+    crew.wait_idle_notes("bob", 1, timeout=60)  # it works on the locked store
+    assert STORE_PASSWORD not in out.read_text()
+    assert "SWARM_STORE" not in read_env(out)  # the teammate's own store: not for its Bash
+    assert psutil.Process(result.pid).environ()["SWARM_STORE"] == locked_store
 
 
 def closed_port() -> int:
@@ -234,3 +235,15 @@ def test_a_log_line_never_shows_a_secret(tmp_path: Path) -> None:
     text = log.read_text() + proc.stderr
     assert "calling http://u:***@h/?key=***" in text and "RuntimeError" in text
     assert leaks(text, ["log-pass-61", "log-key-62", "log-header-63"]) == []
+
+
+def test_every_provider_names_its_credentials_as_secrets() -> None:
+    """A provider added to the table without its credentials in core.secrets fails here."""
+    from swarm.core.secrets import PROVIDER_SECRETS, is_secret
+    from swarm.runtime.models.providers import PROVIDERS
+
+    assert set(PROVIDER_SECRETS) == set(PROVIDERS)
+    for names in PROVIDER_SECRETS.values():
+        for name in names:
+            assert name in SECRETS or name == "GOOGLE_APPLICATION_CREDENTIALS", name
+            assert is_secret(name, "x")
