@@ -11,7 +11,6 @@ import os
 from pathlib import Path
 
 from swarm import settings
-from swarm.core.secrets import redact
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
@@ -20,6 +19,10 @@ class RedactingFormatter(logging.Formatter):
     """A formatter whose lines (message and traceback) pass through core.secrets.redact."""
 
     def format(self, record: logging.LogRecord) -> str:
+        # Imported at the first line logged, not at start-up: its patterns cost ~1 ms to
+        # compile, and most CLI commands never log a line.
+        from swarm.core.secrets import redact
+
         return redact(super().format(record))
 
 
