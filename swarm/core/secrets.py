@@ -77,7 +77,7 @@ def secret_by_name(name: str) -> bool:
 
 def secret_by_value(value: str) -> bool:
     """The value holds a credential: a URL's password or secret query value, a header line."""
-    return bool(_url_fragments(value) or ("://" not in value and _header_fragments(value)))
+    return bool(_url_fragments(value) or _header_fragments(value))
 
 
 def is_secret(name: str, value: str) -> bool:
@@ -114,7 +114,7 @@ def _fragments(environ: Mapping[str, str]) -> list[str]:
     """Every piece of a secret variable's value that must never be shown, longest first."""
     found: set[str] = set()
     for name, value in environ.items():
-        parts = _url_fragments(value) + ([] if "://" in value else _header_fragments(value))
+        parts = _url_fragments(value) + _header_fragments(value)
         if secret_by_name(name):
             parts.append(value)
         for part in parts:

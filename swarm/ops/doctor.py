@@ -122,7 +122,7 @@ def diagnose(fix: bool = False) -> dict[str, Any]:
         try:
             statuses = observe(team, record=False)
         except Exception as exc:  # one broken team must not hide the others
-            teams.append({"team": team.name, "error": str(exc)})
+            teams.append({"team": team.name, "error": redact(str(exc))})
             continue
         for member in team.members():
             if member.host:
