@@ -44,7 +44,7 @@ _URL = re.compile(r"(?P<scheme>[A-Za-z][A-Za-z0-9+.-]*:/{1,3})(?P<rest>[^\s'\"<>
 _USERINFO = re.compile(r"\A(?P<user>[^/?#@:]*):(?P<password>[^/?#]*)@")
 _QUERY_PAIR = re.compile(r"(?P<sep>[?&;])(?P<name>[^=&;#\s]+)=(?P<value>[^&;#\s]*)")
 _HEADER = re.compile(r"^\s*(?P<name>[A-Za-z0-9-]+)\s*:\s*(?P<value>\S.*?)\s*$", re.MULTILINE)
-_MIN_FRAGMENT = 4  # shorter values are not replaced in free text (they would garble it)
+_MIN_FRAGMENT = 6  # shorter values are not replaced in free text (they would garble it)
 
 
 def _password(url_rest: str) -> str | None:
