@@ -109,5 +109,11 @@ def describe() -> list[dict[str, str | bool | None]]:
         problem = provider.problem()
         rows.append({"provider": provider.name, "ready": problem is None,
                      "credentials": provider.found(), "problem": problem,
-                     "endpoint": bare_url(provider.endpoint())})
+                     "endpoint": _shown(provider.endpoint())})
     return rows
+
+
+def _shown(url: str) -> str:
+    """An endpoint as doctor shows it: no userinfo, no query (core.secrets, the one home of
+    redaction)."""
+    return bare_url(url)
