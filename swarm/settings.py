@@ -110,7 +110,14 @@ def store() -> str:
         return "file"
     if value.startswith(("redis://", "rediss://", "unix://")):
         return value
-    raise BadInputError(f"SWARM_STORE must be `file` or a redis://HOST:PORT/DB URL, got {value!r}")
+    # Never the value itself: it may hold the password (`http://:pw@host`, `redis:/:pw@host`).
+    scheme = value.partition(":")[0] if ":" in value else ""
+    if scheme in ("redis", "rediss", "unix"):
+        got = f"a malformed {scheme}: URL (no `//` after {scheme}:)"
+    else:
+        got = f"a {scheme!r} URL" if scheme.isalnum() else "something else"
+    raise BadInputError("SWARM_STORE must be `file` or a redis://, rediss:// or unix:// URL"
+                        f" (redis://[:PASSWORD@]HOST:PORT/DB), got {got}")
 
 
 def team() -> str | None:

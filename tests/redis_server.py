@@ -30,10 +30,12 @@ class RedisServer:
     """One redis-server process; `url` points at it. `stop()`/`start()` for fault tests (the
     same port again: a restart without persistence)."""
 
-    def __init__(self, directory: Path, *options: str) -> None:
+    def __init__(self, directory: Path, *options: str, password: str | None = None) -> None:
         self.directory = directory
         self.options = options  # more redis-server options, e.g. "--maxmemory", "1mb"
         self.port = free_port()
+        self.password = password  # requirepass (and AUTH for our own PING)
+        self.socket = directory / "redis.sock"
         self.proc: subprocess.Popen[bytes] | None = None
 
     @property
@@ -45,7 +47,9 @@ class RedisServer:
         self.proc = subprocess.Popen(
             [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
              "--appendonly", "no", "--dir", str(self.directory), "--daemonize", "no",
-             "--logfile", str(self.directory / "redis.log"), *self.options],
+             "--logfile", str(self.directory / "redis.log"), *self.options,
+             *(["--requirepass", self.password, "--unixsocket", str(self.socket),
+                "--unixsocketperm", "700"] if self.password else [])],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + timeout
         while not self.ping():
@@ -61,6 +65,10 @@ class RedisServer:
         """PING over a plain socket (RESP inline command): no client library needed."""
         try:
             with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as sock:
+                if self.password:
+                    sock.sendall(f"AUTH {self.password}\r\n".encode())
+                    if not sock.recv(64).startswith(b"+OK"):
+                        return False
                 sock.sendall(b"PING\r\n")
                 return sock.recv(64).startswith(b"+PONG")
         except OSError:

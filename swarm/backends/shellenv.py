@@ -2,8 +2,10 @@
 
 A pane backend hands the agent's environment to a terminal (tmux `-e K=V`, an iTerm2 `write text`
 line). Those are visible: in `ps` for the tmux client's argv, on screen and in shell history for
-iTerm2. Secret-looking variables (API keys, tokens) therefore travel through a private 0600 temp
-file that the pane's shell sources and deletes before it starts the agent.
+iTerm2. Secret-looking variables (a name with KEY, TOKEN, AUTH...) and every variable core.secrets
+finds a secret in (by name or by value: a URL's password or key, the store URL, a header line)
+therefore travel through a private 0600 temp file that the pane's shell sources and deletes
+before it starts the agent.
 """
 
 from __future__ import annotations
@@ -14,6 +16,8 @@ import re
 import shlex
 import tempfile
 from collections.abc import Mapping
+
+from swarm.core.secrets import is_secret
 
 _SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH", re.IGNORECASE)
 _SHELL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
@@ -29,7 +33,7 @@ def split_env(env: Mapping[str, str]) -> tuple[dict[str, str], dict[str, str]]:
     for key, value in env.items():
         if key in NEVER_COPY:
             continue
-        if _SECRET.search(key) and _SHELL_NAME.match(key):
+        if (_SECRET.search(key) or is_secret(key, value)) and _SHELL_NAME.match(key):
             secret[key] = value
         else:
             plain[key] = value

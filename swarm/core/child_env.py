@@ -4,8 +4,9 @@
   cwd, the agent's `SWARM_*` ids) plus what their own entry's `env` object names, with `${VAR}`
   and `${VAR:-default}` expanded from the agent's environment. A project's hook never sees the
   agent's API key unless the entry asks for it by name.
-- Bash tool commands: the agent's environment minus the model-provider credentials swarm itself
-  uses (`SECRET_VARS`) and the names in `SWARM_SECRET_VARS`.
+- Bash tool commands: the agent's environment minus every variable that holds a secret, by name
+  (every provider's credentials, `SWARM_SECRET_VARS`) or by value (a URL's password or key, the
+  store URL's password, a header line): core.secrets.
 """
 
 from __future__ import annotations
@@ -14,12 +15,11 @@ import re
 from collections.abc import Mapping
 
 from swarm import settings
+from swarm.core.secrets import without_secrets
 
 MINIMAL_VARS = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TERM", "TMPDIR")
 MINIMAL_PREFIXES = ("LC_",)
 ID_VARS = ("SWARM_HOME", "SWARM_TEAM", "SWARM_AGENT_ID")  # who is running it, where its files are
-SECRET_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY",
-               "AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN")
 VAR_RE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)(?::-([^}]*))?\}")
 
 
@@ -37,9 +37,8 @@ def minimal_env(environ: Mapping[str, str], cwd: str | None = None,
 
 
 def command_env(environ: Mapping[str, str]) -> dict[str, str]:
-    """A Bash tool command's environment: the agent's, minus the provider credentials."""
-    hidden = {*SECRET_VARS, *settings.secret_vars()}
-    return {k: v for k, v in environ.items() if k not in hidden}
+    """A Bash tool command's environment: the agent's, minus every secret (core.secrets)."""
+    return without_secrets(environ)
 
 
 def expand(text: str, environ: Mapping[str, str], missing: list[str] | None = None) -> str:

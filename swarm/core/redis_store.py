@@ -18,11 +18,17 @@ import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import urlsplit, urlunsplit
 
 from swarm import settings
 from swarm.core import records
-from swarm.errors import LockTimeoutError, MissingExtraError, StoreFullError, StoreUnavailableError
+from swarm.core.secrets import redact, redact_url
+from swarm.errors import (
+    BadInputError,
+    LockTimeoutError,
+    MissingExtraError,
+    StoreFullError,
+    StoreUnavailableError,
+)
 
 try:  # every module of the Redis store comes through here: one line for a missing extra
     import redis
@@ -45,16 +51,6 @@ _FAULTS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
 _FULL = redis.exceptions.OutOfMemoryError
 
 
-def redacted(url: str) -> str:
-    """The URL without its password, for messages."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
-
-
 class RedisStore:
     """One process's handle on the server (a connection pool shared by its threads)."""
 
@@ -62,8 +58,14 @@ class RedisStore:
 
     def __init__(self, url: str) -> None:
         self.url = url
-        self.client: redis.Redis = redis.Redis.from_url(
-            url, socket_connect_timeout=3.0, socket_timeout=OP_TIMEOUT, socket_keepalive=True)
+        # TCP keepalive for TCP only: a unix socket's connection takes no such argument.
+        keepalive = {} if url.startswith("unix:") else {"socket_keepalive": True}
+        try:
+            self.client: redis.Redis = redis.Redis.from_url(
+                url, socket_connect_timeout=3.0, socket_timeout=OP_TIMEOUT, **keepalive)
+        except ValueError as exc:  # a port that is no number, an unknown scheme...
+            raise BadInputError(f"SWARM_STORE {redact_url(url)} is not a Redis URL:"
+                                f" {redact(str(exc), also=[url])}") from None
         self._patience: Callable[[str], None] | None = None
         self._give_up_at: float | None = None  # exiting: patient until then only
         self._down_since: float | None = None
@@ -112,10 +114,10 @@ class RedisStore:
     def _error(self, exc: Exception, full: bool) -> StoreUnavailableError:
         if full:
             return StoreFullError(
-                f"the store {redacted(self.url)} is full (its maxmemory is reached and it "
+                f"the store {redact_url(self.url)} is full (its maxmemory is reached and it "
                 "evicts nothing): the command was refused, nothing of it done; free memory on "
                 "the server or raise its maxmemory")
-        return StoreUnavailableError(f"the store {redacted(self.url)} is unreachable: {_why(exc)}")
+        return StoreUnavailableError(f"the store {redact_url(self.url)} is unreachable: {_why(exc)}")
 
     def _unreachable(self, exc: Exception, full: bool = False) -> None:
         with self._lock:
@@ -128,7 +130,7 @@ class RedisStore:
                                                                        _why(exc))
         log.warning("%s: %s", what, why)
         if self._patience is not None:
-            self._patience(f"{what} ({redacted(self.url)}: {why}); retrying")
+            self._patience(f"{what} ({redact_url(self.url)}: {why}); retrying")
 
     def _reachable(self) -> None:
         with self._lock:
@@ -265,4 +267,4 @@ class RedisStore:
 
 def _why(exc: Exception) -> str:
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    return text[:200]
+    return redact(text)[:200]

@@ -12,6 +12,7 @@ from typing import Any
 from swarm import settings
 from swarm.backends.resolve import in_iterm2, resolve
 from swarm.core import paths, stores
+from swarm.core.secrets import redact, redact_url
 from swarm.core.team import Team
 from swarm.core.terminal import visible_line
 from swarm.core.workspace_trust import decide
@@ -87,13 +88,11 @@ def check_store() -> dict[str, Any]:
         return {"kind": "redis", "ok": False, "where": "SWARM_STORE", "error": str(exc)}
     if store is None:
         return {"kind": "file", "ok": True, "where": str(paths.teams_dir())}
-    from swarm.core.redis_store import redacted
-
-    out: dict[str, Any] = {"kind": "redis", "where": redacted(store.url)}
+    out: dict[str, Any] = {"kind": "redis", "where": redact_url(store.url)}
     try:
         info = store.server_info()
     except SwarmError as exc:
-        return {**out, "ok": False, "error": str(exc)}
+        return {**out, "ok": False, "error": redact(str(exc))}
     aof = bool(int(info.get("aof_enabled", 0)))
     return {**out, "ok": True, "version": str(info.get("redis_version", "?")), "aof": aof,
             "used_memory": info.get("used_memory_human")}
@@ -126,7 +125,7 @@ def diagnose(fix: bool = False) -> dict[str, Any]:
         try:
             statuses = observe(team, record=False)
         except Exception as exc:  # one broken team must not hide the others
-            teams.append({"team": team.name, "error": str(exc)})
+            teams.append({"team": team.name, "error": redact(str(exc))})
             continue
         for member in team.members():
             if member.host:

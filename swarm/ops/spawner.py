@@ -21,6 +21,7 @@ from swarm.core import paths
 from swarm.core.definitions import get_definition
 from swarm.core.names import LEAD_NAME, ModeCap, mode_allows, validate_agent_name, validate_color
 from swarm.core.rules import validate_mode, validate_rule
+from swarm.core.secrets import redact
 from swarm.core.state import RESTARTED, AgentState, update_state
 from swarm.core.team import Member, Team
 from swarm.core.user_config import default_mode, lasting_rules
@@ -221,7 +222,8 @@ def launch(team: Team, member: Member, pane_backend: PaneBackend | None = None
     except SwarmError:
         raise
     except Exception as exc:  # a backend failure is an operation failure, with its reason
-        raise SwarmError(f"could not start {member.name} with the {backend.type} backend: {exc}") from exc
+        raise SwarmError(f"could not start {member.name} with the {backend.type} backend:"
+                         f" {redact(str(exc))}") from exc
     # Inside tmux the backend talks to the server in $TMUX: remember it to find the pane again.
     socket = getattr(backend, "socket", None) or member.tmux_socket
     team.update_member(member.name, pane_id=pane_id, pid=pid, tmux_socket=socket)

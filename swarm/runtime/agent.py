@@ -38,6 +38,7 @@ from swarm.core.protocol import (
     dump_structured,
 )
 from swarm.core.rules import Decision, tool_path
+from swarm.core.secrets import redact
 from swarm.core.state import (
     RESTARTED,
     AgentState,
@@ -371,7 +372,7 @@ class Agent(AgentBase, LoopHooks):
                 exit_code, detail = ((129, "its pane was closed (SIGHUP)") if self.signals.hangup
                                      else (143, "killed (SIGTERM)"))
         except Exception as exc:  # a crash: recorded as a death, never as a clean exit
-            exit_code, detail, crashed = 1, f"crashed: {describe_error(exc)}", True
+            exit_code, detail, crashed = 1, f"crashed: {redact(describe_error(exc))}", True
             log.exception("crashed")
             self.console.say(detail)
         finally:
@@ -440,7 +441,7 @@ def run_agent(agent_id: str) -> int:
         agent = Agent(team, name)
         os.chdir(agent.cwd)
     except Exception as exc:  # it could not even start: a death with its reason, told once
-        detail = f"crashed at start: {describe_error(exc)}"
+        detail = f"crashed at start: {redact(describe_error(exc))}"  # state, lead, pane
         log.exception("could not start")
         print(visible(f"swarm: error: {name}: {detail}"), flush=True)  # the pane shows it
 

@@ -14,6 +14,7 @@ from typing import Any
 from msgspec import Struct
 
 from swarm.core.readable import tool_call
+from swarm.core.secrets import redact
 from swarm.errors import SwarmError, ToolError, TurnInterrupted
 from swarm.runtime.interfaces import LoopHooks, ToolHooks
 from swarm.runtime.models.base import Model, ModelRequest
@@ -71,7 +72,8 @@ class Loop:
                 try:
                     reply = self.hooks.guard(partial(self.model.complete, request))
                 except SwarmError as exc:
-                    outcome.reason, outcome.failure = "failed", str(exc)
+                    # Recorded in state, the idle note and the log: never a secret.
+                    outcome.reason, outcome.failure = "failed", redact(str(exc))
                     return outcome
                 self.hooks.on_reply(reply)
                 self.add({"role": "assistant", "content": reply.content})

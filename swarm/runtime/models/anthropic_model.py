@@ -18,6 +18,7 @@ from typing import Any
 
 from swarm import settings
 from swarm.big_import import big_import
+from swarm.core.secrets import redact
 from swarm.core.state import Usage
 from swarm.errors import ModelAPIError
 from swarm.runtime.models.base import Block, ModelReply, ModelRequest
@@ -149,7 +150,8 @@ class AnthropicModel:
             # SDK retries off: ours below are configurable and report in one line.
             self._client = getattr(anthropic, CLIENTS[provider])(max_retries=0)
         except (anthropic.AnthropicError, TypeError, ValueError, RuntimeError) as exc:
-            raise ModelAPIError(f"cannot set up the {label} client: {_one_line(str(exc))}") from None
+            raise ModelAPIError(f"cannot set up the {label} client:"
+                                f" {redact(_one_line(str(exc)))}") from None
         if provider == "anthropic" and (
             getattr(self._client, "api_key", None) is None
             and getattr(self._client, "auth_token", None) is None
@@ -223,6 +225,11 @@ class AnthropicModel:
         return backoff * (1 - 0.25 * random.random())
 
     def _final_error(self, exc: Exception, attempts: int) -> Exception:
+        """The one line a failed call ends in, redacted: neither the base URL's password or key
+        nor a server's echo of them is ever shown (it lands in state, notes and logs)."""
+        return ModelAPIError(redact(str(self._explain(exc, attempts))))
+
+    def _explain(self, exc: Exception, attempts: int) -> Exception:
         a = self._anthropic
         label = LABELS[self.provider]
         if isinstance(exc, a.APIStatusError):

@@ -21,6 +21,7 @@ from typing import Any
 
 from swarm import settings
 from swarm.big_import import big_import
+from swarm.core.secrets import redact
 from swarm.core.state import Usage
 from swarm.errors import ModelAPIError
 from swarm.runtime.models.base import Block, ModelReply, ModelRequest
@@ -149,7 +150,7 @@ class OpenAIModel:
                     client = openai.OpenAI(max_retries=self.max_retries)
             except openai.OpenAIError as exc:
                 raise ModelAPIError(f"cannot set up the {LABELS[provider]} client:"
-                                    f" {_one_line(str(exc))}") from None
+                                    f" {redact(_one_line(str(exc)))}") from None
         self._client = client
 
     def sibling(self, model: str) -> OpenAIModel:
@@ -217,6 +218,10 @@ class OpenAIModel:
         return _reply("".join(text), uses, finish, usage_of(self.name, self.provider, usage))
 
     def _final_error(self, exc: Exception) -> ModelAPIError:
+        """The one line a failed call ends in, redacted (see AnthropicModel._final_error)."""
+        return ModelAPIError(redact(str(self._explain(exc))))
+
+    def _explain(self, exc: Exception) -> ModelAPIError:
         o = self._openai
         label = LABELS[self.provider]
         if isinstance(exc, o.APIStatusError):

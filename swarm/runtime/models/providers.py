@@ -14,6 +14,7 @@ from urllib.parse import urlsplit
 from msgspec import Struct
 
 from swarm import settings
+from swarm.core.secrets import bare_url
 from swarm.errors import MissingExtraError
 
 DEFAULT_OLLAMA = "http://127.0.0.1:11434"
@@ -140,7 +141,6 @@ def describe() -> list[dict[str, str | bool | None]]:
 
 
 def _shown(url: str) -> str:
-    """An endpoint without what may be a secret in it (user:password@, a query string)."""
-    parts = urlsplit(url)
-    host = parts.netloc.rsplit("@", 1)[-1]
-    return f"{parts.scheme}://{host}{parts.path}" if parts.scheme else url
+    """An endpoint as doctor shows it: no userinfo, no query (core.secrets, the one home of
+    redaction)."""
+    return bare_url(url)
