@@ -298,3 +298,31 @@ def test_a_killed_leads_bash_command_ends(lead_home: Path, tmp_path: Path,
             state = read_state("solo", member) if (lead_home / "teams" / "solo").exists() else None
             if state is not None and state.pid and is_alive(state.pid, state.started_at):
                 stop_tree(state.pid)
+
+
+def test_each_retry_wait_is_told_the_failure_and_can_give_the_call_up(
+        fake_api: FakeAnthropic, provider_env: None) -> None:
+    """In-process: the model hands each wait to `on_retry` with the failure in one line;
+    what `on_retry` raises ends the call (no further request)."""
+    from swarm.errors import ModelAPIError
+    from swarm.runtime.models.anthropic_model import AnthropicModel
+    from swarm.runtime.models.base import ModelRequest
+
+    fake_api.fallback = failing(529)
+    waits: list[tuple[str, float]] = []
+
+    def on_retry(problem: str, delay: float) -> None:
+        waits.append((problem, delay))
+        if len(waits) == 2:
+            raise ModelAPIError("asked to shut down")
+
+    model = AnthropicModel("sonnet", max_retries=5)
+    request = ModelRequest("", [{"role": "user", "content": [{"type": "text", "text": "hi"}]}],
+                           [], on_retry=on_retry)
+    with pytest.raises(ModelAPIError, match="asked to shut down"):
+        model.complete(request)
+    assert len(fake_api.messages_requests()) == 2
+    assert [p for p, _ in waits] == [
+        "Anthropic API 529 overloaded_error: down",
+        "Anthropic API 529 overloaded_error after 2 attempts: down"]
+    assert all(0 < d <= 4 for _, d in waits)  # SWARM_API_RETRY_BASE=2, jittered backoff
