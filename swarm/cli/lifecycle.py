@@ -38,7 +38,9 @@ from swarm.ops.spawner import respawn as do_respawn
 @click.option("--reason", "-r", default=None, help="Why (the teammate sees it).")
 @click.option("--timeout", type=float, default=30.0, show_default=True,
               help="Seconds to wait for each teammate to exit.")
-@click.option("--force", is_flag=True, help="Kill teammates that have not exited by the timeout.")
+@click.option("--force", is_flag=True,
+              help="Kill teammates that have not exited by the timeout (5 s for one that left "
+                   "an earlier shutdown request unread).")
 @json_option
 def shutdown(name: str | None, all_members: bool, team_name: str | None, reason: str | None,
              timeout: float, force: bool, as_json: bool) -> None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import signal
 import time
 from collections.abc import Callable
 from typing import Literal
 
 from swarm.core import paths, stores
-from swarm.core.liveness import START_TIME_TOLERANCE, process_start_time
+from swarm.core.liveness import START_TIME_TOLERANCE, is_alive, process_start_time
 from swarm.core.records import Record, field
 from swarm.core.store import ensure_dir, locked, read_model, utcnow_iso, write_model
 
@@ -141,3 +144,13 @@ def looks_stopped(team: str, name: str) -> bool:
     started = process_start_time(state.pid)
     return started is None or (state.started_at is not None
                                and abs(started - state.started_at) > START_TIME_TOLERANCE)
+
+
+def end_child_command(state: AgentState | None) -> None:
+    """A dead agent's Bash command runs in its own process group and would outlive it: end
+    it, if that group is still the one the agent started (pid plus start time)."""
+    if state is None or not state.child_pgid:
+        return
+    if is_alive(state.child_pgid, state.child_started_at):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(state.child_pgid, signal.SIGKILL)

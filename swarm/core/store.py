@@ -309,3 +309,9 @@ def utcnow() -> datetime:
 
 def utcnow_iso() -> str:
     return utcnow().isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def iso_at(seconds: float) -> str:
+    """Epoch seconds as our timestamps are written: ISO 8601 UTC, milliseconds, `Z`."""
+    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds").replace(
+        "+00:00", "Z")

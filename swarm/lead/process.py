@@ -29,7 +29,7 @@ from swarm.core.liveness import is_alive
 from swarm.core.names import LEAD_NAME, PERMISSION_MODES
 from swarm.core.protocol import PlanApprovalResponse
 from swarm.core.rules import Decision, validate_rule
-from swarm.core.state import SubagentInfo, write_state
+from swarm.core.state import SubagentInfo, end_child_command, read_state, write_state
 from swarm.core.team import Team, TeamConfig
 from swarm.core.workspace_trust import decide
 from swarm.errors import BadInputError, OperationFailedError, TurnInterrupted
@@ -252,7 +252,9 @@ class Lead(AgentBase, LoopHooks):
 
     # -- the session's life ----------------------------------------------------------------------
     def start(self) -> None:
-        """Record this process as the team's lead and start the heartbeat."""
+        """Record this process as the team's lead and start the heartbeat. A lead before it
+        that died (no lead runs now: `_open_team` checked) may have left its Bash command."""
+        end_child_command(read_state(self.team.name, LEAD_NAME))
         write_state(self.team.name, LEAD_NAME, self.state)  # ours now, whoever had it before
 
         def lead(config: TeamConfig) -> None:

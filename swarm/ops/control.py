@@ -139,9 +139,12 @@ def delete_team(name: str, force: bool = False, discard_worktrees: bool = False)
 
 def shutdown(team: Team, names: list[str], reason: str | None = None, timeout: float = 30.0,
              force: bool = False) -> list[ShutdownOutcome]:
-    """Ask each member to shut down; wait for its answer and its exit; kill on --force."""
-    pending: dict[str, tuple[Member, str]] = {}
+    """Ask each member to shut down; wait for its answer and its exit; kill on --force. With
+    --force, a member that left an earlier request unread gets IGNORED_GRACE, not `timeout`:
+    it was asked already (a `swarm shutdown` that timed out) and is not reading its mail."""
+    pending: dict[str, tuple[Member, str, float, str]] = {}  # request id, deadline, why late
     outcomes: list[ShutdownOutcome] = []
+    start = time.monotonic()
     for member in _targets(team, names):
         status = observe_member(team, member)
         if status.state in ("exited", "dead"):
@@ -149,15 +152,21 @@ def shutdown(team: Team, names: list[str], reason: str | None = None, timeout: f
             tree = finish_worktree(team, member) if status.state == "exited" else None
             outcomes.append(ShutdownOutcome(member.name, "already-stopped", status.state, tree))
             continue
+        wait_s, late = timeout, f"no exit within {timeout:g}s"
+        if force and _asked_before(team, member.name):
+            wait_s = min(timeout, IGNORED_GRACE)
+            late = (f"it did not answer an earlier shutdown request; no exit within "
+                    f"{wait_s:g}s")
         request = ShutdownRequest(reason=reason)
         team.send(member.name, request, sender=LEAD_NAME)
-        pending[member.name] = (member, request.request_id)
+        pending[member.name] = (member, request.request_id, start + wait_s, late)
     lead_box = Mailbox(team.name, LEAD_NAME)
-    deadline = time.monotonic() + timeout
+    late_ones: list[tuple[Member, str]] = []
     with team_watcher(team) as watcher:
         while pending:
-            answers = _shutdown_answers(lead_box, {rid: n for n, (_, rid) in pending.items()})
-            for name, (member, rid) in list(pending.items()):
+            answers = _shutdown_answers(lead_box, {p[1]: n for n, p in pending.items()})
+            now = time.monotonic()
+            for name, (member, rid, deadline, late) in list(pending.items()):
                 answer = answers.get(rid)
                 state = read_state(team.name, name)
                 if answer is not None and not answer.approve:
@@ -166,20 +175,42 @@ def shutdown(team: Team, names: list[str], reason: str | None = None, timeout: f
                 elif state is not None and state.state in ("exited", "dead"):
                     close_pane(member)
                     tree = finish_worktree(team, member) if state.state == "exited" else None
-                    outcomes.append(ShutdownOutcome(name, "exited", state.detail, tree))
+                    # Its own words when it approved (why it left without the model).
+                    why = answer.reason if answer is not None and answer.reason else state.detail
+                    outcomes.append(ShutdownOutcome(name, "exited", why, tree))
                     del pending[name]
-            remaining = deadline - time.monotonic()
-            if not pending or remaining <= 0:
+                elif now >= deadline:
+                    late_ones.append((member, _late(late, state)))
+                    del pending[name]
+            if not pending:
                 break
-            watcher.wait(min(remaining, 1.0))
+            next_deadline = min(p[2] for p in pending.values())
+            watcher.wait(max(0.0, min(next_deadline - time.monotonic(), 1.0)))
             observe(team)  # notices a member that died instead of answering
-    for name, (member, _) in pending.items():
+    for member, late in late_ones:
         if force:
             tree = stop_member(team, member, "killed by shutdown --force")
-            outcomes.append(ShutdownOutcome(name, "killed", f"no exit within {timeout:g}s", tree))
+            outcomes.append(ShutdownOutcome(member.name, "killed", late, tree))
         else:
-            outcomes.append(ShutdownOutcome(name, "timeout", f"no exit within {timeout:g}s"))
+            outcomes.append(ShutdownOutcome(member.name, "timeout", late))
     return outcomes
+
+
+IGNORED_GRACE = 5.0  # seconds --force waits for a member that left an earlier request unread
+
+
+def _asked_before(team: Team, name: str) -> bool:
+    """An earlier shutdown request from the lead still lies unread in `name`'s mailbox."""
+    return any(isinstance(m.structured(), ShutdownRequest) and m.sender == LEAD_NAME
+               for m in Mailbox(team.name, name).unread())
+
+
+def _late(late: str, state: AgentState | None) -> str:
+    """Why no exit, and what the member is doing (its state and detail: a model call that
+    keeps failing, the command it runs)."""
+    if state is None:
+        return late
+    return f"{late}; it is {state.state}" + (f": {state.detail}" if state.detail else "")
 
 
 def _shutdown_answers(box: Mailbox, asked: dict[str, str]) -> dict[str, ShutdownResponse]:

@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import os
-import signal
 import time
 from datetime import UTC, datetime
 
@@ -18,15 +16,16 @@ from msgspec import Struct, field
 from msgspec.structs import asdict
 
 from swarm import settings
-from swarm.core import records, stores
+from swarm.core import paths, records, stores
 from swarm.core.liveness import is_alive
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME
 from swarm.core.overlaps import overlapping
 from swarm.core.protocol import TeammateTerminated
-from swarm.core.state import AgentState, read_state, update_state
-from swarm.core.store import utcnow, warn
+from swarm.core.state import AgentState, end_child_command, read_state, update_state
+from swarm.core.store import iso_at, utcnow, warn
 from swarm.core.team import Member, Team
+from swarm.core.transcript import Transcript
 from swarm.errors import LockTimeoutError
 
 log = logging.getLogger(__name__)
@@ -138,11 +137,8 @@ def end_child_commands(state: AgentState | None, member: Member | None = None) -
     """A dead agent's Bash command runs in its own process group and would outlive it: end it,
     if that group is still the one the agent started. Not for a member on another host: its
     process group is that host's (a stop there ends it through ssh)."""
-    if state is None or not state.child_pgid or (member is not None and member.host):
-        return
-    if is_alive(state.child_pgid, state.child_started_at):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(state.child_pgid, signal.SIGKILL)
+    if member is None or not member.host:
+        end_child_command(state)
 
 
 def record_death(team: Team, name: str, reason: str) -> bool:
@@ -150,14 +146,16 @@ def record_death(team: Team, name: str, reason: str) -> bool:
     lead. True if first. Tasks go first: a lock timeout then leaves the death to be recorded by
     the next observer, never recorded with its tasks still held."""
     first = False
+    last_alive = 0.0
 
     def mark(state: AgentState) -> None:
-        nonlocal first
+        nonlocal first, last_alive
         # Exited after the observer looked (state read, then its pid found gone): a clean exit
         # recorded by the member itself, not a death.
         if state.state == "exited" or (state.state == "dead" and state.terminated_reported):
             return
         first = not state.terminated_reported
+        last_alive = state.heartbeat
         state.state, state.detail, state.terminated_reported = "dead", reason, True
         state.current_task = None
 
@@ -167,7 +165,13 @@ def record_death(team: Team, name: str, reason: str) -> bool:
     except LockTimeoutError as exc:
         warn(f"{name} looks dead ({reason}) but could not be recorded yet: {exc}")
         return False
-    end_child_commands(read_state(team.name, name), team.config().member(name))
+    member = team.config().member(name)
+    end_child_commands(read_state(team.name, name), member)
+    if first and not (member is not None and member.host):  # its transcript is that host's
+        # For `swarm report`: it was dead from its last sign of life, not busy or idle.
+        with contextlib.suppress(OSError):
+            Transcript(paths.agent_transcript(team.name, name)).event(
+                "died", detail=reason, last_alive=iso_at(last_alive))
     if first:
         log.warning("%s@%s is dead: %s", name, team.name, reason)
         note = TeammateTerminated(agent_id=f"{name}@{team.name}", reason=reason)
@@ -211,10 +215,11 @@ def observe_member(team: Team, member: Member, record: bool = True) -> MemberSta
     )
 
 
-def observe_lead(team: Team) -> MemberStatus | None:
+def observe_lead(team: Team, record: bool = True) -> MemberStatus | None:
     """The lead's row, when a `swarm lead` process leads (or led) the team: it records its
     state.json like a teammate. A lead that is gone shows as dead; nothing is recorded for it
-    (its teammates notice on their own: see orphans in SPEC)."""
+    (its teammates notice on their own: see orphans in SPEC), but its Bash command, in a
+    process group of its own, is ended (unless `record` is False), as a teammate's is."""
     member = team.config().member(LEAD_NAME)
     state = read_state(team.name, LEAD_NAME)
     if member is None or state is None:
@@ -223,6 +228,8 @@ def observe_lead(team: Team) -> MemberStatus | None:
     if state.state not in ("exited", "dead") and state.pid is not None:
         reason = death_reason(member, state)
         if reason is not None:
+            if record:
+                end_child_commands(state, member)
             state = records.replace(state, state="dead")
             detail = reason
     return MemberStatus(
@@ -243,5 +250,5 @@ def observe(team: Team, record: bool = True, include_lead: bool = False) -> list
     shared = overlapping(team.name)
     for status in statuses:
         status.overlaps = sorted(path for path, names in shared.items() if status.name in names)
-    lead = observe_lead(team) if include_lead else None
+    lead = observe_lead(team, record) if include_lead else None
     return [lead, *statuses] if lead is not None else statuses

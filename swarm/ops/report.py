@@ -14,19 +14,28 @@ from __future__ import annotations
 
 import time
 from dataclasses import asdict, dataclass, field
-from datetime import UTC, datetime
 from typing import Any
 
 from swarm.core import paths
 from swarm.core.names import LEAD_NAME, validate_team_name
 from swarm.core.readable import flat, structured_line
 from swarm.core.state import AgentState, read_state
+from swarm.core.store import iso_at
 from swarm.core.tasks import Task
 from swarm.core.team import Member, Team
 from swarm.core.transcript import read_entries
 from swarm.errors import NotFoundError
 from swarm.ops.messages import Addressed, team_messages
-from swarm.ops.report_timeline import Mark, Span, Track, epoch, idle_gaps, read_track, request_waits
+from swarm.ops.report_timeline import (
+    Mark,
+    Span,
+    Track,
+    dead_spans,
+    epoch,
+    idle_gaps,
+    read_track,
+    request_waits,
+)
 
 BUSY_STATES = ("starting", "working", "waiting_permission", "awaiting_plan", "shutting_down")
 TEXT_CAP = 4000  # characters of a message's text kept in the report
@@ -48,6 +57,7 @@ class MemberRow:
     cost_usd: float = 0.0
     busy_s: float = 0.0
     wall_s: float = 0.0
+    dead_s: float = 0.0  # killed (or crashed) until respawned, or to the end
 
 
 @dataclass
@@ -107,8 +117,7 @@ class RunReport:
 
 
 def iso(seconds: float) -> str:
-    return datetime.fromtimestamp(seconds, UTC).isoformat(timespec="milliseconds").replace(
-        "+00:00", "Z")
+    return iso_at(seconds)
 
 
 def _member_names(team: Team, members: list[Member]) -> list[str]:
@@ -176,7 +185,8 @@ def build_report(team_name: str, now: float | None = None) -> RunReport:
     rows: list[MemberRow] = []
     for name in names:
         track, state, member = tracks[name], states[name], by_name.get(name)
-        spans = [*track.spans, *idle_gaps(track, t1), *(s for who, s in waits if who == name)]
+        spans = [*track.spans, *idle_gaps(track, t1), *dead_spans(track, t1),
+                 *(s for who, s in waits if who == name)]
         lane = Lane(name, member.color if member else None,
                     [Span(s.kind, rel(s.start), rel(s.end), s.label, s.outcome) for s in spans],
                     [Mark(m.kind, rel(m.at), m.label) for m in track.marks])
@@ -195,10 +205,11 @@ def build_report(team_name: str, now: float | None = None) -> RunReport:
     totals = MemberRow("team", state=f"{len(rows)} member(s)")
     for row in rows:
         for key in ("turns", "tool_calls", "messages_sent", "input_tokens", "output_tokens",
-                    "cache_tokens", "tokens", "cost_usd", "busy_s"):
+                    "cache_tokens", "tokens", "cost_usd", "busy_s", "dead_s"):
             setattr(totals, key, getattr(totals, key) + getattr(row, key))
     totals.cost_usd = round(totals.cost_usd, 6)
     totals.busy_s = round(totals.busy_s, 3)
+    totals.dead_s = round(totals.dead_s, 3)
     totals.wall_s = round(t1 - t0, 3)
     messages = [_message_row(item, t0) for item in mailbox_items]
     return RunReport(team.name, config.description, iso(t0), iso(t1), round(t1 - t0, 3),
@@ -236,6 +247,7 @@ def _member_row(name: str, member: Member | None, state: AgentState | None, trac
         row.tokens = usage.total_tokens
         row.cost_usd = round(usage.cost_usd, 6)
     row.busy_s = round(sum(s.end - s.start for s in lane.spans if s.kind == "work"), 3)
+    row.dead_s = round(sum(s.end - s.start for s in lane.spans if s.kind == "dead"), 3)
     row.wall_s = round(sum((stop if stop is not None else end) - start
                            for start, stop in track.lifetimes), 3)
     return row

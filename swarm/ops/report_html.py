@@ -31,6 +31,7 @@ DEFAULT_COLOR = "#6b7280"
 # kind -> (y offset in the lane, height, fill, opacity); fill None = the member's colour
 STYLE: dict[str, tuple[int, int, str | None, float]] = {
     "idle": (18, 2, "#9ca3af", 1.0),
+    "dead": (18, 2, "#dc2626", 1.0),
     "work": (10, 18, None, 0.16),
     "model": (10, 7, None, 0.5),
     "tool": (17, 11, None, 0.95),
@@ -40,14 +41,15 @@ STYLE: dict[str, tuple[int, int, str | None, float]] = {
 }
 LEGEND = [("work", "handling an input"), ("model", "model call"), ("tool", "tool calls"),
           ("permission", "waiting for permission"), ("plan", "waiting for plan approval"),
-          ("idle", "idle"), ("task", "task, claim to completion")]
+          ("idle", "idle"), ("dead", "dead (until respawned)"),
+          ("task", "task, claim to completion")]
 # Per column of the member table: (key, heading, format)
 COLUMNS: list[tuple[str, str, str]] = [
     ("state", "State", "s"), ("turns", "Turns", "d"), ("tool_calls", "Tool calls", "d"),
     ("messages_sent", "Messages sent", "d"), ("input_tokens", "Input tokens", "d"),
     ("output_tokens", "Output tokens", "d"), ("cache_tokens", "Cache tokens", "d"),
     ("tokens", "Tokens", "d"), ("cost_usd", "Cost", "$"), ("busy_s", "Busy", "t"),
-    ("wall_s", "Wall time", "t")]
+    ("wall_s", "Wall time", "t"), ("dead_s", "Dead", "t")]
 
 CSS = """
 body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;margin:24px;color:#111827;

@@ -3,7 +3,9 @@
 A model call runs from the previous entry to the assistant message; tool calls from the
 assistant message to their results (calls answered together share one span); work from an
 input to the assistant message without tool calls; idle is the rest of the process's life
-(between `started` and `exited` events). Permission and plan waits run from the request to its
+(between `started` and `exited` events). A process that died without an `exited` (SIGKILL, a
+lost host) ends at the `died` event the observer who recorded the death wrote: at its last
+sign of life (its last heartbeat or entry); it is dead from there to its next `started`. Permission and plan waits run from the request to its
 answer in the member's mailbox (or to the tool's result: a timeout). Times are epoch seconds;
 `report.py` makes them relative to the start of the run.
 """
@@ -74,6 +76,7 @@ class Track:
     first: float | None = None
     last: float | None = None
     lifetimes: list[tuple[float, float | None]] = field(default_factory=list)
+    deaths: list[tuple[float, float | None, str]] = field(default_factory=list)  # until respawn
 
 
 def read_track(entries: list[dict[str, Any]]) -> tuple[Track, int]:
@@ -103,6 +106,10 @@ def read_track(entries: list[dict[str, Any]]) -> tuple[Track, int]:
             name = str(entry.get("event", "event"))
             if name == "started":
                 close_work(prev if prev is not None else ts, "process ended")
+                if track.lifetimes and track.lifetimes[-1][1] is None:  # ended unrecorded
+                    track.lifetimes[-1] = (track.lifetimes[-1][0], prev or ts)
+                if track.deaths and track.deaths[-1][1] is None:
+                    track.deaths[-1] = (track.deaths[-1][0], ts, track.deaths[-1][2])
                 track.lifetimes.append((ts, None))
                 label = f"started (model {entry.get('model', '?')}, pid {entry.get('pid', '?')})"
             elif name == "exited":
@@ -113,6 +120,9 @@ def read_track(entries: list[dict[str, Any]]) -> tuple[Track, int]:
             elif name == "interrupted":
                 close_work(ts, "interrupted")
                 label = "interrupted"
+            elif name == "died":
+                ts = _died(track, entry, ts, prev, tools, close_work)
+                label = f"died: {entry.get('detail', '')}"
             else:
                 label = name
             track.marks.append(Mark(name, ts, label))
@@ -161,6 +171,28 @@ def read_track(entries: list[dict[str, Any]]) -> tuple[Track, int]:
     if work is not None:
         track.spans.append(Span("work", work, end, "handling input", "open"))
     return track, undated
+
+
+def _died(track: Track, entry: dict[str, Any], noticed: float, prev: float | None,
+          tools: dict[str, tuple[float, str]], close_work: Any) -> float:
+    """A death an observer recorded: the process ended at its last sign of life (never later
+    than noticed); what it was doing ends there, and it is dead until it starts again."""
+    signs = [t for t in (epoch(entry.get("last_alive")), prev) if t is not None]
+    at = min(max(signs), noticed) if signs else noticed
+    close_work(at, "died")
+    for start, label in tools.values():
+        track.spans.append(Span("tool", start, max(at, start), label, "died"))
+    tools.clear()
+    if track.lifetimes and track.lifetimes[-1][1] is None:
+        track.lifetimes[-1] = (track.lifetimes[-1][0], max(at, track.lifetimes[-1][0]))
+    track.deaths.append((at, None, f"dead: {entry.get('detail', '')}"))
+    return at
+
+
+def dead_spans(track: Track, end: float) -> list[Span]:
+    """Time a member was dead: from its recorded death to its next start (or the end)."""
+    return [Span("dead", start, max(start, stop if stop is not None else end), label)
+            for start, stop, label in track.deaths]
 
 
 def idle_gaps(track: Track, end: float) -> list[Span]:

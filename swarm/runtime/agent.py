@@ -51,7 +51,7 @@ from swarm.core.tasks import Task
 from swarm.core.team import Team
 from swarm.core.terminal import visible
 from swarm.core.workspace_trust import decide
-from swarm.errors import AgentStopped, describe_error
+from swarm.errors import AgentStopped, ModelAPIError, describe_error
 from swarm.log import configure as configure_logging
 from swarm.runtime.base import AgentBase
 from swarm.runtime.builder import AgentParts, LoopParts, build_agent
@@ -73,6 +73,7 @@ from swarm.runtime.tools.registry import all_tools
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
+MODEL_FAILING = "model API failing"  # its state's detail while a failing call backs off
 
 
 class Agent(AgentBase, LoopHooks):
@@ -242,7 +243,20 @@ class Agent(AgentBase, LoopHooks):
     def on_text(self, text: str) -> None:
         self.console.stream(text)
 
+    def retry_wait(self, problem: str, delay: float) -> None:
+        """A failing model call backs off: status says so, and a shutdown request meanwhile is
+        approved without the model, which cannot be reached to decide (a respawn resumes)."""
+        if threading.current_thread() is not threading.main_thread():
+            return super().retry_wait(problem, delay)  # a subagent's call
+        self.set_state(detail=f"{MODEL_FAILING}: {problem}; retrying in {delay:.0f}s")
+        request = self.inputs.shutdown_within(delay)
+        if request is not None:
+            self._shutdown_without_turn([request], f"{MODEL_FAILING} ({problem})")
+            raise ModelAPIError(f"{problem}; stopped retrying: asked to shut down")
+
     def on_reply(self, reply: ModelReply) -> None:
+        if (self.state.detail or "").startswith(MODEL_FAILING):
+            self.set_state(detail=None)  # it answers again
         self.count_reply(reply)
         text = reply.text().strip()
         if not self.console.end_stream(text) and text:
@@ -276,7 +290,7 @@ class Agent(AgentBase, LoopHooks):
     # -- one turn ----------------------------------------------------------------------------
     def take_turn(self, inbound: list[Inbound], task: Task | None) -> TurnOutcome:
         if self.stop_reason() and any(is_shutdown(i) for i in inbound):
-            return self._shutdown_at_limit(inbound)
+            return self._shutdown_without_turn(inbound, str(self.stop_reason()))
         current = task.id if task is not None else self.state.current_task
         self.turn = TurnRecord()
         self.signals.interrupt.clear()
@@ -314,14 +328,15 @@ class Agent(AgentBase, LoopHooks):
         return self.extensions.follow_up(outcome.reason, outcome.last_text, can_continue,
                                          lambda task: self.inputs.render([], task))
 
-    def _shutdown_at_limit(self, inbound: list[Inbound]) -> TurnOutcome:
-        """Out of turns or budget, the model cannot answer a shutdown request: approve it."""
+    def _shutdown_without_turn(self, inbound: list[Inbound], why: str) -> TurnOutcome:
+        """The model cannot answer a shutdown request (out of turns or budget, its API
+        failing): approve it."""
         request = next(i.kind for i in inbound if isinstance(i.kind, ShutdownRequest))
         assert isinstance(request, ShutdownRequest)
         self.pending_shutdown = request
         self.inputs.mark_read(inbound)
         reply = ShutdownResponse(request_id=request.request_id, approve=True,
-                                 reason=f"{self.stop_reason()}: shutting down without a turn")
+                                 reason=f"{why}: shutting down without the model")
         self.team.send(LEAD_NAME, reply, sender=self.name)
         self.structured_sent(reply)
         return TurnOutcome()

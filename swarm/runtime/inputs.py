@@ -10,6 +10,7 @@ the turn's end. A message is in the conversation (and transcript) before it is m
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable
 from typing import Any, Protocol
 
@@ -95,6 +96,7 @@ class Inputs:
         self.resumed = resumed  # a restart: its first input says so, with the why
         self.seal = LeadSeal(team.name, name)
         self._waiting_at_start: set[str] = set()  # unread when the turn began
+        self._watcher: Watcher | None = None  # the idle loop's, for waits within a turn
 
     def watcher(self) -> Watcher:
         """What wakes an idle teammate: its mailbox, the task list, a subagent's end."""
@@ -121,6 +123,7 @@ class Inputs:
 
     def next_input(self, watcher: Watcher) -> tuple[list[Inbound], Task | None]:
         """Block until there is something to do, in SPEC order."""
+        self._watcher = watcher
         while True:
             inbound = self.unread()
             shutdown = [i for i in inbound if is_shutdown(i)]
@@ -143,6 +146,20 @@ class Inputs:
                 if task is not None:
                     return [], task
             watcher.wait(settings.heartbeat_interval() * 2)
+
+    def shutdown_within(self, seconds: float) -> Inbound | None:
+        """Wait up to `seconds` (a failing model call backing off), returning at once with a
+        shutdown request from the lead that is unread or arrives meanwhile."""
+        deadline = time.monotonic() + seconds
+        while True:
+            found = next((i for i in self.unread() if is_shutdown(i)), None)
+            remaining = deadline - time.monotonic()
+            if found is not None or remaining <= 0:
+                return found
+            if self._watcher is None:
+                time.sleep(min(remaining, settings.heartbeat_interval()))
+            else:
+                self._watcher.wait(remaining)
 
     def turn_began(self) -> None:
         """What is unread now keeps its SPEC order: `arrivals` leaves it for the next input."""

@@ -14,6 +14,7 @@ whose `Agent` tool it serves. To host subagents, an agent gets `Subagents(self)`
 from __future__ import annotations
 
 import subprocess
+import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
@@ -53,6 +54,11 @@ class LoopHooks:
 
     def on_text(self, text: str) -> None:
         """A piece of the reply's text as the model streams it (what the pane shows live)."""
+
+    def retry_wait(self, problem: str, delay: float) -> None:
+        """A model call failed (`problem`, one line) and will be retried after `delay` seconds:
+        wait them. May raise a SwarmError to give the call up (a teammate asked to shut down)."""
+        time.sleep(delay)
 
     def on_reply(self, reply: ModelReply) -> None:
         """After each model reply (usage, what the pane shows)."""

@@ -51,7 +51,7 @@ class Loop:
 
     def request(self) -> ModelRequest:
         return ModelRequest(self.system, self.messages, [t.spec() for t in self.tools.values()],
-                            on_text=self.hooks.on_text,
+                            on_text=self.hooks.on_text, on_retry=self.hooks.retry_wait,
                             cache_marks=self.cache_marks)
 
     def run(self, user_content: list[dict[str, Any]] | None = None) -> TurnOutcome:

@@ -1,6 +1,8 @@
 """Orphans: a teammate whose `swarm lead` process is gone for SWARM_ORPHAN_GRACE seconds leaves
 (tasks released, state exited with reason lead_gone) and closes its own tmux pane; so does one
-whose team file is gone for SWARM_TEAM_GONE_GRACE seconds (team_gone.py, reason team_gone).
+whose team file is gone for SWARM_TEAM_GONE_GRACE seconds (team_gone.py, reason team_gone). The
+first teammate to miss its lead ends the lead's Bash command (in its own process group, it would
+outlive the lead): at once, not after the grace, as a resumed lead would not own it.
 
 The same liveness test as `swarm status` (pid plus start time), checked on every heartbeat. A
 lead that comes back within the grace (a resumed `swarm lead`) adopts the teammate. A team led
@@ -17,7 +19,7 @@ from collections.abc import Callable
 from swarm import settings
 from swarm.core.liveness import is_alive
 from swarm.core.names import LEAD_NAME
-from swarm.core.state import read_state
+from swarm.core.state import end_child_command, read_state
 from swarm.core.team import Team
 from swarm.errors import SwarmError
 from swarm.runtime.team_gone import TeamGoneCheck
@@ -55,6 +57,8 @@ class OrphanCheck:
         now = time.monotonic()
         if self._lead_gone_since is None:
             self._lead_gone_since = now
+            if not self.remote:  # its Bash command dies with it (a new lead would not own it)
+                end_child_command(read_state(self.team.name, LEAD_NAME))
             self.say(f"the lead (pid {pid}) is gone; leaving in "
                      f"{settings.orphan_grace():g}s unless it comes back")
         if now - self._lead_gone_since >= settings.orphan_grace() and not self.orphaned:

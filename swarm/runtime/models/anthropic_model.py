@@ -183,6 +183,7 @@ class AnthropicModel:
     def complete(self, request: ModelRequest) -> ModelReply:
         params = build_params(self.name, request)
         attempt = 0
+        wait = request.on_retry or (lambda problem, delay: time.sleep(delay))
         while True:
             try:
                 message = self._request(params, request.on_text)
@@ -190,10 +191,11 @@ class AnthropicModel:
                 delay = self._retry_delay(exc, attempt)
                 if delay is None:
                     raise self._final_error(exc, attempt + 1) from None
-                time.sleep(delay)
-                attempt += 1
-                continue
-            return reply_from_message(self.name, message, self.provider)
+                problem = str(self._final_error(exc, attempt + 1))
+            else:
+                return reply_from_message(self.name, message, self.provider)
+            wait(problem, delay)  # outside the except: what it raises is its own
+            attempt += 1
 
     def _request(self, params: dict[str, Any], on_text: Callable[[str], None] | None) -> Any:
         if on_text is None:

@@ -30,6 +30,10 @@ class ModelRequest:
     max_tokens: int = 4096
     # Text of the reply as it is generated, for models that stream (the pane shows it live).
     on_text: Callable[[str], None] | None = field(default=None, compare=False, repr=False)
+    # A failed call waits here before its retry: (the failure in one line, seconds); it may
+    # raise to give the call up. None: a plain sleep.
+    on_retry: Callable[[str, float], None] | None = field(default=None, compare=False,
+                                                           repr=False)
     # Messages whose last block also gets a cache breakpoint: a fork marks where its parent's
     # last request ended, so that prefix is sent byte for byte as the parent sent it.
     cache_marks: tuple[int, ...] = ()
