@@ -191,3 +191,34 @@ def test_an_unrestricted_teammate_lends_everything_its_type_gives(crew: Crew) ->
     assert (crew.workdir / "made").exists() and (crew.workdir / "written").exists()
     started = sub_entries(crew, "w1", "w1.sub-1")[0]
     assert started.get("withheld_tools", []) == []
+
+
+def adder_type(crew: Crew) -> None:
+    """A subagent type with its own MCP server (`calc2`: add, fail, die, nap) and nothing else."""
+    from tests.mcp_fixtures import calc_spec
+
+    spec = calc_spec(crew.workdir).model_dump(exclude_defaults=True)
+    definition("adder", f"tools: [mcp__calc2]\nmcpServers:\n  - calc2: {json.dumps(spec)}")
+
+
+def test_a_parents_disallowed_mcp_tool_binds_a_subagent_types_own_server(crew: Crew) -> None:
+    """The type's own server starts, but the tool its parent's definition disallows is not
+    the subagent's; the others are (a definition's allow-list narrows built-in tools only)."""
+    adder_type(crew)
+    definition("noadd", "disallowed_tools: [mcp__calc2__add]")
+    sub = script(crew, "sub.json", [call("mcp__calc2__add", a=2, b=3),
+                                    call("mcp__calc2__fail", why="boom"), {"text": "tried"}])
+    run_teammate(crew, "noadd", [agent(crew, sub, subagent_type="adder")])
+    add, fail = results(sub_entries(crew, "w1", "w1.sub-1"))
+    assert_refused(add, "mcp__calc2__add")
+    assert fail.get("is_error") and "boom" in fail["content"]  # it ran: the server said so
+
+
+def test_a_type_whose_own_server_its_parent_disallows_is_refused(crew: Crew) -> None:
+    adder_type(crew)
+    definition("nocalc", "disallowed_tools: [mcp__calc2]")
+    sub = script(crew, "sub.json", [call("mcp__calc2__add", a=2, b=3), {"text": "5"}])
+    run_teammate(crew, "nocalc", [agent(crew, sub, subagent_type="adder")])
+    (result,) = results(crew.transcript("w1"))
+    assert result.get("is_error") and "you do not have" in result["content"], result
+    assert not paths.subagent_transcript(crew.team.name, "w1", "w1.sub-1").exists()
