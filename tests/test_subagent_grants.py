@@ -6,14 +6,29 @@ script (the Agent call's `model`)."""
 from __future__ import annotations
 
 import json
+import subprocess
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from swarm.core import paths
+from swarm.core.team import Team
+from swarm.core.worktrees import team_worktrees
+from swarm.errors import ToolError
+from swarm.runtime.models.base import ModelRequest
+from swarm.runtime.tools.registry import all_tools
 from tests.agent_fixtures import Crew
+from tests.test_subagent_runner import (
+    FnModel,
+    Host,
+    ask,
+    make_repo,
+    runner_with,
+    text,
+    tool,
+)
 
-pytestmark = pytest.mark.slow
 WAIT = 30.0
 
 
@@ -66,6 +81,7 @@ def assert_refused(result: dict[str, Any], tool: str) -> None:
     assert tool not in content.split("you have:", 1)[1].split(", ")
 
 
+@pytest.mark.slow
 def test_a_teammate_without_bash_lends_no_bash_to_a_general_purpose_subagent(
         crew: Crew) -> None:
     """bypassPermissions: on the old code the subagent's `touch` ran without asking."""
@@ -81,6 +97,7 @@ def test_a_teammate_without_bash_lends_no_bash_to_a_general_purpose_subagent(
     assert not result.get("is_error") and result["content"].startswith("tried")
 
 
+@pytest.mark.slow
 def test_an_allow_list_without_bash_binds_its_subagents_under_an_allow_rule(
         crew: Crew) -> None:
     """acceptEdits with a team allow rule for `touch`: the rule never reached a Bash the
@@ -98,6 +115,7 @@ def test_an_allow_list_without_bash_binds_its_subagents_under_an_allow_rule(
     assert not write.get("is_error"), write
 
 
+@pytest.mark.slow
 def test_a_read_only_teammate_with_agent_lends_no_write(crew: Crew) -> None:
     """A read-only allow-list plus Agent: the general-purpose subagent reads, never writes."""
     definition("reader", "tools: [Read, Glob, Grep, Agent]")
@@ -114,6 +132,7 @@ def test_a_read_only_teammate_with_agent_lends_no_write(crew: Crew) -> None:
     assert_refused(edit, "Edit")
 
 
+@pytest.mark.slow
 def test_an_explore_teammate_cannot_reach_write_through_agent(crew: Crew) -> None:
     """The built-in read-only `explore` type has no Agent tool at all: the call is refused and
     no subagent starts."""
@@ -125,6 +144,7 @@ def test_an_explore_teammate_cannot_reach_write_through_agent(crew: Crew) -> Non
     assert not paths.subagent_transcript(crew.team.name, "w1", "w1.sub-1").exists()
 
 
+@pytest.mark.slow
 def test_a_type_whose_tools_are_all_withheld_is_refused_in_one_line(crew: Crew) -> None:
     """A teammate with Bash but no file tools asks for an `explore` subagent (Read, Glob,
     Grep): nothing is left, so no subagent starts and the model is told why."""
@@ -139,6 +159,7 @@ def test_a_type_whose_tools_are_all_withheld_is_refused_in_one_line(crew: Crew) 
     assert not paths.subagent_transcript(crew.team.name, "w1", "w1.sub-1").exists()
 
 
+@pytest.mark.slow
 def test_a_fork_of_a_teammate_without_bash_has_no_bash(crew: Crew) -> None:
     """A fork gets its parent's own tool definitions: Bash is not among them."""
     definition("nobash", "disallowed_tools: [Bash]")
@@ -153,6 +174,7 @@ def test_a_fork_of_a_teammate_without_bash_has_no_bash(crew: Crew) -> None:
     assert_refused(bash, "Bash")
 
 
+@pytest.mark.slow
 def test_a_subagent_of_a_subagent_gets_nothing_either(crew: Crew) -> None:
     """A subagent never starts subagents (Agent is not among its tools), and its own Bash is
     withheld as its parent's is."""
@@ -168,6 +190,7 @@ def test_a_subagent_of_a_subagent_gets_nothing_either(crew: Crew) -> None:
     assert not paths.subagent_transcript(crew.team.name, "w1", "w1.sub-2").exists()
 
 
+@pytest.mark.slow
 def test_a_teammate_with_bash_lends_it_and_withholds_only_what_it_lacks(crew: Crew) -> None:
     """The positive control: Bash runs in the subagent; the Write its parent lacks does not."""
     definition("nowrite", "disallowed_tools: [Write]")
@@ -182,6 +205,7 @@ def test_a_teammate_with_bash_lends_it_and_withholds_only_what_it_lacks(crew: Cr
     assert_refused(write, "Write")
 
 
+@pytest.mark.slow
 def test_an_unrestricted_teammate_lends_everything_its_type_gives(crew: Crew) -> None:
     """general-purpose (no lists): its general-purpose subagent has every file and shell tool."""
     sub = script(crew, "sub.json", [call("Bash", command="touch made"),
@@ -201,19 +225,21 @@ def adder_type(crew: Crew) -> None:
     definition("adder", f"tools: [mcp__calc2]\nmcpServers:\n  - calc2: {json.dumps(spec)}")
 
 
+@pytest.mark.slow
 def test_a_parents_disallowed_mcp_tool_binds_a_subagent_types_own_server(crew: Crew) -> None:
     """The type's own server starts, but the tool its parent's definition disallows is not
     the subagent's; the others are (a definition's allow-list narrows built-in tools only)."""
     adder_type(crew)
     definition("noadd", "disallowed_tools: [mcp__calc2__add]")
     sub = script(crew, "sub.json", [call("mcp__calc2__add", a=2, b=3),
-                                    call("mcp__calc2__fail", why="boom"), {"text": "tried"}])
+                                    call("mcp__calc2__nap", seconds=0), {"text": "tried"}])
     run_teammate(crew, "noadd", [agent(crew, sub, subagent_type="adder")])
-    add, fail = results(sub_entries(crew, "w1", "w1.sub-1"))
+    add, nap = results(sub_entries(crew, "w1", "w1.sub-1"))
     assert_refused(add, "mcp__calc2__add")
-    assert fail.get("is_error") and "boom" in fail["content"]  # it ran: the server said so
+    assert nap == {**nap, "content": "rested"} and not nap.get("is_error")  # the server ran it
 
 
+@pytest.mark.slow
 def test_a_type_whose_own_server_its_parent_disallows_is_refused(crew: Crew) -> None:
     adder_type(crew)
     definition("nocalc", "disallowed_tools: [mcp__calc2]")
@@ -222,3 +248,85 @@ def test_a_type_whose_own_server_its_parent_disallows_is_refused(crew: Crew) -> 
     (result,) = results(crew.transcript("w1"))
     assert result.get("is_error") and "you do not have" in result["content"], result
     assert not paths.subagent_transcript(crew.team.name, "w1", "w1.sub-1").exists()
+
+
+# -- the runner in-process (tests/test_subagent_runner.py's host: `lacks` what it lends not) -----
+
+@pytest.fixture
+def host(team: Team, tmp_path: Path) -> Host:
+    return Host(team, tmp_path)
+
+
+def test_the_withheld_tools_are_named_in_the_subagents_prompt(
+        host: Host, monkeypatch: pytest.MonkeyPatch) -> None:
+    host.lacks = {"Bash", "Edit"}
+    model = FnModel(text("done"))
+    result = runner_with(host, monkeypatch, model).start(ask())
+    assert not result.is_error, result.content
+    (request,) = model.requests
+    assert [t["name"] for t in request.tools] == ["Read", "Write", "Glob", "Grep", "SendMessage"]
+    assert ("Not yours, as `alice` does not have them (a subagent has only tools its parent"
+            " has): Edit, Bash.") in request.system
+
+
+def test_a_refused_type_leaves_no_worktree_and_no_record(
+        team: Team, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    host = Host(team, make_repo(tmp_path / "repo"))
+    host.lacks = {"Read", "Glob", "Grep"}
+    model = FnModel()
+    runner = runner_with(host, monkeypatch, model)
+    with pytest.raises(ToolError, match=r"^subagent_type 'explore' is refused: its tools \(Read,"
+                       r" Glob, Grep\) are all ones you do not have"):
+        runner.start(ask("explore", isolation="worktree"))
+    assert model.requests == [] and runner.records() == []
+    assert team_worktrees(team) == []
+    listed = subprocess.run(["git", "worktree", "list"], cwd=host.cwd, capture_output=True,
+                            text=True, check=True).stdout
+    assert len(listed.splitlines()) == 1, listed
+
+
+def test_a_fork_runs_no_tool_its_parent_no_longer_lends(
+        host: Host, monkeypatch: pytest.MonkeyPatch) -> None:
+    every = all_tools()
+    user = {"role": "user", "content": [{"type": "text", "text": "go"}]}
+    host.loop.last_request = ModelRequest("parent", [user],
+                                          [every["Read"].spec(), every["Bash"].spec()])
+    host.loop.messages = [user, {"role": "assistant", "content": [
+        {"type": "tool_use", "id": "toolu_a", "name": "Agent", "input": {}}]}]
+    host.lacks = {"Bash"}  # e.g. a teammate's MCP tools changed since that request
+    model = FnModel(tool("Bash", command=f"touch {host.cwd / 'pwned'}"), text("tried"))
+    runner_with(host, monkeypatch, model).start(ask(None))
+    assert not (host.cwd / "pwned").exists()
+    assert [t["name"] for t in model.requests[0].tools] == ["Read", "Bash"]  # as sent: cached
+    refused = model.requests[1].messages[-1]["content"][0]
+    assert refused["is_error"] and "Bash is not yours" in refused["content"]
+
+
+def test_the_lead_lends_everything_and_a_teammate_what_its_definition_gives() -> None:
+    from swarm.core.definitions import AgentDefinition, lends
+
+    tools = {"Read": object(), "Agent": object(), "mcp__calc__add": object()}
+    plain = AgentDefinition(name="x", tools=["Read", "Agent"])
+    assert [n for n in ("Read", "Bash", "mcp__calc__add", "mcp__own__x")
+            if lends(plain, tools, n)] == ["Read", "mcp__calc__add", "mcp__own__x"]
+    strict = AgentDefinition(name="y", disallowed_tools=["mcp__own", "mcp__calc__die"])
+    assert [n for n in ("mcp__own__x", "mcp__calc__die", "mcp__calc__add", "mcp__other__y")
+            if lends(strict, tools, n)] == ["mcp__calc__add", "mcp__other__y"]
+    from swarm.lead.process import Lead
+
+    assert Lead.lends(object(), "Bash")  # type: ignore[arg-type]
+
+
+def test_an_approval_for_a_tool_only_a_subagent_had_is_refused(
+        capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """ops.approvals: a member with Agent but no Bash has no Bash through a subagent either."""
+    from tests.test_approval_rules import forge, refused
+
+    work = tmp_path / "work"
+    work.mkdir()
+    definition("reader2", "tools: [Read, Glob, Grep, Agent]")
+    team = Team.create("forge")
+    team.add_member("careful", cwd=str(work), agent_type="reader2")
+    rid = forge(team, "Bash", {"command": "ls"}, sender="careful")
+    refused(capsys, team, rid, "--always", expect="careful has no tool 'Bash'")
+    refused(capsys, team, rid, expect="careful has no tool 'Bash'")

@@ -21,7 +21,7 @@ from typing import Any
 from msgspec import Struct
 
 from swarm.core import records
-from swarm.core.definitions import effective_tools, get_definition, load_definitions
+from swarm.core.definitions import effective_tools, get_definition, listed, load_definitions
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME, PERMISSION_MODES, SUBAGENT_USABLE, TEAM_TOOLS, ModeCap
 from swarm.core.protocol import (
@@ -190,7 +190,7 @@ def _lacks(member: Member, tool_name: str) -> str | None:
         definition = get_definition(member.agent_type, cwd, project=project)
     except SwarmError as exc:
         return f"its agent type cannot be read: {exc}"
-    if _listed(tool_name, definition.disallowed_tools):  # binding, through a subagent too
+    if listed(tool_name, definition.disallowed_tools):  # binding, through a subagent too
         return f"its agent type {definition.name} disallows it"
     names = effective_tools(definition, list(builtin), TEAM_TOOLS)
     delegates = "Agent" in names  # a typed subagent may have tools its parent lacks
@@ -209,10 +209,6 @@ def _lacks(member: Member, tool_name: str) -> str | None:
 
 def _server_names(entries: list[Any]) -> list[str]:
     return [n for e in entries for n in ([e] if isinstance(e, str) else list(e))]
-
-
-def _listed(tool_name: str, names: list[str]) -> bool:
-    return tool_name in names or "__".join(tool_name.split("__")[:2]) in names
 
 
 def edited_input(tool_name: str, raw: str) -> dict[str, Any]:
