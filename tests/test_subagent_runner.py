@@ -106,6 +106,7 @@ class Host:
         self.stopped: list[tuple[SubagentInfo, str]] = []
         self.limit: str | None = None
         self.interrupt_after: int | None = None  # interruptible() raises on this call
+        self.lacks: set[str] = set()  # tools it does not lend its subagents
 
     def add_usage(self, usage: Usage, turn: bool = True) -> None:
         self.usage.add(usage)
@@ -131,6 +132,9 @@ class Host:
 
     def mcp_tools(self) -> dict[str, Tool]:
         return {}
+
+    def lends(self, tool_name: str) -> bool:
+        return tool_name not in self.lacks
 
 
 

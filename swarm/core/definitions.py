@@ -15,7 +15,7 @@ from __future__ import annotations
 import copy
 import os
 import re
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import partial
 from pathlib import Path
 from typing import Any, Literal
@@ -351,3 +351,18 @@ def effective_tools(definition: AgentDefinition, all_tools: Sequence[str],
         if tool in keep_always or ((allowed is None or tool in allowed) and tool not in denied)
     ]
     return result + [tool for tool in team_tools if tool not in result]
+
+
+def listed(tool_name: str, names: Sequence[str] | set[str]) -> bool:
+    """`mcp__server__tool` is listed by its own name or by its server's (`mcp__server`)."""
+    return tool_name in names or (tool_name.startswith("mcp__")
+                                  and "__".join(tool_name.split("__")[:2]) in names)
+
+
+def lends(definition: AgentDefinition, tools: Mapping[str, object], tool_name: str) -> bool:
+    """May a subagent of an agent with this definition and these tools have `tool_name`? One
+    it has; or an MCP tool (of the subagent type's own servers) its definition does not
+    disallow: an allow-list narrows built-in tools only (docs/design/hooks-mcp.md)."""
+    if tool_name in tools:
+        return True
+    return tool_name.startswith("mcp__") and not listed(tool_name, definition.disallowed_tools)

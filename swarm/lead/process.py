@@ -408,6 +408,11 @@ class Lead(AgentBase, LoopHooks):
     def mcp_tools(self) -> dict[str, Tool]:
         return {}  # the lead starts no MCP servers of its own
 
+    def lends(self, tool_name: str) -> bool:
+        # No agent definition narrows the lead; a coordinator lacks the file tools by its role,
+        # not by trust, and delegates them (docs/design/lead.md). Its mode caps its subagents'.
+        return True
+
     # -- ToolHost --------------------------------------------------------------------------------
     def track_process(self, proc: subprocess.Popen[bytes] | None) -> None:
         """The turn's own command (Bash, a hook of its calls), which an interrupt kills; not a

@@ -4,8 +4,8 @@ A request is pending while its message is unread in the lead's mailbox; answerin
 read, so a second answer to the same id is refused (exit 2) instead of sent twice. A request is
 the requester's own words (anyone who can write the mailbox can forge one): it counts only when
 it names its sender in this team, and is approved only for a tool that member has (its
-definition's, a typed subagent's through its Agent tool, its MCP servers'); the rule an
-`always` adds is `real_input.exact_rule` of the real input.
+definition's, its MCP servers', a typed subagent type's own servers' through its Agent tool);
+the rule an `always` adds is `real_input.exact_rule` of the real input.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from typing import Any
 from msgspec import Struct
 
 from swarm.core import records
-from swarm.core.definitions import effective_tools, get_definition, load_definitions
+from swarm.core.definitions import effective_tools, get_definition, listed, load_definitions
 from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME, PERMISSION_MODES, SUBAGENT_USABLE, TEAM_TOOLS, ModeCap
+from swarm.core.names import LEAD_NAME, PERMISSION_MODES, TEAM_TOOLS, ModeCap
 from swarm.core.protocol import (
     Message,
     PermissionRequest,
@@ -190,12 +190,14 @@ def _lacks(member: Member, tool_name: str) -> str | None:
         definition = get_definition(member.agent_type, cwd, project=project)
     except SwarmError as exc:
         return f"its agent type cannot be read: {exc}"
-    if _listed(tool_name, definition.disallowed_tools):  # binding, through a subagent too
+    if listed(tool_name, definition.disallowed_tools):  # binding, through a subagent too
         return f"its agent type {definition.name} disallows it"
     names = effective_tools(definition, list(builtin), TEAM_TOOLS)
-    delegates = "Agent" in names  # a typed subagent may have tools its parent lacks
+    # A subagent has only built-in tools its parent has; MCP tools of its type's own servers
+    # too, unless the parent's definition disallows them (checked above): definitions.lends.
+    delegates = "Agent" in names
     if not mcp:
-        if tool_name in names or (delegates and tool_name in SUBAGENT_USABLE):
+        if tool_name in names:
             return None
         return f"its agent type {definition.name} does not give it"
     servers = [*member.mcp_servers, *_server_names(definition.mcp_servers)]
@@ -209,10 +211,6 @@ def _lacks(member: Member, tool_name: str) -> str | None:
 
 def _server_names(entries: list[Any]) -> list[str]:
     return [n for e in entries for n in ([e] if isinstance(e, str) else list(e))]
-
-
-def _listed(tool_name: str, names: list[str]) -> bool:
-    return tool_name in names or "__".join(tool_name.split("__")[:2]) in names
 
 
 def edited_input(tool_name: str, raw: str) -> dict[str, Any]:

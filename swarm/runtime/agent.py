@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from swarm import settings
 from swarm.core import paths, stores
-from swarm.core.definitions import effective_tools, get_definition
+from swarm.core.definitions import effective_tools, get_definition, lends
 from swarm.core.liveness import process_start_time
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME, TEAM_TOOLS, parse_agent_id
@@ -226,6 +226,9 @@ class Agent(AgentBase, LoopHooks):
 
     def mcp_tools(self) -> dict[str, Tool]:
         return {n: t for n, t in self.base_tools.items() if n.startswith("mcp__")}
+
+    def lends(self, tool_name: str) -> bool:
+        return lends(self.definition, self.base_tools, tool_name)
 
     # -- LoopHooks -----------------------------------------------------------------------------
     def permit(self, tool: Tool, args: dict[str, Any], use_id: str) -> Decision:

@@ -157,6 +157,10 @@ class SubagentHost(Protocol):
     def mcp_tools(self) -> dict[str, Tool]:
         """The host's MCP tools (`mcp__server__tool`): its subagents may use them too."""
 
+    def lends(self, tool_name: str) -> bool:
+        """May its subagents have this tool? Only one the host has (SPEC: no member grants
+        more than it has): a subagent's tools are its type's that the host lends."""
+
 
 
 class NoHost:

@@ -224,7 +224,7 @@ class TeammatePrompt:
 
 
 def subagent_part(agent_id: str, parent: str, team: str, description: str, can_message: bool,
-                  mode: str) -> str:
+                  mode: str, withheld: list[str]) -> str:
     """What a typed subagent has instead of the team part: who it works for and how its work
     gets back (its final reply; not SendMessage, which the definition may mention)."""
     lines = [
@@ -237,6 +237,9 @@ def subagent_part(agent_id: str, parent: str, team: str, description: str, can_m
     ]
     if can_message:
         lines.append(f"SendMessage reaches only `{parent}`: use it for progress on a long job.")
+    if withheld:  # the type's definition may name them
+        lines.append(f"Not yours, as `{parent}` does not have them (a subagent has only tools its"
+                     f" parent has): {', '.join(withheld)}.")
     if mode == "plan":
         lines.append("You are in plan mode: you may only read and explore, not change anything.")
     return "\n".join(lines)

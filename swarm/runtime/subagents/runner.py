@@ -36,7 +36,13 @@ from swarm.runtime.builder import LoopParts
 from swarm.runtime.interfaces import SubagentHost
 from swarm.runtime.models import check_model_spec, load_model, provider_of
 from swarm.runtime.prompts import environment, project_memory, subagent_part, system_prompt
-from swarm.runtime.subagents.tools import ParentMessage, SubagentRequest, fork_tools, usable_tools
+from swarm.runtime.subagents.tools import (
+    ParentMessage,
+    SubagentRequest,
+    fork_tools,
+    lent_tools,
+    usable_tools,
+)
 from swarm.runtime.tools.builtin import Tool, ToolResult
 from swarm.runtime.tools.registry import all_tools
 from swarm.settings import auto_background_s, max_subagents, mcp_timeout, mcp_tool_timeout
@@ -127,7 +133,7 @@ class Subagents:
 
         reply = host.loop.messages[-1]
         tools = fork_tools(last.tools, self._tools, self._message_tool(agent_id),
-                           host.mcp_tools())
+                           host.mcp_tools(), host.lends)
         parts = LoopParts(model, tools, last.system, [*last.messages, reply],
                           cache_marks=(len(last.messages) - 1,) if last.messages else ())
         content = [{"type": "tool_result", "tool_use_id": b["id"], "content": FORK_PLACEHOLDER}
@@ -152,10 +158,18 @@ class Subagents:
 
         stopped = threading.Event()  # AgentStop: ends an MCP call in flight
         mcp, own = self._own_servers(agent_id, definition, cwd, stopped)
-        tools = usable_tools(definition, self._tools, self._message_tool(agent_id),
-                             {**host.mcp_tools(), **own})
+        # Its type's tools AND its parent's: no member grants more than it has.
+        tools, withheld = lent_tools(usable_tools(
+            definition, self._tools, self._message_tool(agent_id), {**host.mcp_tools(), **own}),
+            host.lends)
+        if withheld and not set(tools) - {"SendMessage"}:  # a message to the parent is no work
+            self._release(agent_id, mcp, worktree)  # made for it: undone
+            raise ToolError(f"subagent_type {definition.name!r} is refused: its tools"
+                            f" ({', '.join(withheld)}) are all ones you do not have, and a"
+                            " subagent gets only tools its parent has; do it yourself or pick"
+                            " another type")
         part = subagent_part(agent_id, host.name, host.team.name, request.description,
-                             "SendMessage" in tools, host.policy.mode)
+                             "SendMessage" in tools, host.policy.mode, withheld)
         memory = "" if definition.omit_project_memory else project_memory(cwd)
         env = host.environment if cwd == host.cwd else environment(cwd)
         system = system_prompt(definition.prompt, memory, part, env)
@@ -166,7 +180,7 @@ class Subagents:
         sub = self._new(request, agent_id, spec, SubagentParts(
             info=self._info(request, definition, agent_id, worktree), cwd=cwd,
             worktree=worktree, policy=policy, max_turns=definition.max_turns,
-            loop=LoopParts(model, tools, system), mcp=mcp, stopped=stopped))
+            loop=LoopParts(model, tools, system), mcp=mcp, stopped=stopped, withheld=withheld))
         return sub, [{"type": "text", "text": directive}]
 
     def _model(self, wanted: str) -> tuple[str, Model]:
@@ -218,7 +232,8 @@ class Subagents:
         sub = Subagent(self, transcript, parts)
         sub.transcript.event("started", subagent_type=parts.info.subagent_type, model=spec,
                              description=request.description, background=parts.info.background,
-                             cwd=str(parts.cwd), inherited_messages=len(sub.loop.messages))
+                             cwd=str(parts.cwd), inherited_messages=len(sub.loop.messages),
+                             **({"withheld_tools": parts.withheld} if parts.withheld else {}))
         with self.lock:
             self._all[agent_id] = sub
         return sub
@@ -244,6 +259,21 @@ class Subagents:
         mcp.start(mcp_timeout())
         return mcp, {t.qualified: McpToolAdapter(mcp, t, mcp_tool_timeout, stopped)
                      for t in mcp.tools()}
+
+    def _release(self, agent_id: str, mcp: McpManager | None,
+                 worktree: WorktreeRecord | None) -> bool:
+        """Its own servers stopped, its worktree removed if unchanged; True if it is kept."""
+        if mcp is not None:
+            mcp.close()
+        if worktree is None:
+            return False
+        try:
+            from swarm.runtime.subagents.worktree import finish_worktree
+
+            return finish_worktree(worktree)
+        except (SwarmError, OSError) as exc:
+            self.host.trace(f"{agent_id}: worktree left as it is: {describe_error(exc)}")
+            return True  # unsure what is in it: never delete it
 
     def _wait(self, sub: Subagent, run: Run) -> ToolResult:
         deadline = time.monotonic() + auto_background_s()
@@ -294,17 +324,7 @@ class Subagents:
                 status = "failed"
             else:
                 status = "completed" if outcome.reason == "available" else "stopped"
-        if sub.mcp is not None:
-            sub.mcp.close()
-        kept = False
-        if sub.worktree is not None:
-            try:
-                from swarm.runtime.subagents.worktree import finish_worktree
-
-                kept = finish_worktree(sub.worktree)
-            except (SwarmError, OSError) as exc:
-                kept = True  # unsure what is in it: never delete it
-                self.host.trace(f"{sub.agent_id}: worktree left as it is: {describe_error(exc)}")
+        kept = self._release(sub.agent_id, sub.mcp, sub.worktree)
         with self.lock:
             sub.info.status = status  # type: ignore[assignment]
             sub.info.ended_at = utcnow_iso()

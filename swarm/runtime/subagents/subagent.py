@@ -65,6 +65,7 @@ class SubagentParts:
     loop: LoopParts
     mcp: McpManager | None = None  # its definition's own MCP servers, if any
     stopped: threading.Event = field(default_factory=threading.Event)  # ends an MCP call
+    withheld: list[str] = field(default_factory=list)  # its type's tools its parent lacks
 
 
 class Subagent(LoopHooks):

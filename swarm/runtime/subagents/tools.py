@@ -1,7 +1,8 @@
 """The tools of subagents: `Agent`, `AgentStatus`, `AgentStop` (for the lead and teammates), the
 SendMessage a subagent gets (to its parent only), and the tool sets subagents are given.
 
-A subagent never gets `Agent`, `SpawnTeammate` or a team-management tool. A fork is sent its
+A subagent never gets `Agent`, `SpawnTeammate` or a team-management tool, nor any tool its
+parent does not lend (`SubagentHost.lends`: no member grants more than it has). A fork is sent its
 parent's tool definitions unchanged (so its requests hit the parent's prompt cache), but only the
 ones in `SUBAGENT_USABLE` run: the others answer with an error saying why.
 """
@@ -13,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct
 
-from swarm.core.definitions import AgentDefinition
+from swarm.core.definitions import AgentDefinition, listed
 from swarm.core.names import SUBAGENT_USABLE
 from swarm.errors import ToolError
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
@@ -174,12 +175,6 @@ class Masked(Tool):
         return self.inner.describe(args)
 
 
-def _listed(name: str, names: list[str] | set[str]) -> bool:
-    """`mcp__server__tool` is listed by its own name or by its server's (`mcp__server`)."""
-    return name in names or (name.startswith("mcp__")
-                             and "__".join(name.split("__")[:2]) in names)
-
-
 def usable_tools(definition: AgentDefinition, every: dict[str, Tool],
                  message: ParentMessage, mcp: dict[str, Tool] | None = None) -> dict[str, Tool]:
     """A typed subagent's tools: its definition's allow-list and deny-list applied to
@@ -193,24 +188,34 @@ def usable_tools(definition: AgentDefinition, every: dict[str, Tool],
             continue
         out[name] = message if name == "SendMessage" else every[name]
     for name, tool in (mcp or {}).items():
-        if (allowed is None or _listed(name, allowed)) and not _listed(name, denied):
+        if (allowed is None or listed(name, allowed)) and not listed(name, denied):
             out[name] = tool
     return out
 
 
-def fork_tools(specs: list[dict[str, Any]], every: dict[str, Tool],
-               message: ParentMessage, mcp: dict[str, Tool] | None = None) -> dict[str, Tool]:
+def lent_tools(given: dict[str, Tool], lends: Callable[[str], bool]
+               ) -> tuple[dict[str, Tool], list[str]]:
+    """Of a subagent type's tools, those its parent lends it, and the names withheld."""
+    kept = {name: tool for name, tool in given.items() if lends(name)}
+    return kept, [name for name in given if name not in kept]
+
+
+def fork_tools(specs: list[dict[str, Any]], every: dict[str, Tool], message: ParentMessage,
+               mcp: dict[str, Tool], lends: Callable[[str], bool]) -> dict[str, Tool]:
     """A fork's tools: the parent's definitions as sent, each running the subagent's version
-    (its parent's MCP tools run as they are)."""
+    (its parent's MCP tools run as they are), and only those the parent still lends."""
     out: dict[str, Tool] = {}
     for spec in specs:
         name = str(spec.get("name"))
         if name == "Agent":
             inner: Tool = Refused(name, NO_NESTING)
+        elif not lends(name):
+            inner = Refused(name, f"{name} is not yours: the agent you were forked from does"
+                            " not have it now")
         elif name == "SendMessage":
             inner = message
-        elif name in (mcp or {}):
-            inner = (mcp or {})[name]
+        elif name in mcp:
+            inner = mcp[name]
         elif name in SUBAGENT_USABLE and name in every:
             inner = every[name]
         else:
