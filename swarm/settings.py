@@ -156,6 +156,12 @@ def lock_timeout() -> float:
     return number("SWARM_LOCK_TIMEOUT", 10.0)
 
 
+def notify_command() -> str:
+    """SWARM_NOTIFY_COMMAND: the person's command run when a teammate waits for them (see
+    core.attention). Not yet in VARIABLES: the README's table must list it in the same change."""
+    return raw("SWARM_NOTIFY_COMMAND")
+
+
 def permission_timeout() -> float:
     return number("SWARM_PERMISSION_TIMEOUT", 300.0)
 

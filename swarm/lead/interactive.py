@@ -26,6 +26,7 @@ from swarm.core.real_input import shown_input
 from swarm.core.rules import Decision, suggest_rule
 from swarm.core.terminal import visible
 from swarm.errors import SwarmError
+from swarm.lead.attention import left, ring_for
 from swarm.lead.headless import Outcome
 from swarm.lead.process import Lead, LeadOptions
 from swarm.lead.session import Session
@@ -98,8 +99,11 @@ class TerminalUI:
                             f" {describe_request(pending)}", pending=pending)
         with self._lock:
             self.questions.append(question)
-        self.out(f"{BOLD}{question.text}{RESET} - answer y, n [reason] or a (always)")
+        self.out(f"{BOLD}{question.text}{RESET} - answer y, n [reason] or a (always);"
+                 f" {left(pending)}")
         self.redraw()
+        if self.lead is not None:
+            ring_for(self.lead.team.name, pending)
 
     def resolved(self, pending: Pending) -> None:
         with self._lock:
@@ -173,9 +177,8 @@ class TerminalUI:
                                       feedback=None if verdict != "no" else reason)
         except SwarmError as exc:
             self.notice(f"not answered: {exc}")
-            return
-        self.notice(f"{'denied' if verdict == 'no' else 'approved'}: {sender}'s"
-                    f" {describe_request(pending)}")
+        # Answered: the line that says how the request ended comes once, from the wake policy
+        # (for every way it can end: here, from a shell, or at its timeout).
 
 
 # -- slash commands ---------------------------------------------------------------------------
