@@ -74,8 +74,11 @@ def test_a_teammate_asking_rings_the_lead_pane_shows_a_message_and_notifies(
     wait_until(lambda: tmux(server, "display-message", "-p", "-t", lead_window,
                             "#{window_bell_flag}") == ["1"], 10, message="the bell")
     # The message, in the status line the person sees: the data shown, never run.
-    shown = wait_until(lambda: "careful@alpha asks:" in terminal.outer_screen()
-                       and terminal.outer_screen(), 10, message="the tmux message")
+    def message() -> str:
+        screen = terminal.outer_screen()
+        return screen if "careful@alpha asks:" in screen else ""
+
+    shown = wait_until(message, 10, message="the tmux message")
     assert f"#(touch {pwned})"[:40] in shown
     assert "swarm permissions approve" in shown
     assert not pwned.exists()
@@ -127,8 +130,8 @@ def test_the_interactive_lead_rings_once_says_the_time_left_and_prints_the_answe
         wait_until(lambda: session.cmd("display-message", "-p", "-t", window.window_id or "",
                                        "#{window_bell_flag}").stdout == ["1"], 10,
                    message="the bell in the lead's pane")
-        notified = wait_until(lambda: got.exists() and got.read_text().split("\n\n")[0], 15,
-                              message="the notify command")
+        notified = wait_until(lambda: got.read_text().split("\n\n")[0] if got.exists() else "",
+                              15, message="the notify command")
         assert json.loads(notified)["sender"] == "bob"
         pane.send_keys("y", enter=True)
         wait_until((tmp_path / "made-by-bob.txt").exists, 15, message="bob's file")
