@@ -232,8 +232,7 @@ def command(session: Session, ui: TerminalUI, line: str) -> None:
     elif name == "interrupt":
         if arg.strip():
             try:
-                control.interrupt(lead.team, arg.strip())
-                ui.notice(f"interrupted {arg.strip()}")
+                ui.notice(control.interrupted_line(control.interrupt(lead.team, arg.strip())))
             except SwarmError as exc:
                 ui.notice(str(exc))
         else:
