@@ -3,6 +3,7 @@ and ending one: SIGTERM, then SIGKILL."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import time
@@ -107,6 +108,14 @@ def terminate(pid: int, started_at: float | None, grace: float = 3.0) -> bool:
         else:
             return True
     return False
+
+
+def end_group(pgid: int | None, started_at: float | None) -> None:
+    """SIGKILL a Bash command's process group (its own session, so it outlives an agent that
+    dies), if that group is still the one the agent started (its leader's start time)."""
+    if pgid and is_alive(pgid, started_at):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pgid, signal.SIGKILL)
 
 
 def _ancestor_argvs(pid: int | None, depth: int) -> Iterator[list[bytes]]:

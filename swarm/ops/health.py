@@ -7,10 +7,7 @@ agent's tasks, tells the lead once (`teammate_terminated`), and records it in st
 
 from __future__ import annotations
 
-import contextlib
 import logging
-import os
-import signal
 import time
 from datetime import UTC, datetime
 
@@ -19,7 +16,7 @@ from msgspec.structs import asdict
 
 from swarm import settings
 from swarm.core import records, stores
-from swarm.core.liveness import is_alive
+from swarm.core.liveness import end_group, is_alive
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME
 from swarm.core.overlaps import overlapping
@@ -138,11 +135,9 @@ def end_child_commands(state: AgentState | None, member: Member | None = None) -
     """A dead agent's Bash command runs in its own process group and would outlive it: end it,
     if that group is still the one the agent started. Not for a member on another host: its
     process group is that host's (a stop there ends it through ssh)."""
-    if state is None or not state.child_pgid or (member is not None and member.host):
+    if state is None or (member is not None and member.host):
         return
-    if is_alive(state.child_pgid, state.child_started_at):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(state.child_pgid, signal.SIGKILL)
+    end_group(state.child_pgid, state.child_started_at)
 
 
 def record_death(team: Team, name: str, reason: str) -> bool:
@@ -223,6 +218,7 @@ def observe_lead(team: Team) -> MemberStatus | None:
     if state.state not in ("exited", "dead") and state.pid is not None:
         reason = death_reason(member, state)
         if reason is not None:
+            end_child_commands(state, member)  # a SIGKILLed lead left its Bash command running
             state = records.replace(state, state="dead")
             detail = reason
     return MemberStatus(

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable
 
 from swarm import settings
-from swarm.core.liveness import is_alive
+from swarm.core.liveness import end_group, is_alive
 from swarm.core.names import LEAD_NAME
 from swarm.core.state import read_state
 from swarm.core.team import Team
@@ -49,6 +49,10 @@ class OrphanCheck:
                      f"{settings.orphan_grace():g}s unless it comes back")
         if now - self._lead_gone_since >= settings.orphan_grace() and not self.orphaned:
             self.orphaned = f"lead_gone: the lead process {pid} is gone"
+            if not self.remote:  # a SIGKILLed lead could not end its own Bash command
+                lead = read_state(self.team.name, LEAD_NAME)
+                if lead is not None:
+                    end_group(lead.child_pgid, lead.child_started_at)
             return True
         return False
 
