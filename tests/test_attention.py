@@ -149,3 +149,31 @@ def test_the_interactive_lead_rings_once_says_the_time_left_and_prints_the_answe
 @pytest.fixture
 def session_params() -> dict[str, Any]:
     return {"x": 200, "y": 50}  # the question and its time left on one line
+
+
+def test_in_iterm2_the_bell_is_a_notification_and_only_a_terminal_of_ours_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from swarm.core.attention import ITERM_VAR, TTY_VAR, Alert, ring
+
+    master, slave = os.openpty()
+    alert = Alert(team="alpha", sender="careful", kind="permission_request", request_id="r1",
+                  text="Bash: echo \x1b]52;c;AAAA\x07 #(x)", answer="swarm permissions approve r1")
+    monkeypatch.delenv("SWARM_NOTIFY_COMMAND", raising=False)
+    try:
+        ring(alert, {TTY_VAR: os.ttyname(slave), ITERM_VAR: "1"})
+        written = os.read(master, 4096).decode()
+    finally:
+        os.close(master)
+        os.close(slave)
+    assert written.startswith("\x1b]9;swarm: careful@alpha asks: Bash: echo ") and written.endswith(
+        "\a")
+    body = written[len("\x1b]9;"):-1]
+    assert "\x1b" not in body and "\x07" not in body  # the data's own escapes made visible
+    assert "\\x1b]52;c;AAAA\\x07" in body and "it waits" in body
+
+    # Not a terminal (a file named by a stray variable): never written to.
+    target = tmp_path / "not-a-tty"
+    target.write_text("")
+    ring(alert, {TTY_VAR: str(target)})
+    assert target.read_text() == ""
