@@ -26,7 +26,7 @@ from swarm.errors import OperationFailedError
 @click.argument("name", required=False, shell_complete=complete_member)
 @team_option
 def attach(name: str | None, team_name: str | None) -> None:
-    """Show the team's tmux panes (NAME: the ones on that teammate's host).
+    """Open the team's tmux session (NAME: the one on that teammate's host).
 
     Inside tmux it switches this client to the team's session, or to the window its teammates
     split; outside it attaches. A teammate on an ssh host is shown in the team's session there,
