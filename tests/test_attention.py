@@ -60,6 +60,9 @@ def test_a_teammate_asking_rings_the_lead_pane_shows_a_message_and_notifies(
     environ, _, stdin = text.partition("---\n")
     request = json.loads(stdin)
     (listed,) = json.loads(ok(env, "permissions", "list", "--json"))
+    header, row = ok(env, "permissions", "list").splitlines()[:2]
+    assert header.split()[-2:] == ["DENIED", "IN"]
+    assert re.fullmatch(r"2m00s|1m[0-5]\ds", row.split()[-1]), row
     assert request["request_id"] == listed["request_id"]
     assert request["team"] == TEAM and request["sender"] == "careful"
     assert request["kind"] == "permission_request" and command in request["text"]

@@ -60,12 +60,16 @@ class Alert(Struct, frozen=True):
                 f" | {left}")
 
 
+def span(seconds: float) -> str:
+    """`4m58s`, `7s` (never negative)."""
+    minutes, rest = divmod(max(0, round(seconds)), 60)
+    return f"{minutes}m{rest:02d}s" if minutes else f"{rest}s"
+
+
 def until(deadline: float) -> str:
     """`at 14:55:03 (in 4m58s)`: when, and how long is left."""
-    left = max(0, round(deadline - time.time()))
-    minutes, seconds = divmod(left, 60)
-    span = f"{minutes}m{seconds:02d}s" if minutes else f"{seconds}s"
-    return f"at {time.strftime('%H:%M:%S', time.localtime(deadline))} (in {span})"
+    when = time.strftime("%H:%M:%S", time.localtime(deadline))
+    return f"at {when} (in {span(deadline - time.time())})"
 
 
 def terminal_env() -> dict[str, str]:
