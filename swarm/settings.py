@@ -41,6 +41,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("SWARM_MAX_SUBAGENTS", "8", "subagents one agent may run at once"),
     Variable("SWARM_LOCK_TIMEOUT", "10", "seconds a send waits for a mailbox lock"),
     Variable("SWARM_PERMISSION_TIMEOUT", "300", "seconds a permission request waits for the lead"),
+    Variable("SWARM_NOTIFY_COMMAND", "", "run when a teammate waits for your answer (request as SWARM_NOTIFY_* and stdin JSON)"),
     Variable("SWARM_HEARTBEAT_INTERVAL", "2", "seconds between a teammate's heartbeats"),
     Variable("SWARM_HEARTBEAT_STALE", "30", "seconds without a heartbeat before a teammate is dead"),
     Variable("SWARM_STORE_EXIT_GRACE", "10", "seconds an exiting teammate retries a Redis store that is down"),
@@ -177,6 +178,12 @@ def max_subagents() -> int:
 
 def lock_timeout() -> float:
     return number("SWARM_LOCK_TIMEOUT", 10.0)
+
+
+def notify_command() -> str:
+    """SWARM_NOTIFY_COMMAND: the person's command run when a teammate waits for them (see
+    core.attention). Not yet in VARIABLES: the README's table must list it in the same change."""
+    return raw("SWARM_NOTIFY_COMMAND")
 
 
 def permission_timeout() -> float:

@@ -16,7 +16,7 @@ from libtmux.server import Server
 from libtmux.session import Session
 
 from swarm.backends.base import PaneBackend
-from swarm.backends.tmux import TmuxBackend, attach_command, tmux_color
+from swarm.backends.tmux import TmuxBackend, inside_server, tmux_argv, tmux_color
 from swarm.errors import BadInputError, TmuxError
 from tests.helpers import wait_until
 
@@ -266,13 +266,14 @@ def test_protocol_attach_and_colors(monkeypatch: pytest.MonkeyPatch) -> None:
     backend = TmuxBackend(team="alpha", socket="sock")
     assert isinstance(backend, PaneBackend) and backend.type == "tmux"
     assert backend.is_available() and not backend.is_running_inside()
-    assert attach_command("alpha", "sock") == ["tmux", "-L", "sock", "attach-session", "-t",
-                                               "=swarm-alpha:"]
-    assert attach_command("alpha", None) == ["tmux", "attach-session", "-t", "=swarm-alpha:"]
+    assert tmux_argv("sock") == ["tmux", "-L", "sock"]
+    assert tmux_argv("/run/x.sock") == ["tmux", "-S", "/run/x.sock"]
+    assert tmux_argv(None) == ["tmux"]
+    assert inside_server("sock") is None  # outside tmux
     uid_dir = Path(os.environ.get("TMUX_TMPDIR") or "/tmp") / f"tmux-{os.geteuid()}"
     monkeypatch.setenv("TMUX", f"{uid_dir / 'sock'},1,0")
-    assert attach_command("alpha", "sock")[3:] == ["switch-client", "-t", "=swarm-alpha:"]
-    assert attach_command("alpha", "other")[:4] == ["env", "-u", "TMUX", "tmux"]
+    assert inside_server("sock") is True
+    assert inside_server("other") is False  # attach must not nest a client there
     assert [tmux_color(c) for c in ("bright_blue", "RED", "#12ab9f", "x]#[bg=red", None)] == [
         "brightblue", "red", "#12ab9f", "default", "default"]
 

@@ -109,6 +109,9 @@ def test_a_sigkilled_teammates_command_is_ended_when_its_death_is_recorded(
     assert result.pid is not None
     sleeper = child_named(result.pid, "sleep")
     strays.append(sleeper)
+    # The agent records its command's group just after starting it: killed before that, nobody
+    # could know the group (a race of the test under load, not of an agent).
+    wait_until(lambda: crew.state("w1").child_pgid, 10)  # type: ignore[union-attr]
     os.kill(result.pid, signal.SIGKILL)
     crew.exit_code("w1")
     assert crew.cli("status").returncode == 0  # the observer records the death

@@ -105,7 +105,7 @@ def test_no_commands_or_no_bash_is_reported_without_running_anything() -> None:
     no_bash = [t for t in ALL_TOOLS if t["name"] != "Bash"]
     (send,) = step([user(wrapped("$ rm -rf /"))], no_bash).tool_uses()
     assert "cannot run commands" in send["input"]["message"]
-    assert send["input"]["summary"] == "ran 0 command(s): failed"
+    assert send["input"]["summary"] == "could not run 1 command(s): no Bash tool"
 
 
 def test_approves_a_shutdown_request() -> None:

@@ -79,16 +79,17 @@ def _env_server_path() -> str | None:
     return os.path.realpath(path) if path else None
 
 
-def attach_command(team: str, socket: str | None) -> list[str]:
-    """argv that shows the team's session: switch-client from inside that server, else attach."""
-    base = ["tmux"] + (["-S", socket] if socket and "/" in socket else ["-L", socket] if socket else [])
-    target = ["-t", _session_target(team)]
+def tmux_argv(socket: str | None) -> list[str]:
+    """`tmux` with the socket option that reaches `socket`'s server."""
+    return ["tmux"] + (["-S", socket] if socket and "/" in socket
+                       else ["-L", socket] if socket else [])
+
+
+def inside_server(socket: str | None) -> bool | None:
+    """Inside tmux: True when this process runs on `socket`'s server, False on another one;
+    None outside tmux."""
     here = _env_server_path()
-    if here and here == _socket_path(socket):
-        return base + ["switch-client", *target]
-    if here:  # inside another tmux server: a nested client needs $TMUX unset
-        return ["env", "-u", "TMUX", *base, "attach-session", *target]
-    return base + ["attach-session", *target]
+    return None if not here else here == _socket_path(socket)
 
 
 class TmuxBackend:
@@ -242,6 +243,28 @@ class TmuxBackend:
                 if self._tmux(["kill-pane", "-t", pane_id], check=False) is not None:
                     killed += 1
         return killed
+
+    # -- where a person sees the team (`swarm attach`) -----------------------------------------
+    def team_window(self) -> tuple[str, str, str] | None:
+        """(target, session name, window id) where the team shows on this server: its own
+        session, else the window its panes split (the leader's); None when neither is there."""
+        team = self._need_team()
+        fields = ("#{" + TEAM_OPT + "}", "#{session_name}", "#{window_id}", "#{" + SESSION_OPT + "}")
+        out = self._tmux(["list-panes", "-a", "-F", _SEP.join(fields)], check=False) or []
+        rows = [row for row in (line.split(_SEP) for line in out) if row[0] == team]
+        own = [row for row in rows if row[1] == session_name(team) and row[3] == team]
+        if own:
+            return _session_target(team), own[0][1], own[0][2]
+        return (rows[0][2], rows[0][1], rows[0][2]) if rows else None
+
+    def pane_place(self, pane_id: str) -> tuple[str, str] | None:
+        """(session name, window id) of any pane (the one a command runs in)."""
+        info = self._query(pane_id, "#{session_name}", "#{window_id}")
+        return (info[0], info[1]) if info else None
+
+    def switch_client(self, target: str) -> None:
+        """Show `target` in the client of the pane we run in (no new, nested client)."""
+        self._tmux(["switch-client", "-t", target])
 
     # -- layout -----------------------------------------------------------------------------
     def _leader_window(self) -> tuple[str, list[list[str]]] | None:

@@ -21,8 +21,8 @@ from swarm.core.names import PERMISSION_MODES
 from swarm.core.team import Team
 from swarm.errors import BadInputError, OperationFailedError
 from swarm.ops.control import interrupt as do_interrupt
+from swarm.ops.control import interrupted_line, left_out, set_mode
 from swarm.ops.control import kill as do_kill
-from swarm.ops.control import set_mode
 from swarm.ops.control import shutdown as do_shutdown
 from swarm.ops.control import wait as do_wait
 from swarm.ops.spawner import SpawnRequest
@@ -69,11 +69,7 @@ def interrupt(name: str, team_name: str | None) -> None:
     The teammate stays alive and goes idle (idle_reason: interrupted).
     """
 
-    status = do_interrupt(open_team(team_name), name)
-    if status.state == "idle":  # the teammate ignores SIGINT between turns
-        click.echo(f"{status.name} is idle: there was no turn to interrupt")
-    else:
-        click.echo(f"interrupted {status.name} ({status.state})")
+    click.echo(interrupted_line(do_interrupt(open_team(team_name), name)))
 
 
 @click.command(epilog=examples("swarm kill worker"))
@@ -131,6 +127,8 @@ def wait(team_name: str | None, until: str, timeout: float | None, wide: bool,
     """
 
     statuses = do_wait(open_team(team_name), until, timeout)
+    for note in left_out(statuses) if until != "exited" else []:
+        click.echo(f"swarm: note: {note}", err=True)
     emit([s.as_dict() for s in statuses], as_json, lambda _: render(statuses, wide))
 
 

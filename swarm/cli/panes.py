@@ -1,14 +1,23 @@
-"""`swarm attach`: open the team's tmux session."""
+"""`swarm attach`: show the team's tmux panes.
+
+Teammates spawned outside tmux live in the session `swarm-<team>`; spawned inside tmux they
+split the leader's window (no such session). Inside tmux a client is never nested: the client
+we run in switches (`switch-client`) to the team's session or window, which only works on the
+same tmux server; outside tmux a new client attaches. Either way one line says what happened.
+"""
 
 from __future__ import annotations
 
 import os
+import shlex
 
 import click
 
+from swarm import settings
 from swarm.cli.common import open_team, team_option
 from swarm.cli.completion import complete_member
 from swarm.cli.helptext import examples
+from swarm.core.team import Team
 from swarm.errors import OperationFailedError
 
 
@@ -19,11 +28,10 @@ from swarm.errors import OperationFailedError
 def attach(name: str | None, team_name: str | None) -> None:
     """Open the team's tmux session (NAME: the one on that teammate's host).
 
-    Inside tmux it switches the client; outside it attaches. A teammate on an ssh host is
-    shown in the team's session there, through `ssh -t`.
+    Inside tmux it switches this client to the team's session, or to the window its teammates
+    split; outside it attaches. A teammate on an ssh host is shown in the team's session there,
+    through `ssh -t`.
     """
-    from swarm.backends.tmux import attach_command
-
     team = open_team(team_name)
     chosen = team.member(name) if name else None
     sockets = {m.tmux_socket for m in team.members() if m.backend == "tmux"}
@@ -38,5 +46,41 @@ def attach(name: str | None, team_name: str | None) -> None:
     if not sockets:
         raise OperationFailedError(f"team {team.name!r} has no tmux teammates; "
                                    "see `swarm logs NAME` for hidden ones")
-    argv = attach_command(team.name, sorted(sockets, key=str)[0])
-    os.execvp(argv[0], argv)
+    show_local(team, sockets)
+
+
+def show_local(team: Team, sockets: set[str | None]) -> None:
+    from swarm.backends.tmux import TmuxBackend, inside_server, session_name, tmux_argv
+
+    # The server this client is on first: only there can it switch without nesting.
+    ordered = sorted(sockets, key=lambda s: (inside_server(s) is not True, str(s)))
+    for socket in ordered:
+        backend = TmuxBackend(team=team.name, socket=socket)
+        found = backend.team_window()
+        if found is None:
+            continue
+        target, session, window = found
+        server = f" (tmux server {socket})" if socket else ""
+        own = session == session_name(team.name)
+        inside = inside_server(socket)
+        if inside is False:
+            how = shlex.join([*tmux_argv(socket), "attach", "-t", session])
+            raise OperationFailedError(
+                f"team {team.name}'s tmux session is on another tmux server ({socket or 'default'})"
+                " than the one you are in; a client cannot switch servers: detach (prefix d) and"
+                f" run `swarm attach`, or from outside tmux `{how}`")
+        if inside:
+            place = backend.pane_place(settings.tmux_pane())
+            if place is not None and (place[0] == session if own else place[1] == window):
+                click.echo(f"this tmux client already shows team {team.name} (session {session})")
+                return
+            backend.switch_client(target)
+            click.echo(f"switched this tmux client to session {session}{server}" if own else
+                       f"switched this tmux client to the window of team {team.name} in session"
+                       f" {session}{server}")
+            return
+        click.echo(f"attaching to tmux session {session}{server}; detach with prefix d", err=True)
+        argv = [*tmux_argv(socket), "attach-session", "-t", target]
+        os.execvp(argv[0], argv)
+    raise OperationFailedError(f"team {team.name!r} has no tmux pane left; see `swarm status`")
+

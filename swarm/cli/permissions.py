@@ -6,9 +6,12 @@ from typing import Any
 
 import click
 
+from swarm import settings
 from swarm.cli.common import emit, json_option, open_team, refuse_teammate, table, team_option
 from swarm.cli.helptext import examples
+from swarm.core.attention import span
 from swarm.ops.approvals import approve_permission, deny_permission, pending_permissions
+from swarm.ops.health import age_s
 
 WHAT_WIDTH = 200  # past it, the cell says how much more there is (and to use --json)
 
@@ -30,9 +33,11 @@ def list_requests(team_name: str | None, as_json: bool) -> None:
     def human(_: Any) -> str:
         if not pending:
             return "(no pending permission requests)"
+        timeout = settings.permission_timeout()  # the asker's, if it runs with the same one
         rows = [[p.request.request_id[:8], p.message.sender, p.request.tool_name,
-                 p.shown(WHAT_WIDTH), p.message.timestamp[11:19]] for p in pending]
-        return table(rows, ["ID", "FROM", "TOOL", "WHAT", "ASKED"])
+                 p.shown(WHAT_WIDTH), p.message.timestamp[11:19],
+                 span(timeout - age_s(p.message.timestamp))] for p in pending]
+        return table(rows, ["ID", "FROM", "TOOL", "WHAT", "ASKED", "DENIED IN"])
 
     emit([p.as_dict() for p in pending], as_json, human)
 

@@ -19,11 +19,13 @@ from typing import Any, TextIO
 
 from msgspec import Struct
 
+from swarm.core.attention import until
 from swarm.core.protocol import PermissionRequest
 from swarm.core.real_input import SHOWN_LIMIT
 from swarm.core.rules import Decision
 from swarm.core.terminal import visible
 from swarm.errors import BadInputError
+from swarm.lead.attention import deadline, ring_for
 from swarm.lead.process import Lead, LeadOptions
 from swarm.lead.session import Report, Session
 from swarm.lead.wake_policy import describe_request
@@ -35,8 +37,9 @@ from swarm.runtime.tools.builtin import Tool
 class ProgressUI:
     """One line per event on stderr: `HH:MM:SS who: what`."""
 
-    def __init__(self, stream: TextIO | None = None) -> None:
+    def __init__(self, stream: TextIO | None = None, team: str = "") -> None:
         self.stream = stream
+        self.team = team  # for the notify command's data
 
     def _line(self, who: str, text: str, limit: int = 200) -> None:
         stream = self.stream or sys.stderr
@@ -63,7 +66,9 @@ class ProgressUI:
                else f"swarm plans approve {pending.message.sender}")
         # Not cut to the usual width: whoever answers decides on what this line shows.
         self._line(pending.message.sender, f"asks: {describe_request(pending)} (answer from a"
-                   f" shell: `{how}`; denied at its timeout otherwise)", limit=SHOWN_LIMIT + 200)
+                   f" shell: `{how}`; denied {until(deadline(pending))} otherwise)",
+                   limit=SHOWN_LIMIT + 200)
+        ring_for(self.team, pending)
 
     def resolved(self, pending: Pending) -> None:
         pass
@@ -117,6 +122,7 @@ def run_headless(options: LeadOptions, prompt: str | None, ui: ProgressUI | None
         raise BadInputError("--headless needs a PROMPT (an argument, or on standard input)")
     progress = ui or ProgressUI()
     lead = Lead(options, progress)
+    progress.team = lead.team.name
     session = Session(lead)
     progress.notice(f"team {lead.team.name}: lead {lead.model_spec}, teammates on"
                     f" {lead.backend.backend} ({lead.backend.reason})")

@@ -27,6 +27,7 @@ from swarm.core.real_input import exact_rule, shown_input
 from swarm.core.rules import Decision
 from swarm.core.terminal import visible
 from swarm.errors import BadInputError, NotFoundError, SwarmError
+from swarm.lead.attention import left, ring_for
 from swarm.lead.headless import Outcome
 from swarm.lead.process import Lead, LeadOptions
 from swarm.lead.session import Session
@@ -99,8 +100,11 @@ class TerminalUI:
                             f" {describe_request(pending)}", pending=pending)
         with self._lock:
             self.questions.append(question)
-        self.out(f"{BOLD}{question.text}{RESET} - answer y, n [reason] or a (always)")
+        self.out(f"{BOLD}{question.text}{RESET} - answer y, n [reason] or a (always);"
+                 f" {left(pending)}")
         self.redraw()
+        if self.lead is not None:
+            ring_for(self.lead.team.name, pending)
 
     def resolved(self, pending: Pending) -> None:
         with self._lock:
@@ -188,8 +192,8 @@ class TerminalUI:
         except SwarmError as exc:
             self.notice(f"not answered: {exc}")
             return isinstance(exc, NotFoundError)  # gone (answered elsewhere): not asked again
-        self.notice(f"{'denied' if verdict == 'no' else 'approved'}: {sender}'s"
-                    f" {describe_request(pending)}")
+        # Answered: the line that says how the request ended comes once, from the wake policy
+        # (for every way it can end: here, from a shell, or at its timeout).
         return True
 
 
@@ -244,8 +248,7 @@ def command(session: Session, ui: TerminalUI, line: str) -> None:
     elif name == "interrupt":
         if arg.strip():
             try:
-                control.interrupt(lead.team, arg.strip())
-                ui.notice(f"interrupted {arg.strip()}")
+                ui.notice(control.interrupted_line(control.interrupt(lead.team, arg.strip())))
             except SwarmError as exc:
                 ui.notice(str(exc))
         else:

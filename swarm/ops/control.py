@@ -230,6 +230,13 @@ def _shutdown_answers(box: Mailbox, asked: dict[str, str]) -> dict[str, Shutdown
     return found
 
 
+def interrupted_line(status: MemberStatus) -> str:
+    """What an interrupt did: an idle teammate ignores SIGINT between turns."""
+    if status.state == "idle":
+        return f"{status.name} is idle: there was no turn to interrupt"
+    return f"interrupted {status.name} ({status.state})"
+
+
 def interrupt(team: Team, name: str) -> MemberStatus:
     member = team.member(name)
     state = read_state(team.name, member.name)
@@ -279,19 +286,23 @@ def wait(team: Team, until: str, timeout: float | None) -> list[MemberStatus]:
     if until not in UNTIL:
         raise BadInputError(f"--until must be one of {', '.join(UNTIL)}")
     deadline = None if timeout is None else time.monotonic() + timeout
+    # A death before the wait is old news (`swarm status` shows it, the lead was told): it
+    # fails only a wait that nobody alive can satisfy. A death during the wait fails it.
+    before: set[str] | None = None
     while True:
         with team_watcher(team) as watcher:
             statuses = observe(team)
-            dead = [s for s in statuses if s.state == "dead"]
+            if before is None:
+                before = {s.name for s in statuses if s.state == "dead"}
+            dead = [s for s in statuses if s.state == "dead" and s.name not in before]
             if dead and until != "exited":
                 names = ", ".join(f"{s.name} ({s.detail})" for s in dead)
                 raise OperationFailedError(f"teammate died: {names}")
+            if before and until != "exited" and all(s.state in ("exited", "dead") for s in statuses):
+                _nobody_alive([s for s in statuses if s.name in before])
             if until == "tasks-done":
                 _refuse_failed_tasks(team)
             if _satisfied(team, until, statuses):
-                if dead:
-                    names = ", ".join(f"{s.name} ({s.detail})" for s in dead)
-                    raise OperationFailedError(f"teammate died: {names}")
                 failed = [s for s in statuses if s.idle_reason == "failed"]
                 if failed:
                     names = ", ".join(f"{s.name} ({s.detail})" for s in failed)
@@ -301,6 +312,21 @@ def wait(team: Team, until: str, timeout: float | None) -> list[MemberStatus]:
             if remaining is not None and remaining <= 0:
                 raise WaitTimeoutError(f"timed out after {timeout:g}s waiting for {until}")
             watcher.wait(1.0 if remaining is None else min(remaining, 1.0))
+
+
+def _nobody_alive(dead: list[MemberStatus]) -> None:
+    names = ", ".join(f"{s.name} ({s.detail})" for s in dead)
+    first = dead[0].name
+    raise OperationFailedError(
+        f"teammate died: {names} before this wait, and no teammate is alive: `swarm respawn"
+        f" {first}` restarts one, `swarm team remove {first}` clears it")
+
+
+def left_out(statuses: list[MemberStatus]) -> list[str]:
+    """Notes for a wait that held: members dead since before it, which it left out."""
+    return [f"{s.name} died before this wait and is left out of it (`swarm respawn {s.name}`"
+            f" restarts it, `swarm team remove {s.name}` clears it)"
+            for s in statuses if s.state == "dead"]
 
 
 class Removed(Struct, dict=True):

@@ -17,7 +17,7 @@ from swarm.backends.base import PaneBackend
 from swarm.backends.hidden import swarm_argv
 from swarm.backends.resolve import get_backend, resolve
 from swarm.backends.ssh import remote_swarm_argv
-from swarm.core import paths
+from swarm.core import attention, paths
 from swarm.core.definitions import get_definition
 from swarm.core.names import LEAD_NAME, ModeCap, mode_allows, validate_agent_name, validate_color
 from swarm.core.rules import validate_mode, validate_rule
@@ -63,6 +63,12 @@ def agent_env(team: str, member: Member) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items()
            if k in PASS_ENV or k in PASS_VARIABLES or k.startswith(PASS_PREFIXES)}
     env.update(SWARM_HOME=str(paths.home()), SWARM_TEAM=team, SWARM_AGENT_ID=member.agent_id)
+    # Where the person is (this terminal), to ring when the teammate waits for them; a
+    # terminal here means nothing on another host.
+    for name in (attention.TTY_VAR, attention.TMUX_VAR, attention.ITERM_VAR):
+        env.pop(name, None)
+    if not member.host:
+        env.update(attention.terminal_env())
     if not settings.debug():
         env.pop("SWARM_DEBUG", None)
     return env

@@ -94,5 +94,11 @@ class Console:
 
 
 def brief(text: str, limit: int = 100) -> str:
+    """`text` on one line of at most `limit` characters, cut after a whole word when one ends
+    in the last third (a long path or URL is cut where the limit is)."""
     flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 3] + "..."
+    if len(flat) <= limit:
+        return flat
+    cut = flat[: max(limit - 3, 0)]
+    space = cut.rfind(" ")
+    return (cut[:space] if space >= len(cut) * 2 // 3 else cut) + "..."

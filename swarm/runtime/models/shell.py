@@ -132,8 +132,12 @@ class ShellModel:
         report = "\n\n".join(outputs)
         if len(report) > REPORT_LIMIT:
             report = report[:REPORT_LIMIT] + "\n... [truncated]"
-        verdict = "failed" if failed else "ok"
-        summary = f"ran {len(outputs) if ran else 0} command(s): {verdict}"
+        if ran:
+            summary = f"ran {len(outputs)} command(s): {'failed' if failed else 'ok'}"
+        elif not commands:  # a no-op says so, never "ran 0 command(s): ok"
+            summary = "nothing to run: no shell commands in the message"
+        else:
+            summary = f"could not run {len(commands)} command(s): no Bash tool"
         blocks: list[Block] = [_tool_use("SendMessage", {"to": "team-lead", "message": report,
                                                          "summary": summary})]
         task = TASK_RE.search(text)

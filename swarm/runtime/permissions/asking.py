@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from swarm import settings
+from swarm.core.attention import Alert, lead_terminal, ring, until
 from swarm.core.lead_key import LeadSeal
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME
@@ -66,10 +67,16 @@ class Asker:
                                     tool_use_id=use_id, description=tool.describe(args),
                                     input=args)
         timeout = settings.permission_timeout()
-        self.waiter.show(VIEW.asks(f"may I run {tool_call(tool.name, args)}? ({why.reason})",
+        deadline = time.time() + timeout
+        self.waiter.show(VIEW.asks(f"may I run {tool_call(tool.name, args)}? ({why.reason});"
+                                   f" denied {until(deadline)} unless answered",
                                    request.request_id))
+        alert = Alert(team=self.team.name, sender=self.name, kind=request.type,
+                      request_id=request.request_id, text=request.description,
+                      answer=f"swarm permissions approve {request.request_id[:8]}",
+                      deadline=deadline)
         answer = self._ask(request, PermissionResponse, "waiting_permission",
-                           f"asks: {request.description}", timeout)
+                           f"asks: {request.description}", timeout, alert)
         if answer is None:
             if self._shutdown_waiting():
                 decision = Decision("deny", "a shutdown was requested while waiting for approval")
@@ -93,7 +100,11 @@ class Asker:
         """Submit a plan and wait for the verdict; None when a shutdown came first."""
         request = PlanApprovalRequest(plan=plan)
         self.waiter.show(VIEW.asks("plan submitted, waiting for approval", request.request_id))
-        answer = self._ask(request, PlanApprovalResponse, "awaiting_plan", "plan submitted", None)
+        alert = Alert(team=self.team.name, sender=self.name, kind=request.type,
+                      request_id=request.request_id, text="plan submitted",
+                      answer=f"swarm plans approve {self.name}")
+        answer = self._ask(request, PlanApprovalResponse, "awaiting_plan", "plan submitted", None,
+                           alert)
         assert answer is None or isinstance(answer, PlanApprovalResponse)
         if answer is None:
             self.waiter.show(VIEW.answered(False, "a shutdown was requested first"))
@@ -106,10 +117,12 @@ class Asker:
 
     # -- the exchange ---------------------------------------------------------------------------
     def _ask(self, request: PermissionRequest | PlanApprovalRequest, kind: type[Reply],
-             state: str, detail: str, timeout: float | None) -> Reply | None:
+             state: str, detail: str, timeout: float | None, alert: Alert) -> Reply | None:
         sent = self.team.send(LEAD_NAME, request, sender=self.name)
         log.debug("asked the lead: %s %s", request.type, request.request_id)
         self.waiter.set_state(state=state, detail=detail)
+        if self.team.config().lead_pid is None:  # led from a shell: nobody else tells the person
+            ring(alert, lead_terminal())
         try:
             reply = self._await(request.request_id, kind, timeout)
         except BaseException:  # interrupted or stopped: nobody will use the answer
