@@ -233,6 +233,13 @@ class Agent(AgentBase, LoopHooks):
     def on_text(self, text: str) -> None:
         self.console.stream(text)
 
+    def activity(self, what: str | None) -> None:
+        super().activity(what)  # for `status --watch`
+        self.console.activity(what)
+
+    def tool_output(self, text: str) -> None:
+        self.console.output(text)
+
     def on_reply(self, reply: ModelReply) -> None:
         self.count_reply(reply)
         text = reply.text().strip()
