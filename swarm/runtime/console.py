@@ -145,8 +145,9 @@ class Console:
 
     def _draw(self) -> None:
         """(Re)write the status line, unless the model's text is mid-line."""
-        if self._status is None or self._streaming:
-            return
+        if self._status is None or self._streaming or (
+                time.monotonic() - self._since < STREAM_AFTER):
+            return  # (a quick call never flashes a status line)
         elapsed = elapsed_text(time.monotonic() - self._since)
         # One row (a wrapped line is not erased whole), the label cut rather than the time.
         label = cut(self._status, _width() - len(INDENT) - len(elapsed) - 2)
