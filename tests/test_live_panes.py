@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shlex
+import subprocess
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -19,6 +20,7 @@ import pytest
 from libtmux.server import Server
 from libtmux.session import Session
 
+from swarm.core import paths
 from swarm.core.state import read_state
 from tests.agent_fixtures import SWARM, agent_processes, stop_tree
 from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
@@ -43,8 +45,6 @@ def env(server: Server, swarm_home: Path, monkeypatch: pytest.MonkeyPatch) -> It
 
 
 def ok(env: dict[str, str], *args: str) -> str:
-    import subprocess
-
     proc = subprocess.run([SWARM, *args], capture_output=True, text=True, env=env, timeout=60)
     assert proc.returncode == 0, f"swarm {' '.join(args)}: {proc.stderr}"
     return proc.stdout
@@ -212,3 +212,48 @@ def test_the_interactive_leads_prompt_shows_how_long_its_model_call_runs(
                message=f"the reply, and the prompt bare again:\n{screen()}")
     pane.send_keys("C-d", enter=False)
     wait_until(lambda: not agent_processes(swarm_home), 40, message="the session's end")
+
+
+def test_a_hidden_teammates_log_gets_no_status_line_nor_streamed_output(
+    env: dict[str, str], tmp_path: Path
+) -> None:
+    """Not a terminal (a hidden teammate's stdout is its agent.log): the log keeps the lines it
+    always had, the result under its call, and nothing rewritten or streamed."""
+    ok(env, "team", "create", TEAM)
+    ok(env, "spawn", "w1", "--backend", "hidden", *SHELL, "--prompt",
+       "$ echo log-start; sleep 2.5; echo log-end")
+    wait_until(lambda: (s := read_state(TEAM, "w1")) and s.state == "idle" and s.turns, 30,
+               message="w1 idle")
+    log = paths.agent_log(TEAM, "w1").read_text()
+    assert "| log-start" in log and "| log-end" in log  # the result, as before
+    assert sum("| log-start" in line for line in log.splitlines()) == 1  # nothing streamed
+    assert "\x1b[K" not in log and "running Bash" not in log and "thinking" not in log
+
+
+def test_a_headless_lead_says_its_long_model_call_is_still_running(
+    fake_api: FakeAnthropic, tmp_path: Path, swarm_home: Path
+) -> None:
+    """CI: no terminal to redraw, so a line on stderr when the lead's model call has run
+    SWARM_PROGRESS_EVERY seconds, and again each as long after; none for a quick one."""
+    slow = Slow("think hard")
+    fake_api.fallback = slow
+    log = tmp_path / "stderr.txt"
+    env = {**os.environ, "ANTHROPIC_API_KEY": "test-key", "HOME": str(tmp_path),
+           "SWARM_PROGRESS_EVERY": "1", "SWARM_SHUTDOWN_GRACE": "5"}
+    with log.open("w") as err:
+        proc = subprocess.Popen([SWARM, "lead", "--headless", "--model", "sonnet",
+                                 "--teammate-model", "shell", "--backend", "hidden",
+                                 "--team", "ci", "please think hard"], cwd=tmp_path, env=env,
+                                stdout=subprocess.PIPE, stderr=err, text=True)
+        try:
+            wait_until(slow.hanging.is_set, 60, message="the lead's model call")
+            wait_until(lambda: re.search(r"lead: still thinking \(2s\)", log.read_text()), 15,
+                       message=f"progress lines:\n{log.read_text()}")
+        finally:
+            slow.release.set()
+        out, _ = proc.communicate(timeout=60)
+    assert proc.returncode == 0, log.read_text()
+    assert out.strip() == "Finally."
+    lines = log.read_text().splitlines()
+    assert any(re.fullmatch(r"\d\d:\d\d:\d\d lead: still thinking \(1s\)", ln) for ln in lines)
+    assert sum("still thinking" in ln for ln in lines) >= 2
