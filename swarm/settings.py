@@ -175,6 +175,11 @@ def heartbeat_interval() -> float:
     return number("SWARM_HEARTBEAT_INTERVAL", 2.0, minimum=0.05)
 
 
+def progress_every() -> float:
+    """Seconds between a headless lead's "still thinking" lines during one long call."""
+    return number("SWARM_PROGRESS_EVERY", 30.0, minimum=0.5)
+
+
 def heartbeat_stale() -> float:
     return number("SWARM_HEARTBEAT_STALE", 30.0)
 
