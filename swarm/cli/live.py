@@ -15,23 +15,23 @@ from swarm.ops.health import observe
 REDRAW = 1.0  # seconds: the elapsed times stay current between changes
 
 
-def screen(team: Any) -> str:
+def screen(team: Any, wide: bool = False) -> str:
     """One frame: the team, the table, the tasks done (team data made visible)."""
     statuses = observe(team, include_lead=True)
     tasks = team.tasks.list()
     done = sum(1 for t in tasks if t.status == "completed")
-    table = render(statuses, activity=True)
-    footer = fit_lines(f"tasks {done}/{len(tasks)} done - Ctrl-C to leave", False)
-    return visible(f"{fit_lines(f'team {team.name}', False)}\n{table}\n{footer}")
+    table = render(statuses, wide, activity=True)
+    footer = fit_lines(f"tasks {done}/{len(tasks)} done - Ctrl-C to leave", wide)
+    return visible(f"{fit_lines(f'team {team.name}', wide)}\n{table}\n{footer}")
 
 
-def watch_status(team: Any) -> None:
+def watch_status(team: Any, wide: bool = False) -> None:
     from rich.live import Live
     from rich.text import Text
 
     # Text, not markup: a `[` in team data is a character; no wrapping (lines fit already).
     def frame() -> Any:
-        return Text(screen(team), no_wrap=True, overflow="crop")
+        return Text(screen(team, wide), no_wrap=True, overflow="crop")
 
     with Live(frame(), auto_refresh=False) as live:
         try:

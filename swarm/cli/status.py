@@ -90,7 +90,7 @@ def status(team_name: str | None, watch: bool, wide: bool, as_json: bool) -> Non
     if watch:
         from swarm.cli.live import watch_status
 
-        watch_status(team)
+        watch_status(team, wide)
         return
     statuses = observe(team, include_lead=True)
     emit([s.as_dict() for s in statuses], as_json, lambda _: render(statuses, wide))
