@@ -51,6 +51,7 @@ class Console:
         self._tty = _is_tty()
         self._lock = threading.RLock()  # the ticker thread writes too
         self._ticker: threading.Thread | None = None
+        self._busy = threading.Event()  # a call is under way: the ticker runs
         self._status: str | None = None  # what the status line says (None: no status line)
         self._since = 0.0
         self._drawn = False  # the status line is on screen (the cursor at its end)
@@ -102,6 +103,7 @@ class Console:
             self._status = what if what == "thinking" else f"running {visible_line(what)}"
             self._since = time.monotonic()
             self._live, self._held, self._partial, self._lines = False, [], "", 0
+            self._busy.set()
         if self._ticker is None:
             self._ticker = threading.Thread(target=self._tick, name="console-ticker", daemon=True)
             self._ticker.start()
@@ -133,9 +135,11 @@ class Console:
 
     def _tick(self) -> None:
         while True:
+            self._busy.wait()  # idle, the ticker sleeps for good: an idle teammate costs nothing
             time.sleep(TICK)
             with self._lock:
                 if self._status is None:
+                    self._busy.clear()
                     continue
                 if not self._live and time.monotonic() - self._since >= STREAM_AFTER:
                     self._live = True
