@@ -41,6 +41,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("SWARM_MAX_SUBAGENTS", "8", "subagents one agent may run at once"),
     Variable("SWARM_LOCK_TIMEOUT", "10", "seconds a send waits for a mailbox lock"),
     Variable("SWARM_PERMISSION_TIMEOUT", "300", "seconds a permission request waits for the lead"),
+    Variable("SWARM_PROGRESS_EVERY", "30", "seconds between a headless lead's \"still thinking\" lines"),
     Variable("SWARM_NOTIFY_COMMAND", "", "run when a teammate waits for your answer (request as SWARM_NOTIFY_* and stdin JSON)"),
     Variable("SWARM_HEARTBEAT_INTERVAL", "2", "seconds between a teammate's heartbeats"),
     Variable("SWARM_HEARTBEAT_STALE", "30", "seconds without a heartbeat before a teammate is dead"),
@@ -192,6 +193,11 @@ def permission_timeout() -> float:
 
 def heartbeat_interval() -> float:
     return number("SWARM_HEARTBEAT_INTERVAL", 2.0, minimum=0.05)
+
+
+def progress_every() -> float:
+    """Seconds between a headless lead's "still thinking" lines during one long call."""
+    return number("SWARM_PROGRESS_EVERY", 30.0, minimum=0.5)
 
 
 def heartbeat_stale() -> float:

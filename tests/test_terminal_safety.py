@@ -225,16 +225,12 @@ def test_the_headless_leads_progress_lines_escape_team_data() -> None:
 
 
 def test_status_watch_escapes_team_data(team: Team) -> None:
-    from rich.console import Console as RichConsole
-
-    from swarm.cli.live import _table
-    from swarm.ops.health import observe
+    from swarm.cli.live import screen
 
     write_state("alpha", "alice", AgentState(state="exited", detail=NASTY))
+    write_state("alpha", "bob", AgentState(state="working", activity=NASTY, activity_since=1.0))
     team.tasks.add("x")
-    screen = io.StringIO()
-    RichConsole(file=screen, width=400, color_system=None).print(_table(team, observe(team)))
-    assert_safe(screen.getvalue())
+    assert_safe(screen(team))
 
 
 # -- a real pane --------------------------------------------------------------------------------

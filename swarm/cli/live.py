@@ -1,55 +1,43 @@
-"""`swarm status --watch`: a live table that redraws when the team's files change."""
+"""`swarm status --watch`: the `swarm status` table, redrawn when the team's files change and
+each second (its elapsed times go on), with what each member is doing now and for how long. It is
+fitted to the terminal's width at each redraw like `status` (cli.common fit_table)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from swarm.core.names import is_color
-from swarm.core.state import cost_text
+from swarm.cli.common import fit_lines
+from swarm.cli.status import render
 from swarm.core.terminal import visible
 from swarm.ops.control import team_watcher
 from swarm.ops.health import observe
 
+REDRAW = 1.0  # seconds: the elapsed times stay current between changes
 
-def _table(team: Any, statuses: list[Any]) -> Any:
-    from rich.table import Table
-    from rich.text import Text
 
-    def cell(value: object, style: str | None = None) -> Any:
-        # Text, not markup: a `[` in team data is a character, and its controls are escapes.
-        return Text(visible(str(value)), style=style or "")
-
-    table = Table(title=f"team {team.name}", expand=False)  # team names are plain a-z0-9-_
-    for header in ("NAME", "STATE", "MODE", "TASK", "UNREAD", "TURNS", "TOKENS", "COST", "ACTIVE"):
-        table.add_column(header)
-    for s in statuses:
-        style = s.color if s.color and s.color != "white" and is_color(s.color) else None
-        state = s.state + (f" ({s.detail})" if s.detail and s.state in ("dead", "exited") else "")
-        table.add_row(cell(s.name, style), cell(state), cell(s.mode or "-"),
-                      cell(f"#{s.current_task}" if s.current_task else "-"), str(s.unread),
-                      str(s.turns), str(s.tokens), cost_text(s.cost_usd, s.cost_known),
-                      cell((s.last_activity or "-")[11:19]))
-        for sub in s.subagents:  # its running subagents, one row each
-            table.add_row(cell(f"  {sub['agent_id']}"),
-                          cell(f"{sub['subagent_type']}: {sub['description']}"),
-                          "-", "-", f"{sub['tool_uses']} tools", str(sub["tokens"]), "-", "-")
+def screen(team: Any, wide: bool = False) -> str:
+    """One frame: the team, the table, the tasks done (team data made visible)."""
+    statuses = observe(team, include_lead=True)
     tasks = team.tasks.list()
     done = sum(1 for t in tasks if t.status == "completed")
-    shared = {path for s in statuses for path in s.overlaps}
-    overlaps = f" - {len(shared)} file(s) written by several teammates" if shared else ""
-    table.caption = f"tasks {done}/{len(tasks)} done{overlaps} - Ctrl-C to leave"
-    return table
+    table = render(statuses, wide, activity=True)
+    footer = fit_lines(f"tasks {done}/{len(tasks)} done - Ctrl-C to leave", wide)
+    return visible(f"{fit_lines(f'team {team.name}', wide)}\n{table}\n{footer}")
 
 
-def watch_status(team: Any) -> None:
+def watch_status(team: Any, wide: bool = False) -> None:
     from rich.live import Live
+    from rich.text import Text
 
+    # Text, not markup: a `[` in team data is a character; no wrapping (lines fit already).
+    def frame() -> Any:
+        return Text(screen(team, wide), no_wrap=True, overflow="crop")
 
-    with Live(_table(team, observe(team, include_lead=True)), auto_refresh=False) as live:
+    with Live(frame(), auto_refresh=False) as live:
         try:
             while True:
                 with team_watcher(team) as watcher:
-                    watcher.wait(2.0)  # wake on change; redraw anyway for heartbeats
-                live.update(_table(team, observe(team, include_lead=True)), refresh=True)
+                    watcher.wait(REDRAW)  # wake on change; redraw anyway for the clocks
+                live.update(frame(), refresh=True)
         except KeyboardInterrupt:
             return

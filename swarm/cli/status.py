@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import click
@@ -16,30 +17,43 @@ from swarm.cli.common import (
     wide_option,
 )
 from swarm.cli.helptext import examples
-from swarm.core.state import cost_text
+from swarm.core.state import activity_text, cost_text
 from swarm.ops.health import observe
 
 # Left out first when `status` does not fit the terminal (--wide shows them).
 OPTIONAL = ("BACKEND", "PANE", "PID", "ACTIVE", "TURNS", "TOKENS", "UNREAD", "MODE")
 
 
-def render(statuses: list[Any], wide: bool = False) -> str:
+HEADERS = ["NAME", "STATE", "MODE", "BACKEND", "PANE", "PID", "TASK", "UNREAD", "TURNS",
+           "TOKENS", "COST", "ACTIVE"]
+
+
+def render(statuses: list[Any], wide: bool = False, activity: bool = False) -> str:
+    """The table of `swarm status`; `activity` (the live view): what each member does now and
+    for how long (a column of its own: cutting the activity to fit never cuts its time), after
+    its state, instead of the ACTIVE clock time."""
     if not statuses:
         return "(no teammates: start one with `swarm spawn NAME`)"
     rows = []
+    now = time.time()
     for s in statuses:
         state = s.state + (f" ({s.detail})" if s.detail and s.state in ("dead", "exited") else "")
         if s.state == "idle" and s.idle_reason not in (None, "available"):
             state += f" ({s.idle_reason})"
-        rows.append([s.name, state, s.mode or "-", s.backend or "-", s.pane_id or "-",
-                     str(s.pid or "-"),
-                     f"#{s.current_task}" if s.current_task else "-", str(s.unread),
-                     str(s.turns), str(s.tokens), cost_text(s.cost_usd, s.cost_known),
-                     (s.last_activity or "-")[11:19]])
+        row = [s.name, state, s.mode or "-", s.backend or "-", s.pane_id or "-",
+               str(s.pid or "-"), f"#{s.current_task}" if s.current_task else "-",
+               str(s.unread), str(s.turns), str(s.tokens), cost_text(s.cost_usd, s.cost_known),
+               (s.last_activity or "-")[11:19]]
+        if activity:
+            row[2:2] = activity_text(s.state, s.activity, s.activity_since, s.last_activity,
+                                     now)
+            row.pop()
+        rows.append(row)
     total_tokens = sum(s.tokens for s in statuses)
     total_cost = sum(s.cost_usd for s in statuses)
-    out = fit_table(rows, ["NAME", "STATE", "MODE", "BACKEND", "PANE", "PID", "TASK", "UNREAD",
-                           "TURNS", "TOKENS", "COST", "ACTIVE"], wide, OPTIONAL, ("STATE",))
+    headers = [*HEADERS[:2], "ACTIVITY", "FOR", *HEADERS[2:-1]] if activity else HEADERS
+    out = fit_table(rows, headers, wide, OPTIONAL, ("ACTIVITY", "STATE") if activity
+                    else ("STATE",))
     subs = [[str(sub["agent_id"]), str(sub["subagent_type"]), str(sub["description"]),
              str(sub["tool_uses"]), str(sub["tokens"])] for s in statuses for sub in s.subagents]
     if subs:
@@ -76,7 +90,7 @@ def status(team_name: str | None, watch: bool, wide: bool, as_json: bool) -> Non
     if watch:
         from swarm.cli.live import watch_status
 
-        watch_status(team)
+        watch_status(team, wide)
         return
     statuses = observe(team, include_lead=True)
     emit([s.as_dict() for s in statuses], as_json, lambda _: render(statuses, wide))

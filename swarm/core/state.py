@@ -7,12 +7,14 @@ import os
 import signal
 import time
 from collections.abc import Callable
+from datetime import datetime
 from typing import Literal
 
 from swarm.core import paths, stores
 from swarm.core.liveness import START_TIME_TOLERANCE, is_alive, process_start_time
 from swarm.core.records import Record, field
 from swarm.core.store import ensure_dir, locked, read_model, utcnow_iso, write_model
+from swarm.core.terminal import visible_line
 
 AgentStateName = Literal[
     "starting",
@@ -64,6 +66,31 @@ def cost_text(cost_usd: float, known: bool = True) -> str:
     return f"${cost_usd:.4f}+n/a" if cost_usd else "n/a"
 
 
+def elapsed_text(seconds: float) -> str:
+    """A duration as a clock reads: `12s`, `3m05s`, `1h02m`."""
+    whole = max(int(seconds), 0)
+    if whole < 60:
+        return f"{whole}s"
+    if whole < 3600:
+        return f"{whole // 60}m{whole % 60:02d}s"
+    return f"{whole // 3600}h{whole % 3600 // 60:02d}m"
+
+
+def activity_text(state: str, activity: str | None, since: float | None,
+                  last_activity: str | None, now: float) -> tuple[str, str]:
+    """What a member is doing and for how long: (`thinking`, `12s`), (`Bash "make"`, `1m05s`),
+    (`idle`, `3m00s`); ("-", "") when nothing is known. Team data: its controls are escapes."""
+    if activity and since is not None:
+        return visible_line(activity), elapsed_text(now - since)
+    if state == "idle" and last_activity:
+        try:
+            then = datetime.fromisoformat(last_activity.replace("Z", "+00:00")).timestamp()
+        except ValueError:
+            return "idle", ""
+        return "idle", elapsed_text(now - then)
+    return "-", ""
+
+
 SubagentStatus = Literal["running", "completed", "failed", "stopped"]
 
 
@@ -101,6 +128,10 @@ class AgentState(Record, kw_only=True):
     child_pgid: int | None = None  # the process group of the Bash command it runs, if any
     child_started_at: float | None = None  # that command's start time (pids are reused)
     subagents: list[SubagentInfo] = []  # running, then the latest ended (copied per instance)
+    # What it does now: "thinking" (a model call) or a tool call's one line, and since when
+    # (time.time()); None between them. Kept in memory at each start, written by the heartbeat.
+    activity: str | None = None
+    activity_since: float | None = None
 
 
 def read_state(team: str, name: str) -> AgentState | None:

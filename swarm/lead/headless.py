@@ -12,6 +12,7 @@ import contextlib
 import json
 import signal
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from types import FrameType
@@ -19,10 +20,12 @@ from typing import Any, TextIO
 
 from msgspec import Struct
 
+from swarm import settings
 from swarm.core.attention import until
 from swarm.core.protocol import PermissionRequest
 from swarm.core.real_input import SHOWN_LIMIT
 from swarm.core.rules import Decision
+from swarm.core.state import elapsed_text
 from swarm.core.terminal import visible
 from swarm.errors import BadInputError
 from swarm.lead.attention import deadline, ring_for
@@ -76,6 +79,27 @@ class ProgressUI:
     def ask(self, tool: Tool, args: dict[str, Any], why: Decision) -> Decision | None:
         return None  # nobody at a terminal
 
+    def follow(self, lead: Lead) -> None:
+        """No screen to redraw: a line when the lead's model call or command has run
+        SWARM_PROGRESS_EVERY seconds, and again each as long after (a CI log shows it lives)."""
+        threading.Thread(target=self._still, args=(lead, settings.progress_every()),
+                         name="progress", daemon=True).start()
+
+    def _still(self, lead: Lead, every: float) -> None:
+        current, said = None, 0
+        while True:
+            time.sleep(min(every, 1.0))
+            what, since = lead.state.activity, lead.state.activity_since
+            if not what or since is None:
+                continue
+            if (what, since) != current:
+                current, said = (what, since), 0
+            ran = time.time() - since
+            if ran >= (said + 1) * every:
+                said = int(ran // every)
+                shown = "thinking" if what == "thinking" else f"running {what}"
+                self._line("lead", f"still {shown} ({elapsed_text(said * every)})")
+
 
 class Outcome(Struct, dict=True):
     code: int
@@ -123,6 +147,7 @@ def run_headless(options: LeadOptions, prompt: str | None, ui: ProgressUI | None
     progress = ui or ProgressUI()
     lead = Lead(options, progress)
     progress.team = lead.team.name
+    progress.follow(lead)
     session = Session(lead)
     progress.notice(f"team {lead.team.name}: lead {lead.model_spec}, teammates on"
                     f" {lead.backend.backend} ({lead.backend.reason})")

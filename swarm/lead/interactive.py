@@ -14,6 +14,7 @@ from __future__ import annotations
 import contextlib
 import signal
 import threading
+import time
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -25,7 +26,8 @@ from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import PermissionRequest
 from swarm.core.real_input import exact_rule, shown_input
 from swarm.core.rules import Decision
-from swarm.core.terminal import visible
+from swarm.core.state import elapsed_text
+from swarm.core.terminal import visible, visible_line
 from swarm.errors import BadInputError, NotFoundError, SwarmError
 from swarm.lead.attention import left, ring_for
 from swarm.lead.headless import Outcome
@@ -144,8 +146,7 @@ class TerminalUI:
             first = self.questions[0] if self.questions else None
         if first is not None:
             return f"{first.text} [y/n/a] > "
-        busy = self.lead is not None and self.lead.in_turn
-        return "(lead working) > " if busy else "> "
+        return busy_prompt(self.lead)
 
     def answer(self, line: str) -> bool:
         """Answer the first question with y / n [reason] / a; False when `line` is no answer."""
@@ -195,6 +196,18 @@ class TerminalUI:
         # Answered: the line that says how the request ended comes once, from the wake policy
         # (for every way it can end: here, from a shell, or at its timeout).
         return True
+
+
+def busy_prompt(lead: Lead | None) -> str:
+    """The prompt while the lead works: what it does and for how long (`thinking 12s`), redrawn
+    each second by the prompt (its refresh_interval)."""
+    if lead is None or not lead.in_turn:
+        return "> "
+    what, since = lead.state.activity, lead.state.activity_since
+    if not what or since is None:
+        return "(lead working) > "
+    shown = "thinking" if what == "thinking" else f"running {brief(visible_line(what), 40)}"
+    return f"(lead {shown} {elapsed_text(time.time() - since)}) > "
 
 
 # -- slash commands ---------------------------------------------------------------------------
@@ -319,7 +332,8 @@ def run_interactive(options: LeadOptions, prompt: str | None) -> Outcome:
     lead = Lead(options, ui)
     ui.lead = lead
     session = Session(lead)
-    prompt_session: PromptSession[str] = PromptSession()
+    # refresh_interval: the prompt redraws each second, so the elapsed time in it goes on
+    prompt_session: PromptSession[str] = PromptSession(refresh_interval=1.0)
     ui.app = prompt_session.app
 
     def end(signum: int, frame: FrameType | None) -> None:

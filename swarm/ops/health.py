@@ -11,6 +11,7 @@ import contextlib
 import logging
 import time
 from datetime import UTC, datetime
+from typing import Any
 
 from msgspec import Struct, field
 from msgspec.structs import asdict
@@ -59,6 +60,9 @@ class MemberStatus(Struct, dict=True):
     # Files this member wrote that another member (sharing its checkout) wrote too.
     overlaps: list[str] = field(default_factory=list)
     subagents: list[dict[str, object]] = field(default_factory=list)  # the running ones
+    # What it does now ("thinking", a tool call's line) since when (epoch seconds), if alive.
+    activity: str | None = None
+    activity_since: float | None = None
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -212,7 +216,14 @@ def observe_member(team: Team, member: Member, record: bool = True) -> MemberSta
             {k: getattr(s, k) for k in ("agent_id", "subagent_type", "description", "status",
                                         "background", "tool_uses", "tokens", "started_at")}
             for s in state.subagents if s.status == "running"],
+        **_activity(state),
     )
+
+
+def _activity(state: AgentState) -> dict[str, Any]:
+    if state.state in ("dead", "exited"):
+        return {}
+    return {"activity": state.activity, "activity_since": state.activity_since}
 
 
 def observe_lead(team: Team, record: bool = True) -> MemberStatus | None:
@@ -239,7 +250,7 @@ def observe_lead(team: Team, record: bool = True) -> MemberStatus | None:
         tokens=state.usage.total_tokens, cost_usd=round(state.usage.cost_usd, 6),
         last_activity=state.last_activity, detail=detail, idle_reason=state.idle_reason,
         color=member.color, model=member.model, mode=state.mode,
-        cost_known=state.usage.cost_known,
+        cost_known=state.usage.cost_known, **_activity(state),
     )
 
 

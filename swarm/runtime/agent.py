@@ -257,6 +257,13 @@ class Agent(AgentBase, LoopHooks):
             self._shutdown_without_turn([request], f"{MODEL_FAILING} ({problem})")
             raise ModelAPIError(f"{problem}; stopped retrying: asked to shut down")
 
+    def activity(self, what: str | None) -> None:
+        super().activity(what)  # for `status --watch`
+        self.console.activity(what)
+
+    def tool_output(self, text: str) -> None:
+        self.console.output(text)
+
     def on_reply(self, reply: ModelReply) -> None:
         if (self.state.detail or "").startswith(MODEL_FAILING):
             self.set_state(detail=None)  # it answers again

@@ -21,10 +21,12 @@ from swarm.core.team import Team
 from swarm.core.transcript import Transcript
 from swarm.errors import StoreUnavailableError, describe_error
 from swarm.runtime.compaction import Compactor
+from swarm.runtime.console import brief
 from swarm.runtime.loop import Loop
 from swarm.runtime.models.base import ModelReply
 
 log = logging.getLogger(__name__)
+ACTIVITY_LIMIT = 200  # characters of a tool call's line kept in state.json
 
 
 class AgentBase:
@@ -113,6 +115,12 @@ class AgentBase:
     # -- the parts of LoopHooks every agent answers the same way --------------------------------
     def before_call(self, loop: Loop) -> None:
         self.compactor(loop)
+
+    def activity(self, what: str | None) -> None:
+        """Kept in memory only: the next heartbeat writes it (a call costs no file write)."""
+        with self._lock:
+            self.state.activity = brief(what, ACTIVITY_LIMIT) if what else None
+            self.state.activity_since = time.time() if what else None
 
     def count_reply(self, reply: ModelReply) -> None:
         usage = reply.usage

@@ -6,6 +6,11 @@ printed as it arrives; the log gets it once it is complete.
 
 The pane is a terminal, so nothing reaches it unfiltered (core/terminal.py): plain text (`say`,
 `stream`) is made visible whole; styled lines from the View keep only swarm's own colours.
+
+Long work shows it is alive, on a terminal only (never in agent.log): a status line under the
+rest (`thinking 12s`, `running Bash "make" 1m05s`) that a ticker thread rewrites each second, and
+a running command's output as it comes, once it has run STREAM_AFTER seconds (a quick one shows
+its result only), bounded: STREAM_LINES lines of at most LINE_WIDTH characters per command.
 """
 
 from __future__ import annotations
@@ -13,14 +18,22 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
+import threading
 import time
 from pathlib import Path
 
-from swarm.core.terminal import visible
-from swarm.core.view import View
+from swarm.core.state import elapsed_text
+from swarm.core.tables import cut
+from swarm.core.terminal import visible, visible_line
+from swarm.core.view import INDENT, View
 
 STAMP_WIDTH = 9  # "HH:MM:SS "
 STREAM_INDENT = " " * (STAMP_WIDTH + len("says: "))
+STREAM_AFTER = 1.0  # seconds a command runs before its output streams
+STREAM_LINES = 100  # lines of one command's output streamed at most (the result has the rest)
+LINE_WIDTH = 200  # characters of one streamed line
+TICK = 1.0  # seconds between two redraws of the status line
+ERASE = "\r\x1b[K"  # back to the line's start, clear it: the status line is rewritten
 
 
 class Console:
@@ -35,6 +48,17 @@ class Console:
             same = False
         self._copy = not same
         self._streaming = False
+        self._tty = _is_tty()
+        self._lock = threading.RLock()  # the ticker thread writes too
+        self._ticker: threading.Thread | None = None
+        self._busy = threading.Event()  # a call is under way: the ticker runs
+        self._status: str | None = None  # what the status line says (None: no status line)
+        self._since = 0.0
+        self._drawn = False  # the status line is on screen (the cursor at its end)
+        self._live = False  # the command's output streams now
+        self._held: list[str] = []  # its lines before STREAM_AFTER
+        self._partial = ""  # its last line, not ended yet
+        self._lines = 0
 
     def say(self, text: str) -> None:
         """One plain line (it may quote team data: a hook's output, a failure)."""
@@ -44,27 +68,107 @@ class Console:
         """Print `lines` as one thing: the time on the first, the rest indented under it."""
         if not lines:
             return
-        self._end_stream_line()
         stamp = self.view.dim(time.strftime("%H:%M:%S"))
         text = "\n".join([f"{stamp} {lines[0]}", *(" " * STAMP_WIDTH + ln for ln in lines[1:])])
         text = visible(text, styles=True)  # the View's data is visible already; this is the net
-        self._out(text + "\n")
+        with self._lock:
+            self._end_stream_line()
+            self._out(text + "\n")
+            self._draw()
         self._log(text + "\n")
 
     def stream(self, text: str) -> None:
         """A piece of the model's reply, shown as it comes (the log gets it whole, later)."""
         if not text:
             return
-        if not self._streaming:
-            self._streaming = True
-            self._out(f"{self.view.dim(time.strftime('%H:%M:%S'))} says: ")
-        self._out(visible(text).replace("\n", "\n" + STREAM_INDENT))
+        with self._lock:
+            if not self._streaming:
+                self._streaming = True
+                self._out(f"{self.view.dim(time.strftime('%H:%M:%S'))} says: ")
+            self._out(visible(text).replace("\n", "\n" + STREAM_INDENT))
+
+    # -- long work: the status line and a command's output as it comes (a terminal only) -------
+    def activity(self, what: str | None) -> None:
+        """"thinking", a tool call's line, or None (done): the status line shows it with its
+        elapsed time from the first tick on."""
+        if not self._tty:
+            return
+        with self._lock:
+            if what is None:
+                if self._live and self._partial and self._lines < STREAM_LINES:
+                    self._print_output([self._partial])  # its last line had no newline
+                self._status = None
+                self._erase()
+                return
+            self._status = what if what == "thinking" else f"running {visible_line(what)}"
+            self._since = time.monotonic()
+            self._live, self._held, self._partial, self._lines = False, [], "", 0
+            self._busy.set()
+        if self._ticker is None:
+            self._ticker = threading.Thread(target=self._tick, name="console-ticker", daemon=True)
+            self._ticker.start()
+
+    def output(self, text: str) -> None:
+        """A piece of the running command's output: whole lines, escaped and bounded."""
+        if not self._tty:
+            return
+        with self._lock:
+            if self._status is None or self._lines >= STREAM_LINES:
+                return  # past the bound: nothing more to do for this command
+            parts = (self._partial + text.replace("\r\n", "\n").replace("\r", "\n")).split("\n")
+            self._partial = parts.pop()[:LINE_WIDTH + 1]  # one endless line stays bounded
+            lines = parts[:STREAM_LINES - self._lines]
+            self._lines += len(lines)
+            if not self._live:
+                self._held += lines
+                return
+            self._print_output(lines)
+
+    def _print_output(self, lines: list[str]) -> None:
+        shown = [self.view.dim(f"{INDENT}| {cut(visible(line), LINE_WIDTH)}") for line in lines]
+        if self._lines >= STREAM_LINES:
+            shown.append(self.view.dim(f"{INDENT}... more output (the result shows its end)"))
+        if shown:
+            self._erase()
+            self._out("\n".join(shown) + "\n")
+            self._draw()
+
+    def _tick(self) -> None:
+        while True:
+            self._busy.wait()  # idle, the ticker sleeps for good: an idle teammate costs nothing
+            time.sleep(TICK)
+            with self._lock:
+                if self._status is None:
+                    self._busy.clear()
+                    continue
+                if not self._live and time.monotonic() - self._since >= STREAM_AFTER:
+                    self._live = True
+                    held, self._held = self._held, []
+                    self._print_output(held)
+                self._draw()
+
+    def _draw(self) -> None:
+        """(Re)write the status line, unless the model's text is mid-line."""
+        if self._status is None or self._streaming or (
+                time.monotonic() - self._since < STREAM_AFTER):
+            return  # (a quick call never flashes a status line)
+        elapsed = elapsed_text(time.monotonic() - self._since)
+        # One row (a wrapped line is not erased whole), the label cut rather than the time.
+        label = cut(self._status, _width() - len(INDENT) - len(elapsed) - 2)
+        self._out(ERASE + self.view.dim(f"{INDENT}{label} {elapsed}"), erase=False)
+        self._drawn = True
+
+    def _erase(self) -> None:
+        if self._drawn:
+            self._drawn = False
+            self._out(ERASE, erase=False)
 
     def end_stream(self, text: str) -> bool:
         """The streamed reply is complete: close its line, log it. False if nothing streamed."""
         if not self._streaming:
             return False
-        self._end_stream_line()
+        with self._lock:
+            self._end_stream_line()
         lines = self.view.says(text)
         stamp = self.view.dim(time.strftime("%H:%M:%S"))
         self._log("\n".join([f"{stamp} {lines[0]}",
@@ -76,7 +180,9 @@ class Console:
             self._streaming = False
             self._out("\n")
 
-    def _out(self, text: str) -> None:
+    def _out(self, text: str, erase: bool = True) -> None:
+        if erase:
+            self._erase()  # nothing prints after the status line: it is always the last
         # The pane may be gone; the log copy still records the line.
         with contextlib.suppress(OSError, ValueError):
             sys.stdout.write(text)
@@ -91,6 +197,20 @@ class Console:
                 handle.write(text)
         except OSError:
             pass
+
+
+def _is_tty() -> bool:
+    try:
+        return sys.stdout.isatty()
+    except (OSError, ValueError):
+        return False
+
+
+def _width() -> int:
+    try:
+        return os.get_terminal_size(sys.stdout.fileno()).columns
+    except (OSError, ValueError):
+        return 80
 
 
 def brief(text: str, limit: int = 100) -> str:

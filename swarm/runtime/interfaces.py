@@ -83,6 +83,13 @@ class LoopHooks:
     def trace(self, line: str) -> None:
         """One line for the pane and the log."""
 
+    def activity(self, what: str | None) -> None:
+        """What the loop starts now: "thinking" (a model call) or a tool call's one line; None
+        once it is over (the pane and the prompt show its elapsed time, `status --watch` too)."""
+
+    def tool_output(self, text: str) -> None:
+        """A piece of a running command's output as it comes (the pane shows it live)."""
+
 
 def _nothing() -> None:
     pass

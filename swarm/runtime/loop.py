@@ -12,6 +12,7 @@ from functools import partial
 from typing import Any
 
 from msgspec import Struct
+from msgspec.structs import replace as replace_struct
 
 from swarm.core.readable import tool_call
 from swarm.core.secrets import redact
@@ -69,12 +70,15 @@ class Loop:
                 request = self.request()
                 # A copy of the list: the loop appends to `messages` after the call.
                 self.last_request = replace(request, messages=list(request.messages))
+                self.hooks.activity("thinking")
                 try:
                     reply = self.hooks.guard(partial(self.model.complete, request))
                 except SwarmError as exc:
                     # Recorded in state, the idle note and the log: never a secret.
                     outcome.reason, outcome.failure = "failed", redact(str(exc))
                     return outcome
+                finally:
+                    self.hooks.activity(None)
                 self.hooks.on_reply(reply)
                 self.add({"role": "assistant", "content": reply.content})
                 outcome.last_text = reply.text().strip() or outcome.last_text
@@ -113,7 +117,12 @@ class Loop:
             else:
                 if decision.updated_input is not None:  # an edited input: validated by run_tool
                     args = parsed = decision.updated_input
-                result = run_tool(tool, parsed, self.ctx)
+                self.hooks.activity(tool_call(tool.name, args))
+                try:  # its output as it comes goes to the hooks (the pane)
+                    result = run_tool(tool, parsed, replace_struct(
+                        self.ctx, output=self.hooks.tool_output))
+                finally:
+                    self.hooks.activity(None)
                 if decision.updated_input is not None:  # the model must know what really ran
                     result.content = (f"[the lead edited this call's input before approving it;"
                                       f" it ran as: {tool.describe(args)}]\n{result.content}")

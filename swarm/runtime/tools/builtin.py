@@ -5,15 +5,19 @@ A tool never raises into the loop: every failure becomes an error result the mod
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import fnmatch
 import functools
 import importlib
 import os
 import re
+import select
 import signal
 import stat
 import subprocess
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, BinaryIO
 
@@ -39,6 +43,7 @@ if TYPE_CHECKING:
 OUTPUT_CAP = 30_000
 BASH_DEFAULT_TIMEOUT = 120.0
 BASH_MAX_TIMEOUT = 600.0
+KILLED_DRAIN = 2.0  # seconds to read what a command killed at its timeout had written
 READ_LIMIT_LINES = 2000
 READ_MAX_BYTES = 2 * 1024 * 1024  # one Read returns at most this much of a file (and says so)
 
@@ -55,6 +60,8 @@ class ToolContext(Struct, dict=True):
     env: dict[str, str] = field(default_factory=dict)
     host: ToolHost = field(default_factory=NoHost)  # the agent the tool runs in
     subagents: Subagents | None = None  # the Agent tools' runner; None in a subagent
+    # Where a running command's output goes as it comes (the pane): the loop sets it per call.
+    output: Callable[[str], None] | None = None
 
     def resolve(self, raw: str) -> Path:
         path = Path(os.path.expanduser(raw))
@@ -269,15 +276,12 @@ class Bash(Tool):
         )
         ctx.host.track_process(proc)
         try:
-            out, _ = proc.communicate(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            kill_tree(proc)
-            out, _ = proc.communicate()
-            text = out.decode(errors="replace")
-            raise ToolError(_cap(f"{text}\ncommand timed out after {timeout:g}s")) from None
+            out, timed_out = _collect(proc, timeout, ctx.output)
         finally:
             ctx.host.track_process(None)
         text = out.decode(errors="replace")
+        if timed_out:
+            raise ToolError(_cap(f"{text}\ncommand timed out after {timeout:g}s"))
         if proc.returncode < 0:
             raise ToolError(_cap(f"{text}\ncommand killed by signal {-proc.returncode}"))
         if proc.returncode:
@@ -286,6 +290,46 @@ class Bash(Tool):
 
     def describe(self, args: dict[str, Any]) -> str:
         return f"Bash: {args.get('command')}"
+
+
+def _collect(proc: subprocess.Popen[bytes], timeout: float,
+             output: Callable[[str], None] | None) -> tuple[bytes, bool]:
+    """The command's output, read as it comes (each piece handed to `output`, decoded whole
+    characters only), until it ends or `timeout`: then its tree is killed (True)."""
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+    chunks: list[bytes] = []
+    deadline = time.monotonic() + timeout
+    timed_out = False
+    with proc.stdout:
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0 and timed_out:
+                break  # killed, and something it started still holds the pipe: leave it
+            if left <= 0:
+                timed_out = True
+                kill_tree(proc)
+                deadline = time.monotonic() + KILLED_DRAIN  # what it had written still counts
+                continue
+            ready, _, _ = select.select([fd], [], [], left)
+            if not ready:
+                continue
+            data = os.read(fd, 65536)
+            if not data:
+                break
+            chunks.append(data)
+            if output is not None and (text := decoder.decode(data)):
+                output(text)
+    if output is not None and (rest := decoder.decode(b"", final=True)):
+        output(rest)
+    try:  # stdout closed early (or only a child kept it): the command itself may still run
+        proc.wait(timeout=max(deadline - time.monotonic(), 0.0) + (KILLED_DRAIN * timed_out))
+    except subprocess.TimeoutExpired:
+        kill_tree(proc)
+        proc.wait()
+        timed_out = True
+    return b"".join(chunks), timed_out
 
 
 def user_env() -> dict[str, str]:
