@@ -273,9 +273,11 @@ def test_a_killed_leads_bash_command_ends(lead_home: Path, tmp_path: Path,
         if with_teammate:
             wait_until(lambda: (s := read_state("solo", "ada")) and s.state == "idle", 20,
                        message="ada idle")
-        lead_state = read_state("solo", LEAD_NAME)
-        # The lead recorded its command's group (bash, the sleep's parent).
-        assert lead_state is not None and lead_state.child_pgid == sleep.ppid()
+        # The lead records its command's group (bash, the sleep's parent) just after starting
+        # it: wait for the record, not only for the process.
+        wait_until(lambda: (s := read_state("solo", LEAD_NAME)) is not None
+                   and s.child_pgid == sleep.ppid(), 15,
+                   message=f"the lead's record of its command group {sleep.ppid()}")
         lead.kill()
         lead.wait(10)
         if not with_teammate:
