@@ -35,7 +35,8 @@ from swarm.ops.messages import find_message
     "swarm send worker 'also cover the error paths' --summary 'more tests'",
     "swarm send '*' 'stop and commit what you have'",
     "git diff | swarm send reviewer -",
-    "swarm send worker 'one more: check the docs' --wake"))
+    "swarm send worker 'one more: check the docs' --wake",
+    "swarm send worker 'stop and commit' --wait-read --timeout 60"))
 @click.argument("to", shell_complete=complete_member)
 @click.argument("message")
 @team_option
@@ -44,14 +45,23 @@ from swarm.ops.messages import find_message
               help="Sender (default: $SWARM_AGENT_ID or team-lead).")
 @click.option("--wake", is_flag=True,
               help="Restart a recipient that exited (or died) so it handles the message.")
+@click.option("--wait-read", is_flag=True,
+              help="Return once the recipient has read it (taken it into its conversation).")
+@click.option("--timeout", type=click.FloatRange(min=0), default=None,
+              help="With --wait-read: give up after S seconds (exit 124).")
 @json_option
 def send(to: str, message: str, team_name: str | None, summary: str | None,
-         sender: str | None, wake: bool, as_json: bool) -> None:
+         sender: str | None, wake: bool, wait_read: bool, timeout: float | None,
+         as_json: bool) -> None:
     """Send a message to a member, or '*' for all.
 
     MESSAGE may be - to read it from stdin. A recipient that has exited keeps the message in
-    its mailbox; --wake starts it again (with its conversation) to handle it.
+    its mailbox; --wake starts it again (with its conversation) to handle it. --wait-read
+    waits until every recipient has read it: exit 124 at --timeout, 1 at once when one has
+    exited or died (the message stays in its mailbox either way).
     """
+    if timeout is not None and not wait_read:
+        raise BadInputError("--timeout needs --wait-read (it bounds the wait for the read)")
     if sender is not None:
         refuse_teammate("send --from")
     if wake:
@@ -65,10 +75,40 @@ def send(to: str, message: str, team_name: str | None, summary: str | None,
     names = ([m.name for m in team.members() if m.name not in (who.lower(), LEAD_NAME)]
              if to == "*" else [to.lower()])
     stopped = _wake(team, names) if wake else _stopped(team, names)
-    result = {"to": to, "ids": ids, "stopped": [w.as_dict() for w in stopped]}
+    result: dict[str, Any] = {"to": to, "ids": ids, "stopped": [w.as_dict() for w in stopped]}
+    head = f"sent to {to} ({len(ids)} message(s))"
+    by_lead = who.lower() == LEAD_NAME
+    if not wait_read:
+        emit(result, as_json, lambda r: "\n".join(
+            [head, *(w.describe(by_lead=by_lead) for w in stopped)]))
+        return
+    recipients = ([m.name for m in team.members() if m.name != who.lower()]
+                  if to == "*" else [to.lower()])  # Team.send's order: its ids match
+    _wait_read(team, dict(zip(recipients, ([i] for i in ids), strict=False)), stopped,
+               timeout, by_lead, result, as_json, head)
+
+
+def _wait_read(team: Any, sent: dict[str, list[str]], stopped: list[Any], timeout: float | None,
+               by_lead: bool, result: dict[str, Any], as_json: bool, head: str) -> None:
+    """`send --wait-read`: block until read. A recipient that exited or died (and was not
+    woken) fails at once with one line; the send is reported on stdout either way."""
+    from swarm.errors import RecipientStoppedError, WaitTimeoutError
+    from swarm.ops.receipts import unread_of, wait_read, wont_read
+
+    lines = [head, *(w.describe(by_lead=by_lead) for w in stopped if w.woken)]
+    started = time.monotonic()
+    try:
+        gone = [w for w in stopped if not w.woken]
+        if gone:
+            raise RecipientStoppedError("; ".join(wont_read(w, by_lead) for w in gone))
+        result["read"] = wait_read(team, sent, timeout, by_lead)
+    except (RecipientStoppedError, WaitTimeoutError):
+        result["read"] = unread_of(team.name, sent)
+        emit(result, as_json, lambda r: "\n".join(lines))
+        raise
+    took = time.monotonic() - started
     emit(result, as_json, lambda r: "\n".join(
-        [f"sent to {to} ({len(r['ids'])} message(s))",
-         *(w.describe(by_lead=who.lower() == LEAD_NAME) for w in stopped)]))
+        [*lines, *(f"read by {name} ({took:.1f}s)" for name in r["read"])]))
 
 
 def _stdin_text() -> str:
