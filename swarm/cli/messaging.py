@@ -146,7 +146,7 @@ def _wake(team: Any, names: list[str]) -> list[Any]:
 
 @click.command(epilog=examples(
     "swarm inbox", "swarm inbox --unread --mark-read", "swarm inbox worker --all --full",
-    "swarm inbox show 3f2a9c1d", "swarm inbox --follow"))
+    "swarm inbox show 3f2a9c1d", "swarm inbox --follow", "swarm inbox worker --sent"))
 @click.argument("name", required=False, shell_complete=complete_member)
 @click.argument("message_id", required=False, metavar="[ID]")
 @team_option
@@ -156,17 +156,24 @@ def _wake(team: Any, names: list[str]) -> list[Any]:
 @click.option("--follow", "-f", is_flag=True, help="Keep printing new messages as they arrive.")
 @click.option("--mark-read", is_flag=True,
               help="Mark what is shown read (archived), but requests still to be answered.")
+@click.option("--sent", is_flag=True,
+              help="The messages NAME sent instead, each unread, read or answered.")
 @json_option
 def inbox(name: str | None, message_id: str | None, team_name: str | None, unread: bool,
-          include_archive: bool, full: bool, follow: bool, mark_read: bool,
+          include_archive: bool, full: bool, follow: bool, mark_read: bool, sent: bool,
           as_json: bool) -> None:
     """Show a mailbox (default: team-lead's), or `inbox show ID` for one message, whole.
 
     Each message's text is folded to the terminal width (--full for all of it); structured
     messages are one line each. Reading does not mark messages read; --mark-read does (your
     own mailbox only). `show ID` finds the message in any mailbox or archive by an id prefix.
+    --sent lists what NAME sent (read history too): unread, read (in the recipient's
+    conversation), or answered (it wrote back after reading, or responded to the request).
     """
     team = open_team(team_name)
+    if sent:
+        _sent(team, name, message_id, unread, follow, mark_read, full, as_json)
+        return
     if name == "show" and message_id is not None:
         _show(team, message_id, as_json)
         return
@@ -197,6 +204,35 @@ def inbox(name: str | None, message_id: str | None, team_name: str | None, unrea
             sys.stdout.flush()
             watcher.wait(None if fresh else 1.0)
             time.sleep(0)  # let Ctrl-C land between waits
+
+
+def _sent(team: Any, name: str | None, message_id: str | None, unread: bool, follow: bool,
+          mark_read: bool, full: bool, as_json: bool) -> None:
+    for flag, given in (("--follow", follow), ("--mark-read", mark_read),
+                        ("message ID", message_id is not None)):
+        if given:
+            raise BadInputError(f"--sent takes no {flag}: it lists what NAME sent")
+    from swarm.ops.receipts import sent_by
+
+    sender = team.member(name or LEAD_NAME).name
+    rows = [r for r in sent_by(team, sender) if not unread or r.state == "unread"]
+    width = terminal_width() or 100
+    emit([{"to": r.to, "state": r.state, **to_jsonable(r.message)} for r in rows], as_json,
+         lambda _: _render_sent(rows, width, full))
+
+
+def _render_sent(rows: list[Any], width: int, full: bool) -> str:
+    """One line per sent message: time, recipient, id, state, summary or structured line."""
+    if not rows:
+        return "(no messages sent)"
+    out = []
+    for r in rows:
+        m = r.message
+        head = f"{m.timestamp[11:19]} → {r.to} [{m.id[:8]}] {r.state:<8} "
+        kind = m.structured()
+        line = structured_line(kind) if kind is not None else flat(m.summary or m.text)
+        out.append((head + (line if full else clip(line, max(width - len(head), 20)))).rstrip())
+    return "\n".join(out)
 
 
 def _awaits_answer(message: Message) -> bool:
