@@ -145,7 +145,9 @@ class LeadSendMessage(tt.SendMessage):
         message = structured_object(message) or message  # JSON text of a protocol object too
         if not isinstance(message, dict):
             result = super().run(args.model_copy(update={"to": to}), ctx)
-            return ToolResult(result.content + self._woken(to, ctx), result.is_error)
+            if result.is_error:
+                return result
+            return ToolResult(self._receipt(to, "", ctx))
         kind = message.get("type")
         if kind not in LEAD_SENDS:
             hint = {"permission_response": " (answer requests with AnswerPermission)",
@@ -156,17 +158,35 @@ class LeadSendMessage(tt.SendMessage):
         if isinstance(structured, ShutdownRequest):  # never woken just to be shut down
             _host(ctx).watch.note_shutdown(ctx.team.member(to).name, structured.request_id)
             return ToolResult(f"sent {structured.type} to {to}")
-        return ToolResult(f"sent {structured.type} to {to}" + self._woken(to, ctx))
+        return ToolResult(self._receipt(to, f"{structured.type} ", ctx))
 
     @staticmethod
-    def _woken(to: str, ctx: ToolContext) -> str:
-        """SPEC: a message to an exited (not dead) teammate respawns it with its transcript."""
+    def _receipt(to: str, what: str, ctx: ToolContext) -> str:
+        """What became of the message: delivered and waiting to be read, or its recipient will
+        not read it (dead; exited and not woken). SPEC: a message to an exited (not dead)
+        teammate respawns it with its transcript."""
         if to == "*":
-            return ""
+            gone = [s for s in observe(ctx.team) if s.state in DONE_STATES]
+            notes = [_will_not_read(s.name, s.state, s.detail) for s in gone]
+            return "\n".join([f"delivered {what}to every teammate (unread)", *notes])
         result = wake(ctx.team, to)
         if result.woken:
             _host(ctx).notice(result.describe())
-        return f"\n{result.describe()}" if result.was in DONE_STATES else ""
+            return f"delivered {what}to {to} (unread)\n{result.describe()}"
+        if result.was in DONE_STATES:
+            return _will_not_read(result.name, result.was, result.detail)
+        return f"delivered {what}to {to} (unread)"
+
+
+def _will_not_read(name: str, state: str, detail: str | None) -> str:
+    """A message left in the mailbox of a member that is not running: never "sent" into a void."""
+    why = f" ({detail})" if detail else ""
+    if state == "dead":
+        return (f"{name} is dead{why}: it will not read this (it stays in its mailbox); respawn"
+                f" it (`swarm respawn {name}`: it keeps its conversation and reads it) or give"
+                " its work to another teammate")
+    return (f"{name} has exited{why}: it will not read this (it stays in its mailbox) until it"
+            f" is woken: `swarm respawn {name}` or `swarm send {name} ... --wake`")
 
 
 class TeamStatus(Tool):
