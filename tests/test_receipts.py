@@ -228,3 +228,20 @@ def test_the_leads_send_to_a_live_member_says_delivered_unread(store: str, crew:
     crew.register("z")
     assert lead_send(crew, "w", "hi").startswith("delivered to w (unread)")
     assert lead_send(crew, "z", "hi").startswith("delivered to z (unread)")
+
+
+def test_a_teammates_send_to_a_dead_peer_says_it_will_not_read(store: str, crew: Crew) -> None:
+    from swarm.runtime.tools.registry import all_tools
+
+    crew.spawn("w")
+    crew.wait_state("w", "idle")
+    crew.register("v")
+    ctx = ToolContext(team=crew.team, name="v", cwd=crew.workdir)
+    tool = all_tools()["SendMessage"]
+    assert run_tool(tool, {"to": "w", "message": "hi", "summary": "s"}, ctx).content == (
+        "sent to w (1 recipient(s))")
+    kill_member(crew, "w")
+    result = run_tool(tool, {"to": "w", "message": "hi", "summary": "s"}, ctx).content
+    assert result.startswith("sent to w (1 recipient(s))")
+    assert "w is dead" in result and "will not read this until the lead wakes it" in result
+    assert "swarm respawn" not in result  # a lead command: not the teammate's to run
