@@ -25,7 +25,7 @@ from swarm.cli.helptext import examples
 from swarm.core import records
 from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import Message, parse_structured, structured_type
-from swarm.core.readable import clip, flat, fold, structured_line
+from swarm.core.readable import clip, flat, fold, structured_line, will_not_read
 from swarm.core.state import looks_stopped
 from swarm.errors import BadInputError
 from swarm.ops.messages import find_message
@@ -93,14 +93,14 @@ def _wait_read(team: Any, sent: dict[str, list[str]], stopped: list[Any], timeou
     """`send --wait-read`: block until read. A recipient that exited or died (and was not
     woken) fails at once with one line; the send is reported on stdout either way."""
     from swarm.errors import RecipientStoppedError, WaitTimeoutError
-    from swarm.ops.receipts import unread_of, wait_read, wont_read
+    from swarm.ops.receipts import unread_of, wait_read
 
     lines = [head, *(w.describe(by_lead=by_lead) for w in stopped if w.woken)]
     started = time.monotonic()
     try:
         gone = [w for w in stopped if not w.woken]
         if gone:
-            raise RecipientStoppedError("; ".join(wont_read(w, by_lead) for w in gone))
+            raise RecipientStoppedError("; ".join(will_not_read(w.name, w.was, w.detail, by_lead) for w in gone))
         result["read"] = wait_read(team, sent, timeout, by_lead)
     except (RecipientStoppedError, WaitTimeoutError):
         result["read"] = unread_of(team.name, sent)

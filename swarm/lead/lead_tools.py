@@ -19,6 +19,7 @@ from msgspec import Struct
 
 from swarm.core.names import LEAD_NAME, ModeCap
 from swarm.core.protocol import ShutdownRequest, structured_object, validate_structured
+from swarm.core.readable import will_not_read
 from swarm.errors import BadInputError, ToolError
 from swarm.lead.wake_policy import DONE_STATES, Watch, describe_request, task_tally
 from swarm.ops import control
@@ -167,26 +168,15 @@ class LeadSendMessage(tt.SendMessage):
         teammate respawns it with its transcript."""
         if to == "*":
             gone = [s for s in observe(ctx.team) if s.state in DONE_STATES]
-            notes = [_will_not_read(s.name, s.state, s.detail) for s in gone]
+            notes = [will_not_read(s.name, s.state, s.detail) for s in gone]
             return "\n".join([f"delivered {what}to every teammate (unread)", *notes])
         result = wake(ctx.team, to)
         if result.woken:
             _host(ctx).notice(result.describe())
             return f"delivered {what}to {to} (unread)\n{result.describe()}"
         if result.was in DONE_STATES:
-            return _will_not_read(result.name, result.was, result.detail)
+            return will_not_read(result.name, result.was, result.detail)
         return f"delivered {what}to {to} (unread)"
-
-
-def _will_not_read(name: str, state: str, detail: str | None) -> str:
-    """A message left in the mailbox of a member that is not running: never "sent" into a void."""
-    why = f" ({detail})" if detail else ""
-    if state == "dead":
-        return (f"{name} is dead{why}: it will not read this (it stays in its mailbox); respawn"
-                f" it (`swarm respawn {name}`: it keeps its conversation and reads it) or give"
-                " its work to another teammate")
-    return (f"{name} has exited{why}: it will not read this (it stays in its mailbox) until it"
-            f" is woken: `swarm respawn {name}` or `swarm send {name} ... --wake`")
 
 
 class TeamStatus(Tool):

@@ -21,6 +21,7 @@ from swarm.core import stores
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import Message
+from swarm.core.readable import will_not_read
 from swarm.core.state import looks_stopped, read_state
 from swarm.core.team import Team
 from swarm.errors import RecipientStoppedError, WaitTimeoutError
@@ -30,21 +31,6 @@ from swarm.ops.spawner import WakeResult, stopped
 
 CHECK_EVERY = 2.0  # seconds between looks for a death nobody recorded (a SIGKILL)
 STATES = ("unread", "read", "answered")
-
-
-def wont_read(found: WakeResult, by_lead: bool = True) -> str:
-    """One line: `found` (exited or dead) will not read the message, and how to wake it (a
-    teammate is not told to run the lead's commands)."""
-    why = f" ({found.detail})" if found.detail else ""
-    verb = "has exited" if found.was == "exited" else "is dead"
-    if not by_lead:
-        return f"{found.name} {verb}{why}: it will not read this until the lead wakes it"
-    if found.was == "exited":
-        return (f"{found.name} {verb}{why}: it will not read this until it is woken: "
-                f"`swarm send {found.name} ... --wake` or `swarm respawn {found.name}`")
-    return (f"{found.name} {verb}{why}: it will not read this; respawn it with "
-            f"`swarm respawn {found.name}` (it keeps its conversation) or "
-            f"`swarm send {found.name} ... --wake`")
 
 
 def unread_of(team: str, sent: dict[str, list[str]]) -> dict[str, bool]:
@@ -94,7 +80,7 @@ def wait_read(team: Team, sent: dict[str, list[str]], timeout: float | None,
             if now >= next_check:
                 gone = stopped_recipients(team, waiting)
                 if gone:
-                    raise RecipientStoppedError("; ".join(wont_read(g, by_lead) for g in gone))
+                    raise RecipientStoppedError("; ".join(will_not_read(g.name, g.was, g.detail, by_lead) for g in gone))
                 next_check = now + CHECK_EVERY
             remaining = None if deadline is None else deadline - now
             if remaining is not None and remaining <= 0:

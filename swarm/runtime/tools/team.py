@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 from swarm.core import records
 from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import ShutdownResponse, structured_object, validate_structured
+from swarm.core.readable import will_not_read
 from swarm.core.state import looks_stopped, read_state
 from swarm.errors import ToolError
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
@@ -69,12 +70,10 @@ def _not_reading(ctx: ToolContext, to: str) -> str:
     if name in ("*", LEAD_NAME) or not looks_stopped(ctx.team.name, name):
         return ""
     state = read_state(ctx.team.name, name)
-    exited = state is not None and state.state == "exited"
     recorded = state is not None and state.state in ("exited", "dead")
+    was = state.state if recorded and state is not None else "dead"
     detail = state.detail if recorded and state is not None else "its process is gone"
-    why = f" ({detail})" if detail else ""
-    return (f"\n{name} {'has exited' if exited else 'is dead'}{why}: it will not read this until"
-            " the lead wakes it")
+    return "\n" + will_not_read(name, was, detail, by_lead=False)
 
 
 class TaskCreate(Tool):
