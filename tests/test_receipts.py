@@ -245,3 +245,21 @@ def test_a_teammates_send_to_a_dead_peer_says_it_will_not_read(store: str, crew:
     assert result.startswith("sent to w (1 recipient(s))")
     assert "w is dead" in result and "will not read this until the lead wakes it" in result
     assert "swarm respawn" not in result  # a lead command: not the teammate's to run
+
+
+def test_a_read_on_redis_wakes_only_the_watchers_that_ask_for_it(redis_url: str) -> None:
+    from swarm.core import stores
+    from swarm.core.team import Team
+
+    team = Team.create("feed")
+    team.add_member("w", model="shell", backend="hidden")
+    (message_id,) = team.send("w", "hi", summary="s")
+    box = Mailbox(team.name, "w")
+    with stores.team_watcher(team.name, [], False, [], reads=["w"]) as receipts, \
+            stores.team_watcher(team.name, None, True, ["w"]) as lead, \
+            stores.team_watcher(team.name, ["w"], True, []) as own:
+        assert box.mark_read([message_id]) == 1
+        assert receipts.wait(10)
+        # Neither the lead's team-wide watcher nor the reader's own wakes for its reading.
+        assert not lead.wait(0.5) and not own.wait(0.5)
+    assert message_id not in {m.id for m in box.unread()}
