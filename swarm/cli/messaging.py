@@ -47,7 +47,7 @@ from swarm.ops.messages import find_message
               help="Restart a recipient that exited (or died) so it handles the message.")
 @click.option("--wait-read", is_flag=True,
               help="Return once the recipient has read it (taken it into its conversation).")
-@click.option("--timeout", type=click.FloatRange(min=0), default=None,
+@click.option("--timeout", type=click.FloatRange(min=0), default=None, metavar="S",
               help="With --wait-read: give up after S seconds (exit 124).")
 @json_option
 def send(to: str, message: str, team_name: str | None, summary: str | None,
