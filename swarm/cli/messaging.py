@@ -93,7 +93,7 @@ def _wait_read(team: Any, sent: dict[str, list[str]], stopped: list[Any], timeou
     """`send --wait-read`: block until read. A recipient that exited or died (and was not
     woken) fails at once with one line; the send is reported on stdout either way."""
     from swarm.errors import RecipientStoppedError, WaitTimeoutError
-    from swarm.ops.receipts import unread_of, wait_read
+    from swarm.ops.receipts import read_by, wait_read
 
     lines = [head, *(w.describe(by_lead=by_lead) for w in stopped if w.woken)]
     started = time.monotonic()
@@ -103,7 +103,7 @@ def _wait_read(team: Any, sent: dict[str, list[str]], stopped: list[Any], timeou
             raise RecipientStoppedError("; ".join(will_not_read(w.name, w.was, w.detail, by_lead) for w in gone))
         result["read"] = wait_read(team, sent, timeout, by_lead)
     except (RecipientStoppedError, WaitTimeoutError):
-        result["read"] = unread_of(team.name, sent)
+        result["read"] = read_by(team.name, sent)
         emit(result, as_json, lambda r: "\n".join(lines))
         raise
     took = time.monotonic() - started

@@ -30,10 +30,9 @@ from swarm.ops.messages import team_messages
 from swarm.ops.spawner import WakeResult, stopped
 
 CHECK_EVERY = 2.0  # seconds between looks for a death nobody recorded (a SIGKILL)
-STATES = ("unread", "read", "answered")
 
 
-def unread_of(team: str, sent: dict[str, list[str]]) -> dict[str, bool]:
+def read_by(team: str, sent: dict[str, list[str]]) -> dict[str, bool]:
     """Per recipient: True when every message of `sent[name]` has been read."""
     out = {}
     for name, ids in sent.items():
@@ -72,7 +71,7 @@ def wait_read(team: Team, sent: dict[str, list[str]], timeout: float | None,
     with stores.team_watcher(team.name, [], False, names, reads=names) as watcher:
         next_check = 0.0
         while True:
-            read = unread_of(team.name, sent)  # after the watcher exists: nothing is missed
+            read = read_by(team.name, sent)  # after the watcher exists: nothing is missed
             waiting = [n for n, done in read.items() if not done]
             if not waiting:
                 return read
