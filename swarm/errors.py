@@ -91,12 +91,17 @@ class ModelAPIError(OperationFailedError):
     spent), or its client could not be set up."""
 
 
+class RecipientStoppedError(OperationFailedError):
+    """A message's recipient has exited or died: it will not read it (`swarm send
+    --wait-read`)."""
+
+
 class GitError(SwarmError):
     """A git command swarm ran failed (a worktree or merge operation)."""
 
 
 class WaitTimeoutError(SwarmError):
-    """`swarm wait` ran out of time (exit 124)."""
+    """`swarm wait` (or `swarm send --wait-read`) ran out of time (exit 124)."""
 
     exit_code = 124
 

@@ -486,7 +486,7 @@ def test_a_message_to_an_exited_teammate_wakes_it(fake_api: FakeAnthropic, tmp_p
     proc = lead(*BYPASS, "--team", "rewake", "Run two things with alice.", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     woke = [r["content"] for b in fake_api.messages_requests() for r in tool_results(b)
-            if r["content"].startswith("sent to alice")]
+            if r["content"].startswith("delivered to alice (unread)")]
     assert len(woke) == 1 and "alice had exited (shut down): woke it (pid " in woke[0], (
         proc.stderr, turn_inputs(fake_api))
     assert any("second-run" in t for t in turn_inputs(fake_api))  # she ran it and reported

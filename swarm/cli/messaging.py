@@ -25,7 +25,7 @@ from swarm.cli.helptext import examples
 from swarm.core import records
 from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import Message, parse_structured, structured_type
-from swarm.core.readable import clip, flat, fold, structured_line
+from swarm.core.readable import clip, flat, fold, structured_line, will_not_read
 from swarm.core.state import looks_stopped
 from swarm.errors import BadInputError
 from swarm.ops.messages import find_message
@@ -35,7 +35,8 @@ from swarm.ops.messages import find_message
     "swarm send worker 'also cover the error paths' --summary 'more tests'",
     "swarm send '*' 'stop and commit what you have'",
     "git diff | swarm send reviewer -",
-    "swarm send worker 'one more: check the docs' --wake"))
+    "swarm send worker 'one more: check the docs' --wake",
+    "swarm send worker 'stop and commit' --wait-read --timeout 60"))
 @click.argument("to", shell_complete=complete_member)
 @click.argument("message")
 @team_option
@@ -44,14 +45,23 @@ from swarm.ops.messages import find_message
               help="Sender (default: $SWARM_AGENT_ID or team-lead).")
 @click.option("--wake", is_flag=True,
               help="Restart a recipient that exited (or died) so it handles the message.")
+@click.option("--wait-read", is_flag=True,
+              help="Return once the recipient has read it (taken it into its conversation).")
+@click.option("--timeout", type=click.FloatRange(min=0), default=None, metavar="S",
+              help="With --wait-read: give up after S seconds (exit 124).")
 @json_option
 def send(to: str, message: str, team_name: str | None, summary: str | None,
-         sender: str | None, wake: bool, as_json: bool) -> None:
+         sender: str | None, wake: bool, wait_read: bool, timeout: float | None,
+         as_json: bool) -> None:
     """Send a message to a member, or '*' for all.
 
     MESSAGE may be - to read it from stdin. A recipient that has exited keeps the message in
-    its mailbox; --wake starts it again (with its conversation) to handle it.
+    its mailbox; --wake starts it again (with its conversation) to handle it. --wait-read
+    waits until every recipient has read it: exit 124 at --timeout, 1 at once when one has
+    exited or died (the message stays in its mailbox either way).
     """
+    if timeout is not None and not wait_read:
+        raise BadInputError("--timeout needs --wait-read (it bounds the wait for the read)")
     if sender is not None:
         refuse_teammate("send --from")
     if wake:
@@ -65,10 +75,40 @@ def send(to: str, message: str, team_name: str | None, summary: str | None,
     names = ([m.name for m in team.members() if m.name not in (who.lower(), LEAD_NAME)]
              if to == "*" else [to.lower()])
     stopped = _wake(team, names) if wake else _stopped(team, names)
-    result = {"to": to, "ids": ids, "stopped": [w.as_dict() for w in stopped]}
+    result: dict[str, Any] = {"to": to, "ids": ids, "stopped": [w.as_dict() for w in stopped]}
+    head = f"sent to {to} ({len(ids)} message(s))"
+    by_lead = who.lower() == LEAD_NAME
+    if not wait_read:
+        emit(result, as_json, lambda r: "\n".join(
+            [head, *(w.describe(by_lead=by_lead) for w in stopped)]))
+        return
+    recipients = ([m.name for m in team.members() if m.name != who.lower()]
+                  if to == "*" else [to.lower()])  # Team.send's order: its ids match
+    _wait_read(team, dict(zip(recipients, ([i] for i in ids), strict=False)), stopped,
+               timeout, by_lead, result, as_json, head)
+
+
+def _wait_read(team: Any, sent: dict[str, list[str]], stopped: list[Any], timeout: float | None,
+               by_lead: bool, result: dict[str, Any], as_json: bool, head: str) -> None:
+    """`send --wait-read`: block until read. A recipient that exited or died (and was not
+    woken) fails at once with one line; the send is reported on stdout either way."""
+    from swarm.errors import RecipientStoppedError, WaitTimeoutError
+    from swarm.ops.receipts import read_by, wait_read
+
+    lines = [head, *(w.describe(by_lead=by_lead) for w in stopped if w.woken)]
+    started = time.monotonic()
+    try:
+        gone = [w for w in stopped if not w.woken]
+        if gone:
+            raise RecipientStoppedError("; ".join(will_not_read(w.name, w.was, w.detail, by_lead) for w in gone))
+        result["read"] = wait_read(team, sent, timeout, by_lead)
+    except (RecipientStoppedError, WaitTimeoutError):
+        result["read"] = read_by(team.name, sent)
+        emit(result, as_json, lambda r: "\n".join(lines))
+        raise
+    took = time.monotonic() - started
     emit(result, as_json, lambda r: "\n".join(
-        [f"sent to {to} ({len(r['ids'])} message(s))",
-         *(w.describe(by_lead=who.lower() == LEAD_NAME) for w in stopped)]))
+        [*lines, *(f"read by {name} ({took:.1f}s)" for name in r["read"])]))
 
 
 def _stdin_text() -> str:
@@ -106,7 +146,7 @@ def _wake(team: Any, names: list[str]) -> list[Any]:
 
 @click.command(epilog=examples(
     "swarm inbox", "swarm inbox --unread --mark-read", "swarm inbox worker --all --full",
-    "swarm inbox show 3f2a9c1d", "swarm inbox --follow"))
+    "swarm inbox show 3f2a9c1d", "swarm inbox --follow", "swarm inbox worker --sent"))
 @click.argument("name", required=False, shell_complete=complete_member)
 @click.argument("message_id", required=False, metavar="[ID]")
 @team_option
@@ -116,17 +156,24 @@ def _wake(team: Any, names: list[str]) -> list[Any]:
 @click.option("--follow", "-f", is_flag=True, help="Keep printing new messages as they arrive.")
 @click.option("--mark-read", is_flag=True,
               help="Mark what is shown read (archived), but requests still to be answered.")
+@click.option("--sent", is_flag=True,
+              help="The messages NAME sent instead, each unread, read or answered.")
 @json_option
 def inbox(name: str | None, message_id: str | None, team_name: str | None, unread: bool,
-          include_archive: bool, full: bool, follow: bool, mark_read: bool,
+          include_archive: bool, full: bool, follow: bool, mark_read: bool, sent: bool,
           as_json: bool) -> None:
     """Show a mailbox (default: team-lead's), or `inbox show ID` for one message, whole.
 
     Each message's text is folded to the terminal width (--full for all of it); structured
     messages are one line each. Reading does not mark messages read; --mark-read does (your
     own mailbox only). `show ID` finds the message in any mailbox or archive by an id prefix.
+    --sent lists what NAME sent (read history too): unread, read (in the recipient's
+    conversation), or answered (it wrote back after reading, or responded to the request).
     """
     team = open_team(team_name)
+    if sent:
+        _sent(team, name, message_id, unread, follow, mark_read, full, as_json)
+        return
     if name == "show" and message_id is not None:
         _show(team, message_id, as_json)
         return
@@ -157,6 +204,35 @@ def inbox(name: str | None, message_id: str | None, team_name: str | None, unrea
             sys.stdout.flush()
             watcher.wait(None if fresh else 1.0)
             time.sleep(0)  # let Ctrl-C land between waits
+
+
+def _sent(team: Any, name: str | None, message_id: str | None, unread: bool, follow: bool,
+          mark_read: bool, full: bool, as_json: bool) -> None:
+    for flag, given in (("--follow", follow), ("--mark-read", mark_read),
+                        ("message ID", message_id is not None)):
+        if given:
+            raise BadInputError(f"--sent takes no {flag}: it lists what NAME sent")
+    from swarm.ops.receipts import sent_by
+
+    sender = team.member(name or LEAD_NAME).name
+    rows = [r for r in sent_by(team, sender) if not unread or r.state == "unread"]
+    width = terminal_width() or 100
+    emit([{"to": r.to, "state": r.state, **to_jsonable(r.message)} for r in rows], as_json,
+         lambda _: _render_sent(rows, width, full))
+
+
+def _render_sent(rows: list[Any], width: int, full: bool) -> str:
+    """One line per sent message: time, recipient, id, state, summary or structured line."""
+    if not rows:
+        return "(no messages sent)"
+    out = []
+    for r in rows:
+        m = r.message
+        head = f"{m.timestamp[11:19]} → {r.to} [{m.id[:8]}] {r.state:<8} "
+        kind = m.structured()
+        line = structured_line(kind) if kind is not None else flat(m.summary or m.text)
+        out.append((head + (line if full else clip(line, max(width - len(head), 20)))).rstrip())
+    return "\n".join(out)
 
 
 def _awaits_answer(message: Message) -> bool:

@@ -118,3 +118,19 @@ def fold(text: str, width: int, indent: str = "", max_lines: int | None = None) 
         more = len(lines) - max_lines + 1
         lines = [*lines[: max_lines - 1], f"{indent}... {more} more lines"]
     return lines
+
+
+def will_not_read(name: str, was: str, detail: str | None, by_lead: bool = True) -> str:
+    """One line for a sender whose recipient has exited or died (`was`): it will not read the
+    message (it stays in its mailbox), and how to wake it; a teammate is not told to run the
+    lead's commands. What `swarm send --wait-read` and both SendMessage tools say."""
+    why = f" ({detail})" if detail else ""
+    verb = "has exited" if was == "exited" else "is dead"
+    if not by_lead:
+        return f"{name} {verb}{why}: it will not read this until the lead wakes it"
+    if was == "exited":
+        return (f"{name} {verb}{why}: it will not read this until it is woken: "
+                f"`swarm send {name} ... --wake` or `swarm respawn {name}`")
+    return (f"{name} {verb}{why}: it will not read this (it stays in its mailbox); respawn it"
+            f" with `swarm respawn {name}` (it keeps its conversation) or give its work to"
+            " another teammate")

@@ -216,10 +216,24 @@ class RedisMailbox(Mailbox):
         entries = [self._entry_of[i] for i in wanted if i in self._entry_of]
         if not entries and not older_idle:
             return 0
-        return int(self.store.run(lambda: self._mark_script(
+        marked = int(self.store.run(lambda: self._mark_script(
             keys=[self.stream, self.acked, self.read_set],
             args=[_now_ms(), HISTORY_AGE_S * 1000, HISTORY_KEPT, len(entries),
                   *entries, *older_idle])))
+        if marked:
+            self._announce_read()
+        return marked
+
+    def _announce_read(self) -> None:
+        """A `read` entry on the change feed: what a `swarm send --wait-read` waits on (the
+        file store's watcher sees the mailbox file rewritten). Only watchers that ask for a
+        member's reads wake on it, never the member's own or the lead's."""
+        def announce() -> None:
+            pipe = self.store.client.pipeline(transaction=False)
+            self.store.event(pipe, self.team, "read", self.name)
+            pipe.execute()
+
+        self.store.run(announce)
 
     def compact(self) -> int:
         """Nothing to move: read history is trimmed as the position moves (`mark_read`)."""

@@ -15,7 +15,7 @@ import builtins
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -255,10 +255,11 @@ class RedisStore:
 
     # -- watching ----------------------------------------------------------------------------
     def watcher(self, team: str, inboxes: builtins.list[str] | None, tasks: bool,
-                states: builtins.list[str], waker: object | None = None) -> RedisWatcher:
+                states: builtins.list[str], waker: object | None = None,
+                reads: Sequence[str] = ()) -> RedisWatcher:
         from swarm.core.redis_watch import RedisWatcher
 
-        return RedisWatcher(self, team, inboxes, tasks, states, waker)
+        return RedisWatcher(self, team, inboxes, tasks, states, waker, reads)
 
     # -- doctor ------------------------------------------------------------------------------
     def server_info(self) -> dict[str, Any]:

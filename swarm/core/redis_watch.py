@@ -14,6 +14,7 @@ import contextlib
 import select
 import threading
 import time
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from swarm.core.redis_store import BLOCK_SLICE_MS
@@ -25,12 +26,14 @@ if TYPE_CHECKING:
 
 class RedisWatcher:
     def __init__(self, store: RedisStore, team: str, inboxes: list[str] | None, tasks: bool,
-                 states: list[str], waker: object | None = None) -> None:
+                 states: list[str], waker: object | None = None,
+                 reads: Sequence[str] = ()) -> None:
         self.store = store
         self.feed = store.key(team, "events")
         self.inboxes = None if inboxes is None else set(inboxes)
         self.tasks = tasks
         self.states = set(states)
+        self.reads = set(reads)  # members whose reading wakes us (`swarm send --wait-read`)
         self.degraded = False
         self._closed = threading.Event()
         self._last = self._newest()  # created before the caller checks: nothing is missed
@@ -57,6 +60,8 @@ class RedisWatcher:
             return self.tasks
         if kind == "state":
             return name in self.states
+        if kind == "read":
+            return name in self.reads
         return kind == "config" and self.inboxes is None  # a team-wide watcher: members changed
 
     def _read(self, block_ms: int) -> bool:

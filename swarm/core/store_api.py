@@ -12,7 +12,7 @@ picks the store and builds watchers.
 from __future__ import annotations
 
 import builtins
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 if TYPE_CHECKING:
@@ -100,4 +100,5 @@ class TeamDocs(Protocol):
         """Seconds since the member's last heartbeat; None when it has none (or it expired)."""
 
     def watcher(self, team: str, inboxes: builtins.list[str] | None, tasks: bool,
-                states: builtins.list[str], waker: object | None = None) -> Watcher: ...
+                states: builtins.list[str], waker: object | None = None,
+                reads: Sequence[str] = ()) -> Watcher: ...

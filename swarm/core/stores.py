@@ -7,6 +7,7 @@ the process's RedisStore when SWARM_STORE is a redis:// URL. Interface: `swarm.c
 from __future__ import annotations
 
 import os
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from swarm import settings
@@ -39,12 +40,13 @@ def remote() -> RedisStore | None:
 
 
 def team_watcher(team: str, inboxes: list[str] | None, tasks: bool, states: list[str],
-                 waker: Waker | None = None) -> Watcher:
+                 waker: Waker | None = None, reads: Sequence[str] = ()) -> Watcher:
     """Wakes when a message lands in one of `inboxes` (None: any member's), the task list
-    changes (`tasks`), or one of `states` is written; or when `waker` is set."""
+    changes (`tasks`), one of `states` is written, or one of `reads` marks messages read; or
+    when `waker` is set."""
     store = remote()
     if store is not None:
-        return store.watcher(team, inboxes, tasks, states, waker)
+        return store.watcher(team, inboxes, tasks, states, waker, reads)
     from swarm.core.watch import FileWatcher
 
     targets: list[tuple[object, str | None]] = []
@@ -52,6 +54,9 @@ def team_watcher(team: str, inboxes: list[str] | None, tasks: bool, states: list
         targets.append((paths.inboxes_dir(team), None))
     else:
         targets += [(paths.inboxes_dir(team), paths.inbox(team, n).name) for n in inboxes]
+    # A reader rewrites its mailbox file (by rename) when it marks messages read.
+    targets += [(paths.inboxes_dir(team), paths.inbox(team, n).name) for n in reads
+                if inboxes is not None and n not in inboxes]
     if tasks:
         targets.append((paths.tasks_dir(team), None))
     for name in states:

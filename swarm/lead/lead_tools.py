@@ -19,6 +19,7 @@ from msgspec import Struct
 
 from swarm.core.names import LEAD_NAME, ModeCap
 from swarm.core.protocol import ShutdownRequest, structured_object, validate_structured
+from swarm.core.readable import will_not_read
 from swarm.errors import BadInputError, ToolError
 from swarm.lead.wake_policy import DONE_STATES, Watch, describe_request, task_tally
 from swarm.ops import control
@@ -145,7 +146,9 @@ class LeadSendMessage(tt.SendMessage):
         message = structured_object(message) or message  # JSON text of a protocol object too
         if not isinstance(message, dict):
             result = super().run(args.model_copy(update={"to": to}), ctx)
-            return ToolResult(result.content + self._woken(to, ctx), result.is_error)
+            if result.is_error:
+                return result
+            return ToolResult(self._receipt(to, "", ctx))
         kind = message.get("type")
         if kind not in LEAD_SENDS:
             hint = {"permission_response": " (answer requests with AnswerPermission)",
@@ -156,17 +159,24 @@ class LeadSendMessage(tt.SendMessage):
         if isinstance(structured, ShutdownRequest):  # never woken just to be shut down
             _host(ctx).watch.note_shutdown(ctx.team.member(to).name, structured.request_id)
             return ToolResult(f"sent {structured.type} to {to}")
-        return ToolResult(f"sent {structured.type} to {to}" + self._woken(to, ctx))
+        return ToolResult(self._receipt(to, f"{structured.type} ", ctx))
 
     @staticmethod
-    def _woken(to: str, ctx: ToolContext) -> str:
-        """SPEC: a message to an exited (not dead) teammate respawns it with its transcript."""
+    def _receipt(to: str, what: str, ctx: ToolContext) -> str:
+        """What became of the message: delivered and waiting to be read, or its recipient will
+        not read it (dead; exited and not woken). SPEC: a message to an exited (not dead)
+        teammate respawns it with its transcript."""
         if to == "*":
-            return ""
+            gone = [s for s in observe(ctx.team) if s.state in DONE_STATES]
+            notes = [will_not_read(s.name, s.state, s.detail) for s in gone]
+            return "\n".join([f"delivered {what}to every teammate (unread)", *notes])
         result = wake(ctx.team, to)
         if result.woken:
             _host(ctx).notice(result.describe())
-        return f"\n{result.describe()}" if result.was in DONE_STATES else ""
+            return f"delivered {what}to {to} (unread)\n{result.describe()}"
+        if result.was in DONE_STATES:
+            return will_not_read(result.name, result.was, result.detail)
+        return f"delivered {what}to {to} (unread)"
 
 
 class TeamStatus(Tool):

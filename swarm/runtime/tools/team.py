@@ -5,7 +5,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from swarm.core import records
+from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import ShutdownResponse, structured_object, validate_structured
+from swarm.core.readable import will_not_read
+from swarm.core.state import looks_stopped, read_state
 from swarm.errors import ToolError
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
 
@@ -54,10 +57,23 @@ class SendMessage(Tool):
         if not summary or not summary.strip():
             raise ToolError("summary is required for a plain-text message (a 5-10 word preview)")
         ids = ctx.team.send(to, message, sender=ctx.name, summary=summary)
-        return ToolResult(f"sent to {to} ({len(ids)} recipient(s))")
+        return ToolResult(f"sent to {to} ({len(ids)} recipient(s))" + _not_reading(ctx, to))
 
     def describe(self, args: dict[str, Any]) -> str:
         return f"SendMessage to {args.get('to')}"
+
+
+def _not_reading(ctx: ToolContext, to: str) -> str:
+    """A peer that exited or died will not read the message: say so (cheap: its state record
+    and /proc). Waking it is the lead's (`swarm respawn`), so the teammate is not told to."""
+    name = to.strip().lower()
+    if name in ("*", LEAD_NAME) or not looks_stopped(ctx.team.name, name):
+        return ""
+    state = read_state(ctx.team.name, name)
+    recorded = state is not None and state.state in ("exited", "dead")
+    was = state.state if recorded and state is not None else "dead"
+    detail = state.detail if recorded and state is not None else "its process is gone"
+    return "\n" + will_not_read(name, was, detail, by_lead=False)
 
 
 class TaskCreate(Tool):
