@@ -8,6 +8,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 from pathlib import Path
@@ -245,3 +246,29 @@ def test_tmux_members_come_back_in_a_new_session_when_the_server_is_gone(
     out = crew.workdir / "tmux-mail"
     crew.send("t2", f"$ echo from-t2 >> {out}")
     wait_until(lambda: lines_of(out) == ["from-t2"], 20, message="t2 handles its mail")
+
+
+@pytest.mark.slow
+def test_a_worktree_deleted_while_down_is_checked_out_again_on_its_branch(crew: Crew) -> None:
+    """Its directory gone (deleted, a wiped disk) but its branch kept: the member comes back
+    in a worktree at the same path on the same branch, its commits there, not in a fresh
+    branch from HEAD."""
+    init_repo(crew.workdir, {"README": "x\n"})
+    crew.spawn("w", worktree=True,
+               prompt="$ echo work > mine.txt && git add mine.txt && git commit -qm mine")
+    crew.wait_idle_notes("w", 1)
+    member = crew.team.member("w")
+    tree, branch = member.worktree_path, member.worktree_branch
+    assert tree and branch and (Path(tree) / "mine.txt").exists()
+    kill_everything(crew)
+    shutil.rmtree(tree)
+
+    started = rows(resume(crew))["w"]
+    assert started["action"] == "started" and started["worktree"] == tree
+    crew.wait_state("w", "idle")
+    again = crew.team.member("w")
+    assert (again.worktree_path, again.worktree_branch) == (tree, branch)
+    assert (Path(tree) / "mine.txt").read_text() == "work\n"
+    head = subprocess.run(["git", "-C", tree, "branch", "--show-current"], capture_output=True,
+                          text=True, check=True).stdout.strip()
+    assert head == branch
