@@ -101,7 +101,8 @@ def test_a_team_of_four_killed_at_once_resumes_and_finishes_with_nothing_lost_or
     # Each of the four claims one gated task (the lowest available) and is inside its command.
     wait_until(lambda: all((s := read_state(crew.team.name, n)) is not None and s.child_pgid
                            for n in FOUR), 20, message="the four running their gated tasks")
-    assert sorted(t.owner or "" for t in tasks.list() if t.status == "in_progress") == list(FOUR)
+    owners = {t.id: t.owner for t in tasks.list() if t.status == "in_progress"}
+    assert sorted(owners) == sorted(ids[:4]) and sorted(owners.values()) == list(FOUR)  # type: ignore[type-var]
     # Mail that waits unread (w1 is busy) when the crash comes.
     crew.send("w1", f"$ echo mail-1 >> {out}")
 
@@ -123,11 +124,13 @@ def test_a_team_of_four_killed_at_once_resumes_and_finishes_with_nothing_lost_or
     assert {n for n, r in started.items() if r["action"] == "started"} == set(FOUR)
     assert all(started[n]["pid"] for n in FOUR)
     assert started["quitter"]["action"] == "stays down"
-    assert sorted(sum((started[n]["released"] for n in FOUR), [])) == sorted(ids[:4])
+    # Each keeps the task it was in the middle of (the owner continues it).
+    assert {started[n]["kept"][0]: n for n in FOUR} == owners
 
     proc = crew.cli("wait", "--until", "tasks-done", "--timeout", "90", timeout=120)
     assert proc.returncode == 0, proc.stderr + proc.stdout
     assert all(t.status == "completed" for t in tasks.list())
+    assert {t.id: t.owner for t in tasks.list() if t.id in ids[:4]} == owners
     wait_until(lambda: "mail-1" in lines_of(out), 20, message="the unread mail handled")
     got = lines_of(out)
     assert sorted(got) == sorted([f"T{i}" for i in range(1, 13)] + ["mail-1"]), got
@@ -272,3 +275,39 @@ def test_a_worktree_deleted_while_down_is_checked_out_again_on_its_branch(crew: 
     head = subprocess.run(["git", "-C", tree, "branch", "--show-current"], capture_output=True,
                           text=True, check=True).stdout.strip()
     assert head == branch
+
+
+@pytest.mark.slow
+def test_a_task_in_progress_stays_with_its_owner_who_continues_it(crew: Crew) -> None:
+    """The owner is resumed: its task is kept with it (not given back for the idle teammate to
+    start over) and it continues that task first, with the conversation that began it."""
+    out, gate = crew.workdir / "done.txt", crew.workdir / "gate"
+    for name in ("a", "b"):
+        crew.spawn(name)
+    for name in ("a", "b"):
+        crew.wait_state(name, "idle")
+    task = crew.team.tasks.add("gated", description=(
+        f"$ until [ -e {gate} ]; do sleep 0.05; done; echo T >> {out}"))
+    owner = wait_until(lambda: crew.team.tasks.get(task.id).owner, 20, message="a claim")
+    wait_until(lambda: (s := read_state(crew.team.name, owner)) is not None
+               and s.child_pgid, 20, message=f"the gated task running ({crew.log(owner)[-1500:]})")
+    other = "b" if owner == "a" else "a"
+    victim = psutil.Process(crew.procs[owner].pid)  # type: ignore[index]
+    for proc in [victim, *victim.children(recursive=True)]:
+        proc.send_signal(signal.SIGKILL)
+    crew.procs[owner].wait(5)  # type: ignore[index]
+    gate.touch()
+
+    planned = rows(resume(crew, "--dry-run"))[owner]  # type: ignore[index]
+    assert planned["action"] == "start" and planned["kept"] == [task.id]
+    done = rows(resume(crew))
+    assert done[owner]["action"] == "started" and done[owner]["kept"] == [task.id]  # type: ignore[index]
+    assert done[other]["action"] == "running"
+    wait_until(lambda: crew.team.tasks.get(task.id).status == "completed", 30,
+               message=f"the task completed (log: {crew.log(owner or '')[-800:]})")
+    assert crew.team.tasks.get(task.id).owner == owner
+    assert lines_of(out) == ["T"]
+    assert not any(f'task-assignment id="{task.id}"' in " ".join(t) for t in crew.inputs(other))
+    continued = [t for t in crew.inputs(owner or "") if f'task-assignment id="{task.id}"' in
+                 " ".join(t)]
+    assert len(continued) == 2 and "restarted" in " ".join(continued[1])

@@ -173,9 +173,9 @@ def remove(name: str, team_name: str | None, force: bool, timeout: float, as_jso
 def resume(name: str | None, dry_run: bool, shell_lead: bool, as_json: bool) -> None:
     """Bring a team back after all its processes died (a reboot, kill -9).
 
-    Every teammate that was not shut down is respawned with its conversation; the tasks its
-    death gave back are claimed again; its unread mail waits for it; a worktree member works
-    in its worktree. Members shut down before stay down. Running it again starts nothing.
+    Every teammate that was not shut down is respawned with its conversation and continues
+    the tasks it was working on; its unread mail waits for it; a worktree member works in its
+    worktree. Members shut down before stay down. Running it again starts nothing.
     A dead `swarm lead` is not started: the command that continues it is printed.
     """
     refuse_teammate("team resume")
@@ -194,8 +194,7 @@ def resume_text(result: ResumeResult) -> str:
         pid = f" (pid {m.pid})" if m.pid else ""
         why = f": was {m.why}" if m.why and m.action != "failed" else (
             f": {m.why}" if m.why else "")
-        tasks = f"; gave back task(s) {', '.join('#' + i for i in m.released)}" if (
-            m.released) else ""
+        tasks = f"; continues task(s) {', '.join('#' + i for i in m.kept)}" if m.kept else ""
         tree = f"; worktree {m.worktree}" if m.worktree and m.action in ("start", "started") else ""
         lines.append(f"{m.name}: {what}{pid}{why}{tasks}{tree}")
     seat = result.lead

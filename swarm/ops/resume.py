@@ -1,11 +1,14 @@
 """`swarm team resume`: a team whose processes all died (a reboot, kill -9 of everything) comes
 back. Each teammate that was not shut down is respawned with its conversation (ops.spawner
-wake: the same restart as `swarm respawn`, its worktree kept or made again); the tasks its death
-gave back are claimed again by the usual rule; its unread mail waits in its mailbox. The lead's
+wake: the same restart as `swarm respawn`, its worktree kept or checked out again); the tasks
+it was working on stay its own and it continues them first (given back only when it does not
+start); its unread mail waits in its mailbox. The lead's
 seat is named, not taken: a dead `swarm lead` is continued with the command printed, or the
 team is handed to the person's shell (`--shell-lead`). Running it again starts nothing."""
 
 from __future__ import annotations
+
+import contextlib
 
 from msgspec import Struct, field, to_builtins
 
@@ -31,7 +34,9 @@ class MemberResume(Struct, dict=True):
     why: str | None = None
     pid: int | None = None
     worktree: str | None = None
-    released: list[str] = field(default_factory=list)  # tasks its death gave back (ids)
+    # Tasks it was working on: kept with it (it continues them) when it starts; given back
+    # (pending, no owner) when it does not.
+    kept: list[str] = field(default_factory=list)
 
 
 class LeadSeat(Struct, dict=True):
@@ -92,8 +97,9 @@ def _lead_seat(team: Team, config: TeamConfig, dry_run: bool, shell_lead: bool) 
 
 def _resume_member(team: Team, member: Member, dry_run: bool) -> MemberResume:
     held = [t.id for t in team.tasks.list() if t.owner == member.name and t.status not in ENDED]
-    # Dry run: a death is shown, not recorded (its tasks stay held, the lead is not told).
-    status = observe_member(team, member, record=not dry_run)
+    # A death noticed here is recorded with its tasks kept (it continues them); a dry run only
+    # shows it (its tasks stay held, the lead is not told).
+    status = observe_member(team, member, record=not dry_run, release=False)
     found = MemberResume(member.name, status.state, "running", worktree=member.worktree_path)
     if status.state not in ("dead", "exited"):
         return found
@@ -101,16 +107,32 @@ def _resume_member(team: Team, member: Member, dry_run: bool) -> MemberResume:
     if status.state == "exited" and status.detail == SHUT_DOWN:
         found.action = "stays down"
         return found
-    found.released = held
+    found.kept = held
     if dry_run:
         found.action = "start"
         return found
+    found.kept = _keep(team, member.name, held)
     try:
         woken = wake(team, member.name, revive_dead=True)
     except SwarmError as exc:
-        found.action, found.why = "failed", str(exc)
+        team.tasks.release_owned_by(member.name)  # not coming back: its tasks are for others
+        found.action, found.why, found.kept = "failed", str(exc), []
         return found
     found.action = "started" if woken.woken else "running"  # another resume got there first
     found.pid = woken.pid
     found.worktree = team.member(member.name).worktree_path
     return found
+
+
+def _keep(team: Team, name: str, held: list[str]) -> list[str]:
+    """The tasks `name` held that are still its own, taking back any an earlier observer of its
+    death gave back meanwhile (unless another teammate has it by now)."""
+    kept = []
+    for task_id in held:
+        task = team.tasks.get(task_id)
+        if task.owner is None and task.status == "pending":
+            with contextlib.suppress(SwarmError):
+                task = team.tasks.claim(task_id, name)
+        if task.owner == name and task.status not in ENDED:
+            kept.append(task_id)
+    return kept
