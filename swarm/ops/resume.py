@@ -102,6 +102,7 @@ def _resume_member(team: Team, member: Member, dry_run: bool) -> MemberResume:
     status = observe_member(team, member, record=not dry_run, release=False)
     found = MemberResume(member.name, status.state, "running", worktree=member.worktree_path)
     if status.state not in ("dead", "exited"):
+        found.pid = status.pid
         return found
     found.why = f"{status.state}" + (f" ({status.detail})" if status.detail else "")
     if status.state == "exited" and status.detail == SHUT_DOWN:
