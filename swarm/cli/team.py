@@ -1,4 +1,4 @@
-"""`swarm team ...`: create, list, show, delete, remove (a member)."""
+"""`swarm team ...`: create, list, show, delete, remove (a member), resume."""
 
 from __future__ import annotations
 
@@ -24,9 +24,10 @@ from swarm.core.names import LEAD_NAME
 from swarm.core.state import read_state
 from swarm.core.store import warn
 from swarm.core.team import Team
-from swarm.errors import SwarmError
+from swarm.errors import OperationFailedError, SwarmError
 from swarm.ops.control import delete_team, remove_member
 from swarm.ops.health import mode_of
+from swarm.ops.resume import ResumeResult, resume_team
 
 
 @click.group(epilog=examples("export SWARM_TEAM=$(swarm team create alpha)", "swarm team list",
@@ -159,3 +160,55 @@ def remove(name: str, team_name: str | None, force: bool, timeout: float, as_jso
         return "\n".join(lines)
 
     emit(result.as_dict(), as_json, human)
+
+
+@team.command("resume", epilog=examples(
+    "swarm team resume alpha --dry-run", "swarm team resume alpha",
+    "swarm team resume alpha --shell-lead --json"))
+@click.argument("name", required=False, shell_complete=complete_team)
+@click.option("--dry-run", is_flag=True, help="Say who would start and why; start nothing.")
+@click.option("--shell-lead", is_flag=True,
+              help="A dead `swarm lead` is not coming back: lead the team from this shell.")
+@json_option
+def resume(name: str | None, dry_run: bool, shell_lead: bool, as_json: bool) -> None:
+    """Bring a team back after all its processes died (a reboot, kill -9).
+
+    Every teammate that was not shut down is respawned with its conversation and continues
+    the tasks it was working on; its unread mail waits for it; a worktree member works in its
+    worktree. Members shut down before stay down. Running it again starts nothing.
+    A dead `swarm lead` is not started: the command that continues it is printed.
+    """
+    refuse_teammate("team resume")
+    result = resume_team(Team.open(resolve_team_name(name)), dry_run=dry_run,
+                         shell_lead=shell_lead)
+    emit(result.as_dict(), as_json, lambda _: resume_text(result))
+    if result.failed:
+        raise OperationFailedError("; ".join(f"{m.name} did not start: {m.why}"
+                                             for m in result.failed))
+
+
+def resume_text(result: ResumeResult) -> str:
+    lines = []
+    for m in result.members:
+        what = m.action if m.action != "start" else "would start"
+        pid = f" (pid {m.pid})" if m.pid else ""
+        why = f": was {m.why}" if m.why and m.action != "failed" else (
+            f": {m.why}" if m.why else "")
+        tasks = f"; continues task(s) {', '.join('#' + i for i in m.kept)}" if m.kept else ""
+        tree = f"; worktree {m.worktree}" if m.worktree and m.action in ("start", "started") else ""
+        lines.append(f"{m.name}: {what}{pid}{why}{tasks}{tree}")
+    seat = result.lead
+    if seat.state == "gone":
+        lines.append(f"lead: its process is gone; continue it with `{seat.command}`"
+                     " (or resume with --shell-lead)")
+    else:
+        lines.append("lead: " + ("a `swarm lead` process leads" if seat.state == "running"
+                                 else "led from a shell (nothing to start)"))
+    lines += result.notes
+    count = len(result.started)
+    if count:
+        verb = "would start" if result.dry_run else "started"
+        lines.append(f"{verb} {count} teammate(s) of team {result.team}")
+    else:
+        lines.append(f"started nothing: every teammate of {result.team} not shut down is running")
+    return "\n".join(lines)

@@ -175,6 +175,20 @@ def create(cwd: Path, team: str, name: str) -> WorktreeRecord:
                           cwd=inside if inside.is_dir() else target)
 
 
+def reattach(record: WorktreeRecord) -> bool:
+    """A member's worktree directory is gone (deleted, a wiped disk) but its branch is not:
+    check the branch out again at the same path, so its commits are where it left them.
+    False when there is no branch to go back to (the caller makes a new worktree)."""
+    if record.path.is_dir() or not record.branch or not record.repo.is_dir():
+        return False
+    if not _branch_exists(record.repo, record.branch):
+        return False
+    prune(record.repo)  # the entry of the deleted directory still holds the branch
+    added = git("worktree", "add", "--", str(record.path), record.branch, cwd=record.repo,
+                check=False)
+    return added.returncode == 0
+
+
 def prune(repo: Path) -> None:
     """Drop `git worktree list` entries whose directory is gone."""
     if repo.is_dir():

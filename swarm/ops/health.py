@@ -145,10 +145,11 @@ def end_child_commands(state: AgentState | None, member: Member | None = None) -
         end_child_command(state)
 
 
-def record_death(team: Team, name: str, reason: str) -> bool:
+def record_death(team: Team, name: str, reason: str, release: bool = True) -> bool:
     """Mark `name` dead: release its tasks, record it, and (the first observer only) tell the
     lead. True if first. Tasks go first: a lock timeout then leaves the death to be recorded by
-    the next observer, never recorded with its tasks still held."""
+    the next observer, never recorded with its tasks still held. `release` False: its tasks
+    stay with it (`swarm team resume` restarts it next, and it continues them)."""
     first = False
     last_alive = 0.0
 
@@ -164,7 +165,8 @@ def record_death(team: Team, name: str, reason: str) -> bool:
         state.current_task = None
 
     try:
-        team.tasks.release_owned_by(name, timeout=OBSERVER_LOCK_TIMEOUT)
+        if release:
+            team.tasks.release_owned_by(name, timeout=OBSERVER_LOCK_TIMEOUT)
         update_state(team.name, name, mark, timeout=OBSERVER_LOCK_TIMEOUT)
     except LockTimeoutError as exc:
         warn(f"{name} looks dead ({reason}) but could not be recorded yet: {exc}")
@@ -183,7 +185,8 @@ def record_death(team: Team, name: str, reason: str) -> bool:
     return first
 
 
-def observe_member(team: Team, member: Member, record: bool = True) -> MemberStatus:
+def observe_member(team: Team, member: Member, record: bool = True,
+                   release: bool = True) -> MemberStatus:
     """`member`'s status. A death noticed is recorded (see record_death) unless `record` is
     False: then it is only shown (`swarm doctor` without --fix changes nothing)."""
     # The mailbox before the state: a teammate writes `working` before it marks its input
@@ -194,7 +197,7 @@ def observe_member(team: Team, member: Member, record: bool = True) -> MemberSta
     reason = death_reason(member, state)
     if reason is not None:
         if record:
-            record_death(team, member.name, reason)
+            record_death(team, member.name, reason, release)
         fresh = read_state(team.name, member.name)
         if fresh is not None and fresh.state in ("exited", "dead"):  # recorded: by it, or by us
             state = fresh

@@ -26,7 +26,14 @@ from swarm.core.state import RESTARTED, AgentState, update_state
 from swarm.core.team import Member, Team
 from swarm.core.user_config import default_mode, lasting_rules
 from swarm.core.workspace_trust import ProjectConfig, decide
-from swarm.core.worktrees import WorktreeRecord, create, finish, record_fields
+from swarm.core.worktrees import (
+    WorktreeRecord,
+    create,
+    finish,
+    reattach,
+    record_fields,
+    record_of,
+)
 from swarm.errors import BadInputError, SwarmError
 from swarm.ops.health import observe_member
 from swarm.runtime.models import check_model_spec, default_model_spec
@@ -294,9 +301,13 @@ def _claim_restart(team: Team, name: str) -> bool:
 
 
 def _relaunch(team: Team, member: Member) -> SpawnResult:
-    if member.worktree_repo and not (member.worktree_path and Path(member.worktree_path).is_dir()):
+    repo = member.worktree_repo
+    gone = repo and not (member.worktree_path and Path(member.worktree_path).is_dir())
+    record = record_of(member)
+    # Deleted while it was down, its branch kept: that branch at that path (its commits there).
+    if repo and gone and not (record is not None and reattach(record)):
         # Its clean worktree was removed when it exited: it works in a fresh one again.
-        tree = create(Path(member.worktree_repo), team.name, member.name)
+        tree = create(Path(repo), team.name, member.name)
         member = team.update_member(member.name, **record_fields(tree))
     pane_id, pid = launch(team, member)
     return SpawnResult(agent_id=member.agent_id, name=member.name, team=team.name,

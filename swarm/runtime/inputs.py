@@ -97,6 +97,10 @@ class Inputs:
         self.seal = LeadSeal(team.name, name)
         self._waiting_at_start: set[str] = set()  # unread when the turn began
         self._watcher: Watcher | None = None  # the idle loop's, for waits within a turn
+        # A task this process found in progress as its own at start: a restart (`swarm team
+        # resume` keeps the tasks of the members it restarts): continued before any other.
+        self._started = False
+        self.continuing: str | None = None
 
     def watcher(self) -> Watcher:
         """What wakes an idle teammate: its mailbox, the task list, a subagent's end."""
@@ -142,10 +146,21 @@ class Inputs:
                                key=lambda i: i.message.timestamp)
                 return lead + peers, None
             elif limit is None:
-                task = self.team.tasks.claim_next(self.name)
+                task = self._own_in_progress() or self.team.tasks.claim_next(self.name)
                 if task is not None:
                     return [], task
             watcher.wait(settings.heartbeat_interval() * 2)
+
+    def _own_in_progress(self) -> Task | None:
+        """Once per process: the lowest-id task left in progress as its own (it was restarted
+        in the middle of it)."""
+        if self._started:
+            return None
+        self._started = True
+        task = next((t for t in self.team.tasks.list()  # in id order
+                     if t.owner == self.name and t.status == "in_progress"), None)
+        self.continuing = task.id if task is not None else None
+        return task
 
     def shutdown_within(self, seconds: float) -> Inbound | None:
         """Wait up to `seconds` (a failing model call backing off), returning at once with a
@@ -178,11 +193,15 @@ class Inputs:
                 " far is above. Handle what follows.</system-note>")})
             self.resumed = None
         if task is not None:
+            how = (f"You were working on task #{task.id} when your process stopped: continue"
+                   " it (check what is done already)" if task.id == self.continuing else
+                   f"You have claimed task #{task.id}. Do it")
+            self.continuing = None
             blocks.append({"type": "text", "text": (
                 f'<task-assignment id="{task.id}" subject="{escape(task.subject, True)}">\n'
                 f"{escape(task.description)}\n</task-assignment>\n"
-                f'You have claimed task #{task.id}. Do it, mark it completed with TaskUpdate '
-                f'(task_id "{task.id}", with a short result) and report to {LEAD_NAME}.')})
+                f'{how}, mark it completed with TaskUpdate (task_id "{task.id}", with a short'
+                f" result) and report to {LEAD_NAME}.")})
         return blocks
 
     def announce(self, inbound: list[Inbound], task: Task | None = None) -> None:
