@@ -15,14 +15,17 @@ from swarm.cli.common import (
     emit,
     json_option,
     refuse_teammate,
+    resolve_team_name,
     table,
     team_option,
 )
 from swarm.cli.helptext import examples
 from swarm.cli.trust import say_if_ignored
 from swarm.core.mcp_config import load_mcp_config
-from swarm.core.names import PERMISSION_MODES
+from swarm.core.names import PERMISSION_MODES, validate_agent_name, validate_team_name
 from swarm.errors import BadInputError, OperationFailedError
+from swarm.ops.clients import CLIENTS
+from swarm.ops.clients import snippet as client_snippet
 from swarm.ops.mcp import check_servers, describe_servers
 
 
@@ -98,3 +101,19 @@ def serve(team_name: str | None, member: str | None, permission_mode: str) -> No
 
     team = team_name if team_name is not None else (settings.team() or None)
     run_server(ServeOptions(team=team, member=member, permission_mode=permission_mode))
+
+
+@mcp.command("snippet", epilog=examples(
+    "swarm mcp snippet claude --team alpha", "swarm mcp snippet codex --team alpha",
+    "swarm mcp snippet gemini --team alpha --as bob"))
+@click.argument("client", type=click.Choice(CLIENTS))
+@team_option
+@click.option("--as", "member", default=None, metavar="NAME",
+              help="Play member NAME (register it first: `swarm team add NAME`).")
+def snippet(client: str, team_name: str | None, member: str | None) -> None:
+    """Print the configuration that makes CLIENT (Claude Code, Codex, Gemini CLI) start
+    `swarm mcp serve` for a team: claude: shell commands; codex: a `~/.codex/config.toml`
+    table; gemini: a `~/.gemini/settings.json` (or `.gemini/settings.json`) entry."""
+    team = validate_team_name(resolve_team_name(team_name))
+    who = validate_agent_name(member) if member is not None else None
+    click.echo(client_snippet(client, team, who))
