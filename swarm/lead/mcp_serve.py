@@ -56,7 +56,7 @@ def serve(options: ServeOptions) -> None:
 
 def _exit(host: ServedHost, signum: int) -> None:
     if signum in CLIENT_ENDS:  # how clients end their servers: a normal end of the session
-        host.close(f"the MCP client ended the session ({signal.Signals(signum).name})")
+        host.close(f"the MCP client ended the session with {signal.Signals(signum).name}")
         code = 0
     else:
         host.close(f"ended by signal {signum}")

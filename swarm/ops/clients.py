@@ -50,7 +50,7 @@ def snippet(client: str, team: str, member: str | None = None, command: str = "s
         return (f'claude mcp add swarm --env SWARM_HOME="$SWARM_HOME" -- '
                 f"{shlex.join([command, *args])}\n"
                 "export MCP_CONNECTION_NONBLOCKING=0\n"
-                '# headless: claude -p --allowedTools mcp__swarm "..."')
+                '# headless: claude -p "..." --allowedTools mcp__swarm')
     if client == "codex":
         return "\n".join([
             "[mcp_servers.swarm]",
