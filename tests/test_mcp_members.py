@@ -19,7 +19,7 @@ from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME
 from swarm.core.state import read_state
 from swarm.core.team import Team
-from tests.agent_fixtures import error_lines, run_swarm
+from tests.agent_fixtures import agent_processes, error_lines, run_swarm
 from tests.helpers import wait_until
 from tests.test_mcp_serve import SWARM, ok, run, served
 
@@ -131,3 +131,37 @@ def test_a_clients_sigint_or_sigterm_is_a_normal_exit(signum: int, args: tuple[s
         status = run_swarm("status", "--team", "alpha")
         line = next(x for x in status.stdout.splitlines() if x.split() and x.split()[0] == name)
         assert "signal" not in line and "exited" in line, line
+
+
+def test_a_member_an_mcp_client_plays_is_never_started_as_a_swarm_agent(
+        log: Path, swarm_home: Path) -> None:
+    """Messages to it wait in its mailbox (the lead's SendMessage and `send --wake` wake an
+    exited teammate by starting its process: this one has none of swarm's), and respawn says
+    what starts it instead."""
+    team = Team.create("alpha")
+    run_swarm("team", "add", "bob", "--team", "alpha")
+
+    async def join_as_carol() -> None:  # joins without `team add`: recorded as external too
+        async with served("--team", "alpha", "--as", "carol", log=log) as carol:
+            await ok(carol, "TeamStatus")
+
+    run(join_as_carol)
+    carol = team.config().member("carol")
+    assert carol is not None and carol.agent_type == "external" and carol.model is None
+    for name in ("bob", "carol"):
+        sent = run_swarm("send", name, "are you there?", "--wake", "--team", "alpha")
+        assert sent.returncode == 0, sent.stderr
+        respawned = run_swarm("respawn", name, "--team", "alpha")
+        assert respawned.returncode != 0 and len(error_lines(respawned)) == 1, respawned.stderr
+        assert f"swarm mcp serve --team alpha --as {name}" in respawned.stderr
+
+    async def lead_sends() -> str:
+        async with served("--team", "alpha", log=log) as lead:
+            return await ok(lead, "SendMessage", to="bob", message="and now?", summary="now")
+
+    run(lead_sends)
+    assert agent_processes(swarm_home) == []
+    assert [m.text for m in Mailbox("alpha", "bob").unread()] == ["are you there?", "and now?"]
+    for name in ("bob", "carol"):
+        state = read_state("alpha", name)
+        assert state is not None and state.state == "exited"

@@ -51,6 +51,7 @@ from swarm.lead.wait_tools import (
     WaitForTeam,
 )
 from swarm.ops.approvals import Pending
+from swarm.ops.clients import EXTERNAL
 from swarm.ops.health import observe_member
 from swarm.runtime.base import AgentBase
 from swarm.runtime.tools import team as tt
@@ -177,7 +178,7 @@ class ServedHost:
         existing = team.config().member(self.name)
         if existing is None:
             team.add_member(self.name, cwd=str(self.cwd), permission_mode=self.cap,
-                            pid=os.getpid())
+                            pid=os.getpid(), agent_type=EXTERNAL)  # never started by swarm
         elif not never_ran(team, existing):
             status = observe_member(team, existing)
             if status.state not in DONE_STATES:

@@ -33,12 +33,16 @@ def add_external(team: Team, name: str) -> Member:
     member = team.add_member(clean, agent_type=EXTERNAL, model=None, backend=None)
     write_state(team.name, clean, AgentState(
         state="exited", terminated_reported=True,
-        detail=f"not connected: an MCP client plays it (swarm mcp serve --as {clean})"))
+        detail=f"not connected: an MCP client plays it with {serve_command(team.name, clean)}"))
     return member
 
 
 def serve_args(team: str, member: str | None = None) -> list[str]:
     return ["mcp", "serve", "--team", team, *(["--as", member] if member else [])]
+
+
+def serve_command(team: str, member: str | None = None) -> str:
+    return f"`{shlex.join(['swarm', *serve_args(team, member)])}`"
 
 
 def snippet(client: str, team: str, member: str | None = None, command: str = "swarm") -> str:
