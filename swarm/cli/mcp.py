@@ -1,5 +1,6 @@
 """`swarm mcp list [--check]`: configured MCP servers; --check starts each and lists its tools.
-`swarm mcp serve`: swarm itself as a stdio MCP server, so any MCP client can lead a team."""
+`swarm mcp serve`: swarm itself as a stdio MCP server, so any MCP client can lead a team;
+`swarm mcp snippet CLIENT`: the configuration that makes a client start it."""
 
 from __future__ import annotations
 
@@ -29,9 +30,10 @@ from swarm.ops.clients import snippet as client_snippet
 from swarm.ops.mcp import check_servers, describe_servers
 
 
-@click.group(epilog=examples("swarm mcp list", "swarm mcp list --check"))
+@click.group(epilog=examples("swarm mcp list", "swarm mcp list --check",
+                             "swarm mcp snippet claude --team alpha"))
 def mcp() -> None:
-    """MCP servers (from .mcp.json and $SWARM_HOME/mcp.json)."""
+    """MCP servers (from .mcp.json and $SWARM_HOME/mcp.json); swarm itself as one."""
 
 
 @mcp.command("list", epilog=examples(
@@ -75,7 +77,7 @@ def list_servers(cwd: str | None, check: bool, as_json: bool) -> None:
 
 
 @mcp.command("serve", epilog=examples(
-    "claude mcp add swarm -- swarm mcp serve --team alpha",
+    "swarm mcp snippet codex --team alpha >> ~/.codex/config.toml",
     "swarm mcp serve --team alpha --permission-mode acceptEdits",
     "swarm mcp serve --team alpha --as reviewer"))
 @team_option
@@ -88,7 +90,9 @@ def serve(team_name: str | None, member: str | None, permission_mode: str) -> No
     client: it leads the team (TeamCreate, SpawnTeammate, SendMessage, ReadInbox, WaitForTeam,
     the Task tools, TeamStatus, AnswerPermission, AnswerPlan) or, with --as, is member NAME.
 
-    Register it with e.g. `claude mcp add swarm -- swarm mcp serve --team T`.
+    `swarm mcp snippet claude|codex|gemini --team T` prints the configuration each client
+    needs (approval, environment, a required server). A client's SIGINT or SIGTERM at the end
+    of its session is a normal end.
     """
     speaker = current_agent_name()
     if member is None:

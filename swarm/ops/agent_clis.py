@@ -48,14 +48,14 @@ AGENT_CLIS = (
 )
 
 
-def signed_in(cli: AgentCli, env: dict[str, str] | None = None) -> str | None:
+def signed_in(cli: AgentCli) -> str | None:
     """'key: NAME', 'logged in: PATH', or None. Names and paths only, never values."""
-    env = os.environ if env is None else env
+    env = os.environ
     for key in cli.keys:
         if env.get(key):
             return f"key: {key}"
     configured = env.get(cli.home_var) if cli.home_var else None
-    directory = Path(configured) if configured else Path(env.get("HOME") or Path.home()) / cli.home_dir
+    directory = Path(configured) if configured else Path.home() / cli.home_dir
     for name in cli.login_files:
         if (directory / name).is_file():
             return f"logged in: {directory / name}"
