@@ -33,7 +33,7 @@ from swarm.ops.mcp import check_servers, describe_servers
 @click.group(epilog=examples("swarm mcp list", "swarm mcp list --check",
                              "swarm mcp snippet claude --team alpha"))
 def mcp() -> None:
-    """MCP servers (from .mcp.json and $SWARM_HOME/mcp.json); swarm itself as one."""
+    """MCP servers (from .mcp.json and $SWARM_HOME/mcp.json)."""
 
 
 @mcp.command("list", epilog=examples(
