@@ -51,8 +51,8 @@ def snippet(client: str, team: str, member: str | None = None, command: str = "s
     if client == "claude":
         # MCP_CONNECTION_NONBLOCKING=0: the first model request waits for swarm's tools (Claude
         # Code otherwise connects servers in the background and may start without them).
-        return (f'claude mcp add swarm --env SWARM_HOME="$SWARM_HOME" -- '
-                f"{shlex.join([command, *args])}\n"
+        # Claude Code passes its own environment (SWARM_HOME, SWARM_STORE) to the server.
+        return (f"claude mcp add swarm -- {shlex.join([command, *args])}\n"
                 "export MCP_CONNECTION_NONBLOCKING=0\n"
                 '# headless: claude -p "..." --allowedTools mcp__swarm')
     if client == "codex":
