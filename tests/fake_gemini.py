@@ -13,11 +13,8 @@ from __future__ import annotations
 import itertools
 import json
 import threading
-from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from typing import Any
-
-import pytest
 
 from tests.fake_anthropic import (
     DEFAULT_USAGE,
@@ -123,8 +120,3 @@ def _make_handler(api: FakeGemini) -> type[BaseHTTPRequestHandler]:
 
     return Handler
 
-
-@pytest.fixture
-def fake_gemini() -> Iterator[FakeGemini]:
-    with FakeGemini() as api:
-        yield api

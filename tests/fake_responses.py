@@ -19,11 +19,8 @@ import itertools
 import json
 import threading
 import time
-from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler
 from typing import Any
-
-import pytest
 
 from tests.fake_anthropic import (
     DEFAULT_USAGE,
@@ -175,8 +172,3 @@ def _make_handler(api: FakeResponses) -> type[BaseHTTPRequestHandler]:
 
     return Handler
 
-
-@pytest.fixture
-def fake_responses() -> Iterator[FakeResponses]:
-    with FakeResponses() as api:
-        yield api
