@@ -38,3 +38,12 @@ def test_design_links_resolve() -> None:
     for page in [ROOT / "docs" / "DESIGN.md", *(ROOT / "docs" / "design").glob("*.md")]:
         for target in re.findall(r"\]\(([^)#]+\.md)\)", page.read_text()):
             assert (page.parent / target).is_file(), f"{page.name} links to a missing {target}"
+
+
+def test_readme_shows_the_mcp_snippets_as_swarm_prints_them() -> None:
+    from swarm.ops.clients import snippet
+
+    readme = (ROOT / "README.md").read_text()
+    section = readme.split("## Lead from Claude Code", 1)[1].split("\n## ", 1)[0]
+    for client in ("claude", "codex", "gemini"):
+        assert snippet(client, "alpha") in section, client

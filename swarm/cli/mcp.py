@@ -1,5 +1,6 @@
 """`swarm mcp list [--check]`: configured MCP servers; --check starts each and lists its tools.
-`swarm mcp serve`: swarm itself as a stdio MCP server, so any MCP client can lead a team."""
+`swarm mcp serve`: swarm itself as a stdio MCP server, so any MCP client can lead a team;
+`swarm mcp snippet CLIENT`: the configuration that makes a client start it."""
 
 from __future__ import annotations
 
@@ -15,18 +16,22 @@ from swarm.cli.common import (
     emit,
     json_option,
     refuse_teammate,
+    resolve_team_name,
     table,
     team_option,
 )
 from swarm.cli.helptext import examples
 from swarm.cli.trust import say_if_ignored
 from swarm.core.mcp_config import load_mcp_config
-from swarm.core.names import PERMISSION_MODES
+from swarm.core.names import PERMISSION_MODES, validate_agent_name, validate_team_name
 from swarm.errors import BadInputError, OperationFailedError
+from swarm.ops.clients import CLIENTS
+from swarm.ops.clients import snippet as client_snippet
 from swarm.ops.mcp import check_servers, describe_servers
 
 
-@click.group(epilog=examples("swarm mcp list", "swarm mcp list --check"))
+@click.group(epilog=examples("swarm mcp list", "swarm mcp list --check",
+                             "swarm mcp snippet claude --team alpha"))
 def mcp() -> None:
     """MCP servers (from .mcp.json and $SWARM_HOME/mcp.json)."""
 
@@ -72,7 +77,7 @@ def list_servers(cwd: str | None, check: bool, as_json: bool) -> None:
 
 
 @mcp.command("serve", epilog=examples(
-    "claude mcp add swarm -- swarm mcp serve --team alpha",
+    "swarm mcp snippet codex --team alpha >> ~/.codex/config.toml",
     "swarm mcp serve --team alpha --permission-mode acceptEdits",
     "swarm mcp serve --team alpha --as reviewer"))
 @team_option
@@ -85,7 +90,9 @@ def serve(team_name: str | None, member: str | None, permission_mode: str) -> No
     client: it leads the team (TeamCreate, SpawnTeammate, SendMessage, ReadInbox, WaitForTeam,
     the Task tools, TeamStatus, AnswerPermission, AnswerPlan) or, with --as, is member NAME.
 
-    Register it with e.g. `claude mcp add swarm -- swarm mcp serve --team T`.
+    `swarm mcp snippet claude|codex|gemini --team T` prints the configuration each client
+    needs (approval, environment, a required server). A client's SIGINT or SIGTERM at the end
+    of its session is a normal end.
     """
     speaker = current_agent_name()
     if member is None:
@@ -98,3 +105,19 @@ def serve(team_name: str | None, member: str | None, permission_mode: str) -> No
 
     team = team_name if team_name is not None else (settings.team() or None)
     run_server(ServeOptions(team=team, member=member, permission_mode=permission_mode))
+
+
+@mcp.command("snippet", epilog=examples(
+    "swarm mcp snippet claude --team alpha", "swarm mcp snippet codex --team alpha",
+    "swarm mcp snippet gemini --team alpha --as bob"))
+@click.argument("client", type=click.Choice(CLIENTS))
+@team_option
+@click.option("--as", "member", default=None, metavar="NAME",
+              help="Play member NAME (register it first: `swarm team add NAME`).")
+def snippet(client: str, team_name: str | None, member: str | None) -> None:
+    """Print the configuration that makes CLIENT (Claude Code, Codex, Gemini CLI) start
+    `swarm mcp serve` for a team: claude: shell commands; codex: a `~/.codex/config.toml`
+    table; gemini: a `~/.gemini/settings.json` (or `.gemini/settings.json`) entry."""
+    team = validate_team_name(resolve_team_name(team_name))
+    who = validate_agent_name(member) if member is not None else None
+    click.echo(client_snippet(client, team, who))

@@ -1,4 +1,5 @@
-"""`swarm team ...`: create, list, show, delete, remove (a member), resume."""
+"""`swarm team ...`: create, list, show, delete, add (an outside client's member), remove (a
+member), resume."""
 
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from swarm.core.state import read_state
 from swarm.core.store import warn
 from swarm.core.team import Team
 from swarm.errors import OperationFailedError, SwarmError
+from swarm.ops.clients import add_external
 from swarm.ops.control import delete_team, remove_member
 from swarm.ops.health import mode_of
 from swarm.ops.resume import ResumeResult, resume_team
@@ -212,3 +214,26 @@ def resume_text(result: ResumeResult) -> str:
     else:
         lines.append(f"started nothing: every teammate of {result.team} not shut down is running")
     return "\n".join(lines)
+
+
+@team.command("add", epilog=examples(
+    "swarm team add bob --team alpha", "swarm mcp serve --team alpha --as bob"))
+@click.argument("name")
+@team_option
+@json_option
+def add(name: str, team_name: str | None, as_json: bool) -> None:
+    """Register member NAME for an outside MCP client (Claude Code, Codex, Gemini CLI) that
+    plays it with `swarm mcp serve --team T --as NAME`.
+
+    It gets no model and no process of swarm's: the client is its agent. Until the client
+    connects it shows as exited (not connected); the lead can message it and assign it tasks.
+    """
+    refuse_teammate("team add")
+    target = open_team(team_name)
+    member = add_external(target, name)
+
+    def human(_: Any) -> str:
+        return (f"added {member.name} to team {target.name} (an MCP client plays it:"
+                f" swarm mcp serve --team {target.name} --as {member.name})")
+
+    emit(member, as_json, human)

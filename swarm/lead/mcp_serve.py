@@ -7,8 +7,9 @@ WaitForTeam blocking on inotify never blocks the event loop, and other calls go 
 What a call hands over (ReadInbox's messages, a quiet team's notes) is marked read once its
 result is built and the call was not cancelled.
 
-The server ends when the client closes stdin (exit 0) or on SIGTERM/SIGHUP/SIGINT (128+signal):
-every wait ends, the exit is recorded, and teammates are left running (see served.py: the lead
+The server ends when the client closes stdin or sends SIGINT/SIGTERM (how Claude Code and Codex
+end their servers: a normal end, exit 0), or on SIGHUP (128+signal): every wait ends, the exit is
+recorded, and teammates are left running (see served.py: the lead
 record stays, so they leave by the orphan rule unless a new server adopts them in time).
 """
 
@@ -31,6 +32,8 @@ if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
 
 SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+# Claude Code ends its stdio servers with SIGINT at the end of a session, Codex with SIGTERM.
+CLIENT_ENDS = (signal.SIGINT, signal.SIGTERM)
 
 
 def _stopped(signum: int, frame: object) -> None:
@@ -52,10 +55,15 @@ def serve(options: ServeOptions) -> None:
 
 
 def _exit(host: ServedHost, signum: int) -> None:
-    host.close(f"ended by signal {signum}")
+    if signum in CLIENT_ENDS:  # how clients end their servers: a normal end of the session
+        host.close(f"the MCP client ended the session with {signal.Signals(signum).name}")
+        code = 0
+    else:
+        host.close(f"ended by signal {signum}")
+        code = 128 + signum
     # The SDK reads stdin in a worker thread that only EOF ends: do not wait for it.
     sys.stderr.flush()
-    os._exit(128 + signum)
+    os._exit(code)
 
 
 async def _serve(host: ServedHost) -> None:

@@ -29,8 +29,8 @@ from swarm.core.liveness import is_alive
 from swarm.core.names import LEAD_NAME, validate_agent_name, validate_team_name
 from swarm.core.protocol import MAX_SUMMARY_BYTES, check_size
 from swarm.core.rules import validate_mode
-from swarm.core.state import write_state
-from swarm.core.team import Team, TeamConfig
+from swarm.core.state import read_state, write_state
+from swarm.core.team import Member, Team, TeamConfig
 from swarm.core.watch import Waker
 from swarm.errors import BadInputError, SwarmError, ToolError, describe_error
 from swarm.lead.lead_tools import (
@@ -51,6 +51,7 @@ from swarm.lead.wait_tools import (
     WaitForTeam,
 )
 from swarm.ops.approvals import Pending
+from swarm.ops.clients import EXTERNAL
 from swarm.ops.health import observe_member
 from swarm.runtime.base import AgentBase
 from swarm.runtime.tools import team as tt
@@ -102,6 +103,13 @@ class Identity(AgentBase):
         self._stopping.set()
         self.set_state(state="exited", current_task=None, detail=detail)
         self.transcript.event("exited", detail=detail)
+
+
+def never_ran(team: Team, member: Member) -> bool:
+    """Registered but never started by swarm: no backend, no pid, no state. A spawn records
+    its backend when it registers, so a teammate still starting is not taken for one."""
+    return (member.backend is None and member.host is None and member.pid is None
+            and read_state(team.name, member.name) is None)
 
 
 class ServedHost:
@@ -170,13 +178,15 @@ class ServedHost:
         existing = team.config().member(self.name)
         if existing is None:
             team.add_member(self.name, cwd=str(self.cwd), permission_mode=self.cap,
-                            pid=os.getpid())
-        else:
+                            pid=os.getpid(), agent_type=EXTERNAL)  # never started by swarm
+        elif not never_ran(team, existing):
             status = observe_member(team, existing)
             if status.state not in DONE_STATES:
                 raise BadInputError(f"{self.name} is a running member of team {team.name!r}"
                                     f" ({status.state}, pid {status.pid}): serve as another"
                                     " name, or stop it first")
+            team.update_member(self.name, pid=os.getpid(), cwd=str(self.cwd))
+        else:  # registered (`swarm team add`, Team.add_member) and never started: ours
             team.update_member(self.name, pid=os.getpid(), cwd=str(self.cwd))
         identity = Identity(team, self.name)
         self._adopt(team, identity)

@@ -17,6 +17,7 @@ from swarm.core.team import Team
 from swarm.core.terminal import visible_line
 from swarm.core.workspace_trust import decide
 from swarm.errors import SwarmError
+from swarm.ops.agent_clis import agent_cli_lines, check_agent_clis
 from swarm.ops.damage import find, repair
 from swarm.ops.health import observe
 from swarm.runtime.models import default_model_spec
@@ -150,6 +151,7 @@ def diagnose(fix: bool = False) -> dict[str, Any]:
         "model_notice": notice,
         "providers": describe_providers(),
         "prices": _prices(),
+        "agent_clis": check_agent_clis(),
         "swarm_home": where,
         "swarm_home_writable": writable,
         "project_trust": project_trust(),
@@ -173,6 +175,7 @@ def render(report: dict[str, Any]) -> str:
         f"{mark(report['default_model'] != 'shell')}default model: {report['default_model']}"
         + (f" ({report['model_notice']})" if report["model_notice"] else ""),
         *_provider_lines(report),
+        *agent_cli_lines(report["agent_clis"]),
         f"{mark(report['swarm_home_writable'])}SWARM_HOME: {report['swarm_home']}"
         f"{'' if report['swarm_home_writable'] else ' (not writable)'}",
     ]

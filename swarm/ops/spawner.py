@@ -35,6 +35,7 @@ from swarm.core.worktrees import (
     record_of,
 )
 from swarm.errors import BadInputError, SwarmError
+from swarm.ops.clients import EXTERNAL, serve_command
 from swarm.ops.health import observe_member
 from swarm.runtime.models import check_model_spec, default_model_spec
 from swarm.runtime.models.providers import PASS_VARIABLES
@@ -253,6 +254,9 @@ def respawn(team: Team, request: SpawnRequest) -> SpawnResult:
     model, permission_mode = request.model, request.permission_mode
     if member.name == LEAD_NAME:
         raise BadInputError("the team lead is not a process swarm runs")
+    if member.agent_type == EXTERNAL:
+        raise BadInputError(f"{member.name} is played by an MCP client, not a process swarm"
+                            f" runs: the client starts it with {serve_command(team.name, member.name)}")
     if permission_mode is not None:
         validate_mode(permission_mode)
         if request.cap is not None:
@@ -360,6 +364,8 @@ def wake(team: Team, name: str, *, revive_dead: bool = False) -> WakeResult:
     member = team.member(name)
     if member.name == LEAD_NAME:
         return WakeResult(member.name, "the lead")
+    if member.agent_type == EXTERNAL:  # its MCP client reads the mailbox when it connects
+        return WakeResult(member.name, "played by an MCP client")
     status = observe_member(team, member)  # a death not yet noticed is recorded here
     found = WakeResult(member.name, status.state, status.detail)
     wanted = status.state == "exited" or (status.state == "dead" and revive_dead)

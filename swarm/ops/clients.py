@@ -1,0 +1,73 @@
+"""Outside agent clients (Claude Code, Codex, Gemini CLI) that lead a team or play one of its
+members through `swarm mcp serve`: registering such a member ahead of its client
+(`swarm team add NAME`), and the exact configuration each client needs (`swarm mcp snippet`,
+the text the README shows and the tests run the real CLIs with).
+"""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+from swarm.core.names import LEAD_NAME, validate_agent_name
+from swarm.core.state import AgentState, write_state
+from swarm.core.team import Member, Team
+from swarm.errors import BadInputError
+
+EXTERNAL = "external"  # the agent_type of a member an outside client plays: no model of swarm's
+CLIENTS = ("claude", "codex", "gemini")
+# What the served tools need from the shell that starts the client: Codex passes a server no
+# environment but what `env_vars` names (then `$HOME/.swarm` is used whatever was exported).
+ENV_VARS = ("SWARM_HOME", "SWARM_STORE")
+TOOL_TIMEOUT_S = 120  # WaitForTeam waits up to its timeout_s (default 50 s)
+
+
+def add_external(team: Team, name: str) -> Member:
+    """Register member NAME for an outside client (`swarm mcp serve --team T --as NAME`):
+    no model, no backend, no process of swarm's. Until its client connects it shows as exited
+    (not connected), never as a teammate that failed to start."""
+    clean = validate_agent_name(name)
+    if clean == LEAD_NAME:
+        raise BadInputError(f"{LEAD_NAME} is the lead: `swarm mcp serve --team {team.name}`"
+                            " (without --as) plays it")
+    member = team.add_member(clean, agent_type=EXTERNAL, model=None, backend=None)
+    write_state(team.name, clean, AgentState(
+        state="exited", terminated_reported=True,
+        detail=f"not connected: an MCP client plays it with {serve_command(team.name, clean)}"))
+    return member
+
+
+def serve_args(team: str, member: str | None = None) -> list[str]:
+    return ["mcp", "serve", "--team", team, *(["--as", member] if member else [])]
+
+
+def serve_command(team: str, member: str | None = None) -> str:
+    return f"`{shlex.join(['swarm', *serve_args(team, member)])}`"
+
+
+def snippet(client: str, team: str, member: str | None = None, command: str = "swarm") -> str:
+    """The configuration that makes `client` start `swarm mcp serve` for team (as member)."""
+    args = serve_args(team, member)
+    if client == "claude":
+        # MCP_CONNECTION_NONBLOCKING=0: the first model request waits for swarm's tools (Claude
+        # Code otherwise connects servers in the background and may start without them).
+        # Claude Code passes its own environment (SWARM_HOME, SWARM_STORE) to the server.
+        return (f"claude mcp add swarm -- {shlex.join([command, *args])}\n"
+                "export MCP_CONNECTION_NONBLOCKING=0\n"
+                '# headless: claude -p "..." --allowedTools mcp__swarm')
+    if client == "codex":
+        return "\n".join([
+            "[mcp_servers.swarm]",
+            f"command = {json.dumps(command)}",
+            f"args = {json.dumps(args)}",
+            f"env_vars = {json.dumps(list(ENV_VARS))}  # Codex passes no other environment",
+            'default_tools_approval_mode = "approve"  # `codex exec` refuses unapproved calls',
+            "required = true  # fail at start, not run without swarm's tools",
+            f"tool_timeout_sec = {TOOL_TIMEOUT_S}",
+        ])
+    if client == "gemini":
+        # trust: no confirmation per call; Gemini CLI passes the servers its environment.
+        server = {"command": command, "args": args, "trust": True,
+                  "timeout": TOOL_TIMEOUT_S * 1000}
+        return json.dumps({"mcpServers": {"swarm": server}}, indent=2)
+    raise BadInputError(f"unknown client {client!r}: one of {', '.join(CLIENTS)}")
