@@ -3,7 +3,7 @@ member), resume."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -29,7 +29,9 @@ from swarm.errors import OperationFailedError, SwarmError
 from swarm.ops.clients import add_external
 from swarm.ops.control import delete_team, remove_member
 from swarm.ops.health import mode_of
-from swarm.ops.resume import ResumeResult, resume_team
+
+if TYPE_CHECKING:
+    from swarm.ops.resume import ResumeResult
 
 
 @click.group(epilog=examples("export SWARM_TEAM=$(swarm team create alpha)", "swarm team list",
@@ -180,6 +182,8 @@ def resume(name: str | None, dry_run: bool, shell_lead: bool, as_json: bool) -> 
     worktree. Members shut down before stay down. Running it again starts nothing.
     A dead `swarm lead` is not started: the command that continues it is printed.
     """
+    from swarm.ops.resume import resume_team  # the spawner: only when something may start
+
     refuse_teammate("team resume")
     result = resume_team(Team.open(resolve_team_name(name)), dry_run=dry_run,
                          shell_lead=shell_lead)

@@ -17,6 +17,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from swarm import settings
 from swarm.core.terminal import visible_line
 
 VERSION_TIMEOUT_S = 10.0  # a CLI that has not answered `--version` by then is reported so
@@ -50,11 +51,10 @@ AGENT_CLIS = (
 
 def signed_in(cli: AgentCli) -> str | None:
     """'key: NAME', 'logged in: PATH', or None. Names and paths only, never values."""
-    env = os.environ
     for key in cli.keys:
-        if env.get(key):
+        if settings.raw(key):
             return f"key: {key}"
-    configured = env.get(cli.home_var) if cli.home_var else None
+    configured = settings.raw(cli.home_var) if cli.home_var else None
     directory = Path(configured) if configured else Path.home() / cli.home_dir
     for name in cli.login_files:
         if (directory / name).is_file():
@@ -81,7 +81,7 @@ def version(exe: str) -> tuple[str | None, str | None]:
     environment (PATH, a throwaway HOME: no keys, none of the user's settings) and a short
     timeout; the whole process group goes at the end."""
     with tempfile.TemporaryDirectory(prefix="swarm-doctor-") as home:
-        env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": home,
+        env = {"PATH": settings.raw("PATH") or "/usr/bin:/bin", "HOME": home,
                "NO_COLOR": "1", "TERM": "dumb"}
         try:
             proc = subprocess.Popen([exe, "--version"], stdin=subprocess.DEVNULL,
