@@ -71,6 +71,7 @@ class RedisStore:
         self._down_since: float | None = None
         self._full = False  # the outage in `_down_since` is a full server, not a lost one
         self._lock = threading.Lock()
+        self._scripts: dict[str, Any] = {}
 
     # -- keys --------------------------------------------------------------------------------
     @staticmethod
@@ -138,6 +139,13 @@ class RedisStore:
         if since is not None and self._patience is not None:
             back = "has room again" if self._full else "reachable again"
             self._patience(f"store {back} after {time.monotonic() - since:.1f}s")
+
+    def script(self, source: str) -> Any:
+        """`source` as a server-side script (EVALSHA), registered once per process."""
+        found = self._scripts.get(source)
+        if found is None:
+            found = self._scripts[source] = self.client.register_script(source)
+        return found
 
     # -- teams -------------------------------------------------------------------------------
     def team_names(self) -> builtins.list[str]:
