@@ -106,6 +106,22 @@ def test_swarm_send_from_a_fresh_handle_is_two_requests(monitor: Monitor,
         lambda: Team.open(team.name).send("owner", "x", sender="w")) == ["MULTI/EXEC", "EVALSHA"]
 
 
+def test_reading_then_marking_read_is_two_requests(monitor: Monitor, redis_url: str) -> None:
+    team = _team()
+    _warm(team)
+    team.send("owner", "one", sender="w")
+    team.send("owner", "two", sender="v")
+    box = team.inbox("owner")
+
+    def read_and_mark() -> None:
+        unread = box.unread()
+        assert [m.text for m in unread] == ["one", "two"]
+        box.mark_read([m.id for m in unread])
+
+    assert monitor.requests(read_and_mark) == ["EVALSHA", "EVALSHA"]
+    assert box.unread() == []
+
+
 def test_a_member_removed_elsewhere_gets_no_message_from_a_cached_handle(
         redis_url: str) -> None:
     team = _team()
