@@ -127,7 +127,10 @@ class RedisTeam(Team):
     def config(self) -> TeamConfig:
         if self._stand_in is not None:
             return self._stand_in
+        return self._read()[1]
 
+    def _read(self) -> tuple[str, TeamConfig]:
+        """The team file and its version, read together (one request); kept for sends."""
         def read() -> Any:
             pipe = self.store.client.pipeline(transaction=True)
             pipe.get(self.config_key_name)
@@ -135,17 +138,18 @@ class RedisTeam(Team):
             return pipe.execute()
 
         raw, version = self.store.run(read)
-        config = self._parse(raw)
-        self._known = (_text(version), config)
-        return config
+        known = self._known = (_text(version), self._parse(raw))
+        return known
 
     # -- sending: one request ----------------------------------------------------------------
     def _config_for_send(self) -> TeamConfig:
         known = self._known
-        self._checked.fresh = known is None or self._stand_in is not None
-        if self._checked.fresh:
-            config = self.config()
-            known = self._known or ("", config)
+        self._checked.fresh = known is None
+        if self._stand_in is not None:  # a salvaged team: its stand-in, as Team.send uses it
+            self._checked.version = known[0] if known else ""
+            return self._stand_in
+        if known is None:
+            known = self._read()
         self._checked.version = known[0]
         return known[1]
 
