@@ -153,3 +153,22 @@ def test_a_team_deleted_elsewhere_is_gone_for_a_cached_handle(redis_url: str) ->
     with pytest.raises(NotFoundError):
         team.send("owner", "hello", sender="w")
     assert redis.Redis.from_url(redis_url).keys("*") == []  # nothing written back
+
+
+def test_a_blocked_watcher_in_the_same_process_does_not_hold_up_a_send(redis_url: str) -> None:
+    team = _team()
+    _warm(team)
+    woke: list[bool] = []
+    with team.inbox("owner").watcher() as watcher:
+        reader = threading.Thread(target=lambda: woke.append(watcher.wait(30.0)), daemon=True)
+        reader.start()
+        # The watcher's XREAD is blocked on the server now.
+        wait_until(lambda: _blocked(redis_url), timeout=10)
+        team.send("owner", "through", sender="w")  # its own connection from the pool
+        reader.join(10)
+    assert woke == [True]
+    assert [m.text for m in team.inbox("owner").unread()] == ["through"]
+
+
+def _blocked(url: str) -> bool:
+    return any(c.get("cmd") == "xread" for c in redis.Redis.from_url(url).client_list())
