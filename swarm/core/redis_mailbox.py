@@ -91,8 +91,8 @@ class RedisMailbox(Mailbox):
         self.read_set = store.key(team, "read", name)
         self._entry_of: dict[str, str] = {}  # message id -> stream entry id, as last read
         self._last_unread: builtins.list[tuple[str, Message]] = []  # the last read's view
-        self._unread_script = store.client.register_script(_UNREAD)
-        self._mark_script = store.client.register_script(_MARK)
+        self._unread_script = store.script(_UNREAD)
+        self._mark_script = store.script(_MARK)
 
     def __repr__(self) -> str:
         return f"RedisMailbox({self.name}@{self.team})"
