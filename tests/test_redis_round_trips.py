@@ -13,6 +13,7 @@ import redis
 
 from swarm.core.team import Team
 from swarm.errors import NotFoundError, UnknownRecipientError
+from tests.agent_fixtures import run_swarm
 from tests.helpers import wait_until
 
 
@@ -172,3 +173,15 @@ def test_a_blocked_watcher_in_the_same_process_does_not_hold_up_a_send(redis_url
 
 def _blocked(url: str) -> bool:
     return any(c.get("cmd") == "xread" for c in redis.Redis.from_url(url).client_list())
+
+
+@pytest.mark.slow
+def test_a_swarm_send_process_is_three_requests_its_connection_included(
+        monitor: Monitor, redis_url: str, swarm_home: object) -> None:
+    team = _team()
+    _warm(team)
+    sent = monitor.requests(lambda: run_swarm("send", "owner", "from a shell", "--team", team.name))
+    # A new process: its connection needs no handshake (RESP2, no HELLO), then open the team,
+    # send, and (the message in) look whether the recipient is stopped, for the hint.
+    assert sent == ["MULTI/EXEC", "EVALSHA", "GET"]
+    assert [m.text for m in team.inbox("owner").unread()] == ["from a shell"]

@@ -61,8 +61,11 @@ class RedisStore:
         # TCP keepalive for TCP only: a unix socket's connection takes no such argument.
         keepalive = {} if url.startswith("unix:") else {"socket_keepalive": True}
         try:
+            # RESP2 whatever redis-py's default: replies of one shape on every version, and a
+            # new connection (each CLI command's) needs no HELLO round trip first.
             self.client: redis.Redis = redis.Redis.from_url(
-                url, socket_connect_timeout=3.0, socket_timeout=OP_TIMEOUT, **keepalive)
+                url, socket_connect_timeout=3.0, socket_timeout=OP_TIMEOUT, protocol=2,
+                **keepalive)
         except ValueError as exc:  # a port that is no number, an unknown scheme...
             raise BadInputError(f"SWARM_STORE {redact_url(url)} is not a Redis URL:"
                                 f" {redact(str(exc), also=[url])}") from None
