@@ -161,7 +161,7 @@ class RedisTeam(Team):
             except _Stale:
                 self._known = None  # read the team file again and check again
             except UnknownRecipientError:
-                if self._checked.fresh:
+                if getattr(self._checked, "fresh", True):
                     raise
                 self._known = None  # a member added since this handle last read the file
         raise TeamBusyError(f"the team file of {self.name!r} changed under {SEND_TRIES} sends in "
