@@ -90,8 +90,9 @@ class RedisMailbox(Mailbox):
         self.acked = store.key(team, "acked", name)
         self.read_set = store.key(team, "read", name)
         self._entry_of: dict[str, str] = {}  # message id -> stream entry id, as last read
-        self._unread_script = store.client.register_script(_UNREAD)
-        self._mark_script = store.client.register_script(_MARK)
+        self._last_unread: builtins.list[tuple[str, Message]] = []  # the last read's view
+        self._unread_script = store.script(_UNREAD)
+        self._mark_script = store.script(_MARK)
 
     def __repr__(self) -> str:
         return f"RedisMailbox({self.name}@{self.team})"
@@ -141,7 +142,8 @@ class RedisMailbox(Mailbox):
         reply = self.store.run(lambda: self._unread_script(
             keys=[self.stream, self.acked, self.read_set]))
         acked, entries, read = reply
-        return self._parse(entries, {r.decode() for r in read}, acked.decode())
+        self._last_unread = self._parse(entries, {r.decode() for r in read}, acked.decode())
+        return self._last_unread
 
     def _load(self) -> builtins.list[Message]:
         view = [m for _, m in self._unread_entries()]
@@ -210,7 +212,10 @@ class RedisMailbox(Mailbox):
         wanted = set(ids)
         if not wanted:
             return 0
-        unread = self._unread_entries()
+        # Ids from this handle's last read: its view is enough (one request, not two). An idle
+        # note it saw superseded stays superseded; one newer than it waits for the next read.
+        known = wanted <= self._entry_of.keys() and self._last_unread
+        unread = self._last_unread if known else self._unread_entries()
         view = [m for _, m in unread]
         older_idle = [unread[i][0] for i in superseded(view)]
         entries = [self._entry_of[i] for i in wanted if i in self._entry_of]

@@ -61,8 +61,11 @@ class RedisStore:
         # TCP keepalive for TCP only: a unix socket's connection takes no such argument.
         keepalive = {} if url.startswith("unix:") else {"socket_keepalive": True}
         try:
+            # RESP2 whatever redis-py's default: replies of one shape on every version, and a
+            # new connection (each CLI command's) needs no HELLO round trip first.
             self.client: redis.Redis = redis.Redis.from_url(
-                url, socket_connect_timeout=3.0, socket_timeout=OP_TIMEOUT, **keepalive)
+                url, socket_connect_timeout=3.0, socket_timeout=OP_TIMEOUT, protocol=2,
+                **keepalive)
         except ValueError as exc:  # a port that is no number, an unknown scheme...
             raise BadInputError(f"SWARM_STORE {redact_url(url)} is not a Redis URL:"
                                 f" {redact(str(exc), also=[url])}") from None
@@ -71,6 +74,7 @@ class RedisStore:
         self._down_since: float | None = None
         self._full = False  # the outage in `_down_since` is a full server, not a lost one
         self._lock = threading.Lock()
+        self._scripts: dict[str, Any] = {}
 
     # -- keys --------------------------------------------------------------------------------
     @staticmethod
@@ -138,6 +142,13 @@ class RedisStore:
         if since is not None and self._patience is not None:
             back = "has room again" if self._full else "reachable again"
             self._patience(f"store {back} after {time.monotonic() - since:.1f}s")
+
+    def script(self, source: str) -> Any:
+        """`source` as a server-side script (EVALSHA), registered once per process."""
+        found = self._scripts.get(source)
+        if found is None:
+            found = self._scripts[source] = self.client.register_script(source)
+        return found
 
     # -- teams -------------------------------------------------------------------------------
     def team_names(self) -> builtins.list[str]:

@@ -113,7 +113,7 @@ class RedisTaskList(TaskList):
         self.hash = store.key(team, "tasks")
         self.open = store.key(team, "tasks", "open")
         self.counter = store.key(team, "tasks", "hw")
-        self._claim_script = store.client.register_script(_CLAIM)
+        self._claim_script = store.script(_CLAIM)
 
     # -- reading -----------------------------------------------------------------------------
     def _read(self, task_id: str) -> Task | None:
