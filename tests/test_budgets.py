@@ -16,6 +16,7 @@ import pytest
 from swarm.core.state import read_state
 from tests.agent_fixtures import Crew, run_swarm
 from tests.fake_anthropic import FakeAnthropic
+from tests.helpers import wait_until
 
 pytestmark = pytest.mark.slow
 WAIT = 30.0
@@ -69,8 +70,7 @@ def test_budget_cap_stops_a_teammate_mid_reply(crew: Crew, paced: FakeAnthropic)
     assert 0.01 <= row["cost_usd"] <= 0.01 + ONE_DELTA_USD  # at most one delta over
     assert "budget" in crew.log("w1")
     # The model is told, in the conversation it resumes from.
-    said = [m for m in crew.transcript("w1") if m.get("role") == "user"]
-    assert "--max-budget-usd" in json.dumps(said[-1])
+    assert crew.inputs("w1")[-1] == [f"[swarm] {note.failure_reason}"]
 
 
 def test_max_tokens_stops_a_teammate_mid_reply(crew: Crew, paced: FakeAnthropic) -> None:
@@ -100,11 +100,11 @@ def test_input_alone_over_the_cap_runs_no_tool(crew: Crew, paced: FakeAnthropic)
     assert note.idle_reason == "budget_exhausted"
     assert not marker.exists()
     assert len(paced.messages_requests()) == 1
-    # A message later: no model call at all, one clear line again.
+    # A message later: no model call at all; it waits unread (for a respawn), status says why.
     crew.send("w1", "more please")
-    notes = crew.wait_idle_notes("w1", 2, timeout=WAIT)
-    assert notes[1].idle_reason == "budget_exhausted" and notes[1].failure_reason
-    assert len(paced.messages_requests()) == 1
+    wanted = "budget_exhausted: 1 message(s) wait unread"
+    state = wait_until(lambda: (s := crew.state("w1")) and s.detail == wanted and s, WAIT)
+    assert state.state == "idle" and len(paced.messages_requests()) == 1
 
 
 def test_subagent_spend_counts_against_its_parent(crew: Crew, paced: FakeAnthropic) -> None:
@@ -202,3 +202,31 @@ def test_subagents_per_parent_are_capped(crew: Crew, fake_api: FakeAnthropic,
     assert refused["tool_use_id"] == second and refused.get("is_error")
     assert "SWARM_MAX_SUBAGENTS_TOTAL=1" in refused["content"]
     assert sub.pending() == 1  # the second subagent never started
+
+
+def test_an_openai_stream_is_cut_off_at_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Chat Completions give usage only at the end: the request's size and the streamed text
+    stand for it meanwhile; a stream the cap stops is hung up on."""
+    from swarm.core.state import Usage
+    from swarm.runtime.models.base import ModelRequest
+    from swarm.runtime.models.openai_model import OpenAIModel
+    from tests.fake_openai import FakeOpenAI
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    seen: list[Usage] = []
+
+    def cap(so_far: Usage) -> str | None:
+        seen.append(so_far)
+        return "budget_exhausted: test cap" if so_far.output_tokens >= 5 else None
+
+    with FakeOpenAI() as api:
+        api.push_stall("twenty characters!! " * 3)
+        monkeypatch.setenv("OPENAI_BASE_URL", f"{api.base_url}/v1")
+        model = OpenAIModel("gpt-4o", max_retries=0)
+        reply = model.complete(ModelRequest("sys", [{"role": "user", "content": [
+            {"type": "text", "text": "hi"}]}], [], on_text=lambda text: None, on_usage=cap))
+        assert reply.stopped == "budget_exhausted: test cap"
+        assert reply.stop_reason == "budget_exhausted" and not reply.tool_uses()
+        assert reply.usage.output_tokens >= 5 and reply.usage.input_tokens > 0
+        assert reply.usage.cost_usd > 0 and seen[0].input_tokens == reply.usage.input_tokens
+        wait_until(lambda: api.disconnects == 1, 10, message="the stream's disconnect")
