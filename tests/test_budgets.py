@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from swarm.core.state import read_state
+from swarm.core.state import AgentState, Usage, read_state, write_state
 from tests.agent_fixtures import Crew, run_swarm
 from tests.fake_anthropic import FakeAnthropic
 from tests.helpers import wait_until
@@ -207,7 +207,6 @@ def test_subagents_per_parent_are_capped(crew: Crew, fake_api: FakeAnthropic,
 def test_an_openai_stream_is_cut_off_at_the_cap(monkeypatch: pytest.MonkeyPatch) -> None:
     """Chat Completions give usage only at the end: the request's size and the streamed text
     stand for it meanwhile; a stream the cap stops is hung up on."""
-    from swarm.core.state import Usage
     from swarm.runtime.models.base import ModelRequest
     from swarm.runtime.models.openai_model import OpenAIModel
     from tests.fake_openai import FakeOpenAI
@@ -230,3 +229,49 @@ def test_an_openai_stream_is_cut_off_at_the_cap(monkeypatch: pytest.MonkeyPatch)
         assert reply.usage.output_tokens >= 5 and reply.usage.input_tokens > 0
         assert reply.usage.cost_usd > 0 and seen[0].input_tokens == reply.usage.input_tokens
         wait_until(lambda: api.disconnects == 1, 10, message="the stream's disconnect")
+
+
+def test_the_team_budget_stops_a_teammate_mid_reply(crew: Crew, paced: FakeAnthropic) -> None:
+    """The lead's --max-budget-usd is the team's: the members' spend summed. The lead has
+    spent $0.008 of $0.01 here: a teammate with no cap of its own stops at the $0.002 left."""
+    crew.team.update_member("team-lead", max_budget_usd=0.01)
+    write_state(crew.team.name, "team-lead", AgentState(state="idle", usage=Usage(
+        input_tokens=1000, cost_usd=0.008)))
+    paced.push_text(LONG, usage={"input_tokens": 100, "output_tokens": 1200})
+    crew.spawn("w1", prompt="write a lot", model="sonnet")
+    (note,) = crew.wait_idle_notes("w1", 1, timeout=WAIT)
+    assert note.idle_reason == "budget_exhausted" and note.failure_reason is not None
+    assert "the team spent" in note.failure_reason and "$0.01" in note.failure_reason
+    assert not paced.streams[0].complete
+    rows = json.loads(crew.cli("status", "--json").stdout)
+    team_cost = sum(r["cost_usd"] for r in rows)
+    assert 0.01 <= team_cost <= 0.01 + ONE_DELTA_USD
+
+
+def test_a_leads_teammates_are_at_depth_two_with_the_caps_it_gave(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real scripted lead: SpawnTeammate passes max_budget_usd and max_tokens; its teammate
+    and one its own Bash spawns are at depth 2; its --max-budget-usd is the team's, recorded."""
+    import subprocess
+
+    from swarm.core.team import Team
+    from tests.agent_fixtures import SWARM
+
+    monkeypatch.delenv("ANTHROPIC_API_KEY")
+    monkeypatch.setenv("SWARM_MODEL", "shell")
+    script = tmp_path / "lead.json"
+    script.write_text(json.dumps([
+        {"tool_uses": [{"name": "SpawnTeammate", "input": {
+            "name": "w", "prompt": "$ echo hi", "max_budget_usd": 0.5, "max_tokens": 9000}},
+            {"name": "Bash", "input": {"command": f"{SWARM} spawn v --backend hidden"}}]},
+        {"text": "Started."}, {"text": "Done."}]))
+    proc = subprocess.run([SWARM, "lead", "--headless", "--model", f"scripted:{script}",
+                           "--backend", "hidden", "--permission-mode", "bypassPermissions",
+                           "--max-budget-usd", "2", "--team", "deep", "--keep", "go"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    team = Team.open("deep")
+    w, v, lead = team.member("w"), team.member("v"), team.member("team-lead")
+    assert (w.depth, w.max_budget_usd, w.max_tokens) == (2, 0.5, 9000)
+    assert v.depth == 2 and lead.depth == 1 and lead.max_budget_usd == 2
+    Team.delete("deep", force=True)

@@ -208,8 +208,10 @@ class Lead(AgentBase, LoopHooks):
         self.environment = environment(self.cwd)  # a subagent working in the lead's cwd reuses it
         # In the team file (its policy reads its rules there), so `team show` says it and
         # `swarm spawn` from its shell is capped.
+        # Its --max-budget-usd too: the team's, which each teammate checks before its calls.
         me = self.team.update_member(LEAD_NAME, permission_mode=self.mode,
-                                     allow_rules=list(options.allow), deny_rules=list(options.deny))
+                                     allow_rules=list(options.allow), deny_rules=list(options.deny),
+                                     max_budget_usd=options.max_budget_usd)
         # The project's hooks, servers and definitions only in a trusted project (the CLI has
         # said what it ignores, or asked): its teammates get the same run's trust.
         self.trust = decide(self.cwd, flag=options.trust_project)

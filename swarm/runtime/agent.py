@@ -292,6 +292,7 @@ class Agent(AgentBase, LoopHooks):
         max_turns = self.member.max_turns or self.definition.max_turns
         if max_turns is not None and self.state.turns >= max_turns:
             return "max_turns"
+        self.budget.read_team(self.team, self.name)  # the loop asks this before each call
         if self.budget.check():
             return "budget_exhausted"
         return None

@@ -12,7 +12,10 @@ import math
 import threading
 from collections.abc import Callable
 
-from swarm.core.state import Usage
+from swarm.core.names import LEAD_NAME
+from swarm.core.state import Usage, read_state
+from swarm.core.team import Team
+from swarm.errors import SwarmError
 from swarm.settings import max_subagent_depth
 
 CHARS_PER_TOKEN = 4  # a streamed reply's output tokens, until the API says how many
@@ -31,9 +34,26 @@ class Budget:
         self._lock = lock
         self.max_usd = max_usd
         self.max_tokens = max_tokens
+        # The team's budget (the lead's --max-budget-usd) and the other members' spend, as
+        # read before the current model call (`read_team`): between chunks only ours moves.
+        self.team_usd: float | None = None
+        self.others_usd = 0.0
+
+    def read_team(self, team: Team, me: str) -> None:
+        """Before each model call: the team's cap and what the rest of the team has spent."""
+        try:
+            config = team.config()
+        except (SwarmError, OSError):
+            return  # a lost team file is the team-gone check's to handle: keep what we knew
+        lead = config.member(LEAD_NAME)
+        self.team_usd = lead.max_budget_usd if lead is not None else None
+        if self.team_usd is None:
+            return
+        states = (read_state(team.name, m.name) for m in config.members if m.name != me)
+        self.others_usd = sum(s.usage.cost_usd for s in states if s is not None)
 
     def check(self, pending: Usage | None = None) -> str | None:
-        if self.max_usd is None and self.max_tokens is None:
+        if self.max_usd is None and self.max_tokens is None and self.team_usd is None:
             return None
         with self._lock:
             spent = Usage()
@@ -46,6 +66,10 @@ class Budget:
         if self.max_tokens is not None and spent.total_tokens >= self.max_tokens:
             return (f"budget_exhausted: used {spent.total_tokens} tokens of its --max-tokens"
                     f" {self.max_tokens}; it makes no more model calls")
+        team = self.others_usd + spent.cost_usd
+        if self.team_usd is not None and team >= self.team_usd:
+            return (f"budget_exhausted: the team spent ${team:.4f} of the lead's"
+                    f" --max-budget-usd ${self.team_usd:g}; it makes no more model calls")
         return None
 
 
