@@ -275,3 +275,16 @@ def test_a_leads_teammates_are_at_depth_two_with_the_caps_it_gave(
     assert (w.depth, w.max_budget_usd, w.max_tokens) == (2, 0.5, 9000)
     assert v.depth == 2 and lead.depth == 1 and lead.max_budget_usd == 2
     Team.delete("deep", force=True)
+
+
+def test_the_team_budget_stops_the_lead_mid_reply(paced: FakeAnthropic, tmp_path: Path) -> None:
+    from tests.lead_fixtures import lead
+
+    paced.push_text(LONG, usage={"input_tokens": 2000, "output_tokens": 1200})
+    proc = lead("--max-budget-usd", "0.01", "--json", "Go.", cwd=tmp_path)
+    assert proc.returncode == 1
+    (stopped,) = [x for x in proc.stderr.splitlines() if "the lead stopped" in x]
+    assert "budget_exhausted: the team spent $0.01" in stopped and "$0.01;" in stopped
+    assert not paced.streams[0].complete
+    cost = json.loads(proc.stdout)["cost_usd"]
+    assert 0.01 <= cost <= 0.01 + ONE_DELTA_USD

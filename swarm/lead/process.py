@@ -298,6 +298,9 @@ class Lead(AgentBase, LoopHooks):
             self.in_turn = False
         if outcome.reason == "interrupted":
             self.transcript.event("interrupted")
+        if outcome.reason == "budget_exhausted" and not outcome.failure:  # refused before a call
+            self._others_cost = self.team_cost() - self.state.usage.cost_usd
+            outcome.failure = self.spend_limit(Usage()) or "budget_exhausted"
         if outcome.last_text:
             self.final_text = outcome.last_text
         self.last_outcome = outcome
