@@ -39,6 +39,9 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("SWARM_TEAM_GONE_GRACE", "60", "seconds a teammate outlives its lost or corrupt team file"),
     Variable("SWARM_AUTO_BACKGROUND_S", "120", "seconds before a foreground subagent backgrounds"),
     Variable("SWARM_MAX_SUBAGENTS", "8", "subagents one agent may run at once"),
+    Variable("SWARM_MAX_SUBAGENTS_TOTAL", "32", "subagents one agent may start over its life"),
+    Variable("SWARM_MAX_SUBAGENT_DEPTH", "3", "longest delegation chain from the person (lead 1, teammate 2, subagent 3)"),
+    Variable("SWARM_DEPTH", "", "set by swarm: the delegation depth of whoever runs the command"),
     Variable("SWARM_LOCK_TIMEOUT", "10", "seconds a send waits for a mailbox lock"),
     Variable("SWARM_PERMISSION_TIMEOUT", "300", "seconds a permission request waits for the lead"),
     Variable("SWARM_PROGRESS_EVERY", "30", "seconds between a headless lead's \"still thinking\" lines"),
@@ -175,6 +178,19 @@ def auto_background_s() -> float:
 
 def max_subagents() -> int:
     return int(number("SWARM_MAX_SUBAGENTS", 8, minimum=1))
+
+
+def max_subagents_total() -> int:
+    return int(number("SWARM_MAX_SUBAGENTS_TOTAL", 32, minimum=1))
+
+
+def max_subagent_depth() -> int:
+    return int(number("SWARM_MAX_SUBAGENT_DEPTH", 3, minimum=1))
+
+
+def command_depth() -> int:
+    """SWARM_DEPTH: the delegation depth of the agent whose command this is (0: unknown)."""
+    return int(number("SWARM_DEPTH", 0))
 
 
 def lock_timeout() -> float:

@@ -205,6 +205,10 @@ class FakeAnthropic(Script, LocalServer):
         # True: every reply's input_tokens is the request's size / 4 (a stand-in for the real
         # count), so benchmarks can compare how much context different callers send.
         self.count_input_tokens = False
+        # > 0: a streamed reply is sent one event at a time, this many seconds apart, and each
+        # stream's fate is recorded in `streams` (a client that stops reading cuts it off).
+        self.stream_pause = 0.0
+        self.streams: list[StreamRecord] = []
         self._routes: list[Route] = []
         self._serve(_make_handler(self))
 
@@ -328,6 +332,15 @@ def sse_events(message: dict[str, Any]) -> list[dict[str, Any]]:
     return events
 
 
+@dataclass
+class StreamRecord:
+    """One paced stream: how many events it had, how many went out, and whether all did."""
+
+    events: int
+    sent: int = 0
+    complete: bool = False
+
+
 class ApiHandler(BaseHTTPRequestHandler):
     """What every fake API's handler shares: keep-alive, no Nagle, the request as `Received`."""
 
@@ -354,6 +367,9 @@ def _make_handler(api: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             body = request.body
             reply = api._answer(request)
             streamed = bool(body.get("stream")) and reply.status == 200
+            if streamed and api.stream_pause > 0:
+                self._paced(sse_events(reply.body), reply.headers)
+                return
             data = sse_body(reply.body) if streamed else json.dumps(reply.body).encode()
             try:
                 self.send_response(reply.status)
@@ -367,6 +383,29 @@ def _make_handler(api: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
                 self.wfile.write(data)
             except (BrokenPipeError, ConnectionResetError):
                 self.close_connection = True  # the client gave up (an interrupted or killed agent)
+
+        def _paced(self, events: list[dict[str, Any]], headers: dict[str, str]) -> None:
+            """Event by event, then the connection closes (no length: it ends the body)."""
+            record = StreamRecord(len(events))
+            with api._lock:
+                api.streams.append(record)
+            self.close_connection = True
+            try:
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream")
+                self.send_header("connection", "close")
+                for name, value in headers.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                for event in events:
+                    self.wfile.write(f"event: {event['type']}\ndata: {json.dumps(event)}\n\n"
+                                     .encode())
+                    self.wfile.flush()
+                    record.sent += 1
+                    time.sleep(api.stream_pause)
+                record.complete = True
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client stopped reading: the stream was cut off
 
         do_POST = _handle
         do_GET = _handle

@@ -149,6 +149,14 @@ def test_effective_tools_narrowing_keeps_team_tools(project: Path) -> None:
         "Read", "SendMessage"]
 
 
+def test_a_definition_caps_spend(project: Path) -> None:
+    write(project / ".swarm/agents/thrifty.md",
+          "---\nmaxBudgetUsd: 0.25\nmax-tokens: 40000\n---\nSpend little.\n")
+    definition = get_definition("thrifty", project)
+    assert (definition.max_budget_usd, definition.max_tokens) == (0.25, 40000)
+    assert definition.defaults() == {"max_budget_usd": 0.25, "max_tokens": 40000}
+
+
 @pytest.mark.parametrize(
     ("text", "field", "fragment"),
     [
@@ -158,6 +166,8 @@ def test_effective_tools_narrowing_keeps_team_tools(project: Path) -> None:
          "must be one of default, acceptEdits, plan, bypassPermissions"),
         ("---\nmax_turns: -3\n---\nbody\n", "max_turns", "greater than or equal to 1"),
         ("---\nmax_turns: many\n---\nbody\n", "max_turns", "integer"),
+        ("---\nmax_budget_usd: 0\n---\nbody\n", "max_budget_usd", "greater than 0"),
+        ("---\nmax_tokens: 0\n---\nbody\n", "max_tokens", "greater than or equal to 1"),
         ("---\ntools: {a: 1}\n---\nbody\n", "tools", "list of tool names"),
         ("---\ndisallowed_tools: [SendMessage]\n---\nbody\n", "disallowed_tools",
          "cannot be disallowed"),

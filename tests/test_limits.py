@@ -58,7 +58,8 @@ def test_max_turns_stops_model_calls(crew: Crew, fake_api: FakeAnthropic) -> Non
 
 def test_budget_stops_model_calls_and_status_shows_the_cost(
         crew: Crew, fake_api: FakeAnthropic) -> None:
-    # 5000 input tokens of sonnet at $3/M + 7 output at $15/M: $0.015105, past a $0.01 budget.
+    # 5000 input tokens of sonnet at $3/M: past a $0.01 budget at the stream's first event
+    # (message_start: its input, 1 output token so far), where the reply is cut off.
     fake_api.push_tool_use("TaskList", {}, usage={"input_tokens": 5000})
     fake_api.push_tool_use("TaskList", {})
     spawn_cli(crew, "w1", "--max-budget-usd", "0.01")
@@ -68,11 +69,11 @@ def test_budget_stops_model_calls_and_status_shows_the_cost(
     assert len(fake_api.messages_requests()) == 1 and fake_api.pending() == 1
     row = status_row(crew, "w1")
     assert row["idle_reason"] == "budget_exhausted"
-    assert row["cost_usd"] == pytest.approx(0.015105)
-    assert row["tokens"] == 5007
+    assert row["cost_usd"] == pytest.approx(0.015015)
+    assert row["tokens"] == 5001
     table = crew.cli("status").stdout
-    assert "idle (budget_exhausted)" in table and "$0.0151" in table
-    assert "team total: 5007 tokens, $0.0151" in table
+    assert "idle (budget_exhausted)" in table and "$0.0150" in table
+    assert "team total: 5001 tokens, $0.0150" in table
 
     crew.send("w1", "keep going")
     wait_until(lambda: status_row(crew, "w1")["detail"] == (

@@ -107,6 +107,7 @@ class Host:
         self.limit: str | None = None
         self.interrupt_after: int | None = None  # interruptible() raises on this call
         self.lacks: set[str] = set()  # tools it does not lend its subagents
+        self.depth = 1  # a teammate a person spawned
 
     def add_usage(self, usage: Usage, turn: bool = True) -> None:
         self.usage.add(usage)
@@ -126,6 +127,9 @@ class Host:
 
     def subagent_limit(self) -> str | None:
         return self.limit
+
+    def spend_limit(self, pending: Usage) -> str | None:
+        return None
 
     def subagent_stopped(self, info: SubagentInfo, final_text: str) -> None:
         self.stopped.append((info, final_text))

@@ -4,11 +4,29 @@ from __future__ import annotations
 
 import click
 
-from swarm.cli.common import emit, json_option, mode_cap, open_team, refuse_teammate, team_option
+from swarm.cli.common import (
+    acting_member,
+    emit,
+    json_option,
+    mode_cap,
+    open_team,
+    refuse_teammate,
+    team_option,
+)
 from swarm.cli.helptext import examples
 from swarm.core.names import PERMISSION_MODES
+from swarm.core.team import Team
 from swarm.ops.spawner import SpawnRequest
 from swarm.ops.spawner import spawn as do_spawn
+from swarm.settings import command_depth
+
+
+def spawner_depth(team: Team) -> int:
+    """The delegation depth of who runs `swarm spawn`: a person 0; a member (the lead's shell)
+    its entry's; a subagent's command says its own (SWARM_DEPTH), which is deeper."""
+    name = acting_member()
+    member = team.config().member(name) if name else None
+    return max(member.depth if member else 0, command_depth() if name else 0)
 
 
 @click.command(epilog=examples(
@@ -38,7 +56,10 @@ from swarm.ops.spawner import spawn as do_spawn
 @click.option("--color", default=None,
               help="Pane and status colour: a name (blue, bright_green, ...) or #rrggbb.")
 @click.option("--max-turns", type=int, default=None, help="Stop after this many model calls.")
-@click.option("--max-budget-usd", type=float, default=None, help="Stop past this cost.")
+@click.option("--max-budget-usd", type=float, default=None,
+              help="Stop at this cost (USD, its subagents' included), mid-reply if need be.")
+@click.option("--max-tokens", type=int, default=None,
+              help="Stop at this many tokens (its subagents' included), mid-reply if need be.")
 @click.option("--mcp", "mcp", multiple=True, metavar="NAME",
               help="Give the teammate this MCP server (see `swarm mcp list`); repeatable.")
 @click.option("--trust-project", is_flag=True,
@@ -48,7 +69,8 @@ def spawn(name: str, team_name: str | None, prompt: str | None, prompt_file: cli
           agent_type: str, model: str | None, backend: str | None, cwd: str | None,
           worktree: bool, plan_mode_required: bool, permission_mode: str | None,
           allow: tuple[str, ...], deny: tuple[str, ...], color: str | None,
-          max_turns: int | None, max_budget_usd: float | None, mcp: tuple[str, ...],
+          max_turns: int | None, max_budget_usd: float | None, max_tokens: int | None,
+          mcp: tuple[str, ...],
           trust_project: bool, as_json: bool) -> None:
     """Start a teammate NAME in its own pane (or hidden)."""
     refuse_teammate("spawn")
@@ -59,7 +81,8 @@ def spawn(name: str, team_name: str | None, prompt: str | None, prompt_file: cli
         name, prompt=prompt, agent_type=agent_type, model=model,
         backend=backend, cwd=cwd, worktree=worktree, plan_mode_required=plan_mode_required,
         permission_mode=permission_mode, allow=allow, deny=deny, color=color,
-        max_turns=max_turns, max_budget_usd=max_budget_usd, mcp=mcp, cap=mode_cap(team),
+        max_turns=max_turns, max_budget_usd=max_budget_usd, max_tokens=max_tokens, mcp=mcp,
+        cap=mode_cap(team), depth=spawner_depth(team) + 1,
         trust_project=trust_project,
     ))
     for line in result.trust_notices:  # project configuration ignored: one line says so

@@ -53,6 +53,8 @@ class DefinitionFields(BaseModel):
     disallowed_tools: list[str] = Field(default_factory=list)
     model: str | None = None
     max_turns: int | None = Field(default=None, ge=1, strict=True)
+    max_budget_usd: float | None = Field(default=None, gt=0)
+    max_tokens: int | None = Field(default=None, ge=1, strict=True)
     permission_mode: str | None = None
     color: str | None = None
     isolation: str | None = None

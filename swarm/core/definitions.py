@@ -38,7 +38,7 @@ Source = Literal["builtin", "user", "project"]
 
 # Front-matter keys a user may write; camelCase / dashed spellings are accepted as aliases.
 FIELDS = ("name", "description", "tools", "disallowed_tools", "model", "max_turns",
-          "permission_mode", "color", "isolation", "omit_project_memory", "mcp_servers",
+          "max_budget_usd", "max_tokens", "permission_mode", "color", "isolation", "omit_project_memory", "mcp_servers",
           "background", "hooks")
 # The seeds' keys that mean nothing here: accepted, with a note that they do nothing.
 NOTED_FIELDS = ("skills", "effort", "memory", "critical_system_reminder_experimental")
@@ -168,6 +168,8 @@ class AgentDefinition(Record, kw_only=True):
     disallowed_tools: list[str] = []
     model: str | None = None
     max_turns: int | None = None
+    max_budget_usd: float | None = None  # its spend, its subagents' included (swarm.runtime.budget)
+    max_tokens: int | None = None
     permission_mode: str | None = None
     color: str | None = None
     isolation: str | None = None
@@ -185,7 +187,7 @@ class AgentDefinition(Record, kw_only=True):
 
     def defaults(self) -> dict[str, Any]:
         """Spawn defaults this definition gives (command-line flags override them)."""
-        keys = ("model", "max_turns", "permission_mode", "color")
+        keys = ("model", "max_turns", "max_budget_usd", "max_tokens", "permission_mode", "color")
         return {k: getattr(self, k) for k in keys if getattr(self, k) is not None}
 
 

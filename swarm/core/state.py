@@ -107,6 +107,7 @@ class SubagentInfo(Record, kw_only=True):
     started_at: str = field(default_factory=utcnow_iso)
     ended_at: str | None = None
     worktree: str | None = None  # a kept worktree's path
+    depth: int = 0  # its delegation depth from the person: its parent's plus one
 
 
 class AgentState(Record, kw_only=True):

@@ -87,6 +87,10 @@ class Member(Record, kw_only=True):
     deny_rules: list[str] = []
     max_turns: int | None = None
     max_budget_usd: float | None = None
+    max_tokens: int | None = None  # its tokens, its subagents' included
+    # The length of the delegation chain from the person: 1 for the lead or a teammate a
+    # person spawned, 2 for one the lead spawned (swarm.runtime.budget.depth_refusal).
+    depth: int = 1
     mcp_servers: list[str] = []  # `spawn --mcp NAME`
     # The digest of the project configuration its spawner trusted for this run only
     # (--trust-project, SWARM_TRUST_PROJECT=1): the process trusts that digest, nothing else.

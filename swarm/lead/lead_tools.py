@@ -59,6 +59,7 @@ class LeadHost(ToolHost, Protocol):
     spawn_defaults: SpawnDefaults
     watch: Watch
     mode: str  # the lead's own permission mode: the most it grants (SpawnTeammate, AnswerPlan)
+    depth: int  # its delegation depth from the person (its teammates are one more)
 
     def notice(self, text: str) -> None: ...
 
@@ -78,6 +79,8 @@ class SpawnTeammateInput(ToolInput):
     worktree: bool | None = None
     plan_mode_required: bool | None = None
     permission_mode: Annotated[Mode | None, BlankIsNone] = None
+    max_budget_usd: float | None = None
+    max_tokens: int | None = None
 
 
 class SpawnTeammate(Tool):
@@ -88,7 +91,8 @@ class SpawnTeammate(Tool):
         " like, to report back with SendMessage). Idle teammates also claim tasks from the task"
         " list. agent_type picks an agent definition (default general-purpose); model defaults"
         " to the team's teammate model. permission_mode: at most your own mode (a higher one is"
-        " refused)."
+        " refused). max_budget_usd / max_tokens: its spending cap (its subagents' included):"
+        " it stops at it, mid-reply if need be."
     )
     input_model = SpawnTeammateInput
 
@@ -114,7 +118,8 @@ class SpawnTeammate(Tool):
             backend=defaults.backend, cwd=defaults.cwd, worktree=bool(args.worktree),
             plan_mode_required=bool(args.plan_mode_required),
             permission_mode=args.permission_mode,
-            inherit_mode=defaults.permission_mode,
+            inherit_mode=defaults.permission_mode, max_budget_usd=args.max_budget_usd,
+            max_tokens=args.max_tokens, depth=host.depth + 1,
             allow=defaults.allow, deny=defaults.deny, cap=ModeCap("the lead", host.mode),
             trust_project=defaults.trust_project,
         ))

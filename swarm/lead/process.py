@@ -29,7 +29,7 @@ from swarm.core.liveness import is_alive
 from swarm.core.names import LEAD_NAME, PERMISSION_MODES
 from swarm.core.protocol import PlanApprovalResponse
 from swarm.core.rules import Decision, validate_rule
-from swarm.core.state import SubagentInfo, end_child_command, read_state, write_state
+from swarm.core.state import SubagentInfo, Usage, end_child_command, read_state, write_state
 from swarm.core.team import Team, TeamConfig
 from swarm.core.workspace_trust import decide
 from swarm.errors import BadInputError, OperationFailedError, TurnInterrupted
@@ -40,7 +40,7 @@ from swarm.ops.health import observe
 from swarm.runtime.base import AgentBase
 from swarm.runtime.builder import AgentParts, LoopParts, build_agent
 from swarm.runtime.interfaces import LoopHooks
-from swarm.runtime.loop import TurnOutcome
+from swarm.runtime.loop import Loop, TurnOutcome
 from swarm.runtime.models import check_model_spec, default_model_spec, load_model
 from swarm.runtime.models.base import Model, ModelReply
 from swarm.runtime.prompts import environment
@@ -202,12 +202,16 @@ class Lead(AgentBase, LoopHooks):
         self._turn_thread: threading.Thread | None = None
         self.model_name = self.model_spec  # what a subagent's model `inherit` means
         self.mode = options.permission_mode  # its own tool use; the most it grants (LeadHost)
+        self.depth = 1  # the person's own delegate (LeadHost, SubagentHost)
+        self._others_cost = 0.0  # the teammates' spend when the current model call began
         self.state.mode = self.mode
         self.environment = environment(self.cwd)  # a subagent working in the lead's cwd reuses it
         # In the team file (its policy reads its rules there), so `team show` says it and
         # `swarm spawn` from its shell is capped.
+        # Its --max-budget-usd too: the team's, which each teammate checks before its calls.
         me = self.team.update_member(LEAD_NAME, permission_mode=self.mode,
-                                     allow_rules=list(options.allow), deny_rules=list(options.deny))
+                                     allow_rules=list(options.allow), deny_rules=list(options.deny),
+                                     max_budget_usd=options.max_budget_usd)
         # The project's hooks, servers and definitions only in a trusted project (the CLI has
         # said what it ignores, or asked): its teammates get the same run's trust.
         self.trust = decide(self.cwd, flag=options.trust_project)
@@ -294,6 +298,9 @@ class Lead(AgentBase, LoopHooks):
             self.in_turn = False
         if outcome.reason == "interrupted":
             self.transcript.event("interrupted")
+        if outcome.reason == "budget_exhausted" and not outcome.failure:  # refused before a call
+            self._others_cost = self.team_cost() - self.state.usage.cost_usd
+            outcome.failure = self.spend_limit(Usage()) or "budget_exhausted"
         if outcome.last_text:
             self.final_text = outcome.last_text
         self.last_outcome = outcome
@@ -401,6 +408,21 @@ class Lead(AgentBase, LoopHooks):
 
     def subagent_limit(self) -> str | None:
         return "budget_exhausted" if self.over_budget() else None
+
+    def before_call(self, loop: Loop) -> None:
+        super().before_call(loop)
+        if self.options.max_budget_usd is not None:  # the others' spend, read once a call
+            self._others_cost = self.team_cost() - self.state.usage.cost_usd
+
+    def spend_limit(self, pending: Usage) -> str | None:
+        """The team's budget (`--max-budget-usd`): the members' spend when the call began, the
+        lead's own now, plus the call under way (checked between its streamed chunks)."""
+        budget = self.options.max_budget_usd
+        spent = self._others_cost + self.state.usage.cost_usd + pending.cost_usd
+        if budget is None or spent < budget:
+            return None
+        return (f"budget_exhausted: the team spent ${spent:.4f} of the lead's --max-budget-usd"
+                f" ${budget:g}; the lead makes no more model calls")
 
     def subagent_stopped(self, info: SubagentInfo, final_text: str) -> None:
         self.extensions.subagent_stop(info, final_text)  # the `SubagentStop` hooks

@@ -118,6 +118,7 @@ class ServedHost:
     def __init__(self, options: ServeOptions) -> None:
         # The most it grants: SpawnTeammate and AnswerPlan check it (core/names.ModeCap).
         self.mode = self.cap = validate_mode(options.permission_mode)
+        self.depth = 1  # the client it serves is the person's delegate: its teammates are 2
         self.member = validate_agent_name(options.member) if options.member is not None else None
         self.name = self.member or LEAD_NAME
         self.requested = validate_team_name(options.team) if options.team is not None else None

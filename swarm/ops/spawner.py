@@ -37,6 +37,7 @@ from swarm.core.worktrees import (
 from swarm.errors import BadInputError, SwarmError
 from swarm.ops.clients import EXTERNAL, serve_command
 from swarm.ops.health import observe_member
+from swarm.runtime.budget import depth_refusal
 from swarm.runtime.models import check_model_spec, default_model_spec
 from swarm.runtime.models.providers import PASS_VARIABLES
 
@@ -101,6 +102,9 @@ class SpawnRequest(Struct, dict=True):
     color: str | None = None
     max_turns: int | None = None
     max_budget_usd: float | None = None
+    max_tokens: int | None = None
+    # Its delegation depth from the person: its spawner's plus one (a person's shell: 1).
+    depth: int = 1
     mcp: tuple[str, ...] = ()
     # The spawner's own mode when a member spawns (None: a person): the new teammate's mode
     # may not exceed it.
@@ -145,6 +149,11 @@ def spawn(team: Team, request: SpawnRequest,
         raise BadInputError("--max-turns must be at least 1")
     if req.max_budget_usd is not None and req.max_budget_usd <= 0:
         raise BadInputError("--max-budget-usd must be positive")
+    if req.max_tokens is not None and req.max_tokens < 1:
+        raise BadInputError("--max-tokens must be at least 1")
+    refused = depth_refusal(req.depth, f"spawning teammate {clean}")
+    if refused:
+        raise BadInputError(refused)
     notice = None
     spec = req.model or defaults.get("model")
     if not spec:
@@ -168,7 +177,9 @@ def spawn(team: Team, request: SpawnRequest,
             color=color or defaults.get("color"), plan_mode_required=req.plan_mode_required,
             permission_mode=mode, backend=choice.backend, allow_rules=allow_rules,
             deny_rules=deny_rules, max_turns=req.max_turns or defaults.get("max_turns"),
-            max_budget_usd=req.max_budget_usd, tmux_socket=settings.tmux_socket(),
+            max_budget_usd=req.max_budget_usd or defaults.get("max_budget_usd"),
+            max_tokens=req.max_tokens or defaults.get("max_tokens"), depth=req.depth,
+            tmux_socket=settings.tmux_socket(),
             mcp_servers=mcp_servers,
             trusted_config=trust.config.digest() if trust.for_run else None, **place,
         )

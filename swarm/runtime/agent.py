@@ -43,6 +43,7 @@ from swarm.core.state import (
     RESTARTED,
     AgentState,
     SubagentInfo,
+    Usage,
     read_state,
     update_state,
     write_state,
@@ -54,6 +55,7 @@ from swarm.core.workspace_trust import decide
 from swarm.errors import AgentStopped, ModelAPIError, describe_error
 from swarm.log import configure as configure_logging
 from swarm.runtime.base import AgentBase
+from swarm.runtime.budget import Budget
 from swarm.runtime.builder import AgentParts, LoopParts, build_agent
 from swarm.runtime.console import Console, brief
 from swarm.runtime.extensions.loader import checkout_of
@@ -110,6 +112,10 @@ class Agent(AgentBase, LoopHooks):
         self.definition = get_definition(self.member.agent_type, self.cwd, project=self.project)
         self.model_name = (self.member.model or self.definition.model
                            or default_model_spec()[0])
+        self.depth = self.member.depth  # SubagentHost: its subagents are one deeper
+        self.budget = Budget(lambda: self.state.usage, self._lock,
+                             self.member.max_budget_usd or self.definition.max_budget_usd,
+                             self.member.max_tokens or self.definition.max_tokens)
         # A restart keeps the mode it was in (a plan approved before it exited stays approved).
         resumed_mode = previous.mode if previous and previous.mode else None
         if resumed_mode == "bypassPermissions" and self.member.plan_mode_required:
@@ -215,10 +221,10 @@ class Agent(AgentBase, LoopHooks):
         self.console.show(*lines)
 
     def subagent_limit(self) -> str | None:
-        budget = self.member.max_budget_usd
-        if budget is not None and self.state.usage.cost_usd >= budget:
-            return "budget_exhausted"
-        return None
+        return "budget_exhausted" if self.budget.check() else None
+
+    def spend_limit(self, pending: Usage) -> str | None:
+        return self.budget.check(pending)  # its own calls' and its subagents'
 
     def subagent_stopped(self, info: SubagentInfo, final_text: str) -> None:
         log.debug("subagent %s %s", info.agent_id, info.status)
@@ -286,8 +292,8 @@ class Agent(AgentBase, LoopHooks):
         max_turns = self.member.max_turns or self.definition.max_turns
         if max_turns is not None and self.state.turns >= max_turns:
             return "max_turns"
-        budget = self.member.max_budget_usd
-        if budget is not None and self.state.usage.cost_usd >= budget:
+        self.budget.read_team(self.team, self.name)  # the loop asks this before each call
+        if self.budget.check():
             return "budget_exhausted"
         return None
 
@@ -352,6 +358,12 @@ class Agent(AgentBase, LoopHooks):
         return TurnOutcome()
 
     def after_turn(self, outcome: TurnOutcome) -> None:
+        if outcome.reason == "budget_exhausted":
+            # One line for the pane, the idle note and status; and for the model, which reads
+            # it at its next input (a respawn with a larger cap goes on from there).
+            outcome.failure = outcome.failure or self.budget.check() or "budget_exhausted"
+            self.loop.add({"role": "user", "content": [
+                {"type": "text", "text": f"[swarm] {outcome.failure}"}]})
         report = task_report(self.team, self.name, self.state.current_task, outcome, self.turn)
         detail = outcome.failure or (f"stopped: {outcome.reason}"
                                      if outcome.reason not in ("available",) else None)

@@ -60,6 +60,11 @@ class LoopHooks:
         wait them. May raise a SwarmError to give the call up (a teammate asked to shut down)."""
         time.sleep(delay)
 
+    def spend_limit(self, pending: Usage) -> str | None:
+        """Between the streamed chunks of a model call, with its usage so far: one line to cut
+        the reply off (a spending cap is reached), or None."""
+        return None
+
     def on_reply(self, reply: ModelReply) -> None:
         """After each model reply (usage, what the pane shows)."""
 
@@ -157,6 +162,12 @@ class SubagentHost(Protocol):
 
     def subagent_limit(self) -> str | None:
         """A reason every subagent must stop now (the host's budget is spent), or None."""
+
+    def spend_limit(self, pending: Usage) -> str | None:
+        """A subagent's call under way (`pending` so far) on top of the host's spend reaches
+        the host's cap: the line that cuts it off, or None."""
+
+    depth: int  # the host's delegation depth from the person (its subagents are one more)
 
     def subagent_stopped(self, info: SubagentInfo, final_text: str) -> None:
         """A subagent ended (completed, failed or stopped): the `SubagentStop` event."""

@@ -53,7 +53,7 @@ class Loop:
     def request(self) -> ModelRequest:
         return ModelRequest(self.system, self.messages, [t.spec() for t in self.tools.values()],
                             on_text=self.hooks.on_text, on_retry=self.hooks.retry_wait,
-                            cache_marks=self.cache_marks)
+                            on_usage=self.hooks.spend_limit, cache_marks=self.cache_marks)
 
     def run(self, user_content: list[dict[str, Any]] | None = None) -> TurnOutcome:
         """One turn. `user_content` starts it (None: the caller already added the input)."""
@@ -82,6 +82,9 @@ class Loop:
                 self.hooks.on_reply(reply)
                 self.add({"role": "assistant", "content": reply.content})
                 outcome.last_text = reply.text().strip() or outcome.last_text
+                if reply.stopped:  # cut off mid-reply at a cap: its tool calls never came
+                    outcome.reason, outcome.failure = "budget_exhausted", reply.stopped
+                    return outcome
                 uses = reply.tool_uses()
                 if not uses:
                     return outcome

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import random
 import time
-from collections.abc import Callable
 from typing import Any
 
 from swarm import settings
@@ -21,6 +20,7 @@ from swarm.big_import import big_import
 from swarm.core.secrets import redact
 from swarm.core.state import Usage
 from swarm.errors import ModelAPIError
+from swarm.runtime.budget import estimate_output
 from swarm.runtime.models.base import Block, ModelReply, ModelRequest
 from swarm.runtime.models.prices import price_usage
 from swarm.runtime.models.providers import PROVIDERS
@@ -106,27 +106,34 @@ def _non_empty(message: dict[str, Any]) -> dict[str, Any]:
     return {**message, "content": kept or [{"type": "text", "text": "(no content)"}]}
 
 
-def reply_from_message(model_id: str, message: Any, provider: str = "anthropic") -> ModelReply:
-    """SDK `Message` -> `ModelReply` with plain-dict blocks and priced usage."""
+def reply_from_message(model_id: str, message: Any, provider: str = "anthropic",
+                       stopped: str | None = None, streamed_chars: int = 0) -> ModelReply:
+    """SDK `Message` -> `ModelReply` with plain-dict blocks and priced usage. `stopped`: the
+    reply was cut off mid-stream (a cap): its text so far, no half-streamed tool call, and its
+    output tokens estimated from `streamed_chars`."""
     blocks: list[Block] = []
     for block in message.content:
         kind = getattr(block, "type", None)
         if kind == "text":
             blocks.append({"type": "text", "text": block.text})
-        elif kind == "tool_use":
+        elif kind == "tool_use" and stopped is None:
             blocks.append(
                 {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
             )
         # thinking / server-tool blocks are not part of swarm's conversation shape
-    u = message.usage
+    usage = _usage(model_id, provider, message.usage, streamed_chars)
+    return ModelReply(content=blocks, stop_reason="budget_exhausted" if stopped
+                      else message.stop_reason or "end_turn", usage=usage, stopped=stopped)
+
+
+def _usage(model_id: str, provider: str, u: Any, streamed_chars: int = 0) -> Usage:
     usage = Usage(
         input_tokens=u.input_tokens or 0,
-        output_tokens=u.output_tokens or 0,
+        output_tokens=estimate_output(u.output_tokens or 0, streamed_chars),
         cache_creation_input_tokens=u.cache_creation_input_tokens or 0,
         cache_read_input_tokens=u.cache_read_input_tokens or 0,
     )
-    price_usage(provider, model_id, usage)
-    return ModelReply(content=blocks, stop_reason=message.stop_reason or "end_turn", usage=usage)
+    return price_usage(provider, model_id, usage)
 
 
 class AnthropicModel:
@@ -186,24 +193,41 @@ class AnthropicModel:
         wait = request.on_retry or (lambda problem, delay: time.sleep(delay))
         while True:
             try:
-                message = self._request(params, request.on_text)
+                if request.on_text is None:
+                    return reply_from_message(self.name, self._client.messages.create(**params),
+                                              self.provider)
+                return self._stream(params, request)
             except Exception as exc:
                 delay = self._retry_delay(exc, attempt)
                 if delay is None:
                     raise self._final_error(exc, attempt + 1) from None
                 problem = str(self._final_error(exc, attempt + 1))
-            else:
-                return reply_from_message(self.name, message, self.provider)
             wait(problem, delay)  # outside the except: what it raises is its own
             attempt += 1
 
-    def _request(self, params: dict[str, Any], on_text: Callable[[str], None] | None) -> Any:
-        if on_text is None:
-            return self._client.messages.create(**params)
+    def _stream(self, params: dict[str, Any], request: ModelRequest) -> ModelReply:
+        """Text to `on_text` as it comes; after each event, the usage so far to `on_usage`
+        (input tokens come at message_start, output tokens only at the end: estimated till
+        then). A line from it cuts the reply off: leaving the `with` closes the connection."""
+        on_text, on_usage = request.on_text, request.on_usage
+        streamed = 0
         with self._client.messages.stream(**params) as stream:
-            for text in stream.text_stream:
-                on_text(text)
-            return stream.get_final_message()
+            for event in stream:
+                if event.type == "content_block_delta":
+                    delta = event.delta
+                    if delta.type == "text_delta":
+                        streamed += len(delta.text)
+                        if on_text is not None:
+                            on_text(delta.text)
+                    elif delta.type == "input_json_delta":
+                        streamed += len(delta.partial_json)
+                if on_usage is not None and event.type != "message_stop":
+                    snapshot = stream.current_message_snapshot
+                    stop = on_usage(_usage(self.name, self.provider, snapshot.usage, streamed))
+                    if stop:
+                        return reply_from_message(self.name, snapshot, self.provider,
+                                                  stopped=stop, streamed_chars=streamed)
+            return reply_from_message(self.name, stream.get_final_message(), self.provider)
 
     def _retry_delay(self, exc: Exception, attempt: int) -> float | None:
         """Seconds to wait before retrying `exc`, or None when it must not be retried."""

@@ -34,6 +34,10 @@ class ModelRequest:
     # raise to give the call up. None: a plain sleep.
     on_retry: Callable[[str, float], None] | None = field(default=None, compare=False,
                                                            repr=False)
+    # Called between streamed chunks with the call's usage so far (priced; output estimated):
+    # a line means stop the reply now (a spending cap is reached). None: never stopped.
+    on_usage: Callable[[Usage], str | None] | None = field(default=None, compare=False,
+                                                          repr=False)
     # Messages whose last block also gets a cache breakpoint: a fork marks where its parent's
     # last request ended, so that prefix is sent byte for byte as the parent sent it.
     cache_marks: tuple[int, ...] = ()
@@ -41,8 +45,9 @@ class ModelRequest:
 
 class ModelReply(Struct, dict=True):
     content: list[Block]
-    stop_reason: str = "end_turn"  # "end_turn" | "tool_use" | "max_tokens"
+    stop_reason: str = "end_turn"  # "end_turn" | "tool_use" | "max_tokens" | "budget_exhausted"
     usage: Usage = msgspec.field(default_factory=Usage)
+    stopped: str | None = None  # why the reply was cut off (budget_exhausted: on_usage's line)
 
     def tool_uses(self) -> list[Block]:
         return [b for b in self.content if b.get("type") == "tool_use"]

@@ -24,6 +24,7 @@ from swarm.big_import import big_import
 from swarm.core.secrets import redact
 from swarm.core.state import Usage
 from swarm.errors import ModelAPIError
+from swarm.runtime.budget import CHARS_PER_TOKEN, estimate_output
 from swarm.runtime.models.base import Block, ModelReply, ModelRequest
 from swarm.runtime.models.prices import price_usage
 from swarm.runtime.models.providers import ollama_base_url
@@ -167,7 +168,7 @@ class OpenAIModel:
         try:
             if request.on_text is None:
                 return self.parse_completion(self._post(params))
-            return self._stream(params, request.on_text)
+            return self._stream(params, request.on_text, request.on_usage)
         except self._openai.OpenAIError as exc:
             raise self._final_error(exc) from None
 
@@ -193,18 +194,31 @@ class OpenAIModel:
                       choice.finish_reason if choice is not None else None,
                       usage_of(self.name, self.provider, completion.usage))
 
-    def _stream(self, params: dict[str, Any], on_text: Callable[[str], None]) -> ModelReply:
+    def _stream(self, params: dict[str, Any], on_text: Callable[[str], None],
+                on_usage: Callable[[Usage], str | None] | None = None) -> ModelReply:
         text: list[str] = []
         calls: dict[int, dict[str, str]] = {}
         finish: str | None = None
         usage: Any = None
+        # Usage comes only with the last chunk: till then the input is the request's size and
+        # the output what has streamed, both over four (swarm.runtime.budget).
+        prompt = len(json.dumps(params["messages"])) // CHARS_PER_TOKEN
+        streamed = 0
         stream = self._post({**params, "stream": True, "stream_options": {"include_usage": True}})
         with stream:
             for chunk in stream:
+                if on_usage is not None and usage is None:
+                    so_far = price_usage(self.provider, self.name, Usage(
+                        input_tokens=prompt, output_tokens=estimate_output(0, streamed)))
+                    stop = on_usage(so_far)
+                    if stop:  # cut off: leaving the `with` closes the connection
+                        return ModelReply([{"type": "text", "text": "".join(text)}],
+                                          "budget_exhausted", so_far, stopped=stop)
                 usage = chunk.usage or usage
                 for choice in chunk.choices[:1]:
                     delta = choice.delta
                     if delta.content:
+                        streamed += len(delta.content)
                         text.append(delta.content)
                         on_text(delta.content)
                     for call in delta.tool_calls or []:
@@ -213,6 +227,7 @@ class OpenAIModel:
                         if call.function is not None:
                             slot["name"] = call.function.name or slot["name"]
                             slot["arguments"] += call.function.arguments or ""
+                            streamed += len(call.function.arguments or "")
                     finish = choice.finish_reason or finish
         uses = [_tool_use(c["id"], c["name"], c["arguments"]) for _, c in sorted(calls.items())]
         return _reply("".join(text), uses, finish, usage_of(self.name, self.provider, usage))

@@ -32,6 +32,7 @@ from swarm.core.store import utcnow_iso
 from swarm.core.transcript import Transcript
 from swarm.core.watch import Waker
 from swarm.errors import NotFoundError, SwarmError, ToolError, describe_error
+from swarm.runtime.budget import depth_refusal
 from swarm.runtime.builder import LoopParts
 from swarm.runtime.interfaces import SubagentHost
 from swarm.runtime.models import check_model_spec, load_model, provider_of
@@ -45,7 +46,13 @@ from swarm.runtime.subagents.tools import (
 )
 from swarm.runtime.tools.builtin import Tool, ToolResult
 from swarm.runtime.tools.registry import all_tools
-from swarm.settings import auto_background_s, max_subagents, mcp_timeout, mcp_tool_timeout
+from swarm.settings import (
+    auto_background_s,
+    max_subagents,
+    max_subagents_total,
+    mcp_timeout,
+    mcp_tool_timeout,
+)
 
 if TYPE_CHECKING:  # the thread machinery and git helpers load with the first subagent
     from swarm.core.worktrees import WorktreeRecord
@@ -92,6 +99,7 @@ class Subagents:
     def start(self, request: SubagentRequest) -> ToolResult:
         """The `Agent` tool: start one, then wait for it (foreground) or return (background)."""
         self._room()
+        self._allowed()
         sub, content = self._build(request)
         run = sub.start(content)
         self.host.trace(f"started {sub.agent_id} ({sub.info.subagent_type}"
@@ -113,6 +121,20 @@ class Subagents:
             raise ToolError(f"{len(running)} subagents are running ({', '.join(running)}): the"
                             f" limit is {cap} at once (SWARM_MAX_SUBAGENTS). Wait for one to end"
                             " (AgentStatus) or stop one (AgentStop), then start this one.")
+
+    def _allowed(self) -> None:
+        """A new one is refused past the delegation depth cap, and past SWARM_MAX_SUBAGENTS_TOTAL
+        started by this agent over its life (its earlier processes' included: their
+        transcripts are numbered), each in one line the model reads and the pane shows."""
+        refused = depth_refusal(self.host.depth + 1, "Agent")
+        started = self._next - 1
+        if not refused and started >= max_subagents_total():
+            refused = (f"Agent refused: {self.host.name} has started {started} subagents, the"
+                       f" most one agent may (SWARM_MAX_SUBAGENTS_TOTAL={max_subagents_total()});"
+                       " do the rest yourself")
+        if refused:
+            self.host.trace(refused)
+            raise ToolError(refused)
 
     def _build(self, request: SubagentRequest) -> tuple[Subagent, list[dict[str, Any]]]:
         """A new subagent and its first input: a fork of the host, or one of a type."""
@@ -214,7 +236,7 @@ class Subagents:
             definition and definition.background)
         return SubagentInfo(agent_id=agent_id, subagent_type=definition.name if definition
                             else FORK_TYPE, description=request.description,
-                            background=background,
+                            background=background, depth=self.host.depth + 1,
                             worktree=str(worktree.path) if worktree else None)
 
     def _message_tool(self, agent_id: str) -> ParentMessage:

@@ -90,8 +90,10 @@ class Subagent(LoopHooks):
         host = runner.host
         # Its tools work in its cwd as its parent (the same env); its calls get the parent's
         # PreToolUse (in the policy) and PostToolUse (the parent loop's tool hooks).
+        # SWARM_DEPTH: a `swarm spawn` from its commands counts the chain through it.
         ctx = ToolContext(team=host.team, name=host.name, cwd=parts.cwd, host=self,
-                          env=tool_env(host.team.name, host.name))
+                          env={**tool_env(host.team.name, host.name),
+                               "SWARM_DEPTH": str(parts.info.depth)})
         self.loop = build_loop(self, ctx, parts.loop, host.loop.tool_hooks)
 
     @property
@@ -173,6 +175,9 @@ class Subagent(LoopHooks):
         self._check()
         self.info.tool_uses += 1
         return result
+
+    def spend_limit(self, pending: Usage) -> str | None:
+        return self.runner.host.spend_limit(pending)  # its spend is its parent's
 
     def stop_reason(self) -> str | None:
         self._check()
