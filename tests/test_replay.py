@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from swarm.core.team import Team
+from swarm.ops.demo import WORKERS
 from swarm.ops.messages import team_messages
 from tests.agent_fixtures import SWARM
 from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
@@ -64,7 +65,7 @@ def team_record(team: str) -> dict[str, Any]:
 
     def clean(text: str) -> str:
         text = text.replace(team, "<team>")
-        text = re.sub(r"\b[0-9a-f]{8,}\b|toolu_\w+", "<id>", text)
+        text = re.sub(r"\b[0-9a-f-]{36}\b|\b[0-9a-f]{8,}\b|toolu_\w+", "<id>", text)
         return re.sub(r"\d+(\.\d+)?s\b", "<n>s", text)
 
     messages = sorted((a.to, a.message.sender, clean(a.message.text)) for a in team_messages(t))
@@ -113,7 +114,10 @@ def test_a_recorded_lead_job_replays_offline_with_the_same_messages_and_tasks(
     members = {m["member"]: m for m in report["members"]}
     assert members["team-lead"]["matched"] == calls == members["team-lead"]["recorded"]
     assert members["alice"]["matched"] == members["alice"]["recorded"] >= 3
-    assert team_record("again") == recorded
+    again = team_record("again")
+    assert again["tasks"] == recorded["tasks"]
+    assert set(again["messages"]) ^ set(recorded["messages"]) == set()
+    assert again["messages"] == recorded["messages"]
 
     text = replay(directory, "--team", "third", cwd=tmp_path)
     assert text.returncode == 0, text.stdout + text.stderr
@@ -155,6 +159,9 @@ def test_a_changed_agent_definition_diverges_at_that_teammate(
     assert proc.returncode == 0, proc.stderr
     path = directory / "bob.jsonl"
     wait_until(lambda: path.exists() and len(path.read_text().splitlines()) >= 2, timeout=30)
+    done = subprocess.run([SWARM, "wait", "--team", "solo", "--until", "idle", "--timeout", "30"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
 
     same = replay(directory, "--team", "solo2", "--json", cwd=tmp_path)
     assert same.returncode == 0, same.stdout + same.stderr
@@ -174,11 +181,10 @@ def test_demo_records_and_replays(tmp_path: Path, swarm_home: Path) -> None:
     proc = subprocess.run([SWARM, "demo", "--backend", "hidden", "--record", str(directory)],
                           capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert sorted(p.name for p in directory.glob("*.jsonl")) == [
-        "worker-1.jsonl", "worker-2.jsonl", "worker-3.jsonl"]
+    assert sorted(p.stem for p in directory.glob("*.jsonl")) == sorted(WORKERS)
     again = replay(directory, "--json", cwd=tmp_path)
     report = json.loads(again.stdout)
-    assert sorted(m["member"] for m in report["members"]) == ["worker-1", "worker-2", "worker-3"]
+    assert sorted(m["member"] for m in report["members"]) == sorted(WORKERS)
     assert sum(m["matched"] for m in report["members"]) >= 3
 
 
