@@ -48,8 +48,21 @@ class Difference(Struct):
     now: str
 
 
+# Messages from several teammates that reached one input together: their order is the order
+# they arrived in, which a replay does not reproduce (compared sorted).
+_TEAMMATE_MESSAGE = re.compile(r"<teammate-message\b.*?</teammate-message>", re.S)
+
+
+def _sorted_batches(text: str) -> str:
+    found = _TEAMMATE_MESSAGE.findall(text)
+    if len(found) < 2:
+        return text
+    ordered = iter(sorted(found))
+    return _TEAMMATE_MESSAGE.sub(lambda _: next(ordered), text)
+
+
 def normalise(text: str, team: str) -> str:
-    out = redact(text)
+    out = _sorted_batches(redact(text))
     if team:  # as a whole word: team `rec` is not in "directory"
         out = re.sub(rf"(?<![\w-]){re.escape(team)}(?![\w-])", "<team>", out)
     for pattern, placeholder in _VOLATILE:
@@ -61,8 +74,8 @@ def _snippets(a: str, b: str) -> tuple[str, str]:
     """Each side from a little before the first character that differs."""
     at = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
     start = max(0, at - 40)
-    cut = (lambda s: ("…" if start else "") + s[start:start + SNIPPET])
-    return cut(a), cut(b)
+    lead = "…" if start else ""
+    return lead + a[start:start + SNIPPET], lead + b[start:start + SNIPPET]
 
 
 def _block_parts(block: dict[str, Any]) -> list[tuple[str, str]]:
@@ -93,6 +106,9 @@ def first_difference(recorded: dict[str, Any], recorded_team: str, now: dict[str
         na, nb = normalise(a, recorded_team), normalise(b, now_team)
         if na == nb:
             return None
+        if (_TEAMMATE_MESSAGE.search(na) and _TEAMMATE_MESSAGE.search(nb)
+                and _TEAMMATE_MESSAGE.sub("", na) == _TEAMMATE_MESSAGE.sub("", nb)):
+            label += " (order: other teammates' messages reached this input)"
         ra, rb = _snippets(na, nb)
         return Difference(label, ra, rb)
 
