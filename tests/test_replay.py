@@ -193,3 +193,63 @@ def test_replay_of_a_directory_without_a_recording_is_a_clear_error(tmp_path: Pa
     assert proc.returncode == 2
     (line,) = proc.stderr.splitlines()
     assert line.startswith("swarm: error: ") and "no recording" in line
+
+
+def spawn_recorded(directory: Path, prompt: str, env: dict[str, str] | None = None,
+                   team: str = "solo", cwd: Path | None = None) -> None:
+    proc = subprocess.run([SWARM, "team", "create", team], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    proc = subprocess.run(
+        [SWARM, "spawn", "bob", "--team", team, "--model", "shell", "--backend", "hidden",
+         "--permission-mode", "bypassPermissions", "--record", str(directory), "--prompt",
+         prompt], capture_output=True, text=True, env={**os.environ, **(env or {})},
+        cwd=cwd or directory.parent)
+    assert proc.returncode == 0, proc.stderr
+    done = subprocess.run([SWARM, "wait", "--team", team, "--until", "idle", "--timeout", "30"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_secret_never_reaches_the_recording_and_the_replay_still_matches(
+        tmp_path: Path) -> None:
+    """A credential the teammate holds, pasted into its prompt: kept as ***, in its file and in
+    run.json (the command line); the replay, without the credential, gets *** and matches."""
+    secret = "sk-ant-live-0123456789abcdef"
+    directory = tmp_path / "rec"
+    spawn_recorded(directory, f"The key is {secret}.\n$ echo deploying",
+                   {"ANTHROPIC_API_KEY": secret}, cwd=tmp_path)
+    kept = (directory / "bob.jsonl").read_text()
+    assert secret not in kept and "***" in kept
+    assert secret not in (directory / "run.json").read_text()
+    proc = replay(directory, "--team", "solo2", "--json", cwd=tmp_path,
+                  env={"ANTHROPIC_API_KEY": ""})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (member,) = json.loads(proc.stdout)["members"]
+    assert member["matched"] == member["recorded"] >= 2
+
+
+def test_a_changed_tool_result_is_the_divergence(tmp_path: Path) -> None:
+    """The teammate's command reads a file; the file changed before the replay."""
+    (tmp_path / "input.txt").write_text("first\n")
+    directory = tmp_path / "rec"
+    spawn_recorded(directory, f"$ cat {tmp_path / 'input.txt'}")
+    (tmp_path / "input.txt").write_text("second\n")
+    proc = replay(directory, "--team", "solo2", "--json", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    (first,) = json.loads(proc.stdout)["diverged"]
+    assert first["member"] == "bob" and first["what"].endswith("tool result")
+    assert "first" in first["recorded"] and "second" in first["now"]
+
+
+def test_record_into_a_directory_that_holds_a_recording_is_refused(tmp_path: Path) -> None:
+    directory = tmp_path / "rec"
+    spawn_recorded(directory, "$ echo one")
+    before = (directory / "bob.jsonl").read_text()
+    proc = subprocess.run(
+        [SWARM, "spawn", "carol", "--team", "solo", "--model", "shell", "--backend", "hidden",
+         "--record", str(directory), "--prompt", "$ echo two"], capture_output=True, text=True)
+    assert proc.returncode == 2
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith("swarm: error: ") and "already holds a recording" in line
+    assert (directory / "bob.jsonl").read_text() == before
+    assert Team.open("solo").config().member("carol") is None

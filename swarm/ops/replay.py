@@ -22,6 +22,7 @@ from msgspec import Struct, field
 from msgspec.structs import asdict
 
 from swarm.backends.hidden import swarm_argv
+from swarm.core.secrets import redact
 from swarm.core.store import ensure_dir, write_bytes_atomic
 from swarm.core.team import Team
 from swarm.errors import BadInputError
@@ -44,7 +45,8 @@ def begin_recording(directory: Path, argv: list[str], cwd: Path) -> Path:
         raise BadInputError(f"--record {directory} already holds a recording: give a new"
                             " directory (a replay of it: `swarm replay DIR`)")
     ensure_dir(directory)
-    data = {"argv": argv, "cwd": str(cwd), "recorded_at": time.time()}
+    # A credential on the command line (a prompt) is kept as *** like the requests are.
+    data = {"argv": [redact(word) for word in argv], "cwd": str(cwd), "recorded_at": time.time()}
     write_bytes_atomic(directory / RUN_FILE, json.dumps(data, indent=1).encode())
     os.environ["SWARM_RECORD"] = str(directory)
     return directory
