@@ -57,6 +57,11 @@ def start_recording(directory: Path | None, replace: dict[str, Any] | None = Non
     begin_recording(directory, [*options, "--", *positional], Path.cwd())
 
 
+def one_line(text: str | None, width: int = 110) -> str:
+    flat = (text or "").replace("\n", "⏎")
+    return flat if len(flat) <= width else flat[:width - 1] + "…"
+
+
 @click.command(epilog=examples(
     "swarm lead --headless --record rec/ 'split the tests'",
     "swarm replay rec/",
@@ -90,7 +95,8 @@ def replay(directory: Path, team_name: str | None, prompt: str | None, timeout: 
                 lines.append(f"  {m.member}: {m.matched} of {m.recorded} requests matched")
                 continue
             lines += [f"  {m.member}: diverged at request {m.request}: {m.what}",
-                      f"    recorded: {m.recorded_text}", f"    now:      {m.now}"]
+                      f"    recorded: {one_line(m.recorded_text)}",
+                      f"    now:      {one_line(m.now)}"]
         lines.append("diverged" if report.diverged else "no divergence")
         return visible("\n".join(lines))
 

@@ -32,7 +32,7 @@ _VOLATILE = (
     (re.compile(r"\b(?=[0-9a-f]*\d)[0-9a-f]{8,}\b"), "<id>"),
     (re.compile(r"\b\d+(\.\d+)?\s?(ms|s|sec|secs|seconds?|m|min|minutes?|h)\b"), "<n>s"),
     (re.compile(r"\bpid[ =:]?\d+", re.I), "pid <n>"),
-    (re.compile(r"/tmp/[^\s\"'`)]*"), "<tmp>"),
+    (re.compile(r"/tmp/[^\s\"'`)<>]*"), "<tmp>"),
 )
 
 
@@ -70,9 +70,22 @@ def normalise(text: str, team: str) -> str:
     return out
 
 
+def _first_change(a: str, b: str) -> int:
+    return next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y),
+                min(len(a), len(b)))
+
+
+def _in_teammate_message(a: str, b: str) -> bool:
+    """The texts first differ inside a teammate's message on both sides: which teammates'
+    messages a wake found is timing, an order divergence."""
+    at = _first_change(a, b)
+    return all(any(m.start() <= at < m.end() for m in _TEAMMATE_MESSAGE.finditer(text))
+               for text in (a, b))
+
+
 def _snippets(a: str, b: str) -> tuple[str, str]:
     """Each side from a little before the first character that differs."""
-    at = next((i for i, (x, y) in enumerate(zip(a, b, strict=False)) if x != y), min(len(a), len(b)))
+    at = _first_change(a, b)
     start = max(0, at - 40)
     lead = "…" if start else ""
     return lead + a[start:start + SNIPPET], lead + b[start:start + SNIPPET]
@@ -106,8 +119,7 @@ def first_difference(recorded: dict[str, Any], recorded_team: str, now: dict[str
         na, nb = normalise(a, recorded_team), normalise(b, now_team)
         if na == nb:
             return None
-        if (_TEAMMATE_MESSAGE.search(na) and _TEAMMATE_MESSAGE.search(nb)
-                and _TEAMMATE_MESSAGE.sub("", na) == _TEAMMATE_MESSAGE.sub("", nb)):
+        if _in_teammate_message(na, nb):
             label += " (order: other teammates' messages reached this input)"
         ra, rb = _snippets(na, nb)
         return Difference(label, ra, rb)
