@@ -60,6 +60,17 @@ def read_recording(path: Path) -> list[dict[str, Any]]:
     return calls
 
 
+def _redacted(value: Any) -> Any:
+    """Every string in `value` redacted (before JSON escapes a secret's quote or backslash)."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _redacted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return value
+
+
 class RecordingModel:
     """Any model, with each call appended to the member's file."""
 
@@ -75,7 +86,7 @@ class RecordingModel:
         reply = self.inner.complete(request)
         entry = {"team": self.team, "request": request_data(request, self.name),
                  "reply": msgspec.to_builtins(reply)}
-        line = redact(json.dumps(entry, ensure_ascii=False)) + "\n"
+        line = json.dumps(_redacted(entry), ensure_ascii=False) + "\n"
         with self._lock:
             append_line(self.path, line.encode())
         return reply
@@ -145,10 +156,6 @@ class NoProvider:
 
     def complete(self, request: ModelRequest) -> ModelReply:
         return ModelReply([{"type": "text", "text": f"(a replay does not call {self.name})"}])
-
-
-def replaying() -> bool:
-    return bool(settings.replay_dir())
 
 
 def wrap(model: Model, team: str, member: str) -> Model:
