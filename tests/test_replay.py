@@ -253,3 +253,8 @@ def test_record_into_a_directory_that_holds_a_recording_is_refused(tmp_path: Pat
     assert line.startswith("swarm: error: ") and "already holds a recording" in line
     assert (directory / "bob.jsonl").read_text() == before
     assert Team.open("solo").config().member("carol") is None
+    # --prompt belongs to a recorded lead: one line, no team made.
+    teams = {t.name for t in Team.list()}
+    bad = replay(directory, "--prompt", "other", cwd=tmp_path)
+    assert bad.returncode == 2 and "--prompt replaces a recorded lead's prompt" in bad.stderr
+    assert len(bad.stderr.splitlines()) == 1 and {t.name for t in Team.list()} == teams
