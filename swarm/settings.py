@@ -348,3 +348,20 @@ def in_iterm2() -> bool:
 def completing() -> bool:
     """The shell's completion script is asking for completions (a Tab), not running a command."""
     return bool(raw("_SWARM_COMPLETE"))
+
+
+# Set by swarm itself for the processes it starts (`--record DIR`, `swarm replay`), passed to
+# teammates with the other SWARM_ variables; not user settings, so not in VARIABLES.
+def record_dir() -> str:
+    """`--record DIR`: where each member's model requests and replies are kept."""
+    return raw("SWARM_RECORD")
+
+
+def replay_dir() -> str:
+    """`swarm replay DIR`: the recording whose replies every member gets instead of a model."""
+    return raw("SWARM_REPLAY")
+
+
+def replay_out() -> str:
+    """Where a replaying member writes what matched and where it diverged."""
+    return raw("SWARM_REPLAY_OUT")

@@ -10,6 +10,7 @@ import click
 
 from swarm.cli.common import table
 from swarm.cli.helptext import examples
+from swarm.cli.replay import record_option, start_recording
 from swarm.core import records
 from swarm.core.names import BACKENDS
 from swarm.core.tasks import Task
@@ -38,12 +39,15 @@ if TYPE_CHECKING:
               help="Where the workers run (default: $SWARM_BACKEND or auto).")
 @click.option("--timeout", type=float, default=120.0, show_default=True,
               help="Seconds the demo may take before it gives up.")
-def demo(with_lead: bool, keep: bool, backend: str | None, timeout: float) -> None:
+@record_option
+def demo(with_lead: bool, keep: bool, backend: str | None, timeout: float,
+         record: Path | None) -> None:
     """Run an offline team of three shell workers on this directory.
 
     With --lead, a scripted lead (no API key) does it the way `swarm lead` does: it plans
     tasks, spawns shell teammates and a scripted one, and the session ends with a report.
     """
+    start_recording(record)
     if with_lead:
         lead_demo(keep, backend, timeout)
         return

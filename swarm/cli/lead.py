@@ -9,6 +9,7 @@ import click
 
 from swarm.cli.completion import complete_team
 from swarm.cli.helptext import examples
+from swarm.cli.replay import record_option, start_recording
 from swarm.cli.trust import review_for_lead
 from swarm.core.user_config import default_mode
 from swarm.errors import OperationFailedError, SessionInterrupted, WaitTimeoutError
@@ -58,12 +59,13 @@ from swarm.lead.process import LEAD_MODES, LeadOptions
 @click.option("--report", "report_path", type=click.Path(dir_okay=False, path_type=Path),
               default=None, help="At the end, write the run report (as `swarm report --html`)"
               " to this file.")
+@record_option
 def lead(prompt: str | None, team_name: str | None, model: str | None,
          teammate_model: str | None, backend: str | None, cwd: str | None, approvals: str,
          coordinator: bool, headless: bool, as_json: bool, timeout: float | None,
          max_teammates: int, max_budget_usd: float | None, keep: bool, resume: bool,
          trust_project: bool, report_path: Path | None, permission_mode: str | None,
-         allow: tuple[str, ...], deny: tuple[str, ...]) -> None:
+         allow: tuple[str, ...], deny: tuple[str, ...], record: Path | None) -> None:
     """An LLM lead turns one request into a coordinated team.
 
     In a terminal: type requests; the lead spawns teammates, hands out tasks, reacts to their
@@ -74,6 +76,7 @@ def lead(prompt: str | None, team_name: str | None, model: str | None,
     interactive = not headless and sys.stdin.isatty() and sys.stdout.isatty()
     if not interactive and not prompt and not sys.stdin.isatty():
         prompt = sys.stdin.read().strip() or None
+    start_recording(record, {"prompt": prompt})
     options = LeadOptions(
         prompt=prompt, team=team_name, model=model, teammate_model=teammate_model,
         backend=None if backend == "auto" else backend, cwd=cwd, approvals=approvals,

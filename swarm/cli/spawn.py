@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import click
 
 from swarm.cli.common import (
@@ -14,6 +16,7 @@ from swarm.cli.common import (
     team_option,
 )
 from swarm.cli.helptext import examples
+from swarm.cli.replay import record_option, start_recording
 from swarm.core.names import PERMISSION_MODES
 from swarm.core.team import Team
 from swarm.ops.spawner import SpawnRequest
@@ -64,19 +67,21 @@ def spawner_depth(team: Team) -> int:
               help="Give the teammate this MCP server (see `swarm mcp list`); repeatable.")
 @click.option("--trust-project", is_flag=True,
               help="Trust the project's hooks, servers and definitions for this run only.")
+@record_option
 @json_option
 def spawn(name: str, team_name: str | None, prompt: str | None, prompt_file: click.File | None,
           agent_type: str, model: str | None, backend: str | None, cwd: str | None,
           worktree: bool, plan_mode_required: bool, permission_mode: str | None,
           allow: tuple[str, ...], deny: tuple[str, ...], color: str | None,
           max_turns: int | None, max_budget_usd: float | None, max_tokens: int | None,
-          mcp: tuple[str, ...],
-          trust_project: bool, as_json: bool) -> None:
+          mcp: tuple[str, ...], trust_project: bool, as_json: bool,
+          record: Path | None) -> None:
     """Start a teammate NAME in its own pane (or hidden)."""
     refuse_teammate("spawn")
     if prompt_file is not None:
         prompt = prompt_file.read()  # type: ignore[attr-defined]
     team = open_team(team_name)
+    start_recording(record, {"prompt": prompt, "prompt_file": None, "team_name": team.name})
     result = do_spawn(team, SpawnRequest(
         name, prompt=prompt, agent_type=agent_type, model=model,
         backend=backend, cwd=cwd, worktree=worktree, plan_mode_required=plan_mode_required,

@@ -43,6 +43,7 @@ from swarm.runtime.interfaces import LoopHooks
 from swarm.runtime.loop import Loop, TurnOutcome
 from swarm.runtime.models import check_model_spec, default_model_spec, load_model
 from swarm.runtime.models.base import Model, ModelReply
+from swarm.runtime.models.recording import wrap
 from swarm.runtime.prompts import environment
 from swarm.runtime.tools.builtin import Tool, kill_tree
 
@@ -187,7 +188,7 @@ class Lead(AgentBase, LoopHooks):
             raise BadInputError(f"{NO_MODEL} ({exc})") from None
         super().__init__(self._open_team(), LEAD_NAME)
         try:
-            self._build(options, model)
+            self._build(options, wrap(model, self.team.name, LEAD_NAME))
         except BaseException:
             if not options.resume:  # a team this session created but never led
                 Team.delete(self.team.name, force=True)

@@ -65,6 +65,7 @@ from swarm.runtime.interfaces import LoopHooks
 from swarm.runtime.loop import Loop, TurnOutcome
 from swarm.runtime.models import default_model_spec, load_model
 from swarm.runtime.models.base import ModelReply
+from swarm.runtime.models.recording import wrap
 from swarm.runtime.orphan import OrphanCheck, close_own_pane
 from swarm.runtime.permissions.asking import Asker
 from swarm.runtime.prompts import TeammatePrompt
@@ -125,7 +126,7 @@ class Agent(AgentBase, LoopHooks):
         tools = {n: every[n] for n in names if n in every}
         if self.member.plan_mode_required:
             tools["ExitPlanMode"] = every["ExitPlanMode"]
-        model = load_model(self.model_name, cwd=str(self.cwd))
+        model = wrap(load_model(self.model_name, cwd=str(self.cwd)), self.team.name, name)
         # Hooks and MCP servers (the servers start in run(), their tools join base_tools then);
         # the tools and the system prompt by mode come from refresh().
         built = build_agent(AgentParts(

@@ -34,6 +34,10 @@ def load_model(spec: str, *, cwd: str | None = None, like: Model | None = None) 
         from swarm.runtime.models.scripted import ScriptedModel
 
         return ScriptedModel(str(script_path(parsed, cwd)))
+    if settings.replay_dir():  # a replay never calls a provider (members get recorded.wrap's)
+        from swarm.runtime.models.recording import NoProvider
+
+        return NoProvider(parsed.text)
     sibling = getattr(like, "sibling", None)
     if sibling is not None and provider_of(like) == parsed.provider:
         return sibling(parsed.model)  # type: ignore[no-any-return]

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from msgspec import Struct
 
+from swarm import settings
 from swarm.errors import BadInputError
 from swarm.runtime.models.anthropic_model import ALIASES
 from swarm.runtime.models.providers import PROVIDERS
@@ -112,7 +113,7 @@ def check_model_spec(spec: str, *, cwd: str | None = None, parent: str | None = 
         from swarm.runtime.models.scripted import load_turns
 
         load_turns(script_path(parsed, cwd))  # a missing or broken script fails here
-    elif not parsed.offline:
+    elif not parsed.offline and not settings.replay_dir():  # a replay calls no provider
         problem = PROVIDERS[parsed.provider].problem()
         if problem:
             raise BadInputError(f"model {parsed.text} cannot run here: {problem}"

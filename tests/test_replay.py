@@ -1,0 +1,260 @@
+"""Record and replay (issue 36 part 4): `--record DIR` keeps every model request and reply per
+member; `swarm replay DIR` reruns the team offline from them and reports where it diverged.
+
+Real processes: a headless `swarm lead` whose model is the fake Messages API
+(tests/fake_anthropic.py), `shell` teammates as real `swarm agent` processes; the replay runs
+with the fake server stopped."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import stat
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from swarm.core.team import Team
+from swarm.ops.demo import WORKERS
+from swarm.ops.messages import team_messages
+from tests.agent_fixtures import SWARM
+from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
+from tests.helpers import wait_until
+from tests.lead_fixtures import lead
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("lead_env")]
+
+BYPASS = ("--permission-mode", "bypassPermissions")
+FINAL = "Both tasks are done."
+
+
+class OneTeammate:
+    """The lead: two tasks for one shell teammate (owned, so nothing races), shut it down when
+    the team is quiet, then the final answer."""
+
+    def __init__(self) -> None:
+        self.stage = "plan"
+
+    def __call__(self, body: dict[str, Any]) -> Scripted:
+        text = last_user_text(body)
+        if self.stage == "plan":
+            self.stage = "wait"
+            return reply("Two tasks for alice.", [
+                ("TaskCreate", {"subject": "one", "description": "$ echo one"}),
+                ("TaskCreate", {"subject": "two", "description": "$ echo two"}),
+                ("TaskUpdate", {"task_id": "1", "owner": "alice"}),
+                ("TaskUpdate", {"task_id": "2", "owner": "alice"}),
+                ("SpawnTeammate", {"name": "alice", "prompt": "Do your tasks.\n$ echo ready",
+                                   "permission_mode": "bypassPermissions"})])
+        if self.stage == "wait" and "<team-quiet>" in text:
+            self.stage = "shutdown"
+            return reply(None, [("SendMessage", {"to": "alice", "message": {
+                "type": "shutdown_request", "reason": "the work is done"}})])
+        if self.stage == "shutdown":
+            self.stage = "done"
+            return reply(FINAL)
+        return reply("Noted.")
+
+
+def team_record(team: str) -> dict[str, Any]:
+    """The team's messages and tasks without ids and times (what a replay must reproduce)."""
+    t = Team.open(team)
+
+    def clean(text: str) -> str:
+        text = text.replace(team, "<team>")
+        text = re.sub(r"\b[0-9a-f-]{36}\b|\b[0-9a-f]{8,}\b|toolu_\w+", "<id>", text)
+        return re.sub(r"\d+(\.\d+)?s\b", "<n>s", text)
+
+    messages = sorted((a.to, a.message.sender, clean(a.message.text)) for a in team_messages(t))
+    tasks = [(x.id, x.subject, x.status, x.owner, clean(x.result or ""))
+             for x in t.tasks.list()]
+    return {"messages": messages, "tasks": tasks}
+
+
+def replay(directory: Path, *args: str, cwd: Path,
+           env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([SWARM, "replay", str(directory), *args], capture_output=True,
+                          text=True, cwd=cwd, timeout=120, env={**os.environ, **(env or {})})
+
+
+def record_lead(fake_api: FakeAnthropic, tmp_path: Path) -> Path:
+    fake_api.fallback = OneTeammate()
+    directory = tmp_path / "rec"
+    proc = lead(*BYPASS, "--keep", "--team", "rec", "--record", str(directory),
+                "Echo one and two.", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == FINAL
+    return directory
+
+
+def test_a_recorded_lead_job_replays_offline_with_the_same_messages_and_tasks(
+        fake_api: FakeAnthropic, tmp_path: Path, swarm_home: Path) -> None:
+    directory = record_lead(fake_api, tmp_path)
+    recorded = team_record("rec")
+    assert [t[2] for t in recorded["tasks"]] == ["completed", "completed"]
+    # One file per member, private, holding no credential.
+    for name in ("team-lead", "alice"):
+        path = directory / f"{name}.jsonl"
+        assert stat.S_IMODE(path.stat().st_mode) == 0o600
+        assert "test-key" not in path.read_text()
+    lines = [json.loads(x) for x in (directory / "team-lead.jsonl").read_text().splitlines()]
+    assert len(lines) == len(fake_api.messages_requests())
+    assert lines[0]["request"]["messages"][0]["content"][0]["text"] == "Echo one and two."
+    assert lines[0]["reply"]["content"][1]["name"] == "TaskCreate"
+    calls = len(fake_api.messages_requests())
+    fake_api.close()  # offline from here: a replay never calls a provider
+
+    proc = replay(directory, "--team", "again", "--json", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    assert report["diverged"] == []
+    members = {m["member"]: m for m in report["members"]}
+    assert members["team-lead"]["matched"] == calls == members["team-lead"]["recorded"]
+    assert members["alice"]["matched"] == members["alice"]["recorded"] >= 3
+    again = team_record("again")
+    assert again["tasks"] == recorded["tasks"]
+    assert set(again["messages"]) ^ set(recorded["messages"]) == set()
+    assert again["messages"] == recorded["messages"]
+
+    text = replay(directory, "--team", "third", cwd=tmp_path)
+    assert text.returncode == 0, text.stdout + text.stderr
+    assert "no divergence" in text.stdout and "team-lead" in text.stdout
+
+
+def test_a_changed_prompt_is_reported_as_the_divergence(
+        fake_api: FakeAnthropic, tmp_path: Path, swarm_home: Path) -> None:
+    directory = record_lead(fake_api, tmp_path)
+    fake_api.close()
+    proc = replay(directory, "--team", "changed", "--prompt", "Echo one, two and three.",
+                  "--json", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    report = json.loads(proc.stdout)
+    (first,) = [d for d in report["diverged"] if d["member"] == "team-lead"]
+    assert first["request"] == 1 and first["what"].startswith("message 1")
+    assert "Echo one, two and three." in first["now"] and "Echo one and two." in first["recorded"]
+    # The run still ends with the recorded answers: the team did the same work.
+    assert [t[2] for t in team_record("changed")["tasks"]] == ["completed", "completed"]
+    text = replay(directory, "--team", "changed2", "--prompt", "Other words.", cwd=tmp_path)
+    assert text.returncode == 1
+    assert "team-lead: diverged at request 1: message 1" in text.stdout
+
+
+def test_a_changed_agent_definition_diverges_at_that_teammate(
+        fake_api: FakeAnthropic, tmp_path: Path, swarm_home: Path) -> None:
+    agents = swarm_home / "agents"
+    agents.mkdir(parents=True)
+    definition = agents / "echoer.md"
+    definition.write_text("---\nname: echoer\ndescription: echoes\n---\nYou echo things.\n")
+    directory = tmp_path / "rec"
+    proc = subprocess.run([SWARM, "team", "create", "solo"], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    proc = subprocess.run(
+        [SWARM, "spawn", "bob", "--team", "solo", "--model", "shell", "--agent-type", "echoer",
+         "--backend", "hidden", "--permission-mode", "bypassPermissions", "--record",
+         str(directory), "--prompt", "$ echo hello"], capture_output=True, text=True,
+        cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    path = directory / "bob.jsonl"
+    wait_until(lambda: path.exists() and len(path.read_text().splitlines()) >= 2, timeout=30)
+    done = subprocess.run([SWARM, "wait", "--team", "solo", "--until", "idle", "--timeout", "30"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+    same = replay(directory, "--team", "solo2", "--json", cwd=tmp_path)
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert json.loads(same.stdout)["members"][0]["member"] == "bob"
+
+    definition.write_text("---\nname: echoer\ndescription: echoes\n---\nYou echo loudly.\n")
+    changed = replay(directory, "--team", "solo3", "--json", cwd=tmp_path)
+    assert changed.returncode == 1, changed.stdout + changed.stderr
+    (first,) = json.loads(changed.stdout)["diverged"]
+    assert (first["member"], first["request"], first["what"]) == ("bob", 1, "system prompt")
+    assert "echo loudly" in first["now"] and "echo things" in first["recorded"]
+
+
+def test_demo_records_and_replays(tmp_path: Path, swarm_home: Path) -> None:
+    (tmp_path / "a.txt").write_text("a\n")
+    directory = tmp_path / "rec"
+    proc = subprocess.run([SWARM, "demo", "--backend", "hidden", "--record", str(directory)],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert sorted(p.stem for p in directory.glob("*.jsonl")) == sorted(WORKERS)
+    again = replay(directory, "--json", cwd=tmp_path)
+    report = json.loads(again.stdout)
+    assert sorted(m["member"] for m in report["members"]) == sorted(WORKERS)
+    assert sum(m["matched"] for m in report["members"]) >= 3
+
+
+def test_replay_of_a_directory_without_a_recording_is_a_clear_error(tmp_path: Path) -> None:
+    proc = replay(tmp_path / "nothing", cwd=tmp_path)
+    assert proc.returncode == 2
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith("swarm: error: ") and "no recording" in line
+
+
+def spawn_recorded(directory: Path, prompt: str, env: dict[str, str] | None = None,
+                   team: str = "solo", cwd: Path | None = None) -> None:
+    proc = subprocess.run([SWARM, "team", "create", team], capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    proc = subprocess.run(
+        [SWARM, "spawn", "bob", "--team", team, "--model", "shell", "--backend", "hidden",
+         "--permission-mode", "bypassPermissions", "--record", str(directory), "--prompt",
+         prompt], capture_output=True, text=True, env={**os.environ, **(env or {})},
+        cwd=cwd or directory.parent)
+    assert proc.returncode == 0, proc.stderr
+    done = subprocess.run([SWARM, "wait", "--team", team, "--until", "idle", "--timeout", "30"],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+
+
+def test_a_secret_never_reaches_the_recording_and_the_replay_still_matches(
+        tmp_path: Path) -> None:
+    """A credential the teammate holds, pasted into its prompt: kept as ***, in its file and in
+    run.json (the command line); the replay, without the credential, gets *** and matches."""
+    secret = "sk-ant-live-0123456789abcdef"
+    directory = tmp_path / "rec"
+    spawn_recorded(directory, f"The key is {secret}.\n$ echo deploying",
+                   {"ANTHROPIC_API_KEY": secret}, cwd=tmp_path)
+    kept = (directory / "bob.jsonl").read_text()
+    assert secret not in kept and "***" in kept
+    assert secret not in (directory / "run.json").read_text()
+    proc = replay(directory, "--team", "solo2", "--json", cwd=tmp_path,
+                  env={"ANTHROPIC_API_KEY": ""})
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (member,) = json.loads(proc.stdout)["members"]
+    assert member["matched"] == member["recorded"] >= 2
+
+
+def test_a_changed_tool_result_is_the_divergence(tmp_path: Path) -> None:
+    """The teammate's command reads a file; the file changed before the replay."""
+    (tmp_path / "input.txt").write_text("first\n")
+    directory = tmp_path / "rec"
+    spawn_recorded(directory, f"$ cat {tmp_path / 'input.txt'}")
+    (tmp_path / "input.txt").write_text("second\n")
+    proc = replay(directory, "--team", "solo2", "--json", cwd=tmp_path)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    (first,) = json.loads(proc.stdout)["diverged"]
+    assert first["member"] == "bob" and first["what"].endswith("tool result")
+    assert "first" in first["recorded"] and "second" in first["now"]
+
+
+def test_record_into_a_directory_that_holds_a_recording_is_refused(tmp_path: Path) -> None:
+    directory = tmp_path / "rec"
+    spawn_recorded(directory, "$ echo one")
+    before = (directory / "bob.jsonl").read_text()
+    proc = subprocess.run(
+        [SWARM, "spawn", "carol", "--team", "solo", "--model", "shell", "--backend", "hidden",
+         "--record", str(directory), "--prompt", "$ echo two"], capture_output=True, text=True)
+    assert proc.returncode == 2
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith("swarm: error: ") and "already holds a recording" in line
+    assert (directory / "bob.jsonl").read_text() == before
+    assert Team.open("solo").config().member("carol") is None
+    # --prompt belongs to a recorded lead: one line, no team made.
+    teams = {t.name for t in Team.list()}
+    bad = replay(directory, "--prompt", "other", cwd=tmp_path)
+    assert bad.returncode == 2 and "--prompt replaces a recorded lead's prompt" in bad.stderr
+    assert len(bad.stderr.splitlines()) == 1 and {t.name for t in Team.list()} == teams
