@@ -29,6 +29,7 @@ from swarm.core.workspace_trust import ProjectConfig, decide
 from swarm.core.worktrees import WorktreeRecord, create, finish, record_fields
 from swarm.errors import BadInputError, SwarmError
 from swarm.ops.health import observe_member
+from swarm.runtime.clis.base import find_cli
 from swarm.runtime.models import check_model_spec, default_model_spec
 from swarm.runtime.models.providers import PASS_VARIABLES
 
@@ -54,6 +55,7 @@ class SpawnResult(Struct, dict=True):
     warnings: list[str] = field(default_factory=list)  # its definition's ignored keys and tools
     # Project configuration ignored (untrusted), and a trust file that could not be used.
     trust_notices: list[str] = field(default_factory=list)
+    agent: str | None = None  # `--agent`: the agent CLI it is
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -103,6 +105,8 @@ class SpawnRequest(Struct, dict=True):
     # Trust the project's configuration for this run (--trust-project): the teammate gets the
     # grant for this digest.
     trust_project: bool = False
+    # `--agent claude-code`: the teammate is that CLI (swarm.runtime.clis), not swarm's loop.
+    agent: str | None = None
 
 
 def spawn(team: Team, request: SpawnRequest,
@@ -139,10 +143,13 @@ def spawn(team: Team, request: SpawnRequest,
         raise BadInputError("--max-budget-usd must be positive")
     notice = None
     spec = req.model or defaults.get("model")
-    if not spec:
+    if req.agent is not None:  # the CLI has its own models and credentials
+        find_cli(req.agent)  # installed, or one line saying so before anything is made
+    elif not spec:
         spec, notice = default_model_spec()
     # Before anything is registered: credentials for its provider, a script that parses.
-    spec = check_model_spec(spec, cwd=str(workdir))
+    if req.agent is None:
+        spec = check_model_spec(spec, cwd=str(workdir))
     allow_rules = [validate_rule(r) for r in req.allow]
     deny_rules = [validate_rule(r) for r in req.deny]
     lasting_rules()  # a bad rule in config.toml fails here, not in the teammate at its start
@@ -161,7 +168,7 @@ def spawn(team: Team, request: SpawnRequest,
             permission_mode=mode, backend=choice.backend, allow_rules=allow_rules,
             deny_rules=deny_rules, max_turns=req.max_turns or defaults.get("max_turns"),
             max_budget_usd=req.max_budget_usd, tmux_socket=settings.tmux_socket(),
-            mcp_servers=mcp_servers,
+            mcp_servers=mcp_servers, agent=req.agent,
             trusted_config=trust.config.digest() if trust.for_run else None, **place,
         )
         registered = True
@@ -175,7 +182,8 @@ def spawn(team: Team, request: SpawnRequest,
         raise
     return SpawnResult(agent_id=member.agent_id, name=clean, team=team.name,
                        backend=choice.backend, backend_reason=choice.reason, pane_id=pane_id,
-                       pid=pid, model=spec, permission_mode=mode, notice=notice,
+                       pid=pid, model=spec or f"{req.agent}'s default", agent=req.agent,
+                       permission_mode=mode, notice=notice,
                        warnings=list(definition.warnings),
                        trust_notices=[n for n in (trust.warning, trust.notice()) if n])
 
@@ -250,7 +258,7 @@ def respawn(team: Team, request: SpawnRequest) -> SpawnResult:
         validate_mode(permission_mode)
         if request.cap is not None:
             request.cap.check(permission_mode)
-    if model is not None:
+    if model is not None and not member.agent:
         model = check_model_spec(model, cwd=member.cwd or ".")
     status = observe_member(team, member)
     if status.state not in ("dead", "exited") or not _claim_restart(team, member.name):
@@ -302,7 +310,7 @@ def _relaunch(team: Team, member: Member) -> SpawnResult:
     return SpawnResult(agent_id=member.agent_id, name=member.name, team=team.name,
                        backend=member.backend or "hidden", backend_reason="as first spawned",
                        pane_id=pane_id, pid=pid, model=member.model or "",
-                       permission_mode=member.permission_mode)
+                       permission_mode=member.permission_mode, agent=member.agent)
 
 
 class WakeResult(Struct, dict=True):

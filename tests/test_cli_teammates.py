@@ -1,0 +1,193 @@
+"""Teammates that are another agent CLI (issue 33 parts 1 and 2): the real Claude Code, driven by
+`swarm agent` over its stream-json interface, pointed at the fake Anthropic API, with swarm's
+MCP server (`swarm mcp serve --as NAME`) as its team tools and its permission-prompt tool."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from swarm.core.mailbox import Mailbox
+from swarm.core.state import read_state
+from swarm.core.team import Team
+from tests.agent_clis import cli_home, cli_path
+from tests.agent_fixtures import run_swarm
+from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
+from tests.helpers import wait_until
+
+TEAM = "alpha"
+
+
+def ok(*args: str, timeout: float = 60.0) -> str:
+    proc = run_swarm(*args, timeout=timeout)
+    assert proc.returncode == 0, f"swarm {' '.join(args)}: {proc.stderr}"
+    return proc.stdout
+
+
+@pytest.fixture
+def claude_env(tmp_path: Path, fake_api: FakeAnthropic,
+               monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
+    """The real `claude` on PATH, a private HOME, the fake API; team alpha."""
+    exe = cli_path("claude")
+    monkeypatch.setenv("PATH", f"{exe.parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("HOME", str(cli_home(tmp_path, "claude")))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+    monkeypatch.setenv("SWARM_TEAM", TEAM)
+    ok("team", "create", TEAM)
+    yield fake_api
+    state = read_state(TEAM, "cc")  # whatever the test left running ends with it
+    if state is not None and state.pid and psutil.pid_exists(state.pid):
+        for proc in [*claude_processes(state.pid), psutil.Process(state.pid)]:
+            with contextlib.suppress(psutil.NoSuchProcess):
+                proc.kill()
+
+
+def lead_messages(kind: str) -> list[dict[str, Any]]:
+    found = []
+    for message in Mailbox(TEAM, "team-lead").messages():
+        structured = message.structured()
+        if structured is not None and structured.type == kind:
+            found.append({"sender": message.sender, **json.loads(message.text)})
+    return found
+
+
+def tool_names(body: dict[str, Any]) -> list[str]:
+    return [t.get("name", "") for t in body.get("tools") or []]
+
+
+def requests_with(api: FakeAnthropic, text: str) -> list[dict[str, Any]]:
+    return [b for b in api.messages_requests() if text in json.dumps(b.get("messages"))]
+
+
+def claude_processes(pid: int) -> list[psutil.Process]:
+    try:
+        return [p for p in psutil.Process(pid).children(recursive=True)
+                if "claude" in " ".join(p.cmdline()[:2])]
+    except psutil.NoSuchProcess:
+        return []
+
+
+@pytest.mark.slow
+def test_a_claude_code_teammate_works_through_swarms_tools(
+        claude_env: FakeAnthropic, tmp_path: Path) -> None:
+    api = claude_env
+    ok("tasks", "add", "write hello", "--description", "say hello")
+    api.push_tool_use("mcp__swarm__TaskList", {})
+    api.push_tool_use("mcp__swarm__TaskUpdate", {"task_id": "1", "status": "completed",
+                                                 "result": "hello written"})
+    api.push_tool_use("mcp__swarm__SendMessage", {"to": "team-lead", "message": "task 1 done",
+                                                  "summary": "done"})
+    api.push_text("All done with task 1.")
+    spawned = ok("spawn", "cc", "--agent", "claude-code", "--backend", "hidden", "--json")
+    assert json.loads(spawned)["agent"] == "claude-code"
+    assert Team(TEAM).member("cc").agent == "claude-code"
+
+    wait_until(lambda: Team(TEAM).tasks.get("1").status == "completed", 90,
+               message="task 1 completed by the Claude Code teammate")
+    task = Team(TEAM).tasks.get("1")
+    assert task.owner == "cc" and task.result == "hello written"
+    wait_until(lambda: any(m.text == "task 1 done" and m.sender == "cc"
+                           for m in Mailbox(TEAM, "team-lead").messages()), 30)
+    idle = wait_until(lambda: lead_messages("idle_notification"), 30)
+    assert idle[-1]["sender"] == "cc" and idle[-1]["completed_task_id"] == "1"
+    assert idle[-1]["summary"] == "All done with task 1."
+    first = api.messages_requests()[0]
+    names = tool_names(first)
+    # swarm's tools were there at the first request; Claude Code's own team tools were not.
+    # (Claude Code may defer MCP tools' schemas behind its ToolSearch: named in the request.)
+    assert all(f"mcp__swarm__{n}" in json.dumps(first) for n in ("SendMessage", "TaskUpdate",
+                                                                "TaskList")), names
+    assert "SendMessage" not in names and "TaskCreate" not in names
+    assert "<task-assignment" in json.dumps(first["messages"])
+
+    # A message to the idle teammate is a new turn of the same session.
+    api.push_text("Four.")
+    ok("send", "cc", "what is 2+2?")
+    wait_until(lambda: len(lead_messages("idle_notification")) >= 2, 60)
+    assert lead_messages("idle_notification")[-1]["summary"] == "Four."
+    asked = requests_with(api, "what is 2+2?")[0]
+    assert "hello written" in json.dumps(asked["messages"])  # the earlier turn is there
+    assert Mailbox(TEAM, "cc").unread() == []
+
+    # Its turns and tokens from Claude Code's own result JSON.
+    rows = {r["name"]: r for r in json.loads(ok("status", "--json"))}
+    assert rows["cc"]["state"] == "idle"
+    state = read_state(TEAM, "cc")
+    assert state is not None and state.turns == 2
+    assert state.usage.output_tokens >= 2 * 7 and state.usage.cost_usd > 0
+
+    # A Bash call in default mode reaches the lead with the real command; deny stops it.
+    out = tmp_path / "never.txt"
+    api.push_tool_use("Bash", {"command": f"echo secret > {out}", "description": "write"})
+    api.push_text("It was denied.")
+    ok("send", "cc", "please write the file")
+    asks = wait_until(lambda: lead_messages("permission_request"), 60)
+    assert asks[0]["tool_name"] == "Bash"
+    assert asks[0]["input"]["command"] == f"echo secret > {out}"
+    ok("permissions", "deny", asks[0]["request_id"][:8], "--reason", "not that file")
+    wait_until(lambda: len(lead_messages("idle_notification")) >= 3, 60)
+    assert not out.exists()
+    denied = requests_with(api, "It was denied") or requests_with(api, "the lead denied it")
+    assert denied, "the model saw the denial"
+
+    # Killed, then respawned: the same Claude Code session, resumed.
+    agent_pid = read_state(TEAM, "cc").pid  # type: ignore[union-attr]
+    assert agent_pid is not None and claude_processes(agent_pid)
+    session = read_state(TEAM, "cc").cli_session  # type: ignore[union-attr]
+    assert session
+    ok("kill", "cc")
+    wait_until(lambda: not psutil.pid_exists(agent_pid) or psutil.Process(agent_pid).status()
+               == psutil.STATUS_ZOMBIE, 20)
+    ok("respawn", "cc")
+    wait_until(lambda: (s := read_state(TEAM, "cc")) is not None and s.pid != agent_pid
+               and s.state == "idle", 60)
+    api.push_text("Back again.")
+    ok("send", "cc", "are you back?")
+    resumed = wait_until(lambda: requests_with(api, "are you back?"), 60)[0]
+    assert "what is 2+2?" in json.dumps(resumed["messages"])
+    assert read_state(TEAM, "cc").cli_session == session  # type: ignore[union-attr]
+
+    # Shutdown is negotiated: the model approves through swarm's SendMessage, then it exits.
+    def approve(body: dict[str, Any]) -> Scripted:
+        found = re.search(r'request_id[\\"]*:\s*[\\"]*([0-9a-f-]{8,})', last_user_text(body))
+        assert found, last_user_text(body)
+        return reply(tool_uses=[("mcp__swarm__SendMessage", {"to": "team-lead", "message": {
+            "type": "shutdown_response", "request_id": found.group(1), "approve": True}})])
+
+    wait_until(lambda: len(lead_messages("idle_notification")) >= 4, 60)
+    api.push(approve)
+    api.push_text("Bye.")
+    pid = read_state(TEAM, "cc").pid  # type: ignore[union-attr]
+    assert pid is not None
+    ok("shutdown", "cc", "--timeout", "60", timeout=90)
+    wait_until(lambda: read_state(TEAM, "cc").state == "exited", 30)  # type: ignore[union-attr]
+    wait_until(lambda: not claude_processes(pid), 20)
+
+
+@pytest.mark.slow
+def test_spawn_refuses_a_cli_that_is_not_installed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    python = Path(shutil.which("python3") or "/usr/bin/python3")
+    (bare / "python3").symlink_to(python)
+    monkeypatch.setenv("PATH", str(bare))
+    monkeypatch.setenv("SWARM_TEAM", TEAM)
+    ok("team", "create", TEAM)
+    proc = run_swarm("spawn", "cc", "--agent", "claude-code", "--backend", "hidden")
+    assert proc.returncode != 0
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert lines == ["swarm: error: --agent claude-code needs the `claude` CLI, which is not"
+                     " on PATH (install it: npm install -g @anthropic-ai/claude-code)"]
+    assert Team(TEAM).config().member("cc") is None  # nothing registered
+    unknown = run_swarm("spawn", "cc", "--agent", "cursor", "--backend", "hidden")
+    assert unknown.returncode == 2 and "cursor" in unknown.stderr
