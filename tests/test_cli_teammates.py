@@ -53,7 +53,7 @@ def claude_env(tmp_path: Path, fake_api: FakeAnthropic,
 
 def lead_messages(kind: str) -> list[dict[str, Any]]:
     found = []
-    for message in Mailbox(TEAM, "team-lead").messages():
+    for message in Mailbox(TEAM, "team-lead").messages(include_archive=True):
         structured = message.structured()
         if structured is not None and structured.type == kind:
             found.append({"sender": message.sender, **json.loads(message.text)})
@@ -96,7 +96,7 @@ def test_a_claude_code_teammate_works_through_swarms_tools(
     task = Team(TEAM).tasks.get("1")
     assert task.owner == "cc" and task.result == "hello written"
     wait_until(lambda: any(m.text == "task 1 done" and m.sender == "cc"
-                           for m in Mailbox(TEAM, "team-lead").messages()), 30)
+                           for m in Mailbox(TEAM, "team-lead").messages(include_archive=True)), 30)
     idle = wait_until(lambda: lead_messages("idle_notification"), 30)
     assert idle[-1]["sender"] == "cc" and idle[-1]["completed_task_id"] == "1"
     assert idle[-1]["summary"] == "All done with task 1."
