@@ -145,10 +145,10 @@ def spawn(team: Team, request: SpawnRequest,
     spec = req.model or defaults.get("model")
     if req.agent is not None:  # the CLI has its own models and credentials
         find_cli(req.agent)  # installed, or one line saying so before anything is made
-    elif not spec:
-        spec, notice = default_model_spec()
-    # Before anything is registered: credentials for its provider, a script that parses.
-    if req.agent is None:
+    else:
+        if not spec:
+            spec, notice = default_model_spec()
+        # Before anything is registered: credentials for its provider, a script that parses.
         spec = check_model_spec(spec, cwd=str(workdir))
     allow_rules = [validate_rule(r) for r in req.allow]
     deny_rules = [validate_rule(r) for r in req.deny]
