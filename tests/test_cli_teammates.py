@@ -44,11 +44,13 @@ def claude_env(tmp_path: Path, fake_api: FakeAnthropic,
     monkeypatch.setenv("SWARM_TEAM", TEAM)
     ok("team", "create", TEAM)
     yield fake_api
-    state = read_state(TEAM, "cc")  # whatever the test left running ends with it
-    if state is not None and state.pid and psutil.pid_exists(state.pid):
-        for proc in [*claude_processes(state.pid), psutil.Process(state.pid)]:
-            with contextlib.suppress(psutil.NoSuchProcess):
-                proc.kill()
+    for member in Team(TEAM).config().members:  # whatever the test left running ends with it
+        state = read_state(TEAM, member.name)
+        if (state is not None and state.pid and state.pid != os.getpid()
+                and psutil.pid_exists(state.pid)):
+            for proc in [*claude_processes(state.pid), psutil.Process(state.pid)]:
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    proc.kill()
 
 
 def lead_messages(kind: str) -> list[dict[str, Any]]:
@@ -191,3 +193,58 @@ def test_spawn_refuses_a_cli_that_is_not_installed(
     assert Team(TEAM).config().member("cc") is None  # nothing registered
     unknown = run_swarm("spawn", "cc", "--agent", "cursor", "--backend", "hidden")
     assert unknown.returncode == 2 and "cursor" in unknown.stderr
+
+
+def answered(name: str) -> bool:
+    return any(m["sender"] == name for m in lead_messages("idle_notification"))
+
+
+@pytest.mark.slow
+def test_a_definitions_agent_field_makes_the_teammate_that_cli(
+        claude_env: FakeAnthropic, swarm_home: Path) -> None:
+    agents = swarm_home / "agents"
+    agents.mkdir(parents=True, exist_ok=True)
+    (agents / "coder.md").write_text("---\nname: coder\ndescription: codes\nagent: claude-code\n"
+                                     "---\nYou write code.\n")
+    claude_env.push_text("Ready to code.")
+    ok("spawn", "cc", "--agent-type", "coder", "--backend", "hidden", "--prompt", "hello")
+    assert Team(TEAM).member("cc").agent == "claude-code"
+    wait_until(lambda: answered("cc"), 60, message="the coder answered")
+    state = read_state(TEAM, "cc")
+    assert state is not None and state.cli_session  # it is Claude Code's session
+    assert lead_messages("idle_notification")[-1]["summary"] == "Ready to code."
+
+
+@pytest.mark.slow
+def test_the_leads_spawnteammate_takes_an_agent(
+        claude_env: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> None:
+    from swarm.lead.served import ServedHost, ServeOptions
+
+    monkeypatch.setenv("SWARM_BACKEND", "hidden")
+    host = ServedHost(ServeOptions(team=TEAM))
+    host.start()
+    try:
+        claude_env.push_text("Hello, lead.")
+        result = host.call("SpawnTeammate", {"name": "cc", "prompt": "say hello",
+                                             "agent": "claude-code"})
+        assert not result.is_error, result.content
+        assert Team(TEAM).member("cc").agent == "claude-code"
+        wait_until(lambda: answered("cc"), 60, message="the spawned CLI answered")
+        assert "say hello" in json.dumps(claude_env.messages_requests()[-1]["messages"])
+        bad = host.call("SpawnTeammate", {"name": "cx", "prompt": "x", "agent": "cursor"})
+        assert bad.is_error and "agent: Input should be 'claude-code'" in bad.content
+    finally:
+        host.close("test over")
+
+
+def test_the_agent_clis_are_one_list() -> None:
+    """SpawnTeammate's schema, the definitions' check and `spawn --agent` name the same CLIs,
+    each with an executable to look for."""
+    from typing import get_args
+
+    from swarm.core.names import AGENT_CLIS
+    from swarm.lead.lead_tools import AgentCli
+    from swarm.runtime.clis.base import EXECUTABLES
+
+    assert get_args(AgentCli) == AGENT_CLIS
+    assert tuple(EXECUTABLES) == AGENT_CLIS

@@ -67,6 +67,7 @@ def _host(ctx: ToolContext) -> LeadHost:
 
 
 Mode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]  # core.names' modes
+AgentCli = Literal["claude-code"]  # core.names.AGENT_CLIS
 
 
 class SpawnTeammateInput(ToolInput):
@@ -77,6 +78,7 @@ class SpawnTeammateInput(ToolInput):
     worktree: bool | None = None
     plan_mode_required: bool | None = None
     permission_mode: Annotated[Mode | None, BlankIsNone] = None
+    agent: Annotated[AgentCli | None, BlankIsNone] = None
 
 
 class SpawnTeammate(Tool):
@@ -87,7 +89,8 @@ class SpawnTeammate(Tool):
         " like, to report back with SendMessage). Idle teammates also claim tasks from the task"
         " list. agent_type picks an agent definition (default general-purpose); model defaults"
         " to the team's teammate model. permission_mode: at most your own mode (a higher one is"
-        " refused)."
+        " refused). agent: the teammate is that agent CLI (claude-code), driven by swarm, with"
+        " the team's tools; model is then that CLI's."
     )
     input_model = SpawnTeammateInput
 
@@ -106,7 +109,8 @@ class SpawnTeammate(Tool):
                             f" session allows (--max-teammates {defaults.max_teammates}): give"
                             " work to one of them, or stop one with StopTeammate first")
         # spawn checks the model can run here (its provider's credentials) before registering.
-        model = args.model or defaults.model or default_model_spec()[0]
+        model = args.model if args.agent else (
+            args.model or defaults.model or default_model_spec()[0])
         result = spawn(ctx.team, SpawnRequest(
             name, prompt=args.prompt,
             agent_type=args.agent_type or "general-purpose", model=model,
@@ -115,7 +119,7 @@ class SpawnTeammate(Tool):
             permission_mode=args.permission_mode,
             inherit_mode=defaults.permission_mode,
             allow=defaults.allow, deny=defaults.deny, cap=ModeCap("the lead", host.mode),
-            trust_project=defaults.trust_project,
+            trust_project=defaults.trust_project, agent=args.agent,
         ))
         host.notice(f"spawned {result.name} ({result.model}, {result.permission_mode},"
                     f" {result.backend})")

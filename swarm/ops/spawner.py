@@ -143,8 +143,9 @@ def spawn(team: Team, request: SpawnRequest,
         raise BadInputError("--max-budget-usd must be positive")
     notice = None
     spec = req.model or defaults.get("model")
-    if req.agent is not None:  # the CLI has its own models and credentials
-        find_cli(req.agent)  # installed, or one line saying so before anything is made
+    agent = req.agent or defaults.get("agent")
+    if agent is not None:  # the CLI has its own models and credentials
+        find_cli(agent)  # installed, or one line saying so before anything is made
     else:
         if not spec:
             spec, notice = default_model_spec()
@@ -168,7 +169,7 @@ def spawn(team: Team, request: SpawnRequest,
             permission_mode=mode, backend=choice.backend, allow_rules=allow_rules,
             deny_rules=deny_rules, max_turns=req.max_turns or defaults.get("max_turns"),
             max_budget_usd=req.max_budget_usd, tmux_socket=settings.tmux_socket(),
-            mcp_servers=mcp_servers, agent=req.agent,
+            mcp_servers=mcp_servers, agent=agent,
             trusted_config=trust.config.digest() if trust.for_run else None, **place,
         )
         registered = True
@@ -182,7 +183,7 @@ def spawn(team: Team, request: SpawnRequest,
         raise
     return SpawnResult(agent_id=member.agent_id, name=clean, team=team.name,
                        backend=choice.backend, backend_reason=choice.reason, pane_id=pane_id,
-                       pid=pid, model=spec or f"{req.agent}'s default", agent=req.agent,
+                       pid=pid, model=spec or f"{agent}'s default", agent=agent,
                        permission_mode=mode, notice=notice,
                        warnings=list(definition.warnings),
                        trust_notices=[n for n in (trust.warning, trust.notice()) if n])
