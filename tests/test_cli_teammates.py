@@ -22,7 +22,7 @@ from swarm.core.team import Team
 from tests.agent_clis import cli_home, cli_path
 from tests.agent_fixtures import run_swarm
 from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
-from tests.helpers import wait_until
+from tests.helpers import child_named, wait_until
 
 TEAM = "alpha"
 
@@ -71,11 +71,13 @@ def requests_with(api: FakeAnthropic, text: str) -> list[dict[str, Any]]:
 
 
 def claude_processes(pid: int) -> list[psutil.Process]:
-    try:
-        return [p for p in psutil.Process(pid).children(recursive=True)
-                if "claude" in " ".join(p.cmdline()[:2])]
-    except psutil.NoSuchProcess:
-        return []
+    found = []
+    with contextlib.suppress(psutil.NoSuchProcess):
+        for proc in psutil.Process(pid).children(recursive=True):
+            with contextlib.suppress(psutil.NoSuchProcess, psutil.ZombieProcess):
+                if "claude" in " ".join(proc.cmdline()[:2]):
+                    found.append(proc)
+    return found
 
 
 @pytest.mark.slow
@@ -248,3 +250,47 @@ def test_the_agent_clis_are_one_list() -> None:
 
     assert get_args(AgentCli) == AGENT_CLIS
     assert tuple(EXECUTABLES) == AGENT_CLIS
+
+
+@pytest.mark.slow
+def test_interrupt_ends_the_clis_turn_and_an_allow_rule_answers_its_question(
+        claude_env: FakeAnthropic, tmp_path: Path) -> None:
+    """`--allow 'Bash(tail:*)'` answers Claude Code's permission prompt without the lead;
+    `swarm interrupt` ends the turn (the command too), the process lives on for the next."""
+    api = claude_env
+    # (Claude Code blocks a sleep of its own accord: a command that waits for nothing.)
+    api.push_tool_use("Bash", {"command": "tail -f /dev/null", "description": "wait"})
+    ok("spawn", "cc", "--agent", "claude-code", "--backend", "hidden", "--allow",
+       "Bash(tail:*)", "--prompt", "wait a while")
+    pid = wait_until(lambda: (s := read_state(TEAM, "cc")) is not None and s.pid, 30)
+    sleeper = child_named(pid, "tail", 60, message="the command runs (allowed, not asked)")
+    assert lead_messages("permission_request") == []
+    claude = claude_processes(pid)
+    ok("interrupt", "cc")
+    idle = wait_until(lambda: lead_messages("idle_notification"), 30)
+    assert idle[-1]["idle_reason"] == "interrupted"
+    wait_until(lambda: not sleeper.is_running() or sleeper.status() == psutil.STATUS_ZOMBIE, 20)
+    assert claude_processes(pid) == claude  # the same Claude Code process goes on
+    api.push_text("Still here.")
+    ok("send", "cc", "still there?")
+    wait_until(lambda: len(lead_messages("idle_notification")) >= 2, 60)
+    assert lead_messages("idle_notification")[-1]["summary"] == "Still here."
+
+
+@pytest.mark.slow
+def test_swarms_mode_is_the_clis_mode(claude_env: FakeAnthropic, tmp_path: Path) -> None:
+    """acceptEdits in swarm: Claude Code writes in its directory without asking anyone.
+    (bypassPermissions too, but Claude Code refuses it to root: the idle note says so.)"""
+    work = tmp_path / "work"
+    work.mkdir()
+    out = work / "made.txt"
+    claude_env.push_tool_use("Write", {"file_path": str(out), "content": "made\n"})
+    claude_env.push_text("Made it.")
+    ok("spawn", "cc", "--agent", "claude-code", "--backend", "hidden", "--permission-mode",
+       "acceptEdits", "--cwd", str(work), "--prompt", "make the file")
+    wait_until(lambda: answered("cc"), 60)
+    assert out.read_text() == "made\n"
+    assert lead_messages("permission_request") == []
+    pid = read_state(TEAM, "cc").pid  # type: ignore[union-attr]
+    assert pid is not None
+    assert any("acceptEdits" in p.cmdline() for p in claude_processes(pid))
