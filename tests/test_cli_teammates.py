@@ -140,6 +140,8 @@ def test_a_claude_code_teammate_works_through_swarms_tools(
     ok("permissions", "deny", asks[0]["request_id"][:8], "--reason", "not that file")
     wait_until(lambda: len(lead_messages("idle_notification")) >= 3, 60)
     assert not out.exists()
+    assert [(p["tool"], p["decision"]) for p in prompts()] == [("Bash", "deny")]
+    assert "not that file" in prompts()[0]["reason"]
     denied = requests_with(api, "It was denied") or requests_with(api, "the lead denied it")
     assert denied, "the model saw the denial"
 
@@ -195,6 +197,15 @@ def test_spawn_refuses_a_cli_that_is_not_installed(
     assert Team(TEAM).config().member("cc") is None  # nothing registered
     unknown = run_swarm("spawn", "cc", "--agent", "cursor", "--backend", "hidden")
     assert unknown.returncode == 2 and "cursor" in unknown.stderr
+
+
+def prompts(name: str = "cc") -> list[dict[str, Any]]:
+    """What the CLI asked swarm's PermissionPrompt, from the member's transcript."""
+    from swarm.core import paths
+    from swarm.core.transcript import Transcript
+
+    return [e for e in Transcript(paths.agent_transcript(TEAM, name)).entries()
+            if e.get("event") == "permission_prompt"]
 
 
 def answered(name: str) -> bool:
@@ -294,3 +305,25 @@ def test_swarms_mode_is_the_clis_mode(claude_env: FakeAnthropic, tmp_path: Path)
     pid = read_state(TEAM, "cc").pid  # type: ignore[union-attr]
     assert pid is not None
     assert any("acceptEdits" in p.cmdline() for p in claude_processes(pid))
+
+
+@pytest.mark.slow
+def test_a_mode_change_reaches_the_running_cli(claude_env: FakeAnthropic, tmp_path: Path) -> None:
+    """`swarm mode cc acceptEdits` on a default-mode teammate: its next Write is not asked."""
+    work = tmp_path / "work"
+    work.mkdir()
+    out = work / "later.txt"
+    claude_env.push_text("Ready.")
+    ok("spawn", "cc", "--agent", "claude-code", "--backend", "hidden", "--cwd", str(work),
+       "--prompt", "get ready")
+    wait_until(lambda: answered("cc"), 60)
+    ok("mode", "cc", "acceptEdits")
+    assert prompts() == []
+    claude_env.push_tool_use("Write", {"file_path": str(out), "content": "later\n"})
+    claude_env.push_text("Written.")
+    ok("send", "cc", "write it now")
+    wait_until(lambda: len(lead_messages("idle_notification")) >= 2, 60)
+    assert lead_messages("permission_request") == []
+    assert out.read_text() == "later\n"
+    assert prompts() == []  # Claude Code itself was in acceptEdits: it did not even ask
+    assert read_state(TEAM, "cc").mode == "acceptEdits"  # type: ignore[union-attr]

@@ -13,9 +13,11 @@ import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from swarm.core import paths
 from swarm.core.mailbox import Mailbox
 from swarm.core.state import read_state
 from swarm.core.team import Team
+from swarm.core.transcript import Transcript
 from swarm.runtime.permissions.asking import Asker
 from swarm.runtime.permissions.policy import PermissionPolicy
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
@@ -71,6 +73,10 @@ class PermissionPrompt(Tool):
         asker = Asker(team, member.name, Mailbox(team.name, member.name), _Waiter())
         policy = PermissionPolicy.for_member(team, member, ctx.cwd, asker, mode=mode)
         decision = policy.check(tool, args.input, args.tool_use_id or "")
+        # Its transcript says what the CLI asked and what swarm answered (`swarm report`).
+        Transcript(paths.agent_transcript(team.name, member.name)).event(
+            "permission_prompt", tool=args.tool_name, decision=decision.behavior,
+            reason=decision.reason)
         if decision.behavior == "allow":
             answer = {"behavior": "allow", "updatedInput": decision.updated_input or args.input}
         else:
