@@ -9,6 +9,7 @@ import json
 import os
 import re
 import shutil
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -290,8 +291,8 @@ def test_interrupt_ends_the_clis_turn_and_an_allow_rule_answers_its_question(
 
 @pytest.mark.slow
 def test_swarms_mode_is_the_clis_mode(claude_env: FakeAnthropic, tmp_path: Path) -> None:
-    """acceptEdits in swarm: Claude Code writes in its directory without asking anyone.
-    (bypassPermissions too, but Claude Code refuses it to root: the idle note says so.)"""
+    """acceptEdits in swarm: Claude Code writes in its directory without asking the lead;
+    swarm's PermissionPrompt allowed it by swarm's mode (Claude Code runs in its default)."""
     work = tmp_path / "work"
     work.mkdir()
     out = work / "made.txt"
@@ -304,7 +305,8 @@ def test_swarms_mode_is_the_clis_mode(claude_env: FakeAnthropic, tmp_path: Path)
     assert lead_messages("permission_request") == []
     pid = read_state(TEAM, "cc").pid  # type: ignore[union-attr]
     assert pid is not None
-    assert any("acceptEdits" in p.cmdline() for p in claude_processes(pid))
+    assert [(p["tool"], p["decision"]) for p in prompts()] == [("Write", "allow")]
+    assert "acceptEdits" not in " ".join(claude_processes(pid)[0].cmdline())
 
 
 @pytest.mark.slow
@@ -318,12 +320,57 @@ def test_a_mode_change_reaches_the_running_cli(claude_env: FakeAnthropic, tmp_pa
        "--prompt", "get ready")
     wait_until(lambda: answered("cc"), 60)
     ok("mode", "cc", "acceptEdits")
-    assert prompts() == []
     claude_env.push_tool_use("Write", {"file_path": str(out), "content": "later\n"})
     claude_env.push_text("Written.")
     ok("send", "cc", "write it now")
     wait_until(lambda: len(lead_messages("idle_notification")) >= 2, 60)
     assert lead_messages("permission_request") == []
     assert out.read_text() == "later\n"
-    assert prompts() == []  # Claude Code itself was in acceptEdits: it did not even ask
+    assert [(p["tool"], p["decision"]) for p in prompts()] == [("Write", "allow")]
     assert read_state(TEAM, "cc").mode == "acceptEdits"  # type: ignore[union-attr]
+
+
+@pytest.mark.slow
+def test_file_scopes_hold_for_a_cli_teammate_in_bypass_mode(
+        claude_env: FakeAnthropic, tmp_path: Path) -> None:
+    """bypassPermissions (which Claude Code refuses to root: swarm decides it instead): a Write
+    outside its task's file scope is denied, one inside is made, a command runs unasked."""
+    work = tmp_path / "work"
+    (work / "docs").mkdir(parents=True)
+    ok("tasks", "add", "docs", "--description", "write docs", "--files", "docs/**")
+    api = claude_env
+    api.push_tool_use("Write", {"file_path": str(work / "src.py"), "content": "x = 1\n"})
+    api.push_tool_use("Write", {"file_path": str(work / "docs" / "a.md"), "content": "# A\n"})
+    api.push_tool_use("Bash", {"command": f"echo ran > {work / 'docs' / 'ran.txt'}",
+                               "description": "run"})
+    api.push_text("Docs written.")
+    ok("spawn", "cc", "--agent", "claude-code", "--backend", "hidden", "--cwd", str(work),
+       "--permission-mode", "bypassPermissions")
+    wait_until(lambda: answered("cc"), 60)
+    assert not (work / "src.py").exists()
+    assert (work / "docs" / "a.md").read_text() == "# A\n"
+    assert (work / "docs" / "ran.txt").read_text() == "ran\n"
+    decided = [(p["tool"], p["decision"]) for p in prompts()]
+    assert decided[0] == ("Write", "deny") and ("Write", "allow") in decided
+    assert "scope" in prompts()[0]["reason"]
+    assert lead_messages("permission_request") == []
+
+
+@pytest.mark.slow
+def test_a_cli_teammate_works_in_its_worktree(claude_env: FakeAnthropic, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (repo / "README.md").write_text("hi\n")
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "init"], check=True)
+    claude_env.push_tool_use("Write", {"file_path": "notes.txt", "content": "in the tree\n"})
+    claude_env.push_text("Noted.")
+    ok("spawn", "cc", "--agent", "claude-code", "--backend", "hidden", "--cwd", str(repo),
+       "--worktree", "--permission-mode", "acceptEdits", "--prompt", "take notes")
+    wait_until(lambda: answered("cc"), 60)
+    tree = Team(TEAM).member("cc").worktree_path
+    assert tree and Path(tree) != repo
+    assert (Path(tree) / "notes.txt").read_text() == "in the tree\n"
+    assert not (repo / "notes.txt").exists()
