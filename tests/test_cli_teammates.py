@@ -151,9 +151,12 @@ def test_a_claude_code_teammate_works_through_swarms_tools(
     assert agent_pid is not None and claude_processes(agent_pid)
     session = read_state(TEAM, "cc").cli_session  # type: ignore[union-attr]
     assert session
+    old_claude = claude_processes(agent_pid)
     ok("kill", "cc")
     wait_until(lambda: not psutil.pid_exists(agent_pid) or psutil.Process(agent_pid).status()
                == psutil.STATUS_ZOMBIE, 20)
+    wait_until(lambda: not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+                               for p in old_claude), 20, message="its Claude Code ended too")
     ok("respawn", "cc")
     wait_until(lambda: (s := read_state(TEAM, "cc")) is not None and s.pid != agent_pid
                and s.state == "idle", 60)
