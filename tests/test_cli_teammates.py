@@ -377,3 +377,19 @@ def test_a_cli_teammate_works_in_its_worktree(claude_env: FakeAnthropic, tmp_pat
     assert tree and Path(tree) != repo
     assert (Path(tree) / "notes.txt").read_text() == "in the tree\n"
     assert not (repo / "notes.txt").exists()
+
+
+def test_plan_mode_is_refused_for_a_cli_teammate(capsys: pytest.CaptureFixture[str]) -> None:
+    """Plan approval is not routed for agent CLIs yet: spawn says so rather than let Claude
+    Code's own ExitPlanMode leave plan mode without the lead."""
+    from tests.helpers import run_cli
+
+    Team.create(TEAM)
+    for flags in (["--plan-mode-required"], ["--permission-mode", "plan"]):
+        code, _, err = run_cli(capsys, "spawn", "cc", "--team", TEAM, "--agent", "claude-code",
+                               "--backend", "hidden", *flags)
+        assert code == 2  # bad input
+        assert err.strip() == ("swarm: error: --agent claude-code: plan mode is not supported"
+                               " for an agent CLI teammate yet (spawn it in default or"
+                               " acceptEdits)")
+        assert Team(TEAM).config().member("cc") is None

@@ -68,6 +68,10 @@ class PermissionPrompt(Tool):
         member = team.member(ctx.name)
         state = read_state(team.name, member.name)
         mode = (state.mode if state is not None and state.mode else member.permission_mode)
+        if args.tool_name == "ExitPlanMode":  # never its own way out of plan mode
+            return ToolResult(json.dumps({"behavior": "deny", "message": (
+                "plan approval is not routed for agent CLI teammates yet: the lead sets your"
+                " mode (swarm mode)")}))
         served = args.tool_name.removeprefix("mcp__swarm__")  # its own team tools: swarm's
         tool = all_tools().get(served) or _Other(args.tool_name)
         asker = Asker(team, member.name, Mailbox(team.name, member.name), _Waiter())
