@@ -126,6 +126,8 @@ def test_a_claude_code_teammate_works_through_swarms_tools(
     # Its turns and tokens from Claude Code's own result JSON.
     rows = {r["name"]: r for r in json.loads(ok("status", "--json"))}
     assert rows["cc"]["state"] == "idle"
+    assert rows["cc"]["turns"] == 2 and rows["cc"]["tokens"] >= 2 * (12 + 7)
+    assert rows["cc"]["cost_usd"] > 0
     state = read_state(TEAM, "cc")
     assert state is not None and state.turns == 2
     assert state.usage.output_tokens >= 2 * 7 and state.usage.cost_usd > 0
