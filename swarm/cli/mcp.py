@@ -104,7 +104,11 @@ def serve(team_name: str | None, member: str | None, permission_mode: str) -> No
     from swarm.lead.served import ServeOptions
 
     team = team_name if team_name is not None else (settings.team() or None)
-    run_server(ServeOptions(team=team, member=member, permission_mode=permission_mode))
+    # Started below member NAME's own `swarm agent` (an agent CLI teammate's MCP server):
+    # that process is the member; this one serves its tools.
+    attached = member is not None and speaker == member.lower()
+    run_server(ServeOptions(team=team, member=member, permission_mode=permission_mode,
+                            attached=attached))
 
 
 @mcp.command("snippet", epilog=examples(

@@ -17,7 +17,7 @@ from swarm.cli.common import (
 )
 from swarm.cli.helptext import examples
 from swarm.cli.replay import record_option, start_recording
-from swarm.core.names import PERMISSION_MODES
+from swarm.core.names import AGENT_CLIS, PERMISSION_MODES
 from swarm.core.team import Team
 from swarm.ops.spawner import SpawnRequest
 from swarm.ops.spawner import spawn as do_spawn
@@ -36,7 +36,8 @@ def spawner_depth(team: Team) -> int:
     "swarm spawn worker --prompt 'add tests for src/parse.py'",
     "swarm spawn reviewer --agent-type explore --model haiku --prompt-file review.md",
     "swarm spawn fixer --worktree --permission-mode acceptEdits --allow 'Bash(make:*)'",
-    "swarm spawn runner --model shell --backend hidden"))
+    "swarm spawn runner --model shell --backend hidden",
+    "swarm spawn coder --agent claude-code --model sonnet"))
 @click.argument("name")
 @team_option
 @click.option("--prompt", "-p", default=None, help="First message to the teammate.")
@@ -46,6 +47,8 @@ def spawner_depth(team: Team) -> int:
 @click.option("--model", "-m", default=None,
               help="sonnet|opus|haiku|claude-...|PROVIDER:MODEL (anthropic, bedrock, vertex,"
               " openai, ollama)|shell|scripted:PATH.")
+@click.option("--agent", "agent", type=click.Choice(AGENT_CLIS), default=None,
+              help="The teammate is this agent CLI, driven headless (default: swarm's own).")
 @click.option("--backend", default=None, metavar="auto|tmux|iterm2|hidden|ssh:[USER@]HOST[:PORT]",
               help="Where the teammate runs (default: $SWARM_BACKEND or auto).")
 @click.option("--cwd", default=None, help="Working directory (default: here).")
@@ -70,7 +73,7 @@ def spawner_depth(team: Team) -> int:
 @record_option
 @json_option
 def spawn(name: str, team_name: str | None, prompt: str | None, prompt_file: click.File | None,
-          agent_type: str, model: str | None, backend: str | None, cwd: str | None,
+          agent_type: str, model: str | None, agent: str | None, backend: str | None, cwd: str | None,
           worktree: bool, plan_mode_required: bool, permission_mode: str | None,
           allow: tuple[str, ...], deny: tuple[str, ...], color: str | None,
           max_turns: int | None, max_budget_usd: float | None, max_tokens: int | None,
@@ -88,7 +91,7 @@ def spawn(name: str, team_name: str | None, prompt: str | None, prompt_file: cli
         permission_mode=permission_mode, allow=allow, deny=deny, color=color,
         max_turns=max_turns, max_budget_usd=max_budget_usd, max_tokens=max_tokens, mcp=mcp,
         cap=mode_cap(team), depth=spawner_depth(team) + 1,
-        trust_project=trust_project,
+        trust_project=trust_project, agent=agent,
     ))
     for line in result.trust_notices:  # project configuration ignored: one line says so
         click.echo(f"swarm: warning: {line}", err=True)

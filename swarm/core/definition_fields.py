@@ -24,6 +24,7 @@ from swarm.core.config_files import ConfigProblem
 from swarm.core.definitions import (
     AgentDefinition,
     Source,
+    check_agent,
     check_color,
     check_disallowed,
     check_isolation,
@@ -39,6 +40,7 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
     "name": check_name, "tools": tool_list, "disallowed_tools": check_disallowed,
     "mcp_servers": definition_servers, "permission_mode": check_mode,
     "isolation": check_isolation, "model": check_model, "color": check_color,
+    "agent": check_agent,
 }
 
 
@@ -63,6 +65,7 @@ class DefinitionFields(BaseModel):
     mcp_servers: list[str | dict[str, McpServerSpec]] = Field(default_factory=list)
     background: StrictBool = False  # a subagent of this type: background
     hooks: dict[str, Any] | None = None  # settings-format hooks for this agent only
+    agent: str | None = None  # `agent: claude-code`: a teammate of this type is that CLI
 
     @field_validator(*CHECKS, mode="before")
     @classmethod

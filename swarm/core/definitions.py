@@ -24,6 +24,7 @@ from swarm.core import paths, records
 from swarm.core.builtin_agents import BUILTIN_AGENTS
 from swarm.core.config_files import ConfigProblem
 from swarm.core.names import (
+    AGENT_CLIS,
     KNOWN_TOOLS,
     PERMISSION_MODES,
     TEAM_TOOLS,
@@ -38,8 +39,8 @@ Source = Literal["builtin", "user", "project"]
 
 # Front-matter keys a user may write; camelCase / dashed spellings are accepted as aliases.
 FIELDS = ("name", "description", "tools", "disallowed_tools", "model", "max_turns",
-          "max_budget_usd", "max_tokens", "permission_mode", "color", "isolation", "omit_project_memory", "mcp_servers",
-          "background", "hooks")
+          "max_budget_usd", "max_tokens", "permission_mode", "color", "isolation",
+          "omit_project_memory", "mcp_servers", "background", "hooks", "agent")
 # The seeds' keys that mean nothing here: accepted, with a note that they do nothing.
 NOTED_FIELDS = ("skills", "effort", "memory", "critical_system_reminder_experimental")
 # The seeds' spellings of the same fields (camelCase, dashed) are accepted as aliases.
@@ -127,6 +128,11 @@ def check_isolation(value: Any) -> str | None:
     return None if value is None else _one_of(str(value), ("worktree",))
 
 
+def check_agent(value: Any) -> str | None:
+    """`agent: claude-code`: a teammate of this type is that CLI (spawn --agent)."""
+    return None if value is None else _one_of(str(value), AGENT_CLIS)
+
+
 def check_model(value: Any) -> str | None:
     """`inherit` (the seeds' default) means: the parent's or the team's model, i.e. none of
     its own; it is never sent to the API as a model id."""
@@ -179,6 +185,7 @@ class AgentDefinition(Record, kw_only=True):
     mcp_servers: list[Any] = []
     background: bool = False  # a subagent of this type: background
     hooks: dict[str, Any] | None = None  # settings-format hooks for this agent only
+    agent: str | None = None  # an agent CLI (core.names.AGENT_CLIS) a teammate of it is
     prompt: str = ""
     warnings: list[str] = []  # keys and tools that were ignored
     source: Source = "builtin"
@@ -187,7 +194,8 @@ class AgentDefinition(Record, kw_only=True):
 
     def defaults(self) -> dict[str, Any]:
         """Spawn defaults this definition gives (command-line flags override them)."""
-        keys = ("model", "max_turns", "max_budget_usd", "max_tokens", "permission_mode", "color")
+        keys = ("model", "max_turns", "max_budget_usd", "max_tokens", "permission_mode", "color",
+                "agent")
         return {k: getattr(self, k) for k in keys if getattr(self, k) is not None}
 
 

@@ -133,6 +133,8 @@ class AgentState(Record, kw_only=True):
     # (time.time()); None between them. Kept in memory at each start, written by the heartbeat.
     activity: str | None = None
     activity_since: float | None = None
+    # A teammate that is another agent CLI: that CLI's session id, resumed by a restart.
+    cli_session: str | None = None
 
 
 def read_state(team: str, name: str) -> AgentState | None:

@@ -92,6 +92,9 @@ class Member(Record, kw_only=True):
     # person spawned, 2 for one the lead spawned (swarm.runtime.budget.depth_refusal).
     depth: int = 1
     mcp_servers: list[str] = []  # `spawn --mcp NAME`
+    # `spawn --agent claude-code`: the teammate is that CLI, driven by `swarm agent`
+    # (swarm.runtime.clis); None: swarm's own loop.
+    agent: str | None = None
     # The digest of the project configuration its spawner trusted for this run only
     # (--trust-project, SWARM_TRUST_PROJECT=1): the process trusts that digest, nothing else.
     trusted_config: str | None = None

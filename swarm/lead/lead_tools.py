@@ -69,6 +69,7 @@ def _host(ctx: ToolContext) -> LeadHost:
 
 
 Mode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]  # core.names' modes
+AgentCli = Literal["claude-code"]  # core.names.AGENT_CLIS
 
 
 class SpawnTeammateInput(ToolInput):
@@ -81,6 +82,7 @@ class SpawnTeammateInput(ToolInput):
     permission_mode: Annotated[Mode | None, BlankIsNone] = None
     max_budget_usd: float | None = None
     max_tokens: int | None = None
+    agent: Annotated[AgentCli | None, BlankIsNone] = None
 
 
 class SpawnTeammate(Tool):
@@ -92,7 +94,8 @@ class SpawnTeammate(Tool):
         " list. agent_type picks an agent definition (default general-purpose); model defaults"
         " to the team's teammate model. permission_mode: at most your own mode (a higher one is"
         " refused). max_budget_usd / max_tokens: its spending cap (its subagents' included):"
-        " it stops at it, mid-reply if need be."
+        " it stops at it, mid-reply if need be. agent: the teammate is that agent CLI"
+        " (claude-code), driven by swarm, with the team's tools; model is then that CLI's."
     )
     input_model = SpawnTeammateInput
 
@@ -111,7 +114,8 @@ class SpawnTeammate(Tool):
                             f" session allows (--max-teammates {defaults.max_teammates}): give"
                             " work to one of them, or stop one with StopTeammate first")
         # spawn checks the model can run here (its provider's credentials) before registering.
-        model = args.model or defaults.model or default_model_spec()[0]
+        model = args.model if args.agent else (
+            args.model or defaults.model or default_model_spec()[0])
         result = spawn(ctx.team, SpawnRequest(
             name, prompt=args.prompt,
             agent_type=args.agent_type or "general-purpose", model=model,
@@ -121,7 +125,7 @@ class SpawnTeammate(Tool):
             inherit_mode=defaults.permission_mode, max_budget_usd=args.max_budget_usd,
             max_tokens=args.max_tokens, depth=host.depth + 1,
             allow=defaults.allow, deny=defaults.deny, cap=ModeCap("the lead", host.mode),
-            trust_project=defaults.trust_project,
+            trust_project=defaults.trust_project, agent=args.agent,
         ))
         host.notice(f"spawned {result.name} ({result.model}, {result.permission_mode},"
                     f" {result.backend})")

@@ -33,6 +33,7 @@ from swarm.core.state import read_state, write_state
 from swarm.core.team import Member, Team, TeamConfig
 from swarm.core.watch import Waker
 from swarm.errors import BadInputError, SwarmError, ToolError, describe_error
+from swarm.lead.cli_permission import PermissionPrompt
 from swarm.lead.lead_tools import (
     AnswerPermission,
     AnswerPlan,
@@ -66,6 +67,9 @@ class ServeOptions:
     member: str | None = None  # --as NAME
     permission_mode: str = "default"
     cwd: str | None = None  # where teammates start (default: the server's working directory)
+    # Served inside member NAME's own `swarm agent` process (an agent CLI teammate's team tools):
+    # that process owns the member's state and inbox; the server only serves its tools.
+    attached: bool = False
 
 
 class LogReporter:
@@ -120,6 +124,7 @@ class ServedHost:
         self.mode = self.cap = validate_mode(options.permission_mode)
         self.depth = 1  # the client it serves is the person's delegate: its teammates are 2
         self.member = validate_agent_name(options.member) if options.member is not None else None
+        self.attached = options.attached and self.member is not None
         self.name = self.member or LEAD_NAME
         self.requested = validate_team_name(options.team) if options.team is not None else None
         self.cwd = Path(options.cwd or os.getcwd()).expanduser().resolve()
@@ -141,6 +146,10 @@ class ServedHost:
         if self.member is not None:
             if self.requested is None:
                 raise BadInputError("--as NAME joins a team: pass --team T or set SWARM_TEAM")
+            if self.attached:  # its own process is the member: register nothing
+                self.team = Team.open(self.requested)
+                self.watch = ServedWatch(self.team, "lead", LogReporter())
+                return
             self._join(Team.open(self.requested))
         elif self.requested is not None and Team(self.requested).exists():
             self._lead(Team.open(self.requested))
@@ -220,6 +229,8 @@ class ServedHost:
             items: list[Tool] = [TeamCreate(), SpawnTeammate(), LeadSendMessage(),
                                  LeadReadInbox(), *tasks, TeamStatus(), AnswerPermission(),
                                  AnswerPlan(), LeadWaitForTeam()]
+        elif self.attached:  # its messages arrive as turns; what it would ask goes to the lead
+            items = [tt.SendMessage(), *tasks, TeamStatus(), PermissionPrompt()]
         else:
             items = [tt.SendMessage(), ReadInbox(), *tasks, TeamStatus(), WaitForTeam()]
         return {tool.name: tool for tool in items}

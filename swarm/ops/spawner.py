@@ -38,6 +38,7 @@ from swarm.errors import BadInputError, SwarmError
 from swarm.ops.clients import EXTERNAL, serve_command
 from swarm.ops.health import observe_member
 from swarm.runtime.budget import depth_refusal
+from swarm.runtime.clis.base import find_cli
 from swarm.runtime.models import check_model_spec, default_model_spec
 from swarm.runtime.models.providers import PASS_VARIABLES
 
@@ -63,6 +64,7 @@ class SpawnResult(Struct, dict=True):
     warnings: list[str] = field(default_factory=list)  # its definition's ignored keys and tools
     # Project configuration ignored (untrusted), and a trust file that could not be used.
     trust_notices: list[str] = field(default_factory=list)
+    agent: str | None = None  # `--agent`: the agent CLI it is
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -115,6 +117,8 @@ class SpawnRequest(Struct, dict=True):
     # Trust the project's configuration for this run (--trust-project): the teammate gets the
     # grant for this digest.
     trust_project: bool = False
+    # `--agent claude-code`: the teammate is that CLI (swarm.runtime.clis), not swarm's loop.
+    agent: str | None = None
 
 
 def spawn(team: Team, request: SpawnRequest,
@@ -156,10 +160,17 @@ def spawn(team: Team, request: SpawnRequest,
         raise BadInputError(refused)
     notice = None
     spec = req.model or defaults.get("model")
-    if not spec:
-        spec, notice = default_model_spec()
-    # Before anything is registered: credentials for its provider, a script that parses.
-    spec = check_model_spec(spec, cwd=str(workdir))
+    agent = req.agent or defaults.get("agent")
+    if agent is not None and (req.plan_mode_required or mode == "plan"):
+        raise BadInputError(f"--agent {agent}: plan mode is not supported for an agent CLI"
+                            " teammate yet (spawn it in default or acceptEdits)")
+    if agent is not None:  # the CLI has its own models and credentials
+        find_cli(agent)  # installed, or one line saying so before anything is made
+    else:
+        if not spec:
+            spec, notice = default_model_spec()
+        # Before anything is registered: credentials for its provider, a script that parses.
+        spec = check_model_spec(spec, cwd=str(workdir))
     allow_rules = [validate_rule(r) for r in req.allow]
     deny_rules = [validate_rule(r) for r in req.deny]
     lasting_rules()  # a bad rule in config.toml fails here, not in the teammate at its start
@@ -179,8 +190,7 @@ def spawn(team: Team, request: SpawnRequest,
             deny_rules=deny_rules, max_turns=req.max_turns or defaults.get("max_turns"),
             max_budget_usd=req.max_budget_usd or defaults.get("max_budget_usd"),
             max_tokens=req.max_tokens or defaults.get("max_tokens"), depth=req.depth,
-            tmux_socket=settings.tmux_socket(),
-            mcp_servers=mcp_servers,
+            tmux_socket=settings.tmux_socket(), mcp_servers=mcp_servers, agent=agent,
             trusted_config=trust.config.digest() if trust.for_run else None, **place,
         )
         registered = True
@@ -194,7 +204,8 @@ def spawn(team: Team, request: SpawnRequest,
         raise
     return SpawnResult(agent_id=member.agent_id, name=clean, team=team.name,
                        backend=choice.backend, backend_reason=choice.reason, pane_id=pane_id,
-                       pid=pid, model=spec, permission_mode=mode, notice=notice,
+                       pid=pid, model=spec or f"{agent}'s default", agent=agent,
+                       permission_mode=mode, notice=notice,
                        warnings=list(definition.warnings),
                        trust_notices=[n for n in (trust.warning, trust.notice()) if n])
 
@@ -272,7 +283,7 @@ def respawn(team: Team, request: SpawnRequest) -> SpawnResult:
         validate_mode(permission_mode)
         if request.cap is not None:
             request.cap.check(permission_mode)
-    if model is not None:
+    if model is not None and not member.agent:
         model = check_model_spec(model, cwd=member.cwd or ".")
     status = observe_member(team, member)
     if status.state not in ("dead", "exited") or not _claim_restart(team, member.name):
@@ -328,7 +339,7 @@ def _relaunch(team: Team, member: Member) -> SpawnResult:
     return SpawnResult(agent_id=member.agent_id, name=member.name, team=team.name,
                        backend=member.backend or "hidden", backend_reason="as first spawned",
                        pane_id=pane_id, pid=pid, model=member.model or "",
-                       permission_mode=member.permission_mode)
+                       permission_mode=member.permission_mode, agent=member.agent)
 
 
 class WakeResult(Struct, dict=True):

@@ -476,7 +476,13 @@ def run_agent(agent_id: str) -> int:
     if remote is not None:  # a network store: wait out its outages (the pane says so)
         remote.be_patient(lambda text: print(visible(f"swarm: {name}: {text}"), flush=True))
     try:
-        agent = Agent(team, name)
+        member = Team.open(team).config().member(name)
+        if member is not None and member.agent:  # another agent CLI, driven headless
+            from swarm.runtime.clis.teammate import CliTeammate
+
+            agent: Agent | CliTeammate = CliTeammate(team, name)
+        else:
+            agent = Agent(team, name)
         os.chdir(agent.cwd)
     except Exception as exc:  # it could not even start: a death with its reason, told once
         detail = f"crashed at start: {redact(describe_error(exc))}"  # state, lead, pane

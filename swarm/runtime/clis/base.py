@@ -1,0 +1,84 @@
+"""What swarm needs of an agent CLI it drives (one `CliDriver` per CLI), what a turn gives back,
+and where each CLI's executable is found. Codex and Gemini CLI slot in as more drivers."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from swarm.core.state import Usage
+from swarm.errors import BadInputError
+
+# --agent NAME -> (executable, how to install it): the one home of this table.
+EXECUTABLES: dict[str, tuple[str, str]] = {
+    "claude-code": ("claude", "npm install -g @anthropic-ai/claude-code"),
+}
+
+
+def find_cli(agent: str) -> Path:
+    """The CLI's executable on PATH, or one clear line saying it is missing."""
+    exe, install = EXECUTABLES[agent]
+    found = shutil.which(exe)
+    if found is None:
+        raise BadInputError(f"--agent {agent} needs the `{exe}` CLI, which is not on PATH"
+                            f" (install it: {install})")
+    return Path(found)
+
+
+@dataclass
+class TurnResult:
+    """One turn as the CLI reported it (its own JSON): the last text, usage and cost."""
+
+    text: str = ""
+    usage: Usage = field(default_factory=Usage)
+    session_id: str | None = None
+    failure: str | None = None  # the CLI said the turn failed (or it died), in words
+    interrupted: bool = False
+
+
+class TurnEvents(Protocol):
+    """What the teammate is told while a turn runs (the pane and the transcript)."""
+
+    def on_session(self, session_id: str) -> None: ...
+
+    def on_text(self, text: str) -> None: ...
+
+    def on_tool_use(self, name: str, args: dict[str, Any]) -> None: ...
+
+    def on_tool_result(self, content: str, is_error: bool) -> None: ...
+
+
+@dataclass
+class DriverSetup:
+    """Everything a driver needs to start its CLI for one member."""
+
+    executable: Path
+    cwd: Path
+    mode: str  # swarm's permission mode
+    model: str | None
+    system_append: str  # swarm's part of the prompt (who it is, the team protocol)
+    mcp_server: list[str]  # argv of `swarm mcp serve --team T --as NAME`
+    mcp_env: dict[str, str]
+    session: str | None  # resume this session (a restart)
+    env: dict[str, str]
+    log: Callable[[str], None]  # a line for the agent's log
+
+
+class CliDriver(Protocol):
+    """One CLI session: started once, many turns, interrupted, stopped."""
+
+    def start(self) -> None: ...
+
+    def turn(self, text: str, events: TurnEvents) -> TurnResult: ...
+
+    def interrupt(self) -> None: ...
+
+    def set_mode(self, mode: str) -> None: ...
+
+    def stop(self) -> None: ...
+
+    @property
+    def pid(self) -> int | None: ...

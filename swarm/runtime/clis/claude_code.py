@@ -1,0 +1,200 @@
+"""Claude Code driven headless: one `claude -p --input-format stream-json --output-format
+stream-json` process kept alive between turns (measured: a turn is one user line in, events out
+to its `result` line; the process waits for the next line), resumed with `--resume SESSION`
+after a restart.
+
+Its team tools are swarm's MCP server (`swarm mcp serve --team T --as NAME`) from a private
+`--mcp-config` file with `--strict-mcp-config` (no other server), connected before the first
+request (`MCP_CONNECTION_NONBLOCKING=0`: else the first request can lack them); its own team
+tools are switched off (`--disallowedTools`); what it would ask a person goes to swarm's
+`PermissionPrompt` tool (`--permission-prompt-tool`): swarm's mode, rules and file scopes
+decide, and what they leave open is asked of the lead (see `cli_mode`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import subprocess
+import tempfile
+import threading
+from pathlib import Path
+from typing import IO, Any
+
+from swarm.core.names import TEAM_TOOLS
+from swarm.core.state import Usage
+from swarm.runtime.clis.base import DriverSetup, TurnEvents, TurnResult
+from swarm.runtime.tools.builtin import kill_tree
+
+SERVER = "swarm"
+PERMISSION_TOOL = "PermissionPrompt"  # served by `swarm mcp serve --as NAME` in its own agent
+# Claude Code's own team and agent tools: swarm's MCP server is its team.
+OWN_TEAM_TOOLS = ("SendMessage", "TaskCreate", "TaskList", "TaskGet", "TaskUpdate", "TaskStop",
+                  "TeamCreate", "TeamDelete", "ListAgents")
+TEAM_TOOLS_SERVED = (*TEAM_TOOLS, "TeamStatus")
+STOP_GRACE = 10.0  # seconds for the CLI to end after its input closes
+
+
+class ClaudeCode:
+    """A `CliDriver` for Claude Code."""
+
+    def __init__(self, setup: DriverSetup) -> None:
+        self.setup = setup
+        self.session = setup.session
+        self.proc: subprocess.Popen[bytes] | None = None
+        self._config: Path | None = None
+        self._cost_seen = 0.0  # total_cost_usd is per process: the turn's cost is the rise
+        self._write = threading.Lock()
+        self._stderr: IO[bytes] | None = None
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc is not None else None
+
+    def argv(self) -> list[str]:
+        s = self.setup
+        argv = [str(s.executable), "-p", "--input-format", "stream-json", "--output-format",
+                "stream-json", "--verbose", "--mcp-config", str(self._config),
+                "--strict-mcp-config", "--permission-prompt-tool",
+                f"mcp__{SERVER}__{PERMISSION_TOOL}", "--permission-mode", cli_mode(s.mode),
+                "--disallowedTools", ",".join(OWN_TEAM_TOOLS),
+                # swarm's team tools are the team protocol: never a question for the lead.
+                "--allowedTools", ",".join(f"mcp__{SERVER}__{n}" for n in TEAM_TOOLS_SERVED),
+                "--append-system-prompt", s.system_append]
+        if s.model:
+            argv += ["--model", s.model]
+        if self.session:
+            argv += ["--resume", self.session]
+        return argv
+
+    def start(self) -> None:
+        s = self.setup
+        config = {"mcpServers": {SERVER: {"type": "stdio", "command": s.mcp_server[0],
+                                          "args": s.mcp_server[1:], "env": s.mcp_env}}}
+        fd, name = tempfile.mkstemp(prefix="swarm-mcp-", suffix=".json")  # 0600
+        with os.fdopen(fd, "w") as out:
+            json.dump(config, out)
+        self._config = Path(name)
+        env = {**s.env, "MCP_CONNECTION_NONBLOCKING": "0"}
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - kept for the CLI's life
+        self.proc = subprocess.Popen(self.argv(), cwd=s.cwd, env=env, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self._stderr,
+                                     start_new_session=True)  # its own group: kill_tree
+        self._cost_seen = 0.0
+        s.log(f"claude started (pid {self.proc.pid}"
+              + (f", resuming session {self.session})" if self.session else ")"))
+
+    def _send(self, line: dict[str, Any]) -> None:
+        proc = self.proc
+        if proc is None or proc.stdin is None:
+            return
+        with self._write, contextlib.suppress(OSError, ValueError):
+            proc.stdin.write((json.dumps(line) + "\n").encode())
+            proc.stdin.flush()
+
+    def turn(self, text: str, events: TurnEvents) -> TurnResult:
+        if self.proc is None or self.proc.poll() is not None:
+            self.start()
+        proc = self.proc
+        assert proc is not None and proc.stdout is not None
+        self._send({"type": "user", "session_id": self.session or "",
+                    "message": {"role": "user", "content": [{"type": "text", "text": text}]},
+                    "parent_tool_use_id": None})
+        result = TurnResult()
+        for raw in proc.stdout:
+            try:
+                event = json.loads(raw)
+            except ValueError:
+                continue  # not ours to parse: the CLI's own noise
+            if not isinstance(event, dict):
+                continue
+            if event.get("session_id") and event["session_id"] != self.session:
+                self.session = str(event["session_id"])
+                events.on_session(self.session)
+            kind = event.get("type")
+            if kind == "assistant" and event.get("parent_tool_use_id") is None:
+                for block in (event.get("message") or {}).get("content") or []:
+                    if block.get("type") == "text" and block.get("text"):
+                        result.text = str(block["text"])
+                        events.on_text(result.text)
+                    elif block.get("type") == "tool_use":
+                        events.on_tool_use(str(block.get("name")), block.get("input") or {})
+            elif kind == "user" and event.get("parent_tool_use_id") is None:
+                for block in (event.get("message") or {}).get("content") or []:
+                    if isinstance(block, dict) and block.get("type") == "tool_result":
+                        events.on_tool_result(_text_of(block.get("content")),
+                                              bool(block.get("is_error")))
+            elif kind == "result":
+                return self._finish(event, result)
+        code = proc.wait()
+        result.failure = f"claude exited (code {code}) during the turn: {self._stderr_tail()}"
+        self.proc = None
+        return result
+
+    def _finish(self, event: dict[str, Any], result: TurnResult) -> TurnResult:
+        usage = event.get("usage") or {}
+        total = float(event.get("total_cost_usd") or 0.0)
+        result.usage = Usage(
+            input_tokens=int(usage.get("input_tokens") or 0),
+            output_tokens=int(usage.get("output_tokens") or 0),
+            cache_creation_input_tokens=int(usage.get("cache_creation_input_tokens") or 0),
+            cache_read_input_tokens=int(usage.get("cache_read_input_tokens") or 0),
+            cost_usd=max(0.0, total - self._cost_seen))
+        self._cost_seen = max(total, self._cost_seen)
+        result.session_id = self.session
+        if isinstance(event.get("result"), str) and event["result"].strip():
+            result.text = event["result"]
+        subtype = str(event.get("subtype") or "")
+        if event.get("is_error") or subtype.startswith("error"):
+            if subtype == "error_during_execution" and result.interrupted:
+                return result
+            result.failure = f"claude: {subtype or 'error'}: {str(event.get('result') or '')[:300]}"
+        return result
+
+    def interrupt(self) -> None:
+        self._send({"type": "control_request", "request_id": f"int-{os.getpid()}",
+                    "request": {"subtype": "interrupt"}})
+
+    def set_mode(self, mode: str) -> None:
+        self._send({"type": "control_request", "request_id": f"mode-{mode}",
+                    "request": {"subtype": "set_permission_mode", "mode": cli_mode(mode)}})
+
+    def stop(self) -> None:
+        """Close its input (it ends the session and its MCP servers), then make sure."""
+        proc, self.proc = self.proc, None
+        if proc is not None:
+            with contextlib.suppress(OSError, ValueError):
+                if proc.stdin is not None:
+                    proc.stdin.close()
+            try:
+                proc.wait(STOP_GRACE)
+            except subprocess.TimeoutExpired:
+                kill_tree(proc)  # type: ignore[arg-type]
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    proc.wait(STOP_GRACE)
+        if self._config is not None:
+            self._config.unlink(missing_ok=True)
+            self._config = None
+
+    def _stderr_tail(self) -> str:
+        if self._stderr is None:
+            return ""
+        self._stderr.seek(0)
+        return self._stderr.read().decode("utf-8", "replace").strip()[-300:] or "no output"
+
+
+def cli_mode(mode: str) -> str:
+    """Claude Code's mode for swarm's: `default` (it asks about anything but reading, and
+    swarm's PermissionPrompt answers with swarm's mode, rules and file scopes: one decision,
+    scopes kept in acceptEdits and bypassPermissions too, which Claude Code also refuses to
+    root), or `plan`."""
+    return "plan" if mode == "plan" else "default"
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "\n".join(str(b.get("text", "")) for b in content if isinstance(b, dict))
+    return ""

@@ -1,0 +1,290 @@
+"""The teammate process of a member that is another agent CLI (`spawn --agent claude-code`).
+
+The same life as swarm's own teammate (runtime/agent.py), with the CLI in place of the loop:
+its inputs in SPEC order (`inputs.py`: messages and claimed tasks become turns, marked read
+once sent), one turn = one user message to the CLI's session and its events back to the
+`result`, then the idle note (`idle.py`). State, heartbeat, usage and cost (from the CLI's own
+result JSON) and the transcript are AgentBase's. Shutdown is negotiated: the request is a turn;
+its model's approving `shutdown_response` (sent through swarm's MCP tools) ends the process.
+SIGINT interrupts the CLI's turn; SIGTERM stops the CLI and exits. A restart resumes the CLI's
+session (`cli_session` in its state).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from swarm.core import paths
+from swarm.core.mailbox import Mailbox
+from swarm.core.names import LEAD_NAME
+from swarm.core.protocol import Message, ModeChange, ShutdownRequest, ShutdownResponse
+from swarm.core.readable import tool_call
+from swarm.core.state import RESTARTED, read_state, write_state
+from swarm.core.tasks import Task
+from swarm.core.team import Team
+from swarm.core.watch import Waker
+from swarm.errors import AgentStopped, describe_error
+from swarm.runtime.base import AgentBase
+from swarm.runtime.clis.base import CliDriver, DriverSetup, find_cli
+from swarm.runtime.clis.claude_code import ClaudeCode
+from swarm.runtime.console import Console, brief
+from swarm.runtime.idle import TurnRecord, idle_notification, task_report
+from swarm.runtime.inputs import Inbound, Inputs, is_shutdown
+from swarm.runtime.loop import TurnOutcome
+from swarm.runtime.orphan import OrphanCheck
+from swarm.runtime.prompts import Peer, team_addendum
+from swarm.runtime.signals import Signals
+
+SERVER_PREFIX = "mcp__swarm__"
+
+
+class NoSubagents:
+    """Inputs' view of subagents: an agent CLI runs its own."""
+
+    def __init__(self) -> None:
+        self.waker = Waker()
+
+    def has_arrivals(self) -> bool:
+        return False
+
+    def take_arrivals(self) -> list[dict[str, Any]]:
+        return []
+
+
+class CliSignals(Signals):
+    """SIGINT asks the CLI to interrupt its turn (its process lives on); SIGTERM as ever."""
+
+    def __init__(self, owner: CliTeammate) -> None:
+        super().__init__(busy=lambda: owner.state.state == "working",
+                         child=lambda: owner.driver_proc(), stopping=owner._stopping)
+        self.owner = owner
+
+    def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
+        if self.busy():
+            self.interrupt.set()
+            self.owner.driver.interrupt()
+
+
+class CliTeammate(AgentBase):
+    def __init__(self, team_name: str, name: str) -> None:
+        team = Team.open(team_name)
+        previous = read_state(team.name, name)
+        super().__init__(team, name)
+        self.member = self.team.member(name)
+        self.box = Mailbox(self.team.name, name)
+        self.console = Console(paths.agent_log(self.team.name, name), name)
+        self.cwd = Path(self.member.cwd or os.getcwd())
+        self.orphan = OrphanCheck(self.team, self.console.say, remote=bool(self.member.host))
+        self.pending_shutdown: ShutdownRequest | None = None
+        self.shutdown_approved = False
+        self.turn = TurnRecord()
+        session = previous.cli_session if previous else None
+        self.state.cli_session = session
+        resumed_mode = previous.mode if previous and previous.mode else None
+        self.state.mode = resumed_mode or ("plan" if self.member.plan_mode_required
+                                           else self.member.permission_mode)
+        detail = (previous.detail or "") if previous else ""
+        resumed = (detail if detail.startswith(RESTARTED) else RESTARTED) if session else None
+        self.inputs = Inputs(self.team, name, self.box, NoSubagents(),  # type: ignore[arg-type]
+                             self.console, self, resumed)
+        self.driver: CliDriver = ClaudeCode(self._setup(session))
+        self.signals = CliSignals(self)
+
+    def _setup(self, session: str | None) -> DriverSetup:
+        agent = self.member.agent or "claude-code"
+        env = dict(os.environ)
+        serve = [sys.executable, "-m", "swarm", "mcp", "serve", "--team", self.team.name,
+                 "--as", self.name]
+        # Explicit: the CLI may not pass its own environment on to its servers.
+        mcp_env = {"SWARM_HOME": str(paths.home()), "SWARM_TEAM": self.team.name,
+                   "SWARM_AGENT_ID": self.member.agent_id, "PATH": env.get("PATH", "")}
+        if os.environ.get("SWARM_STORE"):
+            mcp_env["SWARM_STORE"] = os.environ["SWARM_STORE"]
+        return DriverSetup(executable=find_cli(agent), cwd=self.cwd, mode=self.state.mode or
+                           "default", model=self.member.model, system_append=self._prompt(),
+                           mcp_server=serve, mcp_env=mcp_env, session=session, env=env,
+                           log=self.console.say)
+
+    def _prompt(self) -> str:
+        config = self.team.config()
+        peers = [Peer(m.name, m.agent_type) for m in config.members
+                 if m.name not in (self.name, LEAD_NAME)]
+        addendum = team_addendum(self.name, config.name, config.lead_agent_id, peers,
+                                 self.state.mode or "default")
+        return (f"{addendum}\nYour team tools are swarm's: {SERVER_PREFIX}SendMessage,"
+                f" {SERVER_PREFIX}TaskList, {SERVER_PREFIX}TaskGet, {SERVER_PREFIX}TaskCreate,"
+                f" {SERVER_PREFIX}TaskUpdate, {SERVER_PREFIX}TeamStatus.")
+
+    def driver_proc(self) -> Any:
+        return getattr(self.driver, "proc", None)
+
+    # -- AgentBase / InputHost -------------------------------------------------------------
+    def say(self, text: str) -> None:
+        self.console.say(text)
+
+    def on_superseded(self, why: str) -> None:
+        self.console.say(f"{why}: exiting")
+        if not self._stopping.is_set():
+            os.kill(os.getpid(), 15)
+
+    def on_beat(self) -> None:
+        if self.orphan.check() and not self._stopping.is_set():
+            os.kill(os.getpid(), 15)
+
+    def stop_reason(self) -> str | None:
+        if self.shutdown_approved:
+            return "available"
+        if self.member.max_turns is not None and self.state.turns >= self.member.max_turns:
+            return "max_turns"
+        budget = self.member.max_budget_usd
+        if budget is not None and self.state.usage.cost_usd >= budget:
+            return "budget_exhausted"
+        return None
+
+    def change_mode(self, change: ModeChange, order: Message) -> None:
+        if change.mode != self.state.mode:
+            self.driver.set_mode(change.mode)
+            self.transcript.event("mode_changed", mode=change.mode, previous=self.state.mode)
+        self.set_state(mode=change.mode, mode_order=f"{order.timestamp} {order.id}")
+
+    # -- TurnEvents --------------------------------------------------------------------------
+    def on_session(self, session_id: str) -> None:
+        self.set_state(cli_session=session_id)
+        self.transcript.event("cli_session", agent=self.member.agent, session=session_id)
+
+    def on_text(self, text: str) -> None:
+        self.console.show(*self.console.view.says(text))
+
+    def on_tool_use(self, name: str, args: dict[str, Any]) -> None:
+        short = name.removeprefix(SERVER_PREFIX)
+        self.turn.last_action = tool_call(short, args)
+        if short == "TaskUpdate" and args.get("task_id") is not None:
+            self.turn.updated_tasks.append(str(args["task_id"]))
+        self.activity(self.turn.last_action)
+        self.transcript.event("cli_tool_use", tool=name, input=args)
+        self.console.show(f"-> {brief(self.turn.last_action, 160)}")
+
+    def on_tool_result(self, content: str, is_error: bool) -> None:
+        self.activity(None)
+        self.console.show(*self.console.view.result(content, is_error))
+
+    # -- one turn ----------------------------------------------------------------------------
+    def take_turn(self, inbound: list[Inbound], task: Task | None) -> TurnOutcome:
+        if self.stop_reason() and any(is_shutdown(i) for i in inbound):
+            return self._approve_without_model(inbound, str(self.stop_reason()))
+        current = task.id if task is not None else self.state.current_task
+        self.turn = TurnRecord()
+        self.signals.interrupt.clear()
+        self.set_state(state="working", current_task=current, idle_reason=None, detail=None)
+        for item in inbound:
+            if isinstance(item.kind, ShutdownRequest):
+                self.pending_shutdown = item.kind
+        self.inputs.announce(inbound, task)
+        self.inputs.turn_began()
+        blocks = self.inputs.render(inbound, task)
+        self.record({"role": "user", "content": blocks})
+        self.inputs.mark_read(inbound)
+        result = self.driver.turn("\n\n".join(b["text"] for b in blocks), self)
+        self.record({"role": "assistant", "content": [{"type": "text", "text": result.text}]})
+        self.add_usage(result.usage)
+        if self.signals.interrupt.is_set():
+            self.transcript.event("interrupted")
+            return TurnOutcome(reason="interrupted", last_text=result.text)
+        if result.failure:
+            return TurnOutcome(reason="failed", failure=result.failure, last_text=result.text)
+        return TurnOutcome(last_text=result.text)
+
+    def _approve_without_model(self, inbound: list[Inbound], why: str) -> TurnOutcome:
+        request = next(i.kind for i in inbound if isinstance(i.kind, ShutdownRequest))
+        assert isinstance(request, ShutdownRequest)
+        self.inputs.mark_read(inbound)
+        self.team.send(LEAD_NAME, ShutdownResponse(
+            request_id=request.request_id, approve=True,
+            reason=f"{why}: shutting down without the model"), sender=self.name)
+        self.shutdown_approved = True
+        return TurnOutcome()
+
+    def _check_shutdown(self) -> None:
+        """Its model approved through swarm's SendMessage (in the MCP server's process): the
+        lead's mailbox has that answer."""
+        pending = self.pending_shutdown
+        if pending is None:
+            return
+        for message in Mailbox(self.team.name, LEAD_NAME).messages(include_archive=True):
+            kind = message.structured() if message.sender == self.name else None
+            if (isinstance(kind, ShutdownResponse) and kind.request_id == pending.request_id
+                    and kind.approve):
+                self.shutdown_approved = True
+                return
+
+    def after_turn(self, outcome: TurnOutcome) -> None:
+        report = task_report(self.team, self.name, self.state.current_task, outcome, self.turn)
+        detail = outcome.failure or (f"stopped: {outcome.reason}"
+                                     if outcome.reason != "available" else None)
+        self.set_state(state="idle", idle_reason=outcome.reason, current_task=report.current,
+                       detail=detail, activity=None)
+        note = idle_notification(self.name, outcome, self.turn, report, self.state.turns)
+        self.team.send(LEAD_NAME, note, sender=self.name)
+        self.console.say(f"idle ({outcome.reason})"
+                         + (f": {outcome.failure}" if outcome.failure else ""))
+
+    # -- the process -------------------------------------------------------------------------
+    def run(self) -> int:
+        self.signals.install()
+        write_state(self.team.name, self.name, self.state)
+        self.team.update_member(self.name, pid=os.getpid())
+        self.transcript.event("started", pid=os.getpid(), agent=self.member.agent,
+                              model=self.member.model)
+        self.start_heartbeat()
+        self.console.say(f"{self.name}@{self.team.name} started ({self.member.agent}, mode"
+                         f" {self.state.mode}, pid {os.getpid()})")
+        exit_code, detail, crashed = 0, "shut down", False
+        try:
+            self.driver.start()
+            pid = self.driver.pid
+            self.set_state(child_pgid=pid)
+            with self.inputs.watcher() as watcher:
+                self.set_state(state="idle", idle_reason="available")
+                while not self.shutdown_approved:
+                    inbound, task = self.inputs.next_input(watcher)
+                    outcome = self.take_turn(inbound, task)
+                    if self.driver.pid != pid:  # restarted after a death within the turn
+                        pid = self.driver.pid
+                        self.set_state(child_pgid=pid)
+                    self._check_shutdown()
+                    if self.shutdown_approved:
+                        break
+                    self.after_turn(outcome)
+        except AgentStopped:
+            exit_code, detail = ((0, self.orphan.orphaned) if self.orphan.orphaned else
+                                 (129, "its pane was closed (SIGHUP)") if self.signals.hangup
+                                 else (143, "killed (SIGTERM)"))
+        except Exception as exc:  # a crash: recorded as a death
+            exit_code, detail, crashed = 1, f"crashed: {describe_error(exc)}", True
+            self.console.say(detail)
+        finally:
+            self._stopping.set()
+            self.finish(detail, died=crashed or self.signals.hangup)
+        return exit_code
+
+    def finish(self, detail: str, died: bool) -> None:
+        from swarm.runtime.agent import tell_lead_of_death
+
+        self.signals.ignore_stops()
+        self.driver.stop()
+        if self._superseded:
+            self.transcript.event("exited", detail=self._superseded)
+            return
+        released = self.team.tasks.release_owned_by(self.name)
+        self.transcript.event("exited", detail=detail, released=[t.id for t in released])
+        self.console.say(f"exited: {detail}")
+        if not died:
+            self.set_state(state="exited", current_task=None, detail=detail, child_pgid=None)
+            return
+        self.set_state(state="dead", current_task=None, detail=detail, terminated_reported=True,
+                       child_pgid=None)
+        tell_lead_of_death(self.team.name, self.name, detail)

@@ -1,0 +1,397 @@
+"""Teammates that are another agent CLI (issue 33 parts 1 and 2): the real Claude Code, driven by
+`swarm agent` over its stream-json interface, pointed at the fake Anthropic API, with swarm's
+MCP server (`swarm mcp serve --as NAME`) as its team tools and its permission-prompt tool."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from swarm.core.mailbox import Mailbox
+from swarm.core.state import read_state
+from swarm.core.team import Team
+from tests.agent_clis import cli_home, cli_path
+from tests.agent_fixtures import run_swarm
+from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
+from tests.helpers import child_named, wait_until
+
+TEAM = "alpha"
+
+
+def ok(*args: str, timeout: float = 60.0) -> str:
+    proc = run_swarm(*args, timeout=timeout)
+    assert proc.returncode == 0, f"swarm {' '.join(args)}: {proc.stderr}"
+    return proc.stdout
+
+
+@pytest.fixture
+def claude_env(tmp_path: Path, fake_api: FakeAnthropic,
+               monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeAnthropic]:
+    """The real `claude` on PATH, a private HOME, the fake API; team alpha."""
+    exe = cli_path("claude")
+    monkeypatch.setenv("PATH", f"{exe.parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("HOME", str(cli_home(tmp_path, "claude")))
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
+    monkeypatch.setenv("SWARM_TEAM", TEAM)
+    ok("team", "create", TEAM)
+    yield fake_api
+    for member in Team(TEAM).config().members:  # whatever the test left running ends with it
+        state = read_state(TEAM, member.name)
+        if (state is not None and state.pid and state.pid != os.getpid()
+                and psutil.pid_exists(state.pid)):
+            for proc in [*claude_processes(state.pid), psutil.Process(state.pid)]:
+                with contextlib.suppress(psutil.NoSuchProcess):
+                    proc.kill()
+
+
+def lead_messages(kind: str) -> list[dict[str, Any]]:
+    found = []
+    for message in Mailbox(TEAM, "team-lead").messages(include_archive=True):
+        structured = message.structured()
+        if structured is not None and structured.type == kind:
+            found.append({"sender": message.sender, **json.loads(message.text)})
+    return found
+
+
+def tool_names(body: dict[str, Any]) -> list[str]:
+    return [t.get("name", "") for t in body.get("tools") or []]
+
+
+def requests_with(api: FakeAnthropic, text: str) -> list[dict[str, Any]]:
+    return [b for b in api.messages_requests() if text in json.dumps(b.get("messages"))]
+
+
+def claude_processes(pid: int) -> list[psutil.Process]:
+    found = []
+    with contextlib.suppress(psutil.NoSuchProcess):
+        for proc in psutil.Process(pid).children(recursive=True):
+            with contextlib.suppress(psutil.NoSuchProcess, psutil.ZombieProcess):
+                if "claude" in " ".join(proc.cmdline()[:2]):
+                    found.append(proc)
+    return found
+
+
+@pytest.mark.slow
+def test_a_claude_code_teammate_works_through_swarms_tools(
+        claude_env: FakeAnthropic, tmp_path: Path) -> None:
+    api = claude_env
+    ok("tasks", "add", "write hello", "--description", "say hello")
+    api.push_tool_use("mcp__swarm__TaskList", {})
+    api.push_tool_use("mcp__swarm__TaskUpdate", {"task_id": "1", "status": "completed",
+                                                 "result": "hello written"})
+    api.push_tool_use("mcp__swarm__SendMessage", {"to": "team-lead", "message": "task 1 done",
+                                                  "summary": "done"})
+    api.push_text("All done with task 1.")
+    spawned = ok("spawn", "cc", "--agent", "claude-code", "--backend", "hidden", "--json")
+    assert json.loads(spawned)["agent"] == "claude-code"
+    assert Team(TEAM).member("cc").agent == "claude-code"
+
+    wait_until(lambda: Team(TEAM).tasks.get("1").status == "completed", 90,
+               message="task 1 completed by the Claude Code teammate")
+    task = Team(TEAM).tasks.get("1")
+    assert task.owner == "cc" and task.result == "hello written"
+    wait_until(lambda: any(m.text == "task 1 done" and m.sender == "cc"
+                           for m in Mailbox(TEAM, "team-lead").messages(include_archive=True)), 30)
+    idle = wait_until(lambda: lead_messages("idle_notification"), 30)
+    assert idle[-1]["sender"] == "cc" and idle[-1]["completed_task_id"] == "1"
+    assert idle[-1]["summary"] == "All done with task 1."
+    first = api.messages_requests()[0]
+    names = tool_names(first)
+    # swarm's tools were there at the first request; Claude Code's own team tools were not.
+    # (Claude Code may defer MCP tools' schemas behind its ToolSearch: named in the request.)
+    assert all(f"mcp__swarm__{n}" in json.dumps(first) for n in ("SendMessage", "TaskUpdate",
+                                                                "TaskList")), names
+    assert "SendMessage" not in names and "TaskCreate" not in names
+    assert "<task-assignment" in json.dumps(first["messages"])
+
+    # A message to the idle teammate is a new turn of the same session.
+    api.push_text("Four.")
+    ok("send", "cc", "what is 2+2?")
+    wait_until(lambda: len(lead_messages("idle_notification")) >= 2, 60)
+    assert lead_messages("idle_notification")[-1]["summary"] == "Four."
+    asked = requests_with(api, "what is 2+2?")[0]
+    assert "hello written" in json.dumps(asked["messages"])  # the earlier turn is there
+    assert Mailbox(TEAM, "cc").unread() == []
+
+    # Its turns and tokens from Claude Code's own result JSON.
+    rows = {r["name"]: r for r in json.loads(ok("status", "--json"))}
+    assert rows["cc"]["state"] == "idle"
+    assert rows["cc"]["turns"] == 2 and rows["cc"]["tokens"] >= 2 * (12 + 7)
+    assert rows["cc"]["cost_usd"] > 0
+    state = read_state(TEAM, "cc")
+    assert state is not None and state.turns == 2
+    assert state.usage.output_tokens >= 2 * 7 and state.usage.cost_usd > 0
+
+    # A Bash call in default mode reaches the lead with the real command; deny stops it.
+    out = tmp_path / "never.txt"
+    api.push_tool_use("Bash", {"command": f"echo secret > {out}", "description": "write"})
+    api.push_text("It was denied.")
+    ok("send", "cc", "please write the file")
+    asks = wait_until(lambda: lead_messages("permission_request"), 60)
+    assert asks[0]["tool_name"] == "Bash"
+    assert asks[0]["input"]["command"] == f"echo secret > {out}"
+    ok("permissions", "deny", asks[0]["request_id"][:8], "--reason", "not that file")
+    wait_until(lambda: len(lead_messages("idle_notification")) >= 3, 60)
+    assert not out.exists()
+    assert [(p["tool"], p["decision"]) for p in prompts()] == [("Bash", "deny")]
+    assert "not that file" in prompts()[0]["reason"]
+    denied = requests_with(api, "It was denied") or requests_with(api, "the lead denied it")
+    assert denied, "the model saw the denial"
+
+    # Killed, then respawned: the same Claude Code session, resumed.
+    agent_pid = read_state(TEAM, "cc").pid  # type: ignore[union-attr]
+    assert agent_pid is not None and claude_processes(agent_pid)
+    session = read_state(TEAM, "cc").cli_session  # type: ignore[union-attr]
+    assert session
+    old_claude = claude_processes(agent_pid)
+    ok("kill", "cc")
+    wait_until(lambda: not psutil.pid_exists(agent_pid) or psutil.Process(agent_pid).status()
+               == psutil.STATUS_ZOMBIE, 20)
+    wait_until(lambda: not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+                               for p in old_claude), 20, message="its Claude Code ended too")
+    ok("respawn", "cc")
+    wait_until(lambda: (s := read_state(TEAM, "cc")) is not None and s.pid != agent_pid
+               and s.state == "idle", 60)
+    api.push_text("Back again.")
+    ok("send", "cc", "are you back?")
+    resumed = wait_until(lambda: requests_with(api, "are you back?"), 60)[0]
+    assert "what is 2+2?" in json.dumps(resumed["messages"])
+    assert read_state(TEAM, "cc").cli_session == session  # type: ignore[union-attr]
+
+    # Shutdown is negotiated: the model approves through swarm's SendMessage, then it exits.
+    def approve(body: dict[str, Any]) -> Scripted:
+        found = re.search(r'request_id[\\"]*:\s*[\\"]*([0-9a-f-]{8,})', last_user_text(body))
+        assert found, last_user_text(body)
+        return reply(tool_uses=[("mcp__swarm__SendMessage", {"to": "team-lead", "message": {
+            "type": "shutdown_response", "request_id": found.group(1), "approve": True}})])
+
+    wait_until(lambda: len(lead_messages("idle_notification")) >= 4, 60)
+    api.push(approve)
+    api.push_text("Bye.")
+    pid = read_state(TEAM, "cc").pid  # type: ignore[union-attr]
+    assert pid is not None
+    ok("shutdown", "cc", "--timeout", "60", timeout=90)
+    wait_until(lambda: read_state(TEAM, "cc").state == "exited", 30)  # type: ignore[union-attr]
+    wait_until(lambda: not claude_processes(pid), 20)
+
+
+@pytest.mark.slow
+def test_spawn_refuses_a_cli_that_is_not_installed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    bare = tmp_path / "bin"
+    bare.mkdir()
+    python = Path(shutil.which("python3") or "/usr/bin/python3")
+    (bare / "python3").symlink_to(python)
+    monkeypatch.setenv("PATH", str(bare))
+    monkeypatch.setenv("SWARM_TEAM", TEAM)
+    ok("team", "create", TEAM)
+    proc = run_swarm("spawn", "cc", "--agent", "claude-code", "--backend", "hidden")
+    assert proc.returncode != 0
+    lines = [line for line in proc.stderr.splitlines() if line.strip()]
+    assert lines == ["swarm: error: --agent claude-code needs the `claude` CLI, which is not"
+                     " on PATH (install it: npm install -g @anthropic-ai/claude-code)"]
+    assert Team(TEAM).config().member("cc") is None  # nothing registered
+    unknown = run_swarm("spawn", "cc", "--agent", "cursor", "--backend", "hidden")
+    assert unknown.returncode == 2 and "cursor" in unknown.stderr
+
+
+def prompts(name: str = "cc") -> list[dict[str, Any]]:
+    """What the CLI asked swarm's PermissionPrompt, from the member's transcript."""
+    from swarm.core import paths
+    from swarm.core.transcript import Transcript
+
+    return [e for e in Transcript(paths.agent_transcript(TEAM, name)).entries()
+            if e.get("event") == "permission_prompt"]
+
+
+def answered(name: str) -> bool:
+    return any(m["sender"] == name for m in lead_messages("idle_notification"))
+
+
+@pytest.mark.slow
+def test_a_definitions_agent_field_makes_the_teammate_that_cli(
+        claude_env: FakeAnthropic, swarm_home: Path) -> None:
+    agents = swarm_home / "agents"
+    agents.mkdir(parents=True, exist_ok=True)
+    (agents / "coder.md").write_text("---\nname: coder\ndescription: codes\nagent: claude-code\n"
+                                     "---\nYou write code.\n")
+    claude_env.push_text("Ready to code.")
+    ok("spawn", "cc", "--agent-type", "coder", "--backend", "hidden", "--prompt", "hello")
+    assert Team(TEAM).member("cc").agent == "claude-code"
+    wait_until(lambda: answered("cc"), 60, message="the coder answered")
+    state = read_state(TEAM, "cc")
+    assert state is not None and state.cli_session  # it is Claude Code's session
+    assert lead_messages("idle_notification")[-1]["summary"] == "Ready to code."
+
+
+@pytest.mark.slow
+def test_the_leads_spawnteammate_takes_an_agent(
+        claude_env: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> None:
+    from swarm.lead.served import ServedHost, ServeOptions
+
+    monkeypatch.setenv("SWARM_BACKEND", "hidden")
+    host = ServedHost(ServeOptions(team=TEAM))
+    host.start()
+    try:
+        claude_env.push_text("Hello, lead.")
+        result = host.call("SpawnTeammate", {"name": "cc", "prompt": "say hello",
+                                             "agent": "claude-code"})
+        assert not result.is_error, result.content
+        assert Team(TEAM).member("cc").agent == "claude-code"
+        wait_until(lambda: answered("cc"), 60, message="the spawned CLI answered")
+        assert "say hello" in json.dumps(claude_env.messages_requests()[-1]["messages"])
+        bad = host.call("SpawnTeammate", {"name": "cx", "prompt": "x", "agent": "cursor"})
+        assert bad.is_error and "agent: Input should be 'claude-code'" in bad.content
+    finally:
+        host.close("test over")
+
+
+def test_the_agent_clis_are_one_list() -> None:
+    """SpawnTeammate's schema, the definitions' check and `spawn --agent` name the same CLIs,
+    each with an executable to look for."""
+    from typing import get_args
+
+    from swarm.core.names import AGENT_CLIS
+    from swarm.lead.lead_tools import AgentCli
+    from swarm.runtime.clis.base import EXECUTABLES
+
+    assert get_args(AgentCli) == AGENT_CLIS
+    assert tuple(EXECUTABLES) == AGENT_CLIS
+
+
+@pytest.mark.slow
+def test_interrupt_ends_the_clis_turn_and_an_allow_rule_answers_its_question(
+        claude_env: FakeAnthropic, tmp_path: Path) -> None:
+    """`--allow 'Bash(tail:*)'` answers Claude Code's permission prompt without the lead;
+    `swarm interrupt` ends the turn (the command too), the process lives on for the next."""
+    api = claude_env
+    # (Claude Code blocks a sleep of its own accord: a command that waits for nothing.)
+    api.push_tool_use("Bash", {"command": "tail -f /dev/null", "description": "wait"})
+    ok("spawn", "cc", "--agent", "claude-code", "--backend", "hidden", "--allow",
+       "Bash(tail:*)", "--prompt", "wait a while")
+    pid = wait_until(lambda: (s := read_state(TEAM, "cc")) is not None and s.pid, 30)
+    sleeper = child_named(pid, "tail", 60, message="the command runs (allowed, not asked)")
+    assert lead_messages("permission_request") == []
+    claude = claude_processes(pid)
+    ok("interrupt", "cc")
+    idle = wait_until(lambda: lead_messages("idle_notification"), 30)
+    assert idle[-1]["idle_reason"] == "interrupted"
+    wait_until(lambda: not sleeper.is_running() or sleeper.status() == psutil.STATUS_ZOMBIE, 20)
+    assert claude_processes(pid) == claude  # the same Claude Code process goes on
+    api.push_text("Still here.")
+    ok("send", "cc", "still there?")
+    wait_until(lambda: len(lead_messages("idle_notification")) >= 2, 60)
+    assert lead_messages("idle_notification")[-1]["summary"] == "Still here."
+
+
+@pytest.mark.slow
+def test_swarms_mode_is_the_clis_mode(claude_env: FakeAnthropic, tmp_path: Path) -> None:
+    """acceptEdits in swarm: Claude Code writes in its directory without asking the lead;
+    swarm's PermissionPrompt allowed it by swarm's mode (Claude Code runs in its default)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    out = work / "made.txt"
+    claude_env.push_tool_use("Write", {"file_path": str(out), "content": "made\n"})
+    claude_env.push_text("Made it.")
+    ok("spawn", "cc", "--agent", "claude-code", "--backend", "hidden", "--permission-mode",
+       "acceptEdits", "--cwd", str(work), "--prompt", "make the file")
+    wait_until(lambda: answered("cc"), 60)
+    assert out.read_text() == "made\n"
+    assert lead_messages("permission_request") == []
+    pid = read_state(TEAM, "cc").pid  # type: ignore[union-attr]
+    assert pid is not None
+    assert [(p["tool"], p["decision"]) for p in prompts()] == [("Write", "allow")]
+    assert "acceptEdits" not in " ".join(claude_processes(pid)[0].cmdline())
+
+
+@pytest.mark.slow
+def test_a_mode_change_reaches_the_running_cli(claude_env: FakeAnthropic, tmp_path: Path) -> None:
+    """`swarm mode cc acceptEdits` on a default-mode teammate: its next Write is not asked."""
+    work = tmp_path / "work"
+    work.mkdir()
+    out = work / "later.txt"
+    claude_env.push_text("Ready.")
+    ok("spawn", "cc", "--agent", "claude-code", "--backend", "hidden", "--cwd", str(work),
+       "--prompt", "get ready")
+    wait_until(lambda: answered("cc"), 60)
+    ok("mode", "cc", "acceptEdits")
+    claude_env.push_tool_use("Write", {"file_path": str(out), "content": "later\n"})
+    claude_env.push_text("Written.")
+    ok("send", "cc", "write it now")
+    wait_until(lambda: len(lead_messages("idle_notification")) >= 2, 60)
+    assert lead_messages("permission_request") == []
+    assert out.read_text() == "later\n"
+    assert [(p["tool"], p["decision"]) for p in prompts()] == [("Write", "allow")]
+    assert read_state(TEAM, "cc").mode == "acceptEdits"  # type: ignore[union-attr]
+
+
+@pytest.mark.slow
+def test_file_scopes_hold_for_a_cli_teammate_in_bypass_mode(
+        claude_env: FakeAnthropic, tmp_path: Path) -> None:
+    """bypassPermissions (which Claude Code refuses to root: swarm decides it instead): a Write
+    outside its task's file scope is denied, one inside is made, a command runs unasked."""
+    work = tmp_path / "work"
+    (work / "docs").mkdir(parents=True)
+    ok("tasks", "add", "docs", "--description", "write docs", "--files", "docs/**")
+    api = claude_env
+    api.push_tool_use("Write", {"file_path": str(work / "src.py"), "content": "x = 1\n"})
+    api.push_tool_use("Write", {"file_path": str(work / "docs" / "a.md"), "content": "# A\n"})
+    api.push_tool_use("Bash", {"command": f"echo ran > {work / 'docs' / 'ran.txt'}",
+                               "description": "run"})
+    api.push_text("Docs written.")
+    ok("spawn", "cc", "--agent", "claude-code", "--backend", "hidden", "--cwd", str(work),
+       "--permission-mode", "bypassPermissions")
+    wait_until(lambda: answered("cc"), 60)
+    assert not (work / "src.py").exists()
+    assert (work / "docs" / "a.md").read_text() == "# A\n"
+    assert (work / "docs" / "ran.txt").read_text() == "ran\n"
+    decided = [(p["tool"], p["decision"]) for p in prompts()]
+    assert decided[0] == ("Write", "deny") and ("Write", "allow") in decided
+    assert "scope" in prompts()[0]["reason"]
+    assert lead_messages("permission_request") == []
+
+
+@pytest.mark.slow
+def test_a_cli_teammate_works_in_its_worktree(claude_env: FakeAnthropic, tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.email=t@t", "-c", "user.name=t"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    (repo / "README.md").write_text("hi\n")
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-qm", "init"], check=True)
+    claude_env.push_tool_use("Write", {"file_path": "notes.txt", "content": "in the tree\n"})
+    claude_env.push_text("Noted.")
+    ok("spawn", "cc", "--agent", "claude-code", "--backend", "hidden", "--cwd", str(repo),
+       "--worktree", "--permission-mode", "acceptEdits", "--prompt", "take notes")
+    wait_until(lambda: answered("cc"), 60)
+    tree = Team(TEAM).member("cc").worktree_path
+    assert tree and Path(tree) != repo
+    assert (Path(tree) / "notes.txt").read_text() == "in the tree\n"
+    assert not (repo / "notes.txt").exists()
+
+
+def test_plan_mode_is_refused_for_a_cli_teammate(capsys: pytest.CaptureFixture[str]) -> None:
+    """Plan approval is not routed for agent CLIs yet: spawn says so rather than let Claude
+    Code's own ExitPlanMode leave plan mode without the lead."""
+    from tests.helpers import run_cli
+
+    Team.create(TEAM)
+    for flags in (["--plan-mode-required"], ["--permission-mode", "plan"]):
+        code, _, err = run_cli(capsys, "spawn", "cc", "--team", TEAM, "--agent", "claude-code",
+                               "--backend", "hidden", *flags)
+        assert code == 2  # bad input
+        assert err.strip() == ("swarm: error: --agent claude-code: plan mode is not supported"
+                               " for an agent CLI teammate yet (spawn it in default or"
+                               " acceptEdits)")
+        assert Team(TEAM).config().member("cc") is None
