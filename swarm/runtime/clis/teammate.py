@@ -18,6 +18,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from swarm import settings
 from swarm.core import paths
 from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME
@@ -102,8 +103,8 @@ class CliTeammate(AgentBase):
         # Explicit: the CLI may not pass its own environment on to its servers.
         mcp_env = {"SWARM_HOME": str(paths.home()), "SWARM_TEAM": self.team.name,
                    "SWARM_AGENT_ID": self.member.agent_id, "PATH": env.get("PATH", "")}
-        if os.environ.get("SWARM_STORE"):
-            mcp_env["SWARM_STORE"] = os.environ["SWARM_STORE"]
+        if settings.raw("SWARM_STORE"):
+            mcp_env["SWARM_STORE"] = settings.raw("SWARM_STORE")
         return DriverSetup(executable=find_cli(agent), cwd=self.cwd, mode=self.state.mode or
                            "default", model=self.member.model, system_append=self._prompt(),
                            mcp_server=serve, mcp_env=mcp_env, session=session, env=env,
