@@ -20,7 +20,7 @@ from typing import Any
 from swarm.core import records
 from swarm.core.mailbox import Mailbox, superseded
 from swarm.core.protocol import Message
-from swarm.core.redis_store import RedisStore
+from swarm.core.redis_store import EVENTS_KEPT, RedisStore
 from swarm.core.store import warn
 from swarm.core.store_api import Watcher
 
@@ -43,16 +43,18 @@ local acked = redis.call('GET', KEYS[2]) or '0-0'
 return {acked, redis.call('XRANGE', KEYS[1], '(' .. acked, '+'), redis.call('SMEMBERS', KEYS[3])}
 """
 
-# KEYS: stream, acked, read set. ARGV: now_ms, history age ms, history kept, n wanted, ids...
-# (the first n ids were asked for; the rest are superseded idle notes). Returns how many of the
-# wanted ones were newly marked.
+# KEYS: stream, acked, read set, the team's change feed. ARGV: now_ms, history age ms, history
+# kept, n wanted, this member's name, the feed's length, ids... (the first n ids were asked for;
+# the rest are superseded idle notes). Returns how many of the wanted ones were newly marked;
+# when any was, a `read` entry on the feed (what `swarm send --wait-read` waits on), in the
+# same request.
 _MARK = _LUA_GT + """
 local acked = redis.call('GET', KEYS[2]) or '0-0'
 local marked = 0
-for i = 5, #ARGV do
+for i = 7, #ARGV do
   if gt(ARGV[i], acked) then
     local added = redis.call('SADD', KEYS[3], ARGV[i])
-    if i - 4 <= tonumber(ARGV[4]) then marked = marked + added end
+    if i - 6 <= tonumber(ARGV[4]) then marked = marked + added end
   end
 end
 local moving = true
@@ -74,6 +76,9 @@ if length > kept + kept / 10 then
   if #old > 0 and gt(old[#old][1], cut) then cut = old[#old][1] end
 end
 if cut ~= '0-0' then redis.call('XTRIM', KEYS[1], 'MINID', cut) end
+if marked > 0 then
+  redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[6], '*', 'kind', 'read', 'name', ARGV[5])
+end
 return marked
 """
 
@@ -130,9 +135,10 @@ class RedisMailbox(Mailbox):
             for _entry, data in bad:
                 pipe.rpush(aside, data)
             pipe.execute()
-            self._mark_script(keys=[self.stream, self.acked, self.read_set],
-                              args=[_now_ms(), HISTORY_AGE_S * 1000, HISTORY_KEPT, 0,
-                                    *[e for e, _ in bad]])
+            self._mark_script(keys=[self.stream, self.acked, self.read_set,
+                                    self.store.key(self.team, "events")],
+                              args=[_now_ms(), HISTORY_AGE_S * 1000, HISTORY_KEPT, 0, self.name,
+                                    EVENTS_KEPT, *[e for e, _ in bad]])
 
         self.store.run(move)
         warn(f"{self.stream}: {len(bad)} unreadable entr(y/ies) moved aside to {aside}; "
@@ -221,24 +227,13 @@ class RedisMailbox(Mailbox):
         entries = [self._entry_of[i] for i in wanted if i in self._entry_of]
         if not entries and not older_idle:
             return 0
-        marked = int(self.store.run(lambda: self._mark_script(
-            keys=[self.stream, self.acked, self.read_set],
-            args=[_now_ms(), HISTORY_AGE_S * 1000, HISTORY_KEPT, len(entries),
-                  *entries, *older_idle])))
-        if marked:
-            self._announce_read()
-        return marked
-
-    def _announce_read(self) -> None:
-        """A `read` entry on the change feed: what a `swarm send --wait-read` waits on (the
-        file store's watcher sees the mailbox file rewritten). Only watchers that ask for a
-        member's reads wake on it, never the member's own or the lead's."""
-        def announce() -> None:
-            pipe = self.store.client.pipeline(transaction=False)
-            self.store.event(pipe, self.team, "read", self.name)
-            pipe.execute()
-
-        self.store.run(announce)
+        # A `read` entry on the change feed comes with it (the file store's watcher sees the
+        # mailbox file rewritten instead): only watchers that ask for a member's reads wake on
+        # it, never the member's own or the lead's.
+        return int(self.store.run(lambda: self._mark_script(
+            keys=[self.stream, self.acked, self.read_set, self.store.key(self.team, "events")],
+            args=[_now_ms(), HISTORY_AGE_S * 1000, HISTORY_KEPT, len(entries), self.name,
+                  EVENTS_KEPT, *entries, *older_idle])))
 
     def compact(self) -> int:
         """Nothing to move: read history is trimmed as the position moves (`mark_read`)."""
