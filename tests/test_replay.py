@@ -258,3 +258,24 @@ def test_record_into_a_directory_that_holds_a_recording_is_refused(tmp_path: Pat
     bad = replay(directory, "--prompt", "other", cwd=tmp_path)
     assert bad.returncode == 2 and "--prompt replaces a recorded lead's prompt" in bad.stderr
     assert len(bad.stderr.splitlines()) == 1 and {t.name for t in Team.list()} == teams
+
+
+def test_the_lead_waking_at_another_moment_is_timing_not_a_divergence() -> None:
+    from swarm.runtime.models.replay_diff import first_difference
+
+    def request(text: str) -> dict[str, object]:
+        return {"system": "lead", "tools": [], "messages": [
+            {"role": "user", "content": [{"type": "text", "text": "go"}]},
+            {"role": "user", "content": [{"type": "text", "text": text}]}]}
+
+    quiet = "<team-quiet>\nThe team is quiet: every teammate is idle.\n</team-quiet>"
+    status = "<team-status>\nalice: working 3s\n</team-status>"
+    woke = first_difference(request(quiet), "rec", request(status), "again")
+    assert woke is not None and woke.timing and "timing" in woke.what
+    two = ('<teammate-message from="a">x</teammate-message>', '<teammate-message from="b">y'
+           '</teammate-message>')
+    batched = first_difference(request(two[0] + two[1]), "rec", request(two[0]), "again")
+    assert batched is not None and batched.timing
+    # A changed prompt is never timing, wherever the wake blocks stand.
+    prompt = first_difference(request(status + "do A"), "rec", request(status + "do B"), "x")
+    assert prompt is not None and not prompt.timing

@@ -94,10 +94,12 @@ def replay(directory: Path, team_name: str | None, prompt: str | None, timeout: 
             if m.request is None:
                 lines.append(f"  {m.member}: {m.matched} of {m.recorded} requests matched")
                 continue
-            lines += [f"  {m.member}: diverged at request {m.request}: {m.what}",
+            said = "timing at" if m.timing else "diverged at"
+            lines += [f"  {m.member}: {said} request {m.request}: {m.what}",
                       f"    recorded: {one_line(m.recorded_text)}",
                       f"    now:      {one_line(m.now)}"]
-        lines.append("diverged" if report.diverged else "no divergence")
+        timing = f" ({len(report.timing)} timing difference(s), not counted)" if report.timing else ""
+        lines.append(("diverged" if report.diverged else "no divergence") + timing)
         return visible("\n".join(lines))
 
     emit(report.as_dict(), as_json, human)

@@ -61,6 +61,7 @@ class MemberReplay(Struct, dict=True):
     what: str | None = None
     recorded_text: str | None = field(default=None, name="recorded_snippet")
     now: str | None = None
+    timing: bool = False  # the first difference is the lead waking at another moment
 
 
 class ReplayReport(Struct, dict=True):
@@ -73,13 +74,20 @@ class ReplayReport(Struct, dict=True):
 
     @property
     def diverged(self) -> list[MemberReplay]:
-        return [m for m in self.members if m.request is not None]
+        """Members whose first difference is more than timing (what exit 1 means)."""
+        return [m for m in self.members if m.request is not None and not m.timing]
+
+    @property
+    def timing(self) -> list[MemberReplay]:
+        return [m for m in self.members if m.request is not None and m.timing]
 
     def as_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["members"] = [asdict(m) for m in self.members]
         out["diverged"] = [{"member": m.member, "request": m.request, "what": m.what,
                             "recorded": m.recorded_text, "now": m.now} for m in self.diverged]
+        out["timing"] = [{"member": m.member, "request": m.request, "what": m.what}
+                         for m in self.timing]
         return out
 
 
@@ -212,6 +220,7 @@ def _member_result(path: Path, scratch: Path) -> MemberReplay:
     if isinstance(found, dict):
         result.request, result.what = done.get("request"), str(found.get("what"))
         result.recorded_text, result.now = str(found.get("recorded")), str(found.get("now"))
+        result.timing = bool(found.get("timing"))
     elif made < recorded:
         result.request, result.what = made + 1, "fewer requests"
         result.recorded_text, result.now = f"{recorded} requests", f"{made} requests"

@@ -46,6 +46,9 @@ class Difference(Struct):
     what: str  # "system prompt", "tools", "number of messages", "message 3 (user) text", ...
     recorded: str
     now: str
+    # The lead woke at another moment: which teammates' messages, or which status block
+    # (`<team-quiet>` against `<team-status>`), reached that input. Reported, not counted.
+    timing: bool = False
 
 
 # Messages from several teammates that reached one input together: their order is the order
@@ -75,12 +78,27 @@ def _first_change(a: str, b: str) -> int:
                 min(len(a), len(b)))
 
 
+# What the lead's wake policy adds to an input: the team's snapshot (normalised to
+# `<team-status/>`) or the note that the team went quiet.
+_WAKE_BLOCK = re.compile(r"<team-quiet>.*?</team-quiet>|<team-status/>", re.S)
+
+
+def _inside(pattern: re.Pattern[str], text: str, at: int) -> bool:
+    return any(m.start() <= at <= m.end() for m in pattern.finditer(text))
+
+
 def _in_teammate_message(a: str, b: str) -> bool:
     """The texts first differ inside a teammate's message on both sides: which teammates'
     messages a wake found is timing, an order divergence."""
     at = _first_change(a, b)
-    return all(any(m.start() <= at < m.end() for m in _TEAMMATE_MESSAGE.finditer(text))
-               for text in (a, b))
+    return all(_inside(_TEAMMATE_MESSAGE, text, at) for text in (a, b))
+
+
+def _in_wake_block(a: str, b: str) -> bool:
+    """The texts first differ where the wake policy's blocks stand on both sides (the lead
+    woke when the team went quiet in one run, at a status change in the other): timing."""
+    at = _first_change(a, b)
+    return all(_inside(_WAKE_BLOCK, text, at) for text in (a, b))
 
 
 def _snippets(a: str, b: str) -> tuple[str, str]:
@@ -119,10 +137,15 @@ def first_difference(recorded: dict[str, Any], recorded_team: str, now: dict[str
         na, nb = normalise(a, recorded_team), normalise(b, now_team)
         if na == nb:
             return None
+        timing = True
         if _in_teammate_message(na, nb):
             label += " (order: other teammates' messages reached this input)"
+        elif _in_wake_block(na, nb):
+            label += " (timing: the lead woke at another moment)"
+        else:
+            timing = False
         ra, rb = _snippets(na, nb)
-        return Difference(label, ra, rb)
+        return Difference(label, ra, rb, timing=timing)
 
     found = same("system prompt", recorded.get("system", ""), now.get("system", ""))
     if found:
