@@ -87,6 +87,13 @@ def _inside(pattern: re.Pattern[str], text: str, at: int) -> bool:
     return any(m.start() <= at <= m.end() for m in pattern.finditer(text))
 
 
+def _only_arrivals(text: str) -> bool:
+    """A block that holds nothing but teammates' messages and the wake policy's blocks: what
+    reached an input because of when the lead woke."""
+    rest = _WAKE_BLOCK.sub("", _TEAMMATE_MESSAGE.sub("", text))
+    return not rest.strip() and text.strip() != ""
+
+
 def _in_teammate_message(a: str, b: str) -> bool:
     """The texts first differ inside a teammate's message on both sides: which teammates'
     messages a wake found is timing, an order divergence."""
@@ -167,7 +174,12 @@ def first_difference(recorded: dict[str, Any], recorded_team: str, now: dict[str
             if found:
                 return found
         if len(pa) != len(pb):
-            return Difference(f"{where}: number of blocks", str(len(pa)), str(len(pb)))
+            extra = pa[len(pb):] or pb[len(pa):]
+            woke = b.get("role") == "user" and all(
+                label == "text" and _only_arrivals(normalise(text, "")) for label, text in extra)
+            return Difference(f"{where}: number of blocks" + (
+                " (timing: the lead woke at another moment)" if woke else ""),
+                str(len(pa)), str(len(pb)), timing=woke)
     if len(old) != len(new):
         return Difference("number of messages", str(len(old)), str(len(new)))
     return None
