@@ -113,6 +113,11 @@ def pane_lock() -> Path:
     return home() / "locks" / "panes.lock"
 
 
+def user_skills_dir() -> Path:
+    """The user's skills: `NAME/SKILL.md` (core.skills)."""
+    return home() / "skills"
+
+
 def user_memory() -> Path:
     """The user's memory file, in every agent's prompt (after the definition body)."""
     return home() / "SWARM.md"

@@ -141,7 +141,9 @@ class Agent(AgentBase, LoopHooks):
         self.state.mode = self.policy.mode
         if not self.loop.messages:
             resumed = None
-        self.prompt = TeammatePrompt(self.team, name, self.definition, self.cwd)
+        self.prompt = TeammatePrompt(self.team, name, self.definition, self.cwd, self.project)
+        for line in self.prompt.warnings:
+            self.console.say(f"warning: {line}")
         self.inputs = Inputs(self.team, name, self.box, self.subagents, self.console, self,
                              resumed)
         self.refresh()
