@@ -423,9 +423,10 @@ def test_a_claude_code_definition_with_seed_keys_loads_with_warnings(
     assert found.hooks == {"PreToolUse": [{"matcher": "Bash", "hooks": [
         {"type": "command", "command": "echo checked"}]}]}
     assert found.skills == ["review"]  # preloaded into its prompt (tests/test_skills.py)
+    assert found.memory == "project"  # tests/test_agent_memory.py
     noted = sorted(w.removeprefix(f"{path}: ").split(":")[0] for w in found.warnings)
     assert noted == sorted(["field 'tools'", "field 'effort'",
-                            "field 'memory'", "field 'criticalSystemReminder_EXPERIMENTAL'"])
+                            "field 'criticalSystemReminder_EXPERIMENTAL'"])
 
 
 def test_claude_user_agents_load_below_swarms_own_and_the_project(

@@ -20,6 +20,7 @@ from pydantic import (
     field_validator,
 )
 
+from swarm.core.agent_memory import check_memory
 from swarm.core.config_files import ConfigProblem
 from swarm.core.definitions import (
     AgentDefinition,
@@ -42,6 +43,7 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
     "mcp_servers": definition_servers, "permission_mode": check_mode,
     "isolation": check_isolation, "model": check_model, "color": check_color,
     "agent": check_agent, "skills": check_skills,
+    "memory": check_memory,
 }
 
 
@@ -68,6 +70,7 @@ class DefinitionFields(BaseModel):
     hooks: dict[str, Any] | None = None  # settings-format hooks for this agent only
     agent: str | None = None  # `agent: claude-code`: a teammate of this type is that CLI
     skills: list[str] = Field(default_factory=list)  # preloaded into its prompt (core.skills)
+    memory: str | None = None  # user, project or local (core.agent_memory)
 
     @field_validator(*CHECKS, mode="before")
     @classmethod
