@@ -12,7 +12,7 @@ from swarm.core import paths
 from swarm.core.definitions import parse_definition
 from swarm.core.skills import skills_part
 from swarm.core.trust_summary import summarize
-from swarm.core.workspace_trust import find_project_config
+from swarm.core.workspace_trust import ProjectConfig, find_project_config
 from tests.agent_fixtures import Crew
 from tests.fake_anthropic import FakeAnthropic
 
@@ -115,3 +115,15 @@ def test_a_skill_name_that_is_a_path_is_a_problem(value: str) -> None:
     assert isinstance(found, list) and found[0].field == "skills"
     ok = parse_definition("---\nskills: deploy, pdf-tools\n---\nbody\n", "d.md", "user", "d")
     assert not isinstance(ok, list) and ok.skills == ["deploy", "pdf-tools"] and not ok.warnings
+
+
+def test_claude_codes_user_skills_load_below_swarms_own(tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    none = ProjectConfig(None)
+    claude = _skill(tmp_path / ".claude" / "skills", "review", "CLAUDE-REVIEW")
+    text, warnings = skills_part(["review"], none)
+    assert "CLAUDE-REVIEW" in text and f"({claude})" in text and warnings == []
+    _skill(paths.user_skills_dir(), "review", "SWARM-REVIEW")
+    text, _ = skills_part(["review"], none)
+    assert "SWARM-REVIEW" in text and "CLAUDE-REVIEW" not in text

@@ -118,6 +118,11 @@ def user_skills_dir() -> Path:
     return home() / "skills"
 
 
+def claude_user_skills_dir() -> Path:
+    """Claude Code's user skills (read below swarm's own)."""
+    return Path.home() / ".claude" / "skills"
+
+
 def user_memory() -> Path:
     """The user's memory file, in every agent's prompt (after the definition body)."""
     return home() / "SWARM.md"

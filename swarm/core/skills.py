@@ -3,7 +3,7 @@
 A definition's `skills: [NAME, ...]` preloads each one's body (front matter stripped, capped)
 into the agent's system prompt. Places, highest first: the project's `.swarm/skills/NAME/` then
 `.claude/skills/NAME/` (project configuration: in a trusted project only, and in its digest:
-core.workspace_trust), then the user's `$SWARM_HOME/skills/NAME/`. Skills are text in a prompt:
+core.workspace_trust), then the user's `$SWARM_HOME/skills/NAME/` and `~/.claude/skills/NAME/`. Skills are text in a prompt:
 nothing in them runs.
 """
 
@@ -17,6 +17,7 @@ from swarm.core import paths
 from swarm.core.workspace_trust import SKILL_KINDS, ProjectConfig
 
 SKILL_FILE = "SKILL.md"
+USER_DIRS = (paths.user_skills_dir, paths.claude_user_skills_dir)  # highest first
 SKILL_CAP = 20_000  # characters of one skill in the prompt
 SKILL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")  # a folder name, never a path
 _FRONT = re.compile(r"\A\ufeff?---[ \t]*\r?\n.*?^---[ \t]*\r?$\n?", re.DOTALL | re.MULTILINE)
@@ -46,11 +47,13 @@ def find_skill(name: str, project: ProjectConfig) -> tuple[Path, str] | None:
                     return file.path, file.text()  # the bytes the trust digest was made of
                 except (OSError, UnicodeDecodeError):
                     return None
-    path = paths.user_skills_dir() / name / SKILL_FILE
-    try:
-        return path, path.read_text(encoding="utf-8", errors="replace")
-    except OSError:
-        return None
+    for directory in USER_DIRS:
+        path = directory() / name / SKILL_FILE
+        try:
+            return path, path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+    return None
 
 
 def skill_body(text: str) -> str:
@@ -64,9 +67,10 @@ def skills_part(names: Sequence[str], project: ProjectConfig) -> tuple[str, list
     for name in names:
         found = find_skill(name, project)
         if found is None:
+            places = ", ".join(str(d()) for d in USER_DIRS)
             warnings.append(f"skill {name!r} not found (looked in .swarm/skills, .claude/skills"
-                            f" of a trusted project and {paths.user_skills_dir()}); the rest"
-                            " of the definition applies")
+                            f" of a trusted project, {places}); the rest of the definition"
+                            " applies")
             continue
         path, text = found
         body = skill_body(text)

@@ -99,7 +99,7 @@ def _user_places() -> set[Path]:
     home = Path.home()
     return {_resolved(p) for p in (paths.user_settings(), paths.user_mcp_config(),
                                    paths.user_agents_dir(), paths.user_skills_dir(),
-                                   home / ".claude" / "agents", home / ".claude" / "skills",
+                                   home / ".claude" / "agents", paths.claude_user_skills_dir(),
                                    home / ".claude" / "settings.json")}
 
 
