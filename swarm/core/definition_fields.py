@@ -20,6 +20,7 @@ from pydantic import (
     field_validator,
 )
 
+from swarm.core.agent_memory import check_memory
 from swarm.core.config_files import ConfigProblem
 from swarm.core.definitions import (
     AgentDefinition,
@@ -34,13 +35,15 @@ from swarm.core.definitions import (
     tool_list,
 )
 from swarm.core.mcp_config import McpServerSpec, definition_servers
+from swarm.core.skills import check_skills
 
 # The fields a plain type does not say enough about: each one's check (core/definitions.py).
 CHECKS: dict[str, Callable[[Any], Any]] = {
     "name": check_name, "tools": tool_list, "disallowed_tools": check_disallowed,
     "mcp_servers": definition_servers, "permission_mode": check_mode,
     "isolation": check_isolation, "model": check_model, "color": check_color,
-    "agent": check_agent,
+    "agent": check_agent, "skills": check_skills,
+    "memory": check_memory,
 }
 
 
@@ -66,6 +69,8 @@ class DefinitionFields(BaseModel):
     background: StrictBool = False  # a subagent of this type: background
     hooks: dict[str, Any] | None = None  # settings-format hooks for this agent only
     agent: str | None = None  # `agent: claude-code`: a teammate of this type is that CLI
+    skills: list[str] = Field(default_factory=list)  # preloaded into its prompt (core.skills)
+    memory: str | None = None  # user, project or local (core.agent_memory)
 
     @field_validator(*CHECKS, mode="before")
     @classmethod

@@ -40,9 +40,10 @@ Source = Literal["builtin", "user", "project"]
 # Front-matter keys a user may write; camelCase / dashed spellings are accepted as aliases.
 FIELDS = ("name", "description", "tools", "disallowed_tools", "model", "max_turns",
           "max_budget_usd", "max_tokens", "permission_mode", "color", "isolation",
-          "omit_project_memory", "mcp_servers", "background", "hooks", "agent")
+          "omit_project_memory", "mcp_servers", "background", "hooks", "agent", "skills",
+          "memory")
 # The seeds' keys that mean nothing here: accepted, with a note that they do nothing.
-NOTED_FIELDS = ("skills", "effort", "memory", "critical_system_reminder_experimental")
+NOTED_FIELDS = ("effort", "critical_system_reminder_experimental")
 # The seeds' spellings of the same fields (camelCase, dashed) are accepted as aliases.
 _ALIASES = {"agent_type": "name", "when_to_use": "description",
             "omit_claude_md": "omit_project_memory"}
@@ -186,6 +187,8 @@ class AgentDefinition(Record, kw_only=True):
     background: bool = False  # a subagent of this type: background
     hooks: dict[str, Any] | None = None  # settings-format hooks for this agent only
     agent: str | None = None  # an agent CLI (core.names.AGENT_CLIS) a teammate of it is
+    skills: list[str] = []  # skill names preloaded into its prompt (core.skills)
+    memory: str | None = None  # its memory scope: user, project, local (core.agent_memory)
     prompt: str = ""
     warnings: list[str] = []  # keys and tools that were ignored
     source: Source = "builtin"

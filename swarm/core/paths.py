@@ -113,6 +113,16 @@ def pane_lock() -> Path:
     return home() / "locks" / "panes.lock"
 
 
+def user_skills_dir() -> Path:
+    """The user's skills: `NAME/SKILL.md` (core.skills)."""
+    return home() / "skills"
+
+
+def claude_user_skills_dir() -> Path:
+    """Claude Code's user skills (read below swarm's own)."""
+    return Path.home() / ".claude" / "skills"
+
+
 def user_memory() -> Path:
     """The user's memory file, in every agent's prompt (after the definition body)."""
     return home() / "SWARM.md"

@@ -126,3 +126,17 @@ def same_path(a: Path, b: Path) -> bool:
     """The same file, as written (normalised) or resolved."""
     return os.path.normpath(a) == os.path.normpath(b) or os.path.realpath(a) == \
         os.path.realpath(b)
+
+
+def own_file(path: Path, own: Path) -> bool:
+    """Is a write to `path` a write to `own` itself (an agent's memory file), with no link in
+    the way: `own` and the folders it sits in (up to `.swarm` or $SWARM_HOME) are no symlinks,
+    `own` has one name, and `path` resolves to it? A MEMORY.md a checkout made a link to a git
+    hook is not the agent's own file."""
+    chain = [own, *own.parents[:3]]
+    try:
+        if any(p.is_symlink() for p in chain) or hard_linked(own):
+            return False
+    except OSError:
+        return False
+    return os.path.realpath(path) == os.path.realpath(own)

@@ -30,7 +30,7 @@ from swarm.core.lead_key import KEY_FILE, KEY_NAMES
 from swarm.core.names import LEAD_TOOLS, PERMISSION_MODES, SUBAGENT_TOOLS, TEAM_TOOLS
 from swarm.core.protected import absolute as _absolute
 from swarm.core.protected import inside as _inside
-from swarm.core.protected import is_protected, same_path
+from swarm.core.protected import is_protected, own_file, same_path
 from swarm.core.shellparse import SimpleCommand, Word
 from swarm.errors import BadInputError
 
@@ -351,7 +351,10 @@ def check(
     cwd: Path,
     allow: list[str],
     deny: list[str],
+    own: tuple[Path, ...] = (),
 ) -> Decision:
+    """`own`: the agent's own files (its memory file: core.agent_memory) that acceptEdits lets
+    it write without asking, though they are protected paths."""
     denied = _check_deny(tool_name, args, cwd, deny)
     if denied is not None and denied.behavior == "deny":
         return denied
@@ -402,6 +405,8 @@ def check(
         opaque = next((c.opaque for c in shellparse.parse(command) if c.opaque), None)
         why = f" (no rule could allow it: {opaque})" if opaque else ""
     if mode == "acceptEdits" and edits_files:
+        if path is not None and any(own_file(path, mine) for mine in own):
+            return Decision("allow", "acceptEdits: the agent's own memory file")
         if guarded:
             return Decision("ask", f"acceptEdits: {path} is a protected path")
         if path is not None and _inside(path, cwd):

@@ -16,7 +16,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from swarm.core.definitions import field_name, front_matter
-from swarm.core.workspace_trust import ConfigFile, ProjectConfig
+from swarm.core.workspace_trust import SKILL_KINDS, ConfigFile, ProjectConfig
 
 
 class HookItem(BaseModel):
@@ -66,8 +66,8 @@ def summarize(config: ProjectConfig) -> TrustSummary:
     summary = TrustSummary(root=str(config.root) if config.root else None,
                            digest=config.digest(), files=config.names())
     for file in config.files:
-        if file.kind == "script":  # run by a command shown below; listed in `files`
-            continue
+        if file.kind == "script" or file.kind in SKILL_KINDS:  # listed in `files`: a script
+            continue  # runs by a command shown below; a skill is prompt text, it runs nothing
         try:
             text = file.text()
         except (OSError, UnicodeDecodeError) as exc:

@@ -3,7 +3,8 @@
 Project configuration is what a checkout carries that can run commands or raise rights, found
 from the cwd up to the git root (the nearest of each): `.swarm/settings.json` and
 `.claude/settings.json` (hooks), `.mcp.json` (servers), `.swarm/agents/*.md` and
-`.claude/agents/*.md` (definitions), and the scripts of the checkout their hook and server
+`.claude/agents/*.md` (definitions), `.swarm/skills/*/SKILL.md` and `.claude/skills/*/SKILL.md`
+(skills: text a definition preloads into a prompt, so it steers what runs), and the scripts of the checkout their hook and server
 commands run (`./scripts/hook.sh`, `bash .swarm/hooks/x.sh`: core.trust_scripts says which).
 User configuration (`$SWARM_HOME/...`, `~/.claude/...`) is
 never project configuration. The files are read once: the digest and the loaders use the same
@@ -34,15 +35,19 @@ from swarm.core.store import ensure_dir, locked, quarantine, utcnow_iso, write_m
 from swarm.core.terminal import visible_line
 from swarm.core.trust_scripts import named_scripts, parsed
 
-Kind = Literal["settings", "claude_settings", "mcp", "agents", "claude_agents", "script"]
-# Where each kind lives in a project; True: a directory of `*.md` definitions.
-PLACES: tuple[tuple[Kind, str, bool], ...] = (
-    ("settings", ".swarm/settings.json", False),
-    ("claude_settings", ".claude/settings.json", False),
-    ("mcp", ".mcp.json", False),
-    ("agents", ".swarm/agents", True),
-    ("claude_agents", ".claude/agents", True),
+Kind = Literal["settings", "claude_settings", "mcp", "agents", "claude_agents", "skills",
+               "claude_skills", "script"]
+# Where each kind lives in a project; a pattern: a directory of the files it matches.
+PLACES: tuple[tuple[Kind, str, str | None], ...] = (
+    ("settings", ".swarm/settings.json", None),
+    ("claude_settings", ".claude/settings.json", None),
+    ("mcp", ".mcp.json", None),
+    ("agents", ".swarm/agents", "*.md"),
+    ("claude_agents", ".claude/agents", "*.md"),
+    ("skills", ".swarm/skills", "*/SKILL.md"),
+    ("claude_skills", ".claude/skills", "*/SKILL.md"),
 )
+SKILL_KINDS: tuple[Kind, ...] = ("skills", "claude_skills")  # text only: they name no scripts
 STORE_VERSION = 1
 
 
@@ -93,7 +98,8 @@ def _user_places() -> set[Path]:
     """The user's own copies, which a walk through $HOME (a dotfiles repository) would meet."""
     home = Path.home()
     return {_resolved(p) for p in (paths.user_settings(), paths.user_mcp_config(),
-                                   paths.user_agents_dir(), home / ".claude" / "agents",
+                                   paths.user_agents_dir(), paths.user_skills_dir(),
+                                   home / ".claude" / "agents", paths.claude_user_skills_dir(),
                                    home / ".claude" / "settings.json")}
 
 
@@ -109,11 +115,11 @@ def _walk(start: Path) -> tuple[Path, dict[Kind, tuple[Path, Path]]]:
         is_repo = (directory / ".git").exists()
         if directory == home and not is_repo:
             break
-        for kind, relative, is_dir in PLACES:
+        for kind, relative, pattern in PLACES:
             candidate = directory / relative
             if kind in found or _resolved(candidate) in users:
                 continue
-            if candidate.is_dir() if is_dir else candidate.is_file():
+            if candidate.is_dir() if pattern else candidate.is_file():
                 found[kind] = candidate
                 top = directory
         if is_repo:
@@ -137,11 +143,11 @@ def find_project_config(cwd: str | Path, origin: str | Path | None = None) -> Pr
         found = {**from_origin, **found}
     files: list[ConfigFile] = []
     scripts: list[ConfigFile] = []
-    for kind, place, is_dir in PLACES:
+    for kind, place, pattern in PLACES:
         if kind not in found:
             continue
         path, base = found[kind]
-        targets = _definition_files(path) if is_dir else [path]
+        targets = _definition_files(path, pattern) if pattern else [path]
         for target in targets:
             file = ConfigFile(kind, target, _relative(target, base), _read(target))
             files.append(file)
@@ -157,17 +163,17 @@ def find_project_config(cwd: str | Path, origin: str | Path | None = None) -> Pr
 
 
 def _scripts(file: ConfigFile, bases: list[Path]) -> list[ConfigFile]:
-    if file.data is None:
+    if file.data is None or file.kind in SKILL_KINDS:
         return []
     value = parsed(file.kind, file.data, file.relative)
     return [ConfigFile("script", path, _relative(path, bases[-1]), _read(path))
             for path in named_scripts(value, bases)]
 
 
-def _definition_files(directory: Path) -> list[Path]:
+def _definition_files(directory: Path, pattern: str) -> list[Path]:
     try:
-        return sorted(p for p in directory.glob("*.md") if not p.name.startswith(".")
-                      and p.is_file())
+        return sorted(p for p in directory.glob(pattern) if p.is_file() and not any(
+            part.startswith(".") for part in p.relative_to(directory).parts))
     except OSError:
         return []
 

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 
 from swarm import settings
 from swarm.core import paths, stores
+from swarm.core.agent_memory import memory_file
 from swarm.core.definitions import effective_tools, get_definition, lends
 from swarm.core.liveness import process_start_time
 from swarm.core.mailbox import Mailbox
@@ -141,7 +142,12 @@ class Agent(AgentBase, LoopHooks):
         self.state.mode = self.policy.mode
         if not self.loop.messages:
             resumed = None
-        self.prompt = TeammatePrompt(self.team, name, self.definition, self.cwd)
+        self.prompt = TeammatePrompt(self.team, name, self.definition, self.cwd, self.project)
+        if self.definition.memory:  # its own memory file: written without asking in acceptEdits
+            self.policy.own_files = (memory_file(self.definition.memory, self.definition.name,
+                                                 self.cwd),)
+        for line in self.prompt.warnings:
+            self.console.say(f"warning: {line}")
         self.inputs = Inputs(self.team, name, self.box, self.subagents, self.console, self,
                              resumed)
         self.refresh()

@@ -1,6 +1,7 @@
 """An agent's system prompt, in four parts, the most stable first so the cached prefix holds:
 
-1. the definition body (fixed for the agent's life);
+1. the definition body, then the skills it preloads (core.skills) and its own memory
+   (core.agent_memory; both read at start: fixed for the agent's life);
 2. project memory: `SWARM.md`, `AGENTS.md`, `CLAUDE.md` from the repository root down to the cwd,
    after `$SWARM_HOME/SWARM.md` (read once at start; left out with `omit_project_memory`);
 3. the team addendum: who it is, its lead, its current teammates, how to talk (rebuilt when the
@@ -26,10 +27,13 @@ from pathlib import Path
 from msgspec import Struct
 
 from swarm.core import paths
+from swarm.core.agent_memory import memory_part
 from swarm.core.definitions import AgentDefinition
 from swarm.core.filecache import ChangeCache
 from swarm.core.names import LEAD_NAME
+from swarm.core.skills import skills_part
 from swarm.core.team import Team
+from swarm.core.workspace_trust import ProjectConfig
 
 DEFAULT_BODY = "You are a capable software engineer working as a member of a team."
 MEMORY_NAMES = ("SWARM.md", "AGENTS.md", "CLAUDE.md")  # in each directory, in this order
@@ -199,8 +203,16 @@ class TeammatePrompt:
     """A teammate's system prompt: the team part rebuilt when the team file or the mode changes,
     the environment taken again when the day does."""
 
-    def __init__(self, team: Team, name: str, definition: AgentDefinition, cwd: Path) -> None:
+    def __init__(self, team: Team, name: str, definition: AgentDefinition, cwd: Path,
+                 project: ProjectConfig | None = None) -> None:
         self.team, self.name, self.body, self.cwd = team, name, definition.prompt, cwd
+        # Preloaded skills: project ones only when `project` (trusted) holds them.
+        skills, self.warnings = skills_part(definition.skills, project or ProjectConfig(None))
+        # Its own memory (`memory:` scope), read once now: what it writes shows in its next run.
+        own = memory_part(definition.memory, definition.name, cwd) if definition.memory else ""
+        extra = "\n\n".join(p for p in (skills, own) if p)
+        if extra:
+            self.body = f"{(self.body or DEFAULT_BODY).strip()}\n\n{extra}"
         self.memory = "" if definition.omit_project_memory else project_memory(cwd)
         self.day = date.today()
         self.environment = environment(cwd, self.day)

@@ -50,6 +50,8 @@ class PermissionPolicy:
     tool_hooks: ToolHooks = field(default_factory=ToolHooks)
     # The user's lasting rules (config.toml's [permissions]), read once at start.
     user_rules: tuple[list[str], list[str]] = field(default_factory=lambda: ([], []))
+    # Files acceptEdits lets it write though protected: its own memory file (core.agent_memory).
+    own_files: tuple[Path, ...] = ()
     _team_rules: ChangeCache[list[str]] | None = field(default=None, repr=False)
 
     @classmethod
@@ -83,7 +85,7 @@ class PermissionPolicy:
             tool.name, args, mode=self.mode, read_only=tool.read_only,
             edits_files=tool.edits_files, cwd=self.cwd,
             allow=[*self.member.allow_rules, *self.team_rules(), *self.user_rules[0]],
-            deny=[*self.member.deny_rules, *self.user_rules[1]],
+            deny=[*self.member.deny_rules, *self.user_rules[1]], own=self.own_files,
         )
         log.debug("%s: %s (%s)", tool.name, decision.behavior, decision.reason)
         if decision.behavior == "deny":
