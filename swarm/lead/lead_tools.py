@@ -348,7 +348,7 @@ class CoordinatorAgent(AgentTool):
     def run(self, args: AgentInput, ctx: ToolContext) -> ToolResult:
         if not (args.subagent_type or "").strip():
             raise ToolError("a coordinator cannot fork (a fork would have only your team tools):"
-                            " give a subagent_type (explore, plan, general-purpose, or a"
+                            " give a subagent_type (explore, plan, code-reviewer, general-purpose, or a"
                             " project agent type)")
         return super().run(args, ctx)
 
