@@ -26,6 +26,7 @@ from swarm.core.state import RESTARTED, AgentState, update_state
 from swarm.core.team import Member, Team
 from swarm.core.user_config import default_mode, lasting_rules
 from swarm.core.workspace_trust import ProjectConfig, decide
+from swarm.core.worktree_links import configured
 from swarm.core.worktrees import (
     WorktreeRecord,
     create,
@@ -190,7 +191,8 @@ def spawn(team: Team, request: SpawnRequest,
     mcp_servers = _check_mcp(req.mcp, workdir, trust.project)
     # `worktree: true` (SpawnTeammate) and `isolation: worktree` (the definition) come here too.
     isolated = req.worktree or definition.isolation == "worktree"
-    tree = create(workdir, team.name, clean) if isolated and not choice.host else None
+    links, link_warnings = configured(trust.project) if isolated else ([], [])
+    tree = create(workdir, team.name, clean, links) if isolated and not choice.host else None
     place: dict[str, object] = record_fields(tree) if tree else {"cwd": str(workdir)}
     if choice.host:
         place = {"cwd": remote_cwd, "host": choice.host}
@@ -219,7 +221,7 @@ def spawn(team: Team, request: SpawnRequest,
                        backend=choice.backend, backend_reason=choice.reason, pane_id=pane_id,
                        pid=pid, model=spec or f"{agent}'s default", agent=agent,
                        permission_mode=mode, notice=notice,
-                       warnings=list(definition.warnings),
+                       warnings=[*definition.warnings, *link_warnings],
                        trust_notices=[n for n in (trust.warning, trust.notice()) if n])
 
 
