@@ -38,6 +38,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("SWARM_ORPHAN_GRACE", "60", "seconds a teammate outlives its crashed lead"),
     Variable("SWARM_TEAM_GONE_GRACE", "60", "seconds a teammate outlives its lost or corrupt team file"),
     Variable("SWARM_AUTO_BACKGROUND_S", "120", "seconds before a foreground subagent backgrounds"),
+    Variable("SWARM_MAX_TEAMMATES", "16", "running teammates one team may have (a spawn past it is refused)"),
     Variable("SWARM_MAX_SUBAGENTS", "8", "subagents one agent may run at once"),
     Variable("SWARM_MAX_SUBAGENTS_TOTAL", "32", "subagents one agent may start over its life"),
     Variable("SWARM_MAX_SUBAGENT_DEPTH", "3", "longest delegation chain from the person (lead 1, teammate 2, subagent 3)"),
@@ -174,6 +175,10 @@ def team_gone_grace() -> float:
 
 def auto_background_s() -> float:
     return number("SWARM_AUTO_BACKGROUND_S", 120.0)
+
+
+def max_teammates() -> int:
+    return int(number("SWARM_MAX_TEAMMATES", 16, minimum=1))
 
 
 def max_subagents() -> int:

@@ -48,7 +48,7 @@ def project(tmp_path: Path) -> Path:
 def test_builtins_load_cleanly_with_read_only_explore_and_plan(tmp_path: Path) -> None:
     loaded = load_definitions(tmp_path)
     assert loaded.problems == []
-    assert loaded.names() == ["explore", "general-purpose", "plan"]
+    assert loaded.names() == ["code-reviewer", "explore", "general-purpose", "plan"]
     general = loaded.definitions["general-purpose"]
     assert general.tools is None and general.source == "builtin" and general.prompt
     for name in ("explore", "plan"):
@@ -192,7 +192,7 @@ def test_broken_definition_reported_with_file_and_field_others_load(
     # Asking for the broken one explains why it is missing.
     with pytest.raises(NotFoundError) as info:
         get_definition("bad", project)
-    assert "available: explore, general-purpose, good, plan" in str(info.value)
+    assert "available: code-reviewer, explore, general-purpose, good, plan" in str(info.value)
     assert str(bad) in str(info.value)
 
 
@@ -215,7 +215,7 @@ def test_duplicate_name_in_one_directory_is_a_problem(project: Path) -> None:
 def test_get_definition_unknown_lists_available(tmp_path: Path) -> None:
     with pytest.raises(NotFoundError) as info:
         get_definition("nope", tmp_path)
-    assert "available: explore, general-purpose, plan" in str(info.value)
+    assert "available: code-reviewer, explore, general-purpose, plan" in str(info.value)
     assert info.value.exit_code == 2
 
 
@@ -229,7 +229,7 @@ def test_cli_list_json_and_show(project: Path, monkeypatch: pytest.MonkeyPatch) 
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
     by_name = {d["name"]: d for d in data}
-    assert sorted(by_name) == ["explore", "general-purpose", "plan"]
+    assert sorted(by_name) == ["code-reviewer", "explore", "general-purpose", "plan"]
     assert by_name["plan"]["source"] == "project"
     assert [s["source"] for s in by_name["plan"]["overrides"]] == ["user", "builtin"]
     assert by_name["explore"]["tools"] == ["Read", "Glob", "Grep"]
@@ -258,7 +258,7 @@ def test_real_executable_warns_and_exits_zero(project: Path, swarm_home: Path) -
                          timeout=30)
     assert run.returncode == 0, run.stderr
     assert sorted(d["name"] for d in json.loads(run.stdout)) == [
-        "explore", "general-purpose", "ok", "plan"]
+        "code-reviewer", "explore", "general-purpose", "ok", "plan"]
     lines = run.stderr.splitlines()
     assert len(lines) == 1
     assert lines[0].startswith(f"swarm: warning: {bad}: field 'max_turns': ")
@@ -279,12 +279,12 @@ def test_builtins_are_valid_definitions_and_each_load_is_a_fresh_copy() -> None:
     from swarm.core.definition_fields import DefinitionFields, checked
 
     fast = _load_builtins()
-    assert [d.name for d in fast] == ["explore", "general-purpose", "plan"]
+    assert [d.name for d in fast] == ["code-reviewer", "explore", "general-purpose", "plan"]
     for quick in fast:
         fields = {name: getattr(quick, name) for name in DefinitionFields.model_fields}
         assert checked(fields, quick.prompt, "builtin", quick.path, []) == quick
     fast[0].tools.append("Write")  # type: ignore[union-attr]
-    assert _load_builtins()[0].tools == ["Read", "Glob", "Grep"]
+    assert _load_builtins()[0].tools == ["Read", "Glob", "Grep", "Bash"]
 
 
 @pytest.mark.slow

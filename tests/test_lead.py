@@ -456,7 +456,7 @@ def test_coordinator_has_only_team_tools(fake_api: FakeAnthropic, tmp_path: Path
     first, second = fake_api.messages_requests()
     assert [t["name"] for t in first["tools"]] == [
         "SpawnTeammate", "SendMessage", "TaskCreate", "TaskList", "TaskGet", "TaskUpdate",
-        "TeamStatus", "StopTeammate", "SetMode", "Agent", "AgentStatus", "AgentStop"]
+        "TeamStatus", "StopTeammate", "SetMode", "TeamDelete", "Agent", "AgentStatus", "AgentStop"]
     assert "You are a coordinator" in first["system"][0]["text"]
     (refused,) = tool_results(second)
     assert refused.get("is_error") and "a coordinator cannot fork" in refused["content"]

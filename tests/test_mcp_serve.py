@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 pytestmark = pytest.mark.slow  # every test starts the swarm executable
 SWARM = str(Path(sys.executable).with_name("swarm"))
 T = TypeVar("T")
-LEAD_TOOLS = {"TeamCreate", "SpawnTeammate", "SendMessage", "ReadInbox", "TaskCreate",
+LEAD_TOOLS = {"TeamCreate", "TeamDelete", "SpawnTeammate", "SendMessage", "ReadInbox", "TaskCreate",
               "TaskList", "TaskGet", "TaskUpdate", "TeamStatus", "AnswerPermission",
               "AnswerPlan", "WaitForTeam"}
 MEMBER_TOOLS = {"SendMessage", "ReadInbox", "TaskCreate", "TaskList", "TaskGet", "TaskUpdate",

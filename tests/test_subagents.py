@@ -302,8 +302,8 @@ def test_bad_requests_are_tool_errors_and_the_parent_goes_on(
     results = last_user(parent[1])
     assert all(r["is_error"] for r in results)
     unknown, model, empty, failed = (r["content"] for r in results)
-    assert unknown == ("subagent_type: unknown agent type 'nope' (available: explore,"
-                       " general-purpose, plan)")
+    assert unknown == ("subagent_type: unknown agent type 'nope' (available: code-reviewer,"
+                       " explore, general-purpose, plan)")
     assert model.startswith("unknown model 'gpt-4': use sonnet, opus, haiku")
     assert empty == "prompt must not be empty: say what the subagent should do"
     assert failed.startswith("subagent w1.sub-1 failed: Anthropic API 400")

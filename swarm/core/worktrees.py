@@ -17,6 +17,7 @@ import os
 import secrets
 import shutil
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -25,6 +26,7 @@ from msgspec.structs import asdict
 
 from swarm.core import paths
 from swarm.core.store import ensure_dir
+from swarm.core.worktree_links import drop_links, is_source_link, link
 from swarm.errors import BadInputError, GitError, SwarmError
 
 if TYPE_CHECKING:
@@ -148,8 +150,9 @@ def _free(path: Path) -> Path:
     return candidate
 
 
-def create(cwd: Path, team: str, name: str) -> WorktreeRecord:
-    """`git worktree add` for member `name` of `team`, from the HEAD of `cwd`'s checkout."""
+def create(cwd: Path, team: str, name: str, links: Sequence[str] = ()) -> WorktreeRecord:
+    """`git worktree add` for member `name` of `team`, from the HEAD of `cwd`'s checkout; the
+    checkout's directories named in `links` are symlinked in (worktree_links)."""
     cwd = cwd.resolve()
     repo, base = repository_of(cwd)
     prune(repo)  # an entry for a directory deleted by hand must not block its path or branch
@@ -170,6 +173,7 @@ def create(cwd: Path, team: str, name: str) -> WorktreeRecord:
     else:  # pragma: no cover - 50 clashes of 16 random bits
         raise SwarmError(f"--worktree: no free branch name like {wanted}")
     log.info("worktree %s on branch %s from %s at %s", target, branch, repo, base[:10])
+    link(repo, target, links)
     inside = target / cwd.relative_to(repo) if cwd.is_relative_to(repo) else target
     return WorktreeRecord(path=target, branch=branch, base=base, repo=repo,
                           cwd=inside if inside.is_dir() else target)
@@ -197,6 +201,11 @@ def prune(repo: Path) -> None:
 
 # -- looking ----------------------------------------------------------------------------------
 def _dirty(path: Path) -> list[str]:
+    """What `git status` lists, but the links swarm made (worktree_links)."""
+    return [f for f in _entries(path) if not is_source_link(path, f)]
+
+
+def _entries(path: Path) -> list[str]:
     out = git("status", "--porcelain=v1", "-z", "--untracked-files=normal", cwd=path).stdout
     entries = out.split("\0")
     files: list[str] = []
@@ -262,6 +271,7 @@ def finish(record: WorktreeRecord, member: str = "", *, discard: bool = False,
     removed = not status.exists
     if status.exists and not keep:
         force = ("--force", "--force") if discard else ()
+        drop_links(record.path, _entries(record.path))  # else git sees untracked files
         gone = git("worktree", "remove", *force, "--", str(record.path), cwd=admin, check=False)
         removed = gone.returncode == 0
         if not removed:

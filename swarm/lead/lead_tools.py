@@ -63,6 +63,9 @@ class LeadHost(ToolHost, Protocol):
 
     def notice(self, text: str) -> None: ...
 
+    def delete_team(self) -> str:
+        """TeamDelete, once no teammate works (or force): end the team; say what was done."""
+
 
 def _host(ctx: ToolContext) -> LeadHost:
     return cast(LeadHost, ctx.host)
@@ -308,6 +311,35 @@ class AnswerPlan(Tool):
                           + (f" ({brief(str(feedback), 80)})" if feedback else ""))
 
 
+class TeamDeleteInput(ToolInput):
+    force: bool = False
+
+
+class TeamDelete(Tool):
+    name = "TeamDelete"
+    description = (
+        "End the team you lead, as `swarm team delete` does: stop every teammate, finish their"
+        " worktrees (one with work is kept under $SWARM_HOME/kept-worktrees/), remove the"
+        " team's files. Refused while teammates are still running (ask them to shut down"
+        " first) unless force: true, which stops them.")
+    input_model = TeamDeleteInput
+
+    def run(self, args: TeamDeleteInput, ctx: ToolContext) -> ToolResult:
+        alive = [m.name for m in ctx.team.live_members()]
+        if alive and not args.force:
+            return ToolResult(f"team {ctx.team.name} still has running teammates"
+                              f" ({', '.join(alive)}): send each a shutdown_request and wait,"
+                              " or call TeamDelete with force: true", is_error=True)
+        return ToolResult(_host(ctx).delete_team())
+
+
+def deleted_line(result: control.Deleted) -> str:
+    """TeamDelete's answer: what `swarm team delete` prints, on one line."""
+    stopped = f"; stopped {', '.join(result.stopped)}" if result.stopped else ""
+    return "; ".join([f"deleted team {result.team}{stopped}",
+                      *(tree.describe() for tree in result.worktrees)])
+
+
 class CoordinatorAgent(AgentTool):
     """`Agent` for a `--coordinator` lead: typed subagents only."""
 
@@ -316,7 +348,7 @@ class CoordinatorAgent(AgentTool):
     def run(self, args: AgentInput, ctx: ToolContext) -> ToolResult:
         if not (args.subagent_type or "").strip():
             raise ToolError("a coordinator cannot fork (a fork would have only your team tools):"
-                            " give a subagent_type (explore, plan, general-purpose, or a"
+                            " give a subagent_type (explore, plan, code-reviewer, general-purpose, or a"
                             " project agent type)")
         return super().run(args, ctx)
 
@@ -325,7 +357,8 @@ def lead_tools(approvals: str, coordinator: bool) -> dict[str, Tool]:
     """The lead's tool set: team tools, AnswerPermission/AnswerPlan with `--approvals lead`,
     the subagent tools, and the file and shell tools unless `--coordinator`."""
     items: list[Tool] = [SpawnTeammate(), LeadSendMessage(), tt.TaskCreate(), tt.TaskList(),
-                         tt.TaskGet(), tt.TaskUpdate(), TeamStatus(), StopTeammate(), SetMode()]
+                         tt.TaskGet(), tt.TaskUpdate(), TeamStatus(), StopTeammate(), SetMode(),
+                         TeamDelete()]
     if approvals == "lead":
         items += [AnswerPermission(), AnswerPlan()]
     items += [CoordinatorAgent() if coordinator else AgentTool(), AgentStatusTool(),

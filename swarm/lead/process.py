@@ -33,9 +33,10 @@ from swarm.core.state import SubagentInfo, Usage, end_child_command, read_state,
 from swarm.core.team import Team, TeamConfig
 from swarm.core.workspace_trust import decide
 from swarm.errors import BadInputError, OperationFailedError, TurnInterrupted
-from swarm.lead.lead_tools import SpawnDefaults, lead_tools
+from swarm.lead.lead_tools import SpawnDefaults, deleted_line, lead_tools
 from swarm.lead.prompt import lead_system_prompt
 from swarm.lead.wake_policy import Reporter, Wake, Watch
+from swarm.ops import control
 from swarm.ops.health import observe
 from swarm.runtime.base import AgentBase
 from swarm.runtime.builder import AgentParts, LoopParts, build_agent
@@ -198,6 +199,7 @@ class Lead(AgentBase, LoopHooks):
         self.person: queue.Queue[str] = queue.Queue()  # the person's input, for the next call
         self._interrupt = threading.Event()
         self.in_turn = False
+        self.team_deleted = False  # TeamDelete ran: the session ends and removes the team
         self.final_text = ""
         self.last_outcome: TurnOutcome | None = None
         self._turn_thread: threading.Thread | None = None
@@ -342,6 +344,13 @@ class Lead(AgentBase, LoopHooks):
 
     def notice(self, text: str) -> None:
         self.ui.notice(text)
+
+    def delete_team(self) -> str:
+        """TeamDelete: the teammates stop now; the session ends after this turn and removes the
+        team's files (even with --keep)."""
+        line = deleted_line(control.end_teammates(self.team))
+        self.team_deleted = True
+        return f"{line}; this session ends after this turn"
 
     def on_superseded(self, why: str) -> None:
         self.ui.notice(f"{why}: this lead stops")

@@ -40,7 +40,9 @@ from swarm.lead.lead_tools import (
     LeadSendMessage,
     SpawnDefaults,
     SpawnTeammate,
+    TeamDelete,
     TeamStatus,
+    deleted_line,
 )
 from swarm.lead.wait_tools import (
     Delivered,
@@ -51,6 +53,7 @@ from swarm.lead.wait_tools import (
     TeamCreate,
     WaitForTeam,
 )
+from swarm.ops import control
 from swarm.ops.approvals import Pending
 from swarm.ops.clients import EXTERNAL
 from swarm.ops.health import observe_member
@@ -60,7 +63,7 @@ from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult, run_tool
 
 log = logging.getLogger(__name__)
 DONE_STATES = ("exited", "dead")
-LEAD_ONLY = ("TeamCreate", "SpawnTeammate", "AnswerPermission", "AnswerPlan")
+LEAD_ONLY = ("TeamCreate", "TeamDelete", "SpawnTeammate", "AnswerPermission", "AnswerPlan")
 @dataclass
 class ServeOptions:
     team: str | None = None  # --team (or SWARM_TEAM)
@@ -184,6 +187,15 @@ class ServedHost:
         self._adopt(team, identity)  # first: an exit from here on is recorded
         identity.begin(self.cap, "leads over MCP (swarm mcp serve)")
 
+    def delete_team(self) -> str:
+        """TeamDelete: end the team as `swarm team delete` does; this server then leads none
+        (TeamCreate makes another)."""
+        assert self.team is not None and self.identity is not None
+        team, self.team = self.team, None
+        self.identity.end("the lead deleted the team (TeamDelete)")  # its heartbeat stops
+        self.identity = None
+        return deleted_line(control.delete_team(team.name, force=True))
+
     def _join(self, team: Team) -> None:
         existing = team.config().member(self.name)
         if existing is None:
@@ -228,7 +240,7 @@ class ServedHost:
         if self.member is None:
             items: list[Tool] = [TeamCreate(), SpawnTeammate(), LeadSendMessage(),
                                  LeadReadInbox(), *tasks, TeamStatus(), AnswerPermission(),
-                                 AnswerPlan(), LeadWaitForTeam()]
+                                 AnswerPlan(), LeadWaitForTeam(), TeamDelete()]
         elif self.attached:  # its messages arrive as turns; what it would ask goes to the lead
             items = [tt.SendMessage(), *tasks, TeamStatus(), PermissionPrompt()]
         else:

@@ -80,6 +80,8 @@ class Session:
     def over(self) -> bool:
         if self.ending.is_set():
             return True
+        if self.lead.team_deleted:  # the lead's own choice: a normal end, not a failure
+            return True
         if self.deadline is not None and time.monotonic() >= self.deadline:
             self.timed_out = True
             self.request_end(f"timed out after {self.lead.options.timeout:g}s")
@@ -168,7 +170,7 @@ class Session:
             lead.end_extensions(detail)
         except (SwarmError, OSError) as exc:
             problems.append(f"SessionEnd hooks: {describe_error(exc)}")
-        if lead.options.keep:
+        if lead.options.keep and not lead.team_deleted:
             lead.ui.notice(f"team {team.name} kept: continue with `swarm lead --resume --team"
                            f" {team.name}`")
         else:
@@ -201,7 +203,7 @@ class Session:
                             "usage": records.to_dict(usage) if usage else {},
                             "cost_usd": status.cost_usd})
             note = lead.watch.latest.get(status.name)
-            if status.state == "dead":
+            if status.state == "dead" and not lead.team_deleted:  # TeamDelete stopped it
                 problems.append(f"{status.name} died: {status.detail}")
             elif note is not None and note.idle_reason == "failed":
                 problems.append(f"{status.name} failed: {note.failure_reason}")

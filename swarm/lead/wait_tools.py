@@ -143,6 +143,7 @@ class WaitInput(ToolInput):
 
 class TeamCreateInput(ToolInput):
     name: str | None = None
+    team_name: str | None = None  # the seeds' key for `name`
     description: str | None = None
 
 
@@ -291,7 +292,7 @@ class TeamCreate(Tool):
     name = "TeamCreate"
     description = (
         "Create the team you lead, when this server has none yet (it was started without"
-        " --team, or that team does not exist). name: 1-63 of a-z, 0-9, '-', '_' (default: the"
+        " --team, or that team does not exist). name (or team_name): 1-63 of a-z, 0-9, '-', '_' (default: the"
         " server's --team, else a generated one; a taken name gets a -xxxx suffix);"
         " description: what the team is for. Then add tasks (TaskCreate) and start teammates"
         " (SpawnTeammate)."
@@ -300,6 +301,11 @@ class TeamCreate(Tool):
 
     def run(self, args: TeamCreateInput, ctx: ToolContext) -> ToolResult:
         name = (args.name or "").strip() or None
+        alias = (args.team_name or "").strip() or None
+        if name and alias and name != alias:
+            return ToolResult(f"name {name!r} and team_name {alias!r} differ: give one",
+                              is_error=True)
+        name = name or alias
         team = cast(TeamHost, ctx.host).create_team(name, args.description or "")
         return ToolResult(f"created team {team.name}; you are its lead ({LEAD_NAME}). Next:"
                           " TaskCreate the work, SpawnTeammate the teammates, then WaitForTeam"

@@ -137,6 +137,14 @@ def delete_team(name: str, force: bool = False, discard_worktrees: bool = False)
     return Deleted(name.lower(), stopped, finished)
 
 
+def end_teammates(team: Team) -> Deleted:
+    """What `delete_team` does but removing the files, for a lead that deletes the team it
+    runs in (TeamDelete): its own session removes them as it ends."""
+    stopped = [m.name for m in team.live_members()]
+    stop_members(team, team.members())
+    return Deleted(team.name, stopped, leave_team(team))
+
+
 def shutdown(team: Team, names: list[str], reason: str | None = None, timeout: float = 30.0,
              force: bool = False) -> list[ShutdownOutcome]:
     """Ask each member to shut down; wait for its answer and its exit; kill on --force. With

@@ -26,6 +26,7 @@ from swarm.core.state import RESTARTED, AgentState, update_state
 from swarm.core.team import Member, Team
 from swarm.core.user_config import default_mode, lasting_rules
 from swarm.core.workspace_trust import ProjectConfig, decide
+from swarm.core.worktree_links import configured
 from swarm.core.worktrees import (
     WorktreeRecord,
     create,
@@ -36,7 +37,7 @@ from swarm.core.worktrees import (
 )
 from swarm.errors import BadInputError, SwarmError
 from swarm.ops.clients import EXTERNAL, serve_command
-from swarm.ops.health import observe_member
+from swarm.ops.health import observe, observe_member
 from swarm.runtime.budget import depth_refusal
 from swarm.runtime.clis.base import find_cli
 from swarm.runtime.models import check_model_spec, default_model_spec
@@ -121,6 +122,18 @@ class SpawnRequest(Struct, dict=True):
     agent: str | None = None
 
 
+def _check_cap(team: Team) -> None:
+    """SWARM_MAX_TEAMMATES: a shell (or a model's Bash) cannot start teammates without end.
+    Counted from what runs now, not under a lock: two spawns at once may both pass."""
+    cap = settings.max_teammates()
+    running = [s for s in observe(team) if s.name != LEAD_NAME
+               and s.state not in ("exited", "dead")]
+    if len(running) >= cap:
+        raise BadInputError(f"team {team.name!r} already runs {len(running)} teammates, the"
+                            f" most SWARM_MAX_TEAMMATES ({cap}) allows: stop one first, or"
+                            " raise SWARM_MAX_TEAMMATES")
+
+
 def spawn(team: Team, request: SpawnRequest,
           pane_backend: PaneBackend | None = None) -> SpawnResult:
     """Register and start a teammate. `pane_backend`: an instance to start it with (default:
@@ -131,6 +144,7 @@ def spawn(team: Team, request: SpawnRequest,
     if team.config().member(clean) is not None:
         raise BadInputError(f"{clean!r} is already a member of team {team.name!r}; "
                             f"use `swarm respawn {clean}` to restart it")
+    _check_cap(team)
     choice = resolve(req.backend)  # an ssh: spec is checked (and a file store refused) first
     remote_cwd = _remote_cwd(req.cwd, req.worktree) if choice.host else None
     workdir = Path(os.getcwd() if choice.host else req.cwd or os.getcwd()).expanduser().resolve()
@@ -177,7 +191,8 @@ def spawn(team: Team, request: SpawnRequest,
     mcp_servers = _check_mcp(req.mcp, workdir, trust.project)
     # `worktree: true` (SpawnTeammate) and `isolation: worktree` (the definition) come here too.
     isolated = req.worktree or definition.isolation == "worktree"
-    tree = create(workdir, team.name, clean) if isolated and not choice.host else None
+    links, link_warnings = configured(trust.project) if isolated else ([], [])
+    tree = create(workdir, team.name, clean, links) if isolated and not choice.host else None
     place: dict[str, object] = record_fields(tree) if tree else {"cwd": str(workdir)}
     if choice.host:
         place = {"cwd": remote_cwd, "host": choice.host}
@@ -206,7 +221,7 @@ def spawn(team: Team, request: SpawnRequest,
                        backend=choice.backend, backend_reason=choice.reason, pane_id=pane_id,
                        pid=pid, model=spec or f"{agent}'s default", agent=agent,
                        permission_mode=mode, notice=notice,
-                       warnings=list(definition.warnings),
+                       warnings=[*definition.warnings, *link_warnings],
                        trust_notices=[n for n in (trust.warning, trust.notice()) if n])
 
 
