@@ -395,3 +395,29 @@ def test_a_definitions_mode_is_capped_by_the_parents_and_post_tool_use_sees_what
     assert host.tool_hooks.ran == ["Read"]  # PostToolUse: the call that ran, not the denied one
     (info,) = [i for i, _ in host.stopped]
     assert info.subagent_type == "bold" and info.background
+
+
+def forkable(host: Host) -> None:
+    """The parent has made a request and replied with a tool call: there is something to fork."""
+    host.loop.messages = [{"role": "user", "content": [{"type": "text", "text": "go"}]},
+                          {"role": "assistant", "content": [
+                              {"type": "tool_use", "id": "toolu_a", "name": "Agent", "input": {}}]}]
+    host.loop.last_request = ModelRequest("parent", host.loop.messages[:1], [])
+
+
+@pytest.mark.parametrize("background", [None, False])
+def test_a_fork_always_runs_in_the_background(
+        host: Host, monkeypatch: pytest.MonkeyPatch, background: bool | None) -> None:
+    gate = threading.Event()
+    runner = runner_with(host, monkeypatch, FnModel(lambda r: (gate.wait(10), text("forked"))[1]))
+    forkable(host)
+    result = runner.start(ask(None, background=background))  # returns while the fork works
+    assert json.loads(result.content.splitlines()[0]) == {"agent_id": "alice.sub-1",
+                                                          "status": "running"}
+    assert "background" in result.content and not gate.is_set()
+    assert "[running, background] fork" in runner.status(None).content
+    gate.set()
+    wait_until(runner.has_arrivals, 10)
+    assert [without_usage(b["text"]) for b in runner.take_arrivals()] == [
+        '<subagent-notification agent_id="alice.sub-1" status="completed">forked'
+        "</subagent-notification>"]

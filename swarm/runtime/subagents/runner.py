@@ -11,6 +11,8 @@ toward the parent's, a short record in the parent's state.json for `swarm status
   handed to the parent at its next model call, or waking it (the `waker`) when it is idle.
 - Fork (no `subagent_type`): the parent's last request (system, tools, messages) byte for byte,
   then the parent's reply, a placeholder result for each of its tool calls, and the directive.
+  A fork always runs in the background (`run_in_background` is ignored): it is the parent's own
+  side job, and the parent, which already holds the same context, goes on meanwhile.
 """
 
 from __future__ import annotations
@@ -232,8 +234,9 @@ class Subagents:
 
     def _info(self, request: SubagentRequest, definition: AgentDefinition | None, agent_id: str,
               worktree: WorktreeRecord | None) -> SubagentInfo:
-        background = request.background if request.background is not None else bool(
-            definition and definition.background)
+        # A fork is always background (SPEC); a type: as asked, else as its definition says.
+        background = definition is None or (request.background if request.background is not None
+                                            else definition.background)
         return SubagentInfo(agent_id=agent_id, subagent_type=definition.name if definition
                             else FORK_TYPE, description=request.description,
                             background=background, depth=self.host.depth + 1,
