@@ -421,3 +421,40 @@ def test_a_subagent_calls_mcp_tools_and_its_post_tool_use_hook_runs(
         ("mcp__calc__add", "5"), ("mcp__calc2__add", "9")]
     (record,) = subagent_records(crew)
     assert record["background"] is True  # its definition's `background: true`
+
+
+@pytest.mark.slow
+def test_a_person_sends_a_foreground_subagent_to_the_background(
+        crew: Crew, fake_api: FakeAnthropic) -> None:
+    sub = fake_api.route(is_typed_subagent)
+    sub.push_tool_use("Bash", {"command": "sleep 30 && echo slept"}, text="Sleeping.")
+    sub.push_text("woke up")
+    call = fake_api.push_tool_use("Agent", {"description": "long job", "prompt": "Sleep.",
+                                            "subagent_type": "general-purpose"})
+    fake_api.push_text("Going on.")
+    start(crew)
+    sleeper = child_named(crew.procs["w1"].pid, "sleep", timeout=WAIT)
+    moved = crew.cli("interrupt", "w1", "--background")
+    assert moved.returncode == 0, moved.stderr
+    assert "w1.sub-1" in moved.stdout
+    # The parent's wait ends at once (SWARM_AUTO_BACKGROUND_S is 120 s): its next request
+    # carries the Agent call's result, and the subagent goes on.
+    parent = wait_until(lambda: [b for b in fake_api.messages_requests()
+                                 if not is_typed_subagent(b) and "Going" not in json.dumps(b)
+                                 and any(r.get("tool_use_id") == call
+                                         for r in last_user(b) if isinstance(r, dict))], WAIT)
+    result = last_user(parent[-1])[0]
+    assert json.loads(result["content"].splitlines()[0]) == {"agent_id": "w1.sub-1",
+                                                             "status": "running"}
+    assert "moved to the background" in result["content"]
+    assert sleeper.is_running()
+    (record,) = subagent_records(crew)
+    assert record["status"] == "running" and record["background"] is True
+    # Nothing runs in the foreground now: a clear one-line error, nothing sent.
+    refused = crew.cli("interrupt", "w1", "--background")
+    assert refused.returncode != 0
+    assert "w1 has no foreground subagent running (w1.sub-1 is in the background)" in (
+        refused.stderr)
+    sleeper.kill()  # the command ends (with an error): the subagent reports, the parent hears
+    wait_until(lambda: '<subagent-notification agent_id=\\"w1.sub-1\\"' in json.dumps(
+        fake_api.messages_requests()), WAIT)

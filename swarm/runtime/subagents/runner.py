@@ -6,7 +6,9 @@ A subagent is a thread in its parent's process (`subagent.py`), never a process:
 toward the parent's, a short record in the parent's state.json for `swarm status`.
 
 - Foreground: the tool call waits for the final report (an interrupt of the parent's turn stops
-  the subagent); after `SWARM_AUTO_BACKGROUND_S` it moves to the background and the call returns.
+  the subagent); after `SWARM_AUTO_BACKGROUND_S`, or at once when a person asks
+  (`swarm interrupt NAME --background`: `to_background`), it moves to the background and the
+  call returns.
 - Background: the call returns at once; the end arrives as a `<subagent-notification>` input,
   handed to the parent at its next model call, or waking it (the `waker`) when it is idle.
 - Fork (no `subagent_type`): the parent's last request (system, tools, messages) byte for byte,
@@ -69,7 +71,7 @@ FORK_RULE = ("<fork-rule>You are a forked worker: a copy of the conversation abo
              " start subagents (the Agent tool refuses). When it is done, end your turn with a"
              " short report: it goes back to the agent you were forked from.</fork-rule>")
 KEEP_ENDED = 10  # ended subagents kept in state.json after the running ones
-WAIT_SLICE = 1.0  # a foreground wait re-checks for an interrupt this often
+WAIT_SLICE = 0.2  # a foreground wait re-checks for an interrupt or a person's "background"
 
 
 def _usage(sub: Subagent) -> dict[str, int]:
@@ -89,6 +91,7 @@ class Subagents:
         self._arrivals: list[dict[str, Any]] = []
         self._tools = all_tools()  # stateless: one set serves every subagent
         self._writing = threading.Lock()
+        self._backgrounds = 0  # a person's requests so far (from a signal handler: no lock)
         self._write_pending = False
         self._id_re = re.compile(rf"^{re.escape(host.name)}\.sub-([1-9][0-9]*)$")
         self._next = 1 + max((int(m.group(1)) for p in self._dir().glob("*.jsonl")
@@ -300,10 +303,16 @@ class Subagents:
             self.host.trace(f"{agent_id}: worktree left as it is: {describe_error(exc)}")
             return True  # unsure what is in it: never delete it
 
+    def to_background(self) -> None:
+        """A person asked (SIGUSR1): every foreground wait in progress ends at its next slice.
+        Only an int is touched: this runs in a signal handler, maybe inside `self.lock`."""
+        self._backgrounds += 1
+
     def _wait(self, sub: Subagent, run: Run) -> ToolResult:
         deadline = time.monotonic() + auto_background_s()
+        asked = self._backgrounds
         try:
-            while (left := deadline - time.monotonic()) > 0:
+            while (left := deadline - time.monotonic()) > 0 and self._backgrounds == asked:
                 if self.host.interruptible(lambda: run.done.wait(min(left, WAIT_SLICE))):
                     return self._result(sub, run)
         except BaseException:  # the parent's turn was interrupted (or it is stopping): stop it
@@ -316,10 +325,12 @@ class Subagents:
             run.done.wait()
             return self._result(sub, run)
         self.changed()
-        self.host.trace(f"{sub.agent_id} moved to the background")
+        why = ("a person sent it to the background" if self._backgrounds != asked
+               else f"still working after {auto_background_s():g}s")
+        self.host.trace(f"{sub.agent_id} moved to the background ({why})")
         return ToolResult(json.dumps({"agent_id": sub.agent_id, "status": "running"})
-                          + f"\nStill working after {auto_background_s():g}s: it moved to the"
-                          " background; a <subagent-notification> tells you when it ends.")
+                          + f"\n{why[0].upper()}{why[1:]}: it moved to the background; a"
+                          " <subagent-notification> tells you when it ends.")
 
     def _result(self, sub: Subagent, run: Run) -> ToolResult:
         info = sub.info
