@@ -4,6 +4,7 @@ subagents as threads, all talking through the real SDK to the fake Messages API.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import threading
 from pathlib import Path
@@ -148,11 +149,12 @@ def test_background_notification_starts_a_turn_when_idle(
     (started,) = last_user(parent[1])
     assert json.loads(started["content"].splitlines()[0]) == {"agent_id": "w1.sub-1",
                                                               "status": "running"}
-    assert [plain(b) for b in last_user(parent[2])] == [{"type": "text", "text": (
+    (note,) = [plain(b) for b in last_user(parent[2])]
+    assert re.sub(r' duration_s="\d+"', ' duration_s="N"', note["text"]) == (
         '<subagent-notification agent_id="w1.sub-1" agent_type="general-purpose"'
         ' status="completed" usage="input_tokens=12 output_tokens=7'
-        ' cache_read_input_tokens=0 cache_creation_input_tokens=0">'
-        "report &lt;done&gt; &amp; ok</subagent-notification>")}]
+        ' cache_read_input_tokens=0 cache_creation_input_tokens=0" duration_s="N">'
+        "report &lt;done&gt; &amp; ok</subagent-notification>")  # no calls: no `recent`
     (record,) = subagent_records(crew)
     assert record["status"] == "completed" and record["background"]
 
@@ -434,6 +436,11 @@ def test_a_person_sends_a_foreground_subagent_to_the_background(
     fake_api.push_text("Going on.")
     start(crew)
     sleeper = child_named(crew.procs["w1"].pid, "sleep", timeout=WAIT)
+    # `swarm status --json` shows the running subagent and its last tool call.
+    shown = json.loads(crew.cli("status", "--json").stdout)
+    (running,) = next(m for m in shown if m["name"] == "w1")["subagents"]
+    assert running["agent_id"] == "w1.sub-1" and running["background"] is False
+    assert running["recent"] == ['Bash "sleep 30 && echo slept"']
     moved = crew.cli("interrupt", "w1", "--background")
     assert moved.returncode == 0, moved.stderr
     assert "w1.sub-1" in moved.stdout

@@ -361,31 +361,41 @@ class Subagents:
             else:
                 status = "completed" if outcome.reason == "available" else "stopped"
         kept = self._release(sub.agent_id, sub.mcp, sub.worktree)
-        with self.lock:
+        text = self._ending(sub, run)
+        with self.lock:  # ended and its notification at once: a reader never sees one alone
             sub.info.status = status  # type: ignore[assignment]
             sub.info.ended_at = utcnow_iso()
             if sub.worktree is not None:
                 sub.info.worktree = str(sub.worktree.path) if kept else None
             notify = sub.info.background
-        text = self._ending(sub, run)
+            if notify:
+                self._arrivals.append({"type": "text",
+                                       "text": self._notification(sub, run, status, text)})
         sub.transcript.event("ended", status=status, detail=text, tool_uses=sub.info.tool_uses,
                              tokens=sub.info.tokens,
                              duration_ms=round((time.monotonic() - run.started) * 1000))
         self.host.trace(f"{sub.agent_id} {status}")
         if notify:
-            body = escape(text)
-            if sub.info.worktree and sub.worktree is not None:
-                body += escape(f"\n[its worktree is kept: {sub.info.worktree}, branch"
-                               f" {sub.worktree.branch}]")
-            usage = " ".join(f"{k}={v}" for k, v in _usage(sub).items())
-            self._arrive(f'<subagent-notification agent_id="{sub.agent_id}" agent_type='
-                         f'"{escape(sub.info.subagent_type, True)}" status="{status}"'
-                         f' usage="{usage}">{body}</subagent-notification>')
+            self.waker.set()
         self.changed()
         try:
             self.host.subagent_stopped(records.replace(sub.info), text)
         finally:
             run.done.set()  # last: a foreground caller returns with everything recorded
+
+    def _notification(self, sub: Subagent, run: Run, status: str, text: str) -> str:
+        """The parent's `<subagent-notification>`: the end, its usage, its recent calls."""
+        body = escape(text)
+        if sub.info.worktree and sub.worktree is not None:
+            body += escape(f"\n[its worktree is kept: {sub.info.worktree}, branch"
+                           f" {sub.worktree.branch}]")
+        usage = " ".join(f"{k}={v}" for k, v in _usage(sub).items())
+        recent = (f' recent="{escape(" | ".join(sub.info.recent), True)}"' if sub.info.recent
+                  else "")  # its last tool calls, oldest first
+        return (f'<subagent-notification agent_id="{sub.agent_id}" agent_type='
+                f'"{escape(sub.info.subagent_type, True)}" status="{status}" usage="{usage}"'
+                f' duration_s="{round(time.monotonic() - run.started)}"{recent}>'
+                f"{body}</subagent-notification>")
 
     def _ending(self, sub: Subagent, run: Run) -> str:
         outcome = run.outcome
@@ -443,9 +453,12 @@ class Subagents:
         lines = []
         for sub in subs:
             i = sub.info
+            elapsed = round(time.monotonic() - sub.run.started)  # this run's (a resume: anew)
             lines.append(f"{i.agent_id} [{i.status}{', background' if i.background else ''}]"
                          f" {i.subagent_type}: {i.description} ({i.tool_uses} tool uses,"
-                         f" {i.tokens} tokens)" + (f" worktree {i.worktree}" if i.worktree else ""))
+                         f" {i.tokens} tokens{f', {elapsed}s' if i.status == 'running' else ''})"
+                         + (f" worktree {i.worktree}" if i.worktree else ""))
+            lines += [f"  recent: {call}" for call in i.recent]
             if agent_id and sub.run.done.is_set():
                 lines.append(self._ending(sub, sub.run))
         return ToolResult("\n".join(lines))
