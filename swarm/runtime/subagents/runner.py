@@ -41,6 +41,7 @@ from swarm.runtime.builder import LoopParts
 from swarm.runtime.interfaces import SubagentHost
 from swarm.runtime.models import check_model_spec, load_model, provider_of
 from swarm.runtime.prompts import environment, project_memory, subagent_part, system_prompt
+from swarm.runtime.subagents.reports import ending, notification, result, status_lines
 from swarm.runtime.subagents.tools import (
     ParentMessage,
     SubagentRequest,
@@ -72,14 +73,6 @@ FORK_RULE = ("<fork-rule>You are a forked worker: a copy of the conversation abo
              " short report: it goes back to the agent you were forked from.</fork-rule>")
 KEEP_ENDED = 10  # ended subagents kept in state.json after the running ones
 WAIT_SLICE = 0.2  # a foreground wait re-checks for an interrupt or a person's "background"
-
-
-def _usage(sub: Subagent) -> dict[str, int]:
-    """A subagent's tokens, as its result and notification report them."""
-    used = sub.usage
-    return {"input_tokens": used.input_tokens, "output_tokens": used.output_tokens,
-            "cache_read_input_tokens": used.cache_read_input_tokens,
-            "cache_creation_input_tokens": used.cache_creation_input_tokens}
 
 
 class Subagents:
@@ -314,7 +307,7 @@ class Subagents:
         try:
             while (left := deadline - time.monotonic()) > 0 and self._backgrounds == asked:
                 if self.host.interruptible(lambda: run.done.wait(min(left, WAIT_SLICE))):
-                    return self._result(sub, run)
+                    return result(sub, run)
         except BaseException:  # the parent's turn was interrupted (or it is stopping): stop it
             self.stop(sub.agent_id, "the parent's turn was interrupted")
             raise
@@ -323,7 +316,7 @@ class Subagents:
             sub.info.background = not ending
         if ending:
             run.done.wait()
-            return self._result(sub, run)
+            return result(sub, run)
         self.changed()
         why = ("a person sent it to the background" if self._backgrounds != asked
                else f"still working after {auto_background_s():g}s")
@@ -331,20 +324,6 @@ class Subagents:
         return ToolResult(json.dumps({"agent_id": sub.agent_id, "status": "running"})
                           + f"\n{why[0].upper()}{why[1:]}: it moved to the background; a"
                           " <subagent-notification> tells you when it ends.")
-
-    def _result(self, sub: Subagent, run: Run) -> ToolResult:
-        info = sub.info
-        stats = {"agent_id": info.agent_id, "agent_type": info.subagent_type,
-                 "tool_uses": info.tool_uses, "tokens": info.tokens, "usage": _usage(sub),
-                 "duration_ms": round((time.monotonic() - run.started) * 1000)}
-        if info.worktree:
-            stats["worktree"] = {"path": info.worktree, "branch": sub.worktree.branch
-                                 if sub.worktree else None}
-        tail = "\n\n" + json.dumps(stats)
-        if info.status == "completed":
-            return ToolResult((sub.final_text or "(the subagent ended without a report)") + tail)
-        return ToolResult(f"subagent {info.agent_id} {info.status}: {self._ending(sub, run)}"
-                          + tail, is_error=True)
 
     # -- ending --------------------------------------------------------------------------------
     def ended(self, sub: Subagent, run: Run) -> None:
@@ -361,7 +340,7 @@ class Subagents:
             else:
                 status = "completed" if outcome.reason == "available" else "stopped"
         kept = self._release(sub.agent_id, sub.mcp, sub.worktree)
-        text = self._ending(sub, run)
+        text = ending(sub, run)
         with self.lock:  # ended and its notification at once: a reader never sees one alone
             sub.info.status = status  # type: ignore[assignment]
             sub.info.ended_at = utcnow_iso()
@@ -370,7 +349,7 @@ class Subagents:
             notify = sub.info.background
             if notify:
                 self._arrivals.append({"type": "text",
-                                       "text": self._notification(sub, run, status, text)})
+                                       "text": notification(sub, run, status, text)})
         sub.transcript.event("ended", status=status, detail=text, tool_uses=sub.info.tool_uses,
                              tokens=sub.info.tokens,
                              duration_ms=round((time.monotonic() - run.started) * 1000))
@@ -382,33 +361,6 @@ class Subagents:
             self.host.subagent_stopped(records.replace(sub.info), text)
         finally:
             run.done.set()  # last: a foreground caller returns with everything recorded
-
-    def _notification(self, sub: Subagent, run: Run, status: str, text: str) -> str:
-        """The parent's `<subagent-notification>`: the end, its usage, its recent calls."""
-        body = escape(text)
-        if sub.info.worktree and sub.worktree is not None:
-            body += escape(f"\n[its worktree is kept: {sub.info.worktree}, branch"
-                           f" {sub.worktree.branch}]")
-        usage = " ".join(f"{k}={v}" for k, v in _usage(sub).items())
-        recent = (f' recent="{escape(" | ".join(sub.info.recent), True)}"' if sub.info.recent
-                  else "")  # its last tool calls, oldest first
-        return (f'<subagent-notification agent_id="{sub.agent_id}" agent_type='
-                f'"{escape(sub.info.subagent_type, True)}" status="{status}" usage="{usage}"'
-                f' duration_s="{round(time.monotonic() - run.started)}"{recent}>'
-                f"{body}</subagent-notification>")
-
-    def _ending(self, sub: Subagent, run: Run) -> str:
-        outcome = run.outcome
-        if run.error:
-            return f"it crashed: {run.error}"
-        if outcome is not None and outcome.failure:
-            return outcome.failure
-        text = sub.final_text or "(no report)"
-        if run.stop.is_set():
-            return f"{run.stop_reason}. Its last words: {text}"
-        if outcome is not None and outcome.reason not in ("available", "interrupted"):
-            return f"{text}\n(it ended early: {outcome.reason})"
-        return text
 
     def stop(self, agent_id: str, why: str) -> ToolResult:
         """`AgentStop`: recorded as stopped at once; its thread is abandoned (see subagent.py)."""
@@ -450,17 +402,7 @@ class Subagents:
         subs = [self._find(agent_id)] if agent_id else list(self._all.values())
         if not subs:
             return ToolResult("(no subagents)")
-        lines = []
-        for sub in subs:
-            i = sub.info
-            elapsed = round(time.monotonic() - sub.run.started)  # this run's (a resume: anew)
-            lines.append(f"{i.agent_id} [{i.status}{', background' if i.background else ''}]"
-                         f" {i.subagent_type}: {i.description} ({i.tool_uses} tool uses,"
-                         f" {i.tokens} tokens{f', {elapsed}s' if i.status == 'running' else ''})"
-                         + (f" worktree {i.worktree}" if i.worktree else ""))
-            lines += [f"  recent: {call}" for call in i.recent]
-            if agent_id and sub.run.done.is_set():
-                lines.append(self._ending(sub, sub.run))
+        lines = [line for sub in subs for line in status_lines(sub, bool(agent_id))]
         return ToolResult("\n".join(lines))
 
     def message(self, agent_id: str, text: str, summary: str | None) -> ToolResult:
