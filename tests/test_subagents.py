@@ -462,6 +462,8 @@ def test_a_person_sends_a_foreground_subagent_to_the_background(
     assert refused.returncode != 0
     assert "w1 has no foreground subagent running (w1.sub-1 is in the background)" in (
         refused.stderr)
+    lead = crew.cli("interrupt", "team-lead", "--background")
+    assert lead.returncode != 0 and "the team lead is not a teammate process" in lead.stderr
     sleeper.kill()  # the command ends (with an error): the subagent reports, the parent hears
     wait_until(lambda: '<subagent-notification agent_id=\\"w1.sub-1\\"' in json.dumps(
         fake_api.messages_requests()), WAIT)

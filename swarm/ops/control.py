@@ -254,6 +254,9 @@ def to_background(team: Team, name: str) -> list[str]:
     """`swarm interrupt NAME --background`: the member's foreground subagents go on in the
     background and its wait on them ends (SIGUSR1); their ids. Refused when none runs."""
     member = team.member(name)
+    if member.name == LEAD_NAME:  # its process has no SIGUSR1 handler: the signal would end it
+        raise BadInputError("the team lead is not a teammate process: --background moves a"
+                            " teammate's subagents")
     state = read_state(team.name, member.name)
     status = observe_member(team, member)
     if status.state in ("dead", "exited") or state is None or not state.pid:
