@@ -51,11 +51,11 @@ class PlainHooks(LoopHooks):
 
 
 def without_usage(text: str) -> str:
-    """A `<subagent-notification>` without its agent_type and usage attributes (tests that
-    check the report itself; tests/test_subagents.py checks those attributes)."""
+    """A `<subagent-notification>` without its agent_type, usage, duration_s and recent
+    attributes (tests that check the report itself; others check those attributes)."""
     import re
 
-    return re.sub(r' agent_type="[^"]*"| usage="[^"]*"', "", text)
+    return re.sub(r' (agent_type|usage|duration_s|recent)="[^"]*"', "", text)
 
 
 class OneCall:

@@ -19,6 +19,7 @@ from swarm.errors import ToolError
 from swarm.runtime.models.base import ModelRequest
 from swarm.runtime.tools.registry import all_tools
 from tests.agent_fixtures import Crew
+from tests.helpers import wait_until
 from tests.test_subagent_runner import (
     FnModel,
     Host,
@@ -295,7 +296,9 @@ def test_a_fork_runs_no_tool_its_parent_no_longer_lends(
         {"type": "tool_use", "id": "toolu_a", "name": "Agent", "input": {}}]}]
     host.lacks = {"Bash"}  # e.g. a teammate's MCP tools changed since that request
     model = FnModel(tool("Bash", command=f"touch {host.cwd / 'pwned'}"), text("tried"))
-    runner_with(host, monkeypatch, model).start(ask(None))
+    runner = runner_with(host, monkeypatch, model)
+    runner.start(ask(None))
+    wait_until(runner.has_arrivals, 10)  # a fork runs in the background: its notification
     assert not (host.cwd / "pwned").exists()
     assert [t["name"] for t in model.requests[0].tools] == ["Read", "Bash"]  # as sent: cached
     refused = model.requests[1].messages[-1]["content"][0]

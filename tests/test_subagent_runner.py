@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import json
+import re
 import subprocess
 import threading
 import time
@@ -395,3 +396,54 @@ def test_a_definitions_mode_is_capped_by_the_parents_and_post_tool_use_sees_what
     assert host.tool_hooks.ran == ["Read"]  # PostToolUse: the call that ran, not the denied one
     (info,) = [i for i, _ in host.stopped]
     assert info.subagent_type == "bold" and info.background
+
+
+def forkable(host: Host) -> None:
+    """The parent has made a request and replied with a tool call: there is something to fork."""
+    host.loop.messages = [{"role": "user", "content": [{"type": "text", "text": "go"}]},
+                          {"role": "assistant", "content": [
+                              {"type": "tool_use", "id": "toolu_a", "name": "Agent", "input": {}}]}]
+    host.loop.last_request = ModelRequest("parent", host.loop.messages[:1], [])
+
+
+@pytest.mark.parametrize("background", [None, False])
+def test_a_fork_always_runs_in_the_background(
+        host: Host, monkeypatch: pytest.MonkeyPatch, background: bool | None) -> None:
+    gate = threading.Event()
+    runner = runner_with(host, monkeypatch, FnModel(lambda r: (gate.wait(10), text("forked"))[1]))
+    forkable(host)
+    result = runner.start(ask(None, background=background))  # returns while the fork works
+    assert json.loads(result.content.splitlines()[0]) == {"agent_id": "alice.sub-1",
+                                                          "status": "running"}
+    assert "background" in result.content and not gate.is_set()
+    assert "[running, background] fork" in runner.status(None).content
+    gate.set()
+    wait_until(runner.has_arrivals, 10)
+    assert [without_usage(b["text"]) for b in runner.take_arrivals()] == [
+        '<subagent-notification agent_id="alice.sub-1" status="completed">forked'
+        "</subagent-notification>"]
+
+
+def test_status_and_notification_summarize_recent_activity(
+        host: Host, monkeypatch: pytest.MonkeyPatch) -> None:
+    gate = threading.Event()
+    notes = host.cwd / "notes.txt"
+    notes.write_text("x\n")
+    model = FnModel(*(tool("Bash", command=f"echo step {n}") for n in range(1, 4)),
+                    tool("Read", file_path=str(notes)),
+                    lambda r: (gate.wait(10), text("all read"))[1])
+    runner = runner_with(host, monkeypatch, model)
+    runner.start(ask(background=True))
+    wait_until(lambda: len(model.requests) == 5, 10)  # its last call ran; it waits on the gate
+    status = runner.status("alice.sub-1").content.splitlines()
+    # The last 3 calls, newest last, one line each, and how long it has run.
+    assert status[1:] == ['  recent: Bash "echo step 2"', '  recent: Bash "echo step 3"',
+                          f'  recent: Read "{notes}"']
+    assert re.search(r"\(4 tool uses, \d+ tokens, \d+s\)", status[0])
+    wait_until(lambda: host.state["subagents"][0].recent[-1] == f'Read "{notes}"', 10)
+    gate.set()
+    wait_until(runner.has_arrivals, 10)
+    (note,) = [b["text"] for b in runner.take_arrivals()]
+    assert (f' recent="Bash &quot;echo step 2&quot; | Bash &quot;echo step 3&quot; | Read'
+            f' &quot;{notes}&quot;">all read</subagent-notification>') in note
+    assert re.search(r' duration_s="\d+"', note)

@@ -4,6 +4,7 @@ subagents as threads, all talking through the real SDK to the fake Messages API.
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import threading
 from pathlib import Path
@@ -148,11 +149,12 @@ def test_background_notification_starts_a_turn_when_idle(
     (started,) = last_user(parent[1])
     assert json.loads(started["content"].splitlines()[0]) == {"agent_id": "w1.sub-1",
                                                               "status": "running"}
-    assert [plain(b) for b in last_user(parent[2])] == [{"type": "text", "text": (
+    (note,) = [plain(b) for b in last_user(parent[2])]
+    assert re.sub(r' duration_s="\d+"', ' duration_s="N"', note["text"]) == (
         '<subagent-notification agent_id="w1.sub-1" agent_type="general-purpose"'
         ' status="completed" usage="input_tokens=12 output_tokens=7'
-        ' cache_read_input_tokens=0 cache_creation_input_tokens=0">'
-        "report &lt;done&gt; &amp; ok</subagent-notification>")}]
+        ' cache_read_input_tokens=0 cache_creation_input_tokens=0" duration_s="N">'
+        "report &lt;done&gt; &amp; ok</subagent-notification>")  # no calls: no `recent`
     (record,) = subagent_records(crew)
     assert record["status"] == "completed" and record["background"]
 
@@ -222,12 +224,17 @@ def test_fork_request_repeats_the_parents_last_request(
                                             "prompt": "Do the side job."}, text="Forking.")
     fake_api.push_text("Done.")
     start(crew)
-    crew.wait_idle_notes("w1", 1, timeout=WAIT)
 
-    bodies = fake_api.messages_requests()
-    forks = [b for b in bodies if is_fork(b)]
-    parent = [b for b in bodies if not is_fork(b)]
-    assert len(forks) == 2 and len(parent) == 3
+    def parent_requests() -> list[dict[str, Any]]:
+        return [b for b in fake_api.messages_requests() if not is_fork(b)]
+
+    # A fork runs in the background: its report arrives as a notification, at the parent's
+    # next call (with "Done." or after it, as the fork's timing falls).
+    wait_until(lambda: "fork report</subagent-notification>" in json.dumps(
+        [b["messages"][-1] for b in parent_requests()]), WAIT)
+    forks = [b for b in fake_api.messages_requests() if is_fork(b)]
+    parent = parent_requests()
+    assert len(forks) == 2 and len(parent) in (3, 4)
     last, first = parent[1], forks[0]
     for key in ("model", "system", "tools"):
         assert json.dumps(first[key]) == json.dumps(last[key]), key
@@ -244,8 +251,10 @@ def test_fork_request_repeats_the_parents_last_request(
     # A fork that asks to fork gets a tool error, then reports back.
     (refused,) = last_user(forks[1])
     assert refused["is_error"] and "a fork cannot fork" in refused["content"]
-    (result,) = last_user(parent[2])
-    assert result["tool_use_id"] == call and result["content"].startswith("fork report\n\n")
+    result = last_user(parent[2])[0]
+    assert result["tool_use_id"] == call
+    assert json.loads(result["content"].splitlines()[0]) == {"agent_id": "w1.sub-1",
+                                                             "status": "running"}
     (record,) = subagent_records(crew)
     assert record["subagent_type"] == "fork" and record["status"] == "completed"
 
@@ -414,3 +423,47 @@ def test_a_subagent_calls_mcp_tools_and_its_post_tool_use_hook_runs(
         ("mcp__calc__add", "5"), ("mcp__calc2__add", "9")]
     (record,) = subagent_records(crew)
     assert record["background"] is True  # its definition's `background: true`
+
+
+@pytest.mark.slow
+def test_a_person_sends_a_foreground_subagent_to_the_background(
+        crew: Crew, fake_api: FakeAnthropic) -> None:
+    sub = fake_api.route(is_typed_subagent)
+    sub.push_tool_use("Bash", {"command": "sleep 30 && echo slept"}, text="Sleeping.")
+    sub.push_text("woke up")
+    call = fake_api.push_tool_use("Agent", {"description": "long job", "prompt": "Sleep.",
+                                            "subagent_type": "general-purpose"})
+    fake_api.push_text("Going on.")
+    start(crew)
+    sleeper = child_named(crew.procs["w1"].pid, "sleep", timeout=WAIT)
+    # `swarm status --json` shows the running subagent and its last tool call.
+    shown = json.loads(crew.cli("status", "--json").stdout)
+    (running,) = next(m for m in shown if m["name"] == "w1")["subagents"]
+    assert running["agent_id"] == "w1.sub-1" and running["background"] is False
+    assert running["recent"] == ['Bash "sleep 30 && echo slept"']
+    moved = crew.cli("interrupt", "w1", "--background")
+    assert moved.returncode == 0, moved.stderr
+    assert "w1.sub-1" in moved.stdout
+    # The parent's wait ends at once (SWARM_AUTO_BACKGROUND_S is 120 s): its next request
+    # carries the Agent call's result, and the subagent goes on.
+    parent = wait_until(lambda: [b for b in fake_api.messages_requests()
+                                 if not is_typed_subagent(b) and "Going" not in json.dumps(b)
+                                 and any(r.get("tool_use_id") == call
+                                         for r in last_user(b) if isinstance(r, dict))], WAIT)
+    result = last_user(parent[-1])[0]
+    assert json.loads(result["content"].splitlines()[0]) == {"agent_id": "w1.sub-1",
+                                                             "status": "running"}
+    assert "moved to the background" in result["content"]
+    assert sleeper.is_running()
+    (record,) = subagent_records(crew)
+    assert record["status"] == "running" and record["background"] is True
+    # Nothing runs in the foreground now: a clear one-line error, nothing sent.
+    refused = crew.cli("interrupt", "w1", "--background")
+    assert refused.returncode != 0
+    assert "w1 has no foreground subagent running (w1.sub-1 is in the background)" in (
+        refused.stderr)
+    lead = crew.cli("interrupt", "team-lead", "--background")
+    assert lead.returncode != 0 and "the team lead is not a teammate process" in lead.stderr
+    sleeper.kill()  # the command ends (with an error): the subagent reports, the parent hears
+    wait_until(lambda: '<subagent-notification agent_id=\\"w1.sub-1\\"' in json.dumps(
+        fake_api.messages_requests()), WAIT)

@@ -21,7 +21,7 @@ from swarm.core.names import PERMISSION_MODES
 from swarm.core.team import Team
 from swarm.errors import BadInputError, OperationFailedError
 from swarm.ops.control import interrupt as do_interrupt
-from swarm.ops.control import interrupted_line, left_out, set_mode
+from swarm.ops.control import interrupted_line, left_out, set_mode, to_background
 from swarm.ops.control import kill as do_kill
 from swarm.ops.control import shutdown as do_shutdown
 from swarm.ops.control import wait as do_wait
@@ -60,16 +60,25 @@ def shutdown(name: str | None, all_members: bool, team_name: str | None, reason:
             + ("" if force else " (use --force to kill after the timeout)"))
 
 
-@click.command(epilog=examples("swarm interrupt worker", "swarm interrupt worker --team alpha"))
+@click.command(epilog=examples("swarm interrupt worker", "swarm interrupt worker --team alpha",
+                               "swarm interrupt worker --background"))
 @click.argument("name", shell_complete=complete_member)
+@click.option("--background", is_flag=True,
+              help="Do not abort the turn: send the subagents it waits for to the background.")
 @team_option
-def interrupt(name: str, team_name: str | None) -> None:
+def interrupt(name: str, background: bool, team_name: str | None) -> None:
     """Abort a teammate's current turn.
 
-    The teammate stays alive and goes idle (idle_reason: interrupted).
+    The teammate stays alive and goes idle (idle_reason: interrupted). With --background the
+    turn goes on: its running foreground subagents move to the background (it stops waiting
+    for them; each one's end arrives as a notification).
     """
-
-    click.echo(interrupted_line(do_interrupt(open_team(team_name), name)))
+    team = open_team(team_name)
+    if background:
+        moved = to_background(team, name)
+        click.echo(f"sent to the background: {', '.join(moved)}")
+        return
+    click.echo(interrupted_line(do_interrupt(team, name)))
 
 
 @click.command(epilog=examples("swarm kill worker"))

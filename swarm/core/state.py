@@ -108,6 +108,7 @@ class SubagentInfo(Record, kw_only=True):
     ended_at: str | None = None
     worktree: str | None = None  # a kept worktree's path
     depth: int = 0  # its delegation depth from the person: its parent's plus one
+    recent: list[str] = field(default_factory=list)  # its last tool calls, one line each
 
 
 class AgentState(Record, kw_only=True):

@@ -123,8 +123,12 @@ class Session:
         return None
 
     def subagents_running(self) -> bool:
-        """Headless: a background subagent of the lead still works, so its report is to come."""
-        return any(info.status == "running" for info in self.lead.subagents.records())
+        """Headless: a background subagent of the lead still works, so its report is to come
+        (or it just ended: its notification is not taken yet). Records first: a subagent is
+        recorded as ended together with its notification, so one of the two is seen."""
+        subagents = self.lead.subagents
+        return (any(info.status == "running" for info in subagents.records())
+                or subagents.has_arrivals())
 
     def _count(self, wake: Wake) -> Wake:
         log.debug("lead wakes: %s", ", ".join(wake.reasons))

@@ -258,6 +258,32 @@ def interrupt(team: Team, name: str) -> MemberStatus:
     return status
 
 
+def to_background(team: Team, name: str) -> list[str]:
+    """`swarm interrupt NAME --background`: the member's foreground subagents go on in the
+    background and its wait on them ends (SIGUSR1); their ids. Refused when none runs."""
+    member = team.member(name)
+    if member.name == LEAD_NAME:  # its process has no SIGUSR1 handler: the signal would end it
+        raise BadInputError("the team lead is not a teammate process: --background moves a"
+                            " teammate's subagents")
+    state = read_state(team.name, member.name)
+    status = observe_member(team, member)
+    if status.state in ("dead", "exited") or state is None or not state.pid:
+        raise OperationFailedError(f"{member.name} is {status.state}: nothing to send to the"
+                                   " background")
+    running = [s for s in state.subagents if s.status == "running"]
+    foreground = [s.agent_id for s in running if not s.background]
+    if not foreground:
+        others = ", ".join(s.agent_id for s in running)
+        raise OperationFailedError(f"{member.name} has no foreground subagent running"
+                                   + (f" ({others} {'is' if len(running) == 1 else 'are'} in"
+                                      " the background)" if running else ""))
+    if member.host:
+        signal_agent(member.host, team.name, member.name, state.pid, "USR1")
+    else:
+        os.kill(state.pid, signal.SIGUSR1)
+    return foreground
+
+
 def kill(team: Team, name: str) -> Finished | None:
     member = team.member(name)
     if member.name == LEAD_NAME:

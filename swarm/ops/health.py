@@ -217,7 +217,8 @@ def observe_member(team: Team, member: Member, record: bool = True,
         mode=mode_of(member, state), cost_known=state.usage.cost_known,
         subagents=[] if state.state in ("dead", "exited") else [
             {k: getattr(s, k) for k in ("agent_id", "subagent_type", "description", "status",
-                                        "background", "tool_uses", "tokens", "started_at")}
+                                        "background", "tool_uses", "tokens", "started_at",
+                                        "recent")}
             for s in state.subagents if s.status == "running"],
         **_activity(state),
     )

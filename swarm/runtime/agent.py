@@ -139,6 +139,7 @@ class Agent(AgentBase, LoopHooks):
         self.extensions, self.policy, self.base_tools = (built.extensions, built.policy,
                                                          built.tools)
         self.subagents, self.loop = built.subagents, built.loop
+        self.signals.on_background = self.subagents.to_background
         self.state.mode = self.policy.mode
         if not self.loop.messages:
             resumed = None

@@ -4,6 +4,8 @@ SIGINT aborts the turn only: it kills the running Bash command's tree and abando
 call in progress (a model request, a wait for the lead) if that call was run `interruptible`;
 anything else notices at its next `check_interrupt`. While idle it does nothing. SIGTERM ends
 the process; SIGHUP (its pane or terminal was closed under it) too, and is recorded as a death.
+SIGUSR1 (`swarm interrupt NAME --background`) ends the waits on foreground subagents: they go on
+in the background (`on_background`, set by the agent to its subagent runner's).
 """
 
 from __future__ import annotations
@@ -29,11 +31,13 @@ class Signals:
         self.interrupt = threading.Event()
         self.hangup = False
         self._interruptible = False
+        self.on_background: Callable[[], None] = lambda: None
 
     def install(self) -> None:
         signal.signal(signal.SIGINT, self._on_sigint)
         signal.signal(signal.SIGTERM, self._on_sigterm)
         signal.signal(signal.SIGHUP, self._on_sighup)
+        signal.signal(signal.SIGUSR1, lambda signum, frame: self.on_background())
 
     def ignore_stops(self) -> None:
         """Exiting: finish what we write, then go."""

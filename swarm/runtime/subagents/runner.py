@@ -6,11 +6,15 @@ A subagent is a thread in its parent's process (`subagent.py`), never a process:
 toward the parent's, a short record in the parent's state.json for `swarm status`.
 
 - Foreground: the tool call waits for the final report (an interrupt of the parent's turn stops
-  the subagent); after `SWARM_AUTO_BACKGROUND_S` it moves to the background and the call returns.
+  the subagent); after `SWARM_AUTO_BACKGROUND_S`, or at once when a person asks
+  (`swarm interrupt NAME --background`: `to_background`), it moves to the background and the
+  call returns.
 - Background: the call returns at once; the end arrives as a `<subagent-notification>` input,
   handed to the parent at its next model call, or waking it (the `waker`) when it is idle.
 - Fork (no `subagent_type`): the parent's last request (system, tools, messages) byte for byte,
   then the parent's reply, a placeholder result for each of its tool calls, and the directive.
+  A fork always runs in the background (`run_in_background` is ignored): it is the parent's own
+  side job, and the parent, which already holds the same context, goes on meanwhile.
 """
 
 from __future__ import annotations
@@ -37,6 +41,7 @@ from swarm.runtime.builder import LoopParts
 from swarm.runtime.interfaces import SubagentHost
 from swarm.runtime.models import check_model_spec, load_model, provider_of
 from swarm.runtime.prompts import environment, project_memory, subagent_part, system_prompt
+from swarm.runtime.subagents.reports import ending, notification, result, status_lines
 from swarm.runtime.subagents.tools import (
     ParentMessage,
     SubagentRequest,
@@ -67,15 +72,7 @@ FORK_RULE = ("<fork-rule>You are a forked worker: a copy of the conversation abo
              " start subagents (the Agent tool refuses). When it is done, end your turn with a"
              " short report: it goes back to the agent you were forked from.</fork-rule>")
 KEEP_ENDED = 10  # ended subagents kept in state.json after the running ones
-WAIT_SLICE = 1.0  # a foreground wait re-checks for an interrupt this often
-
-
-def _usage(sub: Subagent) -> dict[str, int]:
-    """A subagent's tokens, as its result and notification report them."""
-    used = sub.usage
-    return {"input_tokens": used.input_tokens, "output_tokens": used.output_tokens,
-            "cache_read_input_tokens": used.cache_read_input_tokens,
-            "cache_creation_input_tokens": used.cache_creation_input_tokens}
+WAIT_SLICE = 0.2  # a foreground wait re-checks for an interrupt or a person's "background"
 
 
 class Subagents:
@@ -87,6 +84,7 @@ class Subagents:
         self._arrivals: list[dict[str, Any]] = []
         self._tools = all_tools()  # stateless: one set serves every subagent
         self._writing = threading.Lock()
+        self._backgrounds = 0  # a person's requests so far (from a signal handler: no lock)
         self._write_pending = False
         self._id_re = re.compile(rf"^{re.escape(host.name)}\.sub-([1-9][0-9]*)$")
         self._next = 1 + max((int(m.group(1)) for p in self._dir().glob("*.jsonl")
@@ -232,8 +230,9 @@ class Subagents:
 
     def _info(self, request: SubagentRequest, definition: AgentDefinition | None, agent_id: str,
               worktree: WorktreeRecord | None) -> SubagentInfo:
-        background = request.background if request.background is not None else bool(
-            definition and definition.background)
+        # A fork is always background (SPEC); a type: as asked, else as its definition says.
+        background = definition is None or (request.background if request.background is not None
+                                            else definition.background)
         return SubagentInfo(agent_id=agent_id, subagent_type=definition.name if definition
                             else FORK_TYPE, description=request.description,
                             background=background, depth=self.host.depth + 1,
@@ -297,12 +296,18 @@ class Subagents:
             self.host.trace(f"{agent_id}: worktree left as it is: {describe_error(exc)}")
             return True  # unsure what is in it: never delete it
 
+    def to_background(self) -> None:
+        """A person asked (SIGUSR1): every foreground wait in progress ends at its next slice.
+        Only an int is touched: this runs in a signal handler, maybe inside `self.lock`."""
+        self._backgrounds += 1
+
     def _wait(self, sub: Subagent, run: Run) -> ToolResult:
         deadline = time.monotonic() + auto_background_s()
+        asked = self._backgrounds
         try:
-            while (left := deadline - time.monotonic()) > 0:
+            while (left := deadline - time.monotonic()) > 0 and self._backgrounds == asked:
                 if self.host.interruptible(lambda: run.done.wait(min(left, WAIT_SLICE))):
-                    return self._result(sub, run)
+                    return result(sub, run)
         except BaseException:  # the parent's turn was interrupted (or it is stopping): stop it
             self.stop(sub.agent_id, "the parent's turn was interrupted")
             raise
@@ -311,26 +316,14 @@ class Subagents:
             sub.info.background = not ending
         if ending:
             run.done.wait()
-            return self._result(sub, run)
+            return result(sub, run)
         self.changed()
-        self.host.trace(f"{sub.agent_id} moved to the background")
+        why = ("a person sent it to the background" if self._backgrounds != asked
+               else f"still working after {auto_background_s():g}s")
+        self.host.trace(f"{sub.agent_id} moved to the background ({why})")
         return ToolResult(json.dumps({"agent_id": sub.agent_id, "status": "running"})
-                          + f"\nStill working after {auto_background_s():g}s: it moved to the"
-                          " background; a <subagent-notification> tells you when it ends.")
-
-    def _result(self, sub: Subagent, run: Run) -> ToolResult:
-        info = sub.info
-        stats = {"agent_id": info.agent_id, "agent_type": info.subagent_type,
-                 "tool_uses": info.tool_uses, "tokens": info.tokens, "usage": _usage(sub),
-                 "duration_ms": round((time.monotonic() - run.started) * 1000)}
-        if info.worktree:
-            stats["worktree"] = {"path": info.worktree, "branch": sub.worktree.branch
-                                 if sub.worktree else None}
-        tail = "\n\n" + json.dumps(stats)
-        if info.status == "completed":
-            return ToolResult((sub.final_text or "(the subagent ended without a report)") + tail)
-        return ToolResult(f"subagent {info.agent_id} {info.status}: {self._ending(sub, run)}"
-                          + tail, is_error=True)
+                          + f"\n{why[0].upper()}{why[1:]}: it moved to the background; a"
+                          " <subagent-notification> tells you when it ends.")
 
     # -- ending --------------------------------------------------------------------------------
     def ended(self, sub: Subagent, run: Run) -> None:
@@ -347,44 +340,27 @@ class Subagents:
             else:
                 status = "completed" if outcome.reason == "available" else "stopped"
         kept = self._release(sub.agent_id, sub.mcp, sub.worktree)
-        with self.lock:
+        text = ending(sub, run)
+        with self.lock:  # ended and its notification at once: a reader never sees one alone
             sub.info.status = status  # type: ignore[assignment]
             sub.info.ended_at = utcnow_iso()
             if sub.worktree is not None:
                 sub.info.worktree = str(sub.worktree.path) if kept else None
             notify = sub.info.background
-        text = self._ending(sub, run)
+            if notify:
+                self._arrivals.append({"type": "text",
+                                       "text": notification(sub, run, status, text)})
         sub.transcript.event("ended", status=status, detail=text, tool_uses=sub.info.tool_uses,
                              tokens=sub.info.tokens,
                              duration_ms=round((time.monotonic() - run.started) * 1000))
         self.host.trace(f"{sub.agent_id} {status}")
         if notify:
-            body = escape(text)
-            if sub.info.worktree and sub.worktree is not None:
-                body += escape(f"\n[its worktree is kept: {sub.info.worktree}, branch"
-                               f" {sub.worktree.branch}]")
-            usage = " ".join(f"{k}={v}" for k, v in _usage(sub).items())
-            self._arrive(f'<subagent-notification agent_id="{sub.agent_id}" agent_type='
-                         f'"{escape(sub.info.subagent_type, True)}" status="{status}"'
-                         f' usage="{usage}">{body}</subagent-notification>')
+            self.waker.set()
         self.changed()
         try:
             self.host.subagent_stopped(records.replace(sub.info), text)
         finally:
             run.done.set()  # last: a foreground caller returns with everything recorded
-
-    def _ending(self, sub: Subagent, run: Run) -> str:
-        outcome = run.outcome
-        if run.error:
-            return f"it crashed: {run.error}"
-        if outcome is not None and outcome.failure:
-            return outcome.failure
-        text = sub.final_text or "(no report)"
-        if run.stop.is_set():
-            return f"{run.stop_reason}. Its last words: {text}"
-        if outcome is not None and outcome.reason not in ("available", "interrupted"):
-            return f"{text}\n(it ended early: {outcome.reason})"
-        return text
 
     def stop(self, agent_id: str, why: str) -> ToolResult:
         """`AgentStop`: recorded as stopped at once; its thread is abandoned (see subagent.py)."""
@@ -426,14 +402,7 @@ class Subagents:
         subs = [self._find(agent_id)] if agent_id else list(self._all.values())
         if not subs:
             return ToolResult("(no subagents)")
-        lines = []
-        for sub in subs:
-            i = sub.info
-            lines.append(f"{i.agent_id} [{i.status}{', background' if i.background else ''}]"
-                         f" {i.subagent_type}: {i.description} ({i.tool_uses} tool uses,"
-                         f" {i.tokens} tokens)" + (f" worktree {i.worktree}" if i.worktree else ""))
-            if agent_id and sub.run.done.is_set():
-                lines.append(self._ending(sub, sub.run))
+        lines = [line for sub in subs for line in status_lines(sub, bool(agent_id))]
         return ToolResult("\n".join(lines))
 
     def message(self, agent_id: str, text: str, summary: str | None) -> ToolResult:

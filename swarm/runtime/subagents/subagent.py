@@ -18,6 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from swarm.core.readable import clip, tool_call
 from swarm.core.rules import Decision
 from swarm.core.state import SubagentInfo, Usage
 from swarm.core.transcript import Transcript
@@ -37,6 +38,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
+RECENT = 3  # tool calls kept for AgentStatus, the notification and `swarm status`
+RECENT_WIDTH = 120  # each one's line
 
 
 @dataclass
@@ -149,6 +152,11 @@ class Subagent(LoopHooks):
     # -- LoopHooks -----------------------------------------------------------------------------
     def permit(self, tool: Tool, args: dict[str, Any], use_id: str) -> Decision:
         self._check()
+        # Its recent activity: a call as it starts (a long command shows while it runs).
+        with self.runner.lock:  # `records()` copies the list under the same lock
+            self.info.recent = [*self.info.recent, clip(tool_call(tool.name, args),
+                                                        RECENT_WIDTH)][-RECENT:]
+        self.runner.changed(sync=False)
         policy = self._quiet if self.info.background else self._asking
         return policy.check(tool, args, use_id)  # with its parent's PreToolUse hooks
 
