@@ -319,11 +319,7 @@ class Agent(AgentBase, LoopHooks):
         self.turn = TurnRecord()
         self.signals.interrupt.clear()
         self.set_state(state="working", current_task=current, idle_reason=None, detail=None)
-        for item in inbound:
-            if isinstance(item.kind, ShutdownRequest):
-                self.pending_shutdown = item.kind
-        self.inputs.announce(inbound, task)
-        self.inputs.turn_began()
+        self.pending_shutdown = self.inputs.begin(inbound, task) or self.pending_shutdown
         # The message is in the conversation (and transcript) before it is marked read.
         content = self.inputs.render(inbound, task) + self.subagents.take_arrivals()
         if content:

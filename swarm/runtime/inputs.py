@@ -180,6 +180,14 @@ class Inputs:
         """What is unread now keeps its SPEC order: `arrivals` leaves it for the next input."""
         self._waiting_at_start = {m.id for m in self.box.unread()}
 
+    def begin(self, inbound: list[Inbound], task: Task | None) -> ShutdownRequest | None:
+        """A turn starts with these inputs (shown in the pane; what is unread now left for the
+        next input): the last shutdown request among them, which the turn must answer."""
+        self.announce(inbound, task)
+        self.turn_began()
+        asked = [i.kind for i in inbound if isinstance(i.kind, ShutdownRequest)]
+        return asked[-1] if asked else None
+
     def mark_read(self, inbound: list[Inbound]) -> None:
         self.box.mark_read([i.message.id for i in inbound])
 

@@ -181,11 +181,7 @@ class CliTeammate(AgentBase):
         self.turn = TurnRecord()
         self.signals.interrupt.clear()
         self.set_state(state="working", current_task=current, idle_reason=None, detail=None)
-        for item in inbound:
-            if isinstance(item.kind, ShutdownRequest):
-                self.pending_shutdown = item.kind
-        self.inputs.announce(inbound, task)
-        self.inputs.turn_began()
+        self.pending_shutdown = self.inputs.begin(inbound, task) or self.pending_shutdown
         blocks = self.inputs.render(inbound, task)
         self.record({"role": "user", "content": blocks})
         self.inputs.mark_read(inbound)
