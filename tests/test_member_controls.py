@@ -25,7 +25,9 @@ def test_mode_changes_a_running_teammate_from_its_next_tool_call(crew: Crew) -> 
     assert proc.stdout.strip() == "w: mode acceptEdits"
     wait_until(lambda: (crew.state("w") or None) and crew.state("w").mode == "acceptEdits",  # type: ignore[union-attr]
                10, message="the idle teammate applies the mode change")
-    assert "mode: default -> acceptEdits (set by team-lead): trusted now" in crew.log("w")
+    # The log line follows the state record: wait for it rather than read it once.
+    wait_until(lambda: "mode: default -> acceptEdits (set by team-lead): trusted now"
+               in crew.log("w"), 10, message="the mode change is logged")
     status = json.loads(crew.cli("team", "show", "--json").stdout)
     assert {m["name"]: m["mode"] for m in status["members"]}["w"] == "acceptEdits"
     # In acceptEdits a Write runs without asking (in default it would wait for an answer).

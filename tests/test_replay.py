@@ -112,15 +112,17 @@ def test_a_recorded_lead_job_replays_offline_with_the_same_messages_and_tasks(
     report = json.loads(proc.stdout)
     assert report["diverged"] == []
     members = {m["member"]: m for m in report["members"]}
-    lead_replay = members["team-lead"]
-    assert lead_replay["recorded"] == calls
-    if lead_replay["timing"]:  # under load it woke at another moment: reported, not counted
-        assert lead_replay["request"] == lead_replay["matched"] + 1
-        assert [t["member"] for t in report["timing"]] == ["team-lead"]
-    else:
-        assert lead_replay["matched"] == calls
-    assert members["alice"]["matched"] == members["alice"]["recorded"] >= 3
-    assert not members["alice"]["timing"]
+    assert members["team-lead"]["recorded"] == calls
+    assert members["alice"]["recorded"] >= 3
+    # Under load a member may wake at another moment (two messages read at once, say): that
+    # is reported as timing and not counted; every other request matches its recording.
+    for member in members.values():
+        if member["timing"]:
+            assert member["request"] == member["matched"] + 1, member
+        else:
+            assert member["matched"] == member["recorded"], member
+    assert {t["member"] for t in report["timing"]} == {
+        name for name, m in members.items() if m["timing"]}
     again = team_record("again")
     assert again["tasks"] == recorded["tasks"]
     assert set(again["messages"]) ^ set(recorded["messages"]) == set()
