@@ -415,7 +415,8 @@ def test_an_approved_plan_lets_the_cli_teammate_work(
     assert read_state(TEAM, "cc").mode == "acceptEdits"  # type: ignore[union-attr]
     decided = [(p["tool"], p["decision"]) for p in prompts()]
     assert decided == [("ExitPlanMode", "allow"), ("Write", "allow")]
-    assert ["mode_changed"] == [e["event"] for e in events("cc", "mode_changed")]
+    assert [(e["previous"], e["mode"]) for e in events("cc", "mode_changed")] == [
+        ("plan", "acceptEdits")]
 
 
 @pytest.mark.slow
