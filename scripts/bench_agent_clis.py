@@ -9,17 +9,19 @@ temporary SWARM_HOME with the hidden backend, RUNS times:
 - idle memory: once it is idle again (and SETTLE seconds later), RSS and PSS (psutil
   `memory_full_info`) summed over the teammate's whole process tree: its `swarm agent` process,
   the CLI's process and the CLI's children (swarm's MCP server, node helpers).
-Medians are printed, one table. Models are fake servers on loopback (tests/fake_anthropic.py,
+Medians are printed (the first answer's best run too), one table. Models are fake servers on loopback (tests/fake_anthropic.py,
 fake_responses.py, fake_gemini.py) answering at once, so the times are swarm's and the CLI's own;
 each CLI gets a private HOME and the pinned build from tests/agent_clis.py (installed on first
 use). A kind this swarm cannot spawn yet (an `--agent` not in core.names.AGENT_CLIS, or a CLI
 npm cannot install here) is printed as "not available: <reason>".
 
-Run: .venv/bin/python scripts/bench_agent_clis.py [KIND...]   (about 2 minutes for all)
+Run: .venv/bin/python scripts/bench_agent_clis.py [KIND...]   (about 2 minutes for all;
+on a loaded machine the best run is the steadier figure)
 """
 
 from __future__ import annotations
 
+import compileall
 import contextlib
 import json
 import os
@@ -52,7 +54,7 @@ from swarm.core.state import read_state  # noqa: E402
 from swarm.core.team import Team  # noqa: E402
 
 SWARM = str(Path(sys.executable).with_name("swarm"))
-RUNS = 3
+RUNS = 5
 SETTLE = 2.0  # seconds idle before memory is read (start-up garbage, lazy imports done)
 ANSWER_TIMEOUT = 120.0
 MB = 1024 * 1024
@@ -287,13 +289,14 @@ def row(result: Result) -> list[str]:
     def median(get: Callable[[Run], float]) -> float:
         return statistics.median(get(r) for r in runs)
 
-    return [result.kind.name, f"{median(lambda r: r.first):.2f} s",
+    best = min(runs, key=lambda r: r.first)
+    return [result.kind.name, f"{median(lambda r: r.first):.2f} s ({best.first:.2f})",
             f"{median(lambda r: r.next) * 1000:.0f} ms", f"{median(lambda r: r.rss):.0f} MB",
             f"{median(lambda r: r.pss):.0f} MB", f"{median(lambda r: r.processes):.0f}"]
 
 
 def table(results: list[Result]) -> Iterator[str]:
-    head = ["kind", "spawn -> first answer", "next answer", "idle RSS", "idle PSS", "processes"]
+    head = ["kind", "spawn -> first answer (best)", "next answer", "idle RSS", "idle PSS", "processes"]
     rows = [row(r) for r in results]
     full = [r for r in rows if len(r) == len(head)]
     widths = [max(len(r[i]) for r in [head, *full]) for i in range(len(head))]
@@ -306,6 +309,10 @@ def table(results: list[Result]) -> Iterator[str]:
 
 def main(argv: list[str]) -> int:
     wanted = [k for k in KINDS if not argv or k.name.split()[0] in argv]
+    # As a wheel install is: a source newer than its .pyc would be compiled at every start.
+    for package in ("swarm", "backends"):
+        if (ROOT / package).is_dir():
+            compileall.compile_dir(str(ROOT / package), quiet=1)
     try:
         results = [bench(kind) for kind in wanted]
     finally:
