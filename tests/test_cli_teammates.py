@@ -450,3 +450,22 @@ def events(name: str, kind: str) -> list[dict[str, Any]]:
 
     return [e for e in Transcript(paths.agent_transcript(TEAM, name)).entries()
             if e.get("event") == kind]
+
+
+@pytest.mark.slow
+def test_a_plan_wait_ends_with_the_cli_that_asked(claude_env: FakeAnthropic,
+                                                   tmp_path: Path) -> None:
+    """A plan has no timeout: if its Claude Code dies while the lead has not answered, swarm's
+    MCP server (waiting in PermissionPrompt) exits too and the plan leaves the pending list."""
+    claude_env.push_tool_use("ExitPlanMode", {"plan": "1. wait"})
+    ok("spawn", "cc", "--agent", "claude-code", "--backend", "hidden", "--plan-mode-required",
+       "--cwd", str(tmp_path), "--prompt", "plan")
+    pid = wait_until(lambda: (s := read_state(TEAM, "cc")) is not None and s.pid, 30)
+    wait_until(plan_requests, 60, message="the plan reached the lead")
+    claude = claude_processes(pid)[0]
+    servers = [p for p in claude.children(recursive=True) if "mcp" in " ".join(p.cmdline())]
+    assert servers
+    claude.kill()
+    wait_until(lambda: not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+                               for p in servers), 20, message="the MCP server exited")
+    assert ok("plans", "list").strip() == "(no plans waiting)"

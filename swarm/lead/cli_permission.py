@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -26,6 +27,7 @@ from swarm.core.mailbox import Mailbox
 from swarm.core.state import read_state
 from swarm.core.team import Team
 from swarm.core.transcript import Transcript
+from swarm.errors import OperationFailedError
 from swarm.runtime.permissions.asking import Asker
 from swarm.runtime.permissions.policy import PermissionPolicy
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
@@ -55,11 +57,19 @@ class _Other(Tool):
 class _Waiter:
     """The asker's waiter here: the pane and the state are the teammate process's own."""
 
+    def __init__(self) -> None:
+        self.parent = os.getppid()  # the CLI that asked
+
     def set_state(self, **fields: Any) -> None:
         pass  # the member's state.json is written by its `swarm agent` process only
 
     def interruptible(self, call: Callable[[], T]) -> T:
-        return call()
+        """A wait (a plan's has no timeout) ends with the CLI that asked: killed, it never
+        closes this server's calls, and the request is withdrawn from the lead's list."""
+        result = call()
+        if os.getppid() != self.parent:
+            raise OperationFailedError("the agent CLI that asked has exited")
+        return result
 
     def show(self, *lines: str) -> None:
         for line in lines:
