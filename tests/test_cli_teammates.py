@@ -381,17 +381,91 @@ def test_a_cli_teammate_works_in_its_worktree(claude_env: FakeAnthropic, tmp_pat
     assert not (repo / "notes.txt").exists()
 
 
-def test_plan_mode_is_refused_for_a_cli_teammate(capsys: pytest.CaptureFixture[str]) -> None:
-    """Plan approval is not routed for agent CLIs yet: spawn says so rather than let Claude
-    Code's own ExitPlanMode leave plan mode without the lead."""
-    from tests.helpers import run_cli
+def plan_requests() -> list[dict[str, Any]]:
+    return lead_messages("plan_approval_request")
 
-    Team.create(TEAM)
-    for flags in (["--plan-mode-required"], ["--permission-mode", "plan"]):
-        code, _, err = run_cli(capsys, "spawn", "cc", "--team", TEAM, "--agent", "claude-code",
-                               "--backend", "hidden", *flags)
-        assert code == 2  # bad input
-        assert err.strip() == ("swarm: error: --agent claude-code: plan mode is not supported"
-                               " for an agent CLI teammate yet (spawn it in default or"
-                               " acceptEdits)")
-        assert Team(TEAM).config().member("cc") is None
+
+@pytest.mark.slow
+def test_an_approved_plan_lets_the_cli_teammate_work(
+        claude_env: FakeAnthropic, tmp_path: Path) -> None:
+    """`--plan-mode-required`: Claude Code runs in its plan mode; its ExitPlanMode is swarm's
+    plan_approval_request with the plan; `swarm plans approve` lets it out (acceptEdits, its
+    working mode: its Write is not asked) and the running CLI is told its new mode."""
+    work = tmp_path / "work"
+    work.mkdir()
+    out = work / "made.txt"
+    api = claude_env
+    api.push_tool_use("ExitPlanMode", {"plan": "1. write made.txt\n2. report"})
+    api.push_tool_use("Write", {"file_path": str(out), "content": "made\n"})
+    api.push_text("Plan carried out.")
+    ok("spawn", "cc", "--agent", "claude-code", "--backend", "hidden", "--plan-mode-required",
+       "--cwd", str(work), "--prompt", "plan, then make the file")
+    pid = wait_until(lambda: (s := read_state(TEAM, "cc")) is not None and s.pid, 30)
+    plans = wait_until(plan_requests, 60, message="the plan reached the lead")
+    assert plans[0]["sender"] == "cc" and "write made.txt" in plans[0]["plan"]
+    assert "--permission-mode plan" in " ".join(claude_processes(pid)[0].cmdline())
+    rows = {r["name"]: r for r in json.loads(ok("status", "--json"))}
+    assert rows["cc"]["state"] == "awaiting_plan"
+    assert not out.exists()
+    ok("plans", "approve", "cc")
+    wait_until(lambda: answered("cc"), 60, message="the teammate carried out its plan")
+    assert out.read_text() == "made\n"
+    assert lead_messages("idle_notification")[-1]["summary"] == "Plan carried out."
+    assert lead_messages("permission_request") == []
+    assert read_state(TEAM, "cc").mode == "acceptEdits"  # type: ignore[union-attr]
+    decided = [(p["tool"], p["decision"]) for p in prompts()]
+    assert decided == [("ExitPlanMode", "allow"), ("Write", "allow")]
+    assert [(e["previous"], e["mode"]) for e in events("cc", "mode_changed")] == [
+        ("plan", "acceptEdits")]
+
+
+@pytest.mark.slow
+def test_a_rejected_plan_keeps_the_cli_teammate_planning(
+        claude_env: FakeAnthropic, tmp_path: Path) -> None:
+    """`swarm plans reject --feedback`: the CLI's ExitPlanMode is denied with the lead's
+    feedback, which its model sees; it stays in plan mode and edits nothing."""
+    work = tmp_path / "work"
+    work.mkdir()
+    out = work / "made.txt"
+    api = claude_env
+    api.push_tool_use("ExitPlanMode", {"plan": "1. delete everything"})
+    api.push_tool_use("Write", {"file_path": str(out), "content": "made\n"})
+    api.push_text("I will revise the plan.")
+    ok("spawn", "cc", "--agent", "claude-code", "--backend", "hidden", "--permission-mode",
+       "plan", "--cwd", str(work), "--prompt", "plan the cleanup")
+    wait_until(plan_requests, 60, message="the plan reached the lead")
+    ok("plans", "reject", "cc", "--feedback", "keep the tests, remove only build output")
+    wait_until(lambda: answered("cc"), 60)
+    assert not out.exists()
+    assert requests_with(api, "keep the tests, remove only build output"), \
+        "the model saw the lead's feedback"
+    assert read_state(TEAM, "cc").mode == "plan"  # type: ignore[union-attr]
+    assert lead_messages("permission_request") == []
+    assert prompts()[0]["tool"] == "ExitPlanMode" and prompts()[0]["decision"] == "deny"
+
+
+def events(name: str, kind: str) -> list[dict[str, Any]]:
+    from swarm.core import paths
+    from swarm.core.transcript import Transcript
+
+    return [e for e in Transcript(paths.agent_transcript(TEAM, name)).entries()
+            if e.get("event") == kind]
+
+
+@pytest.mark.slow
+def test_a_plan_wait_ends_with_the_cli_that_asked(claude_env: FakeAnthropic,
+                                                   tmp_path: Path) -> None:
+    """A plan has no timeout: if its Claude Code dies while the lead has not answered, swarm's
+    MCP server (waiting in PermissionPrompt) exits too and the plan leaves the pending list."""
+    claude_env.push_tool_use("ExitPlanMode", {"plan": "1. wait"})
+    ok("spawn", "cc", "--agent", "claude-code", "--backend", "hidden", "--plan-mode-required",
+       "--cwd", str(tmp_path), "--prompt", "plan")
+    pid = wait_until(lambda: (s := read_state(TEAM, "cc")) is not None and s.pid, 30)
+    wait_until(plan_requests, 60, message="the plan reached the lead")
+    claude = claude_processes(pid)[0]
+    servers = [p for p in claude.children(recursive=True) if "mcp" in " ".join(p.cmdline())]
+    assert servers
+    claude.kill()
+    wait_until(lambda: not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+                               for p in servers), 20, message="the MCP server exited")
+    assert ok("plans", "list").strip() == "(no plans waiting)"

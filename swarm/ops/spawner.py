@@ -175,9 +175,6 @@ def spawn(team: Team, request: SpawnRequest,
     notice = None
     spec = req.model or defaults.get("model")
     agent = req.agent or defaults.get("agent")
-    if agent is not None and (req.plan_mode_required or mode == "plan"):
-        raise BadInputError(f"--agent {agent}: plan mode is not supported for an agent CLI"
-                            " teammate yet (spawn it in default or acceptEdits)")
     if agent is not None:  # the CLI has its own models and credentials
         find_cli(agent)  # installed, or one line saying so before anything is made
     else:

@@ -8,6 +8,11 @@ result JSON) and the transcript are AgentBase's. Shutdown is negotiated: the req
 its model's approving `shutdown_response` (sent through swarm's MCP tools) ends the process.
 SIGINT interrupts the CLI's turn; SIGTERM stops the CLI and exits. A restart resumes the CLI's
 session (`cli_session` in its state).
+
+Plan mode is the CLI's own plan mode; its ExitPlanMode is answered by the lead through swarm's
+PermissionPrompt (lead/cli_permission.py, in the MCP server's process), which writes the verdict
+into this member's transcript: this process shows `awaiting_plan` meanwhile and, on an approval,
+records the working mode and tells the CLI, as a mode change does.
 """
 
 from __future__ import annotations
@@ -60,7 +65,7 @@ class CliSignals(Signals):
     """SIGINT asks the CLI to interrupt its turn (its process lives on); SIGTERM as ever."""
 
     def __init__(self, owner: CliTeammate) -> None:
-        super().__init__(busy=lambda: owner.state.state == "working",
+        super().__init__(busy=lambda: owner.state.state in ("working", "awaiting_plan"),
                          child=lambda: owner.driver_proc(), stopping=owner._stopping)
         self.owner = owner
 
@@ -83,6 +88,7 @@ class CliTeammate(AgentBase):
         self.pending_shutdown: ShutdownRequest | None = None
         self.shutdown_approved = False
         self.turn = TurnRecord()
+        self.plans_before: int | None = None  # answered plans when its ExitPlanMode was seen
         session = previous.cli_session if previous else None
         self.state.cli_session = session
         resumed_mode = previous.mode if previous and previous.mode else None
@@ -168,10 +174,37 @@ class CliTeammate(AgentBase):
         self.activity(self.turn.last_action)
         self.transcript.event("cli_tool_use", tool=name, input=args)
         self.console.show(f"-> {brief(self.turn.last_action, 160)}")
+        if short == "ExitPlanMode" and self.state.mode == "plan":
+            self.plans_before = len(self._plan_answers())
+            self.set_state(state="awaiting_plan", detail="plan submitted")
 
     def on_tool_result(self, content: str, is_error: bool) -> None:
         self.activity(None)
         self.console.show(*self.console.view.result(content, is_error))
+        if self.plans_before is not None:
+            self._plan_answered()
+
+    # -- plan approval -------------------------------------------------------------------------
+    def _plan_answers(self) -> list[dict[str, Any]]:
+        return [e for e in self.transcript.entries() if e.get("event") == "permission_prompt"
+                and e.get("tool") == "ExitPlanMode"]
+
+    def _plan_answered(self) -> None:
+        """A tool result after its ExitPlanMode: once PermissionPrompt has answered, an approval
+        is recorded here and the running CLI told (it left its own plan mode already)."""
+        answers = self._plan_answers()
+        if self.plans_before is None or len(answers) <= self.plans_before:
+            return  # another call's result: the plan is still with the lead
+        self.plans_before = None
+        self.set_state(state="working", detail=None)
+        mode = answers[-1].get("mode")
+        if answers[-1].get("decision") != "allow" or not isinstance(mode, str):
+            return
+        self.driver.set_mode(mode)
+        self.transcript.event("mode_changed", mode=mode, previous=self.state.mode,
+                              by="plan approval")
+        self.set_state(mode=mode)
+        self.console.say(f"mode: plan -> {mode} (plan approved by {LEAD_NAME})")
 
     # -- one turn ----------------------------------------------------------------------------
     def take_turn(self, inbound: list[Inbound], task: Task | None) -> TurnOutcome:
@@ -179,6 +212,7 @@ class CliTeammate(AgentBase):
             return self._approve_without_model(inbound, str(self.stop_reason()))
         current = task.id if task is not None else self.state.current_task
         self.turn = TurnRecord()
+        self.plans_before = None
         self.signals.interrupt.clear()
         self.set_state(state="working", current_task=current, idle_reason=None, detail=None)
         self.pending_shutdown = self.inputs.begin(inbound, task) or self.pending_shutdown

@@ -1,0 +1,328 @@
+#!/usr/bin/env python3
+"""Teammate kinds benchmark (issue 33): what each kind of teammate costs to start and to keep.
+
+For each kind in KINDS (a shell teammate, an SDK teammate, and the agent CLIs as teammates), in a
+temporary SWARM_HOME with the hidden backend, RUNS times:
+- first answer: `swarm spawn` started -> a message sent to it as soon as spawn returns -> its
+  answer (the message carrying the reply's token) in the lead's mailbox;
+- next answer: one more message to the idle teammate -> its answer;
+- idle memory: once it is idle again (and SETTLE seconds later), RSS and PSS (psutil
+  `memory_full_info`) summed over the teammate's whole process tree: its `swarm agent` process,
+  the CLI's process and the CLI's children (swarm's MCP server, node helpers).
+Medians are printed (the first answer's best run too), one table. Models are fake servers on loopback (tests/fake_anthropic.py,
+fake_responses.py, fake_gemini.py) answering at once, so the times are swarm's and the CLI's own;
+each CLI gets a private HOME and the pinned build from tests/agent_clis.py (installed on first
+use). A kind this swarm cannot spawn yet (an `--agent` not in core.names.AGENT_CLIS, or a CLI
+npm cannot install here) is printed as "not available: <reason>".
+
+Run: .venv/bin/python scripts/bench_agent_clis.py [KIND...]   (about 2 minutes for all;
+on a loaded machine the best run is the steadier figure)
+"""
+
+from __future__ import annotations
+
+import compileall
+import contextlib
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+HOME = Path(tempfile.mkdtemp(prefix="swarm-bench-clis-"))
+os.environ["SWARM_HOME"] = str(HOME / "swarm-home")
+for var in ("SWARM_MODEL", "SWARM_BACKEND", "SWARM_DEBUG", "SWARM_TEAM", "SWARM_AGENT_ID",
+            "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "TMUX"):
+    os.environ.pop(var, None)
+sys.path.insert(0, str(ROOT))
+
+import psutil  # noqa: E402
+
+from swarm.core.liveness import is_alive  # noqa: E402
+from swarm.core.mailbox import Mailbox  # noqa: E402
+from swarm.core.names import AGENT_CLIS, LEAD_NAME  # noqa: E402
+from swarm.core.protocol import IdleNotification  # noqa: E402
+from swarm.core.state import read_state  # noqa: E402
+from swarm.core.team import Team  # noqa: E402
+
+SWARM = str(Path(sys.executable).with_name("swarm"))
+RUNS = 5
+SETTLE = 2.0  # seconds idle before memory is read (start-up garbage, lazy imports done)
+ANSWER_TIMEOUT = 120.0
+MB = 1024 * 1024
+LOOPBACK = {"NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
+
+
+# -- the kinds ----------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Kind:
+    """One kind of teammate: how it is spawned, and the fake model server and private HOME it
+    runs against. `server` makes the server (None: no model); `prepare(server, home)` writes
+    the CLI's settings there and returns the spawn's environment; `answer(server, token)`
+    makes the next reply carry the token (and returns the message to send)."""
+
+    name: str
+    spawn: tuple[str, ...]
+    agent: str | None = None  # `--agent NAME`: must be in AGENT_CLIS
+    cli: str | None = None  # tests.agent_clis name of its executable
+    server: Callable[[], Any] | None = None
+    prepare: Callable[[Any, Path], dict[str, str]] = lambda server, home: {}
+    answer: Callable[[Any, str], str] = lambda server, token: token
+
+
+def _reply_with(server: Any, token: str) -> str:
+    server.default_text = token  # every fake answers an unscripted request with this
+    return f"Answer with the word {token}."
+
+
+def _anthropic() -> Any:
+    from tests.fake_anthropic import FakeAnthropic
+
+    return FakeAnthropic()
+
+
+def _responses() -> Any:
+    from tests.fake_responses import FakeResponses
+
+    return FakeResponses()
+
+
+def _gemini() -> Any:
+    from tests.fake_gemini import FakeGemini
+
+    return FakeGemini()
+
+
+def _sdk_env(server: Any, home: Path) -> dict[str, str]:
+    return {"ANTHROPIC_API_KEY": "bench-key", "ANTHROPIC_BASE_URL": server.base_url,
+            "HOME": str(home), **LOOPBACK}
+
+
+def _claude_env(server: Any, home: Path) -> dict[str, str]:
+    return {**_sdk_env(server, home), "DISABLE_AUTOUPDATER": "1",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1"}
+
+
+def _codex_env(server: Any, home: Path) -> dict[str, str]:
+    (home / ".codex").mkdir(exist_ok=True)
+    (home / ".codex" / "config.toml").write_text(
+        'model = "gpt-fake"\nmodel_provider = "fake"\n\n[model_providers.fake]\n'
+        f'name = "fake"\nbase_url = "{server.api_url}"\nwire_api = "responses"\n'
+        'env_key = "FAKE_KEY"\n')
+    return {"FAKE_KEY": "bench-key", "HOME": str(home), **LOOPBACK}
+
+
+def _gemini_env(server: Any, home: Path) -> dict[str, str]:
+    (home / ".gemini").mkdir(exist_ok=True)
+    (home / ".gemini" / "settings.json").write_text(json.dumps(
+        {"security": {"auth": {"selectedType": "gemini-api-key"}}}))
+    return {"GEMINI_API_KEY": "bench-key", "GOOGLE_GEMINI_BASE_URL": server.base_url,
+            "GEMINI_CLI_TRUST_WORKSPACE": "true", "HOME": str(home), **LOOPBACK}
+
+
+KINDS = (
+    Kind("shell", ("--model", "shell", "--allow", "Bash(echo:*)"),
+         answer=lambda server, token: f"$ echo {token}"),
+    Kind("sdk (sonnet)", ("--model", "sonnet"), server=_anthropic, prepare=_sdk_env,
+         answer=_reply_with),
+    Kind("claude-code", ("--agent", "claude-code"), agent="claude-code", cli="claude",
+         server=_anthropic, prepare=_claude_env, answer=_reply_with),
+    Kind("codex", ("--agent", "codex"), agent="codex", cli="codex", server=_responses,
+         prepare=_codex_env, answer=_reply_with),
+    Kind("gemini", ("--agent", "gemini"), agent="gemini", cli="gemini", server=_gemini,
+         prepare=_gemini_env, answer=_reply_with),
+)
+
+
+# -- one run ------------------------------------------------------------------------------------
+@dataclass
+class Run:
+    first: float  # seconds: spawn started -> first answer in the lead's mailbox
+    next: float  # seconds: a message to the idle teammate -> its answer
+    rss: float  # MB over the teammate's process tree, idle
+    pss: float
+    processes: int
+
+
+@dataclass
+class Result:
+    kind: Kind
+    runs: list[Run] = field(default_factory=list)
+    unavailable: str | None = None
+
+
+class Unavailable(Exception):
+    """This kind cannot run here (yet): the reason is printed in its row."""
+
+
+def usable(kind: Kind) -> dict[str, str]:
+    """PATH for the kind's CLI, or Unavailable with why."""
+    if kind.agent is not None and kind.agent not in AGENT_CLIS:
+        raise Unavailable(f"--agent {kind.agent} is not supported by this swarm yet"
+                          f" (it has {', '.join(AGENT_CLIS)})")
+    if kind.cli is None:
+        return {}
+    from tests.agent_clis import install, installed
+
+    try:
+        exe = installed(kind.cli) or install(kind.cli)
+    except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
+        raise Unavailable(f"the {kind.cli} CLI cannot be installed here: {exc}") from exc
+    return {"PATH": f"{exe.parent}{os.pathsep}{os.environ['PATH']}"}
+
+
+def answered(lead: Mailbox, name: str, token: str, timeout: float) -> float:
+    """Seconds until `name`'s reply carrying `token` is in the lead's mailbox: a message (the
+    shell model's) or the idle notification's summary (a model's last text); a permission
+    request that quotes it is no answer. Messages are marked read as they are looked at."""
+    start = time.perf_counter()
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        unread = lead.wait(timeout=1.0)
+        found = any(m.sender == name and token in m.text
+                    and isinstance(m.structured(), IdleNotification | None) for m in unread)
+        at = time.perf_counter() - start
+        lead.mark_read([m.id for m in unread])
+        if found:
+            return at
+    raise Unavailable(f"no answer from {name} within {timeout:.0f} s")
+
+
+def tree_memory(pid: int) -> tuple[float, float, int]:
+    """RSS and PSS in MB summed over the process and all its descendants, and their count."""
+    root = psutil.Process(pid)
+    rss = pss = 0.0
+    count = 0
+    for proc in [root, *root.children(recursive=True)]:
+        with contextlib.suppress(psutil.NoSuchProcess, psutil.ZombieProcess):
+            info = proc.memory_full_info()
+            rss += info.rss / MB
+            pss += getattr(info, "pss", info.rss) / MB
+            count += 1
+    return rss, pss, count
+
+
+def wait_idle(team: Team, name: str, timeout: float = 30.0) -> int:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        state = read_state(team.name, name)
+        if state is not None and state.state == "idle" and state.pid:
+            return state.pid
+        time.sleep(0.05)
+    raise Unavailable(f"{name} did not go idle within {timeout:.0f} s")
+
+
+def spawn(team: Team, name: str, kind: Kind, env: dict[str, str], cwd: Path) -> None:
+    proc = subprocess.run([SWARM, "spawn", name, "--team", team.name, "--backend", "hidden",
+                           *kind.spawn], env={**os.environ, **env}, cwd=cwd,
+                          capture_output=True, text=True, timeout=120, check=False)
+    if proc.returncode != 0:
+        raise Unavailable(f"spawn failed: {(proc.stderr.strip().splitlines() or ['?'])[-1]}")
+
+
+def one_run(kind: Kind, number: int, path_env: dict[str, str]) -> Run:
+    team = Team.create(f"bench-{kind.name.split()[0]}-{number}")
+    home = HOME / f"home-{team.name}"
+    home.mkdir()
+    lead = Mailbox(team.name, LEAD_NAME)
+    with kind.server() if kind.server else contextlib.nullcontext() as server:
+        env = {**kind.prepare(server, home), **path_env}
+        name = "w"
+        try:
+            start = time.perf_counter()
+            spawn(team, name, kind, env, home)
+            text = kind.answer(server, f"pong{number}a")
+            team.send(name, text, summary="ping")
+            answered(lead, name, f"pong{number}a", ANSWER_TIMEOUT)
+            first = time.perf_counter() - start
+            wait_idle(team, name)
+            text = kind.answer(server, f"pong{number}b")
+            team.send(name, text, summary="ping")
+            again = answered(lead, name, f"pong{number}b", ANSWER_TIMEOUT)
+            pid = wait_idle(team, name)
+            time.sleep(SETTLE)
+            rss, pss, count = tree_memory(pid)
+        finally:
+            stop(team, name)
+    return Run(first, again, rss, pss, count)
+
+
+def stop(team: Team, name: str) -> None:
+    """SIGTERM the teammate (it stops its CLI) and wait for the whole tree to be gone."""
+    state = read_state(team.name, name)
+    if state is None or not state.pid or not is_alive(state.pid, state.started_at):
+        return
+    root = psutil.Process(state.pid)
+    tree = [root, *root.children(recursive=True)]
+    root.terminate()
+    _, alive = psutil.wait_procs(tree, timeout=20)
+    for proc in alive:  # not ours to leave behind
+        with contextlib.suppress(psutil.NoSuchProcess):
+            proc.kill()
+
+
+def bench(kind: Kind) -> Result:
+    result = Result(kind)
+    try:
+        path_env = usable(kind)
+        for number in range(1, RUNS + 1):
+            result.runs.append(one_run(kind, number, path_env))
+    except Unavailable as exc:
+        result.unavailable = str(exc)
+    return result
+
+
+# -- the table ----------------------------------------------------------------------------------
+def row(result: Result) -> list[str]:
+    if result.unavailable is not None or not result.runs:
+        return [result.kind.name, f"not available: {result.unavailable}"]
+    runs = result.runs
+
+    def median(get: Callable[[Run], float]) -> float:
+        return statistics.median(get(r) for r in runs)
+
+    best = min(runs, key=lambda r: r.first)
+    return [result.kind.name, f"{median(lambda r: r.first):.2f} s ({best.first:.2f})",
+            f"{median(lambda r: r.next) * 1000:.0f} ms", f"{median(lambda r: r.rss):.0f} MB",
+            f"{median(lambda r: r.pss):.0f} MB", f"{median(lambda r: r.processes):.0f}"]
+
+
+def table(results: list[Result]) -> Iterator[str]:
+    head = ["kind", "spawn -> first answer (best)", "next answer", "idle RSS", "idle PSS", "processes"]
+    rows = [row(r) for r in results]
+    full = [r for r in rows if len(r) == len(head)]
+    widths = [max(len(r[i]) for r in [head, *full]) for i in range(len(head))]
+    for cells in [head, *rows]:
+        if len(cells) < len(head):  # "not available": one cell after the name
+            yield f"{cells[0].ljust(widths[0])}  {cells[1]}"
+        else:
+            yield "  ".join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
+
+
+def main(argv: list[str]) -> int:
+    wanted = [k for k in KINDS if not argv or k.name.split()[0] in argv]
+    # As a wheel install is: a source newer than its .pyc would be compiled at every start.
+    for package in ("swarm", "backends"):
+        if (ROOT / package).is_dir():
+            compileall.compile_dir(str(ROOT / package), quiet=1)
+    try:
+        results = [bench(kind) for kind in wanted]
+    finally:
+        shutil.rmtree(HOME, ignore_errors=True)
+    print(f"swarm teammate kinds ({os.cpu_count()} cores, Python {sys.version.split()[0]};"
+          f" median of {RUNS}; memory summed over each teammate's process tree)")
+    for line in table(results):
+        print(line)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
