@@ -44,11 +44,11 @@ def codex_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeR
         (home / ".codex" / "config.toml").write_text(
             'model = "gpt-fake"\nmodel_provider = "fake"\n\n[model_providers.fake]\n'
             f'name = "fake"\nbase_url = "{api.api_url}"\nwire_api = "responses"\n'
-            'env_key = "FAKE_KEY"\n')
+            'env_key = "OPENAI_API_KEY"\n')
         monkeypatch.setenv("PATH", f"{exe.parent}{os.pathsep}{os.environ['PATH']}")
         monkeypatch.setenv("HOME", str(home))
         monkeypatch.delenv("CODEX_HOME", raising=False)
-        monkeypatch.setenv("FAKE_KEY", "sk-test")
+        monkeypatch.setenv("OPENAI_API_KEY", "sk-test")  # a teammate inherits it
         monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
         monkeypatch.setenv("no_proxy", "127.0.0.1,localhost")
         monkeypatch.setenv("SWARM_TEAM", TEAM)
@@ -192,7 +192,7 @@ def test_interrupt_ends_the_codex_turn_and_an_allow_rule_answers_its_approval(
     api.push_tool_use("exec_command", {"cmd": "tail -f /dev/null"})
     ok("spawn", "cx", "--agent", "codex", "--backend", "hidden", "--allow", "Bash(tail:*)",
        "--prompt", "wait a while")
-    pid = wait_until(lambda: (s := read_state(TEAM, "cx")) is not None and s.pid, 30)
+    pid: int = wait_until(lambda: (s := read_state(TEAM, "cx")) is not None and s.pid or 0, 30)
     sleeper = child_named(pid, "tail", 60, message="the command runs (allowed, not asked)")
     assert lead_messages("permission_request") == []
     assert [(p["tool"], p["decision"]) for p in prompts("cx")] == [("Bash", "allow")]
