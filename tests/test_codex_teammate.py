@@ -145,7 +145,7 @@ def test_a_codex_teammate_works_through_swarms_tools(
     assert [(p["tool"], p["decision"]) for p in prompts("cx")] == [("Bash", "deny")]
     assert "not that file" in prompts("cx")[0]["reason"]
     told = requests_with(api, "please write the file")[-1]
-    assert outputs(told), "the model was told the command did not run"
+    assert outputs(told) and "not that file" in json.dumps(told["input"]), "the model knows why"
 
     # Killed, then respawned: the same Codex thread, resumed.
     agent_pid = read_state(TEAM, "cx").pid  # type: ignore[union-attr]

@@ -213,13 +213,14 @@ class Codex:
             return
         decision = self._decide(calls, str(params.get("itemId") or ""))
         allowed = decision.behavior == "allow"
-        self._send({"id": request["id"], "result": {"decision": "accept" if allowed
-                                                    else "decline"}})
         turn, thread = params.get("turnId"), params.get("threadId")
         if not allowed and turn and thread and not self._cancel.is_set():
+            # Why, for its model (a decline says no more): queued before the turn goes on.
             self._send({"id": next(self._ids), "method": "turn/steer", "params": {
                 "threadId": thread, "expectedTurnId": turn, "input": [{
                     "type": "text", "text": f"(swarm) Not run: {decision.reason}"}]}})
+        self._send({"id": request["id"], "result": {"decision": "accept" if allowed
+                                                    else "decline"}})
 
     def _decide(self, calls: list[tuple[str, dict[str, Any]]], use_id: str) -> Decision:
         decide = self.setup.decide
