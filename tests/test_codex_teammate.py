@@ -283,3 +283,40 @@ def test_a_definition_and_the_leads_spawnteammate_make_a_codex_teammate(
         assert "say hello" in json.dumps(codex_env.responses_requests()[-1]["input"])
     finally:
         host.close("test over")
+
+
+def test_a_mode_change_reaches_the_running_codex(
+        codex_env: FakeResponses, tmp_path: Path) -> None:
+    """`swarm mode cx acceptEdits` on a default-mode Codex teammate: its next patch in its
+    directory is made without asking the lead (swarm answers with the mode it has now)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    codex_env.push_text("Ready.")
+    ok("spawn", "cx", "--agent", "codex", "--backend", "hidden", "--cwd", str(work),
+       "--prompt", "get ready")
+    wait_until(lambda: answered("cx"), 60)
+    ok("mode", "cx", "acceptEdits")
+    codex_env.push_tool_use("exec_command", patch("later.txt", "later"))
+    codex_env.push_text("Written.")
+    ok("send", "cx", "write it now")
+    wait_until(lambda: len(lead_messages("idle_notification")) >= 2, 60)
+    assert lead_messages("permission_request") == []
+    assert (work / "later.txt").read_text() == "later\n"
+    assert [(p["tool"], p["decision"]) for p in prompts("cx")] == [("Write", "allow")]
+    assert read_state(TEAM, "cx").mode == "acceptEdits"  # type: ignore[union-attr]
+
+
+def test_an_interrupt_withdraws_the_question_the_lead_has_not_answered(
+        codex_env: FakeResponses, tmp_path: Path) -> None:
+    out = tmp_path / "never.txt"
+    codex_env.push_tool_use("exec_command", {"cmd": f"echo x > {out}"})
+    ok("spawn", "cx", "--agent", "codex", "--backend", "hidden", "--prompt", "write it")
+    asks = wait_until(lambda: lead_messages("permission_request"), 60)
+    assert asks[0]["input"]["command"] == f"echo x > {out}"
+    ok("interrupt", "cx")
+    idle = wait_until(lambda: lead_messages("idle_notification"), 30)
+    assert idle[-1]["idle_reason"] == "interrupted"
+    wait_until(lambda: Mailbox(TEAM, "team-lead").unread() == [] or all(
+        m.structured() is None or m.structured().type != "permission_request"  # type: ignore[union-attr]
+        for m in Mailbox(TEAM, "team-lead").unread()), 30, message="the request withdrawn")
+    assert not out.exists()
