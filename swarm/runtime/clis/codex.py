@@ -102,6 +102,7 @@ class Codex:
         self._patches: dict[str, list[dict[str, Any]]] = {}  # fileChange item id -> changes
         self._write = threading.RLock()  # interrupt() writes from the signal handler
         self._turn: str | None = None
+        self._commands: set[str] = set()  # the turn's command items (to end on an interrupt)
         self._interrupt_wanted = False
         self._cancel = threading.Event()  # set when no turn waits for an answer any more
         self._announced: str | None = None
@@ -131,7 +132,8 @@ class Codex:
                                      start_new_session=True)  # its own group: kill_tree
         threading.Thread(target=self._read, args=(self.proc, self._events, self._pending),
                          name="codex-reader", daemon=True).start()
-        self._request("initialize", {"clientInfo": {"name": "swarm", "version": "1"}})
+        self._request("initialize", {"clientInfo": {"name": "swarm", "version": "1"},
+                                     "capabilities": {"experimentalApi": True}})
         self._send({"method": "initialized"})
         params = {k: v for k, v in {
             "cwd": str(s.cwd), "approvalPolicy": APPROVAL_POLICY, "sandbox": SANDBOX,
@@ -202,6 +204,7 @@ class Codex:
     # -- its questions ------------------------------------------------------------------------
     def _answer(self, request: Message) -> None:
         method, params = str(request["method"]), request.get("params") or {}
+        cancel = self._cancel  # the turn that asks
         if method == "item/commandExecution/requestApproval":
             command = shown_command(str(params.get("command") or ""))
             calls = [("Bash", {"command": command})]
@@ -211,10 +214,10 @@ class Codex:
             self._send({"id": request["id"], "error": {
                 "code": -32601, "message": f"swarm does not answer {method}"}})
             return
-        decision = self._decide(calls, str(params.get("itemId") or ""))
+        decision = self._decide(calls, str(params.get("itemId") or ""), cancel)
         allowed = decision.behavior == "allow"
         turn, thread = params.get("turnId"), params.get("threadId")
-        if not allowed and turn and thread and not self._cancel.is_set():
+        if not allowed and turn and thread and not cancel.is_set():
             # Why, for its model (a decline says no more): queued before the turn goes on.
             self._send({"id": next(self._ids), "method": "turn/steer", "params": {
                 "threadId": thread, "expectedTurnId": turn, "input": [{
@@ -222,14 +225,15 @@ class Codex:
         self._send({"id": request["id"], "result": {"decision": "accept" if allowed
                                                     else "decline"}})
 
-    def _decide(self, calls: list[tuple[str, dict[str, Any]]], use_id: str) -> Decision:
+    def _decide(self, calls: list[tuple[str, dict[str, Any]]], use_id: str,
+                cancel: threading.Event) -> Decision:
         decide = self.setup.decide
         if decide is None or not calls:
             return Decision("deny", "nobody can answer this here" if decide is None
                             else "a change swarm was not shown")
         decision = Decision("deny", "not asked")
         for name, args in calls:  # every file of a patch must be allowed
-            decision = decide(name, args, use_id, self._cancel)
+            decision = decide(name, args, use_id, cancel)
             if decision.behavior != "allow":
                 return decision
         return decision
@@ -243,8 +247,9 @@ class Codex:
             if self.session != self._announced and self.session:
                 self._announced = self.session
                 events.on_session(self.session)
-            self._cancel.clear()
+            self._cancel = threading.Event()  # this turn's: a later turn's never revives it
             self._interrupt_wanted = False
+            self._commands = set()
             started = self._request("turn/start", {"threadId": self.session, "input": [
                 {"type": "text", "text": text}]})
         except CodexError as exc:
@@ -277,6 +282,7 @@ class Codex:
                     continue
                 if done.get("status") == "interrupted":
                     result.interrupted = True
+                    self._end_commands(self._commands)
                 elif done.get("status") == "failed":
                     why = (done.get("error") or {}).get("message") or "the turn failed"
                     result.failure = f"codex: {why}"
@@ -299,6 +305,7 @@ class Codex:
     def _started(self, item: Message, events: TurnEvents) -> None:
         kind = item.get("type")
         if kind == "commandExecution":
+            self._commands.add(str(item.get("id")))
             events.on_tool_use("Bash", {"command": shown_command(str(item.get("command")))})
         elif kind == "mcpToolCall":
             args = item.get("arguments")
@@ -323,6 +330,21 @@ class Codex:
             events.on_tool_result(str(error or text), bool(error))
         elif kind == "fileChange":
             events.on_tool_result(str(status), status != "completed")
+
+    def _end_commands(self, items: set[str]) -> None:
+        """An interrupted turn's commands end with it: Codex may keep one running as a
+        background terminal of the thread (seen under load with 0.171)."""
+        try:
+            listed = self._request("thread/backgroundTerminals/list", {"threadId": self.session},
+                                   STOP_GRACE)
+            for terminal in listed.get("data") or []:
+                if terminal.get("itemId") in items:
+                    self._request("thread/backgroundTerminals/terminate", {
+                        "threadId": self.session, "processId": terminal.get("processId")},
+                        STOP_GRACE)
+                    self.setup.log(f"ended `{terminal.get('command')}` with the turn")
+        except CodexError as exc:
+            self.setup.log(f"codex: the interrupted turn's commands: {exc}")
 
     def interrupt(self) -> None:
         self._cancel.set()  # a question waiting for the lead is withdrawn
