@@ -19,10 +19,11 @@ file asked as `Write` (added) or `Edit`). Swarm's permission engine answers
 denial's reason is steered into the turn for the model to read.
 
 Mode mapping: every swarm mode (plan is refused at spawn) runs Codex with approval policy
-`untrusted` (it asks about every command it does not itself know to be read-only, and about
-every patch) and sandbox `danger-full-access`: swarm's answer, made with swarm's current mode,
-is the one gate, as for swarm's own Bash (Codex's sandbox would need bubblewrap and ask again
-to run unsandboxed). `swarm mode` changes what swarm answers; Codex's settings stay.
+`untrusted` and sandbox `danger-full-access`; measured with 0.171, Codex then asks about every
+command (`ls` and `cat` too) and every patch, so swarm's answer, made with the member's mode
+as it is now, is the one gate, as for swarm's own Bash (Codex's sandbox would need bubblewrap
+and would ask again to run unsandboxed). `swarm mode` changes what swarm answers; Codex's
+settings stay.
 Usage: the `last` token counts of each `thread/tokenUsage/updated` in the turn (input counts
 cached input: split into swarm's input and cache-read), priced by swarm's table for the model.
 """
