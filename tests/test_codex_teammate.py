@@ -339,3 +339,16 @@ def test_every_command_is_swarms_to_decide_even_a_read(
     wait_until(lambda: answered("cx"), 60)
     decided = [(p["tool"], p["decision"]) for p in prompts("cx")]
     assert decided == [("Bash", "allow"), ("Bash", "deny")]
+
+
+def test_a_kill_mid_command_ends_codex_and_its_command(codex_env: FakeResponses) -> None:
+    codex_env.push_tool_use("exec_command", {"cmd": "tail -f /dev/null"})
+    ok("spawn", "cx", "--agent", "codex", "--backend", "hidden", "--allow", "Bash(tail:*)",
+       "--prompt", "wait a while")
+    pid: int = wait_until(lambda: (s := read_state(TEAM, "cx")) is not None and s.pid or 0, 30)
+    sleeper = child_named(pid, "tail", 60, message="the command runs")
+    codex = codex_processes(pid)
+    ok("kill", "cx")
+    wait_until(lambda: gone(codex), 30, message="its Codex ended")
+    wait_until(lambda: gone([sleeper]), 30, message="the command ended with it")
+    assert read_state(TEAM, "cx").state == "exited"  # type: ignore[union-attr]
