@@ -1,8 +1,8 @@
 """`PermissionPrompt`: what an agent CLI teammate (Claude Code's `--permission-prompt-tool`)
 calls when it would ask a person. Served by `swarm mcp serve --as NAME` inside that member's
-own `swarm agent` process: the call is checked as any teammate's (its mode, the rules, file
-scopes) and, where that says ask, goes to the lead as a `permission_request` with the real
-input, through the same Asker. The answer is Claude Code's: allow (with the input to run) or
+own `swarm agent` process: decided by `runtime.clis.permission.decide`, as Codex's approval
+requests are (its mode, the rules, file scopes; where that says ask, the lead is asked with the
+real input). The answer is Claude Code's: allow (with the input to run) or
 deny (with the reason its model sees).
 
 Its ExitPlanMode (in plan mode) is swarm's plan approval: the plan goes to the lead as a
@@ -15,27 +15,19 @@ from __future__ import annotations
 
 import contextlib
 import json
-import logging
 import os
 import time
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 from swarm.core import paths
-from swarm.core.mailbox import Mailbox
-from swarm.core.state import read_state
 from swarm.core.team import Team
 from swarm.core.transcript import Transcript
-from swarm.errors import OperationFailedError
-from swarm.runtime.permissions.asking import Asker
+from swarm.runtime.clis.permission import current_mode, decide, member_policy
 from swarm.runtime.permissions.policy import PermissionPolicy
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
-from swarm.runtime.tools.registry import all_tools
 from swarm.runtime.tools.schema import ToolInput
 
-log = logging.getLogger(__name__)
-T = TypeVar("T")
 PLAN_WAIT = 10.0  # seconds for the plan to reach the transcript from the CLI's stream
 
 
@@ -43,37 +35,6 @@ class PermissionPromptInput(ToolInput):
     tool_name: str
     input: dict[str, Any] = {}
     tool_use_id: str | None = None
-
-
-class _Other(Tool):
-    """A CLI tool swarm has no twin of (WebFetch, NotebookEdit, ...): checked by its name."""
-
-    input_ref = None
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-
-class _Waiter:
-    """The asker's waiter here: the pane and the state are the teammate process's own."""
-
-    def __init__(self) -> None:
-        self.parent = os.getppid()  # the CLI that asked
-
-    def set_state(self, **fields: Any) -> None:
-        pass  # the member's state.json is written by its `swarm agent` process only
-
-    def interruptible(self, call: Callable[[], T]) -> T:
-        """A wait (a plan's has no timeout) ends with the CLI that asked: killed, it never
-        closes this server's calls, and the request is withdrawn from the lead's list."""
-        result = call()
-        if os.getppid() != self.parent:
-            raise OperationFailedError("the agent CLI that asked has exited")
-        return result
-
-    def show(self, *lines: str) -> None:
-        for line in lines:
-            log.info("%s", line)
 
 
 class PermissionPrompt(Tool):
@@ -90,30 +51,22 @@ class PermissionPrompt(Tool):
 
     def run(self, args: PermissionPromptInput, ctx: ToolContext) -> ToolResult:
         team = Team.open(ctx.team.name)
-        member = team.member(ctx.name)
-        state = read_state(team.name, member.name)
-        mode = (state.mode if state is not None and state.mode else
-                "plan" if member.plan_mode_required else member.permission_mode)
+        mode = current_mode(team, ctx.name)
         if mode != "plan":
             self.approved = None  # recorded (or the lead has set another mode since)
         elif self.approved is not None:
             mode = self.approved
-        asker = Asker(team, member.name, Mailbox(team.name, member.name), _Waiter())
-        policy = PermissionPolicy.for_member(team, member, ctx.cwd, asker, mode=mode)
-        transcript = Transcript(paths.agent_transcript(team.name, member.name))
         if args.tool_name == "ExitPlanMode":
+            policy = member_policy(team, ctx.name, ctx.cwd, mode, parent=os.getppid())
+            transcript = Transcript(paths.agent_transcript(team.name, ctx.name))
             answer, reason = self._exit_plan(policy, args.input, transcript)
             # `mode`: what the plan was approved into, for the member's own process to record.
             transcript.event("permission_prompt", tool=args.tool_name,
                              decision=answer["behavior"], reason=reason,
                              mode=self.approved if answer["behavior"] == "allow" else None)
             return ToolResult(json.dumps(answer))
-        served = args.tool_name.removeprefix("mcp__swarm__")  # its own team tools: swarm's
-        tool = all_tools().get(served) or _Other(args.tool_name)
-        decision = policy.check(tool, args.input, args.tool_use_id or "")
-        # Its transcript says what the CLI asked and what swarm answered (`swarm report`).
-        transcript.event("permission_prompt", tool=args.tool_name, decision=decision.behavior,
-                         reason=decision.reason)
+        decision = decide(team.name, ctx.name, ctx.cwd, args.tool_name, args.input,
+                          args.tool_use_id or "", mode=mode, parent=os.getppid())
         if decision.behavior == "allow":
             answer = {"behavior": "allow", "updatedInput": decision.updated_input or args.input}
         else:

@@ -4,17 +4,20 @@ and where each CLI's executable is found. Codex and Gemini CLI slot in as more d
 from __future__ import annotations
 
 import shutil
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from swarm.core.rules import Decision
 from swarm.core.state import Usage
 from swarm.errors import BadInputError
 
 # --agent NAME -> (executable, how to install it): the one home of this table.
 EXECUTABLES: dict[str, tuple[str, str]] = {
     "claude-code": ("claude", "npm install -g @anthropic-ai/claude-code"),
+    "codex": ("codex", "npm install -g @openai/codex"),
 }
 
 
@@ -65,6 +68,8 @@ class DriverSetup:
     session: str | None  # resume this session (a restart)
     env: dict[str, str]
     log: Callable[[str], None]  # a line for the agent's log
+    # Swarm's answer to a question the CLI asks (tool name, input, id, cancelled): clis.permission
+    decide: Callable[[str, dict[str, Any], str, threading.Event], Decision] | None = None
 
 
 class CliDriver(Protocol):

@@ -17,8 +17,10 @@ records the working mode and tells the CLI, as a mode change does.
 
 from __future__ import annotations
 
+import functools
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -37,6 +39,8 @@ from swarm.errors import AgentStopped, describe_error
 from swarm.runtime.base import AgentBase
 from swarm.runtime.clis.base import CliDriver, DriverSetup, find_cli
 from swarm.runtime.clis.claude_code import ClaudeCode
+from swarm.runtime.clis.codex import Codex
+from swarm.runtime.clis.permission import decide
 from swarm.runtime.console import Console, brief
 from swarm.runtime.idle import TurnRecord, idle_notification, task_report
 from swarm.runtime.inputs import Inbound, Inputs, is_shutdown
@@ -46,6 +50,11 @@ from swarm.runtime.prompts import Peer, team_addendum
 from swarm.runtime.signals import Signals
 
 SERVER_PREFIX = "mcp__swarm__"
+# --agent NAME -> its driver (runtime.clis.base.EXECUTABLES names the same CLIs)
+DRIVERS: dict[str, Callable[[DriverSetup], CliDriver]] = {
+    "claude-code": ClaudeCode,
+    "codex": Codex,
+}
 
 
 class NoSubagents:
@@ -98,7 +107,7 @@ class CliTeammate(AgentBase):
         resumed = (detail if detail.startswith(RESTARTED) else RESTARTED) if session else None
         self.inputs = Inputs(self.team, name, self.box, NoSubagents(),  # type: ignore[arg-type]
                              self.console, self, resumed)
-        self.driver: CliDriver = ClaudeCode(self._setup(session))
+        self.driver: CliDriver = DRIVERS[self.member.agent or "claude-code"](self._setup(session))
         self.signals = CliSignals(self)
 
     def _setup(self, session: str | None) -> DriverSetup:
@@ -114,7 +123,8 @@ class CliTeammate(AgentBase):
         return DriverSetup(executable=find_cli(agent), cwd=self.cwd, mode=self.state.mode or
                            "default", model=self.member.model, system_append=self._prompt(),
                            mcp_server=serve, mcp_env=mcp_env, session=session, env=env,
-                           log=self.console.say)
+                           log=self.console.say,
+                           decide=functools.partial(decide, self.team.name, self.name, self.cwd))
 
     def _prompt(self) -> str:
         config = self.team.config()

@@ -1,0 +1,106 @@
+"""What an agent CLI teammate would ask a person (Claude Code's permission prompt, Codex's
+approval request for a command or a patch), decided as any teammate's tool call: its mode (as
+its state says now), the rules, file scopes and hooks; where they say ask, the lead gets a
+`permission_request` with the real input, through the same Asker. Its transcript records what
+the CLI asked and what swarm answered (`swarm report`).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+from swarm.core import paths
+from swarm.core.mailbox import Mailbox
+from swarm.core.rules import Decision
+from swarm.core.state import read_state
+from swarm.core.team import Team
+from swarm.core.transcript import Transcript
+from swarm.errors import OperationFailedError
+from swarm.runtime.permissions.asking import Asker
+from swarm.runtime.permissions.policy import PermissionPolicy
+from swarm.runtime.tools.builtin import Tool
+from swarm.runtime.tools.registry import all_tools
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+SERVED_PREFIX = "mcp__swarm__"  # how Claude Code names swarm's own (MCP) tools
+
+
+class Cancelled(Exception):
+    """The turn that asked has ended: nobody waits for the answer any more."""
+
+
+class _Other(Tool):
+    """A CLI tool swarm has no twin of (WebFetch, NotebookEdit, ...): checked by its name."""
+
+    input_ref = None
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+class _Waiter:
+    """The asker's waiter here: the pane and the state are the teammate process's own. A wait
+    ends when the turn that asked is cancelled, or (`parent`, the MCP server's case) when the CLI
+    that asked has exited: killed, it never closes this server's calls (a plan's wait has no
+    timeout), and the request is withdrawn from the lead's list."""
+
+    def __init__(self, cancelled: threading.Event | None, parent: int | None) -> None:
+        self.cancelled = cancelled
+        self.parent = parent
+
+    def set_state(self, **fields: Any) -> None:
+        pass  # the member's state.json is written by its `swarm agent` loop only
+
+    def interruptible(self, call: Callable[[], T]) -> T:
+        if self.cancelled is not None and self.cancelled.is_set():
+            raise Cancelled  # the asker withdraws the request from the lead's list
+        result = call()
+        if self.parent is not None and os.getppid() != self.parent:
+            raise OperationFailedError("the agent CLI that asked has exited")
+        return result
+
+    def show(self, *lines: str) -> None:
+        for line in lines:
+            log.info("%s", line)
+
+
+def current_mode(team: Team, name: str) -> str:
+    """The member's mode as its state says now (plan if it must plan first)."""
+    member = team.member(name)
+    state = read_state(team.name, member.name)
+    if state is not None and state.mode:
+        return state.mode
+    return "plan" if member.plan_mode_required else member.permission_mode
+
+
+def member_policy(team: Team, name: str, cwd: Path, mode: str,
+                  cancelled: threading.Event | None = None,
+                  parent: int | None = None) -> PermissionPolicy:
+    """The member's permission policy in `mode`, asking the lead through its own mailbox."""
+    member = team.member(name)
+    asker = Asker(team, member.name, Mailbox(team.name, member.name), _Waiter(cancelled, parent))
+    return PermissionPolicy.for_member(team, member, cwd, asker, mode=mode)
+
+
+def decide(team_name: str, name: str, cwd: Path, tool_name: str, args: dict[str, Any],
+           use_id: str, cancelled: threading.Event | None = None, *, mode: str | None = None,
+           parent: int | None = None) -> Decision:
+    """Swarm's answer to the CLI's question about `tool_name(args)` (swarm's tool names:
+    Bash, Write, Edit, ...); `cancelled` set while the lead is asked abandons the wait; `mode`
+    overrides the recorded one (a plan approved a moment ago)."""
+    team = Team.open(team_name)
+    policy = member_policy(team, name, cwd, mode or current_mode(team, name), cancelled, parent)
+    tool = all_tools().get(tool_name.removeprefix(SERVED_PREFIX)) or _Other(tool_name)
+    try:
+        decision = policy.check(tool, args, use_id)
+    except Cancelled:
+        decision = Decision("deny", "the turn ended before the lead answered")
+    Transcript(paths.agent_transcript(team.name, name)).event(
+        "permission_prompt", tool=tool_name, decision=decision.behavior, reason=decision.reason)
+    return decision
