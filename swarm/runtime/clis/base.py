@@ -9,12 +9,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from swarm.core.rules import Decision
 from swarm.core.state import Usage
 from swarm.errors import BadInputError
 
 # --agent NAME -> (executable, how to install it): the one home of this table.
 EXECUTABLES: dict[str, tuple[str, str]] = {
     "claude-code": ("claude", "npm install -g @anthropic-ai/claude-code"),
+    "gemini": ("gemini", "npm install -g @google/gemini-cli"),
 }
 
 
@@ -65,6 +67,9 @@ class DriverSetup:
     session: str | None  # resume this session (a restart)
     env: dict[str, str]
     log: Callable[[str], None]  # a line for the agent's log
+    # swarm's decision on a call the CLI asks about (tool, input, call id): its mode, rules,
+    # scopes, then the lead. For CLIs that ask their client (Gemini CLI's ACP).
+    decide: Callable[[str, dict[str, Any], str], Decision] | None = None
 
 
 class CliDriver(Protocol):

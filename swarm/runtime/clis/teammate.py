@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
 from typing import Any
@@ -24,6 +25,7 @@ from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import Message, ModeChange, ShutdownRequest, ShutdownResponse
 from swarm.core.readable import tool_call
+from swarm.core.rules import Decision
 from swarm.core.state import RESTARTED, read_state, write_state
 from swarm.core.tasks import Task
 from swarm.core.team import Team
@@ -32,15 +34,24 @@ from swarm.errors import AgentStopped, describe_error
 from swarm.runtime.base import AgentBase
 from swarm.runtime.clis.base import CliDriver, DriverSetup, find_cli
 from swarm.runtime.clis.claude_code import ClaudeCode
+from swarm.runtime.clis.gemini import Gemini
 from swarm.runtime.console import Console, brief
 from swarm.runtime.idle import TurnRecord, idle_notification, task_report
 from swarm.runtime.inputs import Inbound, Inputs, is_shutdown
 from swarm.runtime.loop import TurnOutcome
 from swarm.runtime.orphan import OrphanCheck
+from swarm.runtime.permissions.cli_calls import check_cli_call
 from swarm.runtime.prompts import Peer, team_addendum
 from swarm.runtime.signals import Signals
 
 SERVER_PREFIX = "mcp__swarm__"
+# --agent -> its driver (runtime.clis.base.EXECUTABLES names the same CLIs).
+DRIVERS: dict[str, Callable[[DriverSetup], CliDriver]] = {
+    "claude-code": ClaudeCode,
+    "gemini": Gemini,
+}
+# How each CLI names swarm's tools to its model, where not Claude Code's way.
+TOOL_PREFIX = {"gemini": "mcp_swarm_"}
 
 
 class NoSubagents:
@@ -92,7 +103,7 @@ class CliTeammate(AgentBase):
         resumed = (detail if detail.startswith(RESTARTED) else RESTARTED) if session else None
         self.inputs = Inputs(self.team, name, self.box, NoSubagents(),  # type: ignore[arg-type]
                              self.console, self, resumed)
-        self.driver: CliDriver = ClaudeCode(self._setup(session))
+        self.driver: CliDriver = DRIVERS[self.member.agent or "claude-code"](self._setup(session))
         self.signals = CliSignals(self)
 
     def _setup(self, session: str | None) -> DriverSetup:
@@ -108,7 +119,10 @@ class CliTeammate(AgentBase):
         return DriverSetup(executable=find_cli(agent), cwd=self.cwd, mode=self.state.mode or
                            "default", model=self.member.model, system_append=self._prompt(),
                            mcp_server=serve, mcp_env=mcp_env, session=session, env=env,
-                           log=self.console.say)
+                           log=self.console.say, decide=self._decide)
+
+    def _decide(self, tool: str, args: dict[str, Any], use_id: str) -> Decision:
+        return check_cli_call(self.team.name, self.name, self.cwd, tool, args, use_id)
 
     def _prompt(self) -> str:
         config = self.team.config()
@@ -116,9 +130,9 @@ class CliTeammate(AgentBase):
                  if m.name not in (self.name, LEAD_NAME)]
         addendum = team_addendum(self.name, config.name, config.lead_agent_id, peers,
                                  self.state.mode or "default")
-        return (f"{addendum}\nYour team tools are swarm's: {SERVER_PREFIX}SendMessage,"
-                f" {SERVER_PREFIX}TaskList, {SERVER_PREFIX}TaskGet, {SERVER_PREFIX}TaskCreate,"
-                f" {SERVER_PREFIX}TaskUpdate, {SERVER_PREFIX}TeamStatus.")
+        p = TOOL_PREFIX.get(self.member.agent or "", SERVER_PREFIX)
+        return (f"{addendum}\nYour team tools are swarm's: {p}SendMessage, {p}TaskList,"
+                f" {p}TaskGet, {p}TaskCreate, {p}TaskUpdate, {p}TeamStatus.")
 
     def driver_proc(self) -> Any:
         return getattr(self.driver, "proc", None)
