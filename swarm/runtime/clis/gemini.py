@@ -24,8 +24,8 @@ so the load's new record cannot land on it.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
+import signal
 import subprocess
 import tempfile
 from pathlib import Path
@@ -36,10 +36,10 @@ from swarm.core.state import Usage
 from swarm.runtime.clis.acp import PROTOCOL_VERSION, AcpConnection, AcpError
 from swarm.runtime.clis.base import DriverSetup, TurnEvents, TurnResult
 from swarm.runtime.models.prices import price_usage
-from swarm.runtime.tools.builtin import kill_tree
 
 SERVER = "swarm"
-STOP_GRACE = 10.0  # seconds for the CLI to end after its input closes
+CLOSE_GRACE = 2.0  # seconds for the CLI to end after its input closes
+STOP_GRACE = 10.0  # then after SIGTERM
 # Every tool of swarm's server allowed (user tier, above Gemini's own defaults).
 POLICY = f'[[rule]]\nmcpName = "{SERVER}"\ntoolName = "*"\ndecision = "allow"\npriority = 900\n'
 
@@ -163,18 +163,22 @@ class Gemini:
         self.setup.mode = mode
 
     def stop(self) -> None:
-        """Close its input (it ends the session and its MCP servers), then make sure."""
+        """Close its input; it lives on while its MCP servers do (measured), so then SIGTERM
+        its group (it ends them and exits), and SIGKILL if that is not enough."""
         proc, self.proc, self.conn = self.proc, None, None
         if proc is not None:
             with contextlib.suppress(OSError, ValueError):
                 if proc.stdin is not None:
                     proc.stdin.close()
-            try:
-                proc.wait(STOP_GRACE)
-            except subprocess.TimeoutExpired:
-                kill_tree(proc)  # type: ignore[arg-type]
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.wait(STOP_GRACE)
+            for end in (None, signal.SIGTERM, signal.SIGKILL):
+                if end is not None:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(proc.pid, end)
+                try:
+                    proc.wait(CLOSE_GRACE if end is None else STOP_GRACE)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
         if self._policy is not None:
             self._policy.unlink(missing_ok=True)
             self._policy = None
