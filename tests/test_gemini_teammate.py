@@ -273,3 +273,21 @@ def test_a_definition_and_the_leads_spawnteammate_make_a_gemini_teammate(
         assert "say hello" in json.dumps(gemini_env.generate_requests()[-1]["contents"])
     finally:
         host.close("test over")
+
+
+def test_an_interrupt_ends_a_wait_for_the_lead(gemini_env: FakeGemini, tmp_path: Path) -> None:
+    """While its question waits for the lead the teammate shows it; `swarm interrupt` ends the
+    wait (the question withdrawn, the command never run) and the turn."""
+    out = tmp_path / "never.txt"
+    gemini_env.push_tool_use("run_shell_command", {"command": f"echo x > {out}",
+                                                   "description": "write"})
+    spawn("--prompt", "write it")
+    asks = wait_until(lambda: lead_messages("permission_request"), 90)
+    assert asks[0]["input"]["command"] == f"echo x > {out}"
+    wait_until(lambda: getattr(read_state(TEAM, "gm"), "state", "") == "waiting_permission", 10)
+    ok("interrupt", "gm")
+    idle = wait_until(lambda: lead_messages("idle_notification"), 30)
+    assert idle[-1]["idle_reason"] == "interrupted"
+    assert not out.exists()
+    assert run_swarm("permissions", "approve", asks[0]["request_id"][:8]).returncode != 0
+    assert [(p["tool"], p["decision"]) for p in prompts()] == [("Bash", "deny")]

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, TypeVar
 
 from swarm import settings
 from swarm.core import paths
@@ -30,7 +30,7 @@ from swarm.core.state import RESTARTED, read_state, write_state
 from swarm.core.tasks import Task
 from swarm.core.team import Team
 from swarm.core.watch import Waker
-from swarm.errors import AgentStopped, describe_error
+from swarm.errors import AgentStopped, TurnInterrupted, describe_error
 from swarm.runtime.base import AgentBase
 from swarm.runtime.clis.base import CliDriver, DriverSetup, find_cli
 from swarm.runtime.clis.claude_code import ClaudeCode
@@ -45,6 +45,7 @@ from swarm.runtime.prompts import Peer, team_addendum
 from swarm.runtime.signals import Signals
 
 SERVER_PREFIX = "mcp__swarm__"
+T = TypeVar("T")
 # --agent -> its driver (runtime.clis.base.EXECUTABLES names the same CLIs).
 DRIVERS: dict[str, Callable[[DriverSetup], CliDriver]] = {
     "claude-code": ClaudeCode,
@@ -71,7 +72,7 @@ class CliSignals(Signals):
     """SIGINT asks the CLI to interrupt its turn (its process lives on); SIGTERM as ever."""
 
     def __init__(self, owner: CliTeammate) -> None:
-        super().__init__(busy=lambda: owner.state.state == "working",
+        super().__init__(busy=lambda: owner.state.state in ("working", "waiting_permission"),
                          child=lambda: owner.driver_proc(), stopping=owner._stopping)
         self.owner = owner
 
@@ -79,6 +80,25 @@ class CliSignals(Signals):
         if self.busy():
             self.interrupt.set()
             self.owner.driver.interrupt()
+            if self._interruptible:  # a wait for the lead in this process (Gemini CLI's ask)
+                raise TurnInterrupted()
+
+
+class AskWaiter:
+    """The Asker's waiter when the CLI asks this process: the wait shows in its state and
+    pane, and SIGINT ends it."""
+
+    def __init__(self, owner: CliTeammate) -> None:
+        self.owner = owner
+
+    def set_state(self, **fields: Any) -> None:
+        self.owner.set_state(**fields)
+
+    def interruptible(self, call: Callable[[], T]) -> T:
+        return self.owner.signals.interruptible(call)
+
+    def show(self, *lines: str) -> None:
+        self.owner.console.show(*lines)
 
 
 class CliTeammate(AgentBase):
@@ -122,7 +142,8 @@ class CliTeammate(AgentBase):
                            log=self.console.say, decide=self._decide)
 
     def _decide(self, tool: str, args: dict[str, Any], use_id: str) -> Decision:
-        return check_cli_call(self.team.name, self.name, self.cwd, tool, args, use_id)
+        return check_cli_call(self.team.name, self.name, self.cwd, tool, args, use_id,
+                              AskWaiter(self))
 
     def _prompt(self) -> str:
         config = self.team.config()

@@ -18,7 +18,8 @@ from swarm.core.rules import Decision
 from swarm.core.state import read_state
 from swarm.core.team import Team
 from swarm.core.transcript import Transcript
-from swarm.runtime.permissions.asking import Asker
+from swarm.errors import TurnInterrupted
+from swarm.runtime.permissions.asking import Asker, Waiter
 from swarm.runtime.permissions.policy import PermissionPolicy
 from swarm.runtime.tools.builtin import Tool
 from swarm.runtime.tools.registry import all_tools
@@ -51,19 +52,24 @@ class _Waiter:
 
 
 def check_cli_call(team_name: str, name: str, cwd: Path, tool_name: str, args: dict[str, Any],
-                   use_id: str = "", asked_as: str | None = None) -> Decision:
+                   use_id: str = "", waiter: Waiter | None = None) -> Decision:
     """swarm's decision on one call the CLI `name` would make; recorded in its transcript
-    (`permission_prompt`: what it asked, as `asked_as` or `tool_name`, and the answer)."""
+    (`permission_prompt`: the tool and the answer). `waiter`: the teammate process's own, when
+    it asks (its state shows the wait, an interrupt ends it); else nobody's."""
     team = Team.open(team_name)
     member = team.member(name)
     state = read_state(team.name, member.name)
     mode = state.mode if state is not None and state.mode else member.permission_mode
     served = tool_name.removeprefix("mcp__swarm__")  # its own team tools: swarm's
     tool = all_tools().get(served) or OtherTool(tool_name)
-    asker = Asker(team, member.name, Mailbox(team.name, member.name), _Waiter())
+    asker = Asker(team, member.name, Mailbox(team.name, member.name),
+                  waiter or _Waiter())
     policy = PermissionPolicy.for_member(team, member, cwd, asker, mode=mode)
-    decision = policy.check(tool, args, use_id)
+    try:
+        decision = policy.check(tool, args, use_id)
+    except TurnInterrupted:  # the teammate's own wait for the lead, ended by `swarm interrupt`
+        decision = Decision("deny", "interrupted while waiting for the lead")
     Transcript(paths.agent_transcript(team.name, member.name)).event(
-        "permission_prompt", tool=asked_as or tool_name, decision=decision.behavior,
+        "permission_prompt", tool=tool_name, decision=decision.behavior,
         reason=decision.reason)
     return decision
