@@ -291,3 +291,22 @@ def test_an_interrupt_ends_a_wait_for_the_lead(gemini_env: FakeGemini, tmp_path:
     assert not out.exists()
     assert run_swarm("permissions", "approve", asks[0]["request_id"][:8]).returncode != 0
     assert [(p["tool"], p["decision"]) for p in prompts()] == [("Bash", "deny")]
+
+
+def test_a_mode_change_reaches_its_next_question(gemini_env: FakeGemini, tmp_path: Path) -> None:
+    """`swarm mode gm acceptEdits` on a default-mode teammate: its next write is not asked."""
+    work = tmp_path / "work"
+    work.mkdir()
+    out = work / "later.txt"
+    gemini_env.push_text("Ready.")
+    spawn("--cwd", str(work), "--prompt", "get ready")
+    wait_until(lambda: answered("gm"), 90)
+    ok("mode", "gm", "acceptEdits")
+    gemini_env.push_tool_use("write_file", {"file_path": str(out), "content": "later\n"})
+    gemini_env.push_text("Written.")
+    ok("send", "gm", "write it now")
+    wait_until(lambda: answered("gm", 2), 60)
+    assert lead_messages("permission_request") == []
+    assert out.read_text() == "later\n"
+    assert [(p["tool"], p["decision"]) for p in prompts()] == [("Write", "allow")]
+    assert getattr(read_state(TEAM, "gm"), "mode", None) == "acceptEdits"

@@ -40,8 +40,20 @@ from swarm.runtime.models.prices import price_usage
 SERVER = "swarm"
 CLOSE_GRACE = 2.0  # seconds for the CLI to end after its input closes
 STOP_GRACE = 10.0  # then after SIGTERM
-# Every tool of swarm's server allowed (user tier, above Gemini's own defaults).
-POLICY = f'[[rule]]\nmcpName = "{SERVER}"\ntoolName = "*"\ndecision = "allow"\npriority = 900\n'
+# Every tool of swarm's server allowed (user tier, above Gemini's own defaults); its own ways
+# to a person and out of its mode switched off: the lead is reached and sets modes via swarm.
+POLICY = f'''[[rule]]
+mcpName = "{SERVER}"
+toolName = "*"
+decision = "allow"
+priority = 900
+
+[[rule]]
+toolName = ["ask_user", "enter_plan_mode", "exit_plan_mode"]
+decision = "deny"
+priority = 900
+denyMessage = "not in a swarm team: ask the lead with mcp_{SERVER}_SendMessage"
+'''
 
 
 class Gemini:
