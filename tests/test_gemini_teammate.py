@@ -27,7 +27,6 @@ from tests.helpers import child_named, wait_until
 
 TEAM = "alpha"
 MODEL = "gemini-2.5-flash"  # a named model: `auto` would ask the fake to route first
-pytestmark = pytest.mark.slow
 
 
 def ok(*args: str, timeout: float = 60.0) -> str:
@@ -108,6 +107,7 @@ def spawn(*extra: str) -> str:
               *extra)
 
 
+@pytest.mark.slow
 def test_a_gemini_teammate_works_through_swarms_tools(
         gemini_env: FakeGemini, tmp_path: Path) -> None:
     api = gemini_env
@@ -207,6 +207,7 @@ def test_a_gemini_teammate_works_through_swarms_tools(
     wait_until(lambda: not gemini_processes(pid), 20)
 
 
+@pytest.mark.slow
 def test_interrupt_ends_the_turn_and_an_allow_rule_answers_its_question(
         gemini_env: FakeGemini) -> None:
     """`--allow 'Bash(tail:*)'` answers Gemini CLI's permission request without the lead;
@@ -231,6 +232,7 @@ def test_interrupt_ends_the_turn_and_an_allow_rule_answers_its_question(
     assert lead_messages("idle_notification")[-1]["summary"] == "Still here."
 
 
+@pytest.mark.slow
 def test_accept_edits_writes_in_its_directory_without_the_lead(
         gemini_env: FakeGemini, tmp_path: Path) -> None:
     """swarm's acceptEdits decides Gemini CLI's edit request (Gemini runs in its default)."""
@@ -246,6 +248,7 @@ def test_accept_edits_writes_in_its_directory_without_the_lead(
     assert [(p["tool"], p["decision"]) for p in prompts()] == [("Write", "allow")]
 
 
+@pytest.mark.slow
 def test_a_definition_and_the_leads_spawnteammate_make_a_gemini_teammate(
         gemini_env: FakeGemini, swarm_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from swarm.lead.served import ServedHost, ServeOptions
@@ -275,6 +278,7 @@ def test_a_definition_and_the_leads_spawnteammate_make_a_gemini_teammate(
         host.close("test over")
 
 
+@pytest.mark.slow
 def test_an_interrupt_ends_a_wait_for_the_lead(gemini_env: FakeGemini, tmp_path: Path) -> None:
     """While its question waits for the lead the teammate shows it; `swarm interrupt` ends the
     wait (the question withdrawn, the command never run) and the turn."""
@@ -293,6 +297,7 @@ def test_an_interrupt_ends_a_wait_for_the_lead(gemini_env: FakeGemini, tmp_path:
     assert [(p["tool"], p["decision"]) for p in prompts()] == [("Bash", "deny")]
 
 
+@pytest.mark.slow
 def test_a_mode_change_reaches_its_next_question(gemini_env: FakeGemini, tmp_path: Path) -> None:
     """`swarm mode gm acceptEdits` on a default-mode teammate: its next write is not asked."""
     work = tmp_path / "work"
@@ -310,3 +315,22 @@ def test_a_mode_change_reaches_its_next_question(gemini_env: FakeGemini, tmp_pat
     assert out.read_text() == "later\n"
     assert [(p["tool"], p["decision"]) for p in prompts()] == [("Write", "allow")]
     assert getattr(read_state(TEAM, "gm"), "mode", None) == "acceptEdits"
+
+
+def test_gemini_credentials_reach_its_teammate_not_its_commands(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """spawn passes Gemini CLI's variables to the teammate process; a Bash command (swarm's or
+    a hook's) never sees its key."""
+    from swarm.core.names import agent_id
+    from swarm.core.secrets import without_secrets
+    from swarm.core.team import Member
+    from swarm.ops.spawner import agent_env
+
+    monkeypatch.setenv("GEMINI_API_KEY", "gk-1")
+    monkeypatch.setenv("GOOGLE_API_KEY", "gg-1")
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:1")
+    env = agent_env(TEAM, Member(name="gm", agent_id=agent_id("gm", TEAM)))
+    assert env["GEMINI_API_KEY"] == "gk-1" and env["GOOGLE_API_KEY"] == "gg-1"
+    clean = without_secrets(env)
+    assert "GEMINI_API_KEY" not in clean and "GOOGLE_API_KEY" not in clean
+    assert clean["GOOGLE_GEMINI_BASE_URL"] == "http://127.0.0.1:1"
