@@ -334,3 +334,38 @@ def test_gemini_credentials_reach_its_teammate_not_its_commands(
     clean = without_secrets(env)
     assert "GEMINI_API_KEY" not in clean and "GOOGLE_API_KEY" not in clean
     assert clean["GOOGLE_GEMINI_BASE_URL"] == "http://127.0.0.1:1"
+
+
+@pytest.mark.slow
+def test_file_scopes_hold_in_bypass_mode(gemini_env: FakeGemini, tmp_path: Path) -> None:
+    """bypassPermissions: Gemini CLI still asks (its default mode) and swarm answers: a write
+    outside its task's file scope is refused, one inside is made, a command runs unasked."""
+    work = tmp_path / "work"
+    (work / "docs").mkdir(parents=True)
+    ok("tasks", "add", "docs", "--description", "write docs", "--files", "docs/**")
+    api = gemini_env
+    api.push_tool_use("write_file", {"file_path": str(work / "src.py"), "content": "x = 1\n"})
+    api.push_tool_use("write_file", {"file_path": str(work / "docs" / "a.md"), "content": "# A\n"})
+    api.push_tool_use("run_shell_command", {"command": f"echo ran > {work / 'docs' / 'ran.txt'}",
+                                            "description": "run"})
+    api.push_text("Docs written.")
+    spawn("--cwd", str(work), "--permission-mode", "bypassPermissions")
+    wait_until(lambda: answered("gm"), 90)
+    assert not (work / "src.py").exists()
+    assert (work / "docs" / "a.md").read_text() == "# A\n"
+    assert (work / "docs" / "ran.txt").read_text() == "ran\n"
+    decided = [(p["tool"], p["decision"]) for p in prompts()]
+    assert decided == [("Write", "deny"), ("Write", "allow"), ("Bash", "allow")]
+    assert "scope" in prompts()[0]["reason"]
+    assert lead_messages("permission_request") == []
+
+
+@pytest.mark.slow
+def test_a_gemini_cli_without_credentials_is_a_death_that_says_why(
+        gemini_env: FakeGemini, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GEMINI_API_KEY")
+    spawn("--prompt", "hello")
+    state = wait_until(lambda: (s := read_state(TEAM, "gm")) is not None and s.state == "dead"
+                       and s, 60, message="the teammate records why it could not start")
+    assert "gemini did not start" in (state.detail or "")
+    assert "API key" in (state.detail or "")
