@@ -40,6 +40,11 @@ class AcpConnection:
     def notify(self, method: str, params: dict[str, Any]) -> None:
         self._send({"method": method, "params": params})
 
+    def send(self, method: str, params: dict[str, Any]) -> None:
+        """A request whose answer nobody waits for (the reader skips it): from a thread or a
+        signal handler while a turn reads."""
+        self._send({"id": next(self._ids), "method": method, "params": params})
+
     def respond(self, request_id: Any, result: dict[str, Any] | None = None,
                 error: str | None = None) -> None:
         if error is not None:

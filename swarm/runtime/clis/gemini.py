@@ -170,8 +170,8 @@ class Gemini:
 
     def set_mode(self, mode: str) -> None:
         if cli_mode(mode) != cli_mode(self.setup.mode) and self.conn is not None:
-            self.conn.notify("session/set_mode", {"sessionId": self.session,
-                                                  "modeId": cli_mode(mode)})
+            self.conn.send("session/set_mode", {"sessionId": self.session,
+                                                "modeId": cli_mode(mode)})
         self.setup.mode = mode
 
     def stop(self) -> None:
