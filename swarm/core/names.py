@@ -15,7 +15,7 @@ RESERVED_AGENT_NAMES = frozenset({LEAD_NAME, "user", "system", "*"})
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
 # `spawn --agent`: a teammate that is another agent CLI, driven by `swarm agent` through its
 # headless interface (swarm.runtime.clis). Codex and Gemini CLI join here with their drivers.
-AGENT_CLIS = ("claude-code", "codex")
+AGENT_CLIS = ("claude-code", "codex", "gemini")
 # What each mode lets through, least first: a member grants at most its own mode (SPEC "Trust,
 # continued"). The one home of this order.
 MODE_ORDER = ("plan", "default", "acceptEdits", "bypassPermissions")

@@ -34,7 +34,7 @@ PROVIDER_SECRETS: dict[str, tuple[str, ...]] = {
     "ollama": (),
 }
 SECRET_VARS = tuple(name for names in PROVIDER_SECRETS.values() for name in names)
-_PROVIDER_PREFIX = re.compile(r"(ANTHROPIC|OPENAI|AWS|GOOGLE|CLOUD_ML|OLLAMA)_")
+_PROVIDER_PREFIX = re.compile(r"(ANTHROPIC|OPENAI|AWS|GOOGLE|GEMINI|CLOUD_ML|OLLAMA)_")
 _SECRET_WORD = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH|HEADER", re.IGNORECASE)
 # A query parameter whose name ends so (`key`, `api_key`, `access_token`, `X-Amz-Signature`).
 _SECRET_PARAM = re.compile(r"(key|token|secret|pass|password|passwd|pwd|auth|sig|signature"

@@ -72,7 +72,7 @@ def _host(ctx: ToolContext) -> LeadHost:
 
 
 Mode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]  # core.names' modes
-AgentCli = Literal["claude-code", "codex"]  # core.names.AGENT_CLIS
+AgentCli = Literal["claude-code", "codex", "gemini"]  # core.names.AGENT_CLIS
 
 
 class SpawnTeammateInput(ToolInput):
@@ -98,7 +98,7 @@ class SpawnTeammate(Tool):
         " to the team's teammate model. permission_mode: at most your own mode (a higher one is"
         " refused). max_budget_usd / max_tokens: its spending cap (its subagents' included):"
         " it stops at it, mid-reply if need be. agent: the teammate is that agent CLI"
-        " (claude-code, codex), driven by swarm, with the team's tools; model is then that CLI's."
+        " (claude-code, codex, gemini), driven by swarm, with the team's tools; model is then that CLI's."
     )
     input_model = SpawnTeammateInput
 

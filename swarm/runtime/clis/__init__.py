@@ -1,2 +1,2 @@
-"""Teammates that are another agent CLI (`spawn --agent claude-code`): a driver per CLI, and the
-teammate process that drives one (`teammate.CliTeammate`)."""
+"""Teammates that are another agent CLI (`spawn --agent claude-code|gemini`): a driver per CLI,
+and the teammate process that drives one (`teammate.CliTeammate`)."""

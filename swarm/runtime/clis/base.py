@@ -18,6 +18,7 @@ from swarm.errors import BadInputError
 EXECUTABLES: dict[str, tuple[str, str]] = {
     "claude-code": ("claude", "npm install -g @anthropic-ai/claude-code"),
     "codex": ("codex", "npm install -g @openai/codex"),
+    "gemini": ("gemini", "npm install -g @google/gemini-cli"),
 }
 
 
@@ -68,8 +69,9 @@ class DriverSetup:
     session: str | None  # resume this session (a restart)
     env: dict[str, str]
     log: Callable[[str], None]  # a line for the agent's log
-    # Swarm's answer to a question the CLI asks (tool name, input, id, cancelled): clis.permission
-    decide: Callable[[str, dict[str, Any], str, threading.Event], Decision] | None = None
+    # swarm's answer to a question the CLI asks (tool name, input, call id, an event set when the
+    # turn that asked ends; None: the teammate's own interruptible wait): clis.permission.decide
+    decide: Callable[[str, dict[str, Any], str, threading.Event | None], Decision] | None = None
 
 
 class CliDriver(Protocol):

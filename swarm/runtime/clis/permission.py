@@ -1,8 +1,8 @@
 """What an agent CLI teammate would ask a person (Claude Code's permission prompt, Codex's
-approval request for a command or a patch), decided as any teammate's tool call: its mode (as
-its state says now), the rules, file scopes and hooks; where they say ask, the lead gets a
-`permission_request` with the real input, through the same Asker. Its transcript records what
-the CLI asked and what swarm answered (`swarm report`).
+approval request for a command or a patch, Gemini CLI's ACP permission request), decided as any
+teammate's tool call: its mode (as its state says now), the rules, file scopes and hooks; where
+they say ask, the lead gets a `permission_request` with the real input, through the same Asker.
+Its transcript records what the CLI asked and what swarm answered (`swarm report`).
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from swarm.core.rules import Decision
 from swarm.core.state import read_state
 from swarm.core.team import Team
 from swarm.core.transcript import Transcript
-from swarm.errors import OperationFailedError
-from swarm.runtime.permissions.asking import Asker
+from swarm.errors import OperationFailedError, TurnInterrupted
+from swarm.runtime.permissions.asking import Asker, Waiter
 from swarm.runtime.permissions.policy import PermissionPolicy
 from swarm.runtime.tools.builtin import Tool
 from swarm.runtime.tools.registry import all_tools
@@ -80,27 +80,32 @@ def current_mode(team: Team, name: str) -> str:
 
 
 def member_policy(team: Team, name: str, cwd: Path, mode: str,
-                  cancelled: threading.Event | None = None,
-                  parent: int | None = None) -> PermissionPolicy:
-    """The member's permission policy in `mode`, asking the lead through its own mailbox."""
+                  cancelled: threading.Event | None = None, parent: int | None = None,
+                  waiter: Waiter | None = None) -> PermissionPolicy:
+    """The member's permission policy in `mode`, asking the lead through its own mailbox;
+    `waiter`: the teammate process's own (its state shows the wait, an interrupt ends it)."""
     member = team.member(name)
-    asker = Asker(team, member.name, Mailbox(team.name, member.name), _Waiter(cancelled, parent))
+    asker = Asker(team, member.name, Mailbox(team.name, member.name),
+                  waiter or _Waiter(cancelled, parent))
     return PermissionPolicy.for_member(team, member, cwd, asker, mode=mode)
 
 
 def decide(team_name: str, name: str, cwd: Path, tool_name: str, args: dict[str, Any],
            use_id: str, cancelled: threading.Event | None = None, *, mode: str | None = None,
-           parent: int | None = None) -> Decision:
+           parent: int | None = None, waiter: Waiter | None = None) -> Decision:
     """Swarm's answer to the CLI's question about `tool_name(args)` (swarm's tool names:
     Bash, Write, Edit, ...); `cancelled` set while the lead is asked abandons the wait; `mode`
     overrides the recorded one (a plan approved a moment ago)."""
     team = Team.open(team_name)
-    policy = member_policy(team, name, cwd, mode or current_mode(team, name), cancelled, parent)
+    policy = member_policy(team, name, cwd, mode or current_mode(team, name), cancelled, parent,
+                           waiter)
     tool = all_tools().get(tool_name.removeprefix(SERVED_PREFIX)) or _Other(tool_name)
     try:
         decision = policy.check(tool, args, use_id)
     except Cancelled:
         decision = Decision("deny", "the turn ended before the lead answered")
+    except TurnInterrupted:  # the teammate's own wait for the lead, ended by `swarm interrupt`
+        decision = Decision("deny", "interrupted while waiting for the lead")
     Transcript(paths.agent_transcript(team.name, name)).event(
         "permission_prompt", tool=tool_name, decision=decision.behavior, reason=decision.reason)
     return decision

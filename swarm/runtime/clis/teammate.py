@@ -17,13 +17,13 @@ records the working mode and tells the CLI, as a mode change does.
 
 from __future__ import annotations
 
-import functools
 import os
+import threading
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
-from typing import Any
+from typing import Any, TypeVar
 
 from swarm import settings
 from swarm.core import paths
@@ -31,15 +31,17 @@ from swarm.core.mailbox import Mailbox
 from swarm.core.names import LEAD_NAME
 from swarm.core.protocol import Message, ModeChange, ShutdownRequest, ShutdownResponse
 from swarm.core.readable import tool_call
+from swarm.core.rules import Decision
 from swarm.core.state import RESTARTED, read_state, write_state
 from swarm.core.tasks import Task
 from swarm.core.team import Team
 from swarm.core.watch import Waker
-from swarm.errors import AgentStopped, describe_error
+from swarm.errors import AgentStopped, TurnInterrupted, describe_error
 from swarm.runtime.base import AgentBase
 from swarm.runtime.clis.base import CliDriver, DriverSetup, find_cli
 from swarm.runtime.clis.claude_code import ClaudeCode
 from swarm.runtime.clis.codex import Codex
+from swarm.runtime.clis.gemini import Gemini
 from swarm.runtime.clis.permission import decide
 from swarm.runtime.console import Console, brief
 from swarm.runtime.idle import TurnRecord, idle_notification, task_report
@@ -50,11 +52,15 @@ from swarm.runtime.prompts import Peer, team_addendum
 from swarm.runtime.signals import Signals
 
 SERVER_PREFIX = "mcp__swarm__"
+T = TypeVar("T")
 # --agent NAME -> its driver (runtime.clis.base.EXECUTABLES names the same CLIs)
 DRIVERS: dict[str, Callable[[DriverSetup], CliDriver]] = {
     "claude-code": ClaudeCode,
     "codex": Codex,
+    "gemini": Gemini,
 }
+# How each CLI names swarm's tools to its model, where not Claude Code's way.
+TOOL_PREFIX = {"gemini": "mcp_swarm_"}
 
 
 class NoSubagents:
@@ -74,7 +80,7 @@ class CliSignals(Signals):
     """SIGINT asks the CLI to interrupt its turn (its process lives on); SIGTERM as ever."""
 
     def __init__(self, owner: CliTeammate) -> None:
-        super().__init__(busy=lambda: owner.state.state in ("working", "awaiting_plan"),
+        super().__init__(busy=lambda: owner.state.state in ("working", "awaiting_plan", "waiting_permission"),
                          child=lambda: owner.driver_proc(), stopping=owner._stopping)
         self.owner = owner
 
@@ -82,6 +88,25 @@ class CliSignals(Signals):
         if self.busy():
             self.interrupt.set()
             self.owner.driver.interrupt()
+            if self._interruptible:  # a wait for the lead in this process (Gemini CLI's ask)
+                raise TurnInterrupted()
+
+
+class AskWaiter:
+    """The Asker's waiter when the CLI asks this process: the wait shows in its state and
+    pane, and SIGINT ends it."""
+
+    def __init__(self, owner: CliTeammate) -> None:
+        self.owner = owner
+
+    def set_state(self, **fields: Any) -> None:
+        self.owner.set_state(**fields)
+
+    def interruptible(self, call: Callable[[], T]) -> T:
+        return self.owner.signals.interruptible(call)
+
+    def show(self, *lines: str) -> None:
+        self.owner.console.show(*lines)
 
 
 class CliTeammate(AgentBase):
@@ -123,8 +148,14 @@ class CliTeammate(AgentBase):
         return DriverSetup(executable=find_cli(agent), cwd=self.cwd, mode=self.state.mode or
                            "default", model=self.member.model, system_append=self._prompt(),
                            mcp_server=serve, mcp_env=mcp_env, session=session, env=env,
-                           log=self.console.say,
-                           decide=functools.partial(decide, self.team.name, self.name, self.cwd))
+                           log=self.console.say, decide=self._decide)
+
+    def _decide(self, tool: str, args: dict[str, Any], use_id: str,
+                cancelled: threading.Event | None = None) -> Decision:
+        """A driver thread's wait ends with `cancelled`; else the wait is this process's own
+        (its state shows it, `swarm interrupt` ends it)."""
+        return decide(self.team.name, self.name, self.cwd, tool, args, use_id, cancelled,
+                      waiter=None if cancelled is not None else AskWaiter(self))
 
     def _prompt(self) -> str:
         config = self.team.config()
@@ -132,9 +163,9 @@ class CliTeammate(AgentBase):
                  if m.name not in (self.name, LEAD_NAME)]
         addendum = team_addendum(self.name, config.name, config.lead_agent_id, peers,
                                  self.state.mode or "default")
-        return (f"{addendum}\nYour team tools are swarm's: {SERVER_PREFIX}SendMessage,"
-                f" {SERVER_PREFIX}TaskList, {SERVER_PREFIX}TaskGet, {SERVER_PREFIX}TaskCreate,"
-                f" {SERVER_PREFIX}TaskUpdate, {SERVER_PREFIX}TeamStatus.")
+        p = TOOL_PREFIX.get(self.member.agent or "", SERVER_PREFIX)
+        return (f"{addendum}\nYour team tools are swarm's: {p}SendMessage, {p}TaskList,"
+                f" {p}TaskGet, {p}TaskCreate, {p}TaskUpdate, {p}TeamStatus.")
 
     def driver_proc(self) -> Any:
         return getattr(self.driver, "proc", None)

@@ -1,0 +1,334 @@
+"""Gemini CLI driven through its Agent Client Protocol mode: one `gemini --acp` process kept
+alive between turns (runtime.clis.acp: JSON-RPC on its stdio). `initialize`, then
+`session/new` (or `session/load SESSION` after a restart); a turn is one `session/prompt`, its
+`session/update` notifications (text, tool calls) on the way, its result last with the turn's
+tokens (`_meta.quota`, per model: priced by swarm's table); `session/cancel` interrupts it.
+
+Its team tools are swarm's MCP server (`swarm mcp serve --team T --as NAME`), handed over in
+`session/new` itself (nothing written into the user's settings) and trusted by a private
+policy file (`--policy`: every tool of the `swarm` server allowed), so they never ask. What it
+would ask a person comes to swarm as `session/request_permission` with the real call (a
+command's text, an edit's path and new text): swarm's mode, rules and file scopes decide and
+what they leave open goes to the lead (runtime.clis.permission, as for Claude Code and Codex).
+
+Modes: Gemini CLI runs in its `default` approval mode (it asks about every shell command, edit
+and unknown tool, not reads) for swarm's default, acceptEdits and bypassPermissions, so swarm
+makes the one decision with its file scopes in every mode; swarm's plan is Gemini's `plan`
+(read-only). swarm's part of the prompt goes before the first message of a new session.
+
+Resume works around gemini-cli#28775 (0.61.0: a `session/load` in the same minute the session
+was started writes an empty record over it): before loading, the session's record is renamed
+so the load's new record cannot land on it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import IO, Any
+
+from swarm.core.rules import Decision
+from swarm.core.state import Usage
+from swarm.runtime.clis.acp import PROTOCOL_VERSION, AcpConnection, AcpError
+from swarm.runtime.clis.base import DriverSetup, TurnEvents, TurnResult
+from swarm.runtime.models.prices import price_usage
+
+SERVER = "swarm"
+CLOSE_GRACE = 2.0  # seconds for the CLI to end after its input closes
+STOP_GRACE = 10.0  # then after SIGTERM
+# Every tool of swarm's server allowed (user tier, above Gemini's own defaults); its own ways
+# to a person and out of its mode switched off: the lead is reached and sets modes via swarm.
+POLICY = f'''[[rule]]
+mcpName = "{SERVER}"
+toolName = "*"
+decision = "allow"
+priority = 900
+
+[[rule]]
+toolName = ["ask_user", "enter_plan_mode", "exit_plan_mode"]
+decision = "deny"
+priority = 900
+denyMessage = "not in a swarm team: ask the lead with mcp_{SERVER}_SendMessage"
+'''
+
+
+class Gemini:
+    """A `CliDriver` for Gemini CLI."""
+
+    def __init__(self, setup: DriverSetup) -> None:
+        self.setup = setup
+        self.session = setup.session
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.conn: AcpConnection | None = None
+        self._policy: Path | None = None
+        self._stderr: IO[bytes] | None = None
+        self._fresh = False  # a new session: swarm's prompt goes before its first message
+        self._told: str | None = None  # the session the teammate was told of
+
+    @property
+    def pid(self) -> int | None:
+        return self.proc.pid if self.proc is not None else None
+
+    def argv(self) -> list[str]:
+        s = self.setup
+        argv = [str(s.executable), "--acp", "--skip-trust", "--policy", str(self._policy),
+                "--approval-mode", cli_mode(s.mode)]
+        return argv + (["--model", s.model] if s.model else [])
+
+    def start(self) -> None:
+        s = self.setup
+        if self._policy is None:
+            fd, name = tempfile.mkstemp(prefix="swarm-gemini-", suffix=".toml")  # 0600
+            with os.fdopen(fd, "w") as out:
+                out.write(POLICY)
+            self._policy = Path(name)
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - kept for the CLI's life
+        self.proc = subprocess.Popen(self.argv(), cwd=s.cwd, env=s.env, stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=self._stderr,
+                                     start_new_session=True)  # its own group: kill_tree
+        self.conn = AcpConnection(self.proc)
+        try:
+            self.conn.call("initialize", {"protocolVersion": PROTOCOL_VERSION,
+                                          "clientCapabilities": {}})
+            servers = [{"name": SERVER, "command": s.mcp_server[0], "args": s.mcp_server[1:],
+                        "env": [{"name": k, "value": v} for k, v in s.mcp_env.items()]}]
+            where = {"cwd": str(s.cwd), "mcpServers": servers}
+            if self.session:
+                try:
+                    _keep_record(s.env, self.session)
+                    self.conn.call("session/load", {"sessionId": self.session, **where})
+                    # It replays the history as updates after its answer: a request answered
+                    # after them all, so the first turn sees only its own.
+                    self.conn.call("session/set_mode", {"sessionId": self.session,
+                                                        "modeId": cli_mode(s.mode)})
+                    self._fresh = False
+                except AcpError as exc:
+                    s.log(f"gemini could not resume session {self.session} ({exc}): a new one")
+                    self.session = None
+            if not self.session:
+                self.session = str(self.conn.call("session/new", where)["sessionId"])
+                self._fresh = True
+        except AcpError as exc:
+            raise RuntimeError(f"gemini did not start: {exc}: {self._stderr_tail()}") from exc
+        s.log(f"gemini started (pid {self.proc.pid}, session {self.session}"
+              + (")" if self._fresh else ", resumed)"))
+
+    def turn(self, text: str, events: TurnEvents) -> TurnResult:
+        if self.proc is None or self.proc.poll() is not None or self.conn is None:
+            self.start()
+        assert self.conn is not None and self.session is not None
+        if self._told != self.session:
+            self._told = self.session
+            events.on_session(self.session)
+        if self._fresh:
+            text = f"{self.setup.system_append}\n\n{text}"
+            self._fresh = False
+        reader = _Updates(self, events)
+        result = TurnResult(session_id=self.session)
+        try:
+            answer = self.conn.call("session/prompt", {"sessionId": self.session, "prompt": [
+                {"type": "text", "text": text}]}, reader.handle)
+        except AcpError as exc:
+            result.text = reader.finish()
+            if self.proc is not None and self.proc.poll() is not None:
+                self.proc = None
+                result.failure = f"gemini exited during the turn: {self._stderr_tail()}"
+            else:
+                result.failure = f"gemini: {str(exc)[:300]}"
+            return result
+        result.text = reader.finish()
+        result.usage = usage_of(answer)
+        stop = str(answer.get("stopReason") or "end_turn")
+        if stop == "cancelled":
+            result.interrupted = True
+        elif stop != "end_turn":
+            result.failure = f"gemini stopped: {stop}"
+        return result
+
+    def permission(self, request: dict[str, Any]) -> dict[str, Any]:
+        """swarm's answer to `session/request_permission`: an option Gemini offered."""
+        params = request.get("params") or {}
+        call = params.get("toolCall") or {}
+        tool, args = swarm_call(call)
+        decide = self.setup.decide
+        decision = (decide(tool, args, str(call.get("toolCallId") or "")) if decide is not None
+                    else Decision("deny", "nobody decides for this agent"))
+        self.setup.log(f"gemini asks {tool} {call.get('title', '')!r}: {decision.behavior}")
+        wanted = "allow_once" if decision.behavior == "allow" else "reject_once"
+        for option in params.get("options") or []:
+            if option.get("kind") == wanted:
+                return {"outcome": {"outcome": "selected", "optionId": option["optionId"]}}
+        return {"outcome": {"outcome": "cancelled"}}
+
+    def interrupt(self) -> None:
+        if self.conn is not None and self.session:
+            self.conn.notify("session/cancel", {"sessionId": self.session})
+
+    def set_mode(self, mode: str) -> None:
+        if cli_mode(mode) != cli_mode(self.setup.mode) and self.conn is not None:
+            self.conn.send("session/set_mode", {"sessionId": self.session,
+                                                "modeId": cli_mode(mode)})
+        self.setup.mode = mode
+
+    def stop(self) -> None:
+        """Close its input; it lives on while its MCP servers do (measured), so then SIGTERM
+        its group (it ends them and exits), and SIGKILL if that is not enough."""
+        proc, self.proc, self.conn = self.proc, None, None
+        if proc is not None:
+            with contextlib.suppress(OSError, ValueError):
+                if proc.stdin is not None:
+                    proc.stdin.close()
+            for end in (None, signal.SIGTERM, signal.SIGKILL):
+                if end is not None:
+                    with contextlib.suppress(ProcessLookupError, PermissionError):
+                        os.killpg(proc.pid, end)
+                try:
+                    proc.wait(CLOSE_GRACE if end is None else STOP_GRACE)
+                    break
+                except subprocess.TimeoutExpired:
+                    continue
+        if self._policy is not None:
+            self._policy.unlink(missing_ok=True)
+            self._policy = None
+
+    def _stderr_tail(self) -> str:
+        if self._stderr is None:
+            return ""
+        self._stderr.seek(0)
+        return self._stderr.read().decode("utf-8", "replace").strip()[-300:] or "no output"
+
+
+class _Updates:
+    """One turn's messages from the agent: text and tool calls to the teammate, permission
+    requests to swarm, anything else refused."""
+
+    def __init__(self, driver: Gemini, events: TurnEvents) -> None:
+        self.driver = driver
+        self.events = events
+        self.text = ""  # since the last tool call: the turn's last text is its answer
+        self.last = ""
+
+    def handle(self, message: dict[str, Any]) -> None:
+        conn = self.driver.conn
+        method = message.get("method")
+        if method == "session/request_permission" and conn is not None:
+            conn.respond(message.get("id"), self.driver.permission(message))
+            return
+        if "id" in message and conn is not None:
+            conn.respond(message["id"], error=f"{method} is not offered by swarm")
+            return
+        if method != "session/update":
+            return
+        update = (message.get("params") or {}).get("update") or {}
+        kind = update.get("sessionUpdate")
+        if kind == "agent_message_chunk":
+            content = update.get("content") or {}
+            piece = str(content.get("text") or "") if content.get("type") == "text" else ""
+            if not piece.startswith("[MODE_UPDATE]"):  # its note of a mode change
+                self.text += piece
+        elif kind == "tool_call":
+            self._flush()
+            name, args = shown_call(update)
+            self.events.on_tool_use(name, args)
+        elif kind == "tool_call_update" and update.get("status") in ("completed", "failed"):
+            self.events.on_tool_result(_content_text(update.get("content")),
+                                       update.get("status") == "failed")
+
+    def _flush(self) -> None:
+        if self.text.strip():
+            self.last = self.text.strip()
+            self.events.on_text(self.last)
+        self.text = ""
+
+    def finish(self) -> str:
+        self._flush()
+        return self.last
+
+
+def cli_mode(mode: str) -> str:
+    """Gemini CLI's approval mode for swarm's: `plan` for plan, else `default` (it asks, swarm
+    answers with its own mode, rules and scopes)."""
+    return "plan" if mode == "plan" else "default"
+
+
+def tool_of(call: dict[str, Any]) -> str:
+    """Gemini's own tool name: its call ids are `NAME__NAME_TIME_N`."""
+    return str(call.get("toolCallId") or "").split("__", 1)[0] or str(call.get("title") or "")
+
+
+def swarm_call(call: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """The call Gemini asks about as swarm's tool and input: a command is Bash with its text
+    (`title`), an edit is Write or Edit of its path (from the diff), anything else is checked
+    by Gemini's tool name with its title."""
+    kind = call.get("kind")
+    title = str(call.get("title") or "")
+    if kind == "execute":
+        return "Bash", {"command": title}
+    diff = next((c for c in call.get("content") or [] if c.get("type") == "diff"), None)
+    if kind in ("edit", "delete", "move") and diff is not None:
+        if diff.get("oldText"):
+            return "Edit", {"file_path": str(diff.get("path")), "old_string": diff["oldText"],
+                            "new_string": str(diff.get("newText") or "")}
+        return "Write", {"file_path": str(diff.get("path")),
+                         "content": str(diff.get("newText") or "")}
+    return tool_of(call), {"title": title}
+
+
+def shown_call(update: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+    """A tool call as the pane and the transcript show it: swarm's tools by swarm's name."""
+    name = tool_of(update)
+    served = name.removeprefix(f"mcp_{SERVER}_")
+    if served != name:
+        return f"mcp__{SERVER}__{served}", {}
+    if update.get("kind") == "execute":
+        return "Bash", {"command": str(update.get("title") or "")}
+    return name, {"title": str(update.get("title") or "")}
+
+
+def usage_of(answer: dict[str, Any]) -> Usage:
+    """The turn's tokens from `_meta.quota`, priced per model by swarm's table."""
+    quota = (answer.get("_meta") or {}).get("quota") or {}
+    total = Usage()
+    per_model = quota.get("model_usage") or [{"model": "", "token_count":
+                                              quota.get("token_count") or {}}]
+    for entry in per_model:
+        count = entry.get("token_count") or {}
+        usage = price_usage("gemini", str(entry.get("model") or ""), Usage(
+            input_tokens=int(count.get("input_tokens") or 0),
+            output_tokens=int(count.get("output_tokens") or 0)))
+        total.input_tokens += usage.input_tokens
+        total.output_tokens += usage.output_tokens
+        total.cost_usd += usage.cost_usd
+        total.cost_known = total.cost_known and usage.cost_known
+    return total
+
+
+def _content_text(content: Any) -> str:
+    parts = []
+    for item in content or []:
+        inner = item.get("content") if isinstance(item, dict) else None
+        if isinstance(inner, dict) and inner.get("type") == "text":
+            parts.append(str(inner.get("text") or ""))
+        elif isinstance(item, dict) and item.get("type") == "diff":
+            parts.append(f"{item.get('path')}: written")
+    return "\n".join(parts)
+
+
+def _keep_record(env: dict[str, str], session: str) -> None:
+    """gemini-cli#28775: rename the session's record out of the way of the one `session/load`
+    starts (`session-<this minute>-<id[:8]>.jsonl`); it still lists, loads and grows."""
+    home = Path(env.get("GEMINI_CLI_HOME") or env.get("HOME") or Path.home())
+    for record in (home / ".gemini" / "tmp").glob(f"*/chats/session-*-{session[:8]}.jsonl"):
+        if record.name.startswith("session-kept-"):
+            continue
+        with contextlib.suppress(OSError), record.open() as f:
+            if session not in f.readline():
+                continue
+        kept = record.with_name("session-kept-" + record.name[len("session-"):])
+        if not kept.exists():  # never over a record kept before
+            with contextlib.suppress(OSError):
+                record.rename(kept)

@@ -1,0 +1,371 @@
+"""A teammate that is Gemini CLI (issue 33 parts 1 and 2): the real `gemini --acp`, driven by
+`swarm agent` over the Agent Client Protocol (JSON-RPC on its stdio), pointed at the fake Gemini
+API, with swarm's MCP server (`swarm mcp serve --as NAME`) as its team tools and its permission
+requests decided by swarm (and the lead)."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import psutil
+import pytest
+
+from swarm.core.mailbox import Mailbox
+from swarm.core.state import read_state
+from swarm.core.team import Team
+from tests.agent_clis import cli_home, cli_path
+from tests.agent_fixtures import run_swarm
+from tests.fake_anthropic import Scripted, reply
+from tests.fake_gemini import FakeGemini
+from tests.helpers import child_named, wait_until
+
+TEAM = "alpha"
+MODEL = "gemini-2.5-flash"  # a named model: `auto` would ask the fake to route first
+
+
+def ok(*args: str, timeout: float = 60.0) -> str:
+    proc = run_swarm(*args, timeout=timeout)
+    assert proc.returncode == 0, f"swarm {' '.join(args)}: {proc.stderr}"
+    return proc.stdout
+
+
+def gemini_processes(pid: int, recursive: bool = True) -> list[psutil.Process]:
+    found = []
+    with contextlib.suppress(psutil.NoSuchProcess):
+        for proc in psutil.Process(pid).children(recursive=recursive):
+            with contextlib.suppress(psutil.NoSuchProcess, psutil.ZombieProcess):
+                if "gemini" in " ".join(proc.cmdline()[:3]):
+                    found.append(proc)
+    return found
+
+
+@pytest.fixture
+def gemini_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeGemini]:
+    """The real `gemini` on PATH, a private HOME that picks API-key auth, the fake API."""
+    exe = cli_path("gemini")
+    home = cli_home(tmp_path, "gemini")
+    (home / ".gemini").mkdir(exist_ok=True)
+    (home / ".gemini" / "settings.json").write_text(json.dumps(
+        {"security": {"auth": {"selectedType": "gemini-api-key"}}}))
+    monkeypatch.setenv("PATH", f"{exe.parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("SWARM_TEAM", TEAM)
+    with FakeGemini() as api:
+        monkeypatch.setenv("GEMINI_API_KEY", "test-key")
+        monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", api.base_url)
+        monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+        ok("team", "create", TEAM)
+        yield api
+        for member in Team(TEAM).config().members:  # whatever the test left running ends
+            state = read_state(TEAM, member.name)
+            if (state is not None and state.pid and state.pid != os.getpid()
+                    and psutil.pid_exists(state.pid)):
+                for proc in [*gemini_processes(state.pid), psutil.Process(state.pid)]:
+                    with contextlib.suppress(psutil.NoSuchProcess):
+                        proc.kill()
+
+
+def lead_messages(kind: str) -> list[dict[str, Any]]:
+    found = []
+    for message in Mailbox(TEAM, "team-lead").messages(include_archive=True):
+        structured = message.structured()
+        if structured is not None and structured.type == kind:
+            found.append({"sender": message.sender, **json.loads(message.text)})
+    return found
+
+
+def requests_with(api: FakeGemini, text: str) -> list[dict[str, Any]]:
+    return [b for b in api.generate_requests() if text in json.dumps(b.get("contents"))]
+
+
+def tool_names(body: dict[str, Any]) -> list[str]:
+    return [d.get("name", "") for t in body.get("tools") or []
+            for d in t.get("functionDeclarations") or []]
+
+
+def answered(name: str, count: int = 1) -> bool:
+    return len([m for m in lead_messages("idle_notification") if m["sender"] == name]) >= count
+
+
+def prompts(name: str = "gm") -> list[dict[str, Any]]:
+    """What Gemini CLI asked and swarm answered, from the member's transcript."""
+    from swarm.core import paths
+    from swarm.core.transcript import Transcript
+
+    return [e for e in Transcript(paths.agent_transcript(TEAM, name)).entries()
+            if e.get("event") == "permission_prompt"]
+
+
+def spawn(*extra: str) -> str:
+    return ok("spawn", "gm", "--agent", "gemini", "--model", MODEL, "--backend", "hidden",
+              *extra)
+
+
+@pytest.mark.slow
+def test_a_gemini_teammate_works_through_swarms_tools(
+        gemini_env: FakeGemini, tmp_path: Path) -> None:
+    api = gemini_env
+    ok("tasks", "add", "write hello", "--description", "say hello")
+    api.push_tool_use("mcp_swarm_TaskList", {})
+    api.push_tool_use("mcp_swarm_TaskUpdate", {"task_id": "1", "status": "completed",
+                                               "result": "hello written"})
+    api.push_tool_use("mcp_swarm_SendMessage", {"to": "team-lead", "message": "task 1 done",
+                                                "summary": "done"})
+    api.push_text("All done with task 1.")
+    spawned = spawn("--json")
+    assert json.loads(spawned)["agent"] == "gemini"
+    assert Team(TEAM).member("gm").agent == "gemini"
+
+    wait_until(lambda: Team(TEAM).tasks.get("1").status == "completed", 120,
+               message="task 1 completed by the Gemini CLI teammate")
+    task = Team(TEAM).tasks.get("1")
+    assert task.owner == "gm" and task.result == "hello written"
+    wait_until(lambda: any(m.text == "task 1 done" and m.sender == "gm"
+                           for m in Mailbox(TEAM, "team-lead").messages(include_archive=True)), 30)
+    idle = wait_until(lambda: lead_messages("idle_notification"), 30)
+    assert idle[-1]["sender"] == "gm" and idle[-1]["completed_task_id"] == "1"
+    assert idle[-1]["summary"] == "All done with task 1."
+    first = api.generate_requests()[0]
+    names = tool_names(first)
+    assert {"mcp_swarm_SendMessage", "mcp_swarm_TaskUpdate", "mcp_swarm_TaskList"} <= set(names)
+    assert "<task-assignment" in json.dumps(first["contents"])
+    assert "You are gm" in json.dumps(first["contents"])  # swarm's part of the prompt
+    assert lead_messages("permission_request") == []  # swarm's own tools are never asked
+
+    # A message to the idle teammate is a new turn of the same session.
+    api.push_text("Four.")
+    ok("send", "gm", "what is 2+2?")
+    wait_until(lambda: answered("gm", 2), 60)
+    assert lead_messages("idle_notification")[-1]["summary"] == "Four."
+    asked = requests_with(api, "what is 2+2?")[0]
+    assert "hello written" in json.dumps(asked["contents"])  # the earlier turn is there
+    assert Mailbox(TEAM, "gm").unread() == []
+
+    # Its turns and tokens from Gemini CLI's own prompt result.
+    rows = {r["name"]: r for r in json.loads(ok("status", "--json"))}
+    assert rows["gm"]["state"] == "idle"
+    assert rows["gm"]["turns"] == 2 and rows["gm"]["tokens"] >= 2 * (12 + 7)
+    state = read_state(TEAM, "gm")
+    assert state is not None and state.turns == 2 and state.usage.output_tokens >= 2 * 7
+
+    # A shell command reaches the lead with the real command; a denial stops it.
+    out = tmp_path / "never.txt"
+    api.push_tool_use("run_shell_command", {"command": f"echo secret > {out}",
+                                            "description": "write"})
+    api.push_text("It was denied.")
+    ok("send", "gm", "please write the file")
+    asks = wait_until(lambda: lead_messages("permission_request"), 60)
+    assert asks[0]["tool_name"] == "Bash"
+    assert asks[0]["input"]["command"] == f"echo secret > {out}"
+    ok("permissions", "deny", asks[0]["request_id"][:8], "--reason", "not that file")
+    wait_until(lambda: answered("gm", 3), 60)
+    assert not out.exists()
+    assert [(p["tool"], p["decision"]) for p in prompts()] == [("Bash", "deny")]
+    assert "not that file" in prompts()[0]["reason"]
+    assert requests_with(api, "canceled"), "the model saw the refusal"
+
+    # Killed, then respawned: the same Gemini session, loaded again.
+    agent_pid = read_state(TEAM, "gm").pid  # type: ignore[union-attr]
+    assert agent_pid is not None and gemini_processes(agent_pid)
+    session = read_state(TEAM, "gm").cli_session  # type: ignore[union-attr]
+    assert session
+    old = gemini_processes(agent_pid)
+    ok("kill", "gm")
+    wait_until(lambda: not psutil.pid_exists(agent_pid) or psutil.Process(agent_pid).status()
+               == psutil.STATUS_ZOMBIE, 20)
+    wait_until(lambda: not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE
+                               for p in old), 20, message="its Gemini CLI ended too")
+    ok("respawn", "gm")
+    wait_until(lambda: (s := read_state(TEAM, "gm")) is not None and s.pid != agent_pid
+               and s.state == "idle", 60)
+    api.push_text("Back again.")
+    ok("send", "gm", "are you back?")
+    resumed = wait_until(lambda: requests_with(api, "are you back?"), 60)[0]
+    assert "what is 2+2?" in json.dumps(resumed["contents"])
+    assert read_state(TEAM, "gm").cli_session == session  # type: ignore[union-attr]
+
+    # Shutdown is negotiated: the model approves through swarm's SendMessage, then it exits.
+    def approve(body: dict[str, Any]) -> Scripted:
+        found = re.findall(r'request_id[\\"]*:\s*[\\"]*([0-9a-f-]{8,})', json.dumps(body))
+        assert found, json.dumps(body)[-2000:]
+        return reply(tool_uses=[("mcp_swarm_SendMessage", {"to": "team-lead", "message": {
+            "type": "shutdown_response", "request_id": found[-1], "approve": True}})])
+
+    wait_until(lambda: answered("gm", 4), 60)
+    api.push(approve)
+    api.push_text("Bye.")
+    pid = read_state(TEAM, "gm").pid  # type: ignore[union-attr]
+    assert pid is not None
+    ok("shutdown", "gm", "--timeout", "60", timeout=90)
+    wait_until(lambda: read_state(TEAM, "gm").state == "exited", 30)  # type: ignore[union-attr]
+    wait_until(lambda: not gemini_processes(pid), 20)
+
+
+@pytest.mark.slow
+def test_interrupt_ends_the_turn_and_an_allow_rule_answers_its_question(
+        gemini_env: FakeGemini) -> None:
+    """`--allow 'Bash(tail:*)'` answers Gemini CLI's permission request without the lead;
+    `swarm interrupt` ends the turn (the command too), the process lives on for the next."""
+    api = gemini_env
+    api.push_tool_use("run_shell_command", {"command": "tail -f /dev/null",
+                                            "description": "wait"})
+    spawn("--allow", "Bash(tail:*)", "--prompt", "wait a while")
+    pid = wait_until(lambda: (s := read_state(TEAM, "gm")) is not None and s.pid, 30)
+    sleeper = child_named(pid, "tail", 90, message="the command runs (allowed, not asked)")
+    assert lead_messages("permission_request") == []
+    assert [(p["tool"], p["decision"]) for p in prompts()] == [("Bash", "allow")]
+    gemini = gemini_processes(pid, recursive=False)
+    ok("interrupt", "gm")
+    idle = wait_until(lambda: lead_messages("idle_notification"), 30)
+    assert idle[-1]["idle_reason"] == "interrupted"
+    wait_until(lambda: not sleeper.is_running() or sleeper.status() == psutil.STATUS_ZOMBIE, 20)
+    assert gemini and gemini_processes(pid, recursive=False) == gemini  # the same one goes on
+    api.push_text("Still here.")
+    ok("send", "gm", "still there?")
+    wait_until(lambda: answered("gm", 2), 60)
+    assert lead_messages("idle_notification")[-1]["summary"] == "Still here."
+
+
+@pytest.mark.slow
+def test_accept_edits_writes_in_its_directory_without_the_lead(
+        gemini_env: FakeGemini, tmp_path: Path) -> None:
+    """swarm's acceptEdits decides Gemini CLI's edit request (Gemini runs in its default)."""
+    work = tmp_path / "work"
+    work.mkdir()
+    out = work / "made.txt"
+    gemini_env.push_tool_use("write_file", {"file_path": str(out), "content": "made\n"})
+    gemini_env.push_text("Made it.")
+    spawn("--permission-mode", "acceptEdits", "--cwd", str(work), "--prompt", "make the file")
+    wait_until(lambda: answered("gm"), 90)
+    assert out.read_text() == "made\n"
+    assert lead_messages("permission_request") == []
+    assert [(p["tool"], p["decision"]) for p in prompts()] == [("Write", "allow")]
+
+
+@pytest.mark.slow
+def test_a_definition_and_the_leads_spawnteammate_make_a_gemini_teammate(
+        gemini_env: FakeGemini, swarm_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from swarm.lead.served import ServedHost, ServeOptions
+
+    agents = swarm_home / "agents"
+    agents.mkdir(parents=True, exist_ok=True)
+    (agents / "coder.md").write_text(f"---\nname: coder\ndescription: codes\nagent: gemini\n"
+                                     f"model: {MODEL}\n---\nYou write code.\n")
+    gemini_env.push_text("Ready to code.")
+    ok("spawn", "gm", "--agent-type", "coder", "--backend", "hidden", "--prompt", "hello")
+    assert Team(TEAM).member("gm").agent == "gemini"
+    wait_until(lambda: answered("gm"), 90, message="the coder answered")
+    assert lead_messages("idle_notification")[-1]["summary"] == "Ready to code."
+
+    monkeypatch.setenv("SWARM_BACKEND", "hidden")
+    host = ServedHost(ServeOptions(team=TEAM))
+    host.start()
+    try:
+        gemini_env.push_text("Hello, lead.")
+        result = host.call("SpawnTeammate", {"name": "gx", "prompt": "say hello",
+                                             "agent": "gemini", "model": MODEL})
+        assert not result.is_error, result.content
+        assert Team(TEAM).member("gx").agent == "gemini"
+        wait_until(lambda: answered("gx"), 90, message="the spawned Gemini CLI answered")
+        assert "say hello" in json.dumps(gemini_env.generate_requests()[-1]["contents"])
+    finally:
+        host.close("test over")
+
+
+@pytest.mark.slow
+def test_an_interrupt_ends_a_wait_for_the_lead(gemini_env: FakeGemini, tmp_path: Path) -> None:
+    """While its question waits for the lead the teammate shows it; `swarm interrupt` ends the
+    wait (the question withdrawn, the command never run) and the turn."""
+    out = tmp_path / "never.txt"
+    gemini_env.push_tool_use("run_shell_command", {"command": f"echo x > {out}",
+                                                   "description": "write"})
+    spawn("--prompt", "write it")
+    asks = wait_until(lambda: lead_messages("permission_request"), 90)
+    assert asks[0]["input"]["command"] == f"echo x > {out}"
+    wait_until(lambda: getattr(read_state(TEAM, "gm"), "state", "") == "waiting_permission", 10)
+    ok("interrupt", "gm")
+    idle = wait_until(lambda: lead_messages("idle_notification"), 30)
+    assert idle[-1]["idle_reason"] == "interrupted"
+    assert not out.exists()
+    assert run_swarm("permissions", "approve", asks[0]["request_id"][:8]).returncode != 0
+    assert [(p["tool"], p["decision"]) for p in prompts()] == [("Bash", "deny")]
+
+
+@pytest.mark.slow
+def test_a_mode_change_reaches_its_next_question(gemini_env: FakeGemini, tmp_path: Path) -> None:
+    """`swarm mode gm acceptEdits` on a default-mode teammate: its next write is not asked."""
+    work = tmp_path / "work"
+    work.mkdir()
+    out = work / "later.txt"
+    gemini_env.push_text("Ready.")
+    spawn("--cwd", str(work), "--prompt", "get ready")
+    wait_until(lambda: answered("gm"), 90)
+    ok("mode", "gm", "acceptEdits")
+    gemini_env.push_tool_use("write_file", {"file_path": str(out), "content": "later\n"})
+    gemini_env.push_text("Written.")
+    ok("send", "gm", "write it now")
+    wait_until(lambda: answered("gm", 2), 60)
+    assert lead_messages("permission_request") == []
+    assert out.read_text() == "later\n"
+    assert [(p["tool"], p["decision"]) for p in prompts()] == [("Write", "allow")]
+    assert getattr(read_state(TEAM, "gm"), "mode", None) == "acceptEdits"
+
+
+def test_gemini_credentials_reach_its_teammate_not_its_commands(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """spawn passes Gemini CLI's variables to the teammate process; a Bash command (swarm's or
+    a hook's) never sees its key."""
+    from swarm.core.names import agent_id
+    from swarm.core.secrets import without_secrets
+    from swarm.core.team import Member
+    from swarm.ops.spawner import agent_env
+
+    monkeypatch.setenv("GEMINI_API_KEY", "gk-1")
+    monkeypatch.setenv("GOOGLE_API_KEY", "gg-1")
+    monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:1")
+    env = agent_env(TEAM, Member(name="gm", agent_id=agent_id("gm", TEAM)))
+    assert env["GEMINI_API_KEY"] == "gk-1" and env["GOOGLE_API_KEY"] == "gg-1"
+    clean = without_secrets(env)
+    assert "GEMINI_API_KEY" not in clean and "GOOGLE_API_KEY" not in clean
+    assert clean["GOOGLE_GEMINI_BASE_URL"] == "http://127.0.0.1:1"
+
+
+@pytest.mark.slow
+def test_file_scopes_hold_in_bypass_mode(gemini_env: FakeGemini, tmp_path: Path) -> None:
+    """bypassPermissions: Gemini CLI still asks (its default mode) and swarm answers: a write
+    outside its task's file scope is refused, one inside is made, a command runs unasked."""
+    work = tmp_path / "work"
+    (work / "docs").mkdir(parents=True)
+    ok("tasks", "add", "docs", "--description", "write docs", "--files", "docs/**")
+    api = gemini_env
+    api.push_tool_use("write_file", {"file_path": str(work / "src.py"), "content": "x = 1\n"})
+    api.push_tool_use("write_file", {"file_path": str(work / "docs" / "a.md"), "content": "# A\n"})
+    api.push_tool_use("run_shell_command", {"command": f"echo ran > {work / 'docs' / 'ran.txt'}",
+                                            "description": "run"})
+    api.push_text("Docs written.")
+    spawn("--cwd", str(work), "--permission-mode", "bypassPermissions")
+    wait_until(lambda: answered("gm"), 90)
+    assert not (work / "src.py").exists()
+    assert (work / "docs" / "a.md").read_text() == "# A\n"
+    assert (work / "docs" / "ran.txt").read_text() == "ran\n"
+    decided = [(p["tool"], p["decision"]) for p in prompts()]
+    assert decided == [("Write", "deny"), ("Write", "allow"), ("Bash", "allow")]
+    assert "scope" in prompts()[0]["reason"]
+    assert lead_messages("permission_request") == []
+
+
+@pytest.mark.slow
+def test_a_gemini_cli_without_credentials_is_a_death_that_says_why(
+        gemini_env: FakeGemini, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GEMINI_API_KEY")
+    spawn("--prompt", "hello")
+    state = wait_until(lambda: (s := read_state(TEAM, "gm")) is not None and s.state == "dead"
+                       and s, 60, message="the teammate records why it could not start")
+    assert "gemini did not start" in (state.detail or "")
+    assert "API key" in (state.detail or "")
