@@ -155,7 +155,7 @@ class Gemini:
         call = params.get("toolCall") or {}
         tool, args = swarm_call(call)
         decide = self.setup.decide
-        decision = (decide(tool, args, str(call.get("toolCallId") or "")) if decide is not None
+        decision = (decide(tool, args, str(call.get("toolCallId") or ""), None) if decide is not None
                     else Decision("deny", "nobody decides for this agent"))
         self.setup.log(f"gemini asks {tool} {call.get('title', '')!r}: {decision.behavior}")
         wanted = "allow_once" if decision.behavior == "allow" else "reject_once"

@@ -18,8 +18,8 @@ records the working mode and tells the CLI, as a mode change does.
 from __future__ import annotations
 
 import os
-import threading
 import sys
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from types import FrameType
