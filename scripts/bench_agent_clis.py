@@ -116,8 +116,8 @@ def _codex_env(server: Any, home: Path) -> dict[str, str]:
     (home / ".codex" / "config.toml").write_text(
         'model = "gpt-fake"\nmodel_provider = "fake"\n\n[model_providers.fake]\n'
         f'name = "fake"\nbase_url = "{server.api_url}"\nwire_api = "responses"\n'
-        'env_key = "FAKE_KEY"\n')
-    return {"FAKE_KEY": "bench-key", "HOME": str(home), **LOOPBACK}
+        'env_key = "OPENAI_API_KEY"\n')
+    return {"OPENAI_API_KEY": "bench-key", "HOME": str(home), **LOOPBACK}
 
 
 def _gemini_env(server: Any, home: Path) -> dict[str, str]:
@@ -137,7 +137,7 @@ KINDS = (
          server=_anthropic, prepare=_claude_env, answer=_reply_with),
     Kind("codex", ("--agent", "codex"), agent="codex", cli="codex", server=_responses,
          prepare=_codex_env, answer=_reply_with),
-    Kind("gemini", ("--agent", "gemini"), agent="gemini", cli="gemini", server=_gemini,
+    Kind("gemini", ("--agent", "gemini", "--model", "gemini-2.5-flash"), agent="gemini", cli="gemini", server=_gemini,
          prepare=_gemini_env, answer=_reply_with),
 )
 

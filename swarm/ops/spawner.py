@@ -48,7 +48,7 @@ log = logging.getLogger(__name__)
 # Variables a teammate inherits; everything else stays out of panes (tmux keeps its own env).
 PASS_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM",
             "TMPDIR", "VIRTUAL_ENV", "PYTHONPATH", "COLORTERM", "SSL_CERT_FILE")
-PASS_PREFIXES = ("SWARM_", "ANTHROPIC_", "CODEX_", "GEMINI_", "GOOGLE_")  # the agent CLIs' homes and keys
+PASS_PREFIXES = ("SWARM_", "ANTHROPIC_", "CODEX_", "GEMINI_", "GOOGLE_")  # agent CLIs: homes, keys
 
 
 class SpawnResult(Struct, dict=True):
