@@ -38,12 +38,12 @@ sys.path.insert(0, str(ROOT))
 
 import psutil  # noqa: E402
 
-from swarm.core.liveness import is_alive  # noqa: E402
-from swarm.core.mailbox import Mailbox  # noqa: E402
-from swarm.core.names import LEAD_NAME  # noqa: E402
-from swarm.core.protocol import IdleNotification  # noqa: E402
-from swarm.core.state import read_state  # noqa: E402
-from swarm.core.team import Team  # noqa: E402
+from swarm.core.model.names import LEAD_NAME  # noqa: E402
+from swarm.core.model.protocol import IdleNotification  # noqa: E402
+from swarm.core.model.state import read_state  # noqa: E402
+from swarm.core.store.file.mailbox import Mailbox  # noqa: E402
+from swarm.core.store.liveness import is_alive  # noqa: E402
+from swarm.core.team.team import Team  # noqa: E402
 
 SWARM = str(Path(sys.executable).with_name("swarm"))
 CONCURRENT = 8

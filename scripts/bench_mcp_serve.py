@@ -40,10 +40,10 @@ import anyio  # noqa: E402
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
-from swarm.core.mailbox import Mailbox  # noqa: E402
-from swarm.core.names import LEAD_NAME  # noqa: E402
-from swarm.core.state import read_state  # noqa: E402
-from swarm.core.team import Team  # noqa: E402
+from swarm.core.model.names import LEAD_NAME  # noqa: E402
+from swarm.core.model.state import read_state  # noqa: E402
+from swarm.core.store.file.mailbox import Mailbox  # noqa: E402
+from swarm.core.team.team import Team  # noqa: E402
 
 SWARM = str(Path(sys.executable).with_name("swarm"))
 TEAM = "bench"

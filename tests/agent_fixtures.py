@@ -25,14 +25,14 @@ import psutil
 import pytest
 
 from swarm.backends.hidden import HiddenBackend
-from swarm.core import paths
-from swarm.core.liveness import is_alive
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME
-from swarm.core.protocol import IdleNotification, Message
-from swarm.core.state import AgentState, read_state
-from swarm.core.tasks import Task
-from swarm.core.team import Member, Team
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.protocol import IdleNotification, Message
+from swarm.core.model.state import AgentState, read_state
+from swarm.core.store import paths
+from swarm.core.store.file.mailbox import Mailbox
+from swarm.core.store.file.tasks import Task
+from swarm.core.store.liveness import is_alive
+from swarm.core.team.team import Member, Team
 from swarm.errors import SwarmError
 from swarm.ops.spawner import SpawnResult
 from tests.helpers import wait_until

@@ -5,9 +5,9 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from swarm.core.liveness import is_alive
-from swarm.core.mailbox import Mailbox
-from swarm.core.protocol import ShutdownRequest, ShutdownResponse
+from swarm.core.model.protocol import ShutdownRequest, ShutdownResponse
+from swarm.core.store.file.mailbox import Mailbox
+from swarm.core.store.liveness import is_alive
 from tests.agent_fixtures import Crew, error_lines
 from tests.helpers import wait_until
 

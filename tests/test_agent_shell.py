@@ -9,9 +9,9 @@ import subprocess
 
 import psutil
 
-from swarm.core.liveness import is_alive
-from swarm.core.mailbox import Mailbox
-from swarm.core.protocol import ShutdownRequest, TeammateTerminated
+from swarm.core.model.protocol import ShutdownRequest, TeammateTerminated
+from swarm.core.store.file.mailbox import Mailbox
+from swarm.core.store.liveness import is_alive
 from tests.agent_fixtures import SWARM, Crew, error_lines
 from tests.helpers import wait_until
 

@@ -1,5 +1,5 @@
 """Bash rules matched against the command as bash parses it (issue 9, item 3), and path rules
-that cover every tool reading or writing the same files. Unit tests of `swarm.core.rules`."""
+that cover every tool reading or writing the same files. Unit tests of `swarm.core.shell.rules`."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core.real_input import exact_rule
-from swarm.core.rules import Decision, validate_rule
+from swarm.core.shell.rules import Decision, validate_rule
+from swarm.core.text.real_input import exact_rule
 from swarm.errors import BadInputError
 from tests.rule_helpers import bash, decide
 

@@ -17,9 +17,9 @@ from typing import Any
 import psutil
 import pytest
 
-from swarm.core.mailbox import Mailbox
-from swarm.core.state import read_state
-from swarm.core.team import Team
+from swarm.core.model.state import read_state
+from swarm.core.store.file.mailbox import Mailbox
+from swarm.core.team.team import Team
 from tests.agent_clis import cli_home, cli_path
 from tests.agent_fixtures import run_swarm
 from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
@@ -207,8 +207,8 @@ def test_spawn_refuses_a_cli_that_is_not_installed(
 
 def prompts(name: str = "cc") -> list[dict[str, Any]]:
     """What the CLI asked swarm's PermissionPrompt, from the member's transcript."""
-    from swarm.core import paths
-    from swarm.core.transcript import Transcript
+    from swarm.core.store import paths
+    from swarm.core.team.transcript import Transcript
 
     return [e for e in Transcript(paths.agent_transcript(TEAM, name)).entries()
             if e.get("event") == "permission_prompt"]
@@ -261,7 +261,7 @@ def test_the_agent_clis_are_one_list() -> None:
     each with an executable to look for."""
     from typing import get_args
 
-    from swarm.core.names import AGENT_CLIS
+    from swarm.core.model.names import AGENT_CLIS
     from swarm.lead.lead_tools import AgentCli
     from swarm.runtime.clis.base import EXECUTABLES
 

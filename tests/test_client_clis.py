@@ -22,10 +22,10 @@ from typing import Any
 
 import pytest
 
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME
-from swarm.core.state import read_state
-from swarm.core.team import Team
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.state import read_state
+from swarm.core.store.file.mailbox import Mailbox
+from swarm.core.team.team import Team
 from tests.agent_clis import cli_home, cli_path
 from tests.agent_fixtures import run_swarm
 from tests.fake_anthropic import FakeAnthropic, Scripted, reply

@@ -12,8 +12,8 @@ from typing import Any
 import psutil
 import pytest
 
-from swarm.core import paths
-from swarm.core.protocol import TeammateTerminated
+from swarm.core.model.protocol import TeammateTerminated
+from swarm.core.store import paths
 from tests.agent_fixtures import Crew
 from tests.fake_anthropic import FakeAnthropic, Scripted
 from tests.helpers import child_named, wait_until

@@ -8,7 +8,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def dotted(module: Path) -> str:
-    """`swarm/core/store.py` -> `core.store`: the name DESIGN's map gives it."""
+    """`swarm/core/store/disk.py` -> `core.store`: the name DESIGN's map gives it."""
     return ".".join(module.relative_to(ROOT / "swarm").with_suffix("").parts)
 
 

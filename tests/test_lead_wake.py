@@ -9,10 +9,8 @@ from typing import Any
 import pytest
 
 from scripts.anchor_policy import AnchorWatch
-from swarm.core.liveness import process_start_time
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME
-from swarm.core.protocol import (
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.protocol import (
     IdleNotification,
     PermissionRequest,
     PermissionResponse,
@@ -20,8 +18,10 @@ from swarm.core.protocol import (
     ShutdownResponse,
     TeammateTerminated,
 )
-from swarm.core.state import AgentState, write_state
-from swarm.core.team import Team
+from swarm.core.model.state import AgentState, write_state
+from swarm.core.store.file.mailbox import Mailbox
+from swarm.core.store.liveness import process_start_time
+from swarm.core.team.team import Team
 from swarm.lead import wake_policy as wake
 from swarm.lead.wake_policy import Watch
 from swarm.ops import health

@@ -15,11 +15,11 @@ from typing import Any
 
 import pytest
 
-from swarm.core.definitions import load_definitions
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME, validate_color
-from swarm.core.team import Team
-from swarm.core.worktrees import create, finish, record_fields, record_of
+from swarm.core.agents.definitions import load_definitions
+from swarm.core.model.names import LEAD_NAME, validate_color
+from swarm.core.store.file.mailbox import Mailbox
+from swarm.core.team.team import Team
+from swarm.core.team.worktrees import create, finish, record_fields, record_of
 from swarm.errors import BadInputError, ToolError
 from swarm.ops.merge import merge
 from swarm.ops.report import build_report

@@ -15,10 +15,10 @@ from pathlib import Path
 import psutil
 import pytest
 
-from swarm.core import paths
-from swarm.core.mailbox import Mailbox
-from swarm.core.store import lock_path, signals_deferred
-from swarm.core.team import Team
+from swarm.core.store import paths
+from swarm.core.store.disk import lock_path, signals_deferred
+from swarm.core.store.file.mailbox import Mailbox
+from swarm.core.team.team import Team
 from swarm.errors import PartialSendError
 from tests.agent_fixtures import SWARM
 from tests.helpers import wait_until
@@ -32,8 +32,8 @@ def stopped_holder(team: Team, tmp_path: Path) -> Iterator[psutil.Process]:
     ready = tmp_path / "ready"
     code = f"""
         import pathlib, time
-        from swarm.core import paths
-        from swarm.core.store import locked
+        from swarm.core.store import paths
+        from swarm.core.store.disk import locked
         with locked(paths.inbox({team.name!r}, "alice")):
             pathlib.Path({str(ready)!r}).write_text("held")
             time.sleep(60)

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from swarm.core import records
-from swarm.core.mailbox import Mailbox
-from swarm.core.team import Team
+from swarm.core.model import records
+from swarm.core.store.file.mailbox import Mailbox
+from swarm.core.team.team import Team
 
 FORK = multiprocessing.get_context("fork")
 

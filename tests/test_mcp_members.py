@@ -15,10 +15,10 @@ from pathlib import Path
 import anyio
 import pytest
 
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME
-from swarm.core.state import read_state
-from swarm.core.team import Team
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.state import read_state
+from swarm.core.store.file.mailbox import Mailbox
+from swarm.core.team.team import Team
 from tests.agent_fixtures import agent_processes, error_lines, run_swarm
 from tests.helpers import wait_until
 from tests.test_mcp_serve import SWARM, ok, run, served

@@ -20,11 +20,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 import pytest
 
-from swarm.core.liveness import is_alive
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME
-from swarm.core.state import read_state
-from swarm.core.team import Team
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.state import read_state
+from swarm.core.store.file.mailbox import Mailbox
+from swarm.core.store.liveness import is_alive
+from swarm.core.team.team import Team
 from swarm.lead.served import ServedHost, ServeOptions
 from tests.agent_fixtures import agent_processes, error_lines, run_swarm, stop_tree
 from tests.helpers import wait_until

@@ -8,9 +8,9 @@ import os
 
 import pytest
 
-from swarm.core import paths
-from swarm.core.mailbox import Mailbox
-from swarm.core.protocol import Message, ModeChange, dump_structured
+from swarm.core.model.protocol import Message, ModeChange, dump_structured
+from swarm.core.store import paths
+from swarm.core.store.file.mailbox import Mailbox
 from swarm.errors import ProtocolError
 from swarm.ops.report import build_report
 from tests.agent_fixtures import Crew, error_lines, run_swarm

@@ -4,9 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from swarm.core import paths
-from swarm.core.names import agent_id, parse_agent_id, validate_agent_name, validate_team_name
-from swarm.core.team import Team
+from swarm.core.model.names import (
+    agent_id,
+    parse_agent_id,
+    validate_agent_name,
+    validate_team_name,
+)
+from swarm.core.store import paths
+from swarm.core.team.team import Team
 from swarm.errors import BadInputError, InvalidNameError
 
 # Every kind of bad name SPEC lists, plus a few neighbours of the 63-character limit.

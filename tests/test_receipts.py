@@ -17,9 +17,9 @@ import time
 
 import pytest
 
-from swarm.core.liveness import is_alive
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.store.file.mailbox import Mailbox
+from swarm.core.store.liveness import is_alive
 from swarm.runtime.tools.builtin import ToolContext, run_tool
 from tests.agent_fixtures import SWARM, Crew, error_lines
 from tests.helpers import wait_until
@@ -248,8 +248,8 @@ def test_a_teammates_send_to_a_dead_peer_says_it_will_not_read(store: str, crew:
 
 
 def test_a_read_on_redis_wakes_only_the_watchers_that_ask_for_it(redis_url: str) -> None:
-    from swarm.core import stores
-    from swarm.core.team import Team
+    from swarm.core.store import select as stores
+    from swarm.core.team.team import Team
 
     team = Team.create("feed")
     team.add_member("w", model="shell", backend="hidden")

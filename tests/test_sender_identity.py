@@ -18,10 +18,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from swarm.core import paths
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME
-from swarm.core.protocol import (
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.protocol import (
     Message,
     ModeChange,
     PermissionResponse,
@@ -30,6 +28,8 @@ from swarm.core.protocol import (
     TaskAssignment,
     dump_structured,
 )
+from swarm.core.store import paths
+from swarm.core.store.file.mailbox import Mailbox
 from swarm.errors import SwarmError
 from tests.agent_fixtures import SWARM, Crew
 from tests.helpers import wait_until
@@ -94,7 +94,9 @@ def test_a_teammates_swarm_send_speaks_as_the_teammate_however_it_was_started(
     assert all(m.sender == "w" for m in messages), by_text
     # The lead's key never reaches a teammate's Bash environment.
     env_text = (crew.workdir / "env.txt").read_text()
-    from swarm.core import lead_key  # new with the fix: imported here so the rest runs before it
+    from swarm.core.team import (
+        lead_key,  # new with the fix: imported here so the rest runs before it
+    )
 
     key = lead_key.read_key(crew.team.name)
     assert key is not None and key.hex() not in env_text
@@ -224,8 +226,8 @@ def test_a_forged_permission_answer_is_not_obeyed_and_the_real_ones_are(
 
 
 def test_the_lead_key_is_made_with_the_team_and_kept_private(store: str) -> None:
-    from swarm.core import lead_key
-    from swarm.core.team import Team
+    from swarm.core.team import lead_key
+    from swarm.core.team.team import Team
 
     team = Team.create("keyed")
     key = lead_key.read_key(team.name)
@@ -248,8 +250,8 @@ def test_the_lead_key_is_made_with_the_team_and_kept_private(store: str) -> None
 ])
 def test_reading_the_lead_key_asks_even_where_reads_are_allowed(
         swarm_home: Path, tool: str, args: dict[str, str]) -> None:
-    from swarm.core.rules import check
-    from swarm.core.team import Team
+    from swarm.core.shell.rules import check
+    from swarm.core.team.team import Team
 
     Team.create("t")
     filled = {k: v.format(home=swarm_home) for k, v in args.items()}
@@ -269,7 +271,7 @@ def test_reading_the_lead_key_asks_even_where_reads_are_allowed(
 
 
 def test_a_damaged_key_is_a_clear_error_and_nothing_is_sent(team: object) -> None:
-    from swarm.core.team import Team
+    from swarm.core.team.team import Team
 
     assert isinstance(team, Team)
     team.add_member("v")

@@ -17,13 +17,13 @@ from typing import Any, TypeVar
 
 import pytest
 
-from swarm.core import paths
-from swarm.core.rules import Decision
-from swarm.core.state import SubagentInfo, Usage
-from swarm.core.team import Team
-from swarm.core.watch import FileWatcher, Waker
-from swarm.core.workspace_trust import decide
-from swarm.core.worktrees import kept_path, leave_team, team_worktrees
+from swarm.core.model.state import SubagentInfo, Usage
+from swarm.core.shell.rules import Decision
+from swarm.core.store import paths
+from swarm.core.store.file.watch import FileWatcher, Waker
+from swarm.core.team.team import Team
+from swarm.core.team.worktrees import kept_path, leave_team, team_worktrees
+from swarm.core.trust.workspace import decide
 from swarm.errors import BadInputError, ToolError, TurnInterrupted
 from swarm.runtime.interfaces import ToolHooks
 from swarm.runtime.loop import Loop

@@ -16,15 +16,15 @@ import pytest
 from libtmux.server import Server
 from libtmux.session import Session
 
-from swarm.core import paths
-from swarm.core.liveness import is_alive
-from swarm.core.mailbox import Mailbox
-from swarm.core.protocol import Message
-from swarm.core.state import AgentState, write_state
-from swarm.core.team import Team
-from swarm.core.terminal import visible
-from swarm.core.transcript import Transcript
-from swarm.core.view import View
+from swarm.core.model.protocol import Message
+from swarm.core.model.state import AgentState, write_state
+from swarm.core.store import paths
+from swarm.core.store.file.mailbox import Mailbox
+from swarm.core.store.liveness import is_alive
+from swarm.core.team.team import Team
+from swarm.core.team.transcript import Transcript
+from swarm.core.text.terminal import visible
+from swarm.core.text.view import View
 from tests.helpers import run_cli as run
 from tests.helpers import wait_until
 

@@ -13,8 +13,8 @@ from typing import Any, cast
 
 import pytest
 
-from swarm.core.rules import Decision
-from swarm.core.team import Team
+from swarm.core.shell.rules import Decision
+from swarm.core.team.team import Team
 from swarm.lead.lead_tools import lead_tools
 from swarm.runtime.extensions.mcp_client import McpManager, McpTool, McpToolAdapter
 from swarm.runtime.loop import Loop

@@ -12,8 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from swarm.core.mailbox import Mailbox
-from swarm.core.protocol import (
+from swarm.core.model.protocol import (
     Message,
     PermissionRequest,
     PermissionResponse,
@@ -23,6 +22,7 @@ from swarm.core.protocol import (
     StructuredMessage,
     dump_structured,
 )
+from swarm.core.store.file.mailbox import Mailbox
 from swarm.ops.approvals import pending_permissions
 from swarm.ops.control import shutdown
 from tests.agent_fixtures import SWARM, Crew

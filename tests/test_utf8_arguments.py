@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core.mailbox import Mailbox
-from swarm.core.team import Team
+from swarm.core.store.file.mailbox import Mailbox
+from swarm.core.team.team import Team
 from tests.helpers import run_cli
 
 BAD = os.fsdecode(b"\xff")  # '\udcff', as sys.argv holds it

@@ -11,10 +11,10 @@ import click
 from swarm.cli.common import table
 from swarm.cli.helptext import examples
 from swarm.cli.replay import record_option, start_recording
-from swarm.core import records
-from swarm.core.names import BACKENDS
-from swarm.core.tasks import Task
-from swarm.core.terminal import visible
+from swarm.core.model import records
+from swarm.core.model.names import BACKENDS
+from swarm.core.store.file.tasks import Task
+from swarm.core.text.terminal import visible
 from swarm.errors import OperationFailedError, WaitTimeoutError
 from swarm.ops.demo import (
     LEAD_PROMPT,

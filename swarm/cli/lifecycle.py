@@ -17,8 +17,8 @@ from swarm.cli.common import (
 from swarm.cli.completion import complete_member
 from swarm.cli.helptext import examples
 from swarm.cli.status import render
-from swarm.core.names import PERMISSION_MODES
-from swarm.core.team import Team
+from swarm.core.model.names import PERMISSION_MODES
+from swarm.core.team.team import Team
 from swarm.errors import BadInputError, OperationFailedError
 from swarm.ops.control import interrupt as do_interrupt
 from swarm.ops.control import interrupted_line, left_out, set_mode, to_background

@@ -22,11 +22,11 @@ from swarm.cli.common import (
 )
 from swarm.cli.completion import complete_member
 from swarm.cli.helptext import examples
-from swarm.core import records
-from swarm.core.names import LEAD_NAME
-from swarm.core.protocol import Message, parse_structured, structured_type
-from swarm.core.readable import clip, flat, fold, structured_line, will_not_read
-from swarm.core.state import looks_stopped
+from swarm.core.model import records
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.protocol import Message, parse_structured, structured_type
+from swarm.core.model.state import looks_stopped
+from swarm.core.text.readable import clip, flat, fold, structured_line, will_not_read
 from swarm.errors import BadInputError
 from swarm.ops.messages import find_message
 

@@ -13,11 +13,11 @@ import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from swarm.core import paths
-from swarm.core.mailbox import Mailbox
-from swarm.core.state import read_state
-from swarm.core.team import Team
-from swarm.core.transcript import Transcript
+from swarm.core.model.state import read_state
+from swarm.core.store import paths
+from swarm.core.store.file.mailbox import Mailbox
+from swarm.core.team.team import Team
+from swarm.core.team.transcript import Transcript
 from swarm.runtime.permissions.asking import Asker
 from swarm.runtime.permissions.policy import PermissionPolicy
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult

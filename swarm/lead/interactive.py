@@ -21,13 +21,13 @@ from typing import Any
 
 from msgspec import Struct, field
 
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME
-from swarm.core.protocol import PermissionRequest
-from swarm.core.real_input import exact_rule, shown_input
-from swarm.core.rules import Decision
-from swarm.core.state import elapsed_text
-from swarm.core.terminal import visible, visible_line
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.protocol import PermissionRequest
+from swarm.core.model.state import elapsed_text
+from swarm.core.shell.rules import Decision
+from swarm.core.store.file.mailbox import Mailbox
+from swarm.core.text.real_input import exact_rule, shown_input
+from swarm.core.text.terminal import visible, visible_line
 from swarm.errors import BadInputError, NotFoundError, SwarmError
 from swarm.lead.attention import left, ring_for
 from swarm.lead.headless import Outcome

@@ -17,9 +17,9 @@ from typing import Annotated, Any, Literal, Protocol, cast
 
 from msgspec import Struct
 
-from swarm.core.names import LEAD_NAME, ModeCap
-from swarm.core.protocol import ShutdownRequest, structured_object, validate_structured
-from swarm.core.readable import will_not_read
+from swarm.core.model.names import LEAD_NAME, ModeCap
+from swarm.core.model.protocol import ShutdownRequest, structured_object, validate_structured
+from swarm.core.text.readable import will_not_read
 from swarm.errors import BadInputError, ToolError
 from swarm.lead.wake_policy import DONE_STATES, Watch, describe_request, task_tally
 from swarm.ops import control

@@ -24,14 +24,14 @@ from msgspec import Struct
 
 from swarm import settings
 from swarm.backends.resolve import resolve
-from swarm.core.definitions import AgentDefinition
-from swarm.core.liveness import is_alive
-from swarm.core.names import LEAD_NAME, PERMISSION_MODES
-from swarm.core.protocol import PlanApprovalResponse
-from swarm.core.rules import Decision, validate_rule
-from swarm.core.state import SubagentInfo, Usage, end_child_command, read_state, write_state
-from swarm.core.team import Team, TeamConfig
-from swarm.core.workspace_trust import decide
+from swarm.core.agents.definitions import AgentDefinition
+from swarm.core.model.names import LEAD_NAME, PERMISSION_MODES
+from swarm.core.model.protocol import PlanApprovalResponse
+from swarm.core.model.state import SubagentInfo, Usage, end_child_command, read_state, write_state
+from swarm.core.shell.rules import Decision, validate_rule
+from swarm.core.store.liveness import is_alive
+from swarm.core.team.team import Team, TeamConfig
+from swarm.core.trust.workspace import decide
 from swarm.errors import BadInputError, OperationFailedError, TurnInterrupted
 from swarm.lead.lead_tools import SpawnDefaults, deleted_line, lead_tools
 from swarm.lead.prompt import lead_system_prompt

@@ -23,15 +23,15 @@ from typing import Protocol, TypeVar, cast
 
 from pydantic import Field
 
-from swarm.core import stores
-from swarm.core.lead_key import LeadSeal
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME
-from swarm.core.protocol import Message, ShutdownRequest, escape, render_for_model
-from swarm.core.readable import structured_line
-from swarm.core.store_api import Watcher
-from swarm.core.team import Team
-from swarm.core.watch import Waker
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.protocol import Message, ShutdownRequest, escape, render_for_model
+from swarm.core.store import select as stores
+from swarm.core.store.api import Watcher
+from swarm.core.store.file.mailbox import Mailbox
+from swarm.core.store.file.watch import Waker
+from swarm.core.team.lead_key import LeadSeal
+from swarm.core.team.team import Team
+from swarm.core.text.readable import structured_line
 from swarm.lead.wake_policy import Block, Wake, Watch, text_block
 from swarm.runtime.console import brief
 from swarm.runtime.inputs import Inbound, is_shutdown

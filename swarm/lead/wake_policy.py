@@ -21,10 +21,8 @@ from typing import Any, Protocol
 from msgspec import Struct, field
 
 from swarm import settings
-from swarm.core.lead_key import LeadSeal
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME
-from swarm.core.protocol import (
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.protocol import (
     IdleNotification,
     Message,
     PermissionRequest,
@@ -34,8 +32,10 @@ from swarm.core.protocol import (
     escape,
     render_for_model,
 )
-from swarm.core.tasks import Task
-from swarm.core.team import Team
+from swarm.core.store.file.mailbox import Mailbox
+from swarm.core.store.file.tasks import Task
+from swarm.core.team.lead_key import LeadSeal
+from swarm.core.team.team import Team
 from swarm.errors import SwarmError
 from swarm.ops import approvals
 from swarm.ops.approvals import Pending, answer_plan, deny_permission

@@ -20,11 +20,10 @@ from typing import Any
 
 from msgspec import Struct
 
-from swarm.core import records
-from swarm.core.definitions import effective_tools, get_definition, listed, load_definitions
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME, PERMISSION_MODES, TEAM_TOOLS, ModeCap
-from swarm.core.protocol import (
+from swarm.core.agents.definitions import effective_tools, get_definition, listed, load_definitions
+from swarm.core.model import records
+from swarm.core.model.names import LEAD_NAME, PERMISSION_MODES, TEAM_TOOLS, ModeCap
+from swarm.core.model.protocol import (
     Message,
     PermissionRequest,
     PermissionResponse,
@@ -32,9 +31,16 @@ from swarm.core.protocol import (
     PlanApprovalResponse,
     sender_may_send,
 )
-from swarm.core.real_input import SHOWN_LIMIT, exact_rule, request_line, shown_input, typed_rule
-from swarm.core.team import Member, Team, TeamConfig
-from swarm.core.workspace_trust import decide
+from swarm.core.store.file.mailbox import Mailbox
+from swarm.core.team.team import Member, Team, TeamConfig
+from swarm.core.text.real_input import (
+    SHOWN_LIMIT,
+    exact_rule,
+    request_line,
+    shown_input,
+    typed_rule,
+)
+from swarm.core.trust.workspace import decide
 from swarm.errors import BadInputError, NotFoundError, SwarmError, ToolError
 from swarm.runtime.extensions.loader import checkout_of
 from swarm.runtime.tools.registry import all_tools

@@ -12,17 +12,19 @@ from msgspec import Struct
 
 from swarm.backends.resolve import get_backend
 from swarm.backends.ssh import signal_agent
-from swarm.core import paths, records, stores
-from swarm.core.liveness import terminate
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME, ModeCap
-from swarm.core.protocol import ModeChange, ShutdownRequest, ShutdownResponse
-from swarm.core.rules import validate_mode
-from swarm.core.state import AgentState, read_state, update_state
-from swarm.core.store_api import Watcher
-from swarm.core.tasks import ENDED
-from swarm.core.team import Member, Team
-from swarm.core.worktrees import Finished, finish_member, leave_team
+from swarm.core.model import records
+from swarm.core.model.names import LEAD_NAME, ModeCap
+from swarm.core.model.protocol import ModeChange, ShutdownRequest, ShutdownResponse
+from swarm.core.model.state import AgentState, read_state, update_state
+from swarm.core.shell.rules import validate_mode
+from swarm.core.store import paths
+from swarm.core.store import select as stores
+from swarm.core.store.api import Watcher
+from swarm.core.store.file.mailbox import Mailbox
+from swarm.core.store.file.tasks import ENDED
+from swarm.core.store.liveness import terminate
+from swarm.core.team.team import Member, Team
+from swarm.core.team.worktrees import Finished, finish_member, leave_team
 from swarm.errors import BadInputError, OperationFailedError, SshError, WaitTimeoutError
 from swarm.ops.health import MemberStatus, end_child_commands, observe, observe_member
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from swarm.core.tasks import Task
-from swarm.core.team import Team
+from swarm.core.store.file.tasks import Task
+from swarm.core.team.team import Team
 from swarm.ops.control import delete_team, shutdown, wait
 from swarm.ops.spawner import SpawnRequest, spawn
 from swarm.runtime.models.spec import EXAMPLES

@@ -17,16 +17,18 @@ from msgspec import Struct, field
 from msgspec.structs import asdict
 
 from swarm import settings
-from swarm.core import paths, records, stores
-from swarm.core.liveness import is_alive
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME
-from swarm.core.overlaps import overlapping
-from swarm.core.protocol import TeammateTerminated
-from swarm.core.state import AgentState, end_child_command, read_state, update_state
-from swarm.core.store import iso_at, utcnow, warn
-from swarm.core.team import Member, Team
-from swarm.core.transcript import Transcript
+from swarm.core.model import records
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.protocol import TeammateTerminated
+from swarm.core.model.state import AgentState, end_child_command, read_state, update_state
+from swarm.core.store import paths
+from swarm.core.store import select as stores
+from swarm.core.store.disk import iso_at, utcnow, warn
+from swarm.core.store.file.mailbox import Mailbox
+from swarm.core.store.liveness import is_alive
+from swarm.core.team.overlaps import overlapping
+from swarm.core.team.team import Member, Team
+from swarm.core.team.transcript import Transcript
 from swarm.errors import LockTimeoutError
 
 log = logging.getLogger(__name__)

@@ -10,9 +10,9 @@ from collections.abc import Iterable
 
 from msgspec import Struct
 
-from swarm.core.mailbox import Mailbox
-from swarm.core.protocol import Message
-from swarm.core.team import Team
+from swarm.core.model.protocol import Message
+from swarm.core.store.file.mailbox import Mailbox
+from swarm.core.team.team import Team
 from swarm.errors import BadInputError, NotFoundError
 
 

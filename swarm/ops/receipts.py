@@ -17,13 +17,13 @@ from collections.abc import Iterable
 
 from msgspec import Struct
 
-from swarm.core import stores
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME
-from swarm.core.protocol import Message
-from swarm.core.readable import will_not_read
-from swarm.core.state import looks_stopped, read_state
-from swarm.core.team import Team
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.protocol import Message
+from swarm.core.model.state import looks_stopped, read_state
+from swarm.core.store import select as stores
+from swarm.core.store.file.mailbox import Mailbox
+from swarm.core.team.team import Team
+from swarm.core.text.readable import will_not_read
 from swarm.errors import RecipientStoppedError, WaitTimeoutError
 from swarm.ops.health import death_reason, observe_lead
 from swarm.ops.messages import team_messages

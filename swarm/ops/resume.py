@@ -12,10 +12,10 @@ import contextlib
 
 from msgspec import Struct, field, to_builtins
 
-from swarm.core.liveness import is_alive
-from swarm.core.names import LEAD_NAME
-from swarm.core.tasks import ENDED
-from swarm.core.team import Member, Team, TeamConfig
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.store.file.tasks import ENDED
+from swarm.core.store.liveness import is_alive
+from swarm.core.team.team import Member, Team, TeamConfig
 from swarm.errors import SwarmError
 from swarm.ops.health import observe_member
 from swarm.ops.spawner import wake

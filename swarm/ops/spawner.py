@@ -17,17 +17,21 @@ from swarm.backends.base import PaneBackend
 from swarm.backends.hidden import swarm_argv
 from swarm.backends.resolve import get_backend, resolve
 from swarm.backends.ssh import remote_swarm_argv
-from swarm.core import attention, paths
-from swarm.core.definitions import get_definition
-from swarm.core.names import LEAD_NAME, ModeCap, mode_allows, validate_agent_name, validate_color
-from swarm.core.rules import validate_mode, validate_rule
-from swarm.core.secrets import redact
-from swarm.core.state import RESTARTED, AgentState, update_state
-from swarm.core.team import Member, Team
-from swarm.core.user_config import default_mode, lasting_rules
-from swarm.core.workspace_trust import ProjectConfig, decide
-from swarm.core.worktree_links import configured
-from swarm.core.worktrees import (
+from swarm.core.agents.definitions import get_definition
+from swarm.core.model.names import (
+    LEAD_NAME,
+    ModeCap,
+    mode_allows,
+    validate_agent_name,
+    validate_color,
+)
+from swarm.core.model.state import RESTARTED, AgentState, update_state
+from swarm.core.shell.rules import validate_mode, validate_rule
+from swarm.core.store import paths
+from swarm.core.team import attention
+from swarm.core.team.team import Member, Team
+from swarm.core.team.worktree_links import configured
+from swarm.core.team.worktrees import (
     WorktreeRecord,
     create,
     finish,
@@ -35,6 +39,9 @@ from swarm.core.worktrees import (
     record_fields,
     record_of,
 )
+from swarm.core.trust.secrets import redact
+from swarm.core.trust.user_config import default_mode, lasting_rules
+from swarm.core.trust.workspace import ProjectConfig, decide
 from swarm.errors import BadInputError, SwarmError
 from swarm.ops.clients import EXTERNAL, serve_command
 from swarm.ops.health import observe, observe_member
@@ -244,7 +251,7 @@ def _check_mcp(names: tuple[str, ...], workdir: Path, project: ProjectConfig) ->
     """`--mcp NAME`: each must be configured (in .mcp.json or $SWARM_HOME/mcp.json) from here."""
     if not names:
         return []
-    from swarm.core.mcp_config import load_mcp_config  # pydantic: only with --mcp
+    from swarm.core.trust.mcp_config import load_mcp_config  # pydantic: only with --mcp
 
     config = load_mcp_config(workdir, project=project)
     unknown = [n for n in names if n not in config.servers]

@@ -23,14 +23,10 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from swarm import settings
-from swarm.core import paths, stores
-from swarm.core.agent_memory import memory_file
-from swarm.core.definitions import effective_tools, get_definition, lends
-from swarm.core.liveness import process_start_time
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME, TEAM_TOOLS, parse_agent_id
-from swarm.core.overlaps import record_write
-from swarm.core.protocol import (
+from swarm.core.agents.definitions import effective_tools, get_definition, lends
+from swarm.core.agents.memory import memory_file
+from swarm.core.model.names import LEAD_NAME, TEAM_TOOLS, parse_agent_id
+from swarm.core.model.protocol import (
     Message,
     ModeChange,
     ShutdownRequest,
@@ -38,9 +34,7 @@ from swarm.core.protocol import (
     TeammateTerminated,
     dump_structured,
 )
-from swarm.core.rules import Decision, tool_path
-from swarm.core.secrets import redact
-from swarm.core.state import (
+from swarm.core.model.state import (
     RESTARTED,
     AgentState,
     SubagentInfo,
@@ -49,10 +43,17 @@ from swarm.core.state import (
     update_state,
     write_state,
 )
-from swarm.core.tasks import Task
-from swarm.core.team import Team
-from swarm.core.terminal import visible
-from swarm.core.workspace_trust import decide
+from swarm.core.shell.rules import Decision, tool_path
+from swarm.core.store import paths
+from swarm.core.store import select as stores
+from swarm.core.store.file.mailbox import Mailbox
+from swarm.core.store.file.tasks import Task
+from swarm.core.store.liveness import process_start_time
+from swarm.core.team.overlaps import record_write
+from swarm.core.team.team import Team
+from swarm.core.text.terminal import visible
+from swarm.core.trust.secrets import redact
+from swarm.core.trust.workspace import decide
 from swarm.errors import AgentStopped, ModelAPIError, describe_error
 from swarm.log import configure as configure_logging
 from swarm.runtime.base import AgentBase

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from swarm.core.state import Usage
+from swarm.core.model.state import Usage
 from swarm.errors import BadInputError
 
 # --agent NAME -> (executable, how to install it): the one home of this table.

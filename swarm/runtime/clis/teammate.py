@@ -19,15 +19,15 @@ from types import FrameType
 from typing import Any
 
 from swarm import settings
-from swarm.core import paths
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME
-from swarm.core.protocol import Message, ModeChange, ShutdownRequest, ShutdownResponse
-from swarm.core.readable import tool_call
-from swarm.core.state import RESTARTED, read_state, write_state
-from swarm.core.tasks import Task
-from swarm.core.team import Team
-from swarm.core.watch import Waker
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.protocol import Message, ModeChange, ShutdownRequest, ShutdownResponse
+from swarm.core.model.state import RESTARTED, read_state, write_state
+from swarm.core.store import paths
+from swarm.core.store.file.mailbox import Mailbox
+from swarm.core.store.file.tasks import Task
+from swarm.core.store.file.watch import Waker
+from swarm.core.team.team import Team
+from swarm.core.text.readable import tool_call
 from swarm.errors import AgentStopped, describe_error
 from swarm.runtime.base import AgentBase
 from swarm.runtime.clis.base import CliDriver, DriverSetup, find_cli

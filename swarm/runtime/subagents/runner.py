@@ -27,14 +27,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from swarm.core import paths, records
-from swarm.core.definitions import AgentDefinition, get_definition
-from swarm.core.names import mode_at_most
-from swarm.core.protocol import escape
-from swarm.core.state import SubagentInfo
-from swarm.core.store import utcnow_iso
-from swarm.core.transcript import Transcript
-from swarm.core.watch import Waker
+from swarm.core.agents.definitions import AgentDefinition, get_definition
+from swarm.core.model import records
+from swarm.core.model.names import mode_at_most
+from swarm.core.model.protocol import escape
+from swarm.core.model.state import SubagentInfo
+from swarm.core.store import paths
+from swarm.core.store.disk import utcnow_iso
+from swarm.core.store.file.watch import Waker
+from swarm.core.team.transcript import Transcript
 from swarm.errors import NotFoundError, SwarmError, ToolError, describe_error
 from swarm.runtime.budget import depth_refusal
 from swarm.runtime.builder import LoopParts
@@ -60,7 +61,7 @@ from swarm.settings import (
 )
 
 if TYPE_CHECKING:  # the thread machinery and git helpers load with the first subagent
-    from swarm.core.worktrees import WorktreeRecord
+    from swarm.core.team.worktrees import WorktreeRecord
     from swarm.runtime.extensions.mcp_client import McpManager
     from swarm.runtime.models.base import Model
     from swarm.runtime.subagents.subagent import Run, Subagent, SubagentParts
@@ -264,7 +265,7 @@ class Subagents:
         """A definition's `mcpServers`, started for this subagent (and stopped when it ends)."""
         if not definition.mcp_servers:
             return None, {}
-        from swarm.core.mcp_config import load_mcp_config, resolve_servers  # pydantic
+        from swarm.core.trust.mcp_config import load_mcp_config, resolve_servers  # pydantic
 
         config = load_mcp_config(cwd)
         servers, unknown = resolve_servers([], definition.mcp_servers, config,
