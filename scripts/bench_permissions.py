@@ -37,7 +37,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from swarm.core.model.names import LEAD_NAME  # noqa: E402
 from swarm.core.model.protocol import Message, PermissionRequest  # noqa: E402
 from swarm.core.shell import rules  # noqa: E402
-from swarm.core.store.file.mailbox import Mailbox  # noqa: E402
+from swarm.core.store.api import Mailbox  # noqa: E402
+from swarm.core.store.select import open_mailbox  # noqa: E402
 from swarm.core.team.team import Team  # noqa: E402
 from swarm.ops.approvals import approve_permission  # noqa: E402
 from swarm.ops.control import shutdown, stop_members  # noqa: E402
@@ -82,7 +83,7 @@ def run(team: Team, name: str, workdir: Path, n: int, via_cli: bool) -> dict[str
     out: dict[str, list[float]] = {"seen": [], "human": [], "api": [], "effect": [], "system": []}
     spawn(team, SpawnRequest(name, model="shell", backend="hidden", permission_mode="default",
                              cwd=str(workdir)))
-    lead = Mailbox(team.name, LEAD_NAME)
+    lead = open_mailbox(team.name, LEAD_NAME)
     commands = [f"echo {i} > {name}-{i}.txt" for i in range(n)]
     team.send(name, "\n".join(f"$ {c}" for c in commands), sender=LEAD_NAME, summary="bench")
     for i, command in enumerate(commands):

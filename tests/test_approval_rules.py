@@ -29,7 +29,7 @@ from swarm.core.model.protocol import (
 )
 from swarm.core.shell import rules
 from swarm.core.shell.rules import Decision
-from swarm.core.store.file.mailbox import Mailbox
+from swarm.core.store.select import open_mailbox
 from swarm.core.team.team import Team
 from swarm.errors import SwarmError, ToolError
 from swarm.lead.interactive import TerminalUI
@@ -66,13 +66,13 @@ def forge(team: Team, tool_name: str, args: dict[str, Any], sender: str = "mallo
     names another member at the source)."""
     request = PermissionRequest(agent_id=agent_id or f"{sender}@{team.name}", tool_name=tool_name,
                                 description="harmless", input=args)
-    Mailbox(team.name, LEAD_NAME).deliver([Message(sender=sender,
+    open_mailbox(team.name, LEAD_NAME).deliver([Message(sender=sender,
                                                    text=dump_structured(request))])
     return request.request_id
 
 
 def answers(team: Team, name: str = "mallory") -> list[PermissionResponse]:
-    return [s for m in Mailbox(team.name, name).messages()
+    return [s for m in open_mailbox(team.name, name).messages()
             if isinstance(s := m.structured(), PermissionResponse)]
 
 

@@ -17,7 +17,7 @@ import pytest
 from swarm.core.model.names import LEAD_NAME
 from swarm.core.model.protocol import TeammateTerminated
 from swarm.core.model.state import AgentState, read_state, update_state, write_state
-from swarm.core.store.file.mailbox import Mailbox
+from swarm.core.store.select import open_mailbox
 from swarm.core.team.team import Team
 from swarm.ops.health import observe
 from tests.agent_fixtures import SWARM, Crew
@@ -61,7 +61,7 @@ def status_rows(crew: Crew, **env: str) -> dict[str, dict[str, object]]:
 
 
 def terminated_notes(crew: Crew) -> list[TeammateTerminated]:
-    return [s for m in Mailbox(crew.team.name, LEAD_NAME).messages(include_archive=True)
+    return [s for m in open_mailbox(crew.team.name, LEAD_NAME).messages(include_archive=True)
             if isinstance(s := m.structured(), TeammateTerminated)]
 
 
@@ -255,6 +255,6 @@ def test_a_clean_exit_recorded_after_the_observer_looked_is_not_a_death(team: Te
     member = team.config().member("alice")
     assert member is not None
     assert observe_member(team, member).state == "exited"
-    notes = [m for m in Mailbox(team.name, LEAD_NAME).messages()
+    notes = [m for m in open_mailbox(team.name, LEAD_NAME).messages()
              if isinstance(m.structured(), TeammateTerminated)]
     assert notes == []

@@ -20,7 +20,7 @@ from swarm.core.model.protocol import (
 )
 from swarm.core.store import paths
 from swarm.core.store.disk import locked
-from swarm.core.store.file.mailbox import Mailbox
+from swarm.core.store.select import open_mailbox
 from swarm.core.team.team import Team
 from swarm.errors import MessageTooLargeError, ProtocolError, TooLargeError, UnknownRecipientError
 from tests.helpers import wait_until
@@ -471,6 +471,6 @@ def test_concurrent_senders_lose_nothing(team: Team) -> None:
 
 
 def test_mailbox_repr_and_direct_use(team: Team) -> None:
-    box = Mailbox(team.name, "alice")
+    box = open_mailbox(team.name, "alice")
     assert "alice@alpha" in repr(box)
     assert box.messages(include_archive=True) == []

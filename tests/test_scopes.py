@@ -17,8 +17,8 @@ from swarm.core.model.names import LEAD_NAME
 from swarm.core.model.protocol import FileConflict
 from swarm.core.model.state import AgentState, write_state
 from swarm.core.store import paths
-from swarm.core.store.file.mailbox import Mailbox
 from swarm.core.store.liveness import process_start_time
+from swarm.core.store.select import open_mailbox
 from swarm.core.team.overlaps import overlapping, read_writes, record_write
 from swarm.core.team.scopes import matches, scope_denial, unmatched
 from swarm.core.team.team import Team
@@ -31,7 +31,7 @@ from tests.helpers import wait_until
 
 
 def conflicts(team: Team) -> list[FileConflict]:
-    return [s for m in Mailbox(team.name, LEAD_NAME).messages(include_archive=True)
+    return [s for m in open_mailbox(team.name, LEAD_NAME).messages(include_archive=True)
             if isinstance(s := m.structured(), FileConflict)]
 
 

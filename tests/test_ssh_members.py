@@ -17,7 +17,7 @@ import psutil
 import pytest
 
 from swarm.core.model.state import AgentState, read_state, write_state
-from swarm.core.store.file.tasks import Task
+from swarm.core.model.task import Task
 from swarm.core.team.team import Team
 from swarm.ops.health import death_reason, observe_member
 from tests.agent_fixtures import run_swarm

@@ -20,7 +20,8 @@ import pytest
 from swarm.core.model.state import SubagentInfo, Usage
 from swarm.core.shell.rules import Decision
 from swarm.core.store import paths
-from swarm.core.store.file.watch import FileWatcher, Waker
+from swarm.core.store.file.watch import FileWatcher
+from swarm.core.store.waker import Waker
 from swarm.core.team.team import Team
 from swarm.core.team.worktrees import kept_path, leave_team, team_worktrees
 from swarm.core.trust.workspace import decide

@@ -8,8 +8,8 @@ from multiprocessing.queues import Queue
 
 import pytest
 
+from swarm.core.model.task import MAX_DESCRIPTION_BYTES, MAX_SUBJECT_BYTES
 from swarm.core.store import paths
-from swarm.core.store.file.tasks import MAX_DESCRIPTION_BYTES, MAX_SUBJECT_BYTES
 from swarm.core.team.team import Team
 from swarm.errors import (
     BadInputError,

@@ -13,7 +13,7 @@ from swarm.cli.helptext import examples
 from swarm.cli.replay import record_option, start_recording
 from swarm.core.model import records
 from swarm.core.model.names import BACKENDS
-from swarm.core.store.file.tasks import Task
+from swarm.core.model.task import Task
 from swarm.core.text.terminal import visible
 from swarm.errors import OperationFailedError, WaitTimeoutError
 from swarm.ops.demo import (

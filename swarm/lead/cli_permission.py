@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 from swarm.core.model.state import read_state
 from swarm.core.store import paths
-from swarm.core.store.file.mailbox import Mailbox
+from swarm.core.store.select import open_mailbox
 from swarm.core.team.team import Team
 from swarm.core.team.transcript import Transcript
 from swarm.runtime.permissions.asking import Asker
@@ -74,7 +74,7 @@ class PermissionPrompt(Tool):
                 " mode (swarm mode)")}))
         served = args.tool_name.removeprefix("mcp__swarm__")  # its own team tools: swarm's
         tool = all_tools().get(served) or _Other(args.tool_name)
-        asker = Asker(team, member.name, Mailbox(team.name, member.name), _Waiter())
+        asker = Asker(team, member.name, open_mailbox(team.name, member.name), _Waiter())
         policy = PermissionPolicy.for_member(team, member, ctx.cwd, asker, mode=mode)
         decision = policy.check(tool, args.input, args.tool_use_id or "")
         # Its transcript says what the CLI asked and what swarm answered (`swarm report`).

@@ -25,7 +25,7 @@ from swarm.core.model.names import LEAD_NAME
 from swarm.core.model.protocol import PermissionRequest
 from swarm.core.model.state import elapsed_text
 from swarm.core.shell.rules import Decision
-from swarm.core.store.file.mailbox import Mailbox
+from swarm.core.store.select import open_mailbox
 from swarm.core.text.real_input import exact_rule, shown_input
 from swarm.core.text.terminal import visible, visible_line
 from swarm.errors import BadInputError, NotFoundError, SwarmError
@@ -234,7 +234,7 @@ def tasks_text(lead: Lead) -> str:
 
 
 def inbox_text(lead: Lead) -> str:
-    messages = Mailbox(lead.team.name, LEAD_NAME).messages(include_archive=True)[-10:]
+    messages = open_mailbox(lead.team.name, LEAD_NAME).messages(include_archive=True)[-10:]
     if not messages:
         return "(no messages)"
     out = []

@@ -28,9 +28,10 @@ from swarm.core.agents.definitions import AgentDefinition
 from swarm.core.model.names import LEAD_NAME, PERMISSION_MODES
 from swarm.core.model.protocol import PlanApprovalResponse
 from swarm.core.model.state import SubagentInfo, Usage, end_child_command, read_state, write_state
+from swarm.core.model.team import TeamConfig
 from swarm.core.shell.rules import Decision, validate_rule
 from swarm.core.store.liveness import is_alive
-from swarm.core.team.team import Team, TeamConfig
+from swarm.core.team.team import Team
 from swarm.core.trust.workspace import decide
 from swarm.errors import BadInputError, OperationFailedError, TurnInterrupted
 from swarm.lead.lead_tools import SpawnDefaults, deleted_line, lead_tools

@@ -32,8 +32,8 @@ from swarm.core.model.protocol import (
     escape,
     render_for_model,
 )
-from swarm.core.store.file.mailbox import Mailbox
-from swarm.core.store.file.tasks import Task
+from swarm.core.model.task import Task
+from swarm.core.store.select import open_mailbox
 from swarm.core.team.lead_key import LeadSeal
 from swarm.core.team.team import Team
 from swarm.errors import SwarmError
@@ -134,7 +134,7 @@ class Watch(Struct, dict=True):
     last_view: TeamView | None = None
 
     def __post_init__(self) -> None:
-        self.box = Mailbox(self.team.name, LEAD_NAME)
+        self.box = open_mailbox(self.team.name, LEAD_NAME)
         self.seal = LeadSeal(self.team.name, LEAD_NAME)
         # A resumed lead starts from the newest notes its predecessor read (they are archived).
         for message in self.box.archived():

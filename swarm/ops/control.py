@@ -16,14 +16,15 @@ from swarm.core.model import records
 from swarm.core.model.names import LEAD_NAME, ModeCap
 from swarm.core.model.protocol import ModeChange, ShutdownRequest, ShutdownResponse
 from swarm.core.model.state import AgentState, read_state, update_state
+from swarm.core.model.task import ENDED
+from swarm.core.model.team import Member
 from swarm.core.shell.rules import validate_mode
 from swarm.core.store import paths
 from swarm.core.store import select as stores
-from swarm.core.store.api import Watcher
-from swarm.core.store.file.mailbox import Mailbox
-from swarm.core.store.file.tasks import ENDED
+from swarm.core.store.api import Mailbox, Watcher
 from swarm.core.store.liveness import terminate
-from swarm.core.team.team import Member, Team
+from swarm.core.store.select import open_mailbox
+from swarm.core.team.team import Team
 from swarm.core.team.worktrees import Finished, finish_member, leave_team
 from swarm.errors import BadInputError, OperationFailedError, SshError, WaitTimeoutError
 from swarm.ops.health import MemberStatus, end_child_commands, observe, observe_member
@@ -170,7 +171,7 @@ def shutdown(team: Team, names: list[str], reason: str | None = None, timeout: f
         request = ShutdownRequest(reason=reason)
         team.send(member.name, request, sender=LEAD_NAME)
         pending[member.name] = (member, request.request_id, start + wait_s, late)
-    lead_box = Mailbox(team.name, LEAD_NAME)
+    lead_box = open_mailbox(team.name, LEAD_NAME)
     late_ones: list[tuple[Member, str]] = []
     with team_watcher(team) as watcher:
         while pending:
@@ -212,7 +213,7 @@ IGNORED_GRACE = 5.0  # seconds --force waits for a member that left an earlier r
 def _asked_before(team: Team, name: str) -> bool:
     """An earlier shutdown request from the lead still lies unread in `name`'s mailbox."""
     return any(isinstance(m.structured(), ShutdownRequest) and m.sender == LEAD_NAME
-               for m in Mailbox(team.name, name).unread())
+               for m in open_mailbox(team.name, name).unread())
 
 
 def _late(late: str, state: AgentState | None) -> str:

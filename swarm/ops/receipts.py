@@ -21,7 +21,7 @@ from swarm.core.model.names import LEAD_NAME
 from swarm.core.model.protocol import Message
 from swarm.core.model.state import looks_stopped, read_state
 from swarm.core.store import select as stores
-from swarm.core.store.file.mailbox import Mailbox
+from swarm.core.store.select import open_mailbox
 from swarm.core.team.team import Team
 from swarm.core.text.readable import will_not_read
 from swarm.errors import RecipientStoppedError, WaitTimeoutError
@@ -36,7 +36,7 @@ def read_by(team: str, sent: dict[str, list[str]]) -> dict[str, bool]:
     """Per recipient: True when every message of `sent[name]` has been read."""
     out = {}
     for name, ids in sent.items():
-        waiting = {m.id for m in Mailbox(team, name).unread()}
+        waiting = {m.id for m in open_mailbox(team, name).unread()}
         out[name] = not waiting.intersection(ids)
     return out
 

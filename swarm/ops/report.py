@@ -18,10 +18,11 @@ from typing import Any
 
 from swarm.core.model.names import LEAD_NAME, validate_team_name
 from swarm.core.model.state import AgentState, read_state
+from swarm.core.model.task import Task
+from swarm.core.model.team import Member
 from swarm.core.store import paths
 from swarm.core.store.disk import iso_at
-from swarm.core.store.file.tasks import Task
-from swarm.core.team.team import Member, Team
+from swarm.core.team.team import Team
 from swarm.core.team.transcript import read_entries
 from swarm.core.text.readable import flat, structured_line
 from swarm.errors import NotFoundError

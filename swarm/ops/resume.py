@@ -13,9 +13,10 @@ import contextlib
 from msgspec import Struct, field, to_builtins
 
 from swarm.core.model.names import LEAD_NAME
-from swarm.core.store.file.tasks import ENDED
+from swarm.core.model.task import ENDED
+from swarm.core.model.team import Member, TeamConfig
 from swarm.core.store.liveness import is_alive
-from swarm.core.team.team import Member, Team, TeamConfig
+from swarm.core.team.team import Team
 from swarm.errors import SwarmError
 from swarm.ops.health import observe_member
 from swarm.ops.spawner import wake

@@ -43,12 +43,12 @@ from swarm.core.model.state import (
     update_state,
     write_state,
 )
+from swarm.core.model.task import Task
 from swarm.core.shell.rules import Decision, tool_path
 from swarm.core.store import paths
 from swarm.core.store import select as stores
-from swarm.core.store.file.mailbox import Mailbox
-from swarm.core.store.file.tasks import Task
 from swarm.core.store.liveness import process_start_time
+from swarm.core.store.select import open_mailbox
 from swarm.core.team.overlaps import record_write
 from swarm.core.team.team import Team
 from swarm.core.text.terminal import visible
@@ -87,7 +87,7 @@ class Agent(AgentBase, LoopHooks):
         previous = read_state(team.name, name)  # a respawn keeps its turns and usage
         super().__init__(team, name)
         self.member = self.team.member(name)
-        self.box = Mailbox(self.team.name, name)
+        self.box = open_mailbox(self.team.name, name)
         self.console = Console(paths.agent_log(self.team.name, name), name)
         in_turn = ("working", "waiting_permission", "awaiting_plan")
         self.signals = Signals(busy=lambda: self.state.state in in_turn,
@@ -470,7 +470,7 @@ def _order_key(recorded: str) -> tuple[str, str]:
 def tell_lead_of_death(team: str, name: str, reason: str) -> None:
     """Straight into the lead's mailbox: this must work even when the team file is what broke."""
     note = TeammateTerminated(agent_id=f"{name}@{team}", reason=reason)
-    Mailbox(team, LEAD_NAME).deliver([Message(sender=name, text=dump_structured(note))])
+    open_mailbox(team, LEAD_NAME).deliver([Message(sender=name, text=dump_structured(note))])
 
 
 def run_agent(agent_id: str) -> int:

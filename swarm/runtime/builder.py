@@ -25,7 +25,8 @@ from swarm.runtime.tools.builtin import Tool, ToolContext
 
 if TYPE_CHECKING:
     from swarm.core.agents.definitions import AgentDefinition
-    from swarm.core.team.team import Member, Team
+    from swarm.core.model.team import Member
+    from swarm.core.team.team import Team
     from swarm.core.trust.workspace import ProjectConfig
     from swarm.runtime.models.base import Model
     from swarm.runtime.subagents.runner import Subagents

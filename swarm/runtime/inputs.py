@@ -27,10 +27,9 @@ from swarm.core.model.protocol import (
     render_for_model,
 )
 from swarm.core.model.state import AgentState
+from swarm.core.model.task import Task
 from swarm.core.store import select as stores
-from swarm.core.store.api import Watcher
-from swarm.core.store.file.mailbox import Mailbox
-from swarm.core.store.file.tasks import Task
+from swarm.core.store.api import Mailbox, Watcher
 from swarm.core.team.lead_key import LeadSeal, is_order
 from swarm.core.team.team import Team
 from swarm.core.text.readable import structured_line

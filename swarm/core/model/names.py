@@ -125,3 +125,7 @@ def parse_agent_id(value: str) -> tuple[str, str]:
     if not sep:
         raise InvalidNameError(f"invalid agent id {value!r}: expected NAME@TEAM")
     return validate_agent_name(name, allow_reserved=True), validate_team_name(team)
+
+# The lead's key (swarm.core.team.lead_key): the file's name, the Redis key's last part.
+KEY_FILE = "lead.key"
+KEY_NAMES = (KEY_FILE, "lead_key")  # the file's name, the Redis key's last part

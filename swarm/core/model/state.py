@@ -11,9 +11,8 @@ from datetime import datetime
 from typing import Literal
 
 from swarm.core.model.records import Record, field
-from swarm.core.store import paths
 from swarm.core.store import select as stores
-from swarm.core.store.disk import ensure_dir, locked, read_model, utcnow_iso, write_model
+from swarm.core.store.disk import utcnow_iso
 from swarm.core.store.liveness import START_TIME_TOLERANCE, is_alive, process_start_time
 from swarm.core.text.terminal import visible_line
 
@@ -140,31 +139,17 @@ class AgentState(Record, kw_only=True):
 
 
 def read_state(team: str, name: str) -> AgentState | None:
-    if (remote := stores.remote()) is not None:
-        return remote.read_state(team, name)
-    return read_model(paths.agent_state(team, name), AgentState)
+    return stores.team_store().read_state(team, name)
 
 
 def write_state(team: str, name: str, state: AgentState) -> None:
-    if (remote := stores.remote()) is not None:
-        remote.write_state(team, name, state)
-        return
-    ensure_dir(paths.agent_dir(team, name))
-    write_model(paths.agent_state(team, name), state)
+    stores.team_store().write_state(team, name, state)
 
 
 def update_state(team: str, name: str, change: Callable[[AgentState], None],
                  timeout: float | None = None) -> AgentState:
     """Read-modify-write under the state lock (the agent and observers may both write)."""
-    if (remote := stores.remote()) is not None:
-        return remote.update_state(team, name, change, timeout)
-    path = paths.agent_state(team, name)
-    ensure_dir(path.parent)
-    with locked(path, timeout):
-        state = read_model(path, AgentState) or AgentState()
-        change(state)
-        write_model(path, state)
-    return state
+    return stores.team_store().update_state(team, name, change, timeout)
 
 
 def looks_stopped(team: str, name: str) -> bool:

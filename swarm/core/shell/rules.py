@@ -23,7 +23,14 @@ from typing import Any, Literal
 
 from msgspec import Struct
 
-from swarm.core.model.names import LEAD_TOOLS, PERMISSION_MODES, SUBAGENT_TOOLS, TEAM_TOOLS
+from swarm.core.model.names import (
+    KEY_FILE,
+    KEY_NAMES,
+    LEAD_TOOLS,
+    PERMISSION_MODES,
+    SUBAGENT_TOOLS,
+    TEAM_TOOLS,
+)
 from swarm.core.shell import parse as shellparse
 from swarm.core.shell.parse import SimpleCommand, Word
 from swarm.core.shell.protected import absolute as _absolute
@@ -31,7 +38,6 @@ from swarm.core.shell.protected import inside as _inside
 from swarm.core.shell.protected import is_protected, own_file, same_path
 from swarm.core.shell.writes import HARMLESS_WRITES, protected_writes, writes_outside
 from swarm.core.store import paths as swarm_paths
-from swarm.core.team.lead_key import KEY_FILE, KEY_NAMES
 from swarm.errors import BadInputError
 
 # A tool name, or an MCP tool's (`mcp__calc__add`), a whole server's (`mcp__calc`) or a pattern

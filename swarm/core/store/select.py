@@ -1,7 +1,10 @@
-"""Which store holds the teams (SWARM_STORE), and the watchers that wait on it.
+"""Which store holds the teams (SWARM_STORE): the one place that picks the file or the Redis
+store. Callers ask `team_store()` for a mailbox, a task list or a team document (or a `Team`
+for its own: `team.inbox(name)`, `team.tasks`). Interface: `swarm.core.store.api`.
 
-`remote()` is None on the file store (the default: nothing changes, nothing is imported) and
-the process's RedisStore when SWARM_STORE is a redis:// URL. Interface: `swarm.core.store.api`.
+The file store is the default (nothing of Redis is imported). `remote()` is the process's
+Redis connection when SWARM_STORE is a redis:// URL, None on files: for what only Redis has
+(patience with an unreachable server, its info for `doctor`).
 """
 
 from __future__ import annotations
@@ -11,14 +14,13 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from swarm import settings
-from swarm.core.store import paths
 
 if TYPE_CHECKING:
-    from swarm.core.store.api import Watcher
-    from swarm.core.store.file.watch import Waker
+    from swarm.core.store.api import Mailbox, Store, Watcher
     from swarm.core.store.redis.connection import RedisStore
+    from swarm.core.store.waker import Waker
 
-_STORES: dict[tuple[int, str], RedisStore] = {}  # per process (a fork gets its own pool)
+_STORES: dict[tuple[int, str], Store] = {}  # per process (a fork gets its own pool)
 
 
 def selected() -> str:
@@ -26,19 +28,39 @@ def selected() -> str:
     return settings.store()
 
 
-def remote() -> RedisStore | None:
+def team_store() -> Store:
+    """The store SWARM_STORE names, made once per process."""
     url = settings.store()
-    if url == "file":
-        return None
     key = (os.getpid(), url)
     found = _STORES.get(key)
     if found is None:
-        from swarm.core.store.redis.connection import (
-            RedisStore,  # MissingExtraError without redis-py
-        )
+        if url == "file":
+            from swarm.core.store.file.store import FileStore
 
-        found = _STORES[key] = RedisStore(url)
+            found = FileStore()
+        else:
+            from swarm.core.store.redis.connection import RedisStore  # MissingExtraError
+            from swarm.core.store.redis.store import RedisTeamStore
+
+            found = RedisTeamStore(RedisStore(url))
+        _STORES[key] = found
     return found
+
+
+def remote() -> RedisStore | None:
+    """The Redis connection, or None on the file store."""
+    store = team_store()
+    if store.kind == "file":
+        return None
+    from swarm.core.store.redis.store import RedisTeamStore
+
+    assert isinstance(store, RedisTeamStore)
+    return store.connection
+
+
+def open_mailbox(team: str, name: str) -> Mailbox:
+    """A member's mailbox, without checking that it is a member (`Team.inbox` checks)."""
+    return team_store().mailbox(team, name)
 
 
 def team_watcher(team: str, inboxes: list[str] | None, tasks: bool, states: list[str],
@@ -46,23 +68,4 @@ def team_watcher(team: str, inboxes: list[str] | None, tasks: bool, states: list
     """Wakes when a message lands in one of `inboxes` (None: any member's), the task list
     changes (`tasks`), one of `states` is written, or one of `reads` marks messages read; or
     when `waker` is set."""
-    store = remote()
-    if store is not None:
-        return store.watcher(team, inboxes, tasks, states, waker, reads)
-    from swarm.core.store.file.watch import FileWatcher
-
-    targets: list[tuple[object, str | None]] = []
-    if inboxes is None:
-        targets.append((paths.inboxes_dir(team), None))
-    else:
-        targets += [(paths.inboxes_dir(team), paths.inbox(team, n).name) for n in inboxes]
-    # A reader rewrites its mailbox file (by rename) when it marks messages read.
-    targets += [(paths.inboxes_dir(team), paths.inbox(team, n).name) for n in reads
-                if inboxes is not None and n not in inboxes]
-    if tasks:
-        targets.append((paths.tasks_dir(team), None))
-    for name in states:
-        directory = paths.agent_dir(team, name)
-        if directory.is_dir():
-            targets.append((directory, "state.json"))
-    return FileWatcher(targets, waker)  # type: ignore[arg-type]
+    return team_store().watcher(team, inboxes, tasks, states, waker, reads)

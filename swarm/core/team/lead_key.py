@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.names import KEY_FILE, KEY_NAMES, LEAD_NAME
 from swarm.core.model.protocol import LEAD_ONLY_TYPES, Message, StructuredMessage, sender_may_send
 from swarm.core.store import paths
 from swarm.core.store import select as stores
@@ -26,8 +26,6 @@ from swarm.errors import SwarmError
 if TYPE_CHECKING:
     from swarm.core.store.redis.connection import RedisStore
 
-KEY_FILE = "lead.key"
-KEY_NAMES = (KEY_FILE, "lead_key")  # the file's name, the Redis key's last part
 KEY_BYTES = 32
 _DOMAIN = b"swarm-lead-order-v1"
 

@@ -4,12 +4,8 @@ from __future__ import annotations
 
 import builtins
 import functools
-import os
-import uuid
 from collections.abc import Callable
-from typing import Literal
 
-from swarm import settings
 from swarm.core.model.names import (
     LEAD_NAME,
     agent_id,
@@ -30,93 +26,23 @@ from swarm.core.model.protocol import (
     structured_object,
     validate_structured,
 )
-from swarm.core.model.records import Record, field
 from swarm.core.model.state import read_state
+from swarm.core.model.team import PALETTE, Member, TeamConfig
 from swarm.core.store import paths
-from swarm.core.store.disk import ensure_dir, locked, read_model, utcnow_iso, write_model
-from swarm.core.store.file.mailbox import Mailbox
-from swarm.core.store.file.tasks import TaskList
-from swarm.core.store.filecache import ChangeCache, stat_key
+from swarm.core.store import select as stores
+from swarm.core.store.api import DocumentMissing, Mailbox, TaskList
+from swarm.core.store.disk import ensure_dir
 from swarm.core.store.liveness import is_alive, terminate
 from swarm.core.team import lead_key
 from swarm.core.team.gone import gone_error, state_names
 from swarm.errors import (
     BadInputError,
     MessageTooLargeError,
-    PartialSendError,
     ProtocolError,
-    SwarmError,
     TeamBusyError,
     TeamGoneError,
     UnknownRecipientError,
 )
-
-CONFIG_VERSION = 1
-BackendName = Literal["tmux", "iterm2", "hidden", "ssh"]  # names.BACKENDS, as a type
-PALETTE = ("blue", "green", "yellow", "magenta", "cyan", "red", "bright_blue", "bright_green")
-
-
-def _new_session_id() -> str:
-    return str(uuid.uuid4())
-
-
-class Member(Record, kw_only=True):
-    agent_id: str
-    name: str
-    agent_type: str = "general-purpose"
-    model: str | None = None
-    prompt: str = ""
-    color: str | None = None
-    plan_mode_required: bool = False
-    permission_mode: str = "default"
-    joined_at: str = field(default_factory=utcnow_iso)
-    backend: BackendName | None = None
-    pane_id: str | None = None
-    tmux_socket: str | None = None
-    # `--backend ssh:[USER@]HOST[:PORT]`: the host its process runs on. Its pid is that host's:
-    # signals go through ssh and its liveness is its heartbeat, never a local pid check.
-    host: str | None = None
-    cwd: str | None = None
-    # Set by `spawn --worktree` (swarm.core.team.worktrees): the checkout, its branch, the commit it
-    # started from, and the checkout it came from (where `swarm merge` lands its work).
-    worktree_path: str | None = None
-    worktree_branch: str | None = None
-    worktree_base: str | None = None
-    worktree_repo: str | None = None
-    pid: int | None = None
-    allow_rules: list[str] = []
-    deny_rules: list[str] = []
-    max_turns: int | None = None
-    max_budget_usd: float | None = None
-    max_tokens: int | None = None  # its tokens, its subagents' included
-    # The length of the delegation chain from the person: 1 for the lead or a teammate a
-    # person spawned, 2 for one the lead spawned (swarm.runtime.budget.depth_refusal).
-    depth: int = 1
-    mcp_servers: list[str] = []  # `spawn --mcp NAME`
-    # `spawn --agent claude-code`: the teammate is that CLI, driven by `swarm agent`
-    # (swarm.runtime.clis); None: swarm's own loop.
-    agent: str | None = None
-    # The digest of the project configuration its spawner trusted for this run only
-    # (--trust-project, SWARM_TRUST_PROJECT=1): the process trusts that digest, nothing else.
-    trusted_config: str | None = None
-
-
-class TeamConfig(Record, kw_only=True):
-    version: int = CONFIG_VERSION
-    name: str
-    description: str = ""
-    created_at: str = field(default_factory=utcnow_iso)
-    lead_agent_id: str
-    lead_session_id: str = field(default_factory=_new_session_id)
-    # Set while a `swarm lead` process leads the team (its pid and process start time): its
-    # teammates leave on their own once it is gone (orphans). None for a team led from a shell.
-    lead_pid: int | None = None
-    lead_started_at: float | None = None
-    members: list[Member] = []
-    allowed_rules: list[str] = []
-
-    def member(self, name: str) -> Member | None:
-        return next((m for m in self.members if m.name == name), None)
 
 
 def _check_utf8(what: str, text: str | None) -> None:
@@ -146,15 +72,8 @@ def _end_processes(team: Team, members: builtins.list[Member]) -> None:
 
 
 class Team:
-    """A handle on one team directory. Cheap: every call reads what it needs from disk.
-    On the Redis store (SWARM_STORE=redis://...) this builds a `RedisTeam` instead."""
-
-    def __new__(cls, name: str) -> Team:
-        if cls is Team and settings.store() != "file":
-            from swarm.core.store.redis.team import RedisTeam
-
-            return super().__new__(RedisTeam)
-        return super().__new__(cls)
+    """A handle on one team: its document, members, mailboxes and tasks, wherever the selected
+    store (`swarm.core.store.select`) keeps them. Cheap: every call reads what it needs."""
 
     # Set by `salvage` when the document is gone: the team as its state records show it.
     _stand_in: TeamConfig | None = None
@@ -162,12 +81,12 @@ class Team:
 
     def __init__(self, name: str) -> None:
         self.name = name
-        self.dir = paths.team_dir(name)
-        self.config_path = paths.team_config(name)
+        self.doc = stores.team_store().team_document(name)
+        self.dir = self.doc.dir
 
     @functools.cached_property
     def tasks(self) -> TaskList:
-        return TaskList(self.name, check_owner=self._check_member)
+        return stores.team_store().tasks(self.name, check_owner=self._check_member)
 
     def __repr__(self) -> str:
         return f"Team({self.name!r})"
@@ -176,35 +95,9 @@ class Team:
     @classmethod
     def create(cls, name: str, description: str = "") -> Team:
         """Create a team; on a name clash the team gets a unique `NAME-xxxx` (see `team.name`)."""
-        if cls is Team and settings.store() != "file":
-            from swarm.core.store.redis.team import RedisTeam
-
-            return RedisTeam.create(name, description)
-        base = validate_team_name(name)
-        ensure_dir(paths.teams_dir())
-        candidate = base
-        for _ in range(100):
-            try:
-                os.mkdir(paths.team_dir(candidate), 0o700)
-                break
-            except FileExistsError:
-                import secrets  # hmac and OpenSSL load with it: only on a name clash
-
-                candidate = f"{base[:58]}-{secrets.token_hex(2)}"
-        else:  # pragma: no cover - 100 clashes of 16 random bits
-            raise SwarmError(f"could not find a free name for team {base!r}")
-        for sub in (paths.inboxes_dir(candidate), paths.tasks_dir(candidate)):
-            ensure_dir(sub)
-        lead = agent_id(LEAD_NAME, candidate)
-        config = TeamConfig(
-            name=candidate,
-            description=description,
-            lead_agent_id=lead,
-            members=[Member(agent_id=lead, name=LEAD_NAME, agent_type="team-lead", color="white")],
-        )
-        lead_key.create_key(candidate)  # before the team file: no team is seen without its key
-        write_model(paths.team_config(candidate), config)
-        return cls(candidate)
+        # The lead's key before the team file: no team is seen without its key.
+        return cls(stores.team_store().create_team(validate_team_name(name), description,
+                                                   before=lead_key.create_key))
 
     @classmethod
     def open(cls, name: str) -> Team:
@@ -238,14 +131,7 @@ class Team:
 
     @classmethod
     def list(cls) -> builtins.list[Team]:
-        if cls is Team and settings.store() != "file":
-            from swarm.core.store.redis.team import RedisTeam
-
-            return RedisTeam.list()
-        root = paths.teams_dir()
-        if not root.is_dir():
-            return []
-        return [cls(p.name) for p in sorted(root.iterdir()) if (p / "config.json").is_file()]
+        return [cls(name) for name in stores.team_store().team_names()]
 
     @classmethod
     def delete(
@@ -277,48 +163,35 @@ class Team:
         return [m.name for m in alive]
 
     def _remove(self) -> None:
-        import shutil  # it loads bz2 and lzma to know what it can archive: not on every send
-
-        shutil.rmtree(self.dir)
+        self.doc.remove()
 
     def exists(self) -> bool:
-        return self.config_path.exists()
+        return self.doc.exists()
 
     def document(self) -> str:
         """Where the team file is, for messages: its path (its key on Redis)."""
-        return str(self.config_path)
+        return self.doc.location()
 
     def config_key(self) -> object:
-        """Changes whenever the team file does (cheap: a stat), for caches of what it says."""
-        return stat_key(self.config_path)
+        """Changes whenever the team file does (cheap), for caches of what it says."""
+        return self.doc.version()
 
     # -- the team file -----------------------------------------------------------------------
     def config(self) -> TeamConfig:
         if self._stand_in is not None:
             return self._stand_in
-        config = read_model(self.config_path, TeamConfig)  # a corrupt one is moved aside
-        if config is None:
-            raise gone_error(self.name, self.document())
-        return config
-
-    def _config_for_send(self) -> TeamConfig:
-        """The team file, parsed again only when it changed on disk: a script sending in a loop
-        pays one stat per message (one GET on Redis) instead of a parse (a missing file: the
-        clear error)."""
-        return self._send_cache.get()
-
-    @functools.cached_property
-    def _send_cache(self) -> ChangeCache[TeamConfig]:
-        return ChangeCache(self.config_key, self.config)
+        try:
+            return self.doc.read()
+        except DocumentMissing:
+            raise gone_error(self.name, self.document()) from None
 
     def update(self, change: Callable[[TeamConfig], None]) -> TeamConfig:
         """Read-modify-write the team file under its lock."""
         self._refuse_stand_in()
-        with locked(self.config_path):
-            config = self.config()
-            change(config)
-            write_model(self.config_path, config)
-        return config
+        try:
+            return self.doc.update(change)
+        except DocumentMissing:
+            raise gone_error(self.name, self.document()) from None
 
     def members(self) -> builtins.list[Member]:
         return self.config().members
@@ -384,7 +257,7 @@ class Team:
 
     # -- messages ----------------------------------------------------------------------------
     def inbox(self, name: str = LEAD_NAME) -> Mailbox:
-        return Mailbox(self.name, self._check_member(name))
+        return stores.team_store().mailbox(self.name, self._check_member(name))
 
     def send(
         self,
@@ -398,6 +271,10 @@ class Team:
         Returns the new message ids. Raises before anything is written when the recipient is
         unknown, the message is too large, or a structured message is broadcast or misaddressed.
         """
+        return self.doc.sending(lambda: self._send_once(to, text, sender, summary))
+
+    def _send_once(self, to: str, text: str | dict[str, object] | StructuredMessage,
+                   sender: str, summary: str | None) -> builtins.list[str]:
         if isinstance(text, dict | str):
             raw = structured_object(text)
             structured: StructuredMessage | None = (
@@ -414,7 +291,10 @@ class Team:
                 f"message is {len(body.encode())} bytes; the limit is {MAX_MESSAGE_BYTES} bytes"
                 " (put large content in a file and send its path)"
             )
-        config = self._config_for_send()
+        try:
+            config = self.doc.config_for_send(self._stand_in)
+        except DocumentMissing:
+            raise gone_error(self.name, self.document()) from None
         author = config.member(sender.lower())
         if author is None:
             raise UnknownRecipientError(f"sender {sender!r} is not a member of team {self.name!r}")
@@ -442,30 +322,10 @@ class Team:
         # Only the lead sends an order; it is signed for its recipient (core.lead_key). The
         # callers decide who speaks: the CLI never names the lead under a teammate.
         signed = lead_key.is_order(structured)
-        return self._deliver_each(recipients, body, author, summary, signed)
-
-    def _deliver_each(self, recipients: builtins.list[str], body: str, author: Member,
-                      summary: str | None, signed: bool = False) -> builtins.list[str]:
-        """One message per recipient. If a delivery fails or is interrupted part-way, say which
-        recipients have the message: a send is reported as sent exactly where it landed."""
-        ids: builtins.list[str] = []
+        messages = []
         for name in recipients:
             message = Message(sender=author.name, text=body, summary=summary, color=author.color)
             if signed:
                 message.sig = lead_key.sign(self.name, name, message)
-            box = Mailbox(self.name, name)
-            try:
-                box.deliver([message])
-            except BaseException as exc:
-                if message.id in box.delivered:  # the interrupt came after the message was in
-                    ids.append(message.id)
-                if not ids:
-                    raise
-                done = ", ".join(f"{n} (id {i})" for n, i in zip(recipients, ids, strict=False))
-                rest = recipients[len(ids):]
-                why = str(exc) if isinstance(exc, SwarmError) else "interrupted"
-                note = f"; not to {', '.join(rest)}" if rest else ""
-                raise PartialSendError(f"{why}, but the message was delivered to {done}{note}",
-                                       1 if isinstance(exc, SwarmError) else 130) from exc
-            ids.append(message.id)
-        return ids
+            messages.append(message)
+        return self.doc.deliver(recipients, messages)

@@ -22,10 +22,10 @@ from swarm import settings
 from swarm.core.model.names import LEAD_NAME
 from swarm.core.model.protocol import Message, ModeChange, ShutdownRequest, ShutdownResponse
 from swarm.core.model.state import RESTARTED, read_state, write_state
+from swarm.core.model.task import Task
 from swarm.core.store import paths
-from swarm.core.store.file.mailbox import Mailbox
-from swarm.core.store.file.tasks import Task
-from swarm.core.store.file.watch import Waker
+from swarm.core.store.select import open_mailbox
+from swarm.core.store.waker import Waker
 from swarm.core.team.team import Team
 from swarm.core.text.readable import tool_call
 from swarm.errors import AgentStopped, describe_error
@@ -76,7 +76,7 @@ class CliTeammate(AgentBase):
         previous = read_state(team.name, name)
         super().__init__(team, name)
         self.member = self.team.member(name)
-        self.box = Mailbox(self.team.name, name)
+        self.box = open_mailbox(self.team.name, name)
         self.console = Console(paths.agent_log(self.team.name, name), name)
         self.cwd = Path(self.member.cwd or os.getcwd())
         self.orphan = OrphanCheck(self.team, self.console.say, remote=bool(self.member.host))
@@ -211,7 +211,7 @@ class CliTeammate(AgentBase):
         pending = self.pending_shutdown
         if pending is None:
             return
-        for message in Mailbox(self.team.name, LEAD_NAME).messages(include_archive=True):
+        for message in open_mailbox(self.team.name, LEAD_NAME).messages(include_archive=True):
             kind = message.structured() if message.sender == self.name else None
             if (isinstance(kind, ShutdownResponse) and kind.request_id == pending.request_id
                     and kind.approve):

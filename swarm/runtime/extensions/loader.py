@@ -40,8 +40,9 @@ if TYPE_CHECKING:
     import subprocess
 
     from swarm.core.agents.definitions import AgentDefinition
-    from swarm.core.store.file.tasks import Task
-    from swarm.core.team.team import Member, Team
+    from swarm.core.model.task import Task
+    from swarm.core.model.team import Member
+    from swarm.core.team.team import Team
     from swarm.runtime.extensions.mcp_client import McpManager
     from swarm.runtime.tools.team_inputs import TaskCreateInput, TaskUpdateInput
 

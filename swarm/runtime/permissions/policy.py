@@ -23,7 +23,8 @@ from swarm.runtime.interfaces import ToolHooks
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from swarm.core.team.team import Member, Team
+    from swarm.core.model.team import Member
+    from swarm.core.team.team import Team
     from swarm.runtime.tools.builtin import Tool
 
 

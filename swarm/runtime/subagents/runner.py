@@ -34,7 +34,7 @@ from swarm.core.model.protocol import escape
 from swarm.core.model.state import SubagentInfo
 from swarm.core.store import paths
 from swarm.core.store.disk import utcnow_iso
-from swarm.core.store.file.watch import Waker
+from swarm.core.store.waker import Waker
 from swarm.core.team.transcript import Transcript
 from swarm.errors import NotFoundError, SwarmError, ToolError, describe_error
 from swarm.runtime.budget import depth_refusal

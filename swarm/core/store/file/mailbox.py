@@ -19,8 +19,7 @@ from __future__ import annotations
 import functools
 import os
 import threading
-import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -28,9 +27,9 @@ from msgspec import Struct
 
 from swarm import settings
 from swarm.core.model import records
-from swarm.core.model.protocol import Message, structured_type
+from swarm.core.model.protocol import Message
 from swarm.core.store import paths
-from swarm.core.store.api import Watcher
+from swarm.core.store.api import Mailbox, Watcher, superseded
 from swarm.core.store.disk import (
     FILE_MODE,
     append_line,
@@ -44,7 +43,6 @@ from swarm.core.store.disk import (
 from swarm.core.store.file.watch import FileWatcher
 from swarm.errors import LockTimeoutError
 
-IDLE = "idle_notification"
 _WATCHERS = threading.local()  # per thread: {mailbox path: (pid, FileWatcher)}
 _WATCHERS_KEPT = 4
 
@@ -70,40 +68,16 @@ def _parse(lines: list[bytes]) -> tuple[list[_Entry], list[bytes]]:
     return good, bad
 
 
-def superseded(messages: Sequence[Message]) -> set[int]:
-    """Positions of unread idle notifications followed by a newer unread one from the same
-    member: the lead needs the current one per teammate, not hundreds (both stores)."""
-    newest: dict[str, int] = {}
-    out: set[int] = set()
-    for index, message in enumerate(messages):
-        if not message.read and structured_type(message.text) == IDLE:
-            older = newest.get(message.sender)
-            if older is not None:
-                out.add(older)
-            newest[message.sender] = index
-    return out
-
-
 def _encode(messages: Iterable[Message]) -> bytes:
     return b"".join(records.encode(m) + b"\n" for m in messages)
 
 
-class Mailbox:
-    """One member's mailbox file. On the Redis store (SWARM_STORE=redis://...) this builds a
-    `RedisMailbox` (a stream) instead, with the same methods."""
-
-    def __new__(cls, team: str, name: str) -> Mailbox:
-        if cls is Mailbox and settings.store() != "file":
-            from swarm.core.store.redis.mailbox import RedisMailbox
-
-            return super().__new__(RedisMailbox)
-        return super().__new__(cls)
+class FileMailbox(Mailbox):
+    """One member's mailbox file."""
 
     def __init__(self, team: str, name: str) -> None:
-        self.team = team
-        self.name = name
+        super().__init__(team, name)
         self.path = paths.inbox(team, name)
-        self.delivered: list[str] = []  # ids this handle's last deliver() put in the file
         # The last parse: (complete lines as read, their entries, the lines that did not parse).
         # The file only grows until a compaction replaces it, so a later read that starts with
         # the same bytes parses only what was appended since. Entries are never mutated.
@@ -113,9 +87,6 @@ class Mailbox:
     def archive_path(self) -> Path:
         # Lazy: a send never touches the archive.
         return paths.inbox_archive(self.team, self.name)
-
-    def __repr__(self) -> str:
-        return f"Mailbox({self.name}@{self.team})"
 
     # -- reading (lock-free snapshots) -------------------------------------------------------
     def _read(self) -> bytes:
@@ -167,9 +138,6 @@ class Mailbox:
         seen = {m.id for m in live}
         return [m for m in archived if m.id not in seen] + live
 
-    def unread(self) -> list[Message]:
-        return self.messages(unread_only=True)
-
     def archived(self) -> list[Message]:
         """Every compacted message, oldest first; a torn line (a crash mid-append) is skipped."""
         try:
@@ -195,17 +163,6 @@ class Mailbox:
     def wait(self, timeout: float | None = None) -> list[Message]:
         """Block until unread messages exist (or `timeout` passes); return them."""
         return self.wait_with(_kept_watcher(self), timeout)
-
-    def wait_with(self, watcher: Watcher, timeout: float | None) -> list[Message]:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            unread = self.unread()
-            if unread:
-                return unread
-            remaining = None if deadline is None else deadline - time.monotonic()
-            if remaining is not None and remaining <= 0:
-                return []
-            watcher.wait(remaining)
 
     # -- writing (under the mailbox lock) ----------------------------------------------------
     def deliver(self, messages: list[Message], timeout: float | None = None) -> None:
@@ -299,7 +256,7 @@ class Mailbox:
              "the other messages stay deliverable")
 
 
-def _kept_watcher(box: Mailbox) -> Watcher:
+def _kept_watcher(box: FileMailbox) -> Watcher:
     """This thread's watcher on `box`, kept open across wait() calls: closing an inotify watcher
     costs the kernel 8-20 ms, which would otherwise follow every wake-up."""
     kept: dict[Path, tuple[int, Watcher]] | None = getattr(_WATCHERS, "kept", None)

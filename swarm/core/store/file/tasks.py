@@ -7,13 +7,18 @@ from __future__ import annotations
 
 import builtins
 from collections.abc import Callable
-from typing import Literal
 
-from swarm import settings
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.protocol import check_size
-from swarm.core.model.records import Record, field
+from swarm.core.model.task import (
+    ENDED,
+    STATUSES,
+    UNSET,
+    Task,
+    check_sizes,
+    clean_globs,
+    refuse_unless_owner,
+)
 from swarm.core.store import paths
+from swarm.core.store.api import TaskList
 from swarm.core.store.disk import (
     ensure_dir,
     locked,
@@ -22,83 +27,22 @@ from swarm.core.store.disk import (
     write_bytes_atomic,
     write_model,
 )
-from swarm.core.team.scopes import clean_globs
-from swarm.errors import BadInputError, NotAllowedError, NotFoundError, TaskConflictError
-
-# Text limits (UTF-8 bytes): a task is read by every teammate's model, whole.
-MAX_SUBJECT_BYTES = 1024  # subject, active_form
-MAX_DESCRIPTION_BYTES = 64 * 1024  # description, result
-
-TaskStatus = Literal["pending", "in_progress", "completed", "failed"]
-STATUSES: tuple[str, ...] = ("pending", "in_progress", "completed", "failed")
-# Finished either way: no one works on it any more. A failed task still blocks what it blocks,
-# until the lead or a person sets it back to pending.
-ENDED: tuple[str, ...] = ("completed", "failed")
-_UNSET: object = object()
+from swarm.errors import BadInputError, TaskConflictError
 
 
-class Task(Record, kw_only=True):
-    id: str
-    subject: str
-    description: str = ""
-    status: TaskStatus = "pending"
-    owner: str | None = None
-    blocked_by: list[str] = []  # msgspec copies an empty default per task
-    blocks: list[str] = []
-    active_form: str | None = None
-    # File scopes (globs): while in progress, its owner writes only there, others not there.
-    files: list[str] = []
-    result: str | None = None
-    created_at: str = field(default_factory=utcnow_iso)
-    updated_at: str = field(default_factory=utcnow_iso)
-
-
-def completed(blocker: Task | None, blocker_id: str) -> bool:
-    return blocker is not None and blocker.id == blocker_id and blocker.status == "completed"
-
-
-def _refuse_unless_owner(task: Task, actor: str | None) -> None:
-    """An owned task changes owner or status only by its owner or the lead (or a person: no
-    actor), so a file scope lasts while its task is owned: no peer can lift it."""
-    if task.owner and actor is not None and actor not in (task.owner, LEAD_NAME):
-        raise NotAllowedError(f"task #{task.id} is owned by {task.owner}: only {task.owner} or"
-                              " the lead may change its owner or status")
-
-
-def _check_sizes(**fields: str | None) -> None:
-    for name, value in fields.items():
-        limit = MAX_SUBJECT_BYTES if name in ("subject", "active_form") else MAX_DESCRIPTION_BYTES
-        check_size(f"task {name}", value, limit)
-
-
-class TaskList:
-    """Tasks of one team. `check_owner` validates owner names (the team passes its members).
-    On the Redis store (SWARM_STORE=redis://...) this builds a `RedisTaskList` instead."""
-
-    def __new__(cls, team: str, check_owner: Callable[[str], str] | None = None) -> TaskList:
-        if cls is TaskList and settings.store() != "file":
-            from swarm.core.store.redis.tasks import RedisTaskList
-
-            return super().__new__(RedisTaskList)
-        return super().__new__(cls)
+class FileTaskList(TaskList):
+    """Tasks of one team, one file each."""
 
     def __init__(self, team: str, check_owner: Callable[[str], str] | None = None) -> None:
-        self.team = team
+        super().__init__(team, check_owner)
         self.dir = paths.tasks_dir(team)
         self._lock = paths.tasks_lock(team)
-        self._check_owner = check_owner or (lambda name: name)
 
     # -- reading -----------------------------------------------------------------------------
-    def _read(self, task_id: str) -> Task | None:
+    def read(self, task_id: str) -> Task | None:
         if not task_id.isdigit():
             return None
         return read_model(paths.task_file(self.team, task_id), Task)
-
-    def get(self, task_id: str) -> Task:
-        task = self._read(str(task_id))
-        if task is None:
-            raise NotFoundError(f"no task {task_id!r} in team {self.team!r}; see `swarm tasks list`")
-        return task
 
     def list(self) -> builtins.list[Task]:
         if not self.dir.is_dir():
@@ -107,18 +51,6 @@ class TaskList:
         # than reading the file (a 12,500-task list: 60% of its time).
         files = sorted((int(p.stem), p) for p in self.dir.glob("*.json") if p.stem.isdigit())
         return [t for t in (read_model(p, Task) for _, p in files) if t is not None]
-
-    def unfinished_blockers(self, task: Task) -> builtins.list[str]:
-        """The blockers not known to be completed: a blocker that cannot be read (missing,
-        corrupt, not the task it names) keeps its dependents blocked."""
-        return [b for b in task.blocked_by if not completed(self._read(b), b)]
-
-    def is_available(self, task: Task, name: str | None = None) -> bool:
-        return (
-            task.status == "pending"
-            and (task.owner is None or task.owner == name)
-            and not self.unfinished_blockers(task)
-        )
 
     # -- writing (under the list lock) -------------------------------------------------------
     def _write(self, task: Task) -> None:
@@ -147,7 +79,7 @@ class TaskList:
         if not subject.strip():
             raise BadInputError("a task needs a non-empty subject")
         scopes = clean_globs(files or [])
-        _check_sizes(subject=subject, description=description, active_form=active_form)
+        check_sizes(subject=subject, description=description, active_form=active_form)
         owner = self._check_owner(owner) if owner else None
         ensure_dir(self.dir)
         with locked(self._lock):
@@ -175,7 +107,7 @@ class TaskList:
         task_id: str,
         *,
         status: str | None = None,
-        owner: object = _UNSET,
+        owner: object = UNSET,
         result: str | None = None,
         subject: str | None = None,
         description: str | None = None,
@@ -186,18 +118,18 @@ class TaskList:
         the owner or the lead may change an owned task's owner or status."""
         if status is not None and status not in STATUSES:
             raise BadInputError(f"invalid status {status!r}: use one of {', '.join(STATUSES)}")
-        _check_sizes(subject=subject, description=description, active_form=active_form,
+        check_sizes(subject=subject, description=description, active_form=active_form,
                      result=result)
-        new_owner = owner if owner is _UNSET or owner is None else self._check_owner(str(owner))
+        new_owner = owner if owner is UNSET or owner is None else self._check_owner(str(owner))
         ensure_dir(self.dir)
         with locked(self._lock):
             task = self.get(task_id)
-            if (new_owner is not _UNSET and new_owner != task.owner) or \
+            if (new_owner is not UNSET and new_owner != task.owner) or \
                     (status is not None and status != task.status):
-                _refuse_unless_owner(task, actor)
+                refuse_unless_owner(task, actor)
             if status == "in_progress" and task.status != "in_progress":
                 self._refuse_if_blocked(task)
-            if new_owner is not _UNSET:
+            if new_owner is not UNSET:
                 task.owner = new_owner  # type: ignore[assignment]
             if status is not None:
                 task.status = status  # type: ignore[assignment]
@@ -240,7 +172,7 @@ class TaskList:
         with locked(self._lock):
             task = self.get(task_id)
             if task.owner == name:  # moving its owner's task to in_progress
-                _refuse_unless_owner(task, actor)
+                refuse_unless_owner(task, actor)
             return self._claim_locked(task, name)
 
     def claim_next(self, name: str) -> Task | None:
@@ -258,7 +190,7 @@ class TaskList:
         ensure_dir(self.dir)
         with locked(self._lock):
             task = self.get(task_id)
-            _refuse_unless_owner(task, actor)
+            refuse_unless_owner(task, actor)
             task.owner = None
             if task.status not in ENDED:
                 task.status = "pending"

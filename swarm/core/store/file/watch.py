@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swarm import settings
+from swarm.core.store.waker import Waker, close_quietly
 
 if TYPE_CHECKING:
     import ctypes
@@ -60,51 +61,16 @@ def _libc() -> ctypes.CDLL | None:
     return _LIBC
 
 
-def _close_quietly(fd: int) -> None:
-    with contextlib.suppress(OSError):
-        os.close(fd)
-
-
 def _close_later(fd: int) -> None:
     """Close an inotify fd off the caller's path: the kernel makes close() wait for an RCU grace
     period (8-20 ms measured), which would otherwise land on every wake-up."""
     if sys.is_finalizing():  # a kept watcher's __del__ at exit: Thread.start() hangs on 3.11
-        _close_quietly(fd)
+        close_quietly(fd)
         return
     try:
-        threading.Thread(target=_close_quietly, args=(fd,), daemon=True).start()
+        threading.Thread(target=close_quietly, args=(fd,), daemon=True).start()
     except RuntimeError:  # interpreter shutting down: no new threads
-        _close_quietly(fd)
-
-
-class Waker:
-    """A self-pipe another thread sets to end a `FileWatcher.wait` (e.g. a subagent finished
-    while its parent waits for mail). Setting it twice before a wait wakes the wait once."""
-
-    def __init__(self) -> None:
-        self._read, self._write = os.pipe()  # close-on-exec already (PEP 446)
-        os.set_blocking(self._read, False)
-        os.set_blocking(self._write, False)
-
-    def fileno(self) -> int:
-        return self._read
-
-    def set(self) -> None:
-        with contextlib.suppress(BlockingIOError, OSError):  # full pipe: already set
-            os.write(self._write, b"!")
-
-    def clear(self) -> bool:
-        """Drain the pipe; True if it was set."""
-        drained = False
-        while True:
-            try:
-                drained = bool(os.read(self._read, 4096)) or drained
-            except (BlockingIOError, OSError):
-                return drained
-
-    def close(self) -> None:
-        _close_quietly(self._read)
-        _close_quietly(self._write)
+        close_quietly(fd)
 
 
 class FileWatcher:

@@ -15,7 +15,7 @@ import builtins
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -37,7 +37,6 @@ except ImportError:
 
 if TYPE_CHECKING:
     from swarm.core.model.state import AgentState
-    from swarm.core.store.redis.watch import RedisWatcher
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -263,14 +262,6 @@ class RedisStore:
     def heartbeat_age(self, team: str, name: str) -> float | None:
         raw = self.run(lambda: self.client.get(self.key(team, "hb", name)))
         return None if raw is None else max(0.0, time.time() - float(raw))
-
-    # -- watching ----------------------------------------------------------------------------
-    def watcher(self, team: str, inboxes: builtins.list[str] | None, tasks: bool,
-                states: builtins.list[str], waker: object | None = None,
-                reads: Sequence[str] = ()) -> RedisWatcher:
-        from swarm.core.store.redis.watch import RedisWatcher
-
-        return RedisWatcher(self, team, inboxes, tasks, states, waker, reads)
 
     # -- doctor ------------------------------------------------------------------------------
     def server_info(self) -> dict[str, Any]:

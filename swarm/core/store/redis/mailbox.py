@@ -19,10 +19,10 @@ from typing import Any
 
 from swarm.core.model import records
 from swarm.core.model.protocol import Message
-from swarm.core.store.api import Watcher
+from swarm.core.store.api import Mailbox, Watcher, superseded
 from swarm.core.store.disk import warn
-from swarm.core.store.file.mailbox import Mailbox, superseded
 from swarm.core.store.redis.connection import EVENTS_KEPT, RedisStore
+from swarm.core.store.redis.watch import RedisWatcher
 
 HISTORY_AGE_S = 7 * 24 * 3600  # read messages kept this long for reports...
 HISTORY_KEPT = 10_000  # ...and at most this many per mailbox
@@ -84,13 +84,11 @@ return marked
 
 
 class RedisMailbox(Mailbox):
-    def __init__(self, team: str, name: str) -> None:
-        from swarm.core.store import select as stores
+    """One member's mailbox: a stream, and how far the member has read."""
 
+    def __init__(self, store: RedisStore, team: str, name: str) -> None:
         super().__init__(team, name)
-        store = stores.remote()
-        assert store is not None
-        self.store: RedisStore = store
+        self.store = store
         self.stream = store.key(team, "inbox", name)
         self.acked = store.key(team, "acked", name)
         self.read_set = store.key(team, "read", name)
@@ -98,9 +96,6 @@ class RedisMailbox(Mailbox):
         self._last_unread: builtins.list[tuple[str, Message]] = []  # the last read's view
         self._unread_script = store.script(_UNREAD)
         self._mark_script = store.script(_MARK)
-
-    def __repr__(self) -> str:
-        return f"RedisMailbox({self.name}@{self.team})"
 
     # -- reading -----------------------------------------------------------------------------
     def _parse(self, entries: Iterable[Any], read: set[str], acked: str | None
@@ -191,11 +186,11 @@ class RedisMailbox(Mailbox):
         return [m for e, m in self._parse(entries, set(), acked) if not _after(e, acked)]
 
     def watcher(self) -> Watcher:
-        return self.store.watcher(self.team, [self.name], False, [])
+        return RedisWatcher(self.store, self.team, [self.name], False, [])
 
     def wait(self, timeout: float | None = None) -> builtins.list[Message]:
         with self.watcher() as watcher:
-            return self.wait_with(watcher, timeout)  # type: ignore[arg-type]
+            return self.wait_with(watcher, timeout)
 
     # -- writing -----------------------------------------------------------------------------
     def deliver(self, messages: builtins.list[Message], timeout: float | None = None) -> None:

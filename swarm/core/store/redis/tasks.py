@@ -16,19 +16,19 @@ from collections.abc import Callable
 from typing import Any
 
 from swarm.core.model import records
-from swarm.core.store.disk import utcnow_iso
-from swarm.core.store.file.tasks import (
-    _UNSET,
+from swarm.core.model.task import (
     ENDED,
     STATUSES,
+    UNSET,
     Task,
-    TaskList,
-    _check_sizes,
-    _refuse_unless_owner,
+    check_sizes,
+    clean_globs,
     completed,
+    refuse_unless_owner,
 )
+from swarm.core.store.api import TaskList
+from swarm.core.store.disk import utcnow_iso
 from swarm.core.store.redis.connection import EVENTS_KEPT, RedisStore
-from swarm.core.team.scopes import clean_globs
 from swarm.errors import BadInputError, NotFoundError, TaskConflictError
 
 # KEYS: tasks hash, open set, events. ARGV: name, now (ISO), task id or '' (the lowest-id
@@ -103,20 +103,19 @@ def _decoded(raw: bytes | str | None) -> Task | None:
 
 
 class RedisTaskList(TaskList):
-    def __init__(self, team: str, check_owner: Callable[[str], str] | None = None) -> None:
-        from swarm.core.store import select as stores
+    """Tasks of one team, in one hash."""
 
+    def __init__(self, store: RedisStore, team: str,
+                 check_owner: Callable[[str], str] | None = None) -> None:
         super().__init__(team, check_owner)
-        store = stores.remote()
-        assert store is not None
-        self.store: RedisStore = store
+        self.store = store
         self.hash = store.key(team, "tasks")
         self.open = store.key(team, "tasks", "open")
         self.counter = store.key(team, "tasks", "hw")
         self._claim_script = store.script(_CLAIM)
 
     # -- reading -----------------------------------------------------------------------------
-    def _read(self, task_id: str) -> Task | None:
+    def read(self, task_id: str) -> Task | None:
         if not task_id.isdigit():
             return None
         return _decoded(self.store.run(lambda: self.store.client.hget(self.hash, task_id)))
@@ -170,7 +169,7 @@ class RedisTaskList(TaskList):
         if not subject.strip():
             raise BadInputError("a task needs a non-empty subject")
         scopes = clean_globs(files or [])
-        _check_sizes(subject=subject, description=description, active_form=active_form)
+        check_sizes(subject=subject, description=description, active_form=active_form)
         owner = self._check_owner(owner) if owner else None
         wanted = [str(b) for b in (blocked_by or [])]
         for blocker_id in wanted:
@@ -189,28 +188,28 @@ class RedisTaskList(TaskList):
 
         return self._transact(create)[0]
 
-    def update(self, task_id: str, *, status: str | None = None, owner: object = _UNSET,
+    def update(self, task_id: str, *, status: str | None = None, owner: object = UNSET,
                result: str | None = None, subject: str | None = None,
                description: str | None = None, active_form: str | None = None,
                actor: str | None = None) -> Task:
         if status is not None and status not in STATUSES:
             raise BadInputError(f"invalid status {status!r}: use one of {', '.join(STATUSES)}")
-        _check_sizes(subject=subject, description=description, active_form=active_form,
+        check_sizes(subject=subject, description=description, active_form=active_form,
                      result=result)
-        new_owner = owner if owner is _UNSET or owner is None else self._check_owner(str(owner))
+        new_owner = owner if owner is UNSET or owner is None else self._check_owner(str(owner))
 
         def change(read: Callable[[str], Task | None]) -> builtins.list[Task]:
             task = self._get(read, task_id, self.team)
-            if (new_owner is not _UNSET and new_owner != task.owner) or \
+            if (new_owner is not UNSET and new_owner != task.owner) or \
                     (status is not None and status != task.status):
-                _refuse_unless_owner(task, actor)
+                refuse_unless_owner(task, actor)
             if status == "in_progress" and task.status != "in_progress":
                 waiting = [b for b in task.blocked_by if not completed(read(b), b)]
                 if waiting:
                     ids = ", ".join(f"#{i}" for i in waiting)
                     raise TaskConflictError(f"task #{task.id} is blocked by unfinished task(s) "
                                             f"{ids}")
-            if new_owner is not _UNSET:
+            if new_owner is not UNSET:
                 task.owner = new_owner  # type: ignore[assignment]
             if status is not None:
                 task.status = status  # type: ignore[assignment]
@@ -248,7 +247,7 @@ class RedisTaskList(TaskList):
         name = self._check_owner(name)
         task = self.get(task_id)
         if task.owner == name:
-            _refuse_unless_owner(task, actor)
+            refuse_unless_owner(task, actor)
         claimed = self._claim(str(task_id), name)
         assert claimed is not None
         return claimed
@@ -259,7 +258,7 @@ class RedisTaskList(TaskList):
     def release(self, task_id: str, actor: str | None = None) -> Task:
         def give_back(read: Callable[[str], Task | None]) -> builtins.list[Task]:
             task = self._get(read, task_id, self.team)
-            _refuse_unless_owner(task, actor)
+            refuse_unless_owner(task, actor)
             task.owner = None
             if task.status not in ENDED:
                 task.status = "pending"

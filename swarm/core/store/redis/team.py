@@ -21,15 +21,12 @@ from datetime import UTC, datetime
 from typing import Any
 
 from swarm.core.model import records
-from swarm.core.model.names import LEAD_NAME, agent_id, validate_team_name
-from swarm.core.model.protocol import Message, StructuredMessage
+from swarm.core.model.protocol import Message
+from swarm.core.model.team import TeamConfig, new_config
 from swarm.core.store import paths
-from swarm.core.store import select as stores
+from swarm.core.store.api import DocumentMissing, TeamDocument
 from swarm.core.store.disk import warn
 from swarm.core.store.redis.connection import EVENTS_KEPT, RedisStore
-from swarm.core.team import lead_key
-from swarm.core.team.gone import gone_error
-from swarm.core.team.team import Member, Team, TeamConfig
 from swarm.errors import SwarmError, TeamBusyError, UnknownRecipientError
 
 # KEYS: the team file's version, the change feed, then one stream per recipient. ARGV: the
@@ -51,116 +48,75 @@ class _Stale(Exception):
     """The team file changed between the checks and the write: nothing was written."""
 
 
-def _store() -> RedisStore:
-    store = stores.remote()
-    assert store is not None
-    return store
-
-
-class RedisTeam(Team):
-    def __init__(self, name: str) -> None:
-        super().__init__(name)
-        self.dir = paths.local_team_dir(name)
-        self.store = _store()
-        self.config_key_name = self.store.key(name, "config")
-        self.version_key = self.store.key(name, "config", "v")
+class RedisTeamDocument(TeamDocument):
+    def __init__(self, store: RedisStore, name: str) -> None:
+        super().__init__(name, paths.local_team_dir(name))
+        self.store = store
+        self.key = store.key(name, "config")
+        self.version_key = store.key(name, "config", "v")
         # The team file as last read and its version: what a send checks against (the send
         # script refuses a stale one). Per thread, the version the checks of a send used.
         self._known: tuple[str, TeamConfig] | None = None
         self._checked = threading.local()
-        self._send_script = self.store.script(_SEND)
+        self._send_script = store.script(_SEND)
 
-    def __repr__(self) -> str:
-        return f"RedisTeam({self.name!r})"
-
-    # -- lifecycle ---------------------------------------------------------------------------
-    @classmethod
-    def create(cls, name: str, description: str = "") -> Team:
-        base = validate_team_name(name)
-        store = _store()
-        candidate = base
-        for _ in range(100):
-            lead = agent_id(LEAD_NAME, candidate)
-            config = TeamConfig(name=candidate, description=description, lead_agent_id=lead,
-                                members=[Member(agent_id=lead, name=LEAD_NAME,
-                                                agent_type="team-lead", color="white")])
-            data = records.encode(config)
-            key = store.key(candidate, "config")
-            # Before the team file, so no team is seen without its key (NX: a name already
-            # taken keeps its own key, and this loop moves on to another name).
-            lead_key.create_key(candidate)
-            if store.run(lambda k=key, d=data: store.client.set(k, d, nx=True)):  # type: ignore[misc]
-                store.run(lambda c=candidate: store.client.incr(store.key(c, "config", "v")))  # type: ignore[misc]
-                return Team(candidate)
-            candidate = f"{base[:58]}-{secrets.token_hex(2)}"
-        raise SwarmError(f"could not find a free name for team {base!r}")  # pragma: no cover
-
-    @classmethod
-    def list(cls) -> builtins.list[Team]:
-        return [Team(name) for name in _store().team_names()]
-
-    def _remove(self) -> None:
+    def remove(self) -> None:
         self.store.delete_team(self.name)
         if self.dir.is_dir():
             shutil.rmtree(self.dir)
 
     def exists(self) -> bool:
-        return bool(self.store.run(lambda: self.store.client.exists(self.config_key_name)))
+        return bool(self.store.run(lambda: self.store.client.exists(self.key)))
 
-    def document(self) -> str:
-        return self.config_key_name
+    def location(self) -> str:
+        return self.key
 
-    def config_key(self) -> object:
+    def version(self) -> object:
         return self.store.run(lambda: self.store.client.get(self.version_key))
 
-    # -- the team file -----------------------------------------------------------------------
     def _parse(self, raw: bytes | None) -> TeamConfig:
         if raw is None:
-            raise gone_error(self.name, self.document())
+            raise DocumentMissing(self.key)
         try:
             return records.decode(raw, TeamConfig)
         except (records.DecodeError, ValueError) as exc:
             stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-            aside = f"{self.config_key_name}.corrupt-{stamp}"
-            self.store.run(lambda: self.store.client.rename(self.config_key_name, aside))
-            warn(f"{self.config_key_name} could not be parsed ({str(exc).splitlines()[0]}); "
+            aside = f"{self.key}.corrupt-{stamp}"
+            self.store.run(lambda: self.store.client.rename(self.key, aside))
+            warn(f"{self.key} could not be parsed ({str(exc).splitlines()[0]}); "
                  f"moved aside to {aside}")
-            raise gone_error(self.name, self.document()) from None
+            raise DocumentMissing(self.key) from None
 
-    def config(self) -> TeamConfig:
-        if self._stand_in is not None:
-            return self._stand_in
-        return self._read()[1]
-
-    def _read(self) -> tuple[str, TeamConfig]:
+    def read(self) -> TeamConfig:
         """The team file and its version, read together (one request); kept for sends."""
         def read() -> Any:
             pipe = self.store.client.pipeline(transaction=True)
-            pipe.get(self.config_key_name)
+            pipe.get(self.key)
             pipe.get(self.version_key)
             return pipe.execute()
 
         raw, version = self.store.run(read)
-        known = self._known = (_text(version), self._parse(raw))
-        return known
+        self._known = (_text(version), self._parse(raw))
+        return self._known[1]
 
     # -- sending: one request ----------------------------------------------------------------
-    def _config_for_send(self) -> TeamConfig:
+    def config_for_send(self, stand_in: TeamConfig | None) -> TeamConfig:
         known = self._known
         self._checked.fresh = known is None
-        if self._stand_in is not None:  # a salvaged team: its stand-in, as Team.send uses it
+        if stand_in is not None:  # a salvaged team: its stand-in, as Team.send uses it
             self._checked.version = known[0] if known else ""
-            return self._stand_in
+            return stand_in
         if known is None:
-            known = self._read()
+            self.read()
+            known = self._known
+            assert known is not None
         self._checked.version = known[0]
         return known[1]
 
-    def send(self, to: str, text: str | dict[str, object] | StructuredMessage,
-             sender: str = LEAD_NAME, summary: str | None = None) -> builtins.list[str]:
+    def sending(self, send: Callable[[], builtins.list[str]]) -> builtins.list[str]:
         for _ in range(SEND_TRIES):
             try:
-                return super().send(to, text, sender, summary)
+                return send()
             except _Stale:
                 self._known = None  # read the team file again and check again
             except UnknownRecipientError:
@@ -170,15 +126,9 @@ class RedisTeam(Team):
         raise TeamBusyError(f"the team file of {self.name!r} changed under {SEND_TRIES} sends in "
                             "a row; nothing was sent, try again")
 
-    def _deliver_each(self, recipients: builtins.list[str], body: str, author: Member,
-                      summary: str | None, signed: bool = False) -> builtins.list[str]:
+    def deliver(self, recipients: builtins.list[str],
+                messages: builtins.list[Message]) -> builtins.list[str]:
         """Every recipient's message in one script: all land or none (a broadcast too)."""
-        messages = []
-        for name in recipients:
-            message = Message(sender=author.name, text=body, summary=summary, color=author.color)
-            if signed:
-                message.sig = lead_key.sign(self.name, name, message)
-            messages.append(message)
         keys = [self.version_key, self.store.key(self.name, "events"),
                 *(self.store.key(self.name, "inbox", n) for n in recipients)]
         args: builtins.list[object] = [self._checked.version, EVENTS_KEPT]
@@ -189,15 +139,14 @@ class RedisTeam(Team):
         return [m.id for m in messages]
 
     def update(self, change: Callable[[TeamConfig], None]) -> TeamConfig:
-        self._refuse_stand_in()
         with self.store.locked(self.name, "config"):
-            config = self.config()
+            config = self.read()
             change(config)
             data = records.encode(config)
 
             def write() -> Any:
                 pipe = self.store.client.pipeline(transaction=True)
-                pipe.set(self.config_key_name, data)
+                pipe.set(self.key, data)
                 pipe.incr(self.version_key)
                 self.store.event(pipe, self.name, "config", "")
                 return pipe.execute()
@@ -205,6 +154,23 @@ class RedisTeam(Team):
             version = self.store.run(write)[1]
             self._known = (str(version), config)
         return config
+
+
+def create_team(store: RedisStore, base: str, description: str,
+                before: Callable[[str], object]) -> str:
+    """SET NX on the document's key: a name taken (on any host) moves on to another."""
+    candidate = base
+    for _ in range(100):
+        data = records.encode(new_config(candidate, description))
+        key = store.key(candidate, "config")
+        # Before the team file, so no team is seen without its key (NX: a name already
+        # taken keeps its own key, and this loop moves on to another name).
+        before(candidate)
+        if store.run(lambda k=key, d=data: store.client.set(k, d, nx=True)):  # type: ignore[misc]
+            store.run(lambda c=candidate: store.client.incr(store.key(c, "config", "v")))  # type: ignore[misc]
+            return candidate
+        candidate = f"{base[:58]}-{secrets.token_hex(2)}"
+    raise SwarmError(f"could not find a free name for team {base!r}")  # pragma: no cover
 
 
 def _text(version: bytes | None) -> str:

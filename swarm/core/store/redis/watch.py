@@ -20,8 +20,8 @@ from typing import TYPE_CHECKING, Any
 from swarm.core.store.redis.connection import BLOCK_SLICE_MS
 
 if TYPE_CHECKING:
-    from swarm.core.store.file.watch import Waker
     from swarm.core.store.redis.connection import RedisStore
+    from swarm.core.store.waker import Waker
 
 
 class RedisWatcher:
@@ -41,7 +41,7 @@ class RedisWatcher:
         self._pipe: Waker | None = None
         self._thread: threading.Thread | None = None
         if self._waker is not None:
-            from swarm.core.store.file.watch import Waker
+            from swarm.core.store.waker import Waker
 
             self._pipe = Waker()
             self._thread = threading.Thread(target=self._follow, name="store-watch", daemon=True)
