@@ -40,9 +40,9 @@ import psutil  # noqa: E402
 
 from swarm.core.model.names import LEAD_NAME  # noqa: E402
 from swarm.core.model.protocol import IdleNotification  # noqa: E402
-from swarm.core.model.state import read_state  # noqa: E402
 from swarm.core.store.liveness import is_alive  # noqa: E402
 from swarm.core.store.select import open_mailbox  # noqa: E402
+from swarm.core.team.state import read_state  # noqa: E402
 from swarm.core.team.team import Team  # noqa: E402
 
 SWARM = str(Path(sys.executable).with_name("swarm"))

@@ -41,8 +41,8 @@ from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
 from swarm.core.model.names import LEAD_NAME  # noqa: E402
-from swarm.core.model.state import read_state  # noqa: E402
 from swarm.core.store.select import open_mailbox  # noqa: E402
+from swarm.core.team.state import read_state  # noqa: E402
 from swarm.core.team.team import Team  # noqa: E402
 
 SWARM = str(Path(sys.executable).with_name("swarm"))

@@ -44,8 +44,8 @@ sys.path.insert(0, str(ROOT))
 
 import psutil  # noqa: E402
 
-from swarm.core.model.state import read_state  # noqa: E402
 from swarm.core.store.liveness import is_alive  # noqa: E402
+from swarm.core.team.state import read_state  # noqa: E402
 from swarm.core.team.team import Team  # noqa: E402
 from swarm.ops.spawner import SpawnRequest, spawn  # noqa: E402
 from swarm.runtime.agent import Agent  # noqa: E402

@@ -27,12 +27,13 @@ import pytest
 from swarm.backends.hidden import HiddenBackend
 from swarm.core.model.names import LEAD_NAME
 from swarm.core.model.protocol import IdleNotification, Message
-from swarm.core.model.state import AgentState, read_state
+from swarm.core.model.state import AgentState
 from swarm.core.model.task import Task
 from swarm.core.model.team import Member
 from swarm.core.store import paths
 from swarm.core.store.liveness import is_alive
 from swarm.core.store.select import open_mailbox
+from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.errors import SwarmError
 from swarm.ops.spawner import SpawnResult

@@ -23,8 +23,9 @@ from click.testing import CliRunner
 
 from swarm.cli.main import cli, main
 from swarm.core.model.protocol import MAX_MESSAGE_BYTES, PermissionRequest
-from swarm.core.model.state import AgentState, write_state
+from swarm.core.model.state import AgentState
 from swarm.core.store import paths
+from swarm.core.team.state import write_state
 from swarm.core.team.team import Team
 from tests.helpers import wait_until
 

@@ -19,9 +19,10 @@ from click.testing import CliRunner
 
 from swarm import __version__
 from swarm.cli.main import COMMANDS, SUMMARIES, cli, main
-from swarm.core.model.state import AgentState, write_state
+from swarm.core.model.state import AgentState
 from swarm.core.store import paths
 from swarm.core.store.liveness import process_start_time
+from swarm.core.team.state import write_state
 from swarm.core.team.team import Team
 from swarm.core.text.tables import render
 

@@ -23,8 +23,8 @@ from typing import Any
 import pytest
 
 from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.state import read_state
 from swarm.core.store.select import open_mailbox
+from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from tests.agent_clis import cli_home, cli_path
 from tests.agent_fixtures import run_swarm

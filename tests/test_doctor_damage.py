@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from swarm.core.model.protocol import TeammateTerminated
-from swarm.core.model.state import AgentState, read_state, write_state
+from swarm.core.model.state import AgentState
 from swarm.core.store import paths
+from swarm.core.team.state import read_state, write_state
 from swarm.core.team.team import Team
 from swarm.ops import damage
 from swarm.ops.doctor import diagnose, render

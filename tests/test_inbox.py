@@ -20,7 +20,8 @@ from swarm.core.model.protocol import (
     TaskAssignment,
     TeammateTerminated,
 )
-from swarm.core.model.state import AgentState, write_state
+from swarm.core.model.state import AgentState
+from swarm.core.team.state import write_state
 from swarm.core.team.team import Team
 from swarm.core.text.readable import flat, fold, structured_line, tool_call
 from tests.helpers import run_cli as run

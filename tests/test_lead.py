@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 from libtmux.server import Server
 
-from swarm.core.model.state import read_state
 from swarm.core.store import paths
 from swarm.core.store.liveness import is_alive
+from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.core.team.transcript import Transcript
 from tests.agent_fixtures import SWARM, agent_processes

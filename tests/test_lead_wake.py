@@ -18,9 +18,10 @@ from swarm.core.model.protocol import (
     ShutdownResponse,
     TeammateTerminated,
 )
-from swarm.core.model.state import AgentState, write_state
+from swarm.core.model.state import AgentState
 from swarm.core.store.liveness import process_start_time
 from swarm.core.store.select import open_mailbox
+from swarm.core.team.state import write_state
 from swarm.core.team.team import Team
 from swarm.lead import wake_policy as wake
 from swarm.lead.wake_policy import Watch

@@ -16,8 +16,9 @@ import pytest
 
 from swarm.core.model.names import LEAD_NAME
 from swarm.core.model.protocol import TeammateTerminated
-from swarm.core.model.state import AgentState, read_state, update_state, write_state
+from swarm.core.model.state import AgentState
 from swarm.core.store.select import open_mailbox
+from swarm.core.team.state import read_state, update_state, write_state
 from swarm.core.team.team import Team
 from swarm.ops.health import observe
 from tests.agent_fixtures import SWARM, Crew

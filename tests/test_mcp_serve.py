@@ -21,9 +21,9 @@ import anyio
 import pytest
 
 from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.state import read_state
 from swarm.core.store.liveness import is_alive
 from swarm.core.store.select import open_mailbox
+from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.lead.served import ServedHost, ServeOptions
 from tests.agent_fixtures import agent_processes, error_lines, run_swarm, stop_tree

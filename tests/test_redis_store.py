@@ -17,7 +17,8 @@ import redis
 
 from swarm.core.model import records
 from swarm.core.model.protocol import IdleNotification, dump_structured
-from swarm.core.model.state import AgentState, read_state, update_state
+from swarm.core.model.state import AgentState
+from swarm.core.team.state import read_state, update_state
 from swarm.core.team.team import Team
 from swarm.errors import StoreUnavailableError, TaskConflictError
 from tests.agent_fixtures import Crew, run_swarm

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core.model.state import read_state
 from swarm.core.store import paths
 from swarm.core.store.disk import utcnow_iso
+from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.ops.approvals import pending_permissions
 from swarm.ops.report import build_report

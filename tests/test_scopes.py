@@ -15,12 +15,13 @@ import pytest
 
 from swarm.core.model.names import LEAD_NAME
 from swarm.core.model.protocol import FileConflict
-from swarm.core.model.state import AgentState, write_state
+from swarm.core.model.state import AgentState
 from swarm.core.store import paths
 from swarm.core.store.liveness import process_start_time
 from swarm.core.store.select import open_mailbox
 from swarm.core.team.overlaps import overlapping, read_writes, record_write
 from swarm.core.team.scopes import matches, scope_denial, unmatched
+from swarm.core.team.state import write_state
 from swarm.core.team.team import Team
 from swarm.errors import BadInputError
 from swarm.ops.approvals import pending_permissions

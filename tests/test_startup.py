@@ -15,8 +15,9 @@ from typing import Any
 
 import pytest
 
-from swarm.core.model.state import AgentState, read_state, write_state
+from swarm.core.model.state import AgentState
 from swarm.core.store.liveness import process_start_time
+from swarm.core.team.state import read_state, write_state
 from swarm.core.team.team import Team
 from tests.helpers import wait_until
 

@@ -25,8 +25,8 @@ import psutil
 import pytest
 
 from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.state import read_state
 from swarm.core.store.liveness import is_alive
+from swarm.core.team.state import read_state
 from tests.agent_fixtures import SWARM, Crew, stop_tree
 from tests.fake_anthropic import ERROR_TYPES, FakeAnthropic, Received, Scripted, reply
 from tests.helpers import child_named, wait_until

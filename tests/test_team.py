@@ -14,10 +14,11 @@ import psutil
 import pytest
 
 from swarm.core.model import records
-from swarm.core.model.state import AgentState, write_state
+from swarm.core.model.state import AgentState
 from swarm.core.model.team import TeamConfig
 from swarm.core.store import paths
 from swarm.core.store.liveness import is_alive
+from swarm.core.team.state import write_state
 from swarm.core.team.team import Team
 from swarm.errors import BadInputError, NotFoundError, SwarmError, TeamBusyError
 from swarm.ops.control import stop_members

@@ -17,10 +17,11 @@ from libtmux.server import Server
 from libtmux.session import Session
 
 from swarm.core.model.protocol import Message
-from swarm.core.model.state import AgentState, write_state
+from swarm.core.model.state import AgentState
 from swarm.core.store import paths
 from swarm.core.store.liveness import is_alive
 from swarm.core.store.select import open_mailbox
+from swarm.core.team.state import write_state
 from swarm.core.team.team import Team
 from swarm.core.team.transcript import Transcript
 from swarm.core.text.terminal import visible

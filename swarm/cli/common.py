@@ -77,7 +77,7 @@ def acting_member() -> str | None:
 
 def mode_cap(team: Team) -> ModeCap | None:
     """The most this shell may grant: its member's own mode now (None: a person, not limited)."""
-    from swarm.core.model.state import read_state
+    from swarm.core.team.state import read_state
     from swarm.ops.health import mode_of
 
     name = acting_member()

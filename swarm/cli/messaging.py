@@ -25,7 +25,7 @@ from swarm.cli.helptext import examples
 from swarm.core.model import records
 from swarm.core.model.names import LEAD_NAME
 from swarm.core.model.protocol import Message, parse_structured, structured_type
-from swarm.core.model.state import looks_stopped
+from swarm.core.team.state import looks_stopped
 from swarm.core.text.readable import clip, flat, fold, structured_line, will_not_read
 from swarm.errors import BadInputError
 from swarm.ops.messages import find_message

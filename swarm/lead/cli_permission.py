@@ -13,9 +13,9 @@ import logging
 from collections.abc import Callable
 from typing import Any, TypeVar
 
-from swarm.core.model.state import read_state
 from swarm.core.store import paths
 from swarm.core.store.select import open_mailbox
+from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.core.team.transcript import Transcript
 from swarm.runtime.permissions.asking import Asker

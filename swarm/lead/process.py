@@ -27,10 +27,11 @@ from swarm.backends.resolve import resolve
 from swarm.core.agents.definitions import AgentDefinition
 from swarm.core.model.names import LEAD_NAME, PERMISSION_MODES
 from swarm.core.model.protocol import PlanApprovalResponse
-from swarm.core.model.state import SubagentInfo, Usage, end_child_command, read_state, write_state
+from swarm.core.model.state import SubagentInfo, Usage, end_child_command
 from swarm.core.model.team import TeamConfig
 from swarm.core.shell.rules import Decision, validate_rule
 from swarm.core.store.liveness import is_alive
+from swarm.core.team.state import read_state, write_state
 from swarm.core.team.team import Team
 from swarm.core.trust.workspace import decide
 from swarm.errors import BadInputError, OperationFailedError, TurnInterrupted

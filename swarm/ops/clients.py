@@ -10,8 +10,9 @@ import json
 import shlex
 
 from swarm.core.model.names import LEAD_NAME, validate_agent_name
-from swarm.core.model.state import AgentState, write_state
+from swarm.core.model.state import AgentState
 from swarm.core.model.team import Member
+from swarm.core.team.state import write_state
 from swarm.core.team.team import Team
 from swarm.errors import BadInputError
 

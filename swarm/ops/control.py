@@ -15,7 +15,7 @@ from swarm.backends.ssh import signal_agent
 from swarm.core.model import records
 from swarm.core.model.names import LEAD_NAME, ModeCap
 from swarm.core.model.protocol import ModeChange, ShutdownRequest, ShutdownResponse
-from swarm.core.model.state import AgentState, read_state, update_state
+from swarm.core.model.state import AgentState
 from swarm.core.model.task import ENDED
 from swarm.core.model.team import Member
 from swarm.core.shell.rules import validate_mode
@@ -24,6 +24,7 @@ from swarm.core.store import select as stores
 from swarm.core.store.api import Mailbox, Watcher
 from swarm.core.store.liveness import terminate
 from swarm.core.store.select import open_mailbox
+from swarm.core.team.state import read_state, update_state
 from swarm.core.team.team import Team
 from swarm.core.team.worktrees import Finished, finish_member, leave_team
 from swarm.errors import BadInputError, OperationFailedError, SshError, WaitTimeoutError

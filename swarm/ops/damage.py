@@ -18,12 +18,12 @@ from pathlib import Path
 from typing import Any
 
 from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.state import read_state
 from swarm.core.model.team import TeamConfig
 from swarm.core.store import paths
 from swarm.core.store.disk import DIR_MODE, FILE_MODE
 from swarm.core.store.liveness import is_alive
 from swarm.core.team.gone import gone_teams, running
+from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.core.team.worktrees import git
 from swarm.errors import SwarmError

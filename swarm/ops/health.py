@@ -20,7 +20,7 @@ from swarm import settings
 from swarm.core.model import records
 from swarm.core.model.names import LEAD_NAME
 from swarm.core.model.protocol import TeammateTerminated
-from swarm.core.model.state import AgentState, end_child_command, read_state, update_state
+from swarm.core.model.state import AgentState, end_child_command
 from swarm.core.model.team import Member
 from swarm.core.store import paths
 from swarm.core.store import select as stores
@@ -28,6 +28,7 @@ from swarm.core.store.disk import iso_at, utcnow, warn
 from swarm.core.store.liveness import is_alive
 from swarm.core.store.select import open_mailbox
 from swarm.core.team.overlaps import overlapping
+from swarm.core.team.state import read_state, update_state
 from swarm.core.team.team import Team
 from swarm.core.team.transcript import Transcript
 from swarm.errors import LockTimeoutError

@@ -19,9 +19,9 @@ from msgspec import Struct
 
 from swarm.core.model.names import LEAD_NAME
 from swarm.core.model.protocol import Message
-from swarm.core.model.state import looks_stopped, read_state
 from swarm.core.store import select as stores
 from swarm.core.store.select import open_mailbox
+from swarm.core.team.state import looks_stopped, read_state
 from swarm.core.team.team import Team
 from swarm.core.text.readable import will_not_read
 from swarm.errors import RecipientStoppedError, WaitTimeoutError

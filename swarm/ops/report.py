@@ -17,11 +17,12 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from swarm.core.model.names import LEAD_NAME, validate_team_name
-from swarm.core.model.state import AgentState, read_state
+from swarm.core.model.state import AgentState
 from swarm.core.model.task import Task
 from swarm.core.model.team import Member
 from swarm.core.store import paths
 from swarm.core.store.disk import iso_at
+from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.core.team.transcript import read_entries
 from swarm.core.text.readable import flat, structured_line

@@ -25,11 +25,12 @@ from swarm.core.model.names import (
     validate_agent_name,
     validate_color,
 )
-from swarm.core.model.state import RESTARTED, AgentState, update_state
+from swarm.core.model.state import RESTARTED, AgentState
 from swarm.core.model.team import Member
 from swarm.core.shell.rules import validate_mode, validate_rule
 from swarm.core.store import paths
 from swarm.core.team import attention
+from swarm.core.team.state import update_state
 from swarm.core.team.team import Team
 from swarm.core.team.worktree_links import configured
 from swarm.core.team.worktrees import (

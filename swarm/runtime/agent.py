@@ -34,15 +34,7 @@ from swarm.core.model.protocol import (
     TeammateTerminated,
     dump_structured,
 )
-from swarm.core.model.state import (
-    RESTARTED,
-    AgentState,
-    SubagentInfo,
-    Usage,
-    read_state,
-    update_state,
-    write_state,
-)
+from swarm.core.model.state import RESTARTED, AgentState, SubagentInfo, Usage
 from swarm.core.model.task import Task
 from swarm.core.shell.rules import Decision, tool_path
 from swarm.core.store import paths
@@ -50,6 +42,7 @@ from swarm.core.store import select as stores
 from swarm.core.store.liveness import process_start_time
 from swarm.core.store.select import open_mailbox
 from swarm.core.team.overlaps import record_write
+from swarm.core.team.state import read_state, update_state, write_state
 from swarm.core.team.team import Team
 from swarm.core.text.terminal import visible
 from swarm.core.trust.secrets import redact

@@ -14,10 +14,11 @@ from typing import Any
 
 from swarm import settings
 from swarm.core.model import records
-from swarm.core.model.state import AgentState, Usage, read_state, update_state
+from swarm.core.model.state import AgentState, Usage
 from swarm.core.store import paths
 from swarm.core.store.disk import utcnow_iso
 from swarm.core.store.liveness import process_start_time
+from swarm.core.team.state import read_state, update_state
 from swarm.core.team.team import Team
 from swarm.core.team.transcript import Transcript
 from swarm.errors import StoreUnavailableError, describe_error

@@ -6,14 +6,12 @@ import contextlib
 import os
 import signal
 import time
-from collections.abc import Callable
 from datetime import datetime
 from typing import Literal
 
 from swarm.core.model.records import Record, field
-from swarm.core.store import select as stores
 from swarm.core.store.disk import utcnow_iso
-from swarm.core.store.liveness import START_TIME_TOLERANCE, is_alive, process_start_time
+from swarm.core.store.liveness import is_alive
 from swarm.core.text.terminal import visible_line
 
 AgentStateName = Literal[
@@ -136,35 +134,6 @@ class AgentState(Record, kw_only=True):
     activity_since: float | None = None
     # A teammate that is another agent CLI: that CLI's session id, resumed by a restart.
     cli_session: str | None = None
-
-
-def read_state(team: str, name: str) -> AgentState | None:
-    return stores.team_store().read_state(team, name)
-
-
-def write_state(team: str, name: str, state: AgentState) -> None:
-    stores.team_store().write_state(team, name, state)
-
-
-def update_state(team: str, name: str, change: Callable[[AgentState], None],
-                 timeout: float | None = None) -> AgentState:
-    """Read-modify-write under the state lock (the agent and observers may both write)."""
-    return stores.team_store().update_state(team, name, change, timeout)
-
-
-def looks_stopped(team: str, name: str) -> bool:
-    """Recorded exited or dead, or its process gone without anyone having noticed yet. Cheap
-    enough for every send (state.json and /proc, no psutil); `ops.health` has the last word."""
-    state = read_state(team, name)
-    if state is None or state.state == "starting":
-        return False
-    if state.state in ("exited", "dead"):
-        return True
-    if state.pid is None:
-        return False
-    started = process_start_time(state.pid)
-    return started is None or (state.started_at is not None
-                               and abs(started - state.started_at) > START_TIME_TOLERANCE)
 
 
 def end_child_command(state: AgentState | None) -> None:

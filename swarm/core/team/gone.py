@@ -13,9 +13,9 @@ from __future__ import annotations
 import time
 
 from swarm import settings
-from swarm.core.model.state import read_state
 from swarm.core.store import paths
 from swarm.core.store import select as stores
+from swarm.core.team.state import read_state
 from swarm.errors import NotFoundError, SwarmError, TeamGoneError
 
 ASIDE = ".corrupt-"  # store.quarantine and RedisTeam: `<document>.corrupt-<timestamp>`

@@ -16,8 +16,8 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from swarm.core.model.state import read_state
 from swarm.core.store.liveness import is_alive
+from swarm.core.team.state import read_state
 from swarm.errors import BadInputError
 
 if TYPE_CHECKING:

@@ -26,7 +26,6 @@ from swarm.core.model.protocol import (
     structured_object,
     validate_structured,
 )
-from swarm.core.model.state import read_state
 from swarm.core.model.team import PALETTE, Member, TeamConfig
 from swarm.core.store import paths
 from swarm.core.store import select as stores
@@ -35,6 +34,7 @@ from swarm.core.store.disk import ensure_dir
 from swarm.core.store.liveness import is_alive, terminate
 from swarm.core.team import lead_key
 from swarm.core.team.gone import gone_error, state_names
+from swarm.core.team.state import read_state
 from swarm.errors import (
     BadInputError,
     MessageTooLargeError,

@@ -21,11 +21,12 @@ from typing import Any
 from swarm import settings
 from swarm.core.model.names import LEAD_NAME
 from swarm.core.model.protocol import Message, ModeChange, ShutdownRequest, ShutdownResponse
-from swarm.core.model.state import RESTARTED, read_state, write_state
+from swarm.core.model.state import RESTARTED
 from swarm.core.model.task import Task
 from swarm.core.store import paths
 from swarm.core.store.select import open_mailbox
 from swarm.core.store.waker import Waker
+from swarm.core.team.state import read_state, write_state
 from swarm.core.team.team import Team
 from swarm.core.text.readable import tool_call
 from swarm.errors import AgentStopped, describe_error
