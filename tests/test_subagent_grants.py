@@ -14,7 +14,7 @@ import pytest
 
 from swarm.core.store import paths
 from swarm.core.team.team import Team
-from swarm.core.team.worktrees import team_worktrees
+from swarm.core.team.worktree_view import team_worktrees
 from swarm.errors import ToolError
 from swarm.runtime.models.base import ModelRequest
 from swarm.runtime.tools.registry import all_tools

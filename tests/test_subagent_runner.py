@@ -23,7 +23,8 @@ from swarm.core.store import paths
 from swarm.core.store.file.watch import FileWatcher
 from swarm.core.store.waker import Waker
 from swarm.core.team.team import Team
-from swarm.core.team.worktrees import kept_path, leave_team, team_worktrees
+from swarm.core.team.worktree_view import team_worktrees
+from swarm.core.team.worktrees import kept_path, leave_team
 from swarm.core.trust.workspace import decide
 from swarm.errors import BadInputError, ToolError, TurnInterrupted
 from swarm.runtime.interfaces import ToolHooks

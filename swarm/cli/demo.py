@@ -74,7 +74,7 @@ def lead_demo(keep: bool, backend: str | None, timeout: float) -> None:
     """`swarm lead --headless` with the example scripts, its progress and report on stdout."""
     # Imported here: the lead's modules are not needed by any other command of this module.
     from swarm.lead.headless import ProgressUI, run_headless
-    from swarm.lead.process import LeadOptions
+    from swarm.lead.options import LeadOptions
 
     options = LeadOptions(
         prompt=LEAD_PROMPT, team="demo-lead", model=f"scripted:{LEAD_SCRIPT}",

@@ -15,7 +15,7 @@ from swarm.core.trust.user_config import default_mode
 from swarm.errors import OperationFailedError, SessionInterrupted, WaitTimeoutError
 from swarm.lead.headless import print_outcome, run_headless
 from swarm.lead.interactive import run_interactive
-from swarm.lead.process import LEAD_MODES, LeadOptions
+from swarm.lead.options import LEAD_MODES, LeadOptions
 
 
 @click.command(epilog=examples(

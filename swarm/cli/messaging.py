@@ -131,14 +131,14 @@ def _stopped(team: Any, names: list[str]) -> list[Any]:
     found = [n for n in names if n != LEAD_NAME and looks_stopped(team.name, n)]
     if not found:
         return []
-    from swarm.ops.spawner import stopped
+    from swarm.ops.restart import stopped
 
     return [r for r in (stopped(team, name) for name in found) if r is not None]
 
 
 def _wake(team: Any, names: list[str]) -> list[Any]:
     """Wake every stopped recipient (a dead one too); report those that were stopped."""
-    from swarm.ops.spawner import wake
+    from swarm.ops.restart import wake
 
     results = [wake(team, name, revive_dead=True) for name in names if name != LEAD_NAME]
     return [r for r in results if r.woken or r.was in ("exited", "dead")]

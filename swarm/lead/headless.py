@@ -29,7 +29,8 @@ from swarm.core.text.real_input import SHOWN_LIMIT
 from swarm.core.text.terminal import visible
 from swarm.errors import BadInputError
 from swarm.lead.attention import deadline, ring_for
-from swarm.lead.process import Lead, LeadOptions
+from swarm.lead.options import LeadOptions
+from swarm.lead.process import Lead
 from swarm.lead.session import Report, Session
 from swarm.lead.wake_policy import describe_request
 from swarm.ops.approvals import Pending

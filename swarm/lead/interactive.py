@@ -31,7 +31,8 @@ from swarm.core.text.terminal import visible, visible_line
 from swarm.errors import BadInputError, NotFoundError, SwarmError
 from swarm.lead.attention import left, ring_for
 from swarm.lead.headless import Outcome
-from swarm.lead.process import Lead, LeadOptions
+from swarm.lead.options import LeadOptions
+from swarm.lead.process import Lead
 from swarm.lead.session import Session
 from swarm.lead.wake_policy import describe_request
 from swarm.ops import approvals, control

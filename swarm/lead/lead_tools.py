@@ -25,7 +25,8 @@ from swarm.lead.wake_policy import DONE_STATES, Watch, describe_request, task_ta
 from swarm.ops import control
 from swarm.ops.approvals import answer_plan, approve_permission, deny_permission
 from swarm.ops.health import observe, observe_member
-from swarm.ops.spawner import SpawnRequest, spawn, wake
+from swarm.ops.restart import wake
+from swarm.ops.spawner import SpawnRequest, spawn
 from swarm.runtime.console import brief
 from swarm.runtime.interfaces import ToolHost
 from swarm.runtime.models import default_model_spec

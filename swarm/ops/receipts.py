@@ -27,7 +27,7 @@ from swarm.core.text.readable import will_not_read
 from swarm.errors import RecipientStoppedError, WaitTimeoutError
 from swarm.ops.health import death_reason, observe_lead
 from swarm.ops.messages import team_messages
-from swarm.ops.spawner import WakeResult, stopped
+from swarm.ops.restart import WakeResult, stopped
 
 CHECK_EVERY = 2.0  # seconds between looks for a death nobody recorded (a SIGKILL)
 

@@ -19,7 +19,7 @@ from swarm.core.store.liveness import is_alive
 from swarm.core.team.team import Team
 from swarm.errors import SwarmError
 from swarm.ops.health import observe_member
-from swarm.ops.spawner import wake
+from swarm.ops.restart import wake
 
 # The one exit that keeps a member down: it approved a shutdown request (runtime.agent run).
 SHUT_DOWN = "shut down"

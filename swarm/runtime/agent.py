@@ -12,7 +12,6 @@ The agent is the `LoopHooks` of its loop and the `ToolHost` of its tools.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import signal
@@ -22,37 +21,32 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from swarm import settings
 from swarm.core.agents.definitions import effective_tools, get_definition, lends
 from swarm.core.agents.memory import memory_file
-from swarm.core.model.names import LEAD_NAME, TEAM_TOOLS, parse_agent_id
+from swarm.core.model.names import LEAD_NAME, TEAM_TOOLS
 from swarm.core.model.protocol import (
     Message,
     ModeChange,
     ShutdownRequest,
     ShutdownResponse,
-    TeammateTerminated,
-    dump_structured,
 )
-from swarm.core.model.state import RESTARTED, AgentState, SubagentInfo, Usage
+from swarm.core.model.state import RESTARTED, SubagentInfo, Usage
 from swarm.core.model.task import Task
 from swarm.core.shell.rules import Decision, tool_path
 from swarm.core.store import paths
-from swarm.core.store import select as stores
 from swarm.core.store.liveness import process_start_time
 from swarm.core.store.select import open_mailbox
 from swarm.core.team.overlaps import record_write
-from swarm.core.team.state import read_state, update_state, write_state
+from swarm.core.team.state import read_state, write_state
 from swarm.core.team.team import Team
-from swarm.core.text.terminal import visible
 from swarm.core.trust.secrets import redact
 from swarm.core.trust.workspace import decide
 from swarm.errors import AgentStopped, ModelAPIError, describe_error
-from swarm.log import configure as configure_logging
 from swarm.runtime.base import AgentBase
 from swarm.runtime.budget import Budget
 from swarm.runtime.builder import AgentParts, LoopParts, build_agent
 from swarm.runtime.console import Console, brief
+from swarm.runtime.ending import finish
 from swarm.runtime.extensions.loader import checkout_of
 from swarm.runtime.idle import TurnRecord, idle_notification, task_report
 from swarm.runtime.inputs import Inbound, Inputs, is_shutdown
@@ -412,87 +406,11 @@ class Agent(AgentBase, LoopHooks):
             self.console.say(detail)
         finally:
             self._stopping.set()
-            self.finish(detail, died=crashed or self.signals.hangup)
+            finish(self, detail, died=crashed or self.signals.hangup)
             if self.orphan.orphaned:
                 close_own_pane()
         return exit_code
 
-    def finish(self, detail: str, died: bool) -> None:
-        """Record how it ended. Each step on its own: after a crash (a full disk, a corrupt
-        file) one failing write must not keep the others from happening."""
-        self.signals.ignore_stops()
-        remote = stores.remote()
-        # Exiting with the network store down: its last writes (state, released tasks) wait
-        # out a short outage (SWARM_STORE_EXIT_GRACE), then it goes anyway (the heartbeat's
-        # expiry tells the rest).
-        if remote is not None:
-            remote.give_up_after(settings.store_exit_grace())
-        self._attempt(lambda: self.extensions.session_end(detail))
-        self._attempt(self.extensions.close)  # no MCP server outlives us
-        if self._superseded:  # our tasks and state are someone else's now: touch neither
-            self._attempt(lambda: self.transcript.event("exited", detail=self._superseded))
-            return
-        self._attempt(lambda: self.subagents.stop_all(f"its parent {self.name} exited: {detail}"))
-        released: list[Task] = []
-        self._attempt(lambda: released.extend(self.team.tasks.release_owned_by(self.name)))
-        self._attempt(lambda: self.transcript.event(
-            "exited", detail=detail, released=[t.id for t in released]))
-        self.console.say(f"exited: {detail}")
-        if not died:
-            self._attempt(lambda: self.set_state(state="exited", current_task=None, detail=detail))
-            return
-        # Nobody asked it to stop (a crash, or the user closed its pane): a death, told to the
-        # lead once, as an observer would have recorded it.
-        self._attempt(lambda: self.set_state(state="dead", current_task=None, detail=detail,
-                                             terminated_reported=True))
-        self._attempt(lambda: tell_lead_of_death(self.team.name, self.name, detail))
-
-    def _attempt(self, step: Callable[[], object]) -> None:
-        try:
-            step()
-        except Exception as exc:
-            log.warning("while exiting: %s", describe_error(exc))
-            self.console.say(f"while exiting: {describe_error(exc)}")
-
-
 def _order_key(recorded: str) -> tuple[str, str]:
     timestamp, _, message_id = recorded.partition(" ")
     return timestamp, message_id
-
-
-def tell_lead_of_death(team: str, name: str, reason: str) -> None:
-    """Straight into the lead's mailbox: this must work even when the team file is what broke."""
-    note = TeammateTerminated(agent_id=f"{name}@{team}", reason=reason)
-    open_mailbox(team, LEAD_NAME).deliver([Message(sender=name, text=dump_structured(note))])
-
-
-def run_agent(agent_id: str) -> int:
-    name, team = parse_agent_id(agent_id)
-    configure_logging(paths.agent_log(team, name))
-    remote = stores.remote()
-    if remote is not None:  # a network store: wait out its outages (the pane says so)
-        remote.be_patient(lambda text: print(visible(f"swarm: {name}: {text}"), flush=True))
-    try:
-        member = Team.open(team).config().member(name)
-        if member is not None and member.agent:  # another agent CLI, driven headless
-            from swarm.runtime.clis.teammate import CliTeammate
-
-            agent: Agent | CliTeammate = CliTeammate(team, name)
-        else:
-            agent = Agent(team, name)
-        os.chdir(agent.cwd)
-    except Exception as exc:  # it could not even start: a death with its reason, told once
-        detail = f"crashed at start: {redact(describe_error(exc))}"  # state, lead, pane
-        log.exception("could not start")
-        print(visible(f"swarm: error: {name}: {detail}"), flush=True)  # the pane shows it
-
-        def mark(state: AgentState) -> None:
-            state.state, state.detail, state.terminated_reported = "dead", detail, True
-            state.pid, state.started_at = os.getpid(), process_start_time(os.getpid())
-
-        update_state(team, name, mark)
-        with contextlib.suppress(Exception):
-            Team(team).tasks.release_owned_by(name)
-        tell_lead_of_death(team, name, detail)
-        return 1
-    return agent.run()

@@ -53,6 +53,11 @@ class AgentBase:
         self.compactor = Compactor(on_compacted=self._compacted,
                                    on_usage=lambda usage: self.add_usage(usage, turn=False))
 
+    @property
+    def superseded(self) -> str | None:
+        """Why another observer or process owns our state now (None: it is ours)."""
+        return self._superseded
+
     # -- what subclasses decide ----------------------------------------------------------------
     def say(self, text: str) -> None:
         raise NotImplementedError

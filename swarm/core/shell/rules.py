@@ -17,7 +17,6 @@ from __future__ import annotations
 import fnmatch
 import os
 import re
-from functools import lru_cache
 from pathlib import Path
 from typing import Any, Literal
 
@@ -32,11 +31,12 @@ from swarm.core.model.names import (
     TEAM_TOOLS,
 )
 from swarm.core.shell import parse as shellparse
-from swarm.core.shell.parse import SimpleCommand, Word
+from swarm.core.shell.bash_rules import bash_allowed, bash_rule, deny_bash
+from swarm.core.shell.parse import SimpleCommand
 from swarm.core.shell.protected import absolute as _absolute
 from swarm.core.shell.protected import inside as _inside
 from swarm.core.shell.protected import is_protected, own_file, same_path
-from swarm.core.shell.writes import HARMLESS_WRITES, protected_writes, writes_outside
+from swarm.core.shell.writes import HARMLESS_WRITES, protected_writes
 from swarm.core.store import paths as swarm_paths
 from swarm.errors import BadInputError
 
@@ -46,9 +46,6 @@ RULE_RE = re.compile(r"^([A-Za-z]+|mcp__[A-Za-z0-9_*-]+)(?:\((.+)\))?\Z", re.S)
 # The tools a rule named after the first also covers.
 COVERS = {"Read": frozenset({"Read", "Grep", "Glob"}), "Edit": frozenset({"Edit", "Write"})}
 _GLOB_CHARS = re.compile(r"[*?\[]")
-
-Match = Literal["yes", "maybe", "no"]
-
 
 class Decision(Struct, frozen=True):
     behavior: Literal["allow", "deny", "ask"]
@@ -157,123 +154,10 @@ def _literal_head(pattern: str) -> tuple[str, str]:
     return pattern, ""
 
 
-# -- Bash ------------------------------------------------------------------------------------
-
-class BashRule(Struct, frozen=True):
-    words: tuple[str, ...]
-    exact: bool  # Bash(cmd): all the words; Bash(cmd:*): these words first
-    text: str  # the exact rule's whole command
-
-
-@lru_cache(maxsize=256)
-def bash_rule(spec: str) -> BashRule:
-    prefix = spec.endswith(":*")
-    text = spec[:-2].strip() if prefix else spec.strip()
-    parsed = shellparse.parse(text)
-    words: tuple[str, ...] = ()
-    # A rule's words, even when as a command they would be opaque (`bash`, `su` alone read
-    # their input): what the rule allows is judged on the command it is matched against.
-    if len(parsed) == 1 and all(w.literal for w in parsed[0].layers[0]):
-        words = tuple(w.text for w in parsed[0].layers[0])
-    return BashRule(words, not prefix, text)
-
-
-def _layer_match(rule: BashRule, argv: tuple[Word, ...], deny: bool) -> Match:
-    """Do these words match? Deny compares program basenames and calls a word it cannot read a
-    "maybe"; allow needs the program as the rule spells it and every word read."""
-    if not rule.words or not argv:
-        return "no"
-    for i, want in enumerate(rule.words):
-        if i >= len(argv):
-            return "no"
-        got = argv[i]
-        if not got.literal:
-            return "maybe" if deny else "no"
-        if i == 0 and deny:
-            same = shellparse.basename(got.text) == shellparse.basename(want)
-        else:
-            same = got.text == want
-        if not same:
-            return "no"
-    extra = argv[len(rule.words):]
-    if rule.exact and extra:
-        return "maybe" if deny and not any(w.literal for w in extra) else "no"
-    return "yes"
-
-
-def _deny_bash(rule: BashRule, commands: tuple[SimpleCommand, ...]) -> Match:
-    result: Match = "no"
-    for command in commands:
-        for layer in command.layers:
-            found = _layer_match(rule, layer, deny=True)
-            if found == "yes":
-                return "yes"
-            if found == "maybe":
-                result = "maybe"
-        if command.opaque:
-            result = "maybe"
-    return result
-
-
-def _allows(rule: BashRule, command: SimpleCommand) -> bool:
-    if command.opaque or command.sets_variables:
-        return False
-    return any(_layer_match(rule, layer, deny=False) == "yes"
-               for layer in command.layers[: command.allowable])
-
-
-def _bash_names(spec: str, path: Path, cwd: Path) -> bool:
-    """Does a Bash rule name this path: one of its words, or a file it writes?"""
-    for command in shellparse.parse(bash_rule(spec).text):
-        words = [w for layer in command.layers for w in layer] + list(command.writes)
-        if any(w.literal and same_path(_absolute(w.text, cwd), path) for w in words):
-            return True
-    return False
-
-
 def _names_path(spec: str | None, path: Path, cwd: Path) -> bool:
     """An Edit/Write rule names exactly this path (no wildcard)."""
     return spec is not None and not _GLOB_CHARS.search(spec) and same_path(
         _absolute(spec, cwd), path)
-
-
-def _bash_allowed(command: str, rules: list[tuple[str, str]],
-                  cwd: Path) -> tuple[list[str], str | None]:
-    """(the rules that allow it, or [] with why not) for Bash(..) allow rules: (rule, spec)."""
-    commands = shellparse.parse(command)
-    opaque = next((c.opaque for c in commands if c.opaque), None)
-    if opaque:
-        return [], f"it cannot be checked: {opaque}"
-    used, why = _bash_rules_used(command, commands, rules)
-    specs = dict(rules)
-    unnamed = [w.text for w, path in protected_writes(commands, cwd)
-               if not any(_bash_names(specs[r], path, cwd) for r in used)]
-    if unnamed:
-        return [], f"it writes to a protected path: {unnamed[0]} (only a rule naming it allows that)"
-    outside = writes_outside(commands, cwd)
-    if outside:
-        return [], f"it writes outside the working directory: {outside}"
-    return used, why
-
-
-def _bash_rules_used(command: str, commands: tuple[SimpleCommand, ...],
-                     rules: list[tuple[str, str]]) -> tuple[list[str], str | None]:
-    for rule, spec in rules:
-        parsed = bash_rule(spec)
-        if parsed.exact and parsed.text == command.strip():
-            return [rule], None
-    used: list[str] = []
-    for simple in commands:
-        if simple.runs_string and len(simple.layers) <= simple.allowable:
-            continue  # bash -c / eval: judged by the commands of its string
-        if simple.sets_variables:  # PATH=.. or LD_PRELOAD=.. changes what the words run
-            return [], f"it sets variables: {simple.text}"
-        found = next((r for r, spec in rules if _allows(bash_rule(spec), simple)), None)
-        if found is None:
-            return [], None
-        if found not in used:
-            used.append(found)
-    return used, None
 
 
 def _deny_writes(commands: tuple[SimpleCommand, ...], rules: list[str], cwd: Path) -> str | None:
@@ -313,8 +197,8 @@ def rule_matches(rule: str, tool_name: str, args: dict[str, Any], cwd: Path,
     if tool_name == "Bash":
         command = str(args.get("command", ""))
         if deny:
-            return _deny_bash(bash_rule(spec), shellparse.parse(command)) == "yes"
-        return bool(_bash_allowed(command, [(rule, spec)], cwd)[0])
+            return deny_bash(bash_rule(spec), shellparse.parse(command)) == "yes"
+        return bool(bash_allowed(command, [(rule, spec)], cwd)[0])
     return any(_path_matches(spec, p, cwd, deny) for p in _tool_paths(tool_name, args, cwd))
 
 
@@ -331,7 +215,7 @@ def _check_deny(tool_name: str, args: dict[str, Any], cwd: Path,
             if rule_matches(rule, tool_name, args, cwd, deny=True):
                 return Decision("deny", f"denied by rule {rule}", rule)
             continue
-        found = _deny_bash(bash_rule(split[1]), commands)
+        found = deny_bash(bash_rule(split[1]), commands)
         if found == "yes":
             return Decision("deny", f"denied by rule {rule}", rule)
         if found == "maybe" and unsure is None:
@@ -402,7 +286,7 @@ def check(
             else:
                 return Decision("allow", f"allowed by rule {rule}", rule)
     if bash_rules:
-        used, why_not = _bash_allowed(command, bash_rules, cwd)
+        used, why_not = bash_allowed(command, bash_rules, cwd)
         if used:
             return Decision("allow", f"allowed by rule{'s' * (len(used) > 1)} {', '.join(used)}",
                             ", ".join(used))

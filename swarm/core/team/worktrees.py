@@ -201,7 +201,7 @@ def prune(repo: Path) -> None:
 
 
 # -- looking ----------------------------------------------------------------------------------
-def _dirty(path: Path) -> list[str]:
+def dirty_files(path: Path) -> list[str]:
     """What `git status` lists, but the links swarm made (worktree_links)."""
     return [f for f in _entries(path) if not is_source_link(path, f)]
 
@@ -234,7 +234,7 @@ def inspect(record: WorktreeRecord) -> WorktreeStatus:
     dirty: list[str] = []
     if exists:
         try:
-            dirty = _dirty(record.path)
+            dirty = dirty_files(record.path)
         except GitError as exc:
             return WorktreeStatus(exists=True, ahead=-1, unmerged=-1, error=str(exc))
         head = git("rev-parse", "--verify", "--quiet", "HEAD", cwd=record.path, check=False)
@@ -376,36 +376,4 @@ def unclaimed(team: Team) -> list[WorktreeRecord]:
                      check=False).stdout.strip()
         out.append(WorktreeRecord(path=path, branch=branch.stdout.strip(), base="",
                                   repo=Path(common).parent if common else path, cwd=path))
-    return out
-
-
-class WorktreeView(Struct, dict=True):
-    member: str
-    path: str
-    branch: str
-    base: str
-    repo: str
-    exists: bool
-    ahead: int
-    unmerged: int
-    dirty: list[str]
-
-    def as_dict(self) -> dict[str, object]:
-        return asdict(self)
-
-
-def team_worktrees(team: Team) -> list[WorktreeView]:
-    """`swarm worktrees`: every member's worktree and what is in it."""
-    out = []
-    for member in team.members():
-        record = record_of(member)
-        if record is None:
-            continue
-        status = inspect(record) if record.base else WorktreeStatus(record.path.exists(), 0, 0)
-        out.append(WorktreeView(member.name, str(record.path), record.branch, record.base,
-                                str(record.repo), status.exists, status.ahead, status.unmerged,
-                                status.dirty))
-    for record in unclaimed(team):  # kept subagents' worktrees (named by the subagent's id)
-        out.append(WorktreeView(record.path.name, str(record.path), record.branch, "",
-                                str(record.repo), True, -1, -1, _dirty(record.path)))
     return out
