@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from swarm.core.model.protocol import structured_type
-from swarm.errors import NotFoundError
+from swarm.core.model.task import STATUSES, UNSET, check_sizes, clean_globs, completed
+from swarm.errors import BadInputError, NotFoundError
 
 if TYPE_CHECKING:
     from swarm.core.model.protocol import Message
@@ -152,6 +153,26 @@ class TaskList(ABC):
     def release_owned_by(self, name: str,
                          timeout: float | None = None) -> builtins.list[Task]: ...
 
+    def checked_new(self, subject: str, description: str, owner: str | None,
+                    active_form: str | None, files: builtins.list[str] | None
+                    ) -> tuple[str | None, builtins.list[str]]:
+        """A new task's fields checked before anything is written: its owner, its scopes."""
+        if not subject.strip():
+            raise BadInputError("a task needs a non-empty subject")
+        scopes = clean_globs(files or [])
+        check_sizes(subject=subject, description=description, active_form=active_form)
+        return (self._check_owner(owner) if owner else None), scopes
+
+    def checked_change(self, status: str | None, owner: object, subject: str | None,
+                       description: str | None, active_form: str | None,
+                       result: str | None) -> object:
+        """A change's fields checked before anything is written; the new owner (UNSET: kept)."""
+        if status is not None and status not in STATUSES:
+            raise BadInputError(f"invalid status {status!r}: use one of {', '.join(STATUSES)}")
+        check_sizes(subject=subject, description=description, active_form=active_form,
+                    result=result)
+        return owner if owner is UNSET or owner is None else self._check_owner(str(owner))
+
     def get(self, task_id: str) -> Task:
         task = self.read(str(task_id))
         if task is None:
@@ -161,8 +182,6 @@ class TaskList(ABC):
     def unfinished_blockers(self, task: Task) -> builtins.list[str]:
         """The blockers not known to be completed: a blocker that cannot be read (missing,
         corrupt, not the task it names) keeps its dependents blocked."""
-        from swarm.core.model.task import completed
-
         return [b for b in task.blocked_by if not completed(self.read(b), b)]
 
     def is_available(self, task: Task, name: str | None = None) -> bool:

@@ -11,29 +11,17 @@ Shell commands are not traced: a Bash command can still write anywhere its mode 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swarm.core.store.liveness import is_alive
 from swarm.core.team.state import read_state
-from swarm.errors import BadInputError
 
 if TYPE_CHECKING:
     from swarm.core.team.team import Team
 
 WALK_LIMIT = 200_000  # entries `unmatched` looks at before it stops (and warns about nothing)
-
-
-def clean_globs(globs: Iterable[str]) -> list[str]:
-    out = []
-    for glob in globs:
-        text = str(glob).strip()
-        if not text:
-            raise BadInputError("a file scope must not be empty (e.g. --files 'src/api/**')")
-        out.append(os.path.normpath(text))
-    return out
 
 
 def _candidates(path: Path, root: Path) -> list[str]:

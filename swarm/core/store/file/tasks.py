@@ -8,15 +8,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable
 
-from swarm.core.model.task import (
-    ENDED,
-    STATUSES,
-    UNSET,
-    Task,
-    check_sizes,
-    clean_globs,
-    refuse_unless_owner,
-)
+from swarm.core.model.task import ENDED, UNSET, Task, refuse_unless_owner
 from swarm.core.store import paths
 from swarm.core.store.api import TaskList
 from swarm.core.store.disk import (
@@ -27,7 +19,7 @@ from swarm.core.store.disk import (
     write_bytes_atomic,
     write_model,
 )
-from swarm.errors import BadInputError, TaskConflictError
+from swarm.errors import TaskConflictError
 
 
 class FileTaskList(TaskList):
@@ -76,11 +68,7 @@ class FileTaskList(TaskList):
         active_form: str | None = None,
         files: builtins.list[str] | None = None,
     ) -> Task:
-        if not subject.strip():
-            raise BadInputError("a task needs a non-empty subject")
-        scopes = clean_globs(files or [])
-        check_sizes(subject=subject, description=description, active_form=active_form)
-        owner = self._check_owner(owner) if owner else None
+        owner, scopes = self.checked_new(subject, description, owner, active_form, files)
         ensure_dir(self.dir)
         with locked(self._lock):
             blockers = [self.get(str(b)) for b in (blocked_by or [])]
@@ -116,11 +104,7 @@ class FileTaskList(TaskList):
     ) -> Task:
         """Change fields of a task. `actor`: the member asking (None: a person's shell); only
         the owner or the lead may change an owned task's owner or status."""
-        if status is not None and status not in STATUSES:
-            raise BadInputError(f"invalid status {status!r}: use one of {', '.join(STATUSES)}")
-        check_sizes(subject=subject, description=description, active_form=active_form,
-                     result=result)
-        new_owner = owner if owner is UNSET or owner is None else self._check_owner(str(owner))
+        new_owner = self.checked_change(status, owner, subject, description, active_form, result)
         ensure_dir(self.dir)
         with locked(self._lock):
             task = self.get(task_id)

@@ -16,20 +16,11 @@ from collections.abc import Callable
 from typing import Any
 
 from swarm.core.model import records
-from swarm.core.model.task import (
-    ENDED,
-    STATUSES,
-    UNSET,
-    Task,
-    check_sizes,
-    clean_globs,
-    completed,
-    refuse_unless_owner,
-)
+from swarm.core.model.task import ENDED, UNSET, Task, completed, refuse_unless_owner
 from swarm.core.store.api import TaskList
 from swarm.core.store.disk import utcnow_iso
 from swarm.core.store.redis.connection import EVENTS_KEPT, RedisStore
-from swarm.errors import BadInputError, NotFoundError, TaskConflictError
+from swarm.errors import NotFoundError, TaskConflictError
 
 # KEYS: tasks hash, open set, events. ARGV: name, now (ISO), task id or '' (the lowest-id
 # available one). Returns {'ok', json} or {why, detail}. cjson decodes `[]` as an empty table
@@ -166,11 +157,7 @@ class RedisTaskList(TaskList):
     def add(self, subject: str, description: str = "",
             blocked_by: builtins.list[str] | None = None, owner: str | None = None,
             active_form: str | None = None, files: builtins.list[str] | None = None) -> Task:
-        if not subject.strip():
-            raise BadInputError("a task needs a non-empty subject")
-        scopes = clean_globs(files or [])
-        check_sizes(subject=subject, description=description, active_form=active_form)
-        owner = self._check_owner(owner) if owner else None
+        owner, scopes = self.checked_new(subject, description, owner, active_form, files)
         wanted = [str(b) for b in (blocked_by or [])]
         for blocker_id in wanted:
             self.get(blocker_id)  # a clear error before an id is spent
@@ -192,11 +179,7 @@ class RedisTaskList(TaskList):
                result: str | None = None, subject: str | None = None,
                description: str | None = None, active_form: str | None = None,
                actor: str | None = None) -> Task:
-        if status is not None and status not in STATUSES:
-            raise BadInputError(f"invalid status {status!r}: use one of {', '.join(STATUSES)}")
-        check_sizes(subject=subject, description=description, active_form=active_form,
-                     result=result)
-        new_owner = owner if owner is UNSET or owner is None else self._check_owner(str(owner))
+        new_owner = self.checked_change(status, owner, subject, description, active_form, result)
 
         def change(read: Callable[[str], Task | None]) -> builtins.list[Task]:
             task = self._get(read, task_id, self.team)
