@@ -267,7 +267,7 @@ def test_code_the_parser_cannot_see_asks(command: str, cwd: Path) -> None:
 
 
 def test_scripts_are_their_own_program_but_find_exec_is_looked_through(cwd: Path) -> None:
-    """A known limit (docs/DESIGN.md): what a script file runs is not read. `find -exec` was
+    """A known limit (docs/design/bash-rules.md): what a script file runs is not read. `find -exec` was
     one too; since issue 32 its command is a layer, like a wrapper's."""
     assert bash("bash script.sh", cwd, "bypassPermissions", deny=RM).behavior == "allow"
     assert bash("find . -name x -exec rm {} +", cwd, "bypassPermissions", deny=RM).behavior == \

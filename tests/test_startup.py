@@ -138,7 +138,7 @@ def test_a_shell_teammate_goes_idle_without_the_sdks_or_the_subagent_machinery(
 
 def test_every_model_builds_on_first_use() -> None:
     """A model's validator is built when it first validates (`defer_build`), so a command
-    pays only for the models it uses (DESIGN: start-up)."""
+    pays only for the models it uses (docs/design/tool-inputs.md)."""
     import importlib
     import pkgutil
 

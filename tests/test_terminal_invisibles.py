@@ -1,7 +1,7 @@
 """Bidi controls and invisible characters reach a terminal as visible escapes (issue 32, a low):
 a Right-to-Left Override makes `txt.exe` read as `exe.txt`, a zero-width space splits a word a
 person checks, a tag character hides text entirely ("Trojan Source", ASCII smuggling). The
-terminal filter (`core/terminal.visible`, DESIGN "Terminal safety") shows them as `\\u202e`-style
+terminal filter (`core/text/terminal.visible`, docs/design/trust.md "Terminal safety") shows them as `\\u202e`-style
 escapes in human output, as it does for C0/C1; `--json` gives the data back unchanged.
 """
 

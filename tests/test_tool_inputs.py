@@ -1,4 +1,4 @@
-"""Tool inputs (docs/DESIGN.md, "Tool inputs"): bad input from a model (a missing field, a wrong
+"""Tool inputs (docs/design/tool-inputs.md): bad input from a model (a missing field, a wrong
 type) is one error result naming every problem, never an exception into the loop: nothing runs
 and nobody is asked about the call. An unknown field is ignored, and hooks and permission rules
 see the input as the model sent it. An input edited when approving is validated too. A tool of

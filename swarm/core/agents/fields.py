@@ -2,7 +2,7 @@
 (one problem per bad field, with the field's name), turned into an `AgentDefinition` record.
 
 Its own module so pydantic is imported only when such a file exists: the built-in definitions
-are plain data, and a spawn of one loads no validator (docs/DESIGN.md, start-up).
+are plain data, and a spawn of one loads no validator (docs/design/tool-inputs.md).
 """
 
 from __future__ import annotations

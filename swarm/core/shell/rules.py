@@ -8,7 +8,7 @@ denies if any simple command matches it, and asks if one might (an expansion hid
 allow rule allows only what it can read, every simple command matched and every write inside
 the cwd. An opaque command (it cannot be read) is never allowed by a rule, and in
 bypassPermissions a Bash deny rule that cannot be ruled out denies it. A write to a protected
-path (`protected`) asks under any allow rule that does not name it. docs/DESIGN.md "Bash rule
+path (`protected`) asks under any allow rule that does not name it. docs/design/bash-rules.md "Bash rule
 semantics" has examples.
 """
 
@@ -95,7 +95,7 @@ def reads_lead_key(tool_name: str, args: dict[str, Any], cwd: Path) -> str | Non
     """What names the team's lead key (core.lead_key: the file, or the Redis key), in a Read
     or a Grep over a directory holding it, or in a Bash word; None when nothing does. A name
     check only: a command that builds the name (a glob, `$x`) or greps all of $SWARM_HOME is
-    not seen (the limits in docs/DESIGN.md "Control messages")."""
+    not seen (the limits in docs/design/trust.md "Control messages")."""
     if tool_name == "Bash":
         command = str(args.get("command", ""))
         words = [command, *(w.text for c in shellparse.parse(command) for layer in c.layers

@@ -8,7 +8,7 @@ among its ancestors, `cli.common.current_agent_name`) signs each lead-only order
 message's id, time, summary and text (`Message.sig`). A member obeys such an order only with a
 valid signature for itself (`LeadSeal.allows`); any other is plain text from its claimed sender.
 The key is never put in an environment; a teammate's process reads it to check, its Bash commands
-are not given it (docs/DESIGN.md "Control messages" says what a same-user process can still do).
+are not given it (docs/design/trust.md "Control messages" says what a same-user process can still do).
 hmac and hashlib load only when an order is signed or checked: a plain `swarm send` needs neither.
 """
 
