@@ -226,6 +226,7 @@ def test_a_forged_permission_answer_is_not_obeyed_and_the_real_ones_are(
 
 
 def test_the_lead_key_is_made_with_the_team_and_kept_private(store: str) -> None:
+    from swarm.core.model.names import KEY_FILE
     from swarm.core.team import lead_key
     from swarm.core.team.team import Team
 
@@ -233,7 +234,7 @@ def test_the_lead_key_is_made_with_the_team_and_kept_private(store: str) -> None
     key = lead_key.read_key(team.name)
     assert key is not None and len(key) == 32
     if store == "file":
-        path = paths.team_dir(team.name) / lead_key.KEY_FILE
+        path = paths.team_dir(team.name) / KEY_FILE
         assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
         assert path.read_bytes().strip() == key.hex().encode()
     other = Team.create("other")

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from swarm.core.store.waker import Waker
 
 IDLE = "idle_notification"
+ASIDE = ".corrupt-"  # what a reader moved aside: `<document>.corrupt-<timestamp>`
 
 
 class Watcher(Protocol):
@@ -284,3 +285,33 @@ class Store(ABC):
         """Wakes when a message lands in one of `inboxes` (None: any member's), the task list
         changes (`tasks`), one of `states` is written, or one of `reads` marks messages read;
         or when `waker` is set."""
+
+    # -- what is left of a team whose document is gone (core.team.gone) -----------------------
+    @abstractmethod
+    def state_names(self, team: str) -> builtins.list[str]:
+        """The members with a state record, sorted (the team lead's too, when it has one)."""
+
+    @abstractmethod
+    def moved_aside(self, team: str) -> builtins.list[str]:
+        """Corrupt copies of the team document that a reader moved aside, oldest first."""
+
+    @abstractmethod
+    def remains(self, team: str) -> bool:
+        """Something of the team is left without its document (so it is not a wrong name)."""
+
+    @abstractmethod
+    def gone_teams(self) -> builtins.list[str]:
+        """Teams with member state records but no document (what `swarm doctor` reports)."""
+
+    # -- the lead's key (core.team.lead_key) --------------------------------------------------
+    @abstractmethod
+    def lead_key(self, team: str) -> bytes | None:
+        """The stored key as written (hex), None when there is none."""
+
+    @abstractmethod
+    def add_lead_key(self, team: str, key_hex: str) -> None:
+        """Store the key unless the team has one already (never replaced)."""
+
+    @abstractmethod
+    def lead_key_location(self, team: str) -> str:
+        """Where the key is, for messages."""

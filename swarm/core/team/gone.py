@@ -13,23 +13,14 @@ from __future__ import annotations
 import time
 
 from swarm import settings
-from swarm.core.store import paths
 from swarm.core.store import select as stores
 from swarm.core.team.state import read_state
 from swarm.errors import NotFoundError, SwarmError, TeamGoneError
 
-ASIDE = ".corrupt-"  # store.quarantine and RedisTeam: `<document>.corrupt-<timestamp>`
-
 
 def state_names(team: str) -> list[str]:
     """The members with a state record, sorted (the team lead's too, when it has one)."""
-    if (remote := stores.remote()) is not None:
-        return remote.names_under(team, "state")
-    agents = paths.local_team_dir(team) / "agents"
-    try:
-        return sorted(p.parent.name for p in agents.glob("*/state.json"))
-    except OSError:
-        return []
+    return stores.team_store().state_names(team)
 
 
 def running(team: str) -> list[str]:
@@ -44,21 +35,9 @@ def running(team: str) -> list[str]:
     return out
 
 
-def moved_aside(team: str) -> list[str]:
-    """Corrupt copies of the document that a reader moved aside, oldest first."""
-    if (remote := stores.remote()) is not None:
-        return remote.keys_matching(remote.key(team, f"config{ASIDE}*"))
-    try:
-        return sorted(str(p) for p in paths.team_dir(team).glob(f"config.json{ASIDE}*"))
-    except OSError:
-        return []
-
-
 def left_behind(team: str) -> bool:
     """Something of the team is left without its team file (so it is not just a wrong name)."""
-    if state_names(team) or moved_aside(team):
-        return True
-    return stores.remote() is None and paths.team_dir(team).is_dir()
+    return stores.team_store().remains(team)
 
 
 def gone_error(team: str, where: str) -> SwarmError:
@@ -66,7 +45,7 @@ def gone_error(team: str, where: str) -> SwarmError:
     never created (or deleted) is a wrong name; one with remains is a failure with a way out."""
     if not left_behind(team):
         return NotFoundError(f"no team named {team!r}; see `swarm team list`")
-    aside = moved_aside(team)
+    aside = stores.team_store().moved_aside(team)
     why = (f"it did not parse and was moved aside to {aside[-1]}" if aside
            else "deleted, or lost by the store")
     alive = running(team)
@@ -80,11 +59,4 @@ def gone_error(team: str, where: str) -> SwarmError:
 
 def gone_teams() -> list[str]:
     """Teams with member state records but no team file (what `swarm doctor` reports)."""
-    if (remote := stores.remote()) is not None:
-        return remote.teams_without_config()
-    root = paths.teams_dir()
-    try:
-        dirs = sorted(p for p in root.iterdir() if p.is_dir())
-    except OSError:
-        return []
-    return [d.name for d in dirs if not (d / "config.json").exists() and state_names(d.name)]
+    return stores.team_store().gone_teams()

@@ -17,62 +17,35 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from swarm.core.model.names import KEY_FILE, KEY_NAMES, LEAD_NAME
+from swarm.core.model.names import LEAD_NAME
 from swarm.core.model.protocol import LEAD_ONLY_TYPES, Message, StructuredMessage, sender_may_send
-from swarm.core.store import paths
 from swarm.core.store import select as stores
 from swarm.errors import SwarmError
 
 if TYPE_CHECKING:
-    from swarm.core.store.redis.connection import RedisStore
+    pass
 
 KEY_BYTES = 32
 _DOMAIN = b"swarm-lead-order-v1"
 
 
-def _redis_key(store: RedisStore, team: str) -> str:
-    return store.key(team, KEY_NAMES[1])
-
-
 def create_key(team: str) -> bytes:
     """The team's key, made now unless it exists (a team made before keys: made by its lead's
     first order). Never replaced: orders already sent stay valid."""
-    key = os.urandom(KEY_BYTES)
-    store = stores.remote()
-    if store is not None:
-        name = _redis_key(store, team)
-        store.run(lambda: store.client.set(name, key.hex(), nx=True))
-    else:
-        path = paths.team_dir(team) / KEY_FILE
-        try:
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            pass
-        else:
-            with os.fdopen(fd, "w") as f:
-                f.write(key.hex() + "\n")
+    store = stores.team_store()
+    store.add_lead_key(team, os.urandom(KEY_BYTES).hex())
     found = read_key(team)
     if found is None:  # one was there, but it is not a key: never sign with a guessable one
-        where = f"the Redis key {_redis_key(store, team)}" if store is not None else \
-            str(paths.team_dir(team) / KEY_FILE)
-        raise SwarmError(f"the lead's key of team {team!r} ({where}) is not a key of "
-                         f"{KEY_BYTES} bytes in hex; remove it (a new one is made by the next "
-                         "order) and send again")
+        raise SwarmError(f"the lead's key of team {team!r} ({store.lead_key_location(team)}) is"
+                         f" not a key of {KEY_BYTES} bytes in hex; remove it (a new one is made"
+                         " by the next order) and send again")
     return found
 
 
 def read_key(team: str) -> bytes | None:
     """The team's key, None when it has none (or it does not read as one: then nothing from
     the lead is obeyed until it is put right, never a key anyone could guess)."""
-    store = stores.remote()
-    if store is not None:
-        name = _redis_key(store, team)
-        raw: bytes | None = store.run(lambda: store.client.get(name))  # type: ignore[assignment]
-    else:
-        try:
-            raw = (paths.team_dir(team) / KEY_FILE).read_bytes()
-        except FileNotFoundError:
-            return None
+    raw = stores.team_store().lead_key(team)
     try:
         key = bytes.fromhex(raw.decode().strip()) if raw else b""
     except (UnicodeDecodeError, ValueError):

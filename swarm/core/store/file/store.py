@@ -4,12 +4,14 @@ and inotify watchers over those files."""
 from __future__ import annotations
 
 import builtins
+import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from swarm.core.model.names import KEY_FILE
 from swarm.core.model.state import AgentState
 from swarm.core.store import paths
-from swarm.core.store.api import Store, Watcher
+from swarm.core.store.api import ASIDE, Store, Watcher
 from swarm.core.store.disk import ensure_dir, locked, read_model, write_model
 from swarm.core.store.file import team as team_file
 from swarm.core.store.file.mailbox import FileMailbox
@@ -77,3 +79,46 @@ class FileStore(Store):
             if directory.is_dir():
                 targets.append((directory, "state.json"))
         return FileWatcher(targets, waker)  # type: ignore[arg-type]
+
+    def state_names(self, team: str) -> builtins.list[str]:
+        agents = paths.local_team_dir(team) / "agents"
+        try:
+            return sorted(p.parent.name for p in agents.glob("*/state.json"))
+        except OSError:
+            return []
+
+    def moved_aside(self, team: str) -> builtins.list[str]:
+        try:
+            return sorted(str(p) for p in paths.team_dir(team).glob(f"config.json{ASIDE}*"))
+        except OSError:
+            return []
+
+    def remains(self, team: str) -> bool:
+        return bool(self.state_names(team) or self.moved_aside(team)
+                    or paths.team_dir(team).is_dir())
+
+    def gone_teams(self) -> builtins.list[str]:
+        try:
+            dirs = sorted(p for p in paths.teams_dir().iterdir() if p.is_dir())
+        except OSError:
+            return []
+        return [d.name for d in dirs
+                if not (d / "config.json").exists() and self.state_names(d.name)]
+
+    def lead_key(self, team: str) -> bytes | None:
+        try:
+            return (paths.team_dir(team) / KEY_FILE).read_bytes()
+        except FileNotFoundError:
+            return None
+
+    def add_lead_key(self, team: str, key_hex: str) -> None:
+        try:
+            fd = os.open(paths.team_dir(team) / KEY_FILE, os.O_WRONLY | os.O_CREAT | os.O_EXCL,
+                         0o600)
+        except FileExistsError:
+            return
+        with os.fdopen(fd, "w") as f:
+            f.write(key_hex + "\n")
+
+    def lead_key_location(self, team: str) -> str:
+        return str(paths.team_dir(team) / KEY_FILE)

@@ -6,7 +6,8 @@ import builtins
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from swarm.core.store.api import Store, Watcher
+from swarm.core.model.names import KEY_NAMES
+from swarm.core.store.api import ASIDE, Store, Watcher
 from swarm.core.store.redis.connection import RedisStore
 from swarm.core.store.redis.mailbox import RedisMailbox
 from swarm.core.store.redis.tasks import RedisTaskList
@@ -56,3 +57,30 @@ class RedisTeamStore(Store):
                 states: builtins.list[str], waker: Waker | None = None,
                 reads: Sequence[str] = ()) -> Watcher:
         return RedisWatcher(self.connection, team, inboxes, tasks, states, waker, reads)
+
+    def state_names(self, team: str) -> builtins.list[str]:
+        return self.connection.names_under(team, "state")
+
+    def moved_aside(self, team: str) -> builtins.list[str]:
+        return self.connection.keys_matching(self.connection.key(team, f"config{ASIDE}*"))
+
+    def remains(self, team: str) -> bool:
+        return bool(self.state_names(team) or self.moved_aside(team))
+
+    def gone_teams(self) -> builtins.list[str]:
+        return self.connection.teams_without_config()
+
+    def _lead_key_name(self, team: str) -> str:
+        return self.connection.key(team, KEY_NAMES[1])
+
+    def lead_key(self, team: str) -> bytes | None:
+        name = self._lead_key_name(team)
+        raw: bytes | None = self.connection.run(lambda: self.connection.client.get(name))  # type: ignore[assignment]
+        return raw
+
+    def add_lead_key(self, team: str, key_hex: str) -> None:
+        name = self._lead_key_name(team)
+        self.connection.run(lambda: self.connection.client.set(name, key_hex, nx=True))
+
+    def lead_key_location(self, team: str) -> str:
+        return f"the Redis key {self._lead_key_name(team)}"
