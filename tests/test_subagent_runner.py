@@ -33,6 +33,7 @@ from swarm.runtime.models import parse_model_spec
 from swarm.runtime.models.anthropic_model import build_params
 from swarm.runtime.models.base import ModelReply, ModelRequest
 from swarm.runtime.permissions.policy import PermissionPolicy
+from swarm.runtime.subagents import making
 from swarm.runtime.subagents import runner as runner_module
 from swarm.runtime.subagents.runner import Subagents
 from swarm.runtime.subagents.tools import AgentTool, SubagentRequest, subagent_tools
@@ -151,7 +152,7 @@ def host(team: Team, tmp_path: Path) -> Host:
 
 
 def runner_with(host: Host, monkeypatch: pytest.MonkeyPatch, model: FnModel) -> Subagents:
-    monkeypatch.setattr(runner_module, "load_model", lambda *a, **k: model)
+    monkeypatch.setattr(making, "load_model", lambda *a, **k: model)
     return Subagents(host)  # type: ignore[arg-type]
 
 
