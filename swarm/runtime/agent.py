@@ -37,25 +37,24 @@ from swarm.core.store import paths
 from swarm.core.store.liveness import process_start_time
 from swarm.core.store.select import open_mailbox
 from swarm.core.team.overlaps import record_write
-from swarm.core.team.state import read_state, write_state
+from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
-from swarm.core.trust.secrets import redact
 from swarm.core.trust.workspace import decide
-from swarm.errors import AgentStopped, ModelAPIError, describe_error
+from swarm.errors import ModelAPIError
 from swarm.runtime.base import AgentBase
 from swarm.runtime.budget import Budget
 from swarm.runtime.builder import AgentParts, LoopParts, build_agent
 from swarm.runtime.console import Console, brief
-from swarm.runtime.ending import finish
 from swarm.runtime.extensions.loader import checkout_of
 from swarm.runtime.idle import TurnRecord, idle_notification, task_report
 from swarm.runtime.inputs import Inbound, Inputs, is_shutdown
 from swarm.runtime.interfaces import LoopHooks
+from swarm.runtime.life import live
 from swarm.runtime.loop import Loop, TurnOutcome
 from swarm.runtime.models import default_model_spec, load_model
 from swarm.runtime.models.base import ModelReply
 from swarm.runtime.models.recording import wrap
-from swarm.runtime.orphan import OrphanCheck, close_own_pane
+from swarm.runtime.orphan import OrphanCheck
 from swarm.runtime.permissions.asking import Asker
 from swarm.runtime.prompts import TeammatePrompt
 from swarm.runtime.signals import Signals
@@ -367,49 +366,7 @@ class Agent(AgentBase, LoopHooks):
 
     # -- the process -------------------------------------------------------------------------
     def run(self) -> int:
-        self.signals.install()
-        # Before any command runs: what its commands leave behind stays below this process,
-        # so a `swarm` command there speaks as this teammate (cli.common.current_agent_name).
-        self.reaper.start()
-        write_state(self.team.name, self.name, self.state)
-        self.team.update_member(self.name, pid=os.getpid())
-        self.transcript.event("started", pid=os.getpid(), model=self.model_name)
-        self.start_heartbeat()
-        self.console.say(f"{self.name}@{self.team.name} started (model {self.model_name}, "
-                         f"mode {self.policy.mode}, pid {os.getpid()})")
-        exit_code, detail, crashed = 0, "shut down", False
-        try:
-            mcp_tools = self.extensions.start_mcp(self.signals.interrupt)
-            if mcp_tools:
-                self.base_tools.update(mcp_tools)
-                self.refresh()
-            with self.inputs.watcher() as watcher:
-                self.set_state(state="idle", idle_reason="available")
-                while not self.shutdown_approved:
-                    inbound, task = self.inputs.next_input(watcher)
-                    self.extensions.new_input()
-                    outcome = self.take_turn(inbound, task)
-                    while not self.shutdown_approved and (more := self.follow_up(outcome)):
-                        outcome = self.continue_turn(more)
-                    if self.shutdown_approved:
-                        break
-                    self.after_turn(outcome)
-        except AgentStopped:
-            if self.orphan.orphaned:
-                exit_code, detail = 0, self.orphan.orphaned
-            else:
-                exit_code, detail = ((129, "its pane was closed (SIGHUP)") if self.signals.hangup
-                                     else (143, "killed (SIGTERM)"))
-        except Exception as exc:  # a crash: recorded as a death, never as a clean exit
-            exit_code, detail, crashed = 1, f"crashed: {redact(describe_error(exc))}", True
-            log.exception("crashed")
-            self.console.say(detail)
-        finally:
-            self._stopping.set()
-            finish(self, detail, died=crashed or self.signals.hangup)
-            if self.orphan.orphaned:
-                close_own_pane()
-        return exit_code
+        return live(self)
 
 def _order_key(recorded: str) -> tuple[str, str]:
     timestamp, _, message_id = recorded.partition(" ")

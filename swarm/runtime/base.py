@@ -53,6 +53,9 @@ class AgentBase:
         self.compactor = Compactor(on_compacted=self._compacted,
                                    on_usage=lambda usage: self.add_usage(usage, turn=False))
 
+    def stop_heartbeat(self) -> None:
+        self._stopping.set()
+
     @property
     def superseded(self) -> str | None:
         """Why another observer or process owns our state now (None: it is ours)."""

@@ -19,7 +19,7 @@ from swarm.core.trust.secrets import redact
 from swarm.errors import describe_error
 from swarm.log import configure as configure_logging
 from swarm.runtime.agent import Agent
-from swarm.runtime.ending import tell_lead_of_death
+from swarm.runtime.life import tell_lead_of_death
 
 log = logging.getLogger(__name__)
 

@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
 from swarm.core.model.protocol import structured_type
-from swarm.core.model.task import STATUSES, UNSET, check_sizes, clean_globs, completed
 from swarm.errors import BadInputError, NotFoundError
 
 if TYPE_CHECKING:
@@ -158,6 +157,8 @@ class TaskList(ABC):
                     active_form: str | None, files: builtins.list[str] | None
                     ) -> tuple[str | None, builtins.list[str]]:
         """A new task's fields checked before anything is written: its owner, its scopes."""
+        from swarm.core.model.task import check_sizes, clean_globs  # tasks only, not sends
+
         if not subject.strip():
             raise BadInputError("a task needs a non-empty subject")
         scopes = clean_globs(files or [])
@@ -168,6 +169,8 @@ class TaskList(ABC):
                        description: str | None, active_form: str | None,
                        result: str | None) -> object:
         """A change's fields checked before anything is written; the new owner (UNSET: kept)."""
+        from swarm.core.model.task import STATUSES, UNSET, check_sizes
+
         if status is not None and status not in STATUSES:
             raise BadInputError(f"invalid status {status!r}: use one of {', '.join(STATUSES)}")
         check_sizes(subject=subject, description=description, active_form=active_form,
@@ -183,6 +186,8 @@ class TaskList(ABC):
     def unfinished_blockers(self, task: Task) -> builtins.list[str]:
         """The blockers not known to be completed: a blocker that cannot be read (missing,
         corrupt, not the task it names) keeps its dependents blocked."""
+        from swarm.core.model.task import completed
+
         return [b for b in task.blocked_by if not completed(self.read(b), b)]
 
     def is_available(self, task: Task, name: str | None = None) -> bool:

@@ -270,7 +270,7 @@ class CliTeammate(AgentBase):
         return exit_code
 
     def finish(self, detail: str, died: bool) -> None:
-        from swarm.runtime.ending import tell_lead_of_death
+        from swarm.runtime.life import tell_lead_of_death
 
         self.signals.ignore_stops()
         self.driver.stop()

@@ -15,9 +15,9 @@ from swarm.core.store.api import ASIDE, Store, Watcher
 from swarm.core.store.disk import ensure_dir, locked, read_model, write_model
 from swarm.core.store.file import team as team_file
 from swarm.core.store.file.mailbox import FileMailbox
-from swarm.core.store.file.tasks import FileTaskList
 
 if TYPE_CHECKING:
+    from swarm.core.store.file.tasks import FileTaskList
     from swarm.core.store.waker import Waker
 
 
@@ -28,6 +28,8 @@ class FileStore(Store):
         return FileMailbox(team, name)
 
     def tasks(self, team: str, check_owner: Callable[[str], str] | None = None) -> FileTaskList:
+        from swarm.core.store.file.tasks import FileTaskList  # not on a send's path
+
         return FileTaskList(team, check_owner)
 
     def team_document(self, team: str) -> team_file.FileTeamDocument:

@@ -1,8 +1,10 @@
-"""How a teammate process ends: its last writes (each on its own), and the lead told of a death."""
+"""A teammate process's life: its inputs and turns until it is shut down, stopped or crashes; then
+its last writes (each on its own), and the lead told of a death."""
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -12,12 +14,62 @@ from swarm.core.model.protocol import Message, TeammateTerminated, dump_structur
 from swarm.core.model.task import Task
 from swarm.core.store import select as stores
 from swarm.core.store.select import open_mailbox
-from swarm.errors import describe_error
+from swarm.core.team.state import write_state
+from swarm.core.trust.secrets import redact
+from swarm.errors import AgentStopped, describe_error
+from swarm.runtime.orphan import close_own_pane
 
 if TYPE_CHECKING:
     from swarm.runtime.agent import Agent
 
 log = logging.getLogger(__name__)
+
+
+def live(agent: Agent) -> int:
+    """Run until shut down, stopped or crashed; then its last writes. The exit code."""
+    agent.signals.install()
+    # Before any command runs: what its commands leave behind stays below this process,
+    # so a `swarm` command there speaks as this teammate (cli.common.current_agent_name).
+    agent.reaper.start()
+    write_state(agent.team.name, agent.name, agent.state)
+    agent.team.update_member(agent.name, pid=os.getpid())
+    agent.transcript.event("started", pid=os.getpid(), model=agent.model_name)
+    agent.start_heartbeat()
+    agent.console.say(f"{agent.name}@{agent.team.name} started (model {agent.model_name}, "
+                     f"mode {agent.policy.mode}, pid {os.getpid()})")
+    exit_code, detail, crashed = 0, "shut down", False
+    try:
+        mcp_tools = agent.extensions.start_mcp(agent.signals.interrupt)
+        if mcp_tools:
+            agent.base_tools.update(mcp_tools)
+            agent.refresh()
+        with agent.inputs.watcher() as watcher:
+            agent.set_state(state="idle", idle_reason="available")
+            while not agent.shutdown_approved:
+                inbound, task = agent.inputs.next_input(watcher)
+                agent.extensions.new_input()
+                outcome = agent.take_turn(inbound, task)
+                while not agent.shutdown_approved and (more := agent.follow_up(outcome)):
+                    outcome = agent.continue_turn(more)
+                if agent.shutdown_approved:
+                    break
+                agent.after_turn(outcome)
+    except AgentStopped:
+        if agent.orphan.orphaned:
+            exit_code, detail = 0, agent.orphan.orphaned
+        else:
+            exit_code, detail = ((129, "its pane was closed (SIGHUP)") if agent.signals.hangup
+                                 else (143, "killed (SIGTERM)"))
+    except Exception as exc:  # a crash: recorded as a death, never as a clean exit
+        exit_code, detail, crashed = 1, f"crashed: {redact(describe_error(exc))}", True
+        log.exception("crashed")
+        agent.console.say(detail)
+    finally:
+        agent.stop_heartbeat()
+        finish(agent, detail, died=crashed or agent.signals.hangup)
+        if agent.orphan.orphaned:
+            close_own_pane()
+    return exit_code
 
 
 def finish(agent: Agent, detail: str, died: bool) -> None:
