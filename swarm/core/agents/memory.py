@@ -8,7 +8,7 @@ prompt at start (its first lines, capped) and written by the agent with Write/Ed
 
 The project root is the git root (core.workspace_trust.project_root). Like SWARM.md and
 CLAUDE.md, a project's memory file is text in the prompt, read whether or not the project is
-trusted; the one write it may make without asking is to this very file (core.rules `own`).
+trusted; the one write it may make without asking is to this very file (core.shell.rules `own`).
 """
 
 from __future__ import annotations
