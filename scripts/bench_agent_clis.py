@@ -46,12 +46,13 @@ sys.path.insert(0, str(ROOT))
 
 import psutil  # noqa: E402
 
-from swarm.core.liveness import is_alive  # noqa: E402
-from swarm.core.mailbox import Mailbox  # noqa: E402
-from swarm.core.names import AGENT_CLIS, LEAD_NAME  # noqa: E402
-from swarm.core.protocol import IdleNotification  # noqa: E402
-from swarm.core.state import read_state  # noqa: E402
-from swarm.core.team import Team  # noqa: E402
+from swarm.core.model.names import AGENT_CLIS, LEAD_NAME  # noqa: E402
+from swarm.core.model.protocol import IdleNotification  # noqa: E402
+from swarm.core.store.api import Mailbox  # noqa: E402
+from swarm.core.store.liveness import is_alive  # noqa: E402
+from swarm.core.store.select import open_mailbox  # noqa: E402
+from swarm.core.team.state import read_state  # noqa: E402
+from swarm.core.team.team import Team  # noqa: E402
 
 SWARM = str(Path(sys.executable).with_name("swarm"))
 RUNS = 5
@@ -232,7 +233,7 @@ def one_run(kind: Kind, number: int, path_env: dict[str, str]) -> Run:
     team = Team.create(f"bench-{kind.name.split()[0]}-{number}")
     home = HOME / f"home-{team.name}"
     home.mkdir()
-    lead = Mailbox(team.name, LEAD_NAME)
+    lead = open_mailbox(team.name, LEAD_NAME)
     with kind.server() if kind.server else contextlib.nullcontext() as server:
         env = {**kind.prepare(server, home), **path_env}
         name = "w"

@@ -38,12 +38,12 @@ sys.path.insert(0, str(ROOT))
 
 import psutil  # noqa: E402
 
-from swarm.core.liveness import is_alive  # noqa: E402
-from swarm.core.mailbox import Mailbox  # noqa: E402
-from swarm.core.names import LEAD_NAME  # noqa: E402
-from swarm.core.protocol import IdleNotification  # noqa: E402
-from swarm.core.state import read_state  # noqa: E402
-from swarm.core.team import Team  # noqa: E402
+from swarm.core.model.names import LEAD_NAME  # noqa: E402
+from swarm.core.model.protocol import IdleNotification  # noqa: E402
+from swarm.core.store.liveness import is_alive  # noqa: E402
+from swarm.core.store.select import open_mailbox  # noqa: E402
+from swarm.core.team.state import read_state  # noqa: E402
+from swarm.core.team.team import Team  # noqa: E402
 
 SWARM = str(Path(sys.executable).with_name("swarm"))
 CONCURRENT = 8
@@ -157,7 +157,7 @@ def bench_idle_cpu(team: Team, names: list[str]) -> float:
 
 
 def bench_round_trip(team: Team, name: str) -> list[float]:
-    lead = Mailbox(team.name, LEAD_NAME)
+    lead = open_mailbox(team.name, LEAD_NAME)
     lead.mark_read([m.id for m in lead.unread()])
     samples = []
     for i in range(ROUND_TRIPS + 2):  # the first two warm up
@@ -189,7 +189,7 @@ def bench_anthropic(team: Team) -> float:
         check(swarm("spawn", "claude", "--team", team.name, "--backend", "hidden", "--model", "sonnet",
                     "--prompt", "say hi", env=env))
         wait_for(lambda: any(m.sender == "claude" and isinstance(m.structured(), IdleNotification)
-                             for m in Mailbox(team.name, LEAD_NAME).unread()), 30,
+                             for m in open_mailbox(team.name, LEAD_NAME).unread()), 30,
                  "the sonnet teammate's first turn")
         wait_for(lambda: is_idle(team, "claude"), 10, "the sonnet teammate to idle")
         assert api.messages_requests(), "the sonnet teammate never called the API"

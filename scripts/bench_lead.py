@@ -44,7 +44,7 @@ sys.path.insert(0, str(ROOT))
 
 from scripts.anchor_policy import AnchorWatch  # noqa: E402
 from swarm.lead.headless import ProgressUI, run_headless  # noqa: E402
-from swarm.lead.process import LeadOptions  # noqa: E402
+from swarm.lead.options import LeadOptions  # noqa: E402
 from swarm.lead.wake_policy import Watch  # noqa: E402
 from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply  # noqa: E402
 

@@ -6,7 +6,7 @@ The anchor design (the mailbox this project improves on): every send takes the m
 non-blocking attempts and 10 retries of 5-100 ms exponential backoff (it gives up, losing the
 message, when they run out), reads the whole JSON array, appends, and rewrites the file. It never
 compacts, and its reader polls every 500-1000 ms. swarm's side uses only the public API
-(`swarm.core.team.Team`, `swarm.core.mailbox.Mailbox`) in a temporary SWARM_HOME.
+(`swarm.core.team.team.Team`, `swarm.core.store.file.mailbox.Mailbox`) in a temporary SWARM_HOME.
 
 Rows: throughput of 16 writer processes x 200 sends into one mailbox with nobody reading and with
 a reader marking read; delivery latency to a process blocked in wait(); the cost of one send into
@@ -42,9 +42,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import psutil  # noqa: E402
 
-from swarm.core.mailbox import Mailbox  # noqa: E402
-from swarm.core.protocol import Message  # noqa: E402
-from swarm.core.team import Team  # noqa: E402
+from swarm.core.model.protocol import Message  # noqa: E402
+from swarm.core.store.api import Mailbox  # noqa: E402
+from swarm.core.team.team import Team  # noqa: E402
 from swarm.errors import SwarmError  # noqa: E402
 
 WRITERS, PER_WRITER = 16, 200

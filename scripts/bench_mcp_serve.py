@@ -40,10 +40,10 @@ import anyio  # noqa: E402
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
-from swarm.core.mailbox import Mailbox  # noqa: E402
-from swarm.core.names import LEAD_NAME  # noqa: E402
-from swarm.core.state import read_state  # noqa: E402
-from swarm.core.team import Team  # noqa: E402
+from swarm.core.model.names import LEAD_NAME  # noqa: E402
+from swarm.core.store.select import open_mailbox  # noqa: E402
+from swarm.core.team.state import read_state  # noqa: E402
+from swarm.core.team.team import Team  # noqa: E402
 
 SWARM = str(Path(sys.executable).with_name("swarm"))
 TEAM = "bench"
@@ -85,7 +85,7 @@ async def rounds(count: int) -> tuple[list[float], list[float]]:
                                    env=passed, cwd=str(HOME))
     delivered: list[float] = []
     end_to_end: list[float] = []
-    box = Mailbox(TEAM, LEAD_NAME)
+    box = open_mailbox(TEAM, LEAD_NAME)
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         for number in range(WARMUP + count):

@@ -9,7 +9,7 @@ Python API (`swarm.ops.approvals.approve_permission`) and polls every 1 ms for t
 creates. The human's own time (seen -> approve) is ~0 here and is reported separately; the figure
 with the goal is approve -> side effect. A second teammate is answered through the real CLI
 (`swarm permissions approve ID`), to show what a person at a shell pays on top (interpreter start).
-Last, the cost of one rule check (`swarm.core.rules.check`, which parses the command with
+Last, the cost of one rule check (`swarm.core.shell.rules.check`, which parses the command with
 tree-sitter-bash and checks what bash evaluates beyond commands: arithmetic, subscripts, names;
 and whether a write lands in a protected path) in this process: the first one (loads the
 parser), a typical command never seen before (goal: under 1 ms), one with arithmetic and a
@@ -34,11 +34,12 @@ HOME = Path(tempfile.mkdtemp(prefix="swarm-bench-perm-"))
 os.environ["SWARM_HOME"] = str(HOME / "swarm-home")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from swarm.core import rules  # noqa: E402
-from swarm.core.mailbox import Mailbox  # noqa: E402
-from swarm.core.names import LEAD_NAME  # noqa: E402
-from swarm.core.protocol import Message, PermissionRequest  # noqa: E402
-from swarm.core.team import Team  # noqa: E402
+from swarm.core.model.names import LEAD_NAME  # noqa: E402
+from swarm.core.model.protocol import Message, PermissionRequest  # noqa: E402
+from swarm.core.shell import rules  # noqa: E402
+from swarm.core.store.api import Mailbox  # noqa: E402
+from swarm.core.store.select import open_mailbox  # noqa: E402
+from swarm.core.team.team import Team  # noqa: E402
 from swarm.ops.approvals import approve_permission  # noqa: E402
 from swarm.ops.control import shutdown, stop_members  # noqa: E402
 from swarm.ops.spawner import SpawnRequest, spawn  # noqa: E402
@@ -82,7 +83,7 @@ def run(team: Team, name: str, workdir: Path, n: int, via_cli: bool) -> dict[str
     out: dict[str, list[float]] = {"seen": [], "human": [], "api": [], "effect": [], "system": []}
     spawn(team, SpawnRequest(name, model="shell", backend="hidden", permission_mode="default",
                              cwd=str(workdir)))
-    lead = Mailbox(team.name, LEAD_NAME)
+    lead = open_mailbox(team.name, LEAD_NAME)
     commands = [f"echo {i} > {name}-{i}.txt" for i in range(n)]
     team.send(name, "\n".join(f"$ {c}" for c in commands), sender=LEAD_NAME, summary="bench")
     for i, command in enumerate(commands):

@@ -37,12 +37,13 @@ HOME = Path(tempfile.mkdtemp(prefix="swarm-bench-report-"))
 os.environ["SWARM_HOME"] = str(HOME / "swarm-home")
 sys.path.insert(0, str(ROOT))
 
-from swarm.core import paths  # noqa: E402
-from swarm.core.protocol import IdleNotification, Message, dump_structured  # noqa: E402
-from swarm.core.state import AgentState, Usage, write_state  # noqa: E402
-from swarm.core.store import write_model  # noqa: E402
-from swarm.core.tasks import Task  # noqa: E402
-from swarm.core.team import Team  # noqa: E402
+from swarm.core.model.protocol import IdleNotification, Message, dump_structured  # noqa: E402
+from swarm.core.model.state import AgentState, Usage  # noqa: E402
+from swarm.core.model.task import Task  # noqa: E402
+from swarm.core.store import paths  # noqa: E402
+from swarm.core.store.disk import write_model  # noqa: E402
+from swarm.core.team.state import write_state  # noqa: E402
+from swarm.core.team.team import Team  # noqa: E402
 from swarm.ops.report import build_report, iso  # noqa: E402
 from swarm.ops.report_html import render_html, timeline_svg  # noqa: E402
 

@@ -38,8 +38,8 @@ ROOT = Path(tempfile.mkdtemp(prefix="swarm-bench-store-"))
 os.environ["SWARM_HOME"] = str(ROOT / "swarm-home")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from swarm.core.protocol import Message  # noqa: E402
-from swarm.core.team import Team  # noqa: E402
+from swarm.core.model.protocol import Message  # noqa: E402
+from swarm.core.team.team import Team  # noqa: E402
 
 FORK = mp.get_context("fork")
 SENDERS, SENDS = 16, 200
@@ -124,7 +124,7 @@ def far_redis(url: str, rtt_ms: float) -> tuple[mp.process.BaseProcess, str]:
 
 def far(label: str) -> dict[str, float]:
     """Round trip, sends per second in a loop, `swarm send`'s two requests, 16 senders."""
-    from swarm.core import stores
+    from swarm.core.store import select as stores
 
     store = stores.remote()
     assert store is not None

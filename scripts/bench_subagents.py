@@ -44,9 +44,9 @@ sys.path.insert(0, str(ROOT))
 
 import psutil  # noqa: E402
 
-from swarm.core.liveness import is_alive  # noqa: E402
-from swarm.core.state import read_state  # noqa: E402
-from swarm.core.team import Team  # noqa: E402
+from swarm.core.store.liveness import is_alive  # noqa: E402
+from swarm.core.team.state import read_state  # noqa: E402
+from swarm.core.team.team import Team  # noqa: E402
 from swarm.ops.spawner import SpawnRequest, spawn  # noqa: E402
 from swarm.runtime.agent import Agent  # noqa: E402
 from swarm.runtime.models.anthropic_model import build_params  # noqa: E402

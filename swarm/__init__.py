@@ -12,13 +12,13 @@ __all__ = ["Team", "__version__"]
 logging.getLogger("swarm").addHandler(logging.NullHandler())
 
 if TYPE_CHECKING:
-    from swarm.core.team import Team
+    from swarm.core.team.team import Team
 
 
 def __getattr__(name: str) -> Any:
     # Lazy, so `swarm send` does not pay for modules it does not use.
     if name == "Team":
-        from swarm.core.team import Team
+        from swarm.core.team.team import Team
 
         return Team
     raise AttributeError(name)

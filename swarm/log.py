@@ -21,7 +21,7 @@ class RedactingFormatter(logging.Formatter):
     def format(self, record: logging.LogRecord) -> str:
         # Imported at the first line logged, not at start-up: its patterns cost ~1 ms to
         # compile, and most CLI commands never log a line.
-        from swarm.core.secrets import redact
+        from swarm.core.trust.secrets import redact
 
         return redact(super().format(record))
 

@@ -25,14 +25,16 @@ import psutil
 import pytest
 
 from swarm.backends.hidden import HiddenBackend
-from swarm.core import paths
-from swarm.core.liveness import is_alive
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME
-from swarm.core.protocol import IdleNotification, Message
-from swarm.core.state import AgentState, read_state
-from swarm.core.tasks import Task
-from swarm.core.team import Member, Team
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.protocol import IdleNotification, Message
+from swarm.core.model.state import AgentState
+from swarm.core.model.task import Task
+from swarm.core.model.team import Member
+from swarm.core.store import paths
+from swarm.core.store.liveness import is_alive
+from swarm.core.store.select import open_mailbox
+from swarm.core.team.state import read_state
+from swarm.core.team.team import Team
 from swarm.errors import SwarmError
 from swarm.ops.spawner import SpawnResult
 from tests.helpers import wait_until
@@ -145,7 +147,7 @@ class Crew:
         return found
 
     def lead_messages(self) -> list[Message]:
-        return Mailbox(self.team.name, LEAD_NAME).messages(include_archive=True)
+        return open_mailbox(self.team.name, LEAD_NAME).messages(include_archive=True)
 
     def idle_notes(self, name: str) -> list[IdleNotification]:
         return [s for m in self.lead_messages() if m.sender == name

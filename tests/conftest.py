@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from swarm.core.team import Team
+from swarm.core.team.team import Team
 
 # PYTHONDONTWRITEBYTECODE (set on the CI and dev machines) also stops pytest from caching the
 # test modules it rewrites for assert introspection: every xdist worker would rewrite all of

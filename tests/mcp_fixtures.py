@@ -6,7 +6,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from swarm.core.mcp_config import McpServer, McpServerSpec
+from swarm.core.trust.mcp_config import McpServer, McpServerSpec
 
 SERVER_SOURCE = '''
 import gc

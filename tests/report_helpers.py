@@ -16,9 +16,10 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from swarm.core import paths
-from swarm.core.state import AgentState, Usage, write_state
-from swarm.core.store import ensure_dir
+from swarm.core.model.state import AgentState, Usage
+from swarm.core.store import paths
+from swarm.core.store.disk import ensure_dir
+from swarm.core.team.state import write_state
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from swarm.core.rules import Decision, check
+from swarm.core.shell.rules import Decision, check
 from swarm.runtime.tools.registry import all_tools
 
 TOOLS = all_tools()

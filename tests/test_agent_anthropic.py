@@ -112,7 +112,7 @@ def test_api_errors_fail_the_turn_not_the_agent(crew: Crew, fake_api: FakeAnthro
 def test_a_sonnet_teammate_shows_its_text_as_it_streams(crew: Crew, fake_api: FakeAnthropic) -> None:
     """The agent asks for a streamed reply; what the model says reaches its output (a hidden
     teammate's output is agent.log) once, whole, line by line."""
-    from swarm.core.view import plain
+    from swarm.core.text.view import plain
 
     fake_api.push_text("Streaming works here,\nand this is line two of the answer.")
     proc = crew.cli("spawn", "w1", "--backend", "hidden", "--model", "sonnet",

@@ -11,9 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core import paths, rules
-from swarm.core.agent_memory import memory_file, memory_part
-from swarm.core.definitions import parse_definition
+from swarm.core.agents.definitions import parse_definition
+from swarm.core.agents.memory import memory_file, memory_part
+from swarm.core.shell import rules
+from swarm.core.store import paths
 from tests.agent_fixtures import Crew
 from tests.fake_anthropic import FakeAnthropic
 from tests.helpers import wait_until

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core import paths
+from swarm.core.store import paths
 from tests.agent_fixtures import Crew
 from tests.fake_anthropic import FakeAnthropic
 

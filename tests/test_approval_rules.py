@@ -20,12 +20,17 @@ from typing import Any
 
 import pytest
 
-from swarm.core import rules
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME
-from swarm.core.protocol import Message, PermissionRequest, PermissionResponse, dump_structured
-from swarm.core.rules import Decision
-from swarm.core.team import Team
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.protocol import (
+    Message,
+    PermissionRequest,
+    PermissionResponse,
+    dump_structured,
+)
+from swarm.core.shell import rules
+from swarm.core.shell.rules import Decision
+from swarm.core.store.select import open_mailbox
+from swarm.core.team.team import Team
 from swarm.errors import SwarmError, ToolError
 from swarm.lead.interactive import TerminalUI
 from swarm.lead.lead_tools import AnswerPermission
@@ -61,13 +66,13 @@ def forge(team: Team, tool_name: str, args: dict[str, Any], sender: str = "mallo
     names another member at the source)."""
     request = PermissionRequest(agent_id=agent_id or f"{sender}@{team.name}", tool_name=tool_name,
                                 description="harmless", input=args)
-    Mailbox(team.name, LEAD_NAME).deliver([Message(sender=sender,
+    open_mailbox(team.name, LEAD_NAME).deliver([Message(sender=sender,
                                                    text=dump_structured(request))])
     return request.request_id
 
 
 def answers(team: Team, name: str = "mallory") -> list[PermissionResponse]:
-    return [s for m in Mailbox(team.name, name).messages()
+    return [s for m in open_mailbox(team.name, name).messages()
             if isinstance(s := m.structured(), PermissionResponse)]
 
 
@@ -321,7 +326,7 @@ def test_the_lead_reads_a_request_naming_another_team_as_plain_text(crew: Team) 
 
 def test_a_tool_a_user_definition_disallows_is_refused(
         capsys: CaptureFixture, crew: Team, work: Path) -> None:
-    from swarm.core import paths
+    from swarm.core.store import paths
 
     paths.user_agents_dir().mkdir(parents=True, exist_ok=True)
     (paths.user_agents_dir() / "nobash.md").write_text(

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 from libtmux.server import Server
 
-from swarm.core.team import Team
+from swarm.core.team.team import Team
 from tests import test_tmux_cli, tmux_terminal
 from tests.agent_fixtures import SWARM
 from tests.test_tmux_cli import SHELL, TEAM, panes, spawn_all

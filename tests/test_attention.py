@@ -16,7 +16,7 @@ import pytest
 from libtmux.server import Server
 from libtmux.session import Session
 
-from swarm.core.team import Team
+from swarm.core.team.team import Team
 from tests import test_tmux_cli, tmux_terminal
 from tests.agent_fixtures import SWARM, agent_processes, stop_tree
 from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
@@ -157,7 +157,7 @@ def session_params() -> dict[str, Any]:
 def test_in_iterm2_the_bell_is_a_notification_and_only_a_terminal_of_ours_is_written(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from swarm.core.attention import ITERM_VAR, TTY_VAR, Alert, ring
+    from swarm.core.team.attention import ITERM_VAR, TTY_VAR, Alert, ring
 
     master, slave = os.openpty()
     alert = Alert(team="alpha", sender="careful", kind="permission_request", request_id="r1",

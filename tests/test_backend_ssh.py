@@ -25,7 +25,7 @@ from swarm.backends.ssh import (
     signal_agent,
     ssh_argv,
 )
-from swarm.core.team import Team
+from swarm.core.team.team import Team
 from swarm.errors import BadInputError, SshError
 from tests.agent_fixtures import error_lines, run_swarm
 from tests.helpers import wait_until

@@ -1,6 +1,6 @@
 """Bash rules against bash's own evaluation (issue 21, SPEC "Trust, continued"): every string
 bash may evaluate as code is parsed and checked, or makes the command opaque; what opaque means
-in each mode. Unit tests of `swarm.core.rules` (table-driven), and one real teammate.
+in each mode. Unit tests of `swarm.core.shell.rules` (table-driven), and one real teammate.
 Protected paths: tests/test_protected_paths.py."""
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core.protocol import PermissionRequest
-from swarm.core.rules import Decision
-from swarm.core.shellparse import parse
+from swarm.core.model.protocol import PermissionRequest
+from swarm.core.shell.parse import parse
+from swarm.core.shell.rules import Decision
 from swarm.ops.approvals import deny_permission, pending_permissions
 from tests.agent_fixtures import Crew
 from tests.bash_cases import CHECKABLE, EVERYTHING, OPAQUE, PARSED, RM

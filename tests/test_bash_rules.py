@@ -1,5 +1,5 @@
 """Bash rules matched against the command as bash parses it (issue 9, item 3), and path rules
-that cover every tool reading or writing the same files. Unit tests of `swarm.core.rules`."""
+that cover every tool reading or writing the same files. Unit tests of `swarm.core.shell.rules`."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core.real_input import exact_rule
-from swarm.core.rules import Decision, validate_rule
+from swarm.core.shell.rules import Decision, validate_rule
+from swarm.core.text.real_input import exact_rule
 from swarm.errors import BadInputError
 from tests.rule_helpers import bash, decide
 
@@ -267,7 +267,7 @@ def test_code_the_parser_cannot_see_asks(command: str, cwd: Path) -> None:
 
 
 def test_scripts_are_their_own_program_but_find_exec_is_looked_through(cwd: Path) -> None:
-    """A known limit (docs/DESIGN.md): what a script file runs is not read. `find -exec` was
+    """A known limit (docs/design/bash-rules.md): what a script file runs is not read. `find -exec` was
     one too; since issue 32 its command is a layer, like a wrapper's."""
     assert bash("bash script.sh", cwd, "bypassPermissions", deny=RM).behavior == "allow"
     assert bash("find . -name x -exec rm {} +", cwd, "bypassPermissions", deny=RM).behavior == \

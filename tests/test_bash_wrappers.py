@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core.protocol import PermissionRequest
-from swarm.core.rules import validate_rule
-from swarm.core.shellparse import parse
+from swarm.core.model.protocol import PermissionRequest
+from swarm.core.shell.parse import parse
+from swarm.core.shell.rules import validate_rule
 from swarm.errors import BadInputError
 from swarm.ops.approvals import deny_permission, pending_permissions
 from tests.agent_fixtures import Crew

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from swarm.core.state import AgentState, Usage, read_state, write_state
+from swarm.core.model.state import AgentState, Usage
+from swarm.core.team.state import read_state, write_state
 from tests.agent_fixtures import Crew, run_swarm
 from tests.fake_anthropic import FakeAnthropic
 from tests.helpers import wait_until
@@ -254,7 +255,7 @@ def test_a_leads_teammates_are_at_depth_two_with_the_caps_it_gave(
     and one its own Bash spawns are at depth 2; its --max-budget-usd is the team's, recorded."""
     import subprocess
 
-    from swarm.core.team import Team
+    from swarm.core.team.team import Team
     from tests.agent_fixtures import SWARM
 
     monkeypatch.delenv("ANTHROPIC_API_KEY")

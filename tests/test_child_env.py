@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from swarm.core import paths
+from swarm.core.store import paths
 from swarm.runtime.extensions.user_hooks import parse_hooks
 from swarm.runtime.tools.builtin import ToolContext
 from swarm.runtime.tools.registry import all_tools
@@ -53,7 +53,7 @@ def test_the_bash_tool_loses_provider_credentials_and_swarm_secret_vars(
                         "ORDINARY_VAR": "plain",
                         "SWARM_SECRET_VARS": " MY_SECRET, OTHER_SECRET ,"}.items():
         monkeypatch.setenv(name, value)
-    from swarm.core.team import Team
+    from swarm.core.team.team import Team
 
     team = Team.create("envs")
     ctx = ToolContext(team=team, name="team-lead", cwd=tmp_path, env={"SWARM_TEAM": "envs"})

@@ -22,10 +22,11 @@ import pytest
 from click.testing import CliRunner
 
 from swarm.cli.main import cli, main
-from swarm.core import paths
-from swarm.core.protocol import MAX_MESSAGE_BYTES, PermissionRequest
-from swarm.core.state import AgentState, write_state
-from swarm.core.team import Team
+from swarm.core.model.protocol import MAX_MESSAGE_BYTES, PermissionRequest
+from swarm.core.model.state import AgentState
+from swarm.core.store import paths
+from swarm.core.team.state import write_state
+from swarm.core.team.team import Team
 from tests.helpers import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -470,7 +471,7 @@ def test_inbox_mark_read_archives_what_it_showed_but_pending_requests(run: Any, 
     """The lead's mailbox must not grow without bound: `--mark-read` moves what was shown to
     the archive; permission requests stay until `swarm permissions` answers them; someone
     else's mailbox is refused (it would take their messages)."""
-    from swarm.core.protocol import PermissionRequest
+    from swarm.core.model.protocol import PermissionRequest
 
     team.send("team-lead", "report", sender="bob")
     team.send("team-lead", PermissionRequest(agent_id="bob@alpha", tool_name="Bash",
@@ -492,7 +493,7 @@ def test_the_cli_changes_no_environment_and_stands_in_for_no_module() -> None:
     the teammates and their commands inherit) as it found it."""
     code = (
         "import os, sys\nimport swarm.cli.main\nfrom swarm.cli.main import main\n"
-        "from swarm.core.team import Team\nTeam.create('probe')\n"
+        "from swarm.core.team.team import Team\nTeam.create('probe')\n"
         "loader = sys.modules.get('pydantic.plugin._loader')\n"
         "assert loader is None or loader.__spec__ is not None, loader\n"
         "print(sorted(k for k in os.environ if 'PYDANTIC' in k))\n"

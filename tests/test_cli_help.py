@@ -19,11 +19,12 @@ from click.testing import CliRunner
 
 from swarm import __version__
 from swarm.cli.main import COMMANDS, SUMMARIES, cli, main
-from swarm.core import paths
-from swarm.core.liveness import process_start_time
-from swarm.core.state import AgentState, write_state
-from swarm.core.tables import render
-from swarm.core.team import Team
+from swarm.core.model.state import AgentState
+from swarm.core.store import paths
+from swarm.core.store.liveness import process_start_time
+from swarm.core.team.state import write_state
+from swarm.core.team.team import Team
+from swarm.core.text.tables import render
 
 SWARM_EXE = Path(sys.executable).parent / "swarm"
 CRASH = ("crashed: Traceback (most recent call last):\n  File \"/src/app/agent.py\", line 412, in "

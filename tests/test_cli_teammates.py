@@ -17,9 +17,9 @@ from typing import Any
 import psutil
 import pytest
 
-from swarm.core.mailbox import Mailbox
-from swarm.core.state import read_state
-from swarm.core.team import Team
+from swarm.core.store.select import open_mailbox
+from swarm.core.team.state import read_state
+from swarm.core.team.team import Team
 from tests.agent_clis import cli_home, cli_path
 from tests.agent_fixtures import run_swarm
 from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
@@ -56,7 +56,7 @@ def claude_env(tmp_path: Path, fake_api: FakeAnthropic,
 
 def lead_messages(kind: str) -> list[dict[str, Any]]:
     found = []
-    for message in Mailbox(TEAM, "team-lead").messages(include_archive=True):
+    for message in open_mailbox(TEAM, "team-lead").messages(include_archive=True):
         structured = message.structured()
         if structured is not None and structured.type == kind:
             found.append({"sender": message.sender, **json.loads(message.text)})
@@ -101,7 +101,7 @@ def test_a_claude_code_teammate_works_through_swarms_tools(
     task = Team(TEAM).tasks.get("1")
     assert task.owner == "cc" and task.result == "hello written"
     wait_until(lambda: any(m.text == "task 1 done" and m.sender == "cc"
-                           for m in Mailbox(TEAM, "team-lead").messages(include_archive=True)), 30)
+                           for m in open_mailbox(TEAM, "team-lead").messages(include_archive=True)), 30)
     idle = wait_until(lambda: lead_messages("idle_notification"), 30)
     assert idle[-1]["sender"] == "cc" and idle[-1]["completed_task_id"] == "1"
     assert idle[-1]["summary"] == "All done with task 1."
@@ -121,7 +121,7 @@ def test_a_claude_code_teammate_works_through_swarms_tools(
     assert lead_messages("idle_notification")[-1]["summary"] == "Four."
     asked = requests_with(api, "what is 2+2?")[0]
     assert "hello written" in json.dumps(asked["messages"])  # the earlier turn is there
-    assert Mailbox(TEAM, "cc").unread() == []
+    assert open_mailbox(TEAM, "cc").unread() == []
 
     # Its turns and tokens from Claude Code's own result JSON.
     rows = {r["name"]: r for r in json.loads(ok("status", "--json"))}
@@ -207,8 +207,8 @@ def test_spawn_refuses_a_cli_that_is_not_installed(
 
 def prompts(name: str = "cc") -> list[dict[str, Any]]:
     """What the CLI asked swarm's PermissionPrompt, from the member's transcript."""
-    from swarm.core import paths
-    from swarm.core.transcript import Transcript
+    from swarm.core.store import paths
+    from swarm.core.team.transcript import Transcript
 
     return [e for e in Transcript(paths.agent_transcript(TEAM, name)).entries()
             if e.get("event") == "permission_prompt"]
@@ -261,7 +261,7 @@ def test_the_agent_clis_are_one_list() -> None:
     each with an executable to look for."""
     from typing import get_args
 
-    from swarm.core.names import AGENT_CLIS
+    from swarm.core.model.names import AGENT_CLIS
     from swarm.lead.lead_tools import AgentCli
     from swarm.runtime.clis.base import EXECUTABLES
 
@@ -445,8 +445,8 @@ def test_a_rejected_plan_keeps_the_cli_teammate_planning(
 
 
 def events(name: str, kind: str) -> list[dict[str, Any]]:
-    from swarm.core import paths
-    from swarm.core.transcript import Transcript
+    from swarm.core.store import paths
+    from swarm.core.team.transcript import Transcript
 
     return [e for e in Transcript(paths.agent_transcript(TEAM, name)).entries()
             if e.get("event") == kind]

@@ -22,10 +22,10 @@ from typing import Any
 
 import pytest
 
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME
-from swarm.core.state import read_state
-from swarm.core.team import Team
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.store.select import open_mailbox
+from swarm.core.team.state import read_state
+from swarm.core.team.team import Team
 from tests.agent_clis import cli_home, cli_path
 from tests.agent_fixtures import run_swarm
 from tests.fake_anthropic import FakeAnthropic, Scripted, reply
@@ -175,8 +175,8 @@ def test_the_cli_plays_a_member_registered_with_team_add(name: str, tmp_path: Pa
     seen = run_client(client, tmp_path, "alpha", "bob", plan, "do your work as bob")
     results = client.results(seen[-1])
     assert len(results) == 2 and "please review x.py" in results[0]
-    [message] = Mailbox("alpha", LEAD_NAME).unread()
+    [message] = open_mailbox("alpha", LEAD_NAME).unread()
     assert message.sender == "bob" and message.text == "x.py looks fine"
-    assert Mailbox("alpha", "bob").unread() == []  # handed over once, marked read
+    assert open_mailbox("alpha", "bob").unread() == []  # handed over once, marked read
     detail = ended_normally("alpha", "bob")
     assert "the MCP client" in detail

@@ -16,9 +16,9 @@ from typing import Any
 import psutil
 import pytest
 
-from swarm.core.mailbox import Mailbox
-from swarm.core.state import read_state
-from swarm.core.team import Team
+from swarm.core.store.select import open_mailbox
+from swarm.core.team.state import read_state
+from swarm.core.team.team import Team
 from tests.agent_clis import cli_home, cli_path
 from tests.fake_anthropic import Scripted, reply
 from tests.fake_responses import FakeResponses
@@ -106,7 +106,7 @@ def test_a_codex_teammate_works_through_swarms_tools(
     task = Team(TEAM).tasks.get("1")
     assert task.owner == "cx" and task.result == "hello written"
     wait_until(lambda: any(m.text == "task 1 done" and m.sender == "cx"
-                           for m in Mailbox(TEAM, "team-lead").messages(include_archive=True)), 30)
+                           for m in open_mailbox(TEAM, "team-lead").messages(include_archive=True)), 30)
     idle = wait_until(lambda: lead_messages("idle_notification"), 30)
     assert idle[-1]["sender"] == "cx" and idle[-1]["completed_task_id"] == "1"
     assert idle[-1]["summary"] == "All done with task 1."
@@ -122,7 +122,7 @@ def test_a_codex_teammate_works_through_swarms_tools(
     assert lead_messages("idle_notification")[-1]["summary"] == "Four."
     asked = requests_with(api, "what is 2+2?")[0]
     assert "hello written" in json.dumps(asked["input"])  # the earlier turn is there
-    assert Mailbox(TEAM, "cx").unread() == []
+    assert open_mailbox(TEAM, "cx").unread() == []
 
     # Its turns and tokens from Codex's own token usage.
     rows = {r["name"]: r for r in json.loads(ok("status", "--json"))}
@@ -316,9 +316,9 @@ def test_an_interrupt_withdraws_the_question_the_lead_has_not_answered(
     ok("interrupt", "cx")
     idle = wait_until(lambda: lead_messages("idle_notification"), 30)
     assert idle[-1]["idle_reason"] == "interrupted"
-    wait_until(lambda: Mailbox(TEAM, "team-lead").unread() == [] or all(
+    wait_until(lambda: open_mailbox(TEAM, "team-lead").unread() == [] or all(
         m.structured() is None or m.structured().type != "permission_request"  # type: ignore[union-attr]
-        for m in Mailbox(TEAM, "team-lead").unread()), 30, message="the request withdrawn")
+        for m in open_mailbox(TEAM, "team-lead").unread()), 30, message="the request withdrawn")
     assert not out.exists()
 
 

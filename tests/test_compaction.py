@@ -10,8 +10,8 @@ from typing import Any
 
 import pytest
 
-from swarm.core import paths
-from swarm.core.transcript import Transcript
+from swarm.core.store import paths
+from swarm.core.team.transcript import Transcript
 from swarm.runtime.models.base import SUMMARY_MARKER
 from tests.agent_fixtures import Crew
 from tests.fake_anthropic import FakeAnthropic, Scripted

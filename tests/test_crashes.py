@@ -7,13 +7,14 @@ from __future__ import annotations
 import os
 import signal
 import threading
+from pathlib import Path
 from typing import Any
 
 import psutil
 import pytest
 
-from swarm.core import paths
-from swarm.core.protocol import TeammateTerminated
+from swarm.core.model.protocol import TeammateTerminated
+from swarm.core.store import paths
 from tests.agent_fixtures import Crew
 from tests.fake_anthropic import FakeAnthropic, Scripted
 from tests.helpers import child_named, wait_until
@@ -94,7 +95,7 @@ def test_a_crash_is_a_death_with_its_reason(crew: Crew) -> None:
 def test_a_corrupt_team_file_is_a_crash_not_a_shutdown(crew: Crew) -> None:
     crew.spawn("w1")
     crew.wait_state("w1", "idle")
-    crew.team.config_path.write_text("{not json")
+    Path(crew.team.document()).write_text("{not json")
     crew.team.tasks.add("wake up")  # the agent claims it, works, and must report to the lead
     assert crew.exit_code("w1") == 1
     state = crew.wait_state("w1", "dead")

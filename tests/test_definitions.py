@@ -12,15 +12,15 @@ import pytest
 from click.testing import CliRunner
 
 from swarm.cli.main import cli
-from swarm.core import paths
-from swarm.core.definitions import (
+from swarm.core.agents.definitions import (
     _load_builtins,
     effective_tools,
     get_definition,
     load_definitions,
 )
-from swarm.core.names import KNOWN_TOOLS, TEAM_TOOLS
-from swarm.core.workspace_trust import find_project_config
+from swarm.core.model.names import KNOWN_TOOLS, TEAM_TOOLS
+from swarm.core.store import paths
+from swarm.core.trust.workspace import find_project_config
 from swarm.errors import NotFoundError
 from tests.helpers import wait_until
 
@@ -276,7 +276,7 @@ def test_builtins_are_valid_definitions_and_each_load_is_a_fresh_copy() -> None:
     """The built-ins are built without validation (they are plain data): checking each one's
     fields as a file's are checked must give the same definition, and a caller changing one
     cannot change the next load."""
-    from swarm.core.definition_fields import DefinitionFields, checked
+    from swarm.core.agents.fields import DefinitionFields, checked
 
     fast = _load_builtins()
     assert [d.name for d in fast] == ["code-reviewer", "explore", "general-purpose", "plan"]
@@ -291,7 +291,7 @@ def test_builtins_are_valid_definitions_and_each_load_is_a_fresh_copy() -> None:
 def test_builtin_lookup_imports_no_yaml_but_user_files_still_parse(
         tmp_path: Path, swarm_home: Path) -> None:
     code = ("import sys\n"
-            "from swarm.core.definitions import get_definition\n"
+            "from swarm.core.agents.definitions import get_definition\n"
             "d = get_definition(sys.argv[1])\n"
             "print(d.name, d.source, d.tools, 'yaml' in sys.modules, 'frontmatter' in sys.modules,"
             " 'pydantic' in sys.modules)\n")
@@ -314,7 +314,7 @@ def test_process_start_time_matches_psutil() -> None:
     its value with psutil's create_time, so the two must agree exactly."""
     import psutil
 
-    from swarm.core.liveness import is_alive, process_start_time
+    from swarm.core.store.liveness import is_alive, process_start_time
 
     child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
     try:
@@ -335,14 +335,14 @@ def test_a_zombie_is_not_alive_without_asking_psutil() -> None:
     exited and was not reaped yet is a zombie, which is not alive, as psutil says."""
     import psutil
 
-    from swarm.core.liveness import is_alive
+    from swarm.core.store.liveness import is_alive
 
     child = subprocess.Popen([sys.executable, "-c", "pass"])
     try:
         wait_until(lambda: psutil.Process(child.pid).status() == psutil.STATUS_ZOMBIE, 10,
                    message="the child to exit unreaped")
         assert not is_alive(child.pid)
-        code = f"import sys; from swarm.core.liveness import is_alive; is_alive({os.getpid()}); " \
+        code = f"import sys; from swarm.core.store.liveness import is_alive; is_alive({os.getpid()}); " \
                "print('psutil' in sys.modules)"
         out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                              check=True).stdout.strip()

@@ -15,8 +15,8 @@ import pytest
 from libtmux.server import Server
 from libtmux.session import Session
 
-from swarm.core import paths
-from swarm.core.liveness import is_alive
+from swarm.core.store import paths
+from swarm.core.store.liveness import is_alive
 from swarm.ops.demo import TEAMMATE_SCRIPT, WORKERS, demo_tasks
 from tests.agent_fixtures import SWARM, agent_processes, stop_tree
 from tests.helpers import wait_until

@@ -1,4 +1,5 @@
-"""The docs stay true to the code: DESIGN's map names every module."""
+"""The docs stay true to the code: every module is named in DESIGN's map or a design page's
+module list, and DESIGN stays a map (one screen of folders, not a module list)."""
 from __future__ import annotations
 
 import re
@@ -8,7 +9,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def dotted(module: Path) -> str:
-    """`swarm/core/store.py` -> `core.store`: the name DESIGN's map gives it."""
+    """`swarm/core/store/disk.py` -> `core.store`: the name DESIGN's map gives it."""
     return ".".join(module.relative_to(ROOT / "swarm").with_suffix("").parts)
 
 
@@ -18,13 +19,38 @@ def named(name: str, text: str) -> bool:
     return re.search(rf"(?<![\w.])(?:swarm\.)?{re.escape(name)}(?!\w|\.\w)", text) is not None
 
 
-def test_design_map_names_every_module_by_its_dotted_path() -> None:
+def section(text: str, heading: str) -> str:
+    return text.split(f"\n{heading}\n", 1)[1].split("\n## ", 1)[0] if heading in text else ""
+
+
+def module_lists() -> str:
+    """DESIGN's map, and the `## Modules` section of every page under docs/design."""
     design = (ROOT / "docs" / "DESIGN.md").read_text()
-    layers = design.split("## Layers", 1)[1].split("\n## ", 1)[0]
+    pages = sorted((ROOT / "docs" / "design").glob("*.md"))
+    return "\n".join([section(design, "## Map"),
+                      *(section(p.read_text(), "## Modules") for p in pages)])
+
+
+def test_the_docs_name_every_module_by_its_dotted_path() -> None:
+    listed = module_lists()
     modules = [p for p in (ROOT / "swarm").rglob("*.py") if p.stem != "__init__"]
     assert len(modules) > 50
-    missing = [dotted(p) for p in modules if not named(dotted(p), layers)]
+    missing = [dotted(p) for p in modules if not named(dotted(p), listed)]
     assert missing == []
+
+
+def test_every_package_has_a_one_line_docstring_and_design_maps_core_folders() -> None:
+    design = section((ROOT / "docs" / "DESIGN.md").read_text(), "## Map")
+    for init in (ROOT / "swarm" / "core").rglob("__init__.py"):
+        package = init.parent.relative_to(ROOT / "swarm" / "core")
+        if package.parts:
+            text = init.read_text().strip()
+            assert text.startswith('"""') and text.count("\n") == 0, package
+            assert f"{package.parts[-1]}/" in design, package
+
+
+def test_design_stays_a_map() -> None:
+    assert len((ROOT / "docs" / "DESIGN.md").read_text().splitlines()) <= 100
 
 
 def test_a_bare_or_partial_name_does_not_count() -> None:

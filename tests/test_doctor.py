@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 
-from swarm.core import paths
-from swarm.core.liveness import is_alive
+from swarm.core.store import paths
+from swarm.core.store.liveness import is_alive
 from tests.agent_fixtures import SWARM, Crew
 
 TMUX = shutil.which("tmux")

@@ -15,10 +15,11 @@ from typing import Any
 
 import pytest
 
-from swarm.core import paths
-from swarm.core.protocol import TeammateTerminated
-from swarm.core.state import AgentState, read_state, write_state
-from swarm.core.team import Team
+from swarm.core.model.protocol import TeammateTerminated
+from swarm.core.model.state import AgentState
+from swarm.core.store import paths
+from swarm.core.team.state import read_state, write_state
+from swarm.core.team.team import Team
 from swarm.ops import damage
 from swarm.ops.doctor import diagnose, render
 from tests.agent_fixtures import SWARM, Crew, crew_fixture  # noqa: F401

@@ -15,8 +15,8 @@ from types import SimpleNamespace
 import psutil
 import pytest
 
-from swarm.core import paths
-from swarm.core.state import read_state
+from swarm.core.store import paths
+from swarm.core.team.state import read_state
 from swarm.lead.interactive import TerminalUI, command
 from swarm.runtime.models.base import ModelRequest
 from swarm.runtime.models.shell import ShellModel

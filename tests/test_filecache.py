@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core.filecache import ChangeCache
-from swarm.core.store import write_bytes_atomic
+from swarm.core.store.disk import write_bytes_atomic
+from swarm.core.store.filecache import ChangeCache
 
 
 def test_loads_again_only_when_the_file_changed(tmp_path: Path) -> None:

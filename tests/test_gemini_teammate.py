@@ -16,9 +16,9 @@ from typing import Any
 import psutil
 import pytest
 
-from swarm.core.mailbox import Mailbox
-from swarm.core.state import read_state
-from swarm.core.team import Team
+from swarm.core.store.select import open_mailbox
+from swarm.core.team.state import read_state
+from swarm.core.team.team import Team
 from tests.agent_clis import cli_home, cli_path
 from tests.agent_fixtures import run_swarm
 from tests.fake_anthropic import Scripted, reply
@@ -73,7 +73,7 @@ def gemini_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Fake
 
 def lead_messages(kind: str) -> list[dict[str, Any]]:
     found = []
-    for message in Mailbox(TEAM, "team-lead").messages(include_archive=True):
+    for message in open_mailbox(TEAM, "team-lead").messages(include_archive=True):
         structured = message.structured()
         if structured is not None and structured.type == kind:
             found.append({"sender": message.sender, **json.loads(message.text)})
@@ -95,8 +95,8 @@ def answered(name: str, count: int = 1) -> bool:
 
 def prompts(name: str = "gm") -> list[dict[str, Any]]:
     """What Gemini CLI asked and swarm answered, from the member's transcript."""
-    from swarm.core import paths
-    from swarm.core.transcript import Transcript
+    from swarm.core.store import paths
+    from swarm.core.team.transcript import Transcript
 
     return [e for e in Transcript(paths.agent_transcript(TEAM, name)).entries()
             if e.get("event") == "permission_prompt"]
@@ -127,7 +127,7 @@ def test_a_gemini_teammate_works_through_swarms_tools(
     task = Team(TEAM).tasks.get("1")
     assert task.owner == "gm" and task.result == "hello written"
     wait_until(lambda: any(m.text == "task 1 done" and m.sender == "gm"
-                           for m in Mailbox(TEAM, "team-lead").messages(include_archive=True)), 30)
+                           for m in open_mailbox(TEAM, "team-lead").messages(include_archive=True)), 30)
     idle = wait_until(lambda: lead_messages("idle_notification"), 30)
     assert idle[-1]["sender"] == "gm" and idle[-1]["completed_task_id"] == "1"
     assert idle[-1]["summary"] == "All done with task 1."
@@ -145,7 +145,7 @@ def test_a_gemini_teammate_works_through_swarms_tools(
     assert lead_messages("idle_notification")[-1]["summary"] == "Four."
     asked = requests_with(api, "what is 2+2?")[0]
     assert "hello written" in json.dumps(asked["contents"])  # the earlier turn is there
-    assert Mailbox(TEAM, "gm").unread() == []
+    assert open_mailbox(TEAM, "gm").unread() == []
 
     # Its turns and tokens from Gemini CLI's own prompt result.
     rows = {r["name"]: r for r in json.loads(ok("status", "--json"))}
@@ -321,9 +321,9 @@ def test_gemini_credentials_reach_its_teammate_not_its_commands(
         monkeypatch: pytest.MonkeyPatch) -> None:
     """spawn passes Gemini CLI's variables to the teammate process; a Bash command (swarm's or
     a hook's) never sees its key."""
-    from swarm.core.names import agent_id
-    from swarm.core.secrets import without_secrets
-    from swarm.core.team import Member
+    from swarm.core.model.names import agent_id
+    from swarm.core.model.team import Member
+    from swarm.core.trust.secrets import without_secrets
     from swarm.ops.spawner import agent_env
 
     monkeypatch.setenv("GEMINI_API_KEY", "gk-1")

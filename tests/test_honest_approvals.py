@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 from libtmux.session import Session
 
-from swarm.core.protocol import PermissionRequest
-from swarm.core.team import Team
+from swarm.core.model.protocol import PermissionRequest
+from swarm.core.team.team import Team
 from swarm.ops.approvals import pending_permissions
 from tests.agent_fixtures import SWARM, Crew, agent_processes, stop_tree
 from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
@@ -55,7 +55,7 @@ def only_as_said(text: str) -> None:
 # -- the one renderer ----------------------------------------------------------------------------
 
 def test_the_renderer_shows_real_input_and_marks_the_requesters_words() -> None:
-    from swarm.core.real_input import request_line, shown_input
+    from swarm.core.text.real_input import request_line, shown_input
 
     request = PermissionRequest(agent_id="m@t", tool_name="Bash", description=LIE,
                                 input={"command": REAL})

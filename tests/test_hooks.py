@@ -12,8 +12,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from swarm.core import paths
-from swarm.core.team import Member
+from swarm.core.model.team import Member
+from swarm.core.store import paths
 from swarm.runtime.extensions.loader import checkout_of
 from swarm.runtime.extensions.user_hooks import Hook, HookRunner, load_hooks, parse_hooks
 from tests.helpers import wait_until

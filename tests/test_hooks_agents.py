@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from swarm.core import paths
+from swarm.core.store import paths
 from tests.agent_fixtures import SWARM, Crew
 from tests.git_helpers import init_repo
 from tests.helpers import wait_until

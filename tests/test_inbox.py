@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from swarm.core.protocol import (
+from swarm.core.model.protocol import (
     IdleNotification,
     Message,
     PermissionRequest,
@@ -20,9 +20,10 @@ from swarm.core.protocol import (
     TaskAssignment,
     TeammateTerminated,
 )
-from swarm.core.readable import flat, fold, structured_line, tool_call
-from swarm.core.state import AgentState, write_state
-from swarm.core.team import Team
+from swarm.core.model.state import AgentState
+from swarm.core.team.state import write_state
+from swarm.core.team.team import Team
+from swarm.core.text.readable import flat, fold, structured_line, tool_call
 from tests.helpers import run_cli as run
 
 

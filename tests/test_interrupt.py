@@ -8,7 +8,7 @@ import time
 import psutil
 import pytest
 
-from swarm.core.protocol import TeammateTerminated
+from swarm.core.model.protocol import TeammateTerminated
 from tests.agent_fixtures import Crew
 from tests.helpers import child_named, wait_until
 

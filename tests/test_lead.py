@@ -16,11 +16,11 @@ from typing import Any
 import pytest
 from libtmux.server import Server
 
-from swarm.core import paths
-from swarm.core.liveness import is_alive
-from swarm.core.state import read_state
-from swarm.core.team import Team
-from swarm.core.transcript import Transcript
+from swarm.core.store import paths
+from swarm.core.store.liveness import is_alive
+from swarm.core.team.state import read_state
+from swarm.core.team.team import Team
+from swarm.core.team.transcript import Transcript
 from tests.agent_fixtures import SWARM, agent_processes
 from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
 from tests.helpers import wait_until

@@ -15,7 +15,7 @@ import pytest
 from libtmux.pane import Pane
 from libtmux.session import Session
 
-from swarm.core import paths
+from swarm.core.store import paths
 from tests.agent_fixtures import SWARM, agent_processes, stop_tree
 from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
 from tests.helpers import wait_until

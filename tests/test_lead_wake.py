@@ -9,10 +9,8 @@ from typing import Any
 import pytest
 
 from scripts.anchor_policy import AnchorWatch
-from swarm.core.liveness import process_start_time
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME
-from swarm.core.protocol import (
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.protocol import (
     IdleNotification,
     PermissionRequest,
     PermissionResponse,
@@ -20,8 +18,11 @@ from swarm.core.protocol import (
     ShutdownResponse,
     TeammateTerminated,
 )
-from swarm.core.state import AgentState, write_state
-from swarm.core.team import Team
+from swarm.core.model.state import AgentState
+from swarm.core.store.liveness import process_start_time
+from swarm.core.store.select import open_mailbox
+from swarm.core.team.state import write_state
+from swarm.core.team.team import Team
 from swarm.lead import wake_policy as wake
 from swarm.lead.wake_policy import Watch
 from swarm.ops import health
@@ -77,7 +78,7 @@ def texts(found: wake.Wake) -> list[str]:
 
 
 def lead_unread(team: Team) -> list[Any]:
-    return Mailbox(team.name, LEAD_NAME).unread()
+    return open_mailbox(team.name, LEAD_NAME).unread()
 
 
 def test_idle_notifications_never_wake_and_fold_into_the_next_status_block(
@@ -196,7 +197,7 @@ def test_a_verdict_given_in_the_lead_process_reaches_the_watch_directly(
     assert watch.next_wake() is None
     found = deny_permission(crew, request.request_id, "not now")
     assert found.verdict == "denied (not now)"
-    Mailbox(crew.name, "bob").path.unlink()  # the answer the teammate got is not read back
+    open_mailbox(crew.name, "bob").path.unlink()  # the answer the teammate got is not read back
     watch.collect()
     assert "bob's request (Bash: make): denied (not now)" in watch.events
 
@@ -209,7 +210,7 @@ def test_a_verdict_sent_from_another_process_is_read_from_the_answer(
     assert watch.next_wake() is None
     # What `swarm permissions approve` from a shell leaves: the answer, the request read.
     crew.send("bob", PermissionResponse(request_id=request.request_id, approve=True))
-    Mailbox(crew.name, LEAD_NAME).mark_read(ids)
+    open_mailbox(crew.name, LEAD_NAME).mark_read(ids)
     watch.collect()
     assert "bob's request (Bash: make): approved" in watch.events
 
@@ -235,7 +236,7 @@ def test_a_request_nobody_answers_is_denied_at_its_timeout(
     request = PermissionRequest(agent_id="bob@w", tool_name="Bash", input={"command": "make"})
     crew.send(LEAD_NAME, request, sender="bob")
     watch.collect()
-    answers = [m.structured() for m in Mailbox(crew.name, "bob").unread()]
+    answers = [m.structured() for m in open_mailbox(crew.name, "bob").unread()]
     assert len(answers) == 1 and isinstance(answers[0], PermissionResponse)
     assert not answers[0].approve and answers[0].feedback == "nobody answered within 0s"
     assert lead_unread(crew) == []
@@ -309,9 +310,9 @@ def test_a_teammate_taking_its_first_input_never_looks_quiet(
 
     def read_then_alice_takes_it(team: str, name: str) -> AgentState | None:
         seen = real_read_state(team, name)
-        if name == "alice" and Mailbox(team, "alice").unread():
+        if name == "alice" and open_mailbox(team, "alice").unread():
             set_state(crew, "alice", "working")
-            Mailbox(team, "alice").mark_read([prompt])
+            open_mailbox(team, "alice").mark_read([prompt])
         return seen
 
     monkeypatch.setattr(health, "read_state", read_then_alice_takes_it)

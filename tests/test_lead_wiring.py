@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from swarm.core import paths
-from swarm.core.state import read_state
+from swarm.core.store import paths
+from swarm.core.team.state import read_state
 from tests.fake_anthropic import FakeAnthropic, Scripted, reply
 from tests.helpers import wait_until, without_usage
 from tests.lead_fixtures import lead

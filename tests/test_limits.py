@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from swarm.core.liveness import is_alive
+from swarm.core.store.liveness import is_alive
 from tests.agent_fixtures import Crew
 from tests.fake_anthropic import FakeAnthropic
 from tests.helpers import wait_until

@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from swarm.cli.status import render
-from swarm.core.state import AgentState, activity_text, elapsed_text, write_state
-from swarm.core.team import Team
+from swarm.core.model.state import AgentState, activity_text, elapsed_text
+from swarm.core.team.state import write_state
+from swarm.core.team.team import Team
 from swarm.errors import ToolError
 from swarm.ops.health import observe
 from swarm.runtime.interfaces import LoopHooks

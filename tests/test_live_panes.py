@@ -20,8 +20,8 @@ import pytest
 from libtmux.server import Server
 from libtmux.session import Session
 
-from swarm.core import paths
-from swarm.core.state import read_state
+from swarm.core.store import paths
+from swarm.core.team.state import read_state
 from tests.agent_fixtures import SWARM, agent_processes, stop_tree
 from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
 from tests.helpers import wait_until

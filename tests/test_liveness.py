@@ -14,11 +14,12 @@ import time
 import psutil
 import pytest
 
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME
-from swarm.core.protocol import TeammateTerminated
-from swarm.core.state import AgentState, read_state, update_state, write_state
-from swarm.core.team import Team
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.protocol import TeammateTerminated
+from swarm.core.model.state import AgentState
+from swarm.core.store.select import open_mailbox
+from swarm.core.team.state import read_state, update_state, write_state
+from swarm.core.team.team import Team
 from swarm.ops.health import observe
 from tests.agent_fixtures import SWARM, Crew
 from tests.helpers import child_named, wait_until
@@ -61,7 +62,7 @@ def status_rows(crew: Crew, **env: str) -> dict[str, dict[str, object]]:
 
 
 def terminated_notes(crew: Crew) -> list[TeammateTerminated]:
-    return [s for m in Mailbox(crew.team.name, LEAD_NAME).messages(include_archive=True)
+    return [s for m in open_mailbox(crew.team.name, LEAD_NAME).messages(include_archive=True)
             if isinstance(s := m.structured(), TeammateTerminated)]
 
 
@@ -208,15 +209,15 @@ def test_a_teammate_declared_dead_that_wakes_up_leaves_instead_of_resuming(crew:
 def test_status_does_not_hang_on_a_lock_held_by_a_stopped_process(crew: Crew) -> None:
     """A teammate stopped while it holds the task-list lock: `swarm status` still answers (dead,
     stale heartbeat) within seconds instead of waiting on the lock forever."""
-    from swarm.core import paths
-    from swarm.core.store import locked
+    from swarm.core.store import paths
+    from swarm.core.store.disk import locked
 
     result = crew.spawn("w1")
     assert result.pid is not None
     crew.wait_state("w1", "idle")
     holder = subprocess.Popen(  # stands in for a process stopped inside the lock
         [sys.executable, "-c", "import sys, time\nfrom pathlib import Path\n"
-         "from swarm.core.store import locked\n"
+         "from swarm.core.store.disk import locked\n"
          f"with locked(Path({str(paths.tasks_lock(crew.team.name))!r})):\n"
          "    print('held', flush=True); time.sleep(60)"],
         stdout=subprocess.PIPE, text=True)
@@ -255,6 +256,6 @@ def test_a_clean_exit_recorded_after_the_observer_looked_is_not_a_death(team: Te
     member = team.config().member("alice")
     assert member is not None
     assert observe_member(team, member).state == "exited"
-    notes = [m for m in Mailbox(team.name, LEAD_NAME).messages()
+    notes = [m for m in open_mailbox(team.name, LEAD_NAME).messages()
              if isinstance(m.structured(), TeammateTerminated)]
     assert notes == []

@@ -12,16 +12,16 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core import paths
-from swarm.core.mailbox import Mailbox
-from swarm.core.protocol import (
+from swarm.core.model.protocol import (
     MAX_MESSAGE_BYTES,
     MAX_SUMMARY_BYTES,
     IdleNotification,
     ShutdownRequest,
 )
-from swarm.core.store import locked
-from swarm.core.team import Team
+from swarm.core.store import paths
+from swarm.core.store.disk import locked
+from swarm.core.store.select import open_mailbox
+from swarm.core.team.team import Team
 from swarm.errors import MessageTooLargeError, ProtocolError, TooLargeError, UnknownRecipientError
 from tests.helpers import wait_until
 
@@ -354,7 +354,7 @@ def test_wait_wakes_promptly_when_another_process_sends(team: Team, tmp_path: Pa
     child = run_child(
         f"""
         import pathlib, time
-        from swarm.core.team import Team
+        from swarm.core.team.team import Team
         team = Team.open({team.name!r})
         pathlib.Path({str(armed)!r}).write_text("1")
         go = pathlib.Path({str(go)!r})
@@ -388,8 +388,8 @@ def test_sigkilled_lock_holder_does_not_block_senders(team: Team, tmp_path: Path
     holder = run_child(
         f"""
         import pathlib, time
-        from swarm.core import paths
-        from swarm.core.store import locked
+        from swarm.core.store import paths
+        from swarm.core.store.disk import locked
         with locked(paths.inbox({team.name!r}, "alice")):
             pathlib.Path({str(ready)!r}).write_text("held")
             time.sleep(120)
@@ -418,8 +418,8 @@ def test_sends_wait_for_a_live_lock_holder_and_lose_nothing(team: Team, tmp_path
     holder = run_child(
         f"""
         import pathlib, time
-        from swarm.core import paths
-        from swarm.core.store import locked
+        from swarm.core.store import paths
+        from swarm.core.store.disk import locked
         with locked(paths.inbox({team.name!r}, "alice")):
             pathlib.Path({str(ready)!r}).write_text("held")
             while not pathlib.Path({str(release)!r}).exists():
@@ -431,7 +431,7 @@ def test_sends_wait_for_a_live_lock_holder_and_lose_nothing(team: Team, tmp_path
         wait_until(ready.exists, timeout=20, message="child to hold the mailbox lock")
         sender = run_child(
             f"""
-            from swarm.core.team import Team
+            from swarm.core.team.team import Team
             Team.open({team.name!r}).send("alice", "queued", sender="bob")
             """
         )
@@ -452,7 +452,7 @@ def test_concurrent_senders_lose_nothing(team: Team) -> None:
     writers = [
         run_child(
             f"""
-            from swarm.core.team import Team
+            from swarm.core.team.team import Team
             team = Team.open({team.name!r})
             for i in range(40):
                 team.send("alice", "w{w}-" + str(i), sender={sender!r})
@@ -471,6 +471,6 @@ def test_concurrent_senders_lose_nothing(team: Team) -> None:
 
 
 def test_mailbox_repr_and_direct_use(team: Team) -> None:
-    box = Mailbox(team.name, "alice")
+    box = open_mailbox(team.name, "alice")
     assert "alice@alpha" in repr(box)
     assert box.messages(include_archive=True) == []

@@ -15,10 +15,11 @@ from pathlib import Path
 import psutil
 import pytest
 
-from swarm.core import paths
-from swarm.core.mailbox import Mailbox
-from swarm.core.store import lock_path, signals_deferred
-from swarm.core.team import Team
+from swarm.core.store import paths
+from swarm.core.store.disk import lock_path, signals_deferred
+from swarm.core.store.file.mailbox import FileMailbox
+from swarm.core.store.select import open_mailbox
+from swarm.core.team.team import Team
 from swarm.errors import PartialSendError
 from tests.agent_fixtures import SWARM
 from tests.helpers import wait_until
@@ -32,8 +33,8 @@ def stopped_holder(team: Team, tmp_path: Path) -> Iterator[psutil.Process]:
     ready = tmp_path / "ready"
     code = f"""
         import pathlib, time
-        from swarm.core import paths
-        from swarm.core.store import locked
+        from swarm.core.store import paths
+        from swarm.core.store.disk import locked
         with locked(paths.inbox({team.name!r}, "alice")):
             pathlib.Path({str(ready)!r}).write_text("held")
             time.sleep(60)
@@ -79,7 +80,7 @@ def test_stopped_lock_holder_makes_a_send_fail_in_time_and_nothing_lands_later(
     assert "nothing was sent" in line and out == ""
     assert 1.0 <= took < 6.0
     release(stopped_holder)
-    box = Mailbox(team.name, "alice")
+    box = open_mailbox(team.name, "alice")
     assert box.messages() == []
     assert sorted(p.name for p in paths.inboxes_dir(team.name).iterdir()) == ["alice.jsonl.lock"]
     [sent] = team.send("alice", "after")  # the mailbox works again at once
@@ -96,7 +97,7 @@ def test_interrupted_send_is_withdrawn(team: Team, stopped_holder: psutil.Proces
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130 and err.strip() == "swarm: error: interrupted"
     release(stopped_holder)
-    box = Mailbox(team.name, "alice")
+    box = open_mailbox(team.name, "alice")
     assert box.messages() == []
     [sent] = team.send("alice", "later")  # the next writer finds nothing queued to take in
     assert [m.id for m in box.messages()] == [sent]
@@ -122,14 +123,14 @@ def test_an_interrupt_after_the_append_reports_the_message_as_sent(
 ) -> None:
     """SIGINT landing while the message is written is held until it is in, then raised as
     'delivered' (exit 130), never as a plain failure for a message that did arrive."""
-    append = Mailbox._append
+    append = FileMailbox._append
 
-    def append_then_interrupt(box: Mailbox, payload: bytes) -> None:
+    def append_then_interrupt(box: FileMailbox, payload: bytes) -> None:
         append(box, payload)
         os.kill(os.getpid(), signal.SIGINT)
         time.sleep(0.01)  # give Python a chance to run the handler right here: it must not
 
-    monkeypatch.setattr(Mailbox, "_append", append_then_interrupt)
+    monkeypatch.setattr(FileMailbox, "_append", append_then_interrupt)
     with pytest.raises(PartialSendError) as info:
         team.send("alice", "landed")
     [message] = team.inbox("alice").messages()

@@ -13,9 +13,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from swarm.core import records
-from swarm.core.mailbox import Mailbox
-from swarm.core.team import Team
+from swarm.core.model import records
+from swarm.core.store.api import Mailbox
+from swarm.core.store.file.mailbox import FileMailbox
+from swarm.core.store.select import open_mailbox
+from swarm.core.team.team import Team
 
 FORK = multiprocessing.get_context("fork")
 
@@ -48,7 +50,7 @@ def _writer(team_name: str, index: int, texts: list[str],
 
 
 def _raw_archive(box: Mailbox) -> list[dict[str, Any]]:
-    if type(box) is not Mailbox:  # the Redis store: its history, as the archive file has it
+    if not isinstance(box, FileMailbox):  # the Redis store: its history, as the archive file has it
         return [json.loads(records.encode(m)) for m in box.archived()]
     if not box.archive_path.exists():
         return []
@@ -73,7 +75,7 @@ def test_interleaved_mailbox_operations_lose_and_duplicate_nothing(
     for index in range(len(plans)):
         team.add_member(f"w{index}")
     box = team.inbox("reader")
-    handles = [box, Mailbox(team.name, "reader")]
+    handles = [box, open_mailbox(team.name, "reader")]
 
     barrier = FORK.Barrier(len(plans) + 1)
     results: Queue[tuple[int, list[str]]] = FORK.Queue()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from swarm.core import paths
+from swarm.core.store import paths
 from tests.agent_fixtures import Crew, error_lines
 
 pytestmark = pytest.mark.slow

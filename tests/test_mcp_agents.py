@@ -12,7 +12,7 @@ from typing import Any
 import psutil
 import pytest
 
-from swarm.core.protocol import PermissionRequest
+from swarm.core.model.protocol import PermissionRequest
 from tests.agent_fixtures import Crew
 from tests.fake_anthropic import FakeAnthropic
 from tests.helpers import wait_until

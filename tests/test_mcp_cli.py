@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core import paths
+from swarm.core.store import paths
 from tests.agent_fixtures import error_lines, run_swarm
 from tests.mcp_fixtures import calc_spec
 

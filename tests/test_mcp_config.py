@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core import paths
-from swarm.core.definitions import get_definition, load_definitions
-from swarm.core.mcp_config import McpServerSpec, load_mcp_config, resolve_servers
-from swarm.core.rules import check, validate_rule
-from swarm.core.team import Team
+from swarm.core.agents.definitions import get_definition, load_definitions
+from swarm.core.shell.rules import check, validate_rule
+from swarm.core.store import paths
+from swarm.core.team.team import Team
+from swarm.core.trust.mcp_config import McpServerSpec, load_mcp_config, resolve_servers
 from swarm.errors import BadInputError
 from swarm.ops.spawner import SpawnRequest, spawn
 from swarm.runtime.extensions.mcp_client import qualified_name, result_text

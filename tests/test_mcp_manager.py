@@ -17,7 +17,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from swarm.core.mcp_config import McpServer, McpServerSpec
+from swarm.core.trust.mcp_config import McpServer, McpServerSpec
 from swarm.runtime.extensions import mcp_guard
 from swarm.runtime.extensions.mcp_client import McpManager
 from tests.helpers import wait_until
@@ -163,7 +163,7 @@ def test_a_servers_log_is_private_like_every_swarm_file(tmp_path: Path) -> None:
 HOLDER = """
 import sys, time
 from pathlib import Path
-from swarm.core.mcp_config import McpServer, McpServerSpec
+from swarm.core.trust.mcp_config import McpServer, McpServerSpec
 from swarm.runtime.extensions.mcp_client import McpManager
 spec = McpServerSpec(command=sys.executable, args=[sys.argv[1]], env={"PIDFILE": sys.argv[2]})
 manager = McpManager({"calc": McpServer(name="calc", spec=spec, source="t")}, cwd=Path.cwd())

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from swarm.core import paths
-from swarm.core.names import mode_allows
-from swarm.core.protocol import PlanApprovalRequest
-from swarm.core.team import Team
+from swarm.core.model.names import mode_allows
+from swarm.core.model.protocol import PlanApprovalRequest
+from swarm.core.store import paths
+from swarm.core.team.team import Team
 from swarm.ops.approvals import pending_plans
 from tests.agent_fixtures import Crew, error_lines, run_swarm
 from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core import paths
-from swarm.core.team import Team
+from swarm.core.store import paths
+from swarm.core.team.team import Team
 from swarm.errors import BadInputError
 from swarm.ops.doctor import diagnose, render
 from swarm.runtime.models import check_model_spec, default_model_spec, parse_model_spec

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from swarm.core import paths
-from swarm.core.names import agent_id, parse_agent_id, validate_agent_name, validate_team_name
-from swarm.core.team import Team
+from swarm.core.model.names import (
+    agent_id,
+    parse_agent_id,
+    validate_agent_name,
+    validate_team_name,
+)
+from swarm.core.store import paths
+from swarm.core.team.team import Team
 from swarm.errors import BadInputError, InvalidNameError
 
 # Every kind of bad name SPEC lists, plus a few neighbours of the 63-character limit.
@@ -64,10 +71,10 @@ def test_team_open_with_invalid_name(name: str) -> None:
 @pytest.mark.parametrize("name", INVALID_NAMES)
 def test_add_member_with_invalid_name_changes_nothing(name: str) -> None:
     team = Team.create("alpha")
-    before = team.config_path.read_bytes()
+    before = Path(team.document()).read_bytes()
     with pytest.raises(InvalidNameError):
         team.add_member(name)
-    assert team.config_path.read_bytes() == before
+    assert Path(team.document()).read_bytes() == before
     assert not (team.dir / "agents").exists()
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from swarm.core.rules import (
+from swarm.core.shell.rules import (
     Decision,
     check,
     rule_matches,

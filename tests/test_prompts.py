@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core import paths
-from swarm.core.definitions import get_definition, parse_definition
+from swarm.core.agents.definitions import get_definition, parse_definition
+from swarm.core.store import paths
 from swarm.runtime import prompts
 from swarm.runtime.prompts import (
     Peer,

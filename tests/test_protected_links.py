@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core import paths
-from swarm.core.protocol import PermissionRequest
+from swarm.core.model.protocol import PermissionRequest
+from swarm.core.store import paths
 from swarm.ops.approvals import deny_permission, pending_permissions
 from tests.agent_fixtures import Crew
 from tests.git_helpers import init_repo

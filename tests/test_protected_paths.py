@@ -1,7 +1,7 @@
 """Protected paths (issue 21, SPEC "Trust, continued"): writes into `.git/`, `.swarm/`,
 `.claude/`, `.mcp.json` and `$SWARM_HOME`, by Write/Edit or a Bash write, ask in `default` and
 `acceptEdits` under any allow rule that does not name the path; `bypassPermissions` allows them.
-Unit tests of `swarm.core.rules` (table-driven)."""
+Unit tests of `swarm.core.shell.rules` (table-driven)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core import paths
+from swarm.core.store import paths
 from tests.rule_helpers import bash, decide
 from tests.test_bash_eval import EVERYTHING
 

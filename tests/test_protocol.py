@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from swarm.core import records
-from swarm.core.protocol import (
+from swarm.core.model import records
+from swarm.core.model.protocol import (
     STRUCTURED_TYPES,
     IdleNotification,
     Message,

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from swarm.core.team import Team
-from swarm.core.view import plain
+from swarm.core.team.team import Team
+from swarm.core.text.view import plain
 from tests.agent_fixtures import Crew
 from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
 from tests.fake_openai import FakeOpenAI

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core import paths
+from swarm.core.store import paths
 from tests.agent_fixtures import SWARM, agent_processes, stop_tree
 
 pytestmark = pytest.mark.slow  # runs the demos and real teammates

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 import pytest
 import redis
 
-from swarm.core.team import Team
+from swarm.core.team.team import Team
 from swarm.errors import NotFoundError, UnknownRecipientError
 from tests.agent_fixtures import run_swarm
 from tests.helpers import wait_until

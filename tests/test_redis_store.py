@@ -15,10 +15,11 @@ import psutil
 import pytest
 import redis
 
-from swarm.core import records
-from swarm.core.protocol import IdleNotification, dump_structured
-from swarm.core.state import AgentState, read_state, update_state
-from swarm.core.team import Team
+from swarm.core.model import records
+from swarm.core.model.protocol import IdleNotification, dump_structured
+from swarm.core.model.state import AgentState
+from swarm.core.team.state import read_state, update_state
+from swarm.core.team.team import Team
 from swarm.errors import StoreUnavailableError, TaskConflictError
 from tests.agent_fixtures import Crew, run_swarm
 from tests.helpers import wait_until
@@ -115,7 +116,7 @@ def test_claim_is_one_script_that_checks_owner_and_blockers(redis_url: str) -> N
 
 
 def test_heartbeats_are_keys_that_expire(redis_url: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    from swarm.core import stores
+    from swarm.core.store import select as stores
 
     monkeypatch.setenv("SWARM_HEARTBEAT_STALE", "7")
     team = Team.create("alpha")
@@ -247,7 +248,7 @@ def test_redis_stopped_is_a_one_line_cli_error(redis_server: RedisServer,
 
 def test_an_unpatient_call_raises_and_a_patient_one_waits_for_the_server(
         redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    from swarm.core.redis_store import RedisStore
+    from swarm.core.store.redis.connection import RedisStore
 
     monkeypatch.setenv("SWARM_STORE", redis_server.url)
     store = RedisStore(redis_server.url)
@@ -325,7 +326,7 @@ def test_doctor_checks_the_server_and_warns_without_an_append_only_file(
 
 def test_an_exiting_patient_store_gives_up_after_its_grace(
         redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    from swarm.core.redis_store import RedisStore
+    from swarm.core.store.redis.connection import RedisStore
 
     store = RedisStore(redis_server.url)
     said: list[str] = []

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from swarm.core.team import Team
+from swarm.core.team.team import Team
 from swarm.ops.demo import WORKERS
 from swarm.ops.messages import team_messages
 from tests.agent_fixtures import SWARM

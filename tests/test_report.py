@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core import paths
-from swarm.core.state import read_state
-from swarm.core.store import utcnow_iso
-from swarm.core.team import Team
+from swarm.core.store import paths
+from swarm.core.store.disk import utcnow_iso
+from swarm.core.team.state import read_state
+from swarm.core.team.team import Team
 from swarm.ops.approvals import pending_permissions
 from swarm.ops.report import build_report
 from swarm.ops.report_html import render_html
@@ -175,7 +175,7 @@ def test_a_task_ends_when_its_owner_completed_it_not_when_its_file_last_changed(
         team: Team) -> None:
     """A task's file changes again after completion (a task it blocks is added or moved): the
     bar ends at the owner's TaskUpdate, read from the transcript."""
-    from swarm.core.transcript import Transcript
+    from swarm.core.team.transcript import Transcript
 
     task = team.tasks.add("build it", owner="alice")
     log = Transcript(paths.agent_transcript("alpha", "alice"))

@@ -12,9 +12,9 @@ from typing import Any
 import psutil
 import pytest
 
-from swarm.core import paths
-from swarm.core.protocol import TeammateTerminated
-from swarm.core.transcript import Transcript
+from swarm.core.model.protocol import TeammateTerminated
+from swarm.core.store import paths
+from swarm.core.team.transcript import Transcript
 from tests.agent_fixtures import Crew
 from tests.fake_anthropic import FakeAnthropic
 from tests.helpers import child_named, wait_until

@@ -13,15 +13,16 @@ from typing import Any
 
 import pytest
 
-from swarm.core import paths
-from swarm.core.liveness import process_start_time
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME
-from swarm.core.overlaps import overlapping, read_writes, record_write
-from swarm.core.protocol import FileConflict
-from swarm.core.scopes import matches, scope_denial, unmatched
-from swarm.core.state import AgentState, write_state
-from swarm.core.team import Team
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.protocol import FileConflict
+from swarm.core.model.state import AgentState
+from swarm.core.store import paths
+from swarm.core.store.liveness import process_start_time
+from swarm.core.store.select import open_mailbox
+from swarm.core.team.overlaps import overlapping, read_writes, record_write
+from swarm.core.team.scopes import matches, scope_denial, unmatched
+from swarm.core.team.state import write_state
+from swarm.core.team.team import Team
 from swarm.errors import BadInputError
 from swarm.ops.approvals import pending_permissions
 from swarm.runtime.tools.builtin import ToolContext, run_tool
@@ -31,7 +32,7 @@ from tests.helpers import wait_until
 
 
 def conflicts(team: Team) -> list[FileConflict]:
-    return [s for m in Mailbox(team.name, LEAD_NAME).messages(include_archive=True)
+    return [s for m in open_mailbox(team.name, LEAD_NAME).messages(include_archive=True)
             if isinstance(s := m.structured(), FileConflict)]
 
 
@@ -163,8 +164,8 @@ def test_concurrent_first_overlap_is_reported_once(team: Team, work: Path) -> No
     names = [f"w{i}" for i in range(6)]
     for name in names:
         team.add_member(name)
-    code = ("import sys; from pathlib import Path; from swarm.core.team import Team; "
-            "from swarm.core.overlaps import record_write; "
+    code = ("import sys; from pathlib import Path; from swarm.core.team.team import Team; "
+            "from swarm.core.team.overlaps import record_write; "
             "record_write(Team(sys.argv[1]), sys.argv[2], Path(sys.argv[3]))")
     procs = [subprocess.Popen([sys.executable, "-c", code, team.name, n, str(work / "hot.txt")])
              for n in names]

@@ -14,8 +14,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from swarm.core import paths
-from swarm.core.team import Team
+from swarm.core.store import paths
+from swarm.core.team.team import Team
 from swarm.runtime.tools.builtin import ToolContext
 from swarm.runtime.tools.registry import all_tools
 from tests.agent_fixtures import Crew, run_swarm
@@ -128,7 +128,7 @@ def locked_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[st
 @pytest.mark.slow
 def test_a_teammates_bash_does_not_see_the_store_password(
         locked_store: str, crew: Crew, tmp_path: Path) -> None:
-    from swarm.core import stores
+    from swarm.core.store import select as stores
 
     assert stores.remote() is not None  # the crew's team is on the locked Redis
     out = tmp_path / "bash-env"
@@ -240,7 +240,7 @@ def test_a_log_line_never_shows_a_secret(tmp_path: Path) -> None:
 
 def test_every_provider_names_its_credentials_as_secrets() -> None:
     """A provider added to the table without its credentials in core.secrets fails here."""
-    from swarm.core.secrets import PROVIDER_SECRETS, is_secret
+    from swarm.core.trust.secrets import PROVIDER_SECRETS, is_secret
     from swarm.runtime.models.providers import PROVIDERS
 
     assert set(PROVIDER_SECRETS) == set(PROVIDERS)

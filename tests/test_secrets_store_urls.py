@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core.secrets import redact_url
+from swarm.core.trust.secrets import redact_url
 from tests.agent_fixtures import run_swarm
 from tests.redis_server import REDIS_SERVER, RedisServer, free_port
 
@@ -88,7 +88,7 @@ def test_redact_url_keeps_where_and_drops_every_password() -> None:
 
 
 def test_what_is_a_secret_by_value_and_what_is_not() -> None:
-    from swarm.core.secrets import is_secret, redact
+    from swarm.core.trust.secrets import is_secret, redact
 
     for name, value in [("A", "https://u:pw@h/x"), ("B", "https://h/x?X-Amz-Signature=abc"),
                         ("C", "https://h/x?page=1&access_token=t"), ("D", "Authorization: Bearer t"),

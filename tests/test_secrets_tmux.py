@@ -18,7 +18,7 @@ import psutil
 import pytest
 from libtmux.server import Server
 
-from swarm.core.team import Team
+from swarm.core.team.team import Team
 from tests.agent_fixtures import SWARM, stop_tree
 from tests.helpers import wait_until
 from tests.redis_server import RedisServer

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from swarm.core.shellparse import parse
-from swarm.core.shellwords import Word
+from swarm.core.shell.parse import parse
+from swarm.core.shell.words import Word
 
 
 def argvs(command: str) -> list[list[str]]:

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core import paths
-from swarm.core.definitions import parse_definition
-from swarm.core.skills import skills_part
-from swarm.core.trust_summary import summarize
-from swarm.core.workspace_trust import ProjectConfig, find_project_config
+from swarm.core.agents.definitions import parse_definition
+from swarm.core.agents.skills import skills_part
+from swarm.core.store import paths
+from swarm.core.trust.summary import summarize
+from swarm.core.trust.workspace import ProjectConfig, find_project_config
 from tests.agent_fixtures import Crew
 from tests.fake_anthropic import FakeAnthropic
 

@@ -7,8 +7,8 @@ import json
 
 import pytest
 
-from swarm.core import paths
-from swarm.core.liveness import is_alive
+from swarm.core.store import paths
+from swarm.core.store.liveness import is_alive
 from tests.agent_fixtures import Crew, error_lines
 
 HIDDEN = ("--backend", "hidden", "--model", "shell")

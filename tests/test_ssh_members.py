@@ -16,9 +16,10 @@ from pathlib import Path
 import psutil
 import pytest
 
-from swarm.core.state import AgentState, read_state, write_state
-from swarm.core.tasks import Task
-from swarm.core.team import Team
+from swarm.core.model.state import AgentState
+from swarm.core.model.task import Task
+from swarm.core.team.state import read_state, write_state
+from swarm.core.team.team import Team
 from swarm.ops.health import death_reason, observe_member
 from tests.agent_fixtures import run_swarm
 from tests.helpers import wait_until

@@ -14,7 +14,7 @@ from typing import Any
 import psutil
 import pytest
 
-from swarm.core.team import Team
+from swarm.core.team.team import Team
 from tests.agent_fixtures import run_swarm
 from tests.helpers import wait_until
 from tests.sshd_fixtures import SshHost

@@ -15,9 +15,10 @@ from typing import Any
 
 import pytest
 
-from swarm.core.liveness import process_start_time
-from swarm.core.state import AgentState, read_state, write_state
-from swarm.core.team import Team
+from swarm.core.model.state import AgentState
+from swarm.core.store.liveness import process_start_time
+from swarm.core.team.state import read_state, write_state
+from swarm.core.team.team import Team
 from tests.helpers import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -95,7 +96,7 @@ def test_send_loads_the_core_only_and_no_pydantic(live: Team) -> None:
     modules, _ = loaded("send", "alice", "hi", "--team", "alpha")
     assert not under(modules, "swarm.runtime", "swarm.lead", "backends", *SDKS)
     assert under(modules, "swarm.ops") <= {"swarm.ops", "swarm.ops.messages"}
-    assert "swarm.core.worktrees" not in modules and "swarm.core.definitions" not in modules
+    assert "swarm.core.team.worktrees" not in modules and "swarm.core.agents.definitions" not in modules
     # The team file, the message and the recipient's state are msgspec records (core.records).
     assert "msgspec" in modules and not under(modules, "pydantic", "pydantic_core")
 
@@ -132,12 +133,12 @@ def test_a_shell_teammate_goes_idle_without_the_sdks_or_the_subagent_machinery(
     # Tool inputs, hook entries and MCP specs are pydantic models, loaded at first use.
     assert not under(idle_imports, "pydantic", "pydantic_core"), "pydantic before idle"
     assert not {"swarm.runtime.subagents.subagent", "swarm.runtime.subagents.worktree",
-                "swarm.runtime.extensions.mcp_client", "swarm.core.worktrees"} & idle_imports
+                "swarm.runtime.extensions.mcp_client", "swarm.core.team.worktrees"} & idle_imports
 
 
 def test_every_model_builds_on_first_use() -> None:
     """A model's validator is built when it first validates (`defer_build`), so a command
-    pays only for the models it uses (DESIGN: start-up)."""
+    pays only for the models it uses (docs/design/tool-inputs.md)."""
     import importlib
     import pkgutil
 

@@ -24,9 +24,9 @@ from typing import Any
 import psutil
 import pytest
 
-from swarm.core.liveness import is_alive
-from swarm.core.names import LEAD_NAME
-from swarm.core.state import read_state
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.store.liveness import is_alive
+from swarm.core.team.state import read_state
 from tests.agent_fixtures import SWARM, Crew, stop_tree
 from tests.fake_anthropic import ERROR_TYPES, FakeAnthropic, Received, Scripted, reply
 from tests.helpers import child_named, wait_until

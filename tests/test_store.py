@@ -13,7 +13,8 @@ from pathlib import Path
 import portalocker
 import pytest
 
-from swarm.core import records, store
+from swarm.core.model import records
+from swarm.core.store import disk as store
 from tests.helpers import wait_until
 
 
@@ -37,7 +38,7 @@ def _hold_lock_in_child(path: Path, ready: Path) -> subprocess.Popen[bytes]:
     code = textwrap.dedent(
         f"""
         import pathlib, time
-        from swarm.core.store import locked
+        from swarm.core.store.disk import locked
         with locked(pathlib.Path({str(path)!r})):
             pathlib.Path({str(ready)!r}).write_text("held")
             time.sleep(120)
@@ -124,7 +125,7 @@ def test_reader_never_sees_a_half_written_file(tmp_path: Path) -> None:
     code = textwrap.dedent(
         f"""
         import json, pathlib
-        from swarm.core.store import write_bytes_atomic
+        from swarm.core.store.disk import write_bytes_atomic
         path = pathlib.Path({str(path)!r})
         for n in range(150):
             write_bytes_atomic(path, json.dumps({{"n": n, "pad": "x" * 200_000}}).encode())
@@ -191,7 +192,7 @@ def test_utcnow_iso_is_utc_with_z() -> None:
 def test_a_file_replaced_while_it_was_parsed_is_not_moved_aside(tmp_path: Path) -> None:
     """A lock-free reader that saw a bad version must not quarantine the good one a writer has
     just renamed into place: it reads again instead."""
-    from swarm.core.store import _read_parsed, write_bytes_atomic
+    from swarm.core.store.disk import _read_parsed, write_bytes_atomic
 
     target = tmp_path / "box.json"
     target.write_bytes(b"{torn")

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import redis
 
-from swarm.core.liveness import is_alive
+from swarm.core.store.liveness import is_alive
 from tests.agent_fixtures import Crew, error_lines
 from tests.helpers import wait_until
 from tests.redis_server import REDIS_SERVER, RedisServer

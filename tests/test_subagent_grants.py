@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from swarm.core import paths
-from swarm.core.team import Team
-from swarm.core.worktrees import team_worktrees
+from swarm.core.store import paths
+from swarm.core.team.team import Team
+from swarm.core.team.worktree_view import team_worktrees
 from swarm.errors import ToolError
 from swarm.runtime.models.base import ModelRequest
 from swarm.runtime.tools.registry import all_tools
@@ -306,7 +306,7 @@ def test_a_fork_runs_no_tool_its_parent_no_longer_lends(
 
 
 def test_the_lead_lends_everything_and_a_teammate_what_its_definition_gives() -> None:
-    from swarm.core.definitions import AgentDefinition, lends
+    from swarm.core.agents.definitions import AgentDefinition, lends
 
     tools = {"Read": object(), "Agent": object(), "mcp__calc__add": object()}
     plain = AgentDefinition(name="x", tools=["Read", "Agent"])

@@ -17,13 +17,15 @@ from typing import Any, TypeVar
 
 import pytest
 
-from swarm.core import paths
-from swarm.core.rules import Decision
-from swarm.core.state import SubagentInfo, Usage
-from swarm.core.team import Team
-from swarm.core.watch import FileWatcher, Waker
-from swarm.core.workspace_trust import decide
-from swarm.core.worktrees import kept_path, leave_team, team_worktrees
+from swarm.core.model.state import SubagentInfo, Usage
+from swarm.core.shell.rules import Decision
+from swarm.core.store import paths
+from swarm.core.store.file.watch import FileWatcher
+from swarm.core.store.waker import Waker
+from swarm.core.team.team import Team
+from swarm.core.team.worktree_view import team_worktrees
+from swarm.core.team.worktrees import kept_path, leave_team
+from swarm.core.trust.workspace import decide
 from swarm.errors import BadInputError, ToolError, TurnInterrupted
 from swarm.runtime.interfaces import ToolHooks
 from swarm.runtime.loop import Loop
@@ -31,6 +33,7 @@ from swarm.runtime.models import parse_model_spec
 from swarm.runtime.models.anthropic_model import build_params
 from swarm.runtime.models.base import ModelReply, ModelRequest
 from swarm.runtime.permissions.policy import PermissionPolicy
+from swarm.runtime.subagents import making
 from swarm.runtime.subagents import runner as runner_module
 from swarm.runtime.subagents.runner import Subagents
 from swarm.runtime.subagents.tools import AgentTool, SubagentRequest, subagent_tools
@@ -149,7 +152,7 @@ def host(team: Team, tmp_path: Path) -> Host:
 
 
 def runner_with(host: Host, monkeypatch: pytest.MonkeyPatch, model: FnModel) -> Subagents:
-    monkeypatch.setattr(runner_module, "load_model", lambda *a, **k: model)
+    monkeypatch.setattr(making, "load_model", lambda *a, **k: model)
     return Subagents(host)  # type: ignore[arg-type]
 
 

@@ -13,8 +13,9 @@ from typing import Any
 import psutil
 import pytest
 
-from swarm.core import paths, records
-from swarm.core.state import read_state
+from swarm.core.model import records
+from swarm.core.store import paths
+from swarm.core.team.state import read_state
 from tests.agent_fixtures import Crew
 from tests.fake_anthropic import FakeAnthropic, Scripted
 from tests.helpers import child_named, wait_until, without_usage

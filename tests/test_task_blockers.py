@@ -9,9 +9,9 @@ from collections.abc import Callable
 
 import pytest
 
-from swarm.core import paths
-from swarm.core.redis_tasks import RedisTaskList
-from swarm.core.team import Team
+from swarm.core.store import paths
+from swarm.core.store.redis.tasks import RedisTaskList
+from swarm.core.team.team import Team
 from swarm.errors import TaskConflictError
 from tests.helpers import run_cli
 

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from swarm.core.names import LEAD_NAME
-from swarm.core.team import Team
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.team.team import Team
 from swarm.errors import NotAllowedError, TaskConflictError
 from tests.agent_fixtures import SWARM, Crew
 from tests.helpers import wait_until

@@ -8,9 +8,9 @@ from multiprocessing.queues import Queue
 
 import pytest
 
-from swarm.core import paths
-from swarm.core.tasks import MAX_DESCRIPTION_BYTES, MAX_SUBJECT_BYTES
-from swarm.core.team import Team
+from swarm.core.model.task import MAX_DESCRIPTION_BYTES, MAX_SUBJECT_BYTES
+from swarm.core.store import paths
+from swarm.core.team.team import Team
 from swarm.errors import (
     BadInputError,
     NotFoundError,

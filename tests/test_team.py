@@ -13,10 +13,13 @@ from collections.abc import Iterator
 import psutil
 import pytest
 
-from swarm.core import paths, records
-from swarm.core.liveness import is_alive
-from swarm.core.state import AgentState, write_state
-from swarm.core.team import Team, TeamConfig
+from swarm.core.model import records
+from swarm.core.model.state import AgentState
+from swarm.core.model.team import TeamConfig
+from swarm.core.store import paths
+from swarm.core.store.liveness import is_alive
+from swarm.core.team.state import write_state
+from swarm.core.team.team import Team
 from swarm.errors import BadInputError, NotFoundError, SwarmError, TeamBusyError
 from swarm.ops.control import stop_members
 from tests.helpers import wait_until
@@ -128,7 +131,7 @@ def test_update_member() -> None:
 def test_concurrent_member_adds_are_all_kept() -> None:
     """Read-modify-write under the team file lock: no add is lost to a race."""
     team = Team.create("alpha")
-    code = "import sys\nfrom swarm.core.team import Team\nt = Team.open('alpha')\n" \
+    code = "import sys\nfrom swarm.core.team.team import Team\nt = Team.open('alpha')\n" \
            "for i in range(8):\n    t.add_member(f'{sys.argv[1]}{i}')\n"
     procs = [subprocess.Popen([sys.executable, "-c", code, p])
              for p in ("a", "b", "c", "d")]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core.team import Team
+from swarm.core.team.team import Team
 from tests.agent_fixtures import SWARM, agent_processes
 from tests.helpers import wait_until
 from tests.test_mcp_serve import call, ok, run, served

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 import redis
 
-from swarm.core import paths
-from swarm.core.liveness import is_alive
-from swarm.core.state import read_state
+from swarm.core.store import paths
+from swarm.core.store.liveness import is_alive
+from swarm.core.team.state import read_state
 from tests.agent_fixtures import Crew, error_lines, run_swarm
 from tests.helpers import wait_until
 
@@ -227,8 +227,9 @@ def test_the_grace_setting_is_a_number(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_state_without_a_start_time_never_gets_its_pid_killed(tmp_path: Path) -> None:
     """The stand-in members come from state records: one with a bare pid (no process start
     time) may name anyone's process by now, so nothing signals it."""
-    from swarm.core.state import AgentState, write_state
-    from swarm.core.team import Team
+    from swarm.core.model.state import AgentState
+    from swarm.core.team.state import write_state
+    from swarm.core.team.team import Team
 
     team = Team.create("strays")
     bystander = subprocess.Popen(["sleep", "60"])

@@ -17,9 +17,9 @@ from typing import Any
 import psutil
 import pytest
 
-from swarm.core import paths
-from swarm.core.state import read_state
-from swarm.core.team import Team
+from swarm.core.store import paths
+from swarm.core.team.state import read_state
+from swarm.core.team.team import Team
 from tests.agent_fixtures import Crew, agent_processes
 from tests.git_helpers import init_repo
 from tests.helpers import wait_until
@@ -170,7 +170,7 @@ def test_a_teammate_that_left_as_an_orphan_is_resumed_one_dead_before_it_is_too(
     def orphaned(state: Any) -> None:
         state.detail = "lead_gone: the lead process 4242 is gone"
 
-    from swarm.core.state import update_state
+    from swarm.core.team.state import update_state
     update_state(crew.team.name, "a", orphaned)
     os.kill(crew.procs["b"].pid, signal.SIGKILL)
     crew.procs["b"].wait(5)

@@ -1,7 +1,7 @@
 """Bidi controls and invisible characters reach a terminal as visible escapes (issue 32, a low):
 a Right-to-Left Override makes `txt.exe` read as `exe.txt`, a zero-width space splits a word a
 person checks, a tag character hides text entirely ("Trojan Source", ASCII smuggling). The
-terminal filter (`core/terminal.visible`, DESIGN "Terminal safety") shows them as `\\u202e`-style
+terminal filter (`core/text/terminal.visible`, docs/design/trust.md "Terminal safety") shows them as `\\u202e`-style
 escapes in human output, as it does for C0/C1; `--json` gives the data back unchanged.
 """
 
@@ -12,8 +12,8 @@ import time
 
 import pytest
 
-from swarm.core.team import Team
-from swarm.core.terminal import visible, visible_line
+from swarm.core.team.team import Team
+from swarm.core.text.terminal import visible, visible_line
 from tests.helpers import run_cli
 
 BIDI = ["\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069",

@@ -16,15 +16,16 @@ import pytest
 from libtmux.server import Server
 from libtmux.session import Session
 
-from swarm.core import paths
-from swarm.core.liveness import is_alive
-from swarm.core.mailbox import Mailbox
-from swarm.core.protocol import Message
-from swarm.core.state import AgentState, write_state
-from swarm.core.team import Team
-from swarm.core.terminal import visible
-from swarm.core.transcript import Transcript
-from swarm.core.view import View
+from swarm.core.model.protocol import Message
+from swarm.core.model.state import AgentState
+from swarm.core.store import paths
+from swarm.core.store.liveness import is_alive
+from swarm.core.store.select import open_mailbox
+from swarm.core.team.state import write_state
+from swarm.core.team.team import Team
+from swarm.core.team.transcript import Transcript
+from swarm.core.text.terminal import visible
+from swarm.core.text.view import View
 from tests.helpers import run_cli as run
 from tests.helpers import wait_until
 
@@ -88,7 +89,7 @@ def test_inbox_and_inbox_show_escape_a_message_and_its_summary(
 def test_a_forged_senders_name_is_escaped_too(
         team: Team, capsys: pytest.CaptureFixture[str]) -> None:
     """Names are checked where they enter; a line written into a mailbox by hand is not."""
-    Mailbox("alpha", "team-lead").deliver([Message(sender="\x1b]0;pwned\x07", text="hi")])
+    open_mailbox("alpha", "team-lead").deliver([Message(sender="\x1b]0;pwned\x07", text="hi")])
     code, out, err = run(capsys, "inbox", "--team", "alpha")
     assert code == 0, err
     assert_safe(out, shown=("\\x1b]0;pwned\\x07",))

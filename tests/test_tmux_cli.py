@@ -20,10 +20,10 @@ import pytest
 from libtmux.server import Server
 from libtmux.session import Session
 
-from swarm.core import paths
-from swarm.core.liveness import is_alive
-from swarm.core.state import read_state
-from swarm.core.team import Team
+from swarm.core.store import paths
+from swarm.core.store.liveness import is_alive
+from swarm.core.team.state import read_state
+from swarm.core.team.team import Team
 from tests.agent_fixtures import SWARM, stop_tree
 from tests.helpers import wait_until
 

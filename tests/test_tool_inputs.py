@@ -1,4 +1,4 @@
-"""Tool inputs (docs/DESIGN.md, "Tool inputs"): bad input from a model (a missing field, a wrong
+"""Tool inputs (docs/design/tool-inputs.md): bad input from a model (a missing field, a wrong
 type) is one error result naming every problem, never an exception into the loop: nothing runs
 and nobody is asked about the call. An unknown field is ignored, and hooks and permission rules
 see the input as the model sent it. An input edited when approving is validated too. A tool of
@@ -13,8 +13,8 @@ from typing import Any, cast
 
 import pytest
 
-from swarm.core.rules import Decision
-from swarm.core.team import Team
+from swarm.core.shell.rules import Decision
+from swarm.core.team.team import Team
 from swarm.lead.lead_tools import lead_tools
 from swarm.runtime.extensions.mcp_client import McpManager, McpTool, McpToolAdapter
 from swarm.runtime.loop import Loop

@@ -15,9 +15,9 @@ from typing import Any
 import psutil
 import pytest
 
-from swarm.core import paths
-from swarm.core.protocol import ShutdownResponse
-from swarm.core.team import Team
+from swarm.core.model.protocol import ShutdownResponse
+from swarm.core.store import paths
+from swarm.core.team.team import Team
 from swarm.runtime.interfaces import NoHost
 from swarm.runtime.loop import Loop
 from swarm.runtime.tools.builtin import (

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core.workspace_trust import decide, find_project_config, record
+from swarm.core.trust.workspace import decide, find_project_config, record
 from tests.agent_fixtures import Crew, error_lines, run_swarm
 from tests.git_helpers import init_repo
 

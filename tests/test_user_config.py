@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core import paths
-from swarm.core.protocol import PermissionRequest
+from swarm.core.model.protocol import PermissionRequest
+from swarm.core.store import paths
 from tests.agent_fixtures import Crew, error_lines
 from tests.helpers import run_cli, wait_until
 

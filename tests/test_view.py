@@ -1,4 +1,4 @@
-"""The renderer a pane, `swarm logs` and `swarm transcript` share (swarm.core.view), and the
+"""The renderer a pane, `swarm logs` and `swarm transcript` share (swarm.core.text.view), and the
 console that prints it in a teammate's pane and keeps it in agent.log."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core.view import RESULT_LINES, View, plain
+from swarm.core.text.view import RESULT_LINES, View, plain
 from swarm.runtime.console import Console
 
 PLAIN = View(color=False)

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from swarm.core.protocol import PermissionRequest, PlanApprovalRequest
-from swarm.ops.spawner import wake
+from swarm.core.model.protocol import PermissionRequest, PlanApprovalRequest
+from swarm.ops.restart import wake
 from tests.agent_fixtures import Crew, error_lines, run_swarm
 from tests.fake_anthropic import FakeAnthropic
 from tests.helpers import wait_until

@@ -31,9 +31,9 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from swarm import __version__
-from swarm.core import paths
-from swarm.core.names import LEAD_NAME
-from swarm.core.team import Team
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.store import paths
+from swarm.core.team.team import Team
 from tests.agent_fixtures import agent_processes
 
 pytestmark = pytest.mark.slow  # builds a wheel, makes a venv, runs the demos

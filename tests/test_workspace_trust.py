@@ -20,11 +20,11 @@ from typing import Any
 
 import pytest
 
-from swarm.core import paths
-from swarm.core.definitions import load_definitions
-from swarm.core.mcp_config import load_mcp_config
-from swarm.core.team import Team
-from swarm.core.workspace_trust import decide, find_project_config, read_store, record
+from swarm.core.agents.definitions import load_definitions
+from swarm.core.store import paths
+from swarm.core.team.team import Team
+from swarm.core.trust.mcp_config import load_mcp_config
+from swarm.core.trust.workspace import decide, find_project_config, read_store, record
 from swarm.runtime.extensions.user_hooks import load_hooks
 from tests.agent_fixtures import SWARM, Crew, error_lines, run_swarm
 from tests.git_helpers import commit_all, git, init_repo

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core.team import Team
+from swarm.core.team.team import Team
 from tests.agent_fixtures import run_swarm
 from tests.git_helpers import init_repo, worktree_paths
 

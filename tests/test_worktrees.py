@@ -1,4 +1,4 @@
-"""The worktree helper (swarm/core/worktrees.py) on real git repositories: create, inspect,
+"""The worktree helper (swarm/core/team/worktrees.py) on real git repositories: create, inspect,
 finish (clean -> gone with its branch; work -> kept), leave a deleted team, bad input."""
 
 from __future__ import annotations
@@ -9,9 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core import paths
-from swarm.core.team import Team
-from swarm.core.worktrees import WorktreeRecord, create, finish, inspect, leave_team, record_fields
+from swarm.core.store import paths
+from swarm.core.team.team import Team
+from swarm.core.team.worktrees import (
+    WorktreeRecord,
+    create,
+    finish,
+    inspect,
+    leave_team,
+    record_fields,
+)
 from swarm.errors import BadInputError
 from tests.git_helpers import (
     branches,

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core import paths
-from swarm.core.team import Team
-from swarm.core.worktrees import create, record_fields
+from swarm.core.store import paths
+from swarm.core.team.team import Team
+from swarm.core.team.worktrees import create, record_fields
 from tests.agent_fixtures import Crew, error_lines, run_swarm
 from tests.git_helpers import (
     branches,

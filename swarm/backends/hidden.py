@@ -10,9 +10,9 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from swarm.core import paths
-from swarm.core.liveness import is_alive
-from swarm.core.store import ensure_dir
+from swarm.core.store import paths
+from swarm.core.store.disk import ensure_dir
+from swarm.core.store.liveness import is_alive
 
 
 class HiddenBackend:

@@ -17,7 +17,7 @@ import shlex
 import tempfile
 from collections.abc import Mapping
 
-from swarm.core.secrets import is_secret
+from swarm.core.trust.secrets import is_secret
 
 _SECRET = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL|AUTH", re.IGNORECASE)
 _SHELL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")

@@ -20,8 +20,8 @@ from libtmux.server import Server
 
 from swarm import settings
 from swarm.backends.shellenv import discard, secret_names, secrets_prelude, split_env
-from swarm.core import paths
-from swarm.core.store import ensure_dir, locked
+from swarm.core.store import paths
+from swarm.core.store.disk import ensure_dir, locked
 from swarm.errors import BadInputError, TmuxError
 
 SESSION_PREFIX = "swarm-"

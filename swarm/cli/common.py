@@ -10,11 +10,11 @@ import click
 
 from swarm import settings
 from swarm.cli.completion import complete_team
-from swarm.core import records
-from swarm.core.liveness import agent_ancestor, lead_ancestor
-from swarm.core.names import LEAD_NAME, ModeCap
-from swarm.core.team import Team
-from swarm.core.terminal import visible
+from swarm.core.model import records
+from swarm.core.model.names import LEAD_NAME, ModeCap
+from swarm.core.store.liveness import agent_ancestor, lead_ancestor
+from swarm.core.team.team import Team
+from swarm.core.text.terminal import visible
 from swarm.errors import BadInputError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -77,7 +77,7 @@ def acting_member() -> str | None:
 
 def mode_cap(team: Team) -> ModeCap | None:
     """The most this shell may grant: its member's own mode now (None: a person, not limited)."""
-    from swarm.core.state import read_state
+    from swarm.core.team.state import read_state
     from swarm.ops.health import mode_of
 
     name = acting_member()
@@ -111,7 +111,7 @@ def emit(data: Any, as_json: bool, human: Callable[[Any], str], styled: bool = F
 
 def table(rows: list[list[str]], headers: list[str]) -> str:
     """A plain aligned table, cells whole (rich is kept for the live view: slow to import)."""
-    from swarm.core.tables import render as render_table
+    from swarm.core.text.tables import render as render_table
 
     return render_table(rows, headers).text
 
@@ -125,7 +125,7 @@ def fit_table(rows: list[list[str]], headers: list[str], wide: bool,
               optional: tuple[str, ...] = (), stretch: tuple[str, ...] = ()) -> str:
     """A table that fits the terminal (`optional` columns go first, then long cells end in
     `…`, `stretch` ones first), whole with --wide or when stdout is no terminal (a pipe)."""
-    from swarm.core.tables import render as render_table  # the commands that draw a table
+    from swarm.core.text.tables import render as render_table  # the commands that draw a table
 
     width = None if wide else terminal_width()
     drawn = render_table(rows, headers, width, optional, stretch)
@@ -139,7 +139,7 @@ WIDE_HINT = "(cut to fit: --wide shows all)"
 
 def fit_lines(text: str, wide: bool) -> str:
     """Lines around a table (a header, notes), cut to the terminal like its cells."""
-    from swarm.core.tables import cut as cut_line
+    from swarm.core.text.tables import cut as cut_line
 
     width = None if wide else terminal_width()
     return text if width is None else "\n".join(cut_line(ln, width) for ln in text.split("\n"))

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from swarm import settings
-from swarm.core import paths
+from swarm.core.store import paths
 
 if TYPE_CHECKING:  # click.shell_completion is imported by a Tab, not by every command
     from click.shell_completion import CompletionItem

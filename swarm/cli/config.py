@@ -10,7 +10,7 @@ import click
 from swarm import settings
 from swarm.cli.common import emit, json_option, table
 from swarm.cli.helptext import examples
-from swarm.core.user_config import describe, problems
+from swarm.core.trust.user_config import describe, problems
 
 
 @click.group(epilog=examples("swarm config show", "swarm config show --json"))

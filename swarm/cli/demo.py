@@ -11,10 +11,10 @@ import click
 from swarm.cli.common import table
 from swarm.cli.helptext import examples
 from swarm.cli.replay import record_option, start_recording
-from swarm.core import records
-from swarm.core.names import BACKENDS
-from swarm.core.tasks import Task
-from swarm.core.terminal import visible
+from swarm.core.model import records
+from swarm.core.model.names import BACKENDS
+from swarm.core.model.task import Task
+from swarm.core.text.terminal import visible
 from swarm.errors import OperationFailedError, WaitTimeoutError
 from swarm.ops.demo import (
     LEAD_PROMPT,
@@ -74,7 +74,7 @@ def lead_demo(keep: bool, backend: str | None, timeout: float) -> None:
     """`swarm lead --headless` with the example scripts, its progress and report on stdout."""
     # Imported here: the lead's modules are not needed by any other command of this module.
     from swarm.lead.headless import ProgressUI, run_headless
-    from swarm.lead.process import LeadOptions
+    from swarm.lead.options import LeadOptions
 
     options = LeadOptions(
         prompt=LEAD_PROMPT, team="demo-lead", model=f"scripted:{LEAD_SCRIPT}",

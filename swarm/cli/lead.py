@@ -11,11 +11,11 @@ from swarm.cli.completion import complete_team
 from swarm.cli.helptext import examples
 from swarm.cli.replay import record_option, start_recording
 from swarm.cli.trust import review_for_lead
-from swarm.core.user_config import default_mode
+from swarm.core.trust.user_config import default_mode
 from swarm.errors import OperationFailedError, SessionInterrupted, WaitTimeoutError
 from swarm.lead.headless import print_outcome, run_headless
 from swarm.lead.interactive import run_interactive
-from swarm.lead.process import LEAD_MODES, LeadOptions
+from swarm.lead.options import LEAD_MODES, LeadOptions
 
 
 @click.command(epilog=examples(

@@ -17,16 +17,17 @@ from swarm.cli.common import (
 from swarm.cli.completion import complete_member
 from swarm.cli.helptext import examples
 from swarm.cli.status import render
-from swarm.core.names import PERMISSION_MODES
-from swarm.core.team import Team
+from swarm.core.model.names import PERMISSION_MODES
+from swarm.core.team.team import Team
 from swarm.errors import BadInputError, OperationFailedError
 from swarm.ops.control import interrupt as do_interrupt
-from swarm.ops.control import interrupted_line, left_out, set_mode, to_background
+from swarm.ops.control import interrupted_line, set_mode, to_background
 from swarm.ops.control import kill as do_kill
 from swarm.ops.control import shutdown as do_shutdown
-from swarm.ops.control import wait as do_wait
+from swarm.ops.restart import respawn as do_respawn
 from swarm.ops.spawner import SpawnRequest
-from swarm.ops.spawner import respawn as do_respawn
+from swarm.ops.waiting import left_out
+from swarm.ops.waiting import wait as do_wait
 
 
 @click.command(epilog=examples(

@@ -8,7 +8,7 @@ from typing import Any
 
 from swarm.cli.common import fit_lines
 from swarm.cli.status import render
-from swarm.core.terminal import visible
+from swarm.core.text.terminal import visible
 from swarm.ops.control import team_watcher
 from swarm.ops.health import observe
 

@@ -16,11 +16,11 @@ import click
 from swarm.cli.common import emit, json_option, open_team, team_option
 from swarm.cli.completion import complete_member
 from swarm.cli.helptext import examples
-from swarm.core import paths
-from swarm.core.terminal import visible
-from swarm.core.transcript import Transcript
-from swarm.core.view import View
-from swarm.core.watch import FileWatcher
+from swarm.core.store import paths
+from swarm.core.store.file.watch import FileWatcher
+from swarm.core.team.transcript import Transcript
+from swarm.core.text.terminal import visible
+from swarm.core.text.view import View
 from swarm.errors import NotFoundError, OperationFailedError
 
 

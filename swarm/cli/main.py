@@ -13,7 +13,7 @@ import click
 from swarm import __version__, settings
 from swarm.big_import import big_import
 from swarm.cli.helptext import examples
-from swarm.core.terminal import visible
+from swarm.core.text.terminal import visible
 from swarm.errors import BadInputError, SwarmError, describe_error
 from swarm.log import configure as configure_logging
 

@@ -22,8 +22,8 @@ from swarm.cli.common import (
 )
 from swarm.cli.helptext import examples
 from swarm.cli.trust import say_if_ignored
-from swarm.core.mcp_config import load_mcp_config
-from swarm.core.names import PERMISSION_MODES, validate_agent_name, validate_team_name
+from swarm.core.model.names import PERMISSION_MODES, validate_agent_name, validate_team_name
+from swarm.core.trust.mcp_config import load_mcp_config
 from swarm.errors import BadInputError, OperationFailedError
 from swarm.ops.clients import CLIENTS
 from swarm.ops.clients import snippet as client_snippet

@@ -22,11 +22,11 @@ from swarm.cli.common import (
 )
 from swarm.cli.completion import complete_member
 from swarm.cli.helptext import examples
-from swarm.core import records
-from swarm.core.names import LEAD_NAME
-from swarm.core.protocol import Message, parse_structured, structured_type
-from swarm.core.readable import clip, flat, fold, structured_line, will_not_read
-from swarm.core.state import looks_stopped
+from swarm.core.model import records
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.protocol import Message, parse_structured, structured_type
+from swarm.core.team.state import looks_stopped
+from swarm.core.text.readable import clip, flat, fold, structured_line, will_not_read
 from swarm.errors import BadInputError
 from swarm.ops.messages import find_message
 
@@ -131,14 +131,14 @@ def _stopped(team: Any, names: list[str]) -> list[Any]:
     found = [n for n in names if n != LEAD_NAME and looks_stopped(team.name, n)]
     if not found:
         return []
-    from swarm.ops.spawner import stopped
+    from swarm.ops.restart import stopped
 
     return [r for r in (stopped(team, name) for name in found) if r is not None]
 
 
 def _wake(team: Any, names: list[str]) -> list[Any]:
     """Wake every stopped recipient (a dead one too); report those that were stopped."""
-    from swarm.ops.spawner import wake
+    from swarm.ops.restart import wake
 
     results = [wake(team, name, revive_dead=True) for name in names if name != LEAD_NAME]
     return [r for r in results if r.woken or r.was in ("exited", "dead")]

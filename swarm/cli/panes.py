@@ -17,7 +17,7 @@ from swarm import settings
 from swarm.cli.common import open_team, team_option
 from swarm.cli.completion import complete_member
 from swarm.cli.helptext import examples
-from swarm.core.team import Team
+from swarm.core.team.team import Team
 from swarm.errors import OperationFailedError
 
 

@@ -9,7 +9,7 @@ import click
 from swarm import settings
 from swarm.cli.common import emit, json_option, open_team, refuse_teammate, table, team_option
 from swarm.cli.helptext import examples
-from swarm.core.attention import span
+from swarm.core.team.attention import span
 from swarm.ops.approvals import approve_permission, deny_permission, pending_permissions
 from swarm.ops.health import age_s
 

@@ -12,7 +12,7 @@ import click
 
 from swarm.cli.common import emit, json_option
 from swarm.cli.helptext import examples
-from swarm.core.terminal import visible
+from swarm.core.text.terminal import visible
 
 F = TypeVar("F", bound=Callable[..., Any])
 

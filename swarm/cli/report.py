@@ -16,7 +16,7 @@ from swarm.cli.common import (
     wide_option,
 )
 from swarm.cli.helptext import examples
-from swarm.core.store import write_bytes_atomic
+from swarm.core.store.disk import write_bytes_atomic
 from swarm.errors import BadInputError
 from swarm.ops.report import build_report
 from swarm.ops.report_html import render_html, report_rows

@@ -17,8 +17,8 @@ from swarm.cli.common import (
 )
 from swarm.cli.helptext import examples
 from swarm.cli.replay import record_option, start_recording
-from swarm.core.names import AGENT_CLIS, PERMISSION_MODES
-from swarm.core.team import Team
+from swarm.core.model.names import AGENT_CLIS, PERMISSION_MODES
+from swarm.core.team.team import Team
 from swarm.ops.spawner import SpawnRequest
 from swarm.ops.spawner import spawn as do_spawn
 from swarm.settings import command_depth

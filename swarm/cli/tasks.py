@@ -18,9 +18,9 @@ from swarm.cli.common import (
 )
 from swarm.cli.completion import complete_member, complete_task
 from swarm.cli.helptext import examples
-from swarm.core.scopes import clean_globs, unmatched
-from swarm.core.store import warn
-from swarm.core.tasks import STATUSES, Task
+from swarm.core.model.task import STATUSES, Task, clean_globs
+from swarm.core.store.disk import warn
+from swarm.core.team.scopes import unmatched
 
 
 @click.group(epilog=examples("swarm tasks add 'write the parser'", "swarm tasks list"))

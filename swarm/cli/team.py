@@ -21,10 +21,10 @@ from swarm.cli.common import (
 )
 from swarm.cli.completion import complete_member, complete_team
 from swarm.cli.helptext import examples
-from swarm.core.names import LEAD_NAME
-from swarm.core.state import read_state
-from swarm.core.store import warn
-from swarm.core.team import Team
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.store.disk import warn
+from swarm.core.team.state import read_state
+from swarm.core.team.team import Team
 from swarm.errors import OperationFailedError, SwarmError
 from swarm.ops.clients import add_external
 from swarm.ops.control import delete_team, remove_member

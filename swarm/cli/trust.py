@@ -13,10 +13,10 @@ import click
 
 from swarm.cli.common import emit, json_option, table
 from swarm.cli.helptext import examples
-from swarm.core.terminal import visible_line
-from swarm.core.trust_summary import TrustSummary, summarize
-from swarm.core.workspace_trust import TrustDecision, decide, record, trusted_projects
-from swarm.core.workspace_trust import revoke as revoke_trust
+from swarm.core.text.terminal import visible_line
+from swarm.core.trust.summary import TrustSummary, summarize
+from swarm.core.trust.workspace import TrustDecision, decide, record, trusted_projects
+from swarm.core.trust.workspace import revoke as revoke_trust
 from swarm.errors import BadInputError
 
 QUESTION = ("Trust this project's configuration? Its hooks and MCP servers will run and its agent"

@@ -9,7 +9,7 @@ import click
 from swarm.cli.common import emit, json_option, open_team, refuse_teammate, table, team_option
 from swarm.cli.completion import complete_member
 from swarm.cli.helptext import examples
-from swarm.core.worktrees import team_worktrees
+from swarm.core.team.worktree_view import team_worktrees
 from swarm.errors import OperationFailedError
 from swarm.ops.merge import merge as do_merge
 

@@ -1,3 +1,3 @@
-"""The data layer: paths, locks and atomic JSON, mailboxes, tasks, the team file, agent state.
+"""The core: records, the stores, the team, the Bash rules, trust, agent definitions and text.
 
 Imports nothing above it (checked by import-linter in `make lint`)."""

@@ -7,8 +7,8 @@ from __future__ import annotations
 import time
 
 from swarm import settings
-from swarm.core.attention import Alert, ring, terminal_env, until
-from swarm.core.protocol import PermissionRequest
+from swarm.core.model.protocol import PermissionRequest
+from swarm.core.team.attention import Alert, ring, terminal_env, until
 from swarm.lead.wake_policy import describe_request
 from swarm.ops.approvals import Pending
 from swarm.ops.health import age_s

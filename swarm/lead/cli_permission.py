@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-from swarm.core import paths
-from swarm.core.team import Team
-from swarm.core.transcript import Transcript
+from swarm.core.store import paths
+from swarm.core.team.team import Team
+from swarm.core.team.transcript import Transcript
 from swarm.runtime.clis.permission import current_mode, decide, member_policy
 from swarm.runtime.permissions.policy import PermissionPolicy
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult

@@ -21,15 +21,16 @@ from typing import Any, TextIO
 from msgspec import Struct
 
 from swarm import settings
-from swarm.core.attention import until
-from swarm.core.protocol import PermissionRequest
-from swarm.core.real_input import SHOWN_LIMIT
-from swarm.core.rules import Decision
-from swarm.core.state import elapsed_text
-from swarm.core.terminal import visible
+from swarm.core.model.protocol import PermissionRequest
+from swarm.core.model.state import elapsed_text
+from swarm.core.shell.rules import Decision
+from swarm.core.team.attention import until
+from swarm.core.text.real_input import SHOWN_LIMIT
+from swarm.core.text.terminal import visible
 from swarm.errors import BadInputError
 from swarm.lead.attention import deadline, ring_for
-from swarm.lead.process import Lead, LeadOptions
+from swarm.lead.options import LeadOptions
+from swarm.lead.process import Lead
 from swarm.lead.session import Report, Session
 from swarm.lead.wake_policy import describe_request
 from swarm.ops.approvals import Pending

@@ -21,17 +21,18 @@ from typing import Any
 
 from msgspec import Struct, field
 
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME
-from swarm.core.protocol import PermissionRequest
-from swarm.core.real_input import exact_rule, shown_input
-from swarm.core.rules import Decision
-from swarm.core.state import elapsed_text
-from swarm.core.terminal import visible, visible_line
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.protocol import PermissionRequest
+from swarm.core.model.state import elapsed_text
+from swarm.core.shell.rules import Decision
+from swarm.core.store.select import open_mailbox
+from swarm.core.text.real_input import exact_rule, shown_input
+from swarm.core.text.terminal import visible, visible_line
 from swarm.errors import BadInputError, NotFoundError, SwarmError
 from swarm.lead.attention import left, ring_for
 from swarm.lead.headless import Outcome
-from swarm.lead.process import Lead, LeadOptions
+from swarm.lead.options import LeadOptions
+from swarm.lead.process import Lead
 from swarm.lead.session import Session
 from swarm.lead.wake_policy import describe_request
 from swarm.ops import approvals, control
@@ -234,7 +235,7 @@ def tasks_text(lead: Lead) -> str:
 
 
 def inbox_text(lead: Lead) -> str:
-    messages = Mailbox(lead.team.name, LEAD_NAME).messages(include_archive=True)[-10:]
+    messages = open_mailbox(lead.team.name, LEAD_NAME).messages(include_archive=True)[-10:]
     if not messages:
         return "(no messages)"
     out = []

@@ -17,15 +17,16 @@ from typing import Annotated, Any, Literal, Protocol, cast
 
 from msgspec import Struct
 
-from swarm.core.names import LEAD_NAME, ModeCap
-from swarm.core.protocol import ShutdownRequest, structured_object, validate_structured
-from swarm.core.readable import will_not_read
+from swarm.core.model.names import LEAD_NAME, ModeCap
+from swarm.core.model.protocol import ShutdownRequest, structured_object, validate_structured
+from swarm.core.text.readable import will_not_read
 from swarm.errors import BadInputError, ToolError
 from swarm.lead.wake_policy import DONE_STATES, Watch, describe_request, task_tally
 from swarm.ops import control
 from swarm.ops.approvals import answer_plan, approve_permission, deny_permission
 from swarm.ops.health import observe, observe_member
-from swarm.ops.spawner import SpawnRequest, spawn, wake
+from swarm.ops.restart import wake
+from swarm.ops.spawner import SpawnRequest, spawn
 from swarm.runtime.console import brief
 from swarm.runtime.interfaces import ToolHost
 from swarm.runtime.models import default_model_spec

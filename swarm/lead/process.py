@@ -20,29 +20,29 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from msgspec import Struct
-
-from swarm import settings
 from swarm.backends.resolve import resolve
-from swarm.core.definitions import AgentDefinition
-from swarm.core.liveness import is_alive
-from swarm.core.names import LEAD_NAME, PERMISSION_MODES
-from swarm.core.protocol import PlanApprovalResponse
-from swarm.core.rules import Decision, validate_rule
-from swarm.core.state import SubagentInfo, Usage, end_child_command, read_state, write_state
-from swarm.core.team import Team, TeamConfig
-from swarm.core.workspace_trust import decide
+from swarm.core.agents.definitions import AgentDefinition
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.protocol import PlanApprovalResponse
+from swarm.core.model.state import SubagentInfo, Usage, end_child_command
+from swarm.core.model.team import TeamConfig
+from swarm.core.shell.rules import Decision
+from swarm.core.store.liveness import is_alive
+from swarm.core.team.state import read_state, write_state
+from swarm.core.team.team import Team
+from swarm.core.trust.workspace import decide
 from swarm.errors import BadInputError, OperationFailedError, TurnInterrupted
 from swarm.lead.lead_tools import SpawnDefaults, deleted_line, lead_tools
+from swarm.lead.options import NO_MODEL, LeadOptions, lead_model_spec, teammate_model_spec, validate
 from swarm.lead.prompt import lead_system_prompt
-from swarm.lead.wake_policy import Reporter, Wake, Watch
+from swarm.lead.wake_policy import Reporter, Wake
 from swarm.ops import control
 from swarm.ops.health import observe
 from swarm.runtime.base import AgentBase
 from swarm.runtime.builder import AgentParts, LoopParts, build_agent
 from swarm.runtime.interfaces import LoopHooks
 from swarm.runtime.loop import Loop, TurnOutcome
-from swarm.runtime.models import check_model_spec, default_model_spec, load_model
+from swarm.runtime.models import check_model_spec, load_model
 from swarm.runtime.models.base import Model, ModelReply
 from swarm.runtime.models.recording import wrap
 from swarm.runtime.prompts import environment
@@ -52,38 +52,6 @@ if TYPE_CHECKING:
     import subprocess
 
 T = TypeVar("T")
-APPROVALS = ("human", "lead")
-# A lead in plan mode would have nobody to approve its plan.
-LEAD_MODES = tuple(m for m in PERMISSION_MODES if m != "plan")
-NO_MODEL = ("swarm lead needs a model: set ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN (the lead"
-            " runs sonnet), pass --model PROVIDER:MODEL (openai:..., ollama:...), or"
-            " --model scripted:FILE to replay a scripted lead offline")
-
-
-class LeadOptions(Struct, dict=True):
-    prompt: str | None = None
-    team: str | None = None
-    model: str | None = None
-    teammate_model: str | None = None
-    backend: str | None = None
-    cwd: str | None = None
-    approvals: str = "human"
-    coordinator: bool = False
-    headless: bool = False
-    as_json: bool = False
-    timeout: float | None = None
-    max_teammates: int = 8
-    max_budget_usd: float | None = None
-    keep: bool = False
-    resume: bool = False
-    report: Path | None = None  # --report FILE: the run report, written at the end
-    permission_mode: str = "default"  # its own tool use; the most it grants; teammates' default
-    allow: tuple[str, ...] = ()  # --allow RULE: the lead's, and its teammates'
-    deny: tuple[str, ...] = ()
-    # The wake policy; scripts/bench_lead.py passes its re-created anchor policy (not a CLI flag).
-    watch_type: type[Watch] = Watch
-    trust_project: bool = False  # --trust-project: the project is trusted for this run only
-
 
 class LeadUI(Reporter, Protocol):
     """The terminal (interactive) or the CI log (headless)."""
@@ -96,57 +64,6 @@ class LeadUI(Reporter, Protocol):
 
     def ask(self, tool: Tool, args: dict[str, Any], why: Decision) -> Decision | None:
         """The lead's own tool call needs a yes from the person; None: nobody can answer."""
-
-
-def lead_model_spec(requested: str | None) -> str:
-    """--model, else $SWARM_MODEL (unless it is the teammates' `shell`), else sonnet with a key."""
-    spec = (requested or "").strip()
-    if not spec:
-        env = settings.model()
-        spec = env if env and env.lower() != "shell" else ("sonnet" if settings.anthropic_credentials() else "")
-    if not spec:
-        raise BadInputError(NO_MODEL)
-    if spec.lower() == "shell":
-        raise BadInputError("the offline shell model cannot lead (it only runs `$ ` commands):"
-                            " give the lead a real model, or --model scripted:FILE")
-    return spec
-
-
-def validate(options: LeadOptions) -> None:
-    if options.approvals not in APPROVALS:
-        raise BadInputError(f"--approvals must be one of {', '.join(APPROVALS)}")
-    if options.permission_mode not in LEAD_MODES:
-        raise BadInputError(f"--permission-mode must be one of {', '.join(LEAD_MODES)}")
-    if options.max_teammates < 1:
-        raise BadInputError("--max-teammates must be at least 1")
-    if options.max_budget_usd is not None and options.max_budget_usd <= 0:
-        raise BadInputError("--max-budget-usd must be positive")
-    if options.timeout is not None and options.timeout <= 0:
-        raise BadInputError("--timeout must be positive")
-    if options.resume and not options.team:
-        raise BadInputError("--resume needs --team T: the team whose lead to continue")
-    if options.report is not None and (options.report.is_dir()
-                                       or not options.report.parent.is_dir()):
-        raise BadInputError(f"--report {options.report}: " + (
-            "is a directory: give a file name" if options.report.is_dir()
-            else f"no directory {options.report.parent} to write it in"))
-    options.allow = tuple(validate_rule(r) for r in options.allow)
-    options.deny = tuple(validate_rule(r) for r in options.deny)
-    if options.teammate_model and options.teammate_model.strip().lower() != "inherit":
-        try:
-            check_model_spec(options.teammate_model, cwd=options.cwd)
-        except BadInputError as exc:
-            raise BadInputError(f"--teammate-model: {exc}") from None
-
-
-def teammate_model_spec(requested: str | None, lead_spec: str) -> str:
-    """`--teammate-model` (default `inherit`): the lead's model; for a scripted lead,
-    $SWARM_MODEL, else sonnet with credentials, else shell."""
-    if requested and requested.strip().lower() != "inherit":
-        return requested.strip()
-    if lead_spec.lower().startswith("scripted:"):
-        return default_model_spec()[0]
-    return lead_spec
 
 
 class PersonAsker:

@@ -6,8 +6,8 @@ from __future__ import annotations
 import platform
 import time
 
-from swarm.core.definitions import load_definitions
-from swarm.core.workspace_trust import ProjectConfig
+from swarm.core.agents.definitions import load_definitions
+from swarm.core.trust.workspace import ProjectConfig
 from swarm.runtime.console import brief
 
 HOW_TO_LEAD = """\

@@ -25,13 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from swarm.core.liveness import is_alive
-from swarm.core.names import LEAD_NAME, validate_agent_name, validate_team_name
-from swarm.core.protocol import MAX_SUMMARY_BYTES, check_size
-from swarm.core.rules import validate_mode
-from swarm.core.state import read_state, write_state
-from swarm.core.team import Member, Team, TeamConfig
-from swarm.core.watch import Waker
+from swarm.core.model.names import LEAD_NAME, validate_agent_name, validate_team_name
+from swarm.core.model.protocol import MAX_SUMMARY_BYTES, check_size
+from swarm.core.model.team import Member, TeamConfig
+from swarm.core.shell.rules import validate_mode
+from swarm.core.store.liveness import is_alive
+from swarm.core.store.waker import Waker
+from swarm.core.team.state import read_state, write_state
+from swarm.core.team.team import Team
 from swarm.errors import BadInputError, SwarmError, ToolError, describe_error
 from swarm.lead.cli_permission import PermissionPrompt
 from swarm.lead.lead_tools import (

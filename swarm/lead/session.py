@@ -21,11 +21,11 @@ from typing import Any
 from msgspec import Struct, field
 
 from swarm import settings
-from swarm.core import records
-from swarm.core.state import read_state
-from swarm.core.store import write_bytes_atomic
-from swarm.core.store_api import Watcher
-from swarm.core.tasks import ENDED
+from swarm.core.model import records
+from swarm.core.model.task import ENDED
+from swarm.core.store.api import Watcher
+from swarm.core.store.disk import write_bytes_atomic
+from swarm.core.team.state import read_state
 from swarm.errors import SwarmError, describe_error
 from swarm.lead.process import Lead
 from swarm.lead.wait_tools import LOOK_EVERY, team_watcher

@@ -23,15 +23,15 @@ from typing import Protocol, TypeVar, cast
 
 from pydantic import Field
 
-from swarm.core import stores
-from swarm.core.lead_key import LeadSeal
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME
-from swarm.core.protocol import Message, ShutdownRequest, escape, render_for_model
-from swarm.core.readable import structured_line
-from swarm.core.store_api import Watcher
-from swarm.core.team import Team
-from swarm.core.watch import Waker
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.protocol import Message, ShutdownRequest, escape, render_for_model
+from swarm.core.store import select as stores
+from swarm.core.store.api import Watcher
+from swarm.core.store.select import open_mailbox
+from swarm.core.store.waker import Waker
+from swarm.core.team.lead_key import LeadSeal
+from swarm.core.team.team import Team
+from swarm.core.text.readable import structured_line
 from swarm.lead.wake_policy import Block, Wake, Watch, text_block
 from swarm.runtime.console import brief
 from swarm.runtime.inputs import Inbound, is_shutdown
@@ -181,7 +181,7 @@ class ReadInbox(Tool):
     input_model = NoInput
 
     def run(self, args: NoInput, ctx: ToolContext) -> ToolResult:
-        box = Mailbox(ctx.team.name, ctx.name)
+        box = open_mailbox(ctx.team.name, ctx.name)
         seal = LeadSeal(ctx.team.name, ctx.name)
         unread = [Inbound.read(m, seal) for m in box.unread()]
         shutdown = [i for i in unread if is_shutdown(i)][:1]
@@ -235,7 +235,7 @@ class WaitForTeam(Tool):
     def run(self, args: WaitInput, ctx: ToolContext) -> ToolResult:
         timeout = DEFAULT_WAIT if args.timeout_s is None else args.timeout_s
         host = cast(WaitHost, ctx.host)
-        box = Mailbox(ctx.team.name, ctx.name)
+        box = open_mailbox(ctx.team.name, ctx.name)
         with stores.team_watcher(ctx.team.name, [ctx.name], False, [], host.waker) as watcher:
             unread = wait_for(host, watcher, lambda: box.unread() or None, timeout)
         if not unread:

@@ -21,10 +21,8 @@ from typing import Any, Protocol
 from msgspec import Struct, field
 
 from swarm import settings
-from swarm.core.lead_key import LeadSeal
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME
-from swarm.core.protocol import (
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.protocol import (
     IdleNotification,
     Message,
     PermissionRequest,
@@ -34,8 +32,10 @@ from swarm.core.protocol import (
     escape,
     render_for_model,
 )
-from swarm.core.tasks import Task
-from swarm.core.team import Team
+from swarm.core.model.task import Task
+from swarm.core.store.select import open_mailbox
+from swarm.core.team.lead_key import LeadSeal
+from swarm.core.team.team import Team
 from swarm.errors import SwarmError
 from swarm.ops import approvals
 from swarm.ops.approvals import Pending, answer_plan, deny_permission
@@ -134,7 +134,7 @@ class Watch(Struct, dict=True):
     last_view: TeamView | None = None
 
     def __post_init__(self) -> None:
-        self.box = Mailbox(self.team.name, LEAD_NAME)
+        self.box = open_mailbox(self.team.name, LEAD_NAME)
         self.seal = LeadSeal(self.team.name, LEAD_NAME)
         # A resumed lead starts from the newest notes its predecessor read (they are archived).
         for message in self.box.archived():

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from swarm import settings
-from swarm.core.terminal import visible_line
+from swarm.core.text.terminal import visible_line
 
 VERSION_TIMEOUT_S = 10.0  # a CLI that has not answered `--version` by then is reported so
 

@@ -20,11 +20,10 @@ from typing import Any
 
 from msgspec import Struct
 
-from swarm.core import records
-from swarm.core.definitions import effective_tools, get_definition, listed, load_definitions
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME, PERMISSION_MODES, TEAM_TOOLS, ModeCap
-from swarm.core.protocol import (
+from swarm.core.agents.definitions import effective_tools, get_definition, listed, load_definitions
+from swarm.core.model import records
+from swarm.core.model.names import LEAD_NAME, PERMISSION_MODES, TEAM_TOOLS, ModeCap
+from swarm.core.model.protocol import (
     Message,
     PermissionRequest,
     PermissionResponse,
@@ -32,9 +31,17 @@ from swarm.core.protocol import (
     PlanApprovalResponse,
     sender_may_send,
 )
-from swarm.core.real_input import SHOWN_LIMIT, exact_rule, request_line, shown_input, typed_rule
-from swarm.core.team import Member, Team, TeamConfig
-from swarm.core.workspace_trust import decide
+from swarm.core.model.team import Member, TeamConfig
+from swarm.core.store.select import open_mailbox
+from swarm.core.team.team import Team
+from swarm.core.text.real_input import (
+    SHOWN_LIMIT,
+    exact_rule,
+    request_line,
+    shown_input,
+    typed_rule,
+)
+from swarm.core.trust.workspace import decide
 from swarm.errors import BadInputError, NotFoundError, SwarmError, ToolError
 from swarm.runtime.extensions.loader import checkout_of
 from swarm.runtime.tools.registry import all_tools
@@ -73,7 +80,7 @@ class Pending(Struct, dict=True):
 def _pending(team: Team, kind: type[PermissionRequest | PlanApprovalRequest]) -> list[Pending]:
     """Requests waiting in the lead's mailbox; one that does not come from the member it names
     is not a request (the lead reads it as a plain message)."""
-    box = Mailbox(team.name, LEAD_NAME)
+    box = open_mailbox(team.name, LEAD_NAME)
     found = [Pending(m, m.structured()) for m in box.unread()]
     return sorted((p for p in found if isinstance(p.request, kind)
                    and sender_may_send(p.request, p.message.sender)
@@ -115,7 +122,7 @@ def _sent_answer(team: Team, pending: Pending) -> str | None:
     kind = PermissionResponse if isinstance(pending.request, PermissionRequest) \
         else PlanApprovalResponse
     try:
-        box = Mailbox(team.name, pending.message.sender)
+        box = open_mailbox(team.name, pending.message.sender)
         answers = [m.structured() for m in box.messages(include_archive=True)
                    if m.sender == LEAD_NAME]
     except (SwarmError, OSError):
@@ -258,7 +265,7 @@ def approve_permission(team: Team, request_id: str, always: bool = False,
     reply = PermissionResponse(request_id=request.request_id, approve=True,
                                updated_input=updated, always=rule is not None)
     team.send(found.message.sender, reply, sender=LEAD_NAME)
-    Mailbox(team.name, LEAD_NAME).mark_read([found.message.id])
+    open_mailbox(team.name, LEAD_NAME).mark_read([found.message.id])
     return _answered(found, reply)
 
 
@@ -273,7 +280,7 @@ def deny_permission(team: Team, request_id: str, reason: str) -> Pending:
     found = _find(team, request_id)
     reply = PermissionResponse(request_id=found.request.request_id, approve=False, feedback=reason)
     team.send(found.message.sender, reply, sender=LEAD_NAME)
-    Mailbox(team.name, LEAD_NAME).mark_read([found.message.id])
+    open_mailbox(team.name, LEAD_NAME).mark_read([found.message.id])
     return _answered(found, reply)
 
 
@@ -308,5 +315,5 @@ def answer_plan(team: Team, name: str, approve: bool, feedback: str | None = Non
     team.send(found.message.sender, reply, sender=LEAD_NAME)
     # Older plans from the same teammate are superseded by this answer.
     stale = [p.message.id for p in pending_plans(team) if p.message.sender == found.message.sender]
-    Mailbox(team.name, LEAD_NAME).mark_read(stale)
+    open_mailbox(team.name, LEAD_NAME).mark_read(stale)
     return _answered(found, reply)

@@ -9,9 +9,11 @@ from __future__ import annotations
 import json
 import shlex
 
-from swarm.core.names import LEAD_NAME, validate_agent_name
-from swarm.core.state import AgentState, write_state
-from swarm.core.team import Member, Team
+from swarm.core.model.names import LEAD_NAME, validate_agent_name
+from swarm.core.model.state import AgentState
+from swarm.core.model.team import Member
+from swarm.core.team.state import write_state
+from swarm.core.team.team import Team
 from swarm.errors import BadInputError
 
 EXTERNAL = "external"  # the agent_type of a member an outside client plays: no model of swarm's

@@ -1,5 +1,5 @@
-"""Steering teammates: shutdown (asked, maybe refused), interrupt, kill, wait, a new mode, removing a
-member, and deleting a team with everything it started (processes, panes)."""
+"""Steering teammates: shutdown (asked, maybe refused), interrupt, kill, a new mode, removing a
+member, and deleting a team with everything it started (processes, panes); waiting: ops.waiting."""
 
 from __future__ import annotations
 
@@ -12,22 +12,23 @@ from msgspec import Struct
 
 from swarm.backends.resolve import get_backend
 from swarm.backends.ssh import signal_agent
-from swarm.core import paths, records, stores
-from swarm.core.liveness import terminate
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME, ModeCap
-from swarm.core.protocol import ModeChange, ShutdownRequest, ShutdownResponse
-from swarm.core.rules import validate_mode
-from swarm.core.state import AgentState, read_state, update_state
-from swarm.core.store_api import Watcher
-from swarm.core.tasks import ENDED
-from swarm.core.team import Member, Team
-from swarm.core.worktrees import Finished, finish_member, leave_team
-from swarm.errors import BadInputError, OperationFailedError, SshError, WaitTimeoutError
+from swarm.core.model import records
+from swarm.core.model.names import LEAD_NAME, ModeCap
+from swarm.core.model.protocol import ModeChange, ShutdownRequest, ShutdownResponse
+from swarm.core.model.state import AgentState
+from swarm.core.model.task import ENDED
+from swarm.core.model.team import Member
+from swarm.core.shell.rules import validate_mode
+from swarm.core.store import paths
+from swarm.core.store import select as stores
+from swarm.core.store.api import Mailbox, Watcher
+from swarm.core.store.liveness import terminate
+from swarm.core.store.select import open_mailbox
+from swarm.core.team.state import read_state, update_state
+from swarm.core.team.team import Team
+from swarm.core.team.worktrees import Finished, finish_member, leave_team
+from swarm.errors import BadInputError, OperationFailedError, SshError
 from swarm.ops.health import MemberStatus, end_child_commands, observe, observe_member
-
-UNTIL = ("idle", "tasks-done", "exited", "asking")
-ASKING = ("waiting_permission", "awaiting_plan")  # waits for the lead's answer
 
 
 class ShutdownOutcome(Struct, dict=True):
@@ -168,7 +169,7 @@ def shutdown(team: Team, names: list[str], reason: str | None = None, timeout: f
         request = ShutdownRequest(reason=reason)
         team.send(member.name, request, sender=LEAD_NAME)
         pending[member.name] = (member, request.request_id, start + wait_s, late)
-    lead_box = Mailbox(team.name, LEAD_NAME)
+    lead_box = open_mailbox(team.name, LEAD_NAME)
     late_ones: list[tuple[Member, str]] = []
     with team_watcher(team) as watcher:
         while pending:
@@ -210,7 +211,7 @@ IGNORED_GRACE = 5.0  # seconds --force waits for a member that left an earlier r
 def _asked_before(team: Team, name: str) -> bool:
     """An earlier shutdown request from the lead still lies unread in `name`'s mailbox."""
     return any(isinstance(m.structured(), ShutdownRequest) and m.sender == LEAD_NAME
-               for m in Mailbox(team.name, name).unread())
+               for m in open_mailbox(team.name, name).unread())
 
 
 def _late(late: str, state: AgentState | None) -> str:
@@ -289,78 +290,6 @@ def kill(team: Team, name: str) -> Finished | None:
     if member.name == LEAD_NAME:
         raise BadInputError("the team lead is not a teammate process")
     return stop_member(team, member, "killed")
-
-
-def _satisfied(team: Team, until: str, statuses: list[MemberStatus]) -> bool:
-    if until == "exited":
-        return all(s.state in ("exited", "dead") for s in statuses)
-    if until == "asking":
-        return any(s.state in ASKING for s in statuses)
-    if until == "tasks-done":
-        tasks = team.tasks.list()
-        return bool(tasks) and all(t.status == "completed" for t in tasks)
-    live = [s for s in statuses if s.state not in ("exited", "dead")]
-    if any(s.state != "idle" or s.unread for s in live):
-        return False
-    # Idle with claimable work left is only a pause: a teammate is about to take it.
-    return not live or not any(team.tasks.is_available(t) for t in team.tasks.list())
-
-
-def _refuse_failed_tasks(team: Team) -> None:
-    """A failed task will never be completed by itself: waiting for it would only time out."""
-    failed = [t for t in team.tasks.list() if t.status == "failed"]
-    if failed:
-        names = ", ".join(f"#{t.id} ({t.subject[:40]})" for t in failed)
-        raise OperationFailedError(f"task failed: {names}; see `swarm tasks show {failed[0].id}`")
-
-
-def wait(team: Team, until: str, timeout: float | None) -> list[MemberStatus]:
-    """Block until the condition holds. OperationFailedError if a member died (or failed),
-    WaitTimeoutError (exit 124) on timeout."""
-    if until not in UNTIL:
-        raise BadInputError(f"--until must be one of {', '.join(UNTIL)}")
-    deadline = None if timeout is None else time.monotonic() + timeout
-    # A death before the wait is old news (`swarm status` shows it, the lead was told): it
-    # fails only a wait that nobody alive can satisfy. A death during the wait fails it.
-    before: set[str] | None = None
-    while True:
-        with team_watcher(team) as watcher:
-            statuses = observe(team)
-            if before is None:
-                before = {s.name for s in statuses if s.state == "dead"}
-            dead = [s for s in statuses if s.state == "dead" and s.name not in before]
-            if dead and until != "exited":
-                names = ", ".join(f"{s.name} ({s.detail})" for s in dead)
-                raise OperationFailedError(f"teammate died: {names}")
-            if before and until != "exited" and all(s.state in ("exited", "dead") for s in statuses):
-                _nobody_alive([s for s in statuses if s.name in before])
-            if until == "tasks-done":
-                _refuse_failed_tasks(team)
-            if _satisfied(team, until, statuses):
-                failed = [s for s in statuses if s.idle_reason == "failed"]
-                if failed:
-                    names = ", ".join(f"{s.name} ({s.detail})" for s in failed)
-                    raise OperationFailedError(f"teammate failed: {names}")
-                return statuses
-            remaining = None if deadline is None else deadline - time.monotonic()
-            if remaining is not None and remaining <= 0:
-                raise WaitTimeoutError(f"timed out after {timeout:g}s waiting for {until}")
-            watcher.wait(1.0 if remaining is None else min(remaining, 1.0))
-
-
-def _nobody_alive(dead: list[MemberStatus]) -> None:
-    names = ", ".join(f"{s.name} ({s.detail})" for s in dead)
-    first = dead[0].name
-    raise OperationFailedError(
-        f"teammate died: {names} before this wait, and no teammate is alive: `swarm respawn"
-        f" {first}` restarts one, `swarm team remove {first}` clears it")
-
-
-def left_out(statuses: list[MemberStatus]) -> list[str]:
-    """Notes for a wait that held: members dead since before it, which it left out."""
-    return [f"{s.name} died before this wait and is left out of it (`swarm respawn {s.name}`"
-            f" restarts it, `swarm team remove {s.name}` clears it)"
-            for s in statuses if s.state == "dead"]
 
 
 class Removed(Struct, dict=True):

@@ -17,14 +17,15 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from swarm.core import paths
-from swarm.core.liveness import is_alive
-from swarm.core.names import LEAD_NAME
-from swarm.core.state import read_state
-from swarm.core.store import DIR_MODE, FILE_MODE
-from swarm.core.team import Team, TeamConfig
-from swarm.core.team_gone import gone_teams, running
-from swarm.core.worktrees import git
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.team import TeamConfig
+from swarm.core.store import paths
+from swarm.core.store.disk import DIR_MODE, FILE_MODE
+from swarm.core.store.liveness import is_alive
+from swarm.core.team.gone import gone_teams, running
+from swarm.core.team.state import read_state
+from swarm.core.team.team import Team
+from swarm.core.team.worktrees import git
 from swarm.errors import SwarmError
 from swarm.ops.control import stop_member
 from swarm.ops.health import death_reason, record_death
@@ -153,7 +154,7 @@ def _members(team: Team, config: TeamConfig) -> list[Finding]:
                                "record it dead (tasks released, the lead told)",
                                team=team.name, member=member.name))
     if config.lead_pid and not is_alive(config.lead_pid, config.lead_started_at):
-        out.append(Finding("lead_gone", str(team.config_path),
+        out.append(Finding("lead_gone", team.document(),
                            f"the lead's process {config.lead_pid} is gone; start the lead again "
                            f"or `swarm team delete {team.name}`", team=team.name,
                            member=LEAD_NAME))

@@ -15,10 +15,11 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from swarm.core.tasks import Task
-from swarm.core.team import Team
-from swarm.ops.control import delete_team, shutdown, wait
+from swarm.core.model.task import Task
+from swarm.core.team.team import Team
+from swarm.ops.control import delete_team, shutdown
 from swarm.ops.spawner import SpawnRequest, spawn
+from swarm.ops.waiting import wait
 from swarm.runtime.models.spec import EXAMPLES
 
 WORKERS = ("ada", "grace", "linus")

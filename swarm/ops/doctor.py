@@ -11,11 +11,12 @@ from typing import Any
 
 from swarm import settings
 from swarm.backends.resolve import in_iterm2, resolve
-from swarm.core import paths, stores
-from swarm.core.secrets import redact, redact_url
-from swarm.core.team import Team
-from swarm.core.terminal import visible_line
-from swarm.core.workspace_trust import decide
+from swarm.core.store import paths
+from swarm.core.store import select as stores
+from swarm.core.team.team import Team
+from swarm.core.text.terminal import visible_line
+from swarm.core.trust.secrets import redact, redact_url
+from swarm.core.trust.workspace import decide
 from swarm.errors import SwarmError
 from swarm.ops.agent_clis import agent_cli_lines, check_agent_clis
 from swarm.ops.damage import find, repair

@@ -17,16 +17,20 @@ from msgspec import Struct, field
 from msgspec.structs import asdict
 
 from swarm import settings
-from swarm.core import paths, records, stores
-from swarm.core.liveness import is_alive
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME
-from swarm.core.overlaps import overlapping
-from swarm.core.protocol import TeammateTerminated
-from swarm.core.state import AgentState, end_child_command, read_state, update_state
-from swarm.core.store import iso_at, utcnow, warn
-from swarm.core.team import Member, Team
-from swarm.core.transcript import Transcript
+from swarm.core.model import records
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.protocol import TeammateTerminated
+from swarm.core.model.state import AgentState, end_child_command
+from swarm.core.model.team import Member
+from swarm.core.store import paths
+from swarm.core.store import select as stores
+from swarm.core.store.disk import iso_at, utcnow, warn
+from swarm.core.store.liveness import is_alive
+from swarm.core.store.select import open_mailbox
+from swarm.core.team.overlaps import overlapping
+from swarm.core.team.state import read_state, update_state
+from swarm.core.team.team import Team
+from swarm.core.team.transcript import Transcript
 from swarm.errors import LockTimeoutError
 
 log = logging.getLogger(__name__)
@@ -192,7 +196,7 @@ def observe_member(team: Team, member: Member, record: bool = True,
     # The mailbox before the state: a teammate writes `working` before it marks its input
     # read, so no interleaving shows an idle state with that input already gone (a team that
     # has only just been handed work would look quiet).
-    unread = len(Mailbox(team.name, member.name).unread())
+    unread = len(open_mailbox(team.name, member.name).unread())
     state = read_state(team.name, member.name)
     reason = death_reason(member, state)
     if reason is not None:
@@ -250,7 +254,7 @@ def observe_lead(team: Team, record: bool = True) -> MemberStatus | None:
     return MemberStatus(
         name=LEAD_NAME, agent_id=member.agent_id, state=state.state, backend=None, pane_id=None,
         pid=state.pid, current_task=state.current_task,
-        unread=len(Mailbox(team.name, LEAD_NAME).unread()), turns=state.turns,
+        unread=len(open_mailbox(team.name, LEAD_NAME).unread()), turns=state.turns,
         tokens=state.usage.total_tokens, cost_usd=round(state.usage.cost_usd, 6),
         last_activity=state.last_activity, detail=detail, idle_reason=state.idle_reason,
         color=member.color, model=member.model, mode=state.mode,

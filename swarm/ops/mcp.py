@@ -6,7 +6,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from swarm.core.mcp_config import McpConfig
+from swarm.core.trust.mcp_config import McpConfig
 from swarm.runtime.extensions.mcp_client import McpManager
 
 

@@ -16,9 +16,9 @@ from contextlib import contextmanager
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from swarm.core.store import warn
-from swarm.core.team import Team
-from swarm.core.worktrees import check_branch_name, git, inspect, record_of
+from swarm.core.store.disk import warn
+from swarm.core.team.team import Team
+from swarm.core.team.worktrees import check_branch_name, git, inspect, record_of
 from swarm.errors import BadInputError, GitError, SwarmError
 
 

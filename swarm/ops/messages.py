@@ -10,9 +10,9 @@ from collections.abc import Iterable
 
 from msgspec import Struct
 
-from swarm.core.mailbox import Mailbox
-from swarm.core.protocol import Message
-from swarm.core.team import Team
+from swarm.core.model.protocol import Message
+from swarm.core.store.select import open_mailbox
+from swarm.core.team.team import Team
 from swarm.errors import BadInputError, NotFoundError
 
 
@@ -25,7 +25,7 @@ class Addressed(Struct, frozen=True):
 
 def mailbox_messages(team: str, name: str) -> list[Message]:
     """One mailbox, live and archived, each message once, oldest first."""
-    box = Mailbox(team, name)
+    box = open_mailbox(team, name)
     seen: dict[str, Message] = {}
     for message in [*box.archived(), *box.messages()]:
         seen[message.id] = message  # the live copy (read flag) wins over an archived one

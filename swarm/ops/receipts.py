@@ -17,17 +17,17 @@ from collections.abc import Iterable
 
 from msgspec import Struct
 
-from swarm.core import stores
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME
-from swarm.core.protocol import Message
-from swarm.core.readable import will_not_read
-from swarm.core.state import looks_stopped, read_state
-from swarm.core.team import Team
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.protocol import Message
+from swarm.core.store import select as stores
+from swarm.core.store.select import open_mailbox
+from swarm.core.team.state import looks_stopped, read_state
+from swarm.core.team.team import Team
+from swarm.core.text.readable import will_not_read
 from swarm.errors import RecipientStoppedError, WaitTimeoutError
 from swarm.ops.health import death_reason, observe_lead
 from swarm.ops.messages import team_messages
-from swarm.ops.spawner import WakeResult, stopped
+from swarm.ops.restart import WakeResult, stopped
 
 CHECK_EVERY = 2.0  # seconds between looks for a death nobody recorded (a SIGKILL)
 
@@ -36,7 +36,7 @@ def read_by(team: str, sent: dict[str, list[str]]) -> dict[str, bool]:
     """Per recipient: True when every message of `sent[name]` has been read."""
     out = {}
     for name, ids in sent.items():
-        waiting = {m.id for m in Mailbox(team, name).unread()}
+        waiting = {m.id for m in open_mailbox(team, name).unread()}
         out[name] = not waiting.intersection(ids)
     return out
 

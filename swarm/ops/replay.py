@@ -22,9 +22,9 @@ from msgspec import Struct, field
 from msgspec.structs import asdict
 
 from swarm.backends.hidden import swarm_argv
-from swarm.core.secrets import redact
-from swarm.core.store import ensure_dir, write_bytes_atomic
-from swarm.core.team import Team
+from swarm.core.store.disk import ensure_dir, write_bytes_atomic
+from swarm.core.team.team import Team
+from swarm.core.trust.secrets import redact
 from swarm.errors import BadInputError
 from swarm.ops.control import delete_team, shutdown
 from swarm.runtime.models.recording import read_recording

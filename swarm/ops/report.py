@@ -16,14 +16,16 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from swarm.core import paths
-from swarm.core.names import LEAD_NAME, validate_team_name
-from swarm.core.readable import flat, structured_line
-from swarm.core.state import AgentState, read_state
-from swarm.core.store import iso_at
-from swarm.core.tasks import Task
-from swarm.core.team import Member, Team
-from swarm.core.transcript import read_entries
+from swarm.core.model.names import LEAD_NAME, validate_team_name
+from swarm.core.model.state import AgentState
+from swarm.core.model.task import Task
+from swarm.core.model.team import Member
+from swarm.core.store import paths
+from swarm.core.store.disk import iso_at
+from swarm.core.team.state import read_state
+from swarm.core.team.team import Team
+from swarm.core.team.transcript import read_entries
+from swarm.core.text.readable import flat, structured_line
 from swarm.errors import NotFoundError
 from swarm.ops.messages import Addressed, team_messages
 from swarm.ops.report_timeline import (

@@ -17,13 +17,13 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from swarm.core.protocol import (
+from swarm.core.model.protocol import (
     PermissionRequest,
     PermissionResponse,
     PlanApprovalRequest,
     PlanApprovalResponse,
 )
-from swarm.core.readable import flat, tool_call
+from swarm.core.text.readable import flat, tool_call
 from swarm.ops.messages import Addressed
 
 TASK_INPUT_RE = re.compile(r'<task-assignment id="(\d+)"')

@@ -12,13 +12,14 @@ import contextlib
 
 from msgspec import Struct, field, to_builtins
 
-from swarm.core.liveness import is_alive
-from swarm.core.names import LEAD_NAME
-from swarm.core.tasks import ENDED
-from swarm.core.team import Member, Team, TeamConfig
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.task import ENDED
+from swarm.core.model.team import Member, TeamConfig
+from swarm.core.store.liveness import is_alive
+from swarm.core.team.team import Team
 from swarm.errors import SwarmError
 from swarm.ops.health import observe_member
-from swarm.ops.spawner import wake
+from swarm.ops.restart import wake
 
 # The one exit that keeps a member down: it approved a shutdown request (runtime.agent run).
 SHUT_DOWN = "shut down"

@@ -12,7 +12,6 @@ The agent is the `LoopHooks` of its loop and the `ToolHost` of its tools.
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import os
 import signal
@@ -22,39 +21,26 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from swarm import settings
-from swarm.core import paths, stores
-from swarm.core.agent_memory import memory_file
-from swarm.core.definitions import effective_tools, get_definition, lends
-from swarm.core.liveness import process_start_time
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME, TEAM_TOOLS, parse_agent_id
-from swarm.core.overlaps import record_write
-from swarm.core.protocol import (
+from swarm.core.agents.definitions import effective_tools, get_definition, lends
+from swarm.core.agents.memory import memory_file
+from swarm.core.model.names import LEAD_NAME, TEAM_TOOLS
+from swarm.core.model.protocol import (
     Message,
     ModeChange,
     ShutdownRequest,
     ShutdownResponse,
-    TeammateTerminated,
-    dump_structured,
 )
-from swarm.core.rules import Decision, tool_path
-from swarm.core.secrets import redact
-from swarm.core.state import (
-    RESTARTED,
-    AgentState,
-    SubagentInfo,
-    Usage,
-    read_state,
-    update_state,
-    write_state,
-)
-from swarm.core.tasks import Task
-from swarm.core.team import Team
-from swarm.core.terminal import visible
-from swarm.core.workspace_trust import decide
-from swarm.errors import AgentStopped, ModelAPIError, describe_error
-from swarm.log import configure as configure_logging
+from swarm.core.model.state import RESTARTED, SubagentInfo, Usage
+from swarm.core.model.task import Task
+from swarm.core.shell.rules import Decision, tool_path
+from swarm.core.store import paths
+from swarm.core.store.liveness import process_start_time
+from swarm.core.store.select import open_mailbox
+from swarm.core.team.overlaps import record_write
+from swarm.core.team.state import read_state
+from swarm.core.team.team import Team
+from swarm.core.trust.workspace import decide
+from swarm.errors import ModelAPIError
 from swarm.runtime.base import AgentBase
 from swarm.runtime.budget import Budget
 from swarm.runtime.builder import AgentParts, LoopParts, build_agent
@@ -63,11 +49,12 @@ from swarm.runtime.extensions.loader import checkout_of
 from swarm.runtime.idle import TurnRecord, idle_notification, task_report
 from swarm.runtime.inputs import Inbound, Inputs, is_shutdown
 from swarm.runtime.interfaces import LoopHooks
+from swarm.runtime.life import live
 from swarm.runtime.loop import Loop, TurnOutcome
 from swarm.runtime.models import default_model_spec, load_model
 from swarm.runtime.models.base import ModelReply
 from swarm.runtime.models.recording import wrap
-from swarm.runtime.orphan import OrphanCheck, close_own_pane
+from swarm.runtime.orphan import OrphanCheck
 from swarm.runtime.permissions.asking import Asker
 from swarm.runtime.prompts import TeammatePrompt
 from swarm.runtime.signals import Signals
@@ -86,7 +73,7 @@ class Agent(AgentBase, LoopHooks):
         previous = read_state(team.name, name)  # a respawn keeps its turns and usage
         super().__init__(team, name)
         self.member = self.team.member(name)
-        self.box = Mailbox(self.team.name, name)
+        self.box = open_mailbox(self.team.name, name)
         self.console = Console(paths.agent_log(self.team.name, name), name)
         in_turn = ("working", "waiting_permission", "awaiting_plan")
         self.signals = Signals(busy=lambda: self.state.state in in_turn,
@@ -379,126 +366,8 @@ class Agent(AgentBase, LoopHooks):
 
     # -- the process -------------------------------------------------------------------------
     def run(self) -> int:
-        self.signals.install()
-        # Before any command runs: what its commands leave behind stays below this process,
-        # so a `swarm` command there speaks as this teammate (cli.common.current_agent_name).
-        self.reaper.start()
-        write_state(self.team.name, self.name, self.state)
-        self.team.update_member(self.name, pid=os.getpid())
-        self.transcript.event("started", pid=os.getpid(), model=self.model_name)
-        self.start_heartbeat()
-        self.console.say(f"{self.name}@{self.team.name} started (model {self.model_name}, "
-                         f"mode {self.policy.mode}, pid {os.getpid()})")
-        exit_code, detail, crashed = 0, "shut down", False
-        try:
-            mcp_tools = self.extensions.start_mcp(self.signals.interrupt)
-            if mcp_tools:
-                self.base_tools.update(mcp_tools)
-                self.refresh()
-            with self.inputs.watcher() as watcher:
-                self.set_state(state="idle", idle_reason="available")
-                while not self.shutdown_approved:
-                    inbound, task = self.inputs.next_input(watcher)
-                    self.extensions.new_input()
-                    outcome = self.take_turn(inbound, task)
-                    while not self.shutdown_approved and (more := self.follow_up(outcome)):
-                        outcome = self.continue_turn(more)
-                    if self.shutdown_approved:
-                        break
-                    self.after_turn(outcome)
-        except AgentStopped:
-            if self.orphan.orphaned:
-                exit_code, detail = 0, self.orphan.orphaned
-            else:
-                exit_code, detail = ((129, "its pane was closed (SIGHUP)") if self.signals.hangup
-                                     else (143, "killed (SIGTERM)"))
-        except Exception as exc:  # a crash: recorded as a death, never as a clean exit
-            exit_code, detail, crashed = 1, f"crashed: {redact(describe_error(exc))}", True
-            log.exception("crashed")
-            self.console.say(detail)
-        finally:
-            self._stopping.set()
-            self.finish(detail, died=crashed or self.signals.hangup)
-            if self.orphan.orphaned:
-                close_own_pane()
-        return exit_code
-
-    def finish(self, detail: str, died: bool) -> None:
-        """Record how it ended. Each step on its own: after a crash (a full disk, a corrupt
-        file) one failing write must not keep the others from happening."""
-        self.signals.ignore_stops()
-        remote = stores.remote()
-        # Exiting with the network store down: its last writes (state, released tasks) wait
-        # out a short outage (SWARM_STORE_EXIT_GRACE), then it goes anyway (the heartbeat's
-        # expiry tells the rest).
-        if remote is not None:
-            remote.give_up_after(settings.store_exit_grace())
-        self._attempt(lambda: self.extensions.session_end(detail))
-        self._attempt(self.extensions.close)  # no MCP server outlives us
-        if self._superseded:  # our tasks and state are someone else's now: touch neither
-            self._attempt(lambda: self.transcript.event("exited", detail=self._superseded))
-            return
-        self._attempt(lambda: self.subagents.stop_all(f"its parent {self.name} exited: {detail}"))
-        released: list[Task] = []
-        self._attempt(lambda: released.extend(self.team.tasks.release_owned_by(self.name)))
-        self._attempt(lambda: self.transcript.event(
-            "exited", detail=detail, released=[t.id for t in released]))
-        self.console.say(f"exited: {detail}")
-        if not died:
-            self._attempt(lambda: self.set_state(state="exited", current_task=None, detail=detail))
-            return
-        # Nobody asked it to stop (a crash, or the user closed its pane): a death, told to the
-        # lead once, as an observer would have recorded it.
-        self._attempt(lambda: self.set_state(state="dead", current_task=None, detail=detail,
-                                             terminated_reported=True))
-        self._attempt(lambda: tell_lead_of_death(self.team.name, self.name, detail))
-
-    def _attempt(self, step: Callable[[], object]) -> None:
-        try:
-            step()
-        except Exception as exc:
-            log.warning("while exiting: %s", describe_error(exc))
-            self.console.say(f"while exiting: {describe_error(exc)}")
-
+        return live(self)
 
 def _order_key(recorded: str) -> tuple[str, str]:
     timestamp, _, message_id = recorded.partition(" ")
     return timestamp, message_id
-
-
-def tell_lead_of_death(team: str, name: str, reason: str) -> None:
-    """Straight into the lead's mailbox: this must work even when the team file is what broke."""
-    note = TeammateTerminated(agent_id=f"{name}@{team}", reason=reason)
-    Mailbox(team, LEAD_NAME).deliver([Message(sender=name, text=dump_structured(note))])
-
-
-def run_agent(agent_id: str) -> int:
-    name, team = parse_agent_id(agent_id)
-    configure_logging(paths.agent_log(team, name))
-    remote = stores.remote()
-    if remote is not None:  # a network store: wait out its outages (the pane says so)
-        remote.be_patient(lambda text: print(visible(f"swarm: {name}: {text}"), flush=True))
-    try:
-        member = Team.open(team).config().member(name)
-        if member is not None and member.agent:  # another agent CLI, driven headless
-            from swarm.runtime.clis.teammate import CliTeammate
-
-            agent: Agent | CliTeammate = CliTeammate(team, name)
-        else:
-            agent = Agent(team, name)
-        os.chdir(agent.cwd)
-    except Exception as exc:  # it could not even start: a death with its reason, told once
-        detail = f"crashed at start: {redact(describe_error(exc))}"  # state, lead, pane
-        log.exception("could not start")
-        print(visible(f"swarm: error: {name}: {detail}"), flush=True)  # the pane shows it
-
-        def mark(state: AgentState) -> None:
-            state.state, state.detail, state.terminated_reported = "dead", detail, True
-            state.pid, state.started_at = os.getpid(), process_start_time(os.getpid())
-
-        update_state(team, name, mark)
-        with contextlib.suppress(Exception):
-            Team(team).tasks.release_owned_by(name)
-        tell_lead_of_death(team, name, detail)
-        return 1
-    return agent.run()

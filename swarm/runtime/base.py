@@ -13,12 +13,14 @@ import time
 from typing import Any
 
 from swarm import settings
-from swarm.core import paths, records
-from swarm.core.liveness import process_start_time
-from swarm.core.state import AgentState, Usage, read_state, update_state
-from swarm.core.store import utcnow_iso
-from swarm.core.team import Team
-from swarm.core.transcript import Transcript
+from swarm.core.model import records
+from swarm.core.model.state import AgentState, Usage
+from swarm.core.store import paths
+from swarm.core.store.disk import utcnow_iso
+from swarm.core.store.liveness import process_start_time
+from swarm.core.team.state import read_state, update_state
+from swarm.core.team.team import Team
+from swarm.core.team.transcript import Transcript
 from swarm.errors import StoreUnavailableError, describe_error
 from swarm.runtime.compaction import Compactor
 from swarm.runtime.console import brief
@@ -50,6 +52,14 @@ class AgentBase:
         self._proc: subprocess.Popen[bytes] | None = None
         self.compactor = Compactor(on_compacted=self._compacted,
                                    on_usage=lambda usage: self.add_usage(usage, turn=False))
+
+    def stop_heartbeat(self) -> None:
+        self._stopping.set()
+
+    @property
+    def superseded(self) -> str | None:
+        """Why another observer or process owns our state now (None: it is ours)."""
+        return self._superseded
 
     # -- what subclasses decide ----------------------------------------------------------------
     def say(self, text: str) -> None:

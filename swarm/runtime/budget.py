@@ -12,9 +12,10 @@ import math
 import threading
 from collections.abc import Callable
 
-from swarm.core.names import LEAD_NAME
-from swarm.core.state import Usage, read_state
-from swarm.core.team import Team
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.state import Usage
+from swarm.core.team.state import read_state
+from swarm.core.team.team import Team
 from swarm.errors import SwarmError
 from swarm.settings import max_subagent_depth
 

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from msgspec import Struct, field
 
-from swarm.core.names import agent_id
+from swarm.core.model.names import agent_id
 from swarm.runtime.extensions.loader import Extensions
 from swarm.runtime.interfaces import LoopHooks, SubagentHost, ToolHooks, ToolHost
 from swarm.runtime.loop import Loop
@@ -24,9 +24,10 @@ from swarm.runtime.permissions.policy import Asks, PermissionPolicy
 from swarm.runtime.tools.builtin import Tool, ToolContext
 
 if TYPE_CHECKING:
-    from swarm.core.definitions import AgentDefinition
-    from swarm.core.team import Member, Team
-    from swarm.core.workspace_trust import ProjectConfig
+    from swarm.core.agents.definitions import AgentDefinition
+    from swarm.core.model.team import Member
+    from swarm.core.team.team import Team
+    from swarm.core.trust.workspace import ProjectConfig
     from swarm.runtime.models.base import Model
     from swarm.runtime.subagents.runner import Subagents
 

@@ -1,6 +1,6 @@
 """What a teammate prints: its pane shows it as it happens, and agent.log keeps the same lines.
 
-The lines come from `swarm.core.view` (the renderer `swarm transcript` uses too): the first line
+The lines come from `swarm.core.text.view` (the renderer `swarm transcript` uses too): the first line
 of each thing shown gets the time, the rest are indented under it. Streamed model text is
 printed as it arrives; the log gets it once it is complete.
 
@@ -22,10 +22,10 @@ import threading
 import time
 from pathlib import Path
 
-from swarm.core.state import elapsed_text
-from swarm.core.tables import cut
-from swarm.core.terminal import visible, visible_line
-from swarm.core.view import INDENT, View
+from swarm.core.model.state import elapsed_text
+from swarm.core.text.tables import cut
+from swarm.core.text.terminal import visible, visible_line
+from swarm.core.text.view import INDENT, View
 
 STAMP_WIDTH = 9  # "HH:MM:SS "
 STREAM_INDENT = " " * (STAMP_WIDTH + len("says: "))

@@ -12,9 +12,9 @@ from typing import Any, NamedTuple
 
 from msgspec import Struct, field
 
-from swarm.core.protocol import IdleNotification
-from swarm.core.tasks import ENDED, Task
-from swarm.core.team import Team
+from swarm.core.model.protocol import IdleNotification
+from swarm.core.model.task import ENDED, Task
+from swarm.core.team.team import Team
 from swarm.errors import NotFoundError
 from swarm.runtime.console import brief
 from swarm.runtime.loop import TurnOutcome

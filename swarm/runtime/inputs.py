@@ -17,11 +17,8 @@ from typing import Any, Protocol
 from msgspec import Struct
 
 from swarm import settings
-from swarm.core import stores
-from swarm.core.lead_key import LeadSeal, is_order
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME
-from swarm.core.protocol import (
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.protocol import (
     Message,
     ModeChange,
     ShutdownRequest,
@@ -29,11 +26,13 @@ from swarm.core.protocol import (
     escape,
     render_for_model,
 )
-from swarm.core.readable import structured_line
-from swarm.core.state import AgentState
-from swarm.core.store_api import Watcher
-from swarm.core.tasks import Task
-from swarm.core.team import Team
+from swarm.core.model.state import AgentState
+from swarm.core.model.task import Task
+from swarm.core.store import select as stores
+from swarm.core.store.api import Mailbox, Watcher
+from swarm.core.team.lead_key import LeadSeal, is_order
+from swarm.core.team.team import Team
+from swarm.core.text.readable import structured_line
 from swarm.runtime.console import Console, brief
 from swarm.runtime.subagents.runner import Subagents
 

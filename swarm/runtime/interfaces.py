@@ -18,14 +18,14 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
-from swarm.core.rules import Decision
+from swarm.core.shell.rules import Decision
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from swarm.core.state import SubagentInfo, Usage
-    from swarm.core.team import Team
-    from swarm.core.workspace_trust import ProjectConfig
+    from swarm.core.model.state import SubagentInfo, Usage
+    from swarm.core.team.team import Team
+    from swarm.core.trust.workspace import ProjectConfig
     from swarm.runtime.loop import Loop
     from swarm.runtime.models.base import ModelReply
     from swarm.runtime.permissions.policy import PermissionPolicy

@@ -14,8 +14,8 @@ from typing import Any
 from msgspec import Struct
 from msgspec.structs import replace as replace_struct
 
-from swarm.core.readable import tool_call
-from swarm.core.secrets import redact
+from swarm.core.text.readable import tool_call
+from swarm.core.trust.secrets import redact
 from swarm.errors import SwarmError, ToolError, TurnInterrupted
 from swarm.runtime.interfaces import LoopHooks, ToolHooks
 from swarm.runtime.models.base import Model, ModelRequest

@@ -17,10 +17,11 @@ import time
 from collections.abc import Callable
 
 from swarm import settings
-from swarm.core.liveness import is_alive
-from swarm.core.names import LEAD_NAME
-from swarm.core.state import end_child_command, read_state
-from swarm.core.team import Team
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.state import end_child_command
+from swarm.core.store.liveness import is_alive
+from swarm.core.team.state import read_state
+from swarm.core.team.team import Team
 from swarm.errors import SwarmError
 from swarm.runtime.team_gone import TeamGoneCheck
 

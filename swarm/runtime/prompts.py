@@ -26,14 +26,14 @@ from pathlib import Path
 
 from msgspec import Struct
 
-from swarm.core import paths
-from swarm.core.agent_memory import memory_part
-from swarm.core.definitions import AgentDefinition
-from swarm.core.filecache import ChangeCache
-from swarm.core.names import LEAD_NAME
-from swarm.core.skills import skills_part
-from swarm.core.team import Team
-from swarm.core.workspace_trust import ProjectConfig
+from swarm.core.agents.definitions import AgentDefinition
+from swarm.core.agents.memory import memory_part
+from swarm.core.agents.skills import skills_part
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.store import paths
+from swarm.core.store.filecache import ChangeCache
+from swarm.core.team.team import Team
+from swarm.core.trust.workspace import ProjectConfig
 
 DEFAULT_BODY = "You are a capable software engineer working as a member of a team."
 MEMORY_NAMES = ("SWARM.md", "AGENTS.md", "CLAUDE.md")  # in each directory, in this order

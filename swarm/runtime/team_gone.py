@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 
 from swarm import settings
-from swarm.core.team import Team
+from swarm.core.team.team import Team
 
 
 class TeamGoneCheck:

@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from swarm.core.rules import Decision
-from swarm.core.state import Usage
+from swarm.core.model.state import Usage
+from swarm.core.shell.rules import Decision
 from swarm.errors import BadInputError
 
 # --agent NAME -> (executable, how to install it): the one home of this table.

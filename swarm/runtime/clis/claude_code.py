@@ -22,8 +22,8 @@ import threading
 from pathlib import Path
 from typing import IO, Any
 
-from swarm.core.names import TEAM_TOOLS
-from swarm.core.state import Usage
+from swarm.core.model.names import TEAM_TOOLS
+from swarm.core.model.state import Usage
 from swarm.runtime.clis.base import DriverSetup, TurnEvents, TurnResult
 from swarm.runtime.tools.builtin import kill_tree
 

@@ -41,8 +41,8 @@ import tempfile
 import threading
 from typing import IO, Any
 
-from swarm.core.rules import Decision
-from swarm.core.state import Usage
+from swarm.core.model.state import Usage
+from swarm.core.shell.rules import Decision
 from swarm.runtime.clis.base import DriverSetup, TurnEvents, TurnResult
 from swarm.runtime.models.prices import price_usage
 from swarm.runtime.tools.builtin import kill_tree

@@ -31,8 +31,8 @@ import tempfile
 from pathlib import Path
 from typing import IO, Any
 
-from swarm.core.rules import Decision
-from swarm.core.state import Usage
+from swarm.core.model.state import Usage
+from swarm.core.shell.rules import Decision
 from swarm.runtime.clis.acp import PROTOCOL_VERSION, AcpConnection, AcpError
 from swarm.runtime.clis.base import DriverSetup, TurnEvents, TurnResult
 from swarm.runtime.models.prices import price_usage

@@ -14,12 +14,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from swarm.core import paths
-from swarm.core.mailbox import Mailbox
-from swarm.core.rules import Decision
-from swarm.core.state import read_state
-from swarm.core.team import Team
-from swarm.core.transcript import Transcript
+from swarm.core.shell.rules import Decision
+from swarm.core.store import paths
+from swarm.core.store.select import open_mailbox
+from swarm.core.team.state import read_state
+from swarm.core.team.team import Team
+from swarm.core.team.transcript import Transcript
 from swarm.errors import OperationFailedError, TurnInterrupted
 from swarm.runtime.permissions.asking import Asker, Waiter
 from swarm.runtime.permissions.policy import PermissionPolicy
@@ -85,7 +85,7 @@ def member_policy(team: Team, name: str, cwd: Path, mode: str,
     """The member's permission policy in `mode`, asking the lead through its own mailbox;
     `waiter`: the teammate process's own (its state shows the wait, an interrupt ends it)."""
     member = team.member(name)
-    asker = Asker(team, member.name, Mailbox(team.name, member.name),
+    asker = Asker(team, member.name, open_mailbox(team.name, member.name),
                   waiter or _Waiter(cancelled, parent))
     return PermissionPolicy.for_member(team, member, cwd, asker, mode=mode)
 

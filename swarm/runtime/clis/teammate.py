@@ -26,16 +26,17 @@ from types import FrameType
 from typing import Any, TypeVar
 
 from swarm import settings
-from swarm.core import paths
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME
-from swarm.core.protocol import Message, ModeChange, ShutdownRequest, ShutdownResponse
-from swarm.core.readable import tool_call
-from swarm.core.rules import Decision
-from swarm.core.state import RESTARTED, read_state, write_state
-from swarm.core.tasks import Task
-from swarm.core.team import Team
-from swarm.core.watch import Waker
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.protocol import Message, ModeChange, ShutdownRequest, ShutdownResponse
+from swarm.core.model.state import RESTARTED
+from swarm.core.model.task import Task
+from swarm.core.shell.rules import Decision
+from swarm.core.store import paths
+from swarm.core.store.select import open_mailbox
+from swarm.core.store.waker import Waker
+from swarm.core.team.state import read_state, write_state
+from swarm.core.team.team import Team
+from swarm.core.text.readable import tool_call
 from swarm.errors import AgentStopped, TurnInterrupted, describe_error
 from swarm.runtime.base import AgentBase
 from swarm.runtime.clis.base import CliDriver, DriverSetup, find_cli
@@ -115,7 +116,7 @@ class CliTeammate(AgentBase):
         previous = read_state(team.name, name)
         super().__init__(team, name)
         self.member = self.team.member(name)
-        self.box = Mailbox(self.team.name, name)
+        self.box = open_mailbox(self.team.name, name)
         self.console = Console(paths.agent_log(self.team.name, name), name)
         self.cwd = Path(self.member.cwd or os.getcwd())
         self.orphan = OrphanCheck(self.team, self.console.say, remote=bool(self.member.host))
@@ -286,7 +287,7 @@ class CliTeammate(AgentBase):
         pending = self.pending_shutdown
         if pending is None:
             return
-        for message in Mailbox(self.team.name, LEAD_NAME).messages(include_archive=True):
+        for message in open_mailbox(self.team.name, LEAD_NAME).messages(include_archive=True):
             kind = message.structured() if message.sender == self.name else None
             if (isinstance(kind, ShutdownResponse) and kind.request_id == pending.request_id
                     and kind.approve):
@@ -344,7 +345,7 @@ class CliTeammate(AgentBase):
         return exit_code
 
     def finish(self, detail: str, died: bool) -> None:
-        from swarm.runtime.agent import tell_lead_of_death
+        from swarm.runtime.life import tell_lead_of_death
 
         self.signals.ignore_stops()
         self.driver.stop()

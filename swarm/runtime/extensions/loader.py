@@ -24,12 +24,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from swarm import settings
-from swarm.core import paths, records
-from swarm.core.child_env import minimal_env
-from swarm.core.protocol import escape
-from swarm.core.rules import Decision
-from swarm.core.state import SubagentInfo
-from swarm.core.workspace_trust import ProjectConfig
+from swarm.core.model import records
+from swarm.core.model.protocol import escape
+from swarm.core.model.state import SubagentInfo
+from swarm.core.shell.rules import Decision
+from swarm.core.store import paths
+from swarm.core.trust.child_env import minimal_env
+from swarm.core.trust.workspace import ProjectConfig
 from swarm.errors import SwarmError
 from swarm.runtime.extensions.user_hooks import HookRunner, load_hooks, parse_hooks
 from swarm.runtime.interfaces import ToolHooks
@@ -38,9 +39,10 @@ from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
 if TYPE_CHECKING:
     import subprocess
 
-    from swarm.core.definitions import AgentDefinition
-    from swarm.core.tasks import Task
-    from swarm.core.team import Member, Team
+    from swarm.core.agents.definitions import AgentDefinition
+    from swarm.core.model.task import Task
+    from swarm.core.model.team import Member
+    from swarm.core.team.team import Team
     from swarm.runtime.extensions.mcp_client import McpManager
     from swarm.runtime.tools.team_inputs import TaskCreateInput, TaskUpdateInput
 
@@ -124,7 +126,7 @@ class Extensions(ToolHooks):
         extensions = cls(team=team, name=member.name, hooks=runner, say=say,
                          disallowed=list(definition.disallowed_tools))
         if member.mcp_servers or definition.mcp_servers:
-            from swarm.core.mcp_config import load_mcp_config, resolve_servers  # pydantic
+            from swarm.core.trust.mcp_config import load_mcp_config, resolve_servers  # pydantic
 
             config = load_mcp_config(cwd, project=project)
             for problem in config.problems:

@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from swarm.big_import import big_import
-from swarm.core.child_env import minimal_env
-from swarm.core.mcp_config import McpServer
-from swarm.core.store import FILE_MODE, ensure_dir
+from swarm.core.store.disk import FILE_MODE, ensure_dir
+from swarm.core.trust.child_env import minimal_env
+from swarm.core.trust.mcp_config import McpServer
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
 
 GUARD = Path(__file__).with_name("mcp_guard.py")

@@ -34,10 +34,15 @@ from typing import IO, Any
 import msgspec
 from msgspec import Struct
 
-from swarm.core import paths
-from swarm.core.child_env import entry_env
-from swarm.core.config_files import ConfigProblem, problems_of, read_config_file, read_json_object
-from swarm.core.workspace_trust import ProjectConfig, decide
+from swarm.core.store import paths
+from swarm.core.trust.child_env import entry_env
+from swarm.core.trust.config_files import (
+    ConfigProblem,
+    problems_of,
+    read_config_file,
+    read_json_object,
+)
+from swarm.core.trust.workspace import ProjectConfig, decide
 
 EVENTS = ("PreToolUse", "PostToolUse", "TaskCreated", "TaskCompleted", "TeammateIdle",
           "SubagentStop", "SessionEnd")

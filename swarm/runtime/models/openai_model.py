@@ -21,8 +21,8 @@ from typing import Any
 
 from swarm import settings
 from swarm.big_import import big_import
-from swarm.core.secrets import redact
-from swarm.core.state import Usage
+from swarm.core.model.state import Usage
+from swarm.core.trust.secrets import redact
 from swarm.errors import ModelAPIError
 from swarm.runtime.budget import CHARS_PER_TOKEN, estimate_output
 from swarm.runtime.models.base import Block, ModelReply, ModelRequest

@@ -20,10 +20,11 @@ from typing import Any
 
 from msgspec import Struct
 
-from swarm.core import paths, records
-from swarm.core.filecache import ChangeCache
-from swarm.core.state import Usage
-from swarm.core.store import warn
+from swarm.core.model import records
+from swarm.core.model.state import Usage
+from swarm.core.store import paths
+from swarm.core.store.disk import warn
+from swarm.core.store.filecache import ChangeCache
 
 
 class Price(Struct, frozen=True):

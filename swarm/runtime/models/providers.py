@@ -14,7 +14,7 @@ from urllib.parse import urlsplit
 from msgspec import Struct
 
 from swarm import settings
-from swarm.core.secrets import bare_url
+from swarm.core.trust.secrets import bare_url
 from swarm.errors import MissingExtraError
 
 DEFAULT_OLLAMA = "http://127.0.0.1:11434"

@@ -23,8 +23,8 @@ from typing import Any
 import msgspec
 
 from swarm import settings
-from swarm.core.secrets import redact
-from swarm.core.store import append_line, write_bytes_atomic
+from swarm.core.store.disk import append_line, write_bytes_atomic
+from swarm.core.trust.secrets import redact
 from swarm.runtime.models.base import Model, ModelReply, ModelRequest
 from swarm.runtime.models.replay_diff import (
     Difference,

@@ -16,7 +16,7 @@ from typing import Any
 
 from msgspec import Struct
 
-from swarm.core.secrets import redact
+from swarm.core.trust.secrets import redact
 
 SNIPPET = 160  # characters of each side shown around the first differing one
 

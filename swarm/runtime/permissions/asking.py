@@ -15,11 +15,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from swarm import settings
-from swarm.core.attention import Alert, lead_terminal, ring, until
-from swarm.core.lead_key import LeadSeal
-from swarm.core.mailbox import Mailbox
-from swarm.core.names import LEAD_NAME
-from swarm.core.protocol import (
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.protocol import (
     Message,
     PermissionRequest,
     PermissionResponse,
@@ -28,14 +25,18 @@ from swarm.core.protocol import (
     ShutdownRequest,
     StructuredMessage,
 )
-from swarm.core.readable import tool_call
-from swarm.core.rules import Decision
-from swarm.core.view import View
+from swarm.core.shell.rules import Decision
+from swarm.core.store.api import Mailbox
+from swarm.core.store.select import open_mailbox
+from swarm.core.team.attention import Alert, lead_terminal, ring, until
+from swarm.core.team.lead_key import LeadSeal
+from swarm.core.text.readable import tool_call
+from swarm.core.text.view import View
 
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from swarm.core.team import Team
+    from swarm.core.team.team import Team
     from swarm.runtime.tools.builtin import Tool
 
 T = TypeVar("T")
@@ -160,7 +161,7 @@ class Asker:
     def _withdraw(self, message_ids: list[str]) -> None:
         """Take the request off the lead's pending list, so a late approve exits 2 instead of
         answering a call that was already denied."""
-        Mailbox(self.team.name, LEAD_NAME).mark_read(message_ids)
+        open_mailbox(self.team.name, LEAD_NAME).mark_read(message_ids)
 
     def _from_lead(self, message: Message) -> StructuredMessage | None:
         """The lead's answer or order in `message`; None when its sender may not send it (only

@@ -12,18 +12,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from swarm.core import rules
-from swarm.core.filecache import ChangeCache
-from swarm.core.protocol import PlanApprovalResponse
-from swarm.core.rules import Decision
-from swarm.core.scopes import scope_denial
-from swarm.core.user_config import lasting_rules
+from swarm.core.model.protocol import PlanApprovalResponse
+from swarm.core.shell import rules
+from swarm.core.shell.rules import Decision
+from swarm.core.store.filecache import ChangeCache
+from swarm.core.team.scopes import scope_denial
+from swarm.core.trust.user_config import lasting_rules
 from swarm.runtime.interfaces import ToolHooks
 
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from swarm.core.team import Member, Team
+    from swarm.core.model.team import Member
+    from swarm.core.team.team import Team
     from swarm.runtime.tools.builtin import Tool
 
 

@@ -23,46 +23,36 @@ import json
 import re
 import threading
 import time
-from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from swarm.core import paths, records
-from swarm.core.definitions import AgentDefinition, get_definition
-from swarm.core.names import mode_at_most
-from swarm.core.protocol import escape
-from swarm.core.state import SubagentInfo
-from swarm.core.store import utcnow_iso
-from swarm.core.transcript import Transcript
-from swarm.core.watch import Waker
-from swarm.errors import NotFoundError, SwarmError, ToolError, describe_error
+from swarm.core.agents.definitions import AgentDefinition
+from swarm.core.model import records
+from swarm.core.model.protocol import escape
+from swarm.core.model.state import SubagentInfo
+from swarm.core.store import paths
+from swarm.core.store.disk import utcnow_iso
+from swarm.core.store.waker import Waker
+from swarm.core.team.transcript import Transcript
+from swarm.errors import SwarmError, ToolError, describe_error
 from swarm.runtime.budget import depth_refusal
-from swarm.runtime.builder import LoopParts
 from swarm.runtime.interfaces import SubagentHost
-from swarm.runtime.models import check_model_spec, load_model, provider_of
-from swarm.runtime.prompts import environment, project_memory, subagent_part, system_prompt
 from swarm.runtime.subagents.reports import ending, notification, result, status_lines
 from swarm.runtime.subagents.tools import (
     ParentMessage,
     SubagentRequest,
-    fork_tools,
-    lent_tools,
-    usable_tools,
 )
-from swarm.runtime.tools.builtin import Tool, ToolResult
+from swarm.runtime.tools.builtin import ToolResult
 from swarm.runtime.tools.registry import all_tools
 from swarm.settings import (
     auto_background_s,
     max_subagents,
     max_subagents_total,
-    mcp_timeout,
-    mcp_tool_timeout,
 )
 
 if TYPE_CHECKING:  # the thread machinery and git helpers load with the first subagent
-    from swarm.core.worktrees import WorktreeRecord
+    from swarm.core.team.worktrees import WorktreeRecord
     from swarm.runtime.extensions.mcp_client import McpManager
-    from swarm.runtime.models.base import Model
     from swarm.runtime.subagents.subagent import Run, Subagent, SubagentParts
 
 FORK_TYPE = "fork"
@@ -82,7 +72,7 @@ class Subagents:
         self.waker = Waker()
         self._all: dict[str, Subagent] = {}
         self._arrivals: list[dict[str, Any]] = []
-        self._tools = all_tools()  # stateless: one set serves every subagent
+        self.tools = all_tools()  # stateless: one set serves every subagent
         self._writing = threading.Lock()
         self._backgrounds = 0  # a person's requests so far (from a signal handler: no lock)
         self._write_pending = False
@@ -136,82 +126,11 @@ class Subagents:
 
     def _build(self, request: SubagentRequest) -> tuple[Subagent, list[dict[str, Any]]]:
         """A new subagent and its first input: a fork of the host, or one of a type."""
-        if request.subagent_type is None:
-            return self._fork(request)
-        return self._typed(request)
+        from swarm.runtime.subagents.making import fork, typed
 
-    def _fork(self, request: SubagentRequest) -> tuple[Subagent, list[dict[str, Any]]]:
-        """The parent's last request byte for byte, its reply, a placeholder result for each
-        of its tool calls, then the directive."""
-        host = self.host
-        spec, model = self._model(request.model or "inherit")
-        last = host.loop.last_request
-        if last is None or not host.loop.messages or host.loop.messages[-1]["role"] != "assistant":
-            raise ToolError("nothing to fork yet: give a subagent_type")
-        agent_id, worktree, cwd, directive = self._place(request, None)
-        from swarm.runtime.subagents.subagent import SubagentParts
+        return fork(self, request) if request.subagent_type is None else typed(self, request)
 
-        reply = host.loop.messages[-1]
-        tools = fork_tools(last.tools, self._tools, self._message_tool(agent_id),
-                           host.mcp_tools(), host.lends)
-        parts = LoopParts(model, tools, last.system, [*last.messages, reply],
-                          cache_marks=(len(last.messages) - 1,) if last.messages else ())
-        content = [{"type": "tool_result", "tool_use_id": b["id"], "content": FORK_PLACEHOLDER}
-                   for b in reply["content"] if b.get("type") == "tool_use"]
-        content.append({"type": "text", "text": f"{FORK_RULE}\n\n{directive}"})
-        sub = self._new(request, agent_id, spec, SubagentParts(
-            info=self._info(request, None, agent_id, worktree), cwd=cwd, worktree=worktree,
-            policy=replace(host.policy, cwd=cwd), max_turns=None, loop=parts))
-        return sub, content
-
-    def _typed(self, request: SubagentRequest) -> tuple[Subagent, list[dict[str, Any]]]:
-        """A subagent of a type: its definition's prompt, tools, model, mode and servers."""
-        host = self.host
-        try:
-            definition = get_definition(str(request.subagent_type), host.cwd,
-                                        project=host.project)
-        except NotFoundError as exc:
-            raise ToolError(f"subagent_type: {exc}") from None
-        spec, model = self._model(request.model or definition.model or "inherit")
-        agent_id, worktree, cwd, directive = self._place(request, definition)
-        from swarm.runtime.subagents.subagent import SubagentParts
-
-        stopped = threading.Event()  # AgentStop: ends an MCP call in flight
-        mcp, own = self._own_servers(agent_id, definition, cwd, stopped)
-        # Its type's tools AND its parent's: no member grants more than it has.
-        tools, withheld = lent_tools(usable_tools(
-            definition, self._tools, self._message_tool(agent_id), {**host.mcp_tools(), **own}),
-            host.lends)
-        if withheld and not set(tools) - {"SendMessage"}:  # a message to the parent is no work
-            self._release(agent_id, mcp, worktree)  # made for it: undone
-            raise ToolError(f"subagent_type {definition.name!r} is refused: its tools"
-                            f" ({', '.join(withheld)}) are all ones you do not have, and a"
-                            " subagent gets only tools its parent has; do it yourself or pick"
-                            " another type")
-        part = subagent_part(agent_id, host.name, host.team.name, request.description,
-                             "SendMessage" in tools, host.policy.mode, withheld)
-        memory = "" if definition.omit_project_memory else project_memory(cwd)
-        env = host.environment if cwd == host.cwd else environment(cwd)
-        system = system_prompt(definition.prompt, memory, part, env)
-        policy = replace(host.policy, cwd=cwd)
-        if definition.permission_mode:
-            # Its definition's mode, but never more than the parent has (SPEC: mode cap).
-            policy.mode = mode_at_most(definition.permission_mode, host.policy.mode)
-        sub = self._new(request, agent_id, spec, SubagentParts(
-            info=self._info(request, definition, agent_id, worktree), cwd=cwd,
-            worktree=worktree, policy=policy, max_turns=definition.max_turns,
-            loop=LoopParts(model, tools, system), mcp=mcp, stopped=stopped, withheld=withheld))
-        return sub, [{"type": "text", "text": directive}]
-
-    def _model(self, wanted: str) -> tuple[str, Model]:
-        """`inherit` keeps the parent's model (and so its provider); a bare id that is not
-        Anthropic's stays on the parent's provider too."""
-        host = self.host
-        spec = host.model_name if wanted.strip().lower() == "inherit" else check_model_spec(
-            wanted, cwd=str(host.cwd), parent=provider_of(host.loop.model))
-        return spec, load_model(spec, cwd=str(host.cwd), like=host.loop.model)
-
-    def _place(self, request: SubagentRequest, definition: AgentDefinition | None
+    def place(self, request: SubagentRequest, definition: AgentDefinition | None
                ) -> tuple[str, WorktreeRecord | None, Path, str]:
         """Its id, its worktree (if isolated), where it works, and its directive."""
         with self.lock:
@@ -228,7 +147,7 @@ class Subagents:
                           f" {worktree.branch}. Change files there only.)")
         return agent_id, worktree, worktree.cwd if worktree else self.host.cwd, directive
 
-    def _info(self, request: SubagentRequest, definition: AgentDefinition | None, agent_id: str,
+    def info_for(self, request: SubagentRequest, definition: AgentDefinition | None, agent_id: str,
               worktree: WorktreeRecord | None) -> SubagentInfo:
         # A fork is always background (SPEC); a type: as asked, else as its definition says.
         background = definition is None or (request.background if request.background is not None
@@ -238,12 +157,12 @@ class Subagents:
                             background=background, depth=self.host.depth + 1,
                             worktree=str(worktree.path) if worktree else None)
 
-    def _message_tool(self, agent_id: str) -> ParentMessage:
+    def message_tool(self, agent_id: str) -> ParentMessage:
         """A subagent's SendMessage: to its parent only."""
         return ParentMessage(self.host.name, self.host.team.name,
                              lambda text, summary: self._from_subagent(agent_id, text, summary))
 
-    def _new(self, request: SubagentRequest, agent_id: str, spec: str,
+    def new(self, request: SubagentRequest, agent_id: str, spec: str,
              parts: SubagentParts) -> Subagent:
         """Made (with its loop), recorded as started, and counted among the running."""
         from swarm.runtime.subagents.subagent import Subagent
@@ -259,29 +178,7 @@ class Subagents:
             self._all[agent_id] = sub
         return sub
 
-    def _own_servers(self, agent_id: str, definition: AgentDefinition, cwd: Path,
-                     stopped: threading.Event) -> tuple[McpManager | None, dict[str, Tool]]:
-        """A definition's `mcpServers`, started for this subagent (and stopped when it ends)."""
-        if not definition.mcp_servers:
-            return None, {}
-        from swarm.core.mcp_config import load_mcp_config, resolve_servers  # pydantic
-
-        config = load_mcp_config(cwd)
-        servers, unknown = resolve_servers([], definition.mcp_servers, config,
-                                           f"agent definition {definition.path}")
-        for line in [*unknown, *(str(p) for p in config.problems)]:
-            self.host.trace(f"{agent_id}: warning: {line}")
-        if not servers:
-            return None, {}
-        from swarm.runtime.extensions.mcp_client import McpManager, McpToolAdapter
-
-        mcp = McpManager(servers, cwd=cwd, warn=self.host.trace,
-                         log_dir=paths.subagents_dir(self.host.team.name, self.host.name))
-        mcp.start(mcp_timeout())
-        return mcp, {t.qualified: McpToolAdapter(mcp, t, mcp_tool_timeout, stopped)
-                     for t in mcp.tools()}
-
-    def _release(self, agent_id: str, mcp: McpManager | None,
+    def release(self, agent_id: str, mcp: McpManager | None,
                  worktree: WorktreeRecord | None) -> bool:
         """Its own servers stopped, its worktree removed if unchanged; True if it is kept."""
         if mcp is not None:
@@ -339,7 +236,7 @@ class Subagents:
                 status = "failed"
             else:
                 status = "completed" if outcome.reason == "available" else "stopped"
-        kept = self._release(sub.agent_id, sub.mcp, sub.worktree)
+        kept = self.release(sub.agent_id, sub.mcp, sub.worktree)
         text = ending(sub, run)
         with self.lock:  # ended and its notification at once: a reader never sees one alone
             sub.info.status = status  # type: ignore[assignment]

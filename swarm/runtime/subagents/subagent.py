@@ -18,10 +18,10 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from swarm.core.readable import clip, tool_call
-from swarm.core.rules import Decision
-from swarm.core.state import SubagentInfo, Usage
-from swarm.core.transcript import Transcript
+from swarm.core.model.state import SubagentInfo, Usage
+from swarm.core.shell.rules import Decision
+from swarm.core.team.transcript import Transcript
+from swarm.core.text.readable import clip, tool_call
 from swarm.errors import SubagentStopped, describe_error
 from swarm.runtime.builder import LoopParts, build_loop, tool_env
 from swarm.runtime.compaction import Compactor
@@ -32,7 +32,7 @@ from swarm.runtime.permissions.policy import PermissionPolicy
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult, kill_tree
 
 if TYPE_CHECKING:
-    from swarm.core.worktrees import WorktreeRecord
+    from swarm.core.team.worktrees import WorktreeRecord
     from swarm.runtime.extensions.mcp_client import McpManager
     from swarm.runtime.subagents.runner import Subagents
 

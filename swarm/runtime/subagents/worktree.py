@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from swarm.core import worktrees
-from swarm.core.worktrees import WorktreeRecord
+from swarm.core.team import worktrees
+from swarm.core.team.worktrees import WorktreeRecord
 from swarm.errors import SwarmError, ToolError
 
 

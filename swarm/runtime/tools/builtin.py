@@ -23,12 +23,12 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 
 from msgspec import Struct, field
 
-from swarm.core.child_env import command_env
+from swarm.core.trust.child_env import command_env
 from swarm.errors import SwarmError, ToolError
 from swarm.runtime.interfaces import NoHost, ToolHost
 
 if TYPE_CHECKING:
-    from swarm.core.team import Team
+    from swarm.core.team.team import Team
     from swarm.runtime.subagents.runner import Subagents
     from swarm.runtime.tools.builtin_inputs import (
         BashInput,

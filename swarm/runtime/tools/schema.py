@@ -2,7 +2,7 @@
 and a call's input is validated against it once, where the tool is run (`Tool.parse`), into the
 typed object the tool reads.
 
-The policy, the same for every built-in tool (docs/DESIGN.md, "Tool inputs"):
+The policy, the same for every built-in tool (docs/design/tool-inputs.md):
 - An unknown field is ignored: a stray key from a model never fails a call (it never did), and
   hooks and permission rules still see the input exactly as the model sent it.
 - An optional field is `T | None = None`: a model's explicit `null` means left out.

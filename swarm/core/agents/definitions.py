@@ -1,0 +1,382 @@
+"""Agent definitions: markdown files with YAML front matter whose body is the system prompt.
+
+Sources, lowest to highest priority: built-in (plain data in `builtin_agents.py`), user
+(`~/.claude/agents/`, then `$SWARM_HOME/agents/`), project (the nearest `.claude/agents/`, then
+`.swarm/agents/`, from the cwd up to the git root, in a trusted project only:
+core/workspace_trust.py). Claude Code's files load as they are: a key swarm does not know (or
+knows and ignores) is one warning naming the file and key, and the rest of the definition
+applies; so is a tool swarm does not have. A bad value is reported with its file and field and
+the file is skipped; it never breaks the others. The YAML parser is imported only when a user or
+project file needs it.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import partial
+from pathlib import Path
+from typing import Any, Literal
+
+from swarm.core.agents.builtin import BUILTIN_AGENTS
+from swarm.core.model import records
+from swarm.core.model.names import (
+    AGENT_CLIS,
+    KNOWN_TOOLS,
+    PERMISSION_MODES,
+    TEAM_TOOLS,
+    validate_color,
+    validate_name,
+)
+from swarm.core.model.records import Record
+from swarm.core.store import paths
+from swarm.core.trust.config_files import ConfigProblem
+from swarm.core.trust.workspace import Kind, ProjectConfig, decide
+from swarm.errors import BadInputError, InvalidNameError, NotFoundError
+
+Source = Literal["builtin", "user", "project"]
+
+# Front-matter keys a user may write; camelCase / dashed spellings are accepted as aliases.
+FIELDS = ("name", "description", "tools", "disallowed_tools", "model", "max_turns",
+          "max_budget_usd", "max_tokens", "permission_mode", "color", "isolation",
+          "omit_project_memory", "mcp_servers", "background", "hooks", "agent", "skills",
+          "memory")
+# The seeds' keys that mean nothing here: accepted, with a note that they do nothing.
+NOTED_FIELDS = ("effort", "critical_system_reminder_experimental")
+# The seeds' spellings of the same fields (camelCase, dashed) are accepted as aliases.
+_ALIASES = {"agent_type": "name", "when_to_use": "description",
+            "omit_claude_md": "omit_project_memory"}
+
+
+def field_name(key: str) -> str:
+    """`maxTurns`, `max-turns`, `max_turns` -> `max_turns`; `agentType` -> `name`."""
+    snake = re.sub(r"(?<=[a-z0-9])([A-Z])", r"_\1", key).lower().replace("-", "_")
+    return _ALIASES.get(snake, snake)
+
+
+def _one_of(value: str, allowed: Sequence[str]) -> str:
+    if value not in allowed:
+        raise ValueError(f"must be one of {', '.join(allowed)} (got {value!r})")
+    return value
+
+
+def _known_tools(value: Any, path: str, warnings: list[str]) -> Any:
+    """`tools`: a tool swarm does not have is dropped with a warning (narrowing stays narrow).
+    `disallowed_tools` stays strict: a misspelt denial must not silently allow the tool."""
+    names = [p.strip() for p in value.split(",") if p.strip()] if isinstance(value, str) \
+        else value
+    if not isinstance(names, list):
+        return value  # the validator says what is wrong
+    kept = []
+    for tool in names:
+        if not isinstance(tool, str) or tool.startswith("mcp__") or tool in KNOWN_TOOLS:
+            kept.append(tool)
+            continue
+        warnings.append(f"{path}: field 'tools': unknown tool {tool!r} ignored{_did_you_mean(tool)}")
+    return kept
+
+
+def _did_you_mean(tool: str) -> str:
+    import difflib  # only for a misspelt tool
+
+    close = difflib.get_close_matches(tool, KNOWN_TOOLS, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def tool_list(value: Any) -> list[str] | None:
+    """A YAML list or a comma-separated string of known tool names."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError("must be a list of tool names or a comma-separated string")
+    for tool in value:
+        if tool.startswith("mcp__"):  # an MCP tool (mcp__server__tool) or a whole server
+            continue
+        if tool not in KNOWN_TOOLS:
+
+            raise ValueError(f"unknown tool {tool!r}{_did_you_mean(tool)}; known:"
+                             f" {', '.join(KNOWN_TOOLS)}")
+    return list(dict.fromkeys(value))
+
+
+# -- the checks of a definition file's fields (definition_fields.DefinitionFields runs them) ------
+def check_name(value: Any) -> str:
+    if not isinstance(value, str):
+        raise ValueError("must be a string")
+    try:
+        return validate_name(value, "agent type")
+    except InvalidNameError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def check_disallowed(value: Any) -> list[str]:
+    tools = tool_list(value) or []
+    kept = [t for t in tools if t in TEAM_TOOLS]
+    if kept:  # refusing beats silently ignoring: effective_tools always keeps these
+        raise ValueError(f"{', '.join(kept)} cannot be disallowed: every teammate keeps"
+                         f" the team tools ({', '.join(TEAM_TOOLS)})")
+    return tools
+
+
+def check_mode(value: Any) -> str | None:
+    return None if value is None else _one_of(str(value), PERMISSION_MODES)
+
+
+def check_isolation(value: Any) -> str | None:
+    return None if value is None else _one_of(str(value), ("worktree",))
+
+
+def check_agent(value: Any) -> str | None:
+    """`agent: claude-code`: a teammate of this type is that CLI (spawn --agent)."""
+    return None if value is None else _one_of(str(value), AGENT_CLIS)
+
+
+def check_model(value: Any) -> str | None:
+    """`inherit` (the seeds' default) means: the parent's or the team's model, i.e. none of
+    its own; it is never sent to the API as a model id."""
+    if isinstance(value, str) and value.strip().lower() == "inherit":
+        return None
+    return _nonempty(value)
+
+
+def check_color(value: Any) -> str | None:
+    clean = _nonempty(value)
+    try:
+        return None if clean is None else validate_color(clean)
+    except BadInputError as exc:
+        raise ValueError(str(exc)) from None
+
+
+def _nonempty(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not value.strip():
+        raise ValueError("must be a non-empty string")
+    return value.strip()
+
+
+class Shadowed(Record, kw_only=True):
+    """A lower-priority definition of the same name that this one overrides."""
+
+    source: Source
+    path: str
+
+
+class AgentDefinition(Record, kw_only=True):
+    """A definition as swarm uses it, valid when built: the built-ins are plain data (a test
+    checks them), and a file's fields pass `definition_fields.checked` first."""
+
+    name: str
+    description: str = ""
+    tools: list[str] | None = None  # None: every tool
+    disallowed_tools: list[str] = []
+    model: str | None = None
+    max_turns: int | None = None
+    max_budget_usd: float | None = None  # its spend, its subagents' included (swarm.runtime.budget)
+    max_tokens: int | None = None
+    permission_mode: str | None = None
+    color: str | None = None
+    isolation: str | None = None
+    omit_project_memory: bool = False  # no SWARM.md/CLAUDE.md...
+    # MCP servers by name (configured in .mcp.json / $SWARM_HOME/mcp.json) or
+    # {name: mcp_config.McpServerSpec}.
+    mcp_servers: list[Any] = []
+    background: bool = False  # a subagent of this type: background
+    hooks: dict[str, Any] | None = None  # settings-format hooks for this agent only
+    agent: str | None = None  # an agent CLI (core.names.AGENT_CLIS) a teammate of it is
+    skills: list[str] = []  # skill names preloaded into its prompt (core.skills)
+    memory: str | None = None  # its memory scope: user, project, local (core.agent_memory)
+    prompt: str = ""
+    warnings: list[str] = []  # keys and tools that were ignored
+    source: Source = "builtin"
+    path: str = ""
+    overrides: list[Shadowed] = []
+
+    def defaults(self) -> dict[str, Any]:
+        """Spawn defaults this definition gives (command-line flags override them)."""
+        keys = ("model", "max_turns", "max_budget_usd", "max_tokens", "permission_mode", "color",
+                "agent")
+        return {k: getattr(self, k) for k in keys if getattr(self, k) is not None}
+
+
+# A definition file's problem is a config file's problem: its path, the field, what is wrong.
+DefinitionProblem = ConfigProblem
+
+
+class Definitions(Record, kw_only=True):
+    definitions: dict[str, AgentDefinition] = {}
+    problems: list[DefinitionProblem] = []
+
+    def names(self) -> list[str]:
+        return sorted(self.definitions)
+
+
+def front_matter(text: str, path: str) -> tuple[dict[str, Any], str] | DefinitionProblem:
+    """A definition file's YAML front matter (a mapping) and its body, or what is wrong."""
+    import frontmatter  # ~20 ms with PyYAML: only for files, never for the pre-parsed built-ins
+    import yaml
+
+    handler = frontmatter.YAMLHandler()
+    text = text.removeprefix("\ufeff")
+    meta: Any = {}
+    body = text
+    if handler.detect(text):
+        raw, body = handler.split(text)
+        try:
+            meta = yaml.safe_load(raw)
+        except yaml.YAMLError as exc:
+            detail = " ".join(str(exc).split())
+            return DefinitionProblem(path=path, message=f"front matter is not valid YAML: {detail}")
+        if meta is None:
+            meta = {}
+    if not isinstance(meta, dict):
+        return DefinitionProblem(path=path, message="front matter must be a YAML mapping of fields")
+    return meta, body
+
+
+def parse_definition(text: str, path: str, source: Source, stem: str
+                     ) -> AgentDefinition | list[DefinitionProblem]:
+    """Parse one file's text; return the definition or the problems that made it unusable."""
+    split = front_matter(text, path)
+    if isinstance(split, DefinitionProblem):
+        return [split]
+    meta, body = split
+    fields: dict[str, Any] = {}
+    warnings: list[str] = []
+    for key, value in meta.items():
+        field = field_name(str(key))
+        if field in NOTED_FIELDS:
+            warnings.append(f"{path}: field {str(key)!r}: accepted, but does nothing in swarm")
+        elif field not in FIELDS:
+            warnings.append(f"{path}: field {str(key)!r}: unknown field, ignored (known fields:"
+                            f" {', '.join(FIELDS)})")
+        else:
+            fields[field] = value
+    if "tools" in fields:
+        fields["tools"] = _known_tools(fields["tools"], path, warnings)
+    fields.setdefault("name", stem)
+    from swarm.core.agents.fields import checked  # pydantic, for a file only
+
+    return checked(fields, body.strip(), source, path, warnings)
+
+
+def _load_dir(directory: Path, source: Source, problems: list[DefinitionProblem]
+              ) -> list[AgentDefinition]:
+    try:
+        files = sorted(p for p in directory.glob("*.md") if not p.name.startswith("."))
+    except OSError as exc:
+        problems.append(DefinitionProblem(path=str(directory), message=f"cannot list: {exc}"))
+        return []
+    return _load_files(((str(p), p.stem, partial(p.read_text, encoding="utf-8"))
+                        for p in files if p.is_file()), source, problems)
+
+
+def _load_files(files: Iterable[tuple[str, str, Callable[[], str]]], source: Source,
+                problems: list[DefinitionProblem]) -> list[AgentDefinition]:
+    loaded: dict[str, AgentDefinition] = {}
+    for path, stem, read in files:
+        try:
+            text = read()
+        except (OSError, UnicodeDecodeError) as exc:
+            problems.append(DefinitionProblem(path=path, message=f"cannot read: {exc}"))
+            continue
+        result = parse_definition(text, path, source, stem)
+        if isinstance(result, list):
+            problems.extend(result)
+        elif result.name in loaded:  # two files in one directory claim the same name
+            problems.append(DefinitionProblem(
+                path=path, field="name",
+                message=f"{result.name!r} is already defined by {loaded[result.name].path}"))
+        else:
+            loaded[result.name] = result
+    return list(loaded.values())
+
+
+def _load_builtins() -> list[AgentDefinition]:
+    """The built-ins: plain data, valid by construction (a test checks them as a file's fields
+    are checked)."""
+    return [AgentDefinition(**copy.deepcopy(fields), source="builtin", path=f"<builtin>/{name}")
+            for name, fields in BUILTIN_AGENTS.items()]
+
+
+def load_definitions(cwd: str | Path | None = None, *,
+                     project: ProjectConfig | None = None) -> Definitions:
+    """Merge built-in < user < project definitions; problems are collected, not raised.
+    `project`: the trusted project configuration (default: `cwd`'s, if it is trusted now)."""
+    merged, problems = _merge(cwd, project)
+    return Definitions(definitions=merged, problems=problems)
+
+
+def _merge(cwd: str | Path | None, project: ProjectConfig | None
+           ) -> tuple[dict[str, AgentDefinition], list[DefinitionProblem]]:
+    problems: list[DefinitionProblem] = []
+    merged: dict[str, AgentDefinition] = {}
+    layers: list[list[AgentDefinition]] = [_load_builtins()]
+    for directory in (paths.claude_user_agents_dir(), paths.user_agents_dir()):
+        if directory.is_dir():
+            layers.append(_load_dir(directory, "user", problems))
+    if project is None:
+        project = decide(cwd if cwd is not None else os.getcwd()).project
+    kinds: tuple[Kind, ...] = ("claude_agents", "agents")  # lowest first
+    for kind in kinds:
+        files = project.of(kind)  # the bytes the trust digest was made of
+        if files:
+            layers.append(_load_files(((str(f.path), f.path.stem, f.text) for f in files),
+                                      "project", problems))
+    for layer in layers:
+        for definition in layer:
+            previous = merged.get(definition.name)
+            if previous is not None:
+                shadowed = [Shadowed(source=previous.source, path=previous.path), *previous.overrides]
+                definition = records.replace(definition, overrides=shadowed)
+            merged[definition.name] = definition
+    return dict(sorted(merged.items())), problems
+
+
+def get_definition(agent_type: str, cwd: str | Path | None = None, *,
+                   project: ProjectConfig | None = None) -> AgentDefinition:
+    """The definition for `agent_type`, or NotFoundError naming the available types."""
+    definitions, problems = _merge(cwd, project)  # no Definitions model: nothing to validate here
+    wanted = agent_type.lower()
+    found = definitions.get(wanted)
+    if found is not None:
+        return found
+    message = f"unknown agent type {agent_type!r} (available: {', '.join(sorted(definitions))})"
+    # A file named like the wanted type that failed to load is the likely explanation.
+    broken = [p for p in problems if Path(p.path).stem.lower() == wanted]
+    if broken:
+        message += f"; {broken[0]} (fix the file to use it)"
+    raise NotFoundError(message)
+
+
+def effective_tools(definition: AgentDefinition, all_tools: Sequence[str],
+                    team_tools: Sequence[str] = TEAM_TOOLS) -> list[str]:
+    """The tools a teammate gets: all tools, narrowed to `tools` if given, minus
+    `disallowed_tools`; the team tools are always kept. Order follows `all_tools`."""
+    allowed = set(definition.tools) if definition.tools is not None else None
+    denied = set(definition.disallowed_tools)
+    keep_always = set(team_tools)
+    result = [
+        tool for tool in dict.fromkeys(all_tools)
+        if tool in keep_always or ((allowed is None or tool in allowed) and tool not in denied)
+    ]
+    return result + [tool for tool in team_tools if tool not in result]
+
+
+def listed(tool_name: str, names: Sequence[str] | set[str]) -> bool:
+    """`mcp__server__tool` is listed by its own name or by its server's (`mcp__server`)."""
+    return tool_name in names or (tool_name.startswith("mcp__")
+                                  and "__".join(tool_name.split("__")[:2]) in names)
+
+
+def lends(definition: AgentDefinition, tools: Mapping[str, object], tool_name: str) -> bool:
+    """May a subagent of an agent with this definition and these tools have `tool_name`? One
+    it has; or an MCP tool (of the subagent type's own servers) its definition does not
+    disallow: an allow-list narrows built-in tools only (docs/design/hooks-mcp.md)."""
+    if tool_name in tools:
+        return True
+    return tool_name.startswith("mcp__") and not listed(tool_name, definition.disallowed_tools)

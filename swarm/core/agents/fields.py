@@ -1,0 +1,90 @@
+"""The check of a user's or project's agent definition file: its fields as a pydantic model
+(one problem per bad field, with the field's name), turned into an `AgentDefinition` record.
+
+Its own module so pydantic is imported only when such a file exists: the built-in definitions
+are plain data, and a spawn of one loads no validator (docs/design/tool-inputs.md).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    StrictBool,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+)
+
+from swarm.core.agents.definitions import (
+    AgentDefinition,
+    Source,
+    check_agent,
+    check_color,
+    check_disallowed,
+    check_isolation,
+    check_mode,
+    check_model,
+    check_name,
+    tool_list,
+)
+from swarm.core.agents.memory import check_memory
+from swarm.core.agents.skills import check_skills
+from swarm.core.trust.config_files import ConfigProblem
+from swarm.core.trust.mcp_config import McpServerSpec, definition_servers
+
+# The fields a plain type does not say enough about: each one's check (core/definitions.py).
+CHECKS: dict[str, Callable[[Any], Any]] = {
+    "name": check_name, "tools": tool_list, "disallowed_tools": check_disallowed,
+    "mcp_servers": definition_servers, "permission_mode": check_mode,
+    "isolation": check_isolation, "model": check_model, "color": check_color,
+    "agent": check_agent, "skills": check_skills,
+    "memory": check_memory,
+}
+
+
+class DefinitionFields(BaseModel):
+    """What a definition file may set; `extra="forbid"`: keys were sorted out before."""
+
+    model_config = ConfigDict(extra="forbid", defer_build=True)
+
+    name: str
+    description: str = ""
+    tools: list[str] | None = None  # None: every tool
+    disallowed_tools: list[str] = Field(default_factory=list)
+    model: str | None = None
+    max_turns: int | None = Field(default=None, ge=1, strict=True)
+    max_budget_usd: float | None = Field(default=None, gt=0)
+    max_tokens: int | None = Field(default=None, ge=1, strict=True)
+    permission_mode: str | None = None
+    color: str | None = None
+    isolation: str | None = None
+    omit_project_memory: StrictBool = False  # no SWARM.md/CLAUDE.md...
+    # MCP servers by name (configured in .mcp.json / $SWARM_HOME/mcp.json) or {name: spec}.
+    mcp_servers: list[str | dict[str, McpServerSpec]] = Field(default_factory=list)
+    background: StrictBool = False  # a subagent of this type: background
+    hooks: dict[str, Any] | None = None  # settings-format hooks for this agent only
+    agent: str | None = None  # `agent: claude-code`: a teammate of this type is that CLI
+    skills: list[str] = Field(default_factory=list)  # preloaded into its prompt (core.skills)
+    memory: str | None = None  # user, project or local (core.agent_memory)
+
+    @field_validator(*CHECKS, mode="before")
+    @classmethod
+    def _check(cls, value: Any, info: ValidationInfo) -> Any:
+        return CHECKS[str(info.field_name)](value)
+
+def checked(fields: dict[str, Any], prompt: str, source: Source, path: str,
+            warnings: list[str]) -> AgentDefinition | list[ConfigProblem]:
+    """The definition these front-matter fields make, or one problem per bad field."""
+    try:
+        valid = DefinitionFields(**fields)
+    except ValidationError as exc:
+        return [ConfigProblem(path=path, field=".".join(str(p) for p in err["loc"]) or None,
+                              message=str(err["msg"]).removeprefix("Value error, "))
+                for err in exc.errors()]
+    values = {name: getattr(valid, name) for name in DefinitionFields.model_fields}
+    return AgentDefinition(**values, prompt=prompt, source=source, path=path, warnings=warnings)

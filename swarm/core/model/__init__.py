@@ -1,0 +1,1 @@
+"""The records the processes share: names, messages, tasks, the team document, agent state."""

@@ -1,0 +1,131 @@
+"""Names and the fixed vocabularies every layer shares: team and agent names (rejected, never
+silently rewritten), agent ids, permission modes, pane backends, tool names and member colours."""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+from swarm.errors import BadInputError, InvalidNameError, NotAllowedError
+
+NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
+LEAD_NAME = "team-lead"
+RESERVED_AGENT_NAMES = frozenset({LEAD_NAME, "user", "system", "*"})
+
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+# `spawn --agent`: a teammate that is another agent CLI, driven by `swarm agent` through its
+# headless interface (swarm.runtime.clis). Codex and Gemini CLI join here with their drivers.
+AGENT_CLIS = ("claude-code", "codex", "gemini")
+# What each mode lets through, least first: a member grants at most its own mode (SPEC "Trust,
+# continued"). The one home of this order.
+MODE_ORDER = ("plan", "default", "acceptEdits", "bypassPermissions")
+
+
+def mode_allows(cap: str, mode: str) -> bool:
+    """May a member in mode `cap` grant `mode`? (An unknown mode ranks above every known one.)"""
+    def rank(name: str) -> int:
+        return MODE_ORDER.index(name) if name in MODE_ORDER else len(MODE_ORDER)
+
+    return rank(mode) <= rank(cap)
+
+
+class ModeCap(NamedTuple):
+    """The most a grantor may grant: its own mode. `who` names it in the refusal."""
+
+    who: str  # "the lead", or the member whose shell it is
+    mode: str
+
+    def check(self, mode: str) -> None:
+        """Refuse (never silently lower) a grant above the cap."""
+        if not mode_allows(self.mode, mode):
+            raise NotAllowedError(f"permission mode {mode} is above {self.who}'s own ({self.mode}):"
+                                  f" a member grants at most its own mode; ask for {self.mode} or"
+                                  " lower")
+
+
+def mode_at_most(wanted: str, ceiling: str) -> str:
+    """`wanted`, lowered to `ceiling` when it would grant more (where nobody asked for a mode,
+    e.g. a subagent's definition: lowering is the cap's one silent form)."""
+    return wanted if mode_allows(ceiling, wanted) else ceiling
+BACKENDS = ("tmux", "iterm2", "hidden", "ssh")  # ssh as `ssh:[USER@]HOST[:PORT]`
+# Tools that only talk to the team: every teammate keeps them whatever its definition says, and
+# they are allowed in every permission mode (a plan needs questions and answers).
+TEAM_TOOLS = ("SendMessage", "TaskCreate", "TaskList", "TaskGet", "TaskUpdate")
+# The lead's own team-management tools (`swarm lead`): allowed like the team tools.
+LEAD_TOOLS = ("SpawnTeammate", "TeamStatus", "StopTeammate", "SetMode", "AnswerPermission",
+              "AnswerPlan")
+READ_ONLY_TOOLS = ("Read", "Glob", "Grep")
+# Subagents: offered to the lead and teammates, never to a subagent (no nesting). Allowed in
+# every permission mode: what a subagent does is checked call by call against the same policy.
+SUBAGENT_TOOLS = ("Agent", "AgentStatus", "AgentStop")
+# All a subagent may ever run: the file and shell tools, and SendMessage (to its parent only).
+SUBAGENT_USABLE = ("Read", "Write", "Edit", "Bash", "Glob", "Grep", "SendMessage")
+KNOWN_TOOLS = ("Read", "Write", "Edit", "Bash", "Glob", "Grep", *TEAM_TOOLS, "ExitPlanMode",
+               *SUBAGENT_TOOLS)
+
+# Member colours: the 16 terminal colours every view paints (the panes, tmux, `status --watch`,
+# the report), or #rrggbb. A colour reaches tmux options, ANSI codes and the report's `style=`,
+# so nothing else is ever stored. Claude Code's other agent colours read as the nearest one.
+COLORS = ("black", "red", "green", "yellow", "blue", "magenta", "cyan", "white",
+          *(f"bright_{c}" for c in ("black", "red", "green", "yellow", "blue", "magenta", "cyan",
+                                    "white")))
+COLOR_ALIASES = {"purple": "magenta", "pink": "bright_magenta", "orange": "yellow"}
+_HEX_COLOR = re.compile(r"#[0-9a-f]{6}")
+
+
+def is_color(value: object) -> bool:
+    """A colour as stored: a palette name or #rrggbb (lower case)."""
+    return isinstance(value, str) and (value in COLORS or bool(_HEX_COLOR.fullmatch(value)))
+
+
+def validate_color(value: object) -> str:
+    """The colour in its stored form, or BadInputError saying what is allowed."""
+    lowered = value.strip().lower() if isinstance(value, str) else ""
+    lowered = COLOR_ALIASES.get(lowered, lowered)
+    if is_color(lowered):
+        return lowered
+    shown = str(value).encode("unicode_escape").decode("ascii")[:40]
+    raise BadInputError(f"invalid colour {shown!r}: use #rrggbb or one of {', '.join(COLORS)}")
+
+
+def validate_name(name: str, kind: str = "name") -> str:
+    """Return the lower-cased name, or raise InvalidNameError saying what is allowed."""
+    if not isinstance(name, str) or not name:
+        raise InvalidNameError(f"{kind} must not be empty")
+    lowered = name.lower()
+    if not NAME_RE.fullmatch(lowered):
+        shown = name.encode("unicode_escape").decode("ascii")
+        if len(shown) > 70:
+            shown = shown[:67] + "..."
+        raise InvalidNameError(
+            f"invalid {kind} {shown!r}: use 1-63 characters from a-z, 0-9, '-' and '_',"
+            " starting with a letter or digit"
+        )
+    return lowered
+
+
+def validate_team_name(name: str) -> str:
+    return validate_name(name, "team name")
+
+
+def validate_agent_name(name: str, *, allow_reserved: bool = False) -> str:
+    lowered = validate_name(name, "agent name")
+    if not allow_reserved and lowered in RESERVED_AGENT_NAMES:
+        raise InvalidNameError(f"agent name {lowered!r} is reserved")
+    return lowered
+
+
+def agent_id(name: str, team: str) -> str:
+    return f"{name}@{team}"
+
+
+def parse_agent_id(value: str) -> tuple[str, str]:
+    """Split `name@team` into validated (name, team)."""
+    name, sep, team = value.partition("@")
+    if not sep:
+        raise InvalidNameError(f"invalid agent id {value!r}: expected NAME@TEAM")
+    return validate_agent_name(name, allow_reserved=True), validate_team_name(team)
+
+# The lead's key (swarm.core.team.lead_key): the file's name, the Redis key's last part.
+KEY_FILE = "lead.key"
+KEY_NAMES = (KEY_FILE, "lead_key")  # the file's name, the Redis key's last part

@@ -1,0 +1,1 @@
+"""Workspace trust and the config files swarm reads: MCP servers, child environments, secrets."""
