@@ -227,6 +227,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         help="another checkout to measure memory of, in turn with this one")
     parser.add_argument("--teammates", type=int, default=50, help="shell fleet size")
     parser.add_argument("--sdk-teammates", type=int, default=50, help="sonnet fleet size")
+    parser.add_argument("--fork", action="store_true",
+                        help="also fork teammates from a preloaded parent (scripts/bench_fork.py)")
     return parser.parse_args(argv)
 
 
@@ -237,7 +239,7 @@ def bench_memory(args: argparse.Namespace) -> list[str]:
     for root in args.swarm:
         compile_tree(root.resolve())
         checkouts.append(Checkout(root.resolve().name, root.resolve()))
-    return run(checkouts, HOME, args.teammates, args.sdk_teammates)
+    return run(checkouts, HOME, args.teammates, args.sdk_teammates, args.fork)
 
 
 def compile_tree(root: Path) -> None:

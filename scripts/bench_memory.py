@@ -188,7 +188,8 @@ KINDS: list[tuple[str, str, str | None]] = [  # label, model, prompt
 ]
 
 
-def run(checkouts: list[Checkout], home: Path, fleet: int, sdk_fleet: int) -> list[str]:
+def run(checkouts: list[Checkout], home: Path, fleet: int, sdk_fleet: int,
+        fork: bool = False) -> list[str]:
     """Every measurement for each checkout in turn; the report's lines (printed as they come)."""
     lines = _Lines()
     lines.append(f"memory, MB ({len(checkouts)} checkouts, measured in turn; PSS USS RSS;"
@@ -212,4 +213,50 @@ def run(checkouts: list[Checkout], home: Path, fleet: int, sdk_fleet: int) -> li
                 label = f"{count} idle {model} teammates, total"
                 lines.append(f"  {label:40s} {checkout.label:10s} {memory.cells()}"
                              f"   {seconds:5.2f} s (all idle)")
+        if fork:
+            for count, model, prompt in ((1, "sonnet", "say hi"), (sdk_fleet, "sonnet", "say hi"),
+                                         (fleet, "shell", None)):
+                for line in forked(bench, count, model, prompt):
+                    lines.append(line)
     return lines
+
+
+def forked(bench: Bench, count: int, model: str, prompt: str | None) -> list[str]:
+    """`count` teammates forked by a preloaded zygote (scripts/bench_fork.py): their total PSS
+    with the zygote's, and what breaks (the teammate's command line, which agent_ancestor
+    reads to refuse lead-only commands from a teammate's shell)."""
+    from bench_fork import ForkBackend, Zygote
+
+    from swarm.core.liveness import agent_ancestor
+    from swarm.ops.spawner import SpawnRequest, spawn
+
+    saved = dict(os.environ)
+    os.environ.update(bench.env)
+    zygote = Zygote(os.path.join(os.path.dirname(os.sys.executable), "python"))
+    team = bench._team()
+    names = [f"f{i}" for i in range(1, count + 1)]
+    try:
+        start = time.monotonic()
+        backend = ForkBackend(team, zygote)
+        for name in names:
+            spawn(Team.open(team), SpawnRequest(name=name, model=model, prompt=prompt,
+                                                backend="hidden",
+                                                permission_mode="bypassPermissions"), backend)
+        wait_for(lambda: all(_state(team, n) == "idle" and (not prompt or _answered(team, n))
+                             for n in names), 300, f"{count} forked {model} teammates")
+        seconds = time.monotonic() - start
+        time.sleep(SETTLE)
+        pids = [_pid(team, n) for n in names]
+        kids = Memory.of(pids)
+        parent = Memory.of([zygote.proc.pid])
+        ancestor = agent_ancestor(pids[0])
+        bench.stop(team, names)
+    finally:
+        zygote.close()
+        os.environ.clear()
+        os.environ.update(saved)
+    label = f"{count} {model} teammates forked by a preloaded parent"
+    return [f"  {label:40s} {'this':10s} {kids.cells()}   {seconds:5.2f} s (all idle)",
+            f"  {'  per teammate':40s} {'':10s} {Memory(kids.rss / count, kids.uss / count, kids.pss / count).cells()}",
+            f"  {'  the preloaded parent':40s} {'':10s} {parent.cells()}",
+            f"  {'  agent_ancestor(a forked teammate)':40s} {ancestor!r} (a spawned one: its id)"]
