@@ -81,8 +81,6 @@ def _child(request: dict[str, object]) -> None:
         sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
         argv = request["argv"]
         assert isinstance(argv, list)
-        from swarm.cli.main import COMMANDS  # noqa: F401 - preloaded
-
         from swarm.cli.agent import agent
 
         code = 0

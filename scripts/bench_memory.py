@@ -19,6 +19,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -49,6 +50,9 @@ class Memory:
         infos = [psutil.Process(pid).memory_full_info() for pid in pids]
         return Memory(sum(i.rss for i in infos) / MB, sum(i.uss for i in infos) / MB,
                       sum(i.pss for i in infos) / MB)
+
+    def per(self, count: int) -> Memory:
+        return Memory(self.rss / count, self.uss / count, self.pss / count)
 
     def cells(self) -> str:
         return f"{self.pss:7.1f} {self.uss:7.1f} {self.rss:7.1f}"
@@ -96,7 +100,7 @@ class Bench:
         self.home, self.env = home, env
         self._teams = 0
 
-    def _team(self) -> str:
+    def team(self) -> str:
         self._teams += 1
         return Team.create(f"mem-{self._teams}").name
 
@@ -130,7 +134,7 @@ class Bench:
 
     def teammates(self, checkout: Checkout, count: int, model: str,
                   prompt: str | None) -> tuple[Memory, float]:
-        team = self._team()
+        team = self.team()
         names = [f"m{i}" for i in range(1, count + 1)]
         seconds = self.spawn(checkout, team, names, model, prompt)
         time.sleep(SETTLE)
@@ -232,8 +236,8 @@ def forked(bench: Bench, count: int, model: str, prompt: str | None) -> list[str
 
     saved = dict(os.environ)
     os.environ.update(bench.env)
-    zygote = Zygote(os.path.join(os.path.dirname(os.sys.executable), "python"))
-    team = bench._team()
+    zygote = Zygote(sys.executable)
+    team = bench.team()
     names = [f"f{i}" for i in range(1, count + 1)]
     try:
         start = time.monotonic()
@@ -257,6 +261,6 @@ def forked(bench: Bench, count: int, model: str, prompt: str | None) -> list[str
         os.environ.update(saved)
     label = f"{count} {model} teammates forked by a preloaded parent"
     return [f"  {label:40s} {'this':10s} {kids.cells()}   {seconds:5.2f} s (all idle)",
-            f"  {'  per teammate':40s} {'':10s} {Memory(kids.rss / count, kids.uss / count, kids.pss / count).cells()}",
+            f"  {'  per teammate':40s} {'':10s} {kids.per(count).cells()}",
             f"  {'  the preloaded parent':40s} {'':10s} {parent.cells()}",
             f"  {'  agent_ancestor(a forked teammate)':40s} {ancestor!r} (a spawned one: its id)"]
