@@ -81,6 +81,7 @@ def _child(request: dict[str, object]) -> None:
         sys.stderr = open(2, "w", closefd=False)  # noqa: SIM115
         argv = request["argv"]
         assert isinstance(argv, list)
+        _set_cmdline(argv)
         from swarm.cli.agent import agent
 
         code = 0
@@ -98,9 +99,26 @@ def _child(request: dict[str, object]) -> None:
         os._exit(code)
 
 
+def _set_cmdline(argv: list[str]) -> None:
+    """Show the command the child runs in /proc/PID/cmdline, not the zygote's: core.liveness's
+    agent_ancestor reads it to know a teammate's commands. The kernel's argument area is
+    rewritten in place (as setproctitle does); the zygote's own argv is padded to leave room."""
+    import ctypes
+
+    with open("/proc/self/stat", "rb") as f:
+        stat = f.read()
+    fields = stat[stat.rfind(b")") + 2:].split()
+    start, end = int(fields[45]), int(fields[46])  # arg_start, arg_end (proc(5) fields 48, 49)
+    data = b"\0".join(os.fsencode(a) for a in argv) + b"\0"
+    if len(data) > end - start:
+        raise SystemExit("the zygote's argument area is too small for this command line")
+    ctypes.memmove(start, data.ljust(end - start, b"\0"), end - start)
+
+
 class Zygote:
     def __init__(self, python: str, freeze: bool = True) -> None:
-        args = [python, str(Path(__file__).resolve()), "--serve"] + ([] if freeze else ["--no-freeze"])
+        args = [python, str(Path(__file__).resolve()), "--serve", "-" * 1024]  # room: _set_cmdline
+        args += [] if freeze else ["--no-freeze"]
         self.proc = subprocess.Popen(args, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      text=True, start_new_session=True)
         assert self.proc.stdout is not None
