@@ -15,7 +15,8 @@ Memory (`--memory`, or `--memory-only`; issue 37): RSS, USS and PSS of each idle
 sonnet before and after its first call, openai, the interactive lead) and the total of a fleet of
 `--teammates` shell and `--sdk-teammates` sonnet teammates spawned at once (scripts/
 bench_memory.py). `--swarm DIR` (repeatable) measures the checkout DIR too (its .venv/bin/swarm),
-step by step in turn with this one: a previous main in the same minutes.
+step by step in turn with this one: a previous main in the same minutes; this checkout is also
+measured with SWARM_FORKSERVER=1 (hidden teammates forked from one preloaded parent, counted in).
 
 Run: .venv/bin/python scripts/bench_agents.py   (about 30 s)
      .venv/bin/python scripts/bench_agents.py --memory-only --swarm ../membase   (a few minutes)
@@ -227,8 +228,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         help="another checkout to measure memory of, in turn with this one")
     parser.add_argument("--teammates", type=int, default=50, help="shell fleet size")
     parser.add_argument("--sdk-teammates", type=int, default=50, help="sonnet fleet size")
-    parser.add_argument("--fork", action="store_true",
-                        help="also fork teammates from a preloaded parent (scripts/bench_fork.py)")
+    parser.add_argument("--no-forkserver", action="store_true",
+                        help="do not measure this checkout with SWARM_FORKSERVER=1 too")
     return parser.parse_args(argv)
 
 
@@ -236,10 +237,12 @@ def bench_memory(args: argparse.Namespace) -> list[str]:
     from bench_memory import Checkout, run
 
     checkouts = [Checkout("this", ROOT)]
+    if not args.no_forkserver:
+        checkouts.append(Checkout("this+fork", ROOT, {"SWARM_FORKSERVER": "1"}))
     for root in args.swarm:
         compile_tree(root.resolve())
         checkouts.append(Checkout(root.resolve().name, root.resolve()))
-    return run(checkouts, HOME, args.teammates, args.sdk_teammates, args.fork)
+    return run(checkouts, HOME, args.teammates, args.sdk_teammates)
 
 
 def compile_tree(root: Path) -> None:

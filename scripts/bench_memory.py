@@ -9,6 +9,9 @@ steps in turn, kind by kind, so a baseline and this tree are measured in the sam
 - a fleet: N teammates spawned at once (shell, then sonnet with a prompt), time until all are
   idle and their total PSS.
 
+A checkout may be measured with SWARM_FORKSERVER=1 too (teammates forked from one preloaded
+parent): then the parent's memory is counted with its teammates'.
+
 USS: the pages only this process maps (what ending it frees); PSS: USS plus each shared page
 divided by the number of processes mapping it, so a fleet's PSS adds up to what it costs the
 machine. Both from /proc/PID/smaps (psutil's `memory_full_info`).
@@ -19,11 +22,10 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
-import sys
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
@@ -64,6 +66,7 @@ class Checkout:
 
     label: str
     root: Path
+    env: dict[str, str] = field(default_factory=dict)  # e.g. SWARM_FORKSERVER=1
 
     @property
     def swarm(self) -> str:
@@ -113,7 +116,8 @@ class Bench:
         procs = [subprocess.Popen(
             [checkout.swarm, "spawn", n, "--team", team, "--backend", "hidden", "--model", model,
              "--permission-mode", "bypassPermissions", *extra],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=self.env,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+            env={**self.env, **checkout.env},
             cwd=self.home) for n in names]
         for proc in procs:
             _, err = proc.communicate(timeout=300)
@@ -138,7 +142,11 @@ class Bench:
         names = [f"m{i}" for i in range(1, count + 1)]
         seconds = self.spawn(checkout, team, names, model, prompt)
         time.sleep(SETTLE)
-        memory = Memory.of([_pid(team, n) for n in names])
+        pids = [_pid(team, n) for n in names]
+        # Forked teammates: their preloaded parent counts too (SWARM_FORKSERVER=1).
+        parents = {psutil.Process(pid).ppid() for pid in pids} - {1}
+        memory = Memory.of(pids + [p for p in parents
+                                   if "swarm.cli.forkserver" in psutil.Process(p).cmdline()])
         self.stop(team, names)
         return memory, seconds
 
@@ -153,7 +161,8 @@ class Bench:
         command = f"exec {checkout.swarm} lead --model sonnet --team lead-{self._teams} 'say hi'"
         try:
             subprocess.run(["tmux", "-L", socket, "new-session", "-d", "-x", "200", "-y", "50",
-                            "-c", str(self.home), command], check=True, env=self.env)
+                            "-c", str(self.home), command], check=True,
+                           env={**self.env, **checkout.env})
             wait_for(lambda: api_requests() > before, 60, "the lead's first call")
             pid = int(subprocess.run(["tmux", "-L", socket, "display", "-p", "#{pane_pid}"],
                                      capture_output=True, text=True, check=True).stdout)
@@ -192,8 +201,7 @@ KINDS: list[tuple[str, str, str | None]] = [  # label, model, prompt
 ]
 
 
-def run(checkouts: list[Checkout], home: Path, fleet: int, sdk_fleet: int,
-        fork: bool = False) -> list[str]:
+def run(checkouts: list[Checkout], home: Path, fleet: int, sdk_fleet: int) -> list[str]:
     """Every measurement for each checkout in turn; the report's lines (printed as they come)."""
     lines = _Lines()
     lines.append(f"memory, MB ({len(checkouts)} checkouts, measured in turn; PSS USS RSS;"
@@ -217,50 +225,5 @@ def run(checkouts: list[Checkout], home: Path, fleet: int, sdk_fleet: int,
                 label = f"{count} idle {model} teammates, total"
                 lines.append(f"  {label:40s} {checkout.label:10s} {memory.cells()}"
                              f"   {seconds:5.2f} s (all idle)")
-        if fork:
-            for count, model, prompt in ((1, "sonnet", "say hi"), (sdk_fleet, "sonnet", "say hi"),
-                                         (fleet, "shell", None)):
-                for line in forked(bench, count, model, prompt):
-                    lines.append(line)
     return lines
 
-
-def forked(bench: Bench, count: int, model: str, prompt: str | None) -> list[str]:
-    """`count` teammates forked by a preloaded zygote (scripts/bench_fork.py): their total PSS
-    with the zygote's, and what breaks (the teammate's command line, which agent_ancestor
-    reads to refuse lead-only commands from a teammate's shell)."""
-    from bench_fork import ForkBackend, Zygote
-
-    from swarm.core.liveness import agent_ancestor
-    from swarm.ops.spawner import SpawnRequest, spawn
-
-    saved = dict(os.environ)
-    os.environ.update(bench.env)
-    zygote = Zygote(sys.executable)
-    team = bench.team()
-    names = [f"f{i}" for i in range(1, count + 1)]
-    try:
-        start = time.monotonic()
-        backend = ForkBackend(team, zygote)
-        for name in names:
-            spawn(Team.open(team), SpawnRequest(name=name, model=model, prompt=prompt,
-                                                backend="hidden",
-                                                permission_mode="bypassPermissions"), backend)
-        wait_for(lambda: all(_state(team, n) == "idle" and (not prompt or _answered(team, n))
-                             for n in names), 300, f"{count} forked {model} teammates")
-        seconds = time.monotonic() - start
-        time.sleep(SETTLE)
-        pids = [_pid(team, n) for n in names]
-        kids = Memory.of(pids)
-        parent = Memory.of([zygote.proc.pid])
-        ancestor = agent_ancestor(pids[0])
-        bench.stop(team, names)
-    finally:
-        zygote.close()
-        os.environ.clear()
-        os.environ.update(saved)
-    label = f"{count} {model} teammates forked by a preloaded parent"
-    return [f"  {label:40s} {'this':10s} {kids.cells()}   {seconds:5.2f} s (all idle)",
-            f"  {'  per teammate':40s} {'':10s} {kids.per(count).cells()}",
-            f"  {'  the preloaded parent':40s} {'':10s} {parent.cells()}",
-            f"  {'  agent_ancestor(a forked teammate)':40s} {ancestor!r} (a spawned one: its id)"]
