@@ -237,11 +237,11 @@ def bench_memory(args: argparse.Namespace) -> list[str]:
     from bench_memory import Checkout, run
 
     checkouts = [Checkout("this", ROOT)]
-    if not args.no_forkserver:
-        checkouts.append(Checkout("this+fork", ROOT, {"SWARM_FORKSERVER": "1"}))
     for root in args.swarm:
         compile_tree(root.resolve())
         checkouts.append(Checkout(root.resolve().name, root.resolve()))
+    if not args.no_forkserver:
+        checkouts.append(Checkout("this+fork", ROOT, {"SWARM_FORKSERVER": "1"}))
     return run(checkouts, HOME, args.teammates, args.sdk_teammates)
 
 

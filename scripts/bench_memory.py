@@ -145,9 +145,12 @@ class Bench:
         pids = [_pid(team, n) for n in names]
         # Forked teammates: their preloaded parent counts too (SWARM_FORKSERVER=1).
         parents = {psutil.Process(pid).ppid() for pid in pids} - {1}
-        memory = Memory.of(pids + [p for p in parents
-                                   if "swarm.cli.forkserver" in psutil.Process(p).cmdline()])
+        parents = {p for p in parents if "swarm.cli.forkserver" in psutil.Process(p).cmdline()}
+        memory = Memory.of(pids + sorted(parents))
         self.stop(team, names)
+        for parent in parents:  # gone before the next measurement: it shares .so pages
+            psutil.Process(parent).terminate()
+            psutil.Process(parent).wait(10)
         return memory, seconds
 
     def lead(self, checkout: Checkout, api_requests: Callable[[], int]) -> Memory | None:

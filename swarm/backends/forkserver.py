@@ -31,7 +31,9 @@ PAD = "-" * 1024  # the parent's last argument: room for a child's command line
 def stamp() -> str:
     """Which swarm this is: the parent refuses a request from another install (an upgrade)."""
     init = Path(swarm.__file__)
-    return f"{sys.executable}|{init}|{swarm.__version__}|{init.stat().st_mtime_ns}"
+    # PYTHONPATH: set at the parent's start, it decides what a child imports.
+    return (f"{sys.executable}|{init}|{swarm.__version__}|{init.stat().st_mtime_ns}"
+            f"|{os.environ.get('PYTHONPATH', '')}")
 
 
 def agent_args(argv: list[str]) -> list[str] | None:
@@ -122,12 +124,12 @@ def _start_server(path: Path) -> None:
     ensure_dir(log.parent)
     fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
     try:
-        subprocess.Popen(  # noqa: S603 - argv is built by swarm
+        server = subprocess.Popen(  # noqa: S603 - argv is built by swarm
             [sys.executable, "-m", "swarm.cli.forkserver", str(path), PAD],
             stdin=subprocess.DEVNULL, stdout=fd, stderr=subprocess.STDOUT,
             start_new_session=True, close_fds=True)
     finally:
         os.close(fd)
     deadline = time.monotonic() + 60
-    while not path.exists() and time.monotonic() < deadline:
+    while not path.exists() and server.poll() is None and time.monotonic() < deadline:
         time.sleep(0.02)

@@ -5,8 +5,8 @@ sonnet teammate, the same in every one. This parent (`python -m swarm.cli.forkse
 started by the hidden backend on first use) imports them once; a teammate forked from it shares
 those pages copy-on-write (figures in docs/PERFORMANCE.md). What each child does first makes it
 what the hidden backend's Popen would have started: its own session, stdin from /dev/null,
-output to its agent.log, the member's environment and directory, default signal handlers, and
-its own command line in /proc (core.liveness.agent_ancestor reads it); then `swarm agent`.
+output to its agent.log, the member's environment and directory (signal dispositions are a fresh
+interpreter's: the parent never changes them), and its own command line in /proc (core.liveness.agent_ancestor reads it); then `swarm agent`.
 
 The parent answers only its own user (SO_PEERCRED), runs no thread (it forks), reaps its
 children, and exits when it has had neither child nor request for IDLE_EXIT seconds or when the
@@ -21,7 +21,6 @@ import contextlib
 import json
 import os
 import select
-import signal
 import socket
 import struct
 import sys
@@ -126,8 +125,6 @@ def _child(request: dict[str, object], args: list[str], conn: socket.socket) -> 
         assert isinstance(env, dict)
         os.environ.clear()
         os.environ.update(env)
-        for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGPIPE, signal.SIGCHLD):
-            signal.signal(sig, signal.SIG_DFL)
         set_cmdline(["swarm", *args])
         sys.argv = ["swarm", *args]
         from swarm.cli.main import run
