@@ -110,3 +110,20 @@ def test_sigterm_ends_a_forked_teammate_which_is_reaped(team: str) -> None:
             return True
 
     wait_until(gone, timeout=10, message="the teammate reaped by its parent")
+
+
+def test_a_forked_teammate_whose_lead_is_gone_leaves(team: str,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    from swarm.core.team import Team
+
+    monkeypatch.setenv("SWARM_ORPHAN_GRACE", "0.5")  # passed on in the teammate's environment
+    lead = subprocess.Popen(["sleep", "60"])
+    try:
+        Team.open(team).update(lambda config: setattr(config, "lead_pid", lead.pid))
+        spawn("w1")
+    finally:
+        lead.kill()
+        lead.wait()
+    state = wait_until(lambda: (s := read_state("alpha", "w1")) and s.state == "exited" and s,
+                       timeout=30, message="the orphan leaves")
+    assert state.detail and "lead_gone" in state.detail
