@@ -16,7 +16,6 @@ SO_PEERCRED).
 
 from __future__ import annotations
 
-import atexit
 import contextlib
 import json
 import os
@@ -25,6 +24,7 @@ import socket
 import struct
 import sys
 import time
+from typing import NoReturn
 
 from swarm.backends.forkserver import agent_args, stamp
 
@@ -107,42 +107,29 @@ def _answer(server: socket.socket, conn: socket.socket, mine: str) -> int | None
     return pid
 
 
-def _child(request: dict[str, object], args: list[str], conn: socket.socket) -> None:
+def _child(request: dict[str, object], args: list[str], conn: socket.socket) -> NoReturn:
     """In the fork: become the process HiddenBackend.run_in_pane starts, run `swarm agent`, and
-    end as it would (exit handlers run, then the process ends without returning here)."""
-    code = 1
-    try:
-        conn.close()
-        os.setsid()
-        log = os.open(str(request["log"]), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-        null = os.open(os.devnull, os.O_RDONLY)
-        for fd, target in ((null, 0), (log, 1), (log, 2)):
-            os.dup2(fd, target)
-        os.close(null)
-        os.close(log)
-        os.chdir(str(request["cwd"]))
-        env = request["env"]
-        assert isinstance(env, dict)
-        os.environ.clear()
-        os.environ.update(env)
-        set_cmdline(["swarm", *args])
-        sys.argv = ["swarm", *args]
-        from swarm.cli.main import run
+    end as any Python process does: its SystemExit unwinds out of serve() (nothing there runs
+    on the way) to the interpreter's own exit (threads joined, exit handlers, stdio flushed)."""
+    conn.close()
+    os.setsid()
+    log = os.open(str(request["log"]), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+    null = os.open(os.devnull, os.O_RDONLY)
+    for fd, target in ((null, 0), (log, 1), (log, 2)):
+        os.dup2(fd, target)
+    os.close(null)
+    os.close(log)
+    os.chdir(str(request["cwd"]))
+    env = request["env"]
+    assert isinstance(env, dict)
+    os.environ.clear()
+    os.environ.update(env)
+    set_cmdline(["swarm", *args])
+    sys.argv = ["swarm", *args]
+    from swarm.cli.main import run
 
-        run()
-        code = 0
-    except SystemExit as exc:
-        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-    except BaseException:  # noqa: BLE001 - never back into the parent's loop
-        import traceback
-
-        traceback.print_exc()
-    finally:
-        with contextlib.suppress(BaseException):
-            atexit._run_exitfuncs()
-            sys.stdout.flush()
-            sys.stderr.flush()
-        os._exit(code)
+    run()  # ends in sys.exit
+    raise SystemExit(0)
 
 
 def set_cmdline(argv: list[str]) -> None:
