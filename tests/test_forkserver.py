@@ -38,6 +38,12 @@ def team(swarm_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> I
             stop_tree(state.pid)
     for pid in parents | _parents(swarm_home):
         stop_tree(pid)
+    from swarm.backends.forkserver import socket_path
+
+    path = socket_path()
+    if path is not None:  # killed, the parent leaves its socket (a next start replaces it)
+        path.unlink(missing_ok=True)
+        path.with_suffix(".lock").unlink(missing_ok=True)
 
 
 def _parents(home: Path) -> set[int]:

@@ -49,6 +49,7 @@ def serve(path: str) -> None:
         server.bind(path)
     finally:
         os.umask(old)
+    bound = os.stat(path).st_ino  # ours to remove at the end, unless replaced by then
     server.listen(64)
     children: set[int] = set()
     last = time.monotonic()
@@ -65,7 +66,7 @@ def serve(path: str) -> None:
         elif not children and time.monotonic() - last > IDLE_EXIT:
             break
     with contextlib.suppress(OSError):
-        if os.stat(path).st_ino == os.fstat(server.fileno()).st_ino:
+        if os.stat(path).st_ino == bound:
             os.unlink(path)
     server.close()
 
