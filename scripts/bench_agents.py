@@ -11,11 +11,20 @@ Everything runs real `swarm` processes in a temporary SWARM_HOME with the hidden
 - round trip: lead -> teammate -> lead through the shell model running `echo`: `Team.send`, then
   `Mailbox.wait` on the lead's mailbox until the teammate's report arrives (30 samples).
 
+Memory (`--memory`, or `--memory-only`; issue 37): RSS, USS and PSS of each idle kind (shell,
+sonnet before and after its first call, openai, the interactive lead) and the total of a fleet of
+`--teammates` shell and `--sdk-teammates` sonnet teammates spawned at once (scripts/
+bench_memory.py). `--swarm DIR` (repeatable) measures the checkout DIR too (its .venv/bin/swarm),
+step by step in turn with this one: a previous main in the same minutes; this checkout is also
+measured with SWARM_FORKSERVER=1 (hidden teammates forked from one preloaded parent, counted in).
+
 Run: .venv/bin/python scripts/bench_agents.py   (about 30 s)
+     .venv/bin/python scripts/bench_agents.py --memory-only --swarm ../membase   (a few minutes)
 """
 
 from __future__ import annotations
 
+import argparse
 import compileall
 import os
 import resource
@@ -211,12 +220,48 @@ def stop(team: Team, names: list[str]) -> None:
              "teammates to exit")
 
 
-def main() -> int:
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--memory", action="store_true", help="also measure memory (issue 37)")
+    parser.add_argument("--memory-only", action="store_true", help="only measure memory")
+    parser.add_argument("--swarm", action="append", default=[], type=Path, metavar="DIR",
+                        help="another checkout to measure memory of, in turn with this one")
+    parser.add_argument("--teammates", type=int, default=50, help="shell fleet size")
+    parser.add_argument("--sdk-teammates", type=int, default=50, help="sonnet fleet size")
+    parser.add_argument("--no-forkserver", action="store_true",
+                        help="do not measure this checkout with SWARM_FORKSERVER=1 too")
+    return parser.parse_args(argv)
+
+
+def bench_memory(args: argparse.Namespace) -> list[str]:
+    from bench_memory import Checkout, run
+
+    checkouts = [Checkout("this", ROOT)]
+    for root in args.swarm:
+        compile_tree(root.resolve())
+        checkouts.append(Checkout(root.resolve().name, root.resolve()))
+    if not args.no_forkserver:
+        checkouts.append(Checkout("this+fork", ROOT, {"SWARM_FORKSERVER": "1"}))
+    return run(checkouts, HOME, args.teammates, args.sdk_teammates)
+
+
+def compile_tree(root: Path) -> None:
     # As a wheel install is: a source newer than its .pyc (an edited checkout, or
     # PYTHONDONTWRITEBYTECODE) would be compiled at every start and measured as start-up.
     for package in ("swarm", "backends"):
-        if (ROOT / package).is_dir():
-            compileall.compile_dir(str(ROOT / package), quiet=1)
+        if (root / package).is_dir():
+            compileall.compile_dir(str(root / package), quiet=1)
+
+
+def main(argv: list[str]) -> int:
+    args = parse_args(argv)
+    compile_tree(ROOT)
+    if args.memory_only:
+        try:
+            bench_memory(args)  # prints as it goes
+        finally:
+            shutil.rmtree(HOME, ignore_errors=True)
+        return 0
     names: list[str] = []
     team: Team | None = None
     try:
@@ -227,6 +272,7 @@ def main() -> int:
         idle_cpu = bench_idle_cpu(team, names)
         trips = bench_round_trip(team, names[0])
         claude_rss = bench_anthropic(team)
+        memory = bench_memory(args) if args.memory else []
     finally:
         if team is not None:
             stop(team, names)
@@ -267,8 +313,9 @@ def main() -> int:
     for row in rows:
         cells = [str(c).ljust(w) for c, w in zip(row[:3], widths, strict=True)]
         print("  ".join(cells) + "  " + ("yes" if row[3] else "NO"))
+    print("\n".join(memory[1:]))  # again, below the table
     return 0 if all(r[3] for r in rows) else 1
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -55,6 +55,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("SWARM_API_RETRY_BASE", "1", "first retry delay in seconds (doubles each time)"),
     Variable("SWARM_MCP_TIMEOUT", "30", "seconds an MCP server has to start and list its tools"),
     Variable("SWARM_MCP_TOOL_TIMEOUT", "300", "seconds one MCP tool call may take"),
+    Variable("SWARM_FORKSERVER", "", "1: hidden teammates forked from one preloaded parent (less memory)"),
     Variable("SWARM_NO_INOTIFY", "", "1: poll files instead of inotify (for odd filesystems)"),
     Variable("SWARM_TRUST_PROJECT", "", "1: trust the project's configuration for this run (CI)"),
     Variable("SWARM_SECRET_VARS", "", "more variables (comma-separated) Bash commands never see"),
@@ -159,6 +160,10 @@ def tmux_socket() -> str | None:
 
 def debug() -> bool:
     return raw("SWARM_DEBUG") == "1"
+
+
+def forkserver() -> bool:
+    return raw("SWARM_FORKSERVER") == "1"
 
 
 def shutdown_grace() -> float:

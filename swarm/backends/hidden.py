@@ -10,6 +10,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from swarm import settings
 from swarm.core.store import paths
 from swarm.core.store.disk import ensure_dir
 from swarm.core.store.liveness import is_alive
@@ -45,6 +46,13 @@ class HiddenBackend:
     ) -> int | None:
         log = self._log_path(pane_id, env)
         ensure_dir(log.parent)
+        if settings.forkserver():
+            from swarm.backends.forkserver import fork_from_server
+
+            pid = fork_from_server(argv, env, cwd, log)
+            if pid is not None:
+                self._pids[pane_id] = pid
+                return pid
         fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
         try:
             proc = subprocess.Popen(  # noqa: S603 - argv is built by swarm, not a shell string
@@ -86,3 +94,4 @@ def swarm_argv() -> list[str]:
 
     exe = shutil.which("swarm", path=os.path.dirname(sys.executable))
     return [exe] if exe else [sys.executable, "-m", "swarm"]
+
