@@ -3,16 +3,19 @@ and where each CLI's executable is found. Codex and Gemini CLI slot in as more d
 
 from __future__ import annotations
 
+import contextlib
 import shutil
+import subprocess
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import IO, Any, Protocol
 
 from swarm.core.model.state import Usage
 from swarm.core.shell.rules import Decision
 from swarm.errors import BadInputError
+from swarm.runtime.tools.builtin import kill_tree
 
 # --agent NAME -> (executable, how to install it): the one home of this table.
 EXECUTABLES: dict[str, tuple[str, str]] = {
@@ -89,3 +92,25 @@ class CliDriver(Protocol):
 
     @property
     def pid(self) -> int | None: ...
+
+
+def close_and_end(proc: subprocess.Popen[bytes], grace: float) -> None:
+    """Close the CLI's input (it ends its session and its MCP servers), then make sure: its
+    process tree killed if it has not ended within `grace` seconds."""
+    with contextlib.suppress(OSError, ValueError):
+        if proc.stdin is not None:
+            proc.stdin.close()
+    try:
+        proc.wait(grace)
+    except subprocess.TimeoutExpired:
+        kill_tree(proc)  # type: ignore[arg-type]
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(grace)
+
+
+def stderr_tail(stderr: IO[bytes] | None) -> str:
+    """The end of what the CLI wrote to its stderr (kept in a temporary file): for a failure."""
+    if stderr is None:
+        return ""
+    stderr.seek(0)
+    return stderr.read().decode("utf-8", "replace").strip()[-300:] or "no output"

@@ -24,8 +24,13 @@ from typing import IO, Any
 
 from swarm.core.model.names import TEAM_TOOLS
 from swarm.core.model.state import Usage
-from swarm.runtime.clis.base import DriverSetup, TurnEvents, TurnResult
-from swarm.runtime.tools.builtin import kill_tree
+from swarm.runtime.clis.base import (
+    DriverSetup,
+    TurnEvents,
+    TurnResult,
+    close_and_end,
+    stderr_tail,
+)
 
 SERVER = "swarm"
 PERMISSION_TOOL = "PermissionPrompt"  # served by `swarm mcp serve --as NAME` in its own agent
@@ -128,7 +133,7 @@ class ClaudeCode:
             elif kind == "result":
                 return self._finish(event, result)
         code = proc.wait()
-        result.failure = f"claude exited (code {code}) during the turn: {self._stderr_tail()}"
+        result.failure = f"claude exited (code {code}) during the turn: {stderr_tail(self._stderr)}"
         self.proc = None
         return result
 
@@ -164,24 +169,11 @@ class ClaudeCode:
         """Close its input (it ends the session and its MCP servers), then make sure."""
         proc, self.proc = self.proc, None
         if proc is not None:
-            with contextlib.suppress(OSError, ValueError):
-                if proc.stdin is not None:
-                    proc.stdin.close()
-            try:
-                proc.wait(STOP_GRACE)
-            except subprocess.TimeoutExpired:
-                kill_tree(proc)  # type: ignore[arg-type]
-                with contextlib.suppress(subprocess.TimeoutExpired):
-                    proc.wait(STOP_GRACE)
+            close_and_end(proc, STOP_GRACE)
         if self._config is not None:
             self._config.unlink(missing_ok=True)
             self._config = None
 
-    def _stderr_tail(self) -> str:
-        if self._stderr is None:
-            return ""
-        self._stderr.seek(0)
-        return self._stderr.read().decode("utf-8", "replace").strip()[-300:] or "no output"
 
 
 def cli_mode(mode: str) -> str:

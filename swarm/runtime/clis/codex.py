@@ -43,9 +43,14 @@ from typing import IO, Any
 
 from swarm.core.model.state import Usage
 from swarm.core.shell.rules import Decision
-from swarm.runtime.clis.base import DriverSetup, TurnEvents, TurnResult
+from swarm.runtime.clis.base import (
+    DriverSetup,
+    TurnEvents,
+    TurnResult,
+    close_and_end,
+    stderr_tail,
+)
 from swarm.runtime.models.prices import price_usage
-from swarm.runtime.tools.builtin import kill_tree
 
 SERVER = "swarm"
 APPROVAL_POLICY = "untrusted"  # see the mode mapping above
@@ -197,7 +202,7 @@ class Codex:
         except queue.Empty:
             raise CodexError(f"{method}: no answer within {timeout:g}s") from None
         if reply is None:
-            raise CodexError(f"codex exited: {self._stderr_tail()}")
+            raise CodexError(f"codex exited: {stderr_tail(self._stderr)}")
         if "error" in reply:
             raise CodexError(f"{method}: {(reply['error'] or {}).get('message')}")
         return dict(reply.get("result") or {})
@@ -273,7 +278,7 @@ class Codex:
             if message is None:
                 code = self.proc.wait() if self.proc is not None else None
                 result.failure = (f"codex exited (code {code}) during the turn:"
-                                  f" {self._stderr_tail()}")
+                                  f" {stderr_tail(self._stderr)}")
                 self.proc = None
                 break
             method, params = message.get("method"), message.get("params") or {}
@@ -366,18 +371,5 @@ class Codex:
         proc, self.proc = self.proc, None
         if proc is None:
             return
-        with contextlib.suppress(OSError, ValueError):
-            if proc.stdin is not None:
-                proc.stdin.close()
-        try:
-            proc.wait(STOP_GRACE)
-        except subprocess.TimeoutExpired:
-            kill_tree(proc)  # type: ignore[arg-type]
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(STOP_GRACE)
+        close_and_end(proc, STOP_GRACE)
 
-    def _stderr_tail(self) -> str:
-        if self._stderr is None:
-            return ""
-        self._stderr.seek(0)
-        return self._stderr.read().decode("utf-8", "replace").strip()[-300:] or "no output"

@@ -34,7 +34,7 @@ from typing import IO, Any
 from swarm.core.model.state import Usage
 from swarm.core.shell.rules import Decision
 from swarm.runtime.clis.acp import PROTOCOL_VERSION, AcpConnection, AcpError
-from swarm.runtime.clis.base import DriverSetup, TurnEvents, TurnResult
+from swarm.runtime.clis.base import DriverSetup, TurnEvents, TurnResult, stderr_tail
 from swarm.runtime.models.prices import price_usage
 
 SERVER = "swarm"
@@ -113,7 +113,7 @@ class Gemini:
                 self.session = str(self.conn.call("session/new", where)["sessionId"])
                 self._fresh = True
         except AcpError as exc:
-            raise RuntimeError(f"gemini did not start: {exc}: {self._stderr_tail()}") from exc
+            raise RuntimeError(f"gemini did not start: {exc}: {stderr_tail(self._stderr)}") from exc
         s.log(f"gemini started (pid {self.proc.pid}, session {self.session}"
               + (")" if self._fresh else ", resumed)"))
 
@@ -136,7 +136,7 @@ class Gemini:
             result.text = reader.finish()
             if self.proc is not None and self.proc.poll() is not None:
                 self.proc = None
-                result.failure = f"gemini exited during the turn: {self._stderr_tail()}"
+                result.failure = f"gemini exited during the turn: {stderr_tail(self._stderr)}"
             else:
                 result.failure = f"gemini: {str(exc)[:300]}"
             return result
@@ -195,11 +195,6 @@ class Gemini:
             self._policy.unlink(missing_ok=True)
             self._policy = None
 
-    def _stderr_tail(self) -> str:
-        if self._stderr is None:
-            return ""
-        self._stderr.seek(0)
-        return self._stderr.read().decode("utf-8", "replace").strip()[-300:] or "no output"
 
 
 class _Updates:
