@@ -7,7 +7,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -17,12 +16,20 @@ from typing import Any
 import psutil
 import pytest
 
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from tests.agent_clis import cli_home, cli_path
 from tests.agent_fixtures import run_swarm
-from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
+from tests.cli_teammate_steps import (
+    answers_a_message,
+    end_members,
+    first_task_done,
+    kill_then_resume,
+    notes,
+    script_first_task,
+    shutdown_ends_it,
+)
+from tests.fake_anthropic import FakeAnthropic, last_user_text
 from tests.helpers import child_named, wait_until
 
 TEAM = "alpha"
@@ -45,22 +52,11 @@ def claude_env(tmp_path: Path, fake_api: FakeAnthropic,
     monkeypatch.setenv("SWARM_TEAM", TEAM)
     ok("team", "create", TEAM)
     yield fake_api
-    for member in Team(TEAM).config().members:  # whatever the test left running ends with it
-        state = read_state(TEAM, member.name)
-        if (state is not None and state.pid and state.pid != os.getpid()
-                and psutil.pid_exists(state.pid)):
-            for proc in [*claude_processes(state.pid), psutil.Process(state.pid)]:
-                with contextlib.suppress(psutil.NoSuchProcess):
-                    proc.kill()
+    end_members(TEAM, claude_processes)
 
 
 def lead_messages(kind: str) -> list[dict[str, Any]]:
-    found = []
-    for message in open_mailbox(TEAM, "team-lead").messages(include_archive=True):
-        structured = message.structured()
-        if structured is not None and structured.type == kind:
-            found.append({"sender": message.sender, **json.loads(message.text)})
-    return found
+    return notes(TEAM, kind)
 
 
 def tool_names(body: dict[str, Any]) -> list[str]:
@@ -85,26 +81,12 @@ def claude_processes(pid: int) -> list[psutil.Process]:
 def test_a_claude_code_teammate_works_through_swarms_tools(
         claude_env: FakeAnthropic, tmp_path: Path) -> None:
     api = claude_env
-    ok("tasks", "add", "write hello", "--description", "say hello")
-    api.push_tool_use("mcp__swarm__TaskList", {})
-    api.push_tool_use("mcp__swarm__TaskUpdate", {"task_id": "1", "status": "completed",
-                                                 "result": "hello written"})
-    api.push_tool_use("mcp__swarm__SendMessage", {"to": "team-lead", "message": "task 1 done",
-                                                  "summary": "done"})
-    api.push_text("All done with task 1.")
+    script_first_task(api, lambda n: f"mcp__swarm__{n}")
     spawned = ok("spawn", "cc", "--agent", "claude-code", "--backend", "hidden", "--json")
     assert json.loads(spawned)["agent"] == "claude-code"
     assert Team(TEAM).member("cc").agent == "claude-code"
 
-    wait_until(lambda: Team(TEAM).tasks.get("1").status == "completed", 90,
-               message="task 1 completed by the Claude Code teammate")
-    task = Team(TEAM).tasks.get("1")
-    assert task.owner == "cc" and task.result == "hello written"
-    wait_until(lambda: any(m.text == "task 1 done" and m.sender == "cc"
-                           for m in open_mailbox(TEAM, "team-lead").messages(include_archive=True)), 30)
-    idle = wait_until(lambda: lead_messages("idle_notification"), 30)
-    assert idle[-1]["sender"] == "cc" and idle[-1]["completed_task_id"] == "1"
-    assert idle[-1]["summary"] == "All done with task 1."
+    first_task_done(TEAM, "cc")
     first = api.messages_requests()[0]
     names = tool_names(first)
     # swarm's tools were there at the first request; Claude Code's own team tools were not.
@@ -115,13 +97,7 @@ def test_a_claude_code_teammate_works_through_swarms_tools(
     assert "<task-assignment" in json.dumps(first["messages"])
 
     # A message to the idle teammate is a new turn of the same session.
-    api.push_text("Four.")
-    ok("send", "cc", "what is 2+2?")
-    wait_until(lambda: len(lead_messages("idle_notification")) >= 2, 60)
-    assert lead_messages("idle_notification")[-1]["summary"] == "Four."
-    asked = requests_with(api, "what is 2+2?")[0]
-    assert "hello written" in json.dumps(asked["messages"])  # the earlier turn is there
-    assert open_mailbox(TEAM, "cc").unread() == []
+    answers_a_message(TEAM, "cc", api, requests_with)
 
     # Its turns and tokens from Claude Code's own result JSON.
     rows = {r["name"]: r for r in json.loads(ok("status", "--json"))}
@@ -149,40 +125,12 @@ def test_a_claude_code_teammate_works_through_swarms_tools(
     assert denied, "the model saw the denial"
 
     # Killed, then respawned: the same Claude Code session, resumed.
-    agent_pid = read_state(TEAM, "cc").pid  # type: ignore[union-attr]
-    assert agent_pid is not None and claude_processes(agent_pid)
-    session = read_state(TEAM, "cc").cli_session  # type: ignore[union-attr]
-    assert session
-    old_claude = claude_processes(agent_pid)
-    ok("kill", "cc")
-    wait_until(lambda: not psutil.pid_exists(agent_pid) or psutil.Process(agent_pid).status()
-               == psutil.STATUS_ZOMBIE, 20)
-    wait_until(lambda: not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE
-                               for p in old_claude), 20, message="its Claude Code ended too")
-    ok("respawn", "cc")
-    wait_until(lambda: (s := read_state(TEAM, "cc")) is not None and s.pid != agent_pid
-               and s.state == "idle", 60)
-    api.push_text("Back again.")
-    ok("send", "cc", "are you back?")
-    resumed = wait_until(lambda: requests_with(api, "are you back?"), 60)[0]
-    assert "what is 2+2?" in json.dumps(resumed["messages"])
-    assert read_state(TEAM, "cc").cli_session == session  # type: ignore[union-attr]
+    kill_then_resume(TEAM, "cc", api, claude_processes, requests_with, "what is 2+2?")
 
     # Shutdown is negotiated: the model approves through swarm's SendMessage, then it exits.
-    def approve(body: dict[str, Any]) -> Scripted:
-        found = re.search(r'request_id[\\"]*:\s*[\\"]*([0-9a-f-]{8,})', last_user_text(body))
-        assert found, last_user_text(body)
-        return reply(tool_uses=[("mcp__swarm__SendMessage", {"to": "team-lead", "message": {
-            "type": "shutdown_response", "request_id": found.group(1), "approve": True}})])
-
     wait_until(lambda: len(lead_messages("idle_notification")) >= 4, 60)
-    api.push(approve)
-    api.push_text("Bye.")
-    pid = read_state(TEAM, "cc").pid  # type: ignore[union-attr]
-    assert pid is not None
-    ok("shutdown", "cc", "--timeout", "60", timeout=90)
-    wait_until(lambda: read_state(TEAM, "cc").state == "exited", 30)  # type: ignore[union-attr]
-    wait_until(lambda: not claude_processes(pid), 20)
+    shutdown_ends_it(TEAM, "cc", api, claude_processes, "mcp__swarm__SendMessage",
+                     last_user_text)
 
 
 @pytest.mark.slow

@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,7 +19,15 @@ from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from tests.agent_clis import cli_home, cli_path
-from tests.fake_anthropic import Scripted, reply
+from tests.cli_teammate_steps import (
+    answers_a_message,
+    end_members,
+    first_task_done,
+    gone,
+    kill_then_resume,
+    script_first_task,
+    shutdown_ends_it,
+)
 from tests.fake_responses import FakeResponses
 from tests.helpers import child_named, wait_until
 from tests.test_cli_teammates import TEAM, answered, lead_messages, ok, prompts
@@ -54,13 +61,7 @@ def codex_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeR
         monkeypatch.setenv("SWARM_TEAM", TEAM)
         ok("team", "create", TEAM)
         yield api
-        for member in Team(TEAM).config().members:  # whatever the test left running ends
-            state = read_state(TEAM, member.name)
-            if (state is not None and state.pid and state.pid != os.getpid()
-                    and psutil.pid_exists(state.pid)):
-                for proc in [*codex_processes(state.pid), psutil.Process(state.pid)]:
-                    with contextlib.suppress(psutil.NoSuchProcess):
-                        proc.kill()
+        end_members(TEAM, codex_processes)
 
 
 def codex_processes(pid: int) -> list[psutil.Process]:
@@ -71,10 +72,6 @@ def codex_processes(pid: int) -> list[psutil.Process]:
                 if "codex" in " ".join(proc.cmdline()[:2]):
                     found.append(proc)
     return found
-
-
-def gone(procs: list[psutil.Process]) -> bool:
-    return not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in procs)
 
 
 def requests_with(api: FakeResponses, text: str) -> list[dict[str, Any]]:
@@ -90,39 +87,19 @@ def outputs(body: dict[str, Any]) -> list[str]:
 def test_a_codex_teammate_works_through_swarms_tools(
         codex_env: FakeResponses, tmp_path: Path) -> None:
     api = codex_env
-    ok("tasks", "add", "write hello", "--description", "say hello")
-    api.push_tool_use(tool("TaskList"), {})
-    api.push_tool_use(tool("TaskUpdate"), {"task_id": "1", "status": "completed",
-                                           "result": "hello written"})
-    api.push_tool_use(tool("SendMessage"), {"to": "team-lead", "message": "task 1 done",
-                                            "summary": "done"})
-    api.push_text("All done with task 1.")
+    script_first_task(api, tool)
     spawned = ok("spawn", "cx", "--agent", "codex", "--backend", "hidden", "--json")
     assert json.loads(spawned)["agent"] == "codex"
     assert Team(TEAM).member("cx").agent == "codex"
 
-    wait_until(lambda: Team(TEAM).tasks.get("1").status == "completed", 90,
-               message="task 1 completed by the Codex teammate")
-    task = Team(TEAM).tasks.get("1")
-    assert task.owner == "cx" and task.result == "hello written"
-    wait_until(lambda: any(m.text == "task 1 done" and m.sender == "cx"
-                           for m in open_mailbox(TEAM, "team-lead").messages(include_archive=True)), 30)
-    idle = wait_until(lambda: lead_messages("idle_notification"), 30)
-    assert idle[-1]["sender"] == "cx" and idle[-1]["completed_task_id"] == "1"
-    assert idle[-1]["summary"] == "All done with task 1."
+    first_task_done(TEAM, "cx")
     first = api.responses_requests()[0]
     assert "mcp__swarm" in json.dumps(first.get("tools")), "swarm's tools at the first request"
     assert "<task-assignment" in json.dumps(first["input"])
     assert "team-lead" in json.dumps(first)  # swarm's team protocol is in its instructions
 
-    # A message to the idle teammate is a new turn of the same thread.
-    api.push_text("Four.")
-    ok("send", "cx", "what is 2+2?")
-    wait_until(lambda: len(lead_messages("idle_notification")) >= 2, 60)
-    assert lead_messages("idle_notification")[-1]["summary"] == "Four."
-    asked = requests_with(api, "what is 2+2?")[0]
-    assert "hello written" in json.dumps(asked["input"])  # the earlier turn is there
-    assert open_mailbox(TEAM, "cx").unread() == []
+    # A message to the idle teammate is a new turn of the same session.
+    answers_a_message(TEAM, "cx", api, requests_with)
 
     # Its turns and tokens from Codex's own token usage.
     rows = {r["name"]: r for r in json.loads(ok("status", "--json"))}
@@ -148,40 +125,11 @@ def test_a_codex_teammate_works_through_swarms_tools(
     assert outputs(told) and "not that file" in json.dumps(told["input"]), "the model knows why"
 
     # Killed, then respawned: the same Codex thread, resumed.
-    agent_pid = read_state(TEAM, "cx").pid  # type: ignore[union-attr]
-    assert agent_pid is not None and codex_processes(agent_pid)
-    thread = read_state(TEAM, "cx").cli_session  # type: ignore[union-attr]
-    assert thread
-    old_codex = codex_processes(agent_pid)
-    ok("kill", "cx")
-    wait_until(lambda: not psutil.pid_exists(agent_pid) or psutil.Process(agent_pid).status()
-               == psutil.STATUS_ZOMBIE, 20)
-    wait_until(lambda: gone(old_codex), 20, message="its Codex ended too")
-    ok("respawn", "cx")
-    wait_until(lambda: (s := read_state(TEAM, "cx")) is not None and s.pid != agent_pid
-               and s.state == "idle", 60)
-    api.push_text("Back again.")
-    ok("send", "cx", "are you back?")
-    resumed = wait_until(lambda: requests_with(api, "are you back?"), 60)[0]
-    assert "what is 2+2?" in json.dumps(resumed["input"])
-    assert read_state(TEAM, "cx").cli_session == thread  # type: ignore[union-attr]
+    kill_then_resume(TEAM, "cx", api, codex_processes, requests_with, "what is 2+2?")
 
     # Shutdown is negotiated: the model approves through swarm's SendMessage, then it exits.
-    def approve(body: dict[str, Any]) -> Scripted:
-        found = re.findall(r'request_id[\\"]*:\s*[\\"]*([0-9a-f-]{8,})', json.dumps(body["input"]))
-        assert found, body["input"]
-        return reply(tool_uses=[(tool("SendMessage"), {"to": "team-lead", "message": {
-            "type": "shutdown_response", "request_id": found[-1], "approve": True}})])
-
     wait_until(lambda: len(lead_messages("idle_notification")) >= 4, 60)
-    api.push(approve)
-    api.push_text("Bye.")
-    pid = read_state(TEAM, "cx").pid  # type: ignore[union-attr]
-    assert pid is not None
-    running = codex_processes(pid)
-    ok("shutdown", "cx", "--timeout", "60", timeout=90)
-    wait_until(lambda: read_state(TEAM, "cx").state == "exited", 30)  # type: ignore[union-attr]
-    wait_until(lambda: gone(running), 20, message="its Codex ended")
+    shutdown_ends_it(TEAM, "cx", api, codex_processes, tool("SendMessage"))
 
 
 def test_interrupt_ends_the_codex_turn_and_an_allow_rule_answers_its_approval(

@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,23 +15,23 @@ from typing import Any
 import psutil
 import pytest
 
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from tests.agent_clis import cli_home, cli_path
 from tests.agent_fixtures import run_swarm
-from tests.fake_anthropic import Scripted, reply
+from tests.cli_teammate_steps import (
+    answers_a_message,
+    end_members,
+    first_task_done,
+    kill_then_resume,
+    script_first_task,
+    shutdown_ends_it,
+)
 from tests.fake_gemini import FakeGemini
 from tests.helpers import child_named, wait_until
+from tests.test_cli_teammates import TEAM, lead_messages, ok
 
-TEAM = "alpha"
 MODEL = "gemini-2.5-flash"  # a named model: `auto` would ask the fake to route first
-
-
-def ok(*args: str, timeout: float = 60.0) -> str:
-    proc = run_swarm(*args, timeout=timeout)
-    assert proc.returncode == 0, f"swarm {' '.join(args)}: {proc.stderr}"
-    return proc.stdout
 
 
 def gemini_processes(pid: int, recursive: bool = True) -> list[psutil.Process]:
@@ -62,22 +61,7 @@ def gemini_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Fake
         monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
         ok("team", "create", TEAM)
         yield api
-        for member in Team(TEAM).config().members:  # whatever the test left running ends
-            state = read_state(TEAM, member.name)
-            if (state is not None and state.pid and state.pid != os.getpid()
-                    and psutil.pid_exists(state.pid)):
-                for proc in [*gemini_processes(state.pid), psutil.Process(state.pid)]:
-                    with contextlib.suppress(psutil.NoSuchProcess):
-                        proc.kill()
-
-
-def lead_messages(kind: str) -> list[dict[str, Any]]:
-    found = []
-    for message in open_mailbox(TEAM, "team-lead").messages(include_archive=True):
-        structured = message.structured()
-        if structured is not None and structured.type == kind:
-            found.append({"sender": message.sender, **json.loads(message.text)})
-    return found
+        end_members(TEAM, gemini_processes)
 
 
 def requests_with(api: FakeGemini, text: str) -> list[dict[str, Any]]:
@@ -111,26 +95,12 @@ def spawn(*extra: str) -> str:
 def test_a_gemini_teammate_works_through_swarms_tools(
         gemini_env: FakeGemini, tmp_path: Path) -> None:
     api = gemini_env
-    ok("tasks", "add", "write hello", "--description", "say hello")
-    api.push_tool_use("mcp_swarm_TaskList", {})
-    api.push_tool_use("mcp_swarm_TaskUpdate", {"task_id": "1", "status": "completed",
-                                               "result": "hello written"})
-    api.push_tool_use("mcp_swarm_SendMessage", {"to": "team-lead", "message": "task 1 done",
-                                                "summary": "done"})
-    api.push_text("All done with task 1.")
+    script_first_task(api, lambda n: f"mcp_swarm_{n}")
     spawned = spawn("--json")
     assert json.loads(spawned)["agent"] == "gemini"
     assert Team(TEAM).member("gm").agent == "gemini"
 
-    wait_until(lambda: Team(TEAM).tasks.get("1").status == "completed", 120,
-               message="task 1 completed by the Gemini CLI teammate")
-    task = Team(TEAM).tasks.get("1")
-    assert task.owner == "gm" and task.result == "hello written"
-    wait_until(lambda: any(m.text == "task 1 done" and m.sender == "gm"
-                           for m in open_mailbox(TEAM, "team-lead").messages(include_archive=True)), 30)
-    idle = wait_until(lambda: lead_messages("idle_notification"), 30)
-    assert idle[-1]["sender"] == "gm" and idle[-1]["completed_task_id"] == "1"
-    assert idle[-1]["summary"] == "All done with task 1."
+    first_task_done(TEAM, "gm", 120)
     first = api.generate_requests()[0]
     names = tool_names(first)
     assert {"mcp_swarm_SendMessage", "mcp_swarm_TaskUpdate", "mcp_swarm_TaskList"} <= set(names)
@@ -139,13 +109,7 @@ def test_a_gemini_teammate_works_through_swarms_tools(
     assert lead_messages("permission_request") == []  # swarm's own tools are never asked
 
     # A message to the idle teammate is a new turn of the same session.
-    api.push_text("Four.")
-    ok("send", "gm", "what is 2+2?")
-    wait_until(lambda: answered("gm", 2), 60)
-    assert lead_messages("idle_notification")[-1]["summary"] == "Four."
-    asked = requests_with(api, "what is 2+2?")[0]
-    assert "hello written" in json.dumps(asked["contents"])  # the earlier turn is there
-    assert open_mailbox(TEAM, "gm").unread() == []
+    answers_a_message(TEAM, "gm", api, requests_with)
 
     # Its turns and tokens from Gemini CLI's own prompt result.
     rows = {r["name"]: r for r in json.loads(ok("status", "--json"))}
@@ -171,40 +135,11 @@ def test_a_gemini_teammate_works_through_swarms_tools(
     assert requests_with(api, "canceled"), "the model saw the refusal"
 
     # Killed, then respawned: the same Gemini session, loaded again.
-    agent_pid = read_state(TEAM, "gm").pid  # type: ignore[union-attr]
-    assert agent_pid is not None and gemini_processes(agent_pid)
-    session = read_state(TEAM, "gm").cli_session  # type: ignore[union-attr]
-    assert session
-    old = gemini_processes(agent_pid)
-    ok("kill", "gm")
-    wait_until(lambda: not psutil.pid_exists(agent_pid) or psutil.Process(agent_pid).status()
-               == psutil.STATUS_ZOMBIE, 20)
-    wait_until(lambda: not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE
-                               for p in old), 20, message="its Gemini CLI ended too")
-    ok("respawn", "gm")
-    wait_until(lambda: (s := read_state(TEAM, "gm")) is not None and s.pid != agent_pid
-               and s.state == "idle", 60)
-    api.push_text("Back again.")
-    ok("send", "gm", "are you back?")
-    resumed = wait_until(lambda: requests_with(api, "are you back?"), 60)[0]
-    assert "what is 2+2?" in json.dumps(resumed["contents"])
-    assert read_state(TEAM, "gm").cli_session == session  # type: ignore[union-attr]
+    kill_then_resume(TEAM, "gm", api, gemini_processes, requests_with, "what is 2+2?")
 
     # Shutdown is negotiated: the model approves through swarm's SendMessage, then it exits.
-    def approve(body: dict[str, Any]) -> Scripted:
-        found = re.findall(r'request_id[\\"]*:\s*[\\"]*([0-9a-f-]{8,})', json.dumps(body))
-        assert found, json.dumps(body)[-2000:]
-        return reply(tool_uses=[("mcp_swarm_SendMessage", {"to": "team-lead", "message": {
-            "type": "shutdown_response", "request_id": found[-1], "approve": True}})])
-
     wait_until(lambda: answered("gm", 4), 60)
-    api.push(approve)
-    api.push_text("Bye.")
-    pid = read_state(TEAM, "gm").pid  # type: ignore[union-attr]
-    assert pid is not None
-    ok("shutdown", "gm", "--timeout", "60", timeout=90)
-    wait_until(lambda: read_state(TEAM, "gm").state == "exited", 30)  # type: ignore[union-attr]
-    wait_until(lambda: not gemini_processes(pid), 20)
+    shutdown_ends_it(TEAM, "gm", api, gemini_processes, "mcp_swarm_SendMessage")
 
 
 @pytest.mark.slow
