@@ -417,3 +417,21 @@ def test_a_plan_wait_ends_with_the_cli_that_asked(claude_env: FakeAnthropic,
     wait_until(lambda: not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE
                                for p in servers), 20, message="the MCP server exited")
     assert ok("plans", "list").strip() == "(no plans waiting)"
+
+
+@pytest.mark.parametrize("agent", ["codex", "gemini"])
+def test_plan_mode_is_refused_for_a_cli_with_no_plan_to_put_to_the_lead(
+        agent: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Codex and Gemini CLI have no ExitPlanMode swarm can put to the lead: spawn says so,
+    rather than start a teammate that could leave plan mode only by `swarm mode`."""
+    from tests.helpers import run_cli
+
+    Team.create(TEAM)
+    for flags in (["--plan-mode-required"], ["--permission-mode", "plan"]):
+        code, _, err = run_cli(capsys, "spawn", "x", "--team", TEAM, "--agent", agent,
+                               "--backend", "hidden", *flags)
+        assert code == 2  # bad input
+        assert err.strip() == (f"swarm: error: --agent {agent}: plan mode needs a plan to put to"
+                               " the lead, which only claude-code gives (spawn it in default or"
+                               " acceptEdits; `swarm mode` changes it later)")
+        assert Team(TEAM).config().member("x") is None
