@@ -16,6 +16,7 @@ from typing import Any
 import psutil
 import pytest
 
+from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from tests.agent_clis import cli_home, cli_path
@@ -435,3 +436,18 @@ def test_plan_mode_is_refused_for_a_cli_with_no_plan_to_put_to_the_lead(
                                " the lead, which only claude-code gives (spawn it in default or"
                                " acceptEdits; `swarm mode` changes it later)")
         assert Team(TEAM).config().member("x") is None
+
+
+def test_swarm_mode_will_not_put_a_codex_teammate_in_plan_mode(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    from tests.helpers import run_cli
+
+    team = Team.create(TEAM)
+    team.add_member("cx", agent="codex")
+    code, _, err = run_cli(capsys, "mode", "cx", "plan", "--team", TEAM)
+    assert code == 2
+    assert err.strip() == ("swarm: error: --agent codex: plan mode needs a plan to put to the"
+                           " lead, which only claude-code gives (give it default or acceptEdits)")
+    assert open_mailbox(TEAM, "cx").unread() == []  # no mode_change was sent
+    code, out, _ = run_cli(capsys, "mode", "cx", "acceptEdits", "--team", TEAM)
+    assert code == 0 and "acceptEdits" in out

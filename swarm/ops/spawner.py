@@ -19,8 +19,10 @@ from swarm.backends.ssh import remote_swarm_argv
 from swarm.core.agents.definitions import get_definition
 from swarm.core.model.names import (
     LEAD_NAME,
+    PLANS_TO_THE_LEAD,
     ModeCap,
     mode_allows,
+    plan_refusal,
     validate_agent_name,
     validate_color,
 )
@@ -42,7 +44,7 @@ from swarm.core.trust.workspace import ProjectConfig, decide
 from swarm.errors import BadInputError, SwarmError
 from swarm.ops.health import observe
 from swarm.runtime.budget import depth_refusal
-from swarm.runtime.clis.base import PLANS_TO_THE_LEAD, find_cli
+from swarm.runtime.clis.base import find_cli
 from swarm.runtime.models import check_model_spec, default_model_spec
 from swarm.runtime.models.providers import PASS_VARIABLES
 
@@ -180,9 +182,8 @@ def spawn(team: Team, request: SpawnRequest,
     agent = req.agent or defaults.get("agent")
     if agent is not None and agent not in PLANS_TO_THE_LEAD and (
             req.plan_mode_required or mode == "plan"):
-        raise BadInputError(f"--agent {agent}: plan mode needs a plan to put to the lead, which"
-                            f" only {', '.join(PLANS_TO_THE_LEAD)} gives (spawn it in default or"
-                            " acceptEdits; `swarm mode` changes it later)")
+        raise BadInputError(plan_refusal(agent, "spawn it in default or acceptEdits; `swarm mode`"
+                                          " changes it later"))
     if agent is not None:  # the CLI has its own models and credentials
         find_cli(agent)  # installed, or one line saying so before anything is made
     else:

@@ -23,9 +23,6 @@ EXECUTABLES: dict[str, tuple[str, str]] = {
     "codex": ("codex", "npm install -g @openai/codex"),
     "gemini": ("gemini", "npm install -g @google/gemini-cli"),
 }
-# The CLIs whose own plan mode ends in a plan swarm puts to the lead (Claude Code's ExitPlanMode,
-# through PermissionPrompt); the others could leave plan mode only by `swarm mode`.
-PLANS_TO_THE_LEAD = ("claude-code",)
 
 
 def find_cli(agent: str) -> Path:
