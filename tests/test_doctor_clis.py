@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import stat
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -35,9 +36,10 @@ def clis(env: dict[str, str]) -> tuple[dict[str, Any], str]:
     clean = {k: v for k, v in os.environ.items() if k not in (
         "ANTHROPIC_API_KEY", "OPENAI_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY",
         "CODEX_HOME", "CLAUDE_CONFIG_DIR", "CODEX_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN")}
-    proc = doctor("--json", env={**clean, **env})
+    # Both at once: a CLI whose `--version` hangs costs each doctor its whole timeout.
+    with ThreadPoolExecutor(2) as pool:
+        proc, human = pool.map(lambda args: doctor(*args, env={**clean, **env}), [("--json",), ()])
     assert proc.returncode == 0, proc.stderr
-    human = doctor(env={**clean, **env})
     rows = {row["name"]: row for row in json.loads(proc.stdout)["agent_clis"]}
     return rows, human.stdout
 

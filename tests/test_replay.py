@@ -12,6 +12,7 @@ import os
 import re
 import stat
 import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
@@ -172,9 +173,14 @@ def test_a_changed_agent_definition_diverges_at_that_teammate(
                           capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
 
+    began = time.monotonic()
     same = replay(directory, "--team", "solo2", "--json", cwd=tmp_path)
     assert same.returncode == 0, same.stdout + same.stderr
     assert json.loads(same.stdout)["members"][0]["member"] == "bob"
+    # Its teammate is stopped, not asked: a shutdown request past the recording's end has no
+    # recorded answer, and asking waited 15 s for one on every replay of a spawn.
+    assert time.monotonic() - began < 12
+    assert "solo2" not in {t.name for t in Team.list()}
 
     definition.write_text("---\nname: echoer\ndescription: echoes\n---\nYou echo loudly.\n")
     changed = replay(directory, "--team", "solo3", "--json", cwd=tmp_path)
