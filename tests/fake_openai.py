@@ -206,8 +206,14 @@ def _make_handler(api: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
             self.end_headers()
             if stall:  # everything but the end, then wait
                 text = [e for e in events if e["choices"] and e["choices"][0]["delta"].get("content")]
-                for event in [events[0], *text]:
-                    self._chunk(f"data: {json.dumps(event)}\n\n".encode())
+                try:
+                    for event in [events[0], *text]:
+                        self._chunk(f"data: {json.dumps(event)}\n\n".encode())
+                except (BrokenPipeError, ConnectionResetError):
+                    # A client that hangs up before the stall is reached hung up all the same
+                    # (a budget cut off after the first chunks, when this thread is slower).
+                    self._hung_up()
+                    return
                 if not self._wait_for_release():
                     return
                 events = [e for e in events[1:] if e not in text]
@@ -219,6 +225,11 @@ def _make_handler(api: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
         def _chunk(self, data: bytes) -> None:
             self.wfile.write(f"{len(data):x}\r\n".encode() + data + b"\r\n")
             self.wfile.flush()
+
+        def _hung_up(self) -> None:
+            with api._lock:
+                api.disconnects += 1
+            self.close_connection = True
 
         def _wait_for_release(self) -> bool:
             """True when released; False when the client hung up (counted) or time ran out."""
@@ -232,9 +243,7 @@ def _make_handler(api: FakeOpenAI) -> type[BaseHTTPRequestHandler]:
                     except OSError:
                         peek = b""
                     if not peek:
-                        with api._lock:
-                            api.disconnects += 1
-                        self.close_connection = True
+                        self._hung_up()
                         return False
                 if time.monotonic() > deadline:
                     self.close_connection = True
