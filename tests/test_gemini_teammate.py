@@ -107,6 +107,11 @@ def test_a_gemini_teammate_works_through_swarms_tools(
     assert "<task-assignment" in json.dumps(first["contents"])
     assert "You are gm" in json.dumps(first["contents"])  # swarm's part of the prompt
     assert lead_messages("permission_request") == []  # swarm's own tools are never asked
+    # One node process: Gemini CLI's launcher, which would start a second only to raise its
+    # heap limit (about a second of CPU and a process more per teammate), is skipped.
+    state = read_state(TEAM, "gm")
+    assert state is not None and state.pid is not None
+    assert len(gemini_processes(state.pid)) == 1
 
     # A message to the idle teammate is a new turn of the same session.
     answers_a_message(TEAM, "gm", api, requests_with)

@@ -16,6 +16,9 @@ and unknown tool, not reads) for swarm's default, acceptEdits and bypassPermissi
 makes the one decision with its file scopes in every mode; swarm's plan is Gemini's `plan`
 (read-only). swarm's part of the prompt goes before the first message of a new session.
 
+It starts with `GEMINI_CLI_NO_RELAUNCH=true`: Gemini CLI's launcher otherwise starts a second
+node process only to raise its heap limit (about a second of CPU and ~140 MB per teammate).
+
 Resume works around gemini-cli#28775 (0.61.0: a `session/load` in the same minute the session
 was started writes an empty record over it): before loading, the session's record is renamed
 so the load's new record cannot land on it.
@@ -87,7 +90,8 @@ class Gemini:
                 out.write(POLICY)
             self._policy = Path(name)
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - kept for the CLI's life
-        self.proc = subprocess.Popen(self.argv(), cwd=s.cwd, env=s.env, stdin=subprocess.PIPE,
+        env = {**s.env, "GEMINI_CLI_NO_RELAUNCH": "true"}
+        self.proc = subprocess.Popen(self.argv(), cwd=s.cwd, env=env, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self._stderr,
                                      start_new_session=True)  # its own group: kill_tree
         self.conn = AcpConnection(self.proc)
