@@ -60,12 +60,22 @@ class Project:
         return json.dumps({"hooks": {"PreToolUse": [{"command": f"cat >> {log}; echo >> {log}"}]}})
 
     def hook_agents(self, log: Path | None = None) -> list[str]:
-        """The agent ids whose PreToolUse hook ran (from the payloads the hook wrote), sorted."""
+        """The agent ids whose PreToolUse hook ran (from the payloads the hook wrote), sorted.
+        Read as a stream of JSON objects, not lines: two agents' hooks may append at once, and
+        each payload is one append but its newline another (`cat >> log; echo >> log`)."""
         try:
-            lines = (log or self.hook_log).read_text().splitlines()
+            text = (log or self.hook_log).read_text()
         except FileNotFoundError:
             return []
-        return sorted({json.loads(line)["agent_id"] for line in lines if line.strip()})
+        decoder, agents = json.JSONDecoder(), set()
+        text = text.strip()
+        at = 0
+        while at < len(text):
+            payload, at = decoder.raw_decode(text, at)
+            agents.add(payload["agent_id"])
+            while at < len(text) and text[at].isspace():
+                at += 1
+        return sorted(agents)
 
     def pull_a_changed_hook(self, log: Path) -> None:
         (self.origin / ".swarm" / "settings.json").write_text(self.hooks(log))
