@@ -116,9 +116,11 @@ def main() -> None:
                "diverged": len(report["diverged"])}
         rows.append(row)
         where = ", ".join(f"{d['member']}@{d['request']}: {d['what']}" for d in report["diverged"])
+        timing = ", ".join(f"{d['member']}@{d['request']}: {d['what']}" for d in report["timing"])
         print(f"  run {n + 1}: recorded {recorded:5.1f} s  replay {wall:5.1f} s  requests"
               f" {row['matched']:.0f}/{row['requests']:.0f} matched  diverged"
-              f" {row['diverged']:.0f}" + (f" ({where})" if where else ""))
+              f" {row['diverged']:.0f}" + (f" ({where})" if where else "")
+              + (f"  timing: {timing}" if timing else ""))
     med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}
     print(f"median: recorded {med['recorded_s']:.1f} s, replay {med['replay_s']:.1f} s"
           f" ({med['replay_s'] / med['recorded_s']:.0%} of the run), {med['matched']:.0f} of"

@@ -87,8 +87,16 @@ def record_lead(fake_api: FakeAnthropic, tmp_path: Path) -> Path:
     proc = lead(*BYPASS, "--keep", "--team", "rec", "--record", str(directory),
                 "Echo one and two.", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == FINAL
+    assert proc.stdout.strip() == FINAL, lead_inputs(directory)
     return directory
+
+
+def lead_inputs(directory: Path) -> str:
+    """What woke the recorded lead, call by call (a failure's evidence)."""
+    path = directory / "team-lead.jsonl"
+    lines = path.read_text().splitlines() if path.exists() else []
+    return "\n".join(json.dumps(json.loads(x)["request"]["messages"][-1]["content"])[:600]
+                     for x in lines)
 
 
 def test_a_recorded_lead_job_replays_offline_with_the_same_messages_and_tasks(

@@ -21,7 +21,8 @@ from swarm.core.model.names import LEAD_NAME, ModeCap
 from swarm.core.model.protocol import ShutdownRequest, structured_object, validate_structured
 from swarm.core.text.readable import will_not_read
 from swarm.errors import BadInputError, ToolError
-from swarm.lead.wake_policy import DONE_STATES, Watch, describe_request, task_tally
+from swarm.lead.team_view import DONE_STATES, task_tally
+from swarm.lead.wake_policy import Watch, describe_request
 from swarm.ops import control
 from swarm.ops.approvals import answer_plan, approve_permission, deny_permission
 from swarm.ops.health import observe, observe_member

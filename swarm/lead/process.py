@@ -35,6 +35,7 @@ from swarm.errors import BadInputError, OperationFailedError, TurnInterrupted
 from swarm.lead.lead_tools import SpawnDefaults, deleted_line, lead_tools
 from swarm.lead.options import NO_MODEL, LeadOptions, lead_model_spec, teammate_model_spec, validate
 from swarm.lead.prompt import lead_system_prompt
+from swarm.lead.replay_wakes import ReplayedWakes
 from swarm.lead.wake_policy import Reporter, Wake
 from swarm.ops import control
 from swarm.ops.health import observe
@@ -44,7 +45,7 @@ from swarm.runtime.interfaces import LoopHooks
 from swarm.runtime.loop import Loop, TurnOutcome
 from swarm.runtime.models import check_model_spec, load_model
 from swarm.runtime.models.base import Model, ModelReply
-from swarm.runtime.models.recording import wrap
+from swarm.runtime.models.recording import ReplayModel, wrap
 from swarm.runtime.prompts import environment
 from swarm.runtime.tools.builtin import Tool, kill_tree
 
@@ -137,6 +138,8 @@ class Lead(AgentBase, LoopHooks):
         self.trust = decide(self.cwd, flag=options.trust_project)
         self.project = self.trust.project
         self.watch = options.watch_type(self.team, options.approvals, self.ui)
+        if isinstance(model, ReplayModel):  # it wakes as the recording's lead woke
+            self.watch.steer = ReplayedWakes(model, self.team.name, model.out.parent)
         teammate_model = teammate_model_spec(options.teammate_model, self.model_spec)
         self.spawn_defaults = SpawnDefaults(backend=options.backend, cwd=str(self.cwd),
                                             model=teammate_model,

@@ -32,23 +32,19 @@ from swarm.core.model.protocol import (
     escape,
     render_for_model,
 )
-from swarm.core.model.task import Task
 from swarm.core.store.select import open_mailbox
 from swarm.core.team.lead_key import LeadSeal
 from swarm.core.team.team import Team
 from swarm.errors import SwarmError
+from swarm.lead.team_view import DONE_STATES, TeamView, look, task_tally
 from swarm.ops import approvals
 from swarm.ops.approvals import Pending, answer_plan, deny_permission
-from swarm.ops.health import MemberStatus, age_s, observe, observe_member
+from swarm.ops.health import MemberStatus, age_s, observe_member
 from swarm.runtime.console import brief
 from swarm.runtime.inputs import Inbound
 
 Block = dict[str, Any]
-DONE_STATES = ("exited", "dead")
-# An idle teammate that is out of turns or budget leaves its mail unread on purpose: not busy.
-STOPPED_REASONS = ("max_turns", "budget_exhausted")
 STALL_SETTLE = 1.0  # seconds a stall must last before it wakes the lead
-NOTE_GRACE = 5.0  # seconds a note in flight may take (a member killed mid-turn never sends it)
 
 
 class Reporter(Protocol):
@@ -67,52 +63,25 @@ class Reporter(Protocol):
         """A request left the pending list (answered anywhere, withdrawn, or timed out)."""
 
 
+class Choice(Struct, frozen=True):
+    """Which of the waiting items a wake delivers now (the rest wait for the next)."""
+
+    deliver: list[int]  # indices into the waiting items, in the order they are given
+    as_status: bool = False  # a quiet team told as a status change; the quiet wake still to come
+
+
+class WakeSteer(Protocol):
+    """Decides what a wake delivers (a replay: what the recording's wake held)."""
+
+    def choose(self, kind: str, items: list[str]) -> Choice | None:
+        """`kind`: quiet, stalled, status or none (the head block); `items`: the waiting
+        blocks' texts. None: hold this wake for now."""
+
+
 class Wake(Struct, dict=True):
     reasons: list[str]  # message|terminated|refused|request|quiet|stalled|idle|subagent
     blocks: list[Block]
     done: Callable[[], None] = lambda: None  # once the blocks are in the conversation
-
-
-class TeamView(Struct, dict=True):
-    """One look at the team: members, tasks, and whether anything is still moving."""
-
-    statuses: list[MemberStatus]
-    tasks: list[Task]
-    pending_requests: int
-    quiet: bool
-    stalled: bool  # nobody works and nobody can take the unfinished tasks
-
-    def signature(self) -> tuple[object, ...]:
-        return (tuple((s.name, s.state) for s in self.statuses),
-                tuple((t.id, t.status, t.owner) for t in self.tasks))
-
-
-def look(team: Team, pending_requests: int, reported: dict[str, int]) -> TeamView:
-    """`reported`: the `turns` of each member's newest idle note. A member that shows idle
-    with more turns than that has a note on its way (it writes its state, then tells the lead):
-    still busy, or the lead would be woken once before its note and once after."""
-    statuses = observe(team)
-    tasks = team.tasks.list()
-    live = [s for s in statuses if s.state not in DONE_STATES]
-    busy = any(s.state != "idle" or (s.unread and s.idle_reason not in STOPPED_REASONS)
-               or (s.turns and reported.get(s.name, 0) < s.turns
-                   and age_s(s.last_activity or "") < NOTE_GRACE) for s in live)
-    unfinished = [t for t in tasks if t.status != "completed"]
-    quiet = not busy and not unfinished and not pending_requests
-    claimable = bool(live) and any(
-        team.tasks.is_available(t, t.owner) and (t.owner is None or any(
-            s.name == t.owner for s in live)) for t in unfinished)
-    stalled = not busy and bool(unfinished) and not pending_requests and not claimable
-    return TeamView(statuses, tasks, pending_requests, quiet, stalled)
-
-
-
-def task_tally(tasks: list[Task]) -> str:
-    if not tasks:
-        return "tasks: none"
-    counts = {s: sum(1 for t in tasks if t.status == s)
-              for s in ("completed", "failed", "in_progress", "pending")}
-    return "tasks: " + ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in counts.items() if n)
 
 
 class Watch(Struct, dict=True):
@@ -132,6 +101,7 @@ class Watch(Struct, dict=True):
     _stall_told: tuple[object, ...] | None = None
     _stall_seen: tuple[tuple[object, ...], float] | None = None
     last_view: TeamView | None = None
+    steer: WakeSteer | None = None  # a replay's (lead/replay_wakes.py): none otherwise
 
     def __post_init__(self) -> None:
         self.box = open_mailbox(self.team.name, LEAD_NAME)
@@ -250,17 +220,25 @@ class Watch(Struct, dict=True):
         stalled = self._stalled_for_a_while(view) and not quiet
         if not (self._waking or quiet or stalled):
             return None
-        reasons = [r for r, _, _ in self._waking]
         if quiet:
-            head = self.quiet_block(view)
-            reasons.append("quiet")
+            kind, head = "quiet", self.quiet_block(view)
         elif stalled:
-            self._stall_told = view.signature()
-            head = self.stalled_block(view)
-            reasons.append("stalled")
+            kind, head = "stalled", self.stalled_block(view)
         else:
             head = self.status_block(view)
-        return self._deliver(reasons, [head] if head else [])
+            kind = "status" if head else "none"
+        chosen = None
+        if self.steer is not None:
+            choice = self.steer.choose(kind, [str(b.get("text", "")) for _, _, b in self._waking])
+            if choice is None:
+                return None  # held: nothing is consumed, the next look asks again
+            if choice.as_status:
+                kind, head = "status", self.status_block(view)
+            chosen = choice.deliver
+        if kind == "stalled":
+            self._stall_told = view.signature()
+        told = [kind] if kind in ("quiet", "stalled") else []
+        return self._deliver(told, [head] if head else [], chosen, keep_unseen=quiet and not told)
 
     def _stalled_for_a_while(self, view: TeamView) -> bool:
         """A stall seen unchanged for STALL_SETTLE seconds and not told yet: a teammate that
@@ -277,7 +255,8 @@ class Watch(Struct, dict=True):
         """The person's input (or the first prompt): the status block, waiting messages, text."""
         self.collect()
         head = self.status_block(self.view())
-        wake = self._deliver(["person"], [head] if head else [])
+        wake = self._deliver([], [head] if head else [])
+        wake.reasons = ["person"]  # what started the turn (messages come along)
         wake.blocks.append(text_block(text))
         return wake
 
@@ -286,14 +265,28 @@ class Watch(Struct, dict=True):
         self.collect()
         if not self._waking:
             return None
-        return self._deliver([r for r, _, _ in self._waking], [])
+        chosen = None
+        if self.steer is not None:  # a replay: only what reached this call in the recording
+            choice = self.steer.choose("none", [str(b.get("text", "")) for _, _, b in self._waking])
+            chosen = choice.deliver if choice is not None else []
+            if not chosen:
+                return None
+        return self._deliver([], [], chosen)
 
-    def _deliver(self, reasons: list[str], head: list[str]) -> Wake:
-        waking, self._waking = self._waking, []
+    def _deliver(self, told: list[str], head: list[str], chosen: list[int] | None = None,
+                 keep_unseen: bool = False) -> Wake:
+        """`told`: reasons besides the waiting items'. `chosen`: the waiting items to deliver,
+        in that order (default all; the rest wait). `keep_unseen`: the team is quiet but not
+        told so yet (a replay's status wake)."""
+        order = list(range(len(self._waking))) if chosen is None else chosen
+        waking = [self._waking[i] for i in order]
+        self._waking = [w for i, w in enumerate(self._waking) if i not in order]
+        reasons = [r for r, _, _ in waking] + told
         blocks = [text_block(h) for h in head] + [block for _, _, block in waking]
         read = [m.id for r, m, _ in waking if r != "request"]  # requests stay until answered
         fold, self._fold = self._fold, []
-        self.unseen.clear()
+        if not keep_unseen:
+            self.unseen.clear()
         self.events.clear()
 
         def done() -> None:

@@ -136,6 +136,16 @@ class ReplayModel:
             request.on_text(reply.text())
         return reply
 
+    def upcoming(self) -> tuple[dict[str, Any], str] | None:
+        """The recorded request the next call stands for, and its team; None past the end
+        or once this member diverged (more than timing): there is nothing left to steer by."""
+        with self._lock:
+            if self.made >= len(self.calls) or (self.divergence is not None
+                                                and not self.divergence.timing):
+                return None
+            call = self.calls[self.made]
+            return call["request"], str(call.get("team", ""))
+
     def _diverge(self, index: int, found: Difference) -> None:
         if self.divergence is None:
             self.divergence, self.diverged_at = found, index + 1
