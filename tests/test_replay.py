@@ -32,32 +32,25 @@ BYPASS = ("--permission-mode", "bypassPermissions")
 FINAL = "Both tasks are done."
 
 
-class OneTeammate:
+def one_teammate(body: dict[str, Any]) -> Scripted:
     """The lead: two tasks for one shell teammate (owned, so nothing races), shut it down when
-    the team is quiet, then the final answer."""
-
-    def __init__(self) -> None:
-        self.stage = "plan"
-
-    def __call__(self, body: dict[str, Any]) -> Scripted:
-        text = last_user_text(body)
-        if self.stage == "plan":
-            self.stage = "wait"
-            return reply("Two tasks for alice.", [
-                ("TaskCreate", {"subject": "one", "description": "$ echo one"}),
-                ("TaskCreate", {"subject": "two", "description": "$ echo two"}),
-                ("TaskUpdate", {"task_id": "1", "owner": "alice"}),
-                ("TaskUpdate", {"task_id": "2", "owner": "alice"}),
-                ("SpawnTeammate", {"name": "alice", "prompt": "Do your tasks.\n$ echo ready",
-                                   "permission_mode": "bypassPermissions"})])
-        if self.stage == "wait" and "<team-quiet>" in text:
-            self.stage = "shutdown"
-            return reply(None, [("SendMessage", {"to": "alice", "message": {
-                "type": "shutdown_request", "reason": "the work is done"}})])
-        if self.stage == "shutdown":
-            self.stage = "done"
-            return reply(FINAL)
-        return reply("Noted.")
+    the team is quiet, then the final answer. Decided by the request alone, so a request the
+    SDK retries gets the same reply (a stage kept across calls would move on twice)."""
+    messages = body.get("messages") or []
+    if len(messages) == 1:
+        return reply("Two tasks for alice.", [
+            ("TaskCreate", {"subject": "one", "description": "$ echo one"}),
+            ("TaskCreate", {"subject": "two", "description": "$ echo two"}),
+            ("TaskUpdate", {"task_id": "1", "owner": "alice"}),
+            ("TaskUpdate", {"task_id": "2", "owner": "alice"}),
+            ("SpawnTeammate", {"name": "alice", "prompt": "Do your tasks.\n$ echo ready",
+                               "permission_mode": "bypassPermissions"})])
+    if "<team-quiet>" in last_user_text(body):
+        return reply(None, [("SendMessage", {"to": "alice", "message": {
+            "type": "shutdown_request", "reason": "the work is done"}})])
+    if "sent shutdown_request to alice" in json.dumps(messages[-1]):  # that call's result
+        return reply(FINAL)
+    return reply("Noted.")
 
 
 def team_record(team: str) -> dict[str, Any]:
@@ -82,7 +75,7 @@ def replay(directory: Path, *args: str, cwd: Path,
 
 
 def record_lead(fake_api: FakeAnthropic, tmp_path: Path) -> Path:
-    fake_api.fallback = OneTeammate()
+    fake_api.fallback = one_teammate
     directory = tmp_path / "rec"
     proc = lead(*BYPASS, "--keep", "--team", "rec", "--record", str(directory),
                 "Echo one and two.", cwd=tmp_path)

@@ -109,15 +109,21 @@ def test_what_came_sooner_waits_for_the_next_wake_as_in_the_recording(tmp_path: 
     assert watch.next_wake() is None and watch.finished()
 
 
-def test_a_held_wake_goes_after_the_longest_hold(tmp_path: Path,
-                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def one_and_two_recorded(tmp_path: Path) -> tuple[Team, Watch, ReplayModel]:
+    """A recorded wake with alice's messages one and two; the replay's team and its steered
+    wake policy."""
     rec = crew("rec")
     rec.send("team-lead", "one", sender="alice")
     rec.send("team-lead", "two", sender="alice")
     recorded = Watch(rec, "human", Recorder()).next_wake()
     assert recorded is not None
     team = crew("again")
-    watch, _ = steered(team, record(tmp_path, [recorded]), tmp_path)
+    return team, *steered(team, record(tmp_path, [recorded]), tmp_path)
+
+
+def test_a_held_wake_goes_after_the_longest_hold(tmp_path: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    team, watch, _ = one_and_two_recorded(tmp_path)
     team.send("team-lead", "one", sender="alice")
     assert watch.next_wake() is None
     monkeypatch.setattr(replay_wakes, "HOLD_AT_MOST", 0.0)
@@ -126,13 +132,7 @@ def test_a_held_wake_goes_after_the_longest_hold(tmp_path: Path,
 
 
 def test_what_the_recording_never_had_waits_for_the_recorded_wake(tmp_path: Path) -> None:
-    rec = crew("rec")
-    rec.send("team-lead", "one", sender="alice")
-    rec.send("team-lead", "two", sender="alice")
-    recorded = Watch(rec, "human", Recorder()).next_wake()
-    assert recorded is not None
-    team = crew("again")
-    watch, model = steered(team, record(tmp_path, [recorded]), tmp_path)
+    team, watch, model = one_and_two_recorded(tmp_path)
     team.send("team-lead", "something else", sender="alice")
     assert watch.next_wake() is None  # held: one and two are still to come
     team.send("team-lead", "two", sender="alice")
