@@ -211,6 +211,43 @@ def test_the_guard_takes_the_servers_whole_group_down_when_its_parent_dies(tmp_p
                 psutil.Process(pid).kill()
 
 
+def test_a_stop_while_the_server_starts_still_ends_its_group(tmp_path: Path) -> None:
+    """The agent dies (the guard's SIGTERM) just as the server has started, before the guard
+    lets go of its own pipes: a CI flake left the server and its child running for good."""
+    record = tmp_path / "pids"
+    server = (f"trap '' TERM; sleep 300 & echo $! >> {record}; echo $$ >> {record}; "
+              "while true; do sleep 1; done")
+    driver = (
+        "import os, signal, sys\n"
+        f"sys.path.insert(0, {str(Path(mcp_guard.__file__).parent)!r})\n"
+        "import mcp_guard\n"
+        "real_open = os.open\n"
+        "def open_then_stop(path, *args):\n"
+        "    if path == os.devnull:\n"
+        "        os.kill(os.getpid(), signal.SIGTERM)\n"
+        "    return real_open(path, *args)\n"
+        "os.open = open_then_stop\n"
+        f"sys.exit(mcp_guard.main([str(os.getppid()), '--', 'bash', '-c', {server!r}]))\n")
+    errors = tmp_path / "stderr"
+    with errors.open("w") as err:  # not a pipe: a server left behind would hold it open
+        proc = subprocess.run([sys.executable, "-I", "-c", driver], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=err, timeout=30)
+
+    def left() -> list[psutil.Process]:
+        found = []
+        for p in psutil.process_iter(["cmdline"]):
+            if str(record) in " ".join(p.info["cmdline"] or []) and not gone(p.pid):
+                found.append(p)
+        return found + [psutil.Process(pid) for pid in pids(record) if not gone(pid)]
+
+    try:
+        assert proc.returncode == 1 and "Traceback" not in errors.read_text(), errors.read_text()
+        wait_until(lambda: not left(), 10, message="the server's group to be gone")
+    finally:
+        for rest in left():
+            rest.kill()
+
+
 def test_the_guard_refuses_bad_usage_and_reports_a_missing_command(tmp_path: Path) -> None:
     guard = str(Path(mcp_guard.__file__))
     usage = subprocess.run([sys.executable, "-I", guard, "x"], capture_output=True, text=True)

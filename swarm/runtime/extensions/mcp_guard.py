@@ -9,7 +9,8 @@ every second), starts the server in a process group of its own with the guard's 
 - the server exits (the agent closed its stdin: the SDK's normal shutdown): whatever it left
   in its group is killed and the guard exits with the server's code;
 - the guard gets SIGTERM (the agent died, even by SIGKILL, or the SDK escalates its shutdown):
-  SIGTERM to the server's group, SIGKILL after a grace, exit.
+  SIGTERM to the server's group, SIGKILL after a grace, exit. A signal while the server is
+  being started is noted and acted on once it runs (never raised inside Popen).
 
 A server that puts itself in another session (setsid) escapes the group; none of the common
 servers do.
@@ -34,6 +35,12 @@ class _Stop(Exception):
     pass
 
 
+# Until the server runs and the guard's own pipes are let go, a stop is only noted (raising
+# there would leave a server just started, or half of Popen, with nobody to end it).
+_armed = False
+_stop_noted = False
+
+
 def die_with_parent() -> bool:
     """Ask the kernel for SIGTERM when our parent dies (Linux only)."""
     if not sys.platform.startswith("linux"):
@@ -46,7 +53,11 @@ def die_with_parent() -> bool:
 
 
 def _on_signal(signum: int, frame: object) -> None:
-    raise _Stop()
+    global _stop_noted, _armed
+    _stop_noted = True
+    if _armed:  # once: a second signal must not break off the ending of the group
+        _armed = False
+        raise _Stop()
 
 
 def _end_group(child: subprocess.Popen[bytes], grace: float) -> None:
@@ -69,7 +80,7 @@ def main(argv: list[str]) -> int:
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(sig, _on_signal)
     die_with_parent()
-    if os.getppid() != parent:  # the agent died before we could ask to be told
+    if os.getppid() != parent or _stop_noted:  # the agent died before we could ask to be told
         return 1
     try:
         child = subprocess.Popen(command, process_group=0)
@@ -79,13 +90,15 @@ def main(argv: list[str]) -> int:
     except OSError as exc:
         print(f"MCP server command {command[0]} cannot start: {exc}", file=sys.stderr)
         return 126
-    except _Stop:
-        return 1
     # The server alone holds the pipes now, so closing its stdin reaches it as EOF.
     devnull = os.open(os.devnull, os.O_RDWR)
     os.dup2(devnull, 0)
     os.dup2(devnull, 1)
+    global _armed
     try:
+        _armed = True
+        if _stop_noted:  # the agent died while the server was starting
+            raise _Stop()
         while True:
             try:
                 code = child.wait(timeout=POLL_S)
