@@ -256,7 +256,10 @@ def test_fork_request_repeats_the_parents_last_request(
     assert result["tool_use_id"] == call
     assert json.loads(result["content"].splitlines()[0]) == {"agent_id": "w1.sub-1",
                                                              "status": "running"}
-    (record,) = subagent_records(crew)
+    # The notification is queued a moment before the parent's state.json is written, so the
+    # parent's next request can come first: poll the record, don't read it once.
+    (record,) = wait_until(lambda: [r for r in subagent_records(crew)
+                                    if r["status"] != "running"], WAIT)
     assert record["subagent_type"] == "fork" and record["status"] == "completed"
 
 
