@@ -44,12 +44,17 @@ class RedisServer:
 
     def start(self, timeout: float = 10.0) -> None:
         self.directory.mkdir(parents=True, exist_ok=True)
+        # The password goes in a private config file, never on the command line: the secrets
+        # tests read every process's command line, other tests' servers included.
+        config = self.directory / "redis.conf"
+        config.touch(mode=0o600)
+        config.write_text(f"requirepass {self.password}\nunixsocket {self.socket}\n"
+                          "unixsocketperm 700\n" if self.password else "")
         self.proc = subprocess.Popen(
-            [REDIS_SERVER, "--port", str(self.port), "--bind", "127.0.0.1", "--save", "",
-             "--appendonly", "no", "--dir", str(self.directory), "--daemonize", "no",
-             "--logfile", str(self.directory / "redis.log"), *self.options,
-             *(["--requirepass", self.password, "--unixsocket", str(self.socket),
-                "--unixsocketperm", "700"] if self.password else [])],
+            [REDIS_SERVER, str(config), "--port", str(self.port), "--bind", "127.0.0.1",
+             "--save", "", "--appendonly", "no", "--dir", str(self.directory),
+             "--daemonize", "no", "--logfile", str(self.directory / "redis.log"),
+             *self.options],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + timeout
         while not self.ping():
