@@ -19,7 +19,7 @@ from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from tests.agent_fixtures import run_swarm
 from tests.fake_anthropic import Scripted, reply
-from tests.helpers import wait_until
+from tests.helpers import process_gone, wait_until
 
 Processes = Callable[[int], list[psutil.Process]]
 REQUEST_ID = re.compile(r'request_id[\\"]*:\s*[\\"]*([0-9a-f-]{8,})')
@@ -31,7 +31,7 @@ def _ok(*args: str, timeout: float = 60.0) -> None:
 
 
 def gone(procs: list[psutil.Process]) -> bool:
-    return not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in procs)
+    return all(process_gone(p) for p in procs)
 
 
 def kill_then_resume(team: str, name: str, api: Any, processes: Processes,
@@ -45,8 +45,7 @@ def kill_then_resume(team: str, name: str, api: Any, processes: Processes,
     assert session
     old = processes(agent_pid)
     _ok("kill", name)
-    wait_until(lambda: not psutil.pid_exists(agent_pid) or psutil.Process(agent_pid).status()
-               == psutil.STATUS_ZOMBIE, 20)
+    wait_until(lambda: process_gone(agent_pid), 20)
     wait_until(lambda: gone(old), 20, message=f"{name}'s CLI ended with it")
     _ok("respawn", name)
     wait_until(lambda: (s := read_state(team, name)) is not None and s.pid != agent_pid

@@ -29,6 +29,16 @@ def wait_until(predicate: Callable[[], T], timeout: float = 10.0, interval: floa
         time.sleep(interval)
 
 
+def process_gone(proc: psutil.Process | int) -> bool:
+    """True once a process has exited: reaped, or a zombie its parent has not reaped yet. It can
+    be reaped between any two looks, so one that vanishes while we look is gone, not an error."""
+    try:
+        found = proc if isinstance(proc, psutil.Process) else psutil.Process(proc)
+        return not found.is_running() or found.status() == psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
+        return True
+
+
 def child_named(pid: int, name: str, timeout: float = 10.0, message: str = "") -> psutil.Process:
     """The first descendant of `pid` called `name` (e.g. the `sleep` an agent's Bash tool runs);
     fails the test if none appears within `timeout`."""

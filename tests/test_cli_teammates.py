@@ -31,7 +31,7 @@ from tests.cli_teammate_steps import (
     shutdown_ends_it,
 )
 from tests.fake_anthropic import FakeAnthropic, last_user_text
-from tests.helpers import child_named, wait_until
+from tests.helpers import child_named, process_gone, wait_until
 
 TEAM = "alpha"
 
@@ -235,7 +235,7 @@ def test_interrupt_ends_the_clis_turn_and_an_allow_rule_answers_its_question(
     ok("interrupt", "cc")
     idle = wait_until(lambda: lead_messages("idle_notification"), 30)
     assert idle[-1]["idle_reason"] == "interrupted"
-    wait_until(lambda: not sleeper.is_running() or sleeper.status() == psutil.STATUS_ZOMBIE, 20)
+    wait_until(lambda: process_gone(sleeper), 20)
     assert claude_processes(pid) == claude  # the same Claude Code process goes on
     api.push_text("Still here.")
     ok("send", "cc", "still there?")
@@ -415,8 +415,7 @@ def test_a_plan_wait_ends_with_the_cli_that_asked(claude_env: FakeAnthropic,
     servers = [p for p in claude.children(recursive=True) if "mcp" in " ".join(p.cmdline())]
     assert servers
     claude.kill()
-    wait_until(lambda: not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE
-                               for p in servers), 20, message="the MCP server exited")
+    wait_until(lambda: all(process_gone(p) for p in servers), 20, message="the MCP server exited")
     assert ok("plans", "list").strip() == "(no plans waiting)"
 
 

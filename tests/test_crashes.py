@@ -17,7 +17,7 @@ from swarm.core.model.protocol import TeammateTerminated
 from swarm.core.store import paths
 from tests.agent_fixtures import Crew
 from tests.fake_anthropic import FakeAnthropic, Scripted
-from tests.helpers import child_named, wait_until
+from tests.helpers import child_named, process_gone, wait_until
 
 SLOW_CALL_S = 30.0  # far longer than any wait below: finishing early means the stop worked
 
@@ -117,7 +117,7 @@ def test_a_sigkilled_teammates_command_is_ended_when_its_death_is_recorded(
     crew.exit_code("w1")
     assert crew.cli("status").returncode == 0  # the observer records the death
     crew.wait_state("w1", "dead")
-    wait_until(lambda: not sleeper.is_running() or sleeper.status() == psutil.STATUS_ZOMBIE, 10,
+    wait_until(lambda: process_gone(sleeper), 10,
                message="the dead teammate's sleep to end")
 
 

@@ -22,7 +22,7 @@ from swarm.runtime.models.base import ModelRequest
 from swarm.runtime.models.shell import ShellModel
 from tests.agent_fixtures import SWARM, Crew, agent_processes, run_swarm, stop_tree
 from tests.fake_anthropic import FakeAnthropic, reply
-from tests.helpers import child_named, wait_until
+from tests.helpers import child_named, process_gone, wait_until
 
 
 def dead(crew: Crew, name: str) -> None:
@@ -144,7 +144,7 @@ def test_a_killed_leads_bash_command_is_ended(
         if not teammates:
             status = run_swarm("status", "--team", "kl", "--json")
             assert status.returncode == 0, status.stderr
-        wait_until(lambda: not sleeper.is_running() or sleeper.status() == "zombie", 2 + 8,
+        wait_until(lambda: process_gone(sleeper), 2 + 8,
                    message="the killed lead's command ends")
     finally:
         if proc.poll() is None:

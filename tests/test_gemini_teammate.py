@@ -28,7 +28,7 @@ from tests.cli_teammate_steps import (
     shutdown_ends_it,
 )
 from tests.fake_gemini import FakeGemini
-from tests.helpers import child_named, wait_until
+from tests.helpers import child_named, process_gone, wait_until
 from tests.test_cli_teammates import TEAM, lead_messages, ok
 
 MODEL = "gemini-2.5-flash"  # a named model: `auto` would ask the fake to route first
@@ -164,7 +164,7 @@ def test_interrupt_ends_the_turn_and_an_allow_rule_answers_its_question(
     ok("interrupt", "gm")
     idle = wait_until(lambda: lead_messages("idle_notification"), 30)
     assert idle[-1]["idle_reason"] == "interrupted"
-    wait_until(lambda: not sleeper.is_running() or sleeper.status() == psutil.STATUS_ZOMBIE, 20)
+    wait_until(lambda: process_gone(sleeper), 20)
     assert gemini and gemini_processes(pid, recursive=False) == gemini  # the same one goes on
     api.push_text("Still here.")
     ok("send", "gm", "still there?")

@@ -16,7 +16,7 @@ from swarm.core.model.team import Member
 from swarm.core.store import paths
 from swarm.runtime.extensions.loader import checkout_of
 from swarm.runtime.extensions.user_hooks import Hook, HookRunner, load_hooks, parse_hooks
-from tests.helpers import wait_until
+from tests.helpers import process_gone, wait_until
 
 # These tests are about what project configuration does: the project is trusted.
 pytestmark = pytest.mark.usefixtures("trust_projects")
@@ -194,8 +194,7 @@ def test_a_hanging_hook_is_killed_with_its_children_at_its_timeout(tmp_path: Pat
     assert not result.blocked
     assert len(warnings) == 1 and "timed out after 1s" in warnings[0]
     for pid in map(int, pids.read_text().split()):
-        wait_until(lambda p=pid: not psutil.pid_exists(p) or
-                   psutil.Process(p).status() == psutil.STATUS_ZOMBIE, 5)
+        wait_until(lambda p=pid: process_gone(p), 5)
 
 
 def test_a_hook_leaving_a_child_on_its_output_or_ignoring_stdin_does_not_block(

@@ -10,7 +10,7 @@ import pytest
 
 from swarm.core.model.protocol import TeammateTerminated
 from tests.agent_fixtures import Crew
-from tests.helpers import child_named, wait_until
+from tests.helpers import child_named, process_gone, wait_until
 
 
 @pytest.fixture(autouse=True)
@@ -20,13 +20,6 @@ def fast_heartbeat(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def running_sleep(crew: Crew, name: str, pid: int) -> psutil.Process:
     return child_named(pid, "sleep", message=f"a sleep under {name} (log: {crew.log(name)[-600:]})")
-
-
-def gone(proc: psutil.Process) -> bool:
-    try:
-        return proc.status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
 
 
 def reports_from(crew: Crew, name: str) -> list[str]:
@@ -44,7 +37,7 @@ def test_interrupt_kills_the_running_command_and_the_agent_lives_on(crew: Crew) 
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "interrupted w1 (working)"
     # `sleep 60`: ending within 5 s means the interrupt ended it.
-    wait_until(lambda: gone(sleeper), 5, message="the sleep to be killed")
+    wait_until(lambda: process_gone(sleeper), 5, message="the sleep to be killed")
     state = crew.wait_state("w1", "idle", timeout=5)
     assert time.monotonic() - asked < 5
     assert state.idle_reason == "interrupted" and state.pid == result.pid
@@ -96,7 +89,7 @@ def test_kill_ends_the_process_and_its_command_and_releases_its_task(crew: Crew)
     assert time.monotonic() - started < 5
     assert crew.exit_code("w1", timeout=5) == 143  # it ran its SIGTERM handler
     assert not psutil.pid_exists(result.pid)
-    wait_until(lambda: gone(sleeper), 3, message="its sleep to be killed with it")
+    wait_until(lambda: process_gone(sleeper), 3, message="its sleep to be killed with it")
     released = crew.team.tasks.get(task.id)
     assert released.status == "pending" and released.owner is None
     state = crew.state("w1")

@@ -22,7 +22,7 @@ from swarm.core.team.state import read_state, update_state, write_state
 from swarm.core.team.team import Team
 from swarm.ops.health import observe
 from tests.agent_fixtures import SWARM, Crew
-from tests.helpers import child_named, wait_until
+from tests.helpers import child_named, process_gone, wait_until
 
 
 @pytest.fixture(autouse=True)
@@ -197,8 +197,7 @@ def test_a_teammate_declared_dead_that_wakes_up_leaves_instead_of_resuming(crew:
                    10, interval=0.2)
     finally:
         os.kill(result.pid, signal.SIGCONT)
-    wait_until(lambda: not psutil.pid_exists(result.pid)
-               or psutil.Process(result.pid).status() == psutil.STATUS_ZOMBIE, 10,
+    wait_until(lambda: process_gone(result.pid), 10,
                message="the woken teammate to exit")
     state = crew.state("w1")
     assert state is not None and state.state == "dead"

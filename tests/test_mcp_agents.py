@@ -9,13 +9,12 @@ import signal
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 
 from swarm.core.model.protocol import PermissionRequest
 from tests.agent_fixtures import Crew
 from tests.fake_anthropic import FakeAnthropic
-from tests.helpers import wait_until
+from tests.helpers import process_gone, wait_until
 from tests.mcp_fixtures import calc_spec, pids
 
 # The project (.mcp.json) is trusted: these tests are about what its servers do.
@@ -49,13 +48,6 @@ def results(crew: Crew, name: str) -> list[dict[str, Any]]:
             for b in e["message"]["content"] if b.get("type") == "tool_result"]
 
 
-def gone(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
-
-
 def test_a_scripted_teammate_calls_add_and_the_server_ends_with_it(crew: Crew, tmp_path: Path) -> None:
     pidfile = configure(crew, tmp_path)
     crew.spawn("adder", prompt="add 2 and 3", model=script(crew, add_turns()), mcp=("calc",))
@@ -63,10 +55,10 @@ def test_a_scripted_teammate_calls_add_and_the_server_ends_with_it(crew: Crew, t
     [result] = results(crew, "adder")
     assert result["content"] == "5" and not result.get("is_error")
     [server] = pids(pidfile)
-    assert not gone(server)
+    assert not process_gone(server)
     assert crew.cli("shutdown", "adder", "--timeout", "30").returncode == 0
     assert crew.exit_code("adder") == 0
-    wait_until(lambda: gone(server), 15, message="the MCP server to end with its teammate")
+    wait_until(lambda: process_gone(server), 15, message="the MCP server to end with its teammate")
 
 
 def test_the_server_is_gone_after_a_sigkill_of_the_teammate(crew: Crew, tmp_path: Path) -> None:
@@ -76,7 +68,7 @@ def test_the_server_is_gone_after_a_sigkill_of_the_teammate(crew: Crew, tmp_path
     [server] = pids(pidfile)
     crew.procs["adder"].send_signal(signal.SIGKILL)
     crew.procs["adder"].wait(10)
-    wait_until(lambda: gone(server), 15, message="the MCP server to die with its teammate")
+    wait_until(lambda: process_gone(server), 15, message="the MCP server to die with its teammate")
 
 
 def test_mcp_tools_go_through_permission_modes_and_rules(crew: Crew, tmp_path: Path) -> None:

@@ -20,17 +20,10 @@ import pytest
 from swarm.core.trust.mcp_config import McpServer, McpServerSpec
 from swarm.runtime.extensions import mcp_guard
 from swarm.runtime.extensions.mcp_client import McpManager
-from tests.helpers import wait_until
+from tests.helpers import process_gone, wait_until
 from tests.mcp_fixtures import SERVER_SOURCE, calc_server, pids, write_server
 
 pytestmark = pytest.mark.slow
-
-
-def gone(pid: int) -> bool:
-    try:
-        return psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
-    except psutil.NoSuchProcess:
-        return True
 
 
 def test_a_stdio_server_tools_calls_errors_and_a_failed_neighbour(tmp_path: Path) -> None:
@@ -65,7 +58,7 @@ def test_a_stdio_server_tools_calls_errors_and_a_failed_neighbour(tmp_path: Path
         assert psutil.pid_exists(server_pid)
     finally:
         manager.close()
-    wait_until(lambda: gone(server_pid), 10, message="the server to exit with its manager")
+    wait_until(lambda: process_gone(server_pid), 10, message="the server to exit with its manager")
 
 
 def test_a_server_that_dies_mid_call_is_a_tool_error_and_the_manager_goes_on(tmp_path: Path) -> None:
@@ -76,7 +69,7 @@ def test_a_server_that_dies_mid_call_is_a_tool_error_and_the_manager_goes_on(tmp
         assert died.is_error and "calc" in died.text
         after = manager.call_tool("mcp__calc__add", {"a": 1, "b": 1}, timeout=5)
         assert after.is_error
-    assert all(gone(p) for p in pids(pidfile))
+    assert all(process_gone(p) for p in pids(pidfile))
 
 
 def test_a_slow_call_times_out_and_an_abort_ends_a_call_at_once(tmp_path: Path) -> None:
@@ -109,7 +102,7 @@ def test_a_server_that_never_answers_fails_the_start_at_its_timeout(tmp_path: Pa
         assert manager.tools() == []
     assert len(warnings) == 1 and "did not start within 1s" in warnings[0]
     for pid in pids(pidfile):
-        wait_until(lambda p=pid: gone(p), 15, message="the mute server to be stopped")
+        wait_until(lambda p=pid: process_gone(p), 15, message="the mute server to be stopped")
 
 
 def test_closing_while_a_server_is_still_starting_stops_it(tmp_path: Path) -> None:
@@ -124,7 +117,7 @@ def test_closing_while_a_server_is_still_starting_stops_it(tmp_path: Path) -> No
     wait_until(lambda: pids(pidfile), 30, message="the server to start")
     manager.close()
     [pid] = pids(pidfile)
-    wait_until(lambda: gone(pid), 15, message="the starting server to be stopped")
+    wait_until(lambda: process_gone(pid), 15, message="the starting server to be stopped")
 
 
 def test_a_server_that_exits_at_once_reports_its_stderr(tmp_path: Path) -> None:
@@ -183,7 +176,7 @@ def test_the_server_dies_with_a_sigkilled_owner(tmp_path: Path) -> None:
         [server_pid] = pids(pidfile)
         holder.send_signal(signal.SIGKILL)
         holder.wait(10)
-        wait_until(lambda: gone(server_pid), 10, message="the server to die with its owner")
+        wait_until(lambda: process_gone(server_pid), 10, message="the server to die with its owner")
     finally:
         holder.kill()
 
@@ -203,11 +196,11 @@ def test_the_guard_takes_the_servers_whole_group_down_when_its_parent_dies(tmp_p
         parent.send_signal(signal.SIGKILL)
         parent.wait(10)
         for pid in pids(record):
-            wait_until(lambda p=pid: gone(p), 10, message=f"{pid} to die with the guard")
+            wait_until(lambda p=pid: process_gone(p), 10, message=f"{pid} to die with the guard")
     finally:
         parent.kill()
         for pid in pids(record):
-            if not gone(pid):
+            if not process_gone(pid):
                 psutil.Process(pid).kill()
 
 
@@ -236,9 +229,9 @@ def test_a_stop_while_the_server_starts_still_ends_its_group(tmp_path: Path) -> 
     def left() -> list[psutil.Process]:
         found = []
         for p in psutil.process_iter(["cmdline"]):
-            if str(record) in " ".join(p.info["cmdline"] or []) and not gone(p.pid):
+            if str(record) in " ".join(p.info["cmdline"] or []) and not process_gone(p.pid):
                 found.append(p)
-        return found + [psutil.Process(pid) for pid in pids(record) if not gone(pid)]
+        return found + [psutil.Process(pid) for pid in pids(record) if not process_gone(pid)]
 
     try:
         assert proc.returncode == 1 and "Traceback" not in errors.read_text(), errors.read_text()

@@ -11,7 +11,6 @@ import time
 from multiprocessing.queues import Queue
 from pathlib import Path
 
-import psutil
 import pytest
 import redis
 
@@ -22,7 +21,7 @@ from swarm.core.team.state import read_state, update_state
 from swarm.core.team.team import Team
 from swarm.errors import StoreUnavailableError, TaskConflictError
 from tests.agent_fixtures import Crew, run_swarm
-from tests.helpers import wait_until
+from tests.helpers import process_gone, wait_until
 from tests.redis_server import RedisServer
 
 FORK = multiprocessing.get_context("fork")
@@ -354,6 +353,5 @@ def test_sigterm_ends_an_agent_whose_store_is_gone(
     os.kill(pid, signal.SIGTERM)
     killed = time.monotonic()
     # Its exit records what it can within the grace, then goes: never a process nobody can stop.
-    assert wait_until(lambda: not psutil.pid_exists(pid)
-                      or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE, 40)
+    assert wait_until(lambda: process_gone(pid), 40)
     assert time.monotonic() - killed < 8  # its grace, not the default 10 s

@@ -16,7 +16,7 @@ import pytest
 
 from swarm.core.team.team import Team
 from tests.agent_fixtures import run_swarm
-from tests.helpers import wait_until
+from tests.helpers import process_gone, wait_until
 from tests.sshd_fixtures import SshHost
 
 pytestmark = pytest.mark.slow
@@ -65,8 +65,7 @@ def test_a_teammate_on_another_host_reports_and_is_shut_down(
     outcomes = shut if isinstance(shut, list) else shut["outcomes"]
     assert [(o["name"], o["result"]) for o in outcomes] == [("w", "exited")]
     assert status_of("w")["state"] == "exited"
-    wait_until(lambda: not psutil.pid_exists(pid) or
-               psutil.Process(pid).status() == psutil.STATUS_ZOMBIE, 20,
+    wait_until(lambda: process_gone(pid), 20,
                message="the remote agent process ended")
     panes = ssh_host.ssh("tmux", "-L", os.environ["SWARM_TMUX_SOCKET"], "list-panes", "-a",
                          "-F", "#{pane_id}")
@@ -98,7 +97,7 @@ def test_a_remote_teammate_killed_there_is_dead_after_its_heartbeat_expires(
     inbox = json.loads(ok("inbox", "--json"))
     assert sum('"teammate_terminated"' in m["text"] for m in inbox) == 1
     # Gone, or a zombie until its tmux server there reaps it (that server ends with the test).
-    wait_until(lambda: not agent.is_running() or agent.status() == psutil.STATUS_ZOMBIE, 10,
+    wait_until(lambda: process_gone(agent), 10,
                message="the killed agent is gone")
 
     # `respawn` starts it there again; it takes its task back; `kill` ends it through ssh,
@@ -114,7 +113,7 @@ def test_a_remote_teammate_killed_there_is_dead_after_its_heartbeat_expires(
     ok("kill", "w")
     assert status_of("w")["state"] == "exited"
     psutil.wait_procs(job, timeout=20)
-    assert not any(c.is_running() and c.status() != psutil.STATUS_ZOMBIE for c in job)
+    assert all(process_gone(c) for c in job)
     (task,) = json.loads(ok("tasks", "list", "--json"))
     assert (task["status"], task["owner"]) == ("pending", None)
 
@@ -136,6 +135,5 @@ def test_a_host_without_tmux_runs_the_teammate_detached(
     shut = json.loads(ok("shutdown", "w", "--json", timeout=90))
     outcomes = shut if isinstance(shut, list) else shut["outcomes"]
     assert [(o["name"], o["result"]) for o in outcomes] == [("w", "exited")]
-    wait_until(lambda: not psutil.pid_exists(result["pid"]) or
-               psutil.Process(result["pid"]).status() == psutil.STATUS_ZOMBIE, 20,
+    wait_until(lambda: process_gone(result["pid"]), 20,
                message="the detached agent ended")

@@ -18,7 +18,7 @@ from swarm.core.store import paths
 from swarm.core.team.state import read_state
 from tests.agent_fixtures import Crew
 from tests.fake_anthropic import FakeAnthropic, Scripted
-from tests.helpers import child_named, wait_until, without_usage
+from tests.helpers import child_named, process_gone, wait_until, without_usage
 
 WAIT = 30.0
 
@@ -206,7 +206,7 @@ def test_agent_stop_and_the_parents_interrupt_and_kill(
         crew.exit_code("w1")
     finally:
         release.set()
-    wait_until(lambda: not sleeper.is_running() or sleeper.status() == psutil.STATUS_ZOMBIE, 10)
+    wait_until(lambda: process_gone(sleeper), 10)
     records = {r["agent_id"]: r for r in subagent_records(crew)}
     assert records["w1.sub-2"]["status"] == "stopped"
     ended = json.loads(paths.subagent_transcript(crew.team.name, "w1", "w1.sub-2")

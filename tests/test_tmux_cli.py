@@ -25,7 +25,7 @@ from swarm.core.store.liveness import is_alive
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from tests.agent_fixtures import SWARM, stop_tree
-from tests.helpers import wait_until
+from tests.helpers import process_gone, wait_until
 
 SHELL = ("--model", "shell", "--permission-mode", "bypassPermissions")
 TEAM = "alpha"
@@ -271,8 +271,7 @@ def test_pane_closed_by_the_user_is_detected_dead_and_its_task_released(
         (task,) = json.loads(ok(tmux_env, "tasks", "list", "--json"))
         assert (task["id"], task["status"], task["owner"]) == ("1", "pending", None)
         assert not is_alive(result["pid"])
-        wait_until(lambda: not any(c.is_running() and c.status() != psutil.STATUS_ZOMBIE
-                                   for c in children), 10, message="the job is stopped too")
+        wait_until(lambda: all(process_gone(c) for c in children), 10, message="the job is stopped too")
     finally:
         for child in children:
             with contextlib.suppress(psutil.NoSuchProcess):

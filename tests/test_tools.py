@@ -12,7 +12,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import psutil
 import pytest
 
 from swarm.core.model.protocol import ShutdownResponse
@@ -29,7 +28,7 @@ from swarm.runtime.tools.builtin import (
     run_tool,
 )
 from swarm.runtime.tools.registry import all_tools
-from tests.helpers import OneCall, PlainHooks, wait_until
+from tests.helpers import OneCall, PlainHooks, process_gone, wait_until
 
 
 @pytest.fixture
@@ -223,13 +222,7 @@ def test_bash_timeout_kills_the_whole_tree(ctx: ToolContext) -> None:
     assert "started" in out and "command timed out after 0.5s" in out
     child = int(pidfile.read_text())
 
-    def gone() -> bool:
-        try:
-            return psutil.Process(child).status() == psutil.STATUS_ZOMBIE
-        except psutil.NoSuchProcess:
-            return True
-
-    wait_until(gone, 5, message="the backgrounded sleep to be killed with its group")
+    wait_until(lambda: process_gone(child), 5, message="the backgrounded sleep to be killed with its group")
 
 
 def test_bash_output_is_capped(ctx: ToolContext) -> None:
