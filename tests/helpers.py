@@ -39,6 +39,20 @@ def process_gone(proc: psutil.Process | int) -> bool:
         return True
 
 
+def children_with(proc: psutil.Process | int, argv: Callable[[list[str]], bool],
+                  recursive: bool = True) -> list[psutil.Process]:
+    """The children of `proc` whose command line `argv` accepts. A child can end between the
+    listing and the look at its command line, and the parent too: those are left out."""
+    found = []
+    with contextlib.suppress(psutil.NoSuchProcess):
+        parent = proc if isinstance(proc, psutil.Process) else psutil.Process(proc)
+        for child in parent.children(recursive=recursive):
+            with contextlib.suppress(psutil.NoSuchProcess, psutil.ZombieProcess):
+                if argv(child.cmdline()):
+                    found.append(child)
+    return found
+
+
 def child_named(pid: int, name: str, timeout: float = 10.0, message: str = "") -> psutil.Process:
     """The first descendant of `pid` called `name` (e.g. the `sleep` an agent's Bash tool runs);
     fails the test if none appears within `timeout`."""

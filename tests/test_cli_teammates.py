@@ -4,7 +4,6 @@ MCP server (`swarm mcp serve --as NAME`) as its team tools and its permission-pr
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import shutil
@@ -31,7 +30,7 @@ from tests.cli_teammate_steps import (
     shutdown_ends_it,
 )
 from tests.fake_anthropic import FakeAnthropic, last_user_text
-from tests.helpers import child_named, process_gone, wait_until
+from tests.helpers import child_named, children_with, process_gone, wait_until
 
 TEAM = "alpha"
 
@@ -69,13 +68,7 @@ def requests_with(api: FakeAnthropic, text: str) -> list[dict[str, Any]]:
 
 
 def claude_processes(pid: int) -> list[psutil.Process]:
-    found = []
-    with contextlib.suppress(psutil.NoSuchProcess):
-        for proc in psutil.Process(pid).children(recursive=True):
-            with contextlib.suppress(psutil.NoSuchProcess, psutil.ZombieProcess):
-                if "claude" in " ".join(proc.cmdline()[:2]):
-                    found.append(proc)
-    return found
+    return children_with(pid, lambda argv: "claude" in " ".join(argv[:2]))
 
 
 @pytest.mark.slow
@@ -412,7 +405,7 @@ def test_a_plan_wait_ends_with_the_cli_that_asked(claude_env: FakeAnthropic,
     pid = wait_until(lambda: (s := read_state(TEAM, "cc")) is not None and s.pid, 30)
     wait_until(plan_requests, 60, message="the plan reached the lead")
     claude = claude_processes(pid)[0]
-    servers = [p for p in claude.children(recursive=True) if "mcp" in " ".join(p.cmdline())]
+    servers = children_with(claude, lambda argv: "mcp" in " ".join(argv))
     assert servers
     claude.kill()
     wait_until(lambda: all(process_gone(p) for p in servers), 20, message="the MCP server exited")

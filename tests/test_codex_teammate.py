@@ -5,7 +5,6 @@ team tools. No screen is read: everything below comes from the protocol."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 from collections.abc import Iterator
@@ -29,7 +28,7 @@ from tests.cli_teammate_steps import (
     shutdown_ends_it,
 )
 from tests.fake_responses import FakeResponses
-from tests.helpers import child_named, wait_until
+from tests.helpers import child_named, children_with, wait_until
 from tests.test_cli_teammates import TEAM, answered, lead_messages, ok, prompts
 
 pytestmark = pytest.mark.slow
@@ -65,13 +64,7 @@ def codex_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeR
 
 
 def codex_processes(pid: int) -> list[psutil.Process]:
-    found = []
-    with contextlib.suppress(psutil.NoSuchProcess):
-        for proc in psutil.Process(pid).children(recursive=True):
-            with contextlib.suppress(psutil.NoSuchProcess, psutil.ZombieProcess):
-                if "codex" in " ".join(proc.cmdline()[:2]):
-                    found.append(proc)
-    return found
+    return children_with(pid, lambda argv: "codex" in " ".join(argv[:2]))
 
 
 def requests_with(api: FakeResponses, text: str) -> list[dict[str, Any]]:

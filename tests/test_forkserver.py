@@ -18,7 +18,7 @@ from swarm.core.store.liveness import agent_ancestor, is_alive
 from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import read_state
 from tests.agent_fixtures import SWARM, stop_tree
-from tests.helpers import wait_until
+from tests.helpers import children_with, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -98,8 +98,8 @@ def test_an_orphan_of_a_forked_teammates_command_stays_its_descendant(team: str)
     pids = spawn("w1", prompt="$ setsid -f sleep 30 >/dev/null 2>&1")
 
     def adopted() -> list[psutil.Process]:
-        return [p for p in psutil.Process(pids["w1"]).children()
-                if p.cmdline()[:2] == ["sleep", "30"]]
+        return children_with(pids["w1"], lambda argv: argv[:2] == ["sleep", "30"],
+                             recursive=False)
 
     wait_until(adopted, timeout=30, message="the orphaned sleep under its teammate")
 

@@ -5,7 +5,6 @@ requests decided by swarm (and the lead)."""
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 from collections.abc import Iterator
@@ -28,20 +27,14 @@ from tests.cli_teammate_steps import (
     shutdown_ends_it,
 )
 from tests.fake_gemini import FakeGemini
-from tests.helpers import child_named, process_gone, wait_until
+from tests.helpers import child_named, children_with, process_gone, wait_until
 from tests.test_cli_teammates import TEAM, lead_messages, ok
 
 MODEL = "gemini-2.5-flash"  # a named model: `auto` would ask the fake to route first
 
 
 def gemini_processes(pid: int, recursive: bool = True) -> list[psutil.Process]:
-    found = []
-    with contextlib.suppress(psutil.NoSuchProcess):
-        for proc in psutil.Process(pid).children(recursive=recursive):
-            with contextlib.suppress(psutil.NoSuchProcess, psutil.ZombieProcess):
-                if "gemini" in " ".join(proc.cmdline()[:3]):
-                    found.append(proc)
-    return found
+    return children_with(pid, lambda argv: "gemini" in " ".join(argv[:3]), recursive=recursive)
 
 
 @pytest.fixture

@@ -32,7 +32,7 @@ from swarm.core.store import paths
 from swarm.core.store.select import open_mailbox
 from swarm.errors import SwarmError
 from tests.agent_fixtures import SWARM, Crew
-from tests.helpers import wait_until
+from tests.helpers import children_with, wait_until
 from tests.test_permissions_flow import tool_results, wait_request
 
 pytestmark = pytest.mark.slow
@@ -110,7 +110,7 @@ def test_an_orphan_of_a_teammates_command_stays_its_descendant_and_is_reaped(
     agent = psutil.Process(result.pid)
 
     def adopted() -> list[psutil.Process]:
-        return [c for c in agent.children() if c.name() == "sleep"]
+        return children_with(agent, lambda argv: argv[:1] == ["sleep"], recursive=False)
 
     wait_until(adopted, 15, message="the orphaned sleep, adopted by the agent")
     wait_until(lambda: rc_of(crew, "short.rc"), 15, message="the short orphan ended")

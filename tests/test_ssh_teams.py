@@ -16,7 +16,7 @@ import pytest
 
 from swarm.core.team.team import Team
 from tests.agent_fixtures import run_swarm
-from tests.helpers import process_gone, wait_until
+from tests.helpers import children_with, process_gone, wait_until
 from tests.sshd_fixtures import SshHost
 
 pytestmark = pytest.mark.slow
@@ -85,8 +85,8 @@ def test_a_remote_teammate_killed_there_is_dead_after_its_heartbeat_expires(
                60, interval=0.2, message="w works on task #1 over there")
     agent = psutil.Process(result["pid"])
     # Its `sleep` outlives a SIGKILL; "working" is written just before the job starts.
-    strays.extend(wait_until(lambda: [c for c in agent.children(recursive=True)
-                                      if "sleep" in " ".join(c.cmdline())], 20, message="its job"))
+    strays.extend(wait_until(lambda: children_with(agent, lambda argv: "sleep" in " ".join(argv)),
+                             20, message="its job"))
     agent.send_signal(signal.SIGKILL)  # the host "vanishes" for this member: no more heartbeats
     assert status_of("w")["state"] in ("working", "dead")  # dead only once the key expires
     dead = wait_until(lambda: (s := status_of("w"))["state"] == "dead" and s, 30, interval=0.2,
@@ -107,8 +107,8 @@ def test_a_remote_teammate_killed_there_is_dead_after_its_heartbeat_expires(
     wait_until(lambda: (s := status_of("w"))["state"] == "working" and s["current_task"] == "1",
                60, interval=0.2, message="the respawned w works on task #1 again")
     second = psutil.Process(again["pid"])
-    job = wait_until(lambda: [c for c in second.children(recursive=True)
-                              if "sleep" in " ".join(c.cmdline())], 20, message="its job")
+    job = wait_until(lambda: children_with(second, lambda argv: "sleep" in " ".join(argv)),
+                     20, message="its job")
     strays.extend(job)
     ok("kill", "w")
     assert status_of("w")["state"] == "exited"
