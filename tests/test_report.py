@@ -41,7 +41,8 @@ def test_report_after_a_two_teammate_run(crew: Crew, tmp_path: Path) -> None:
                                  owner="ada"),
              crew.team.tasks.add("say hello & wave", description="$ echo hello-from-bob",
                                  owner="bob"),
-             crew.team.tasks.add("list the work dir", description="$ ls -la")]
+             # ada's too: bob, if ada lags, would claim it and wait on a second request
+             crew.team.tasks.add("list the work dir", description="$ ls -la", owner="ada")]
     request = wait_until(lambda: [p for p in pending_permissions(crew.team)
                                   if p.message.sender == "bob"], 15,
                          message=f"bob's permission request (log: {crew.log('bob')[-500:]})")[0]
