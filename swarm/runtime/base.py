@@ -49,6 +49,7 @@ class AgentBase:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._superseded: str | None = None  # another observer or process owns our state now
+        self._copies = self._copy_written = 0  # state copies taken, and the newest one written
         self._proc: subprocess.Popen[bytes] | None = None
         self.compactor = Compactor(on_compacted=self._compacted,
                                    on_usage=lambda usage: self.add_usage(usage, turn=False))
@@ -80,6 +81,8 @@ class AgentBase:
             if fields:
                 self.state.last_activity = utcnow_iso()
             snapshot = records.deep_copy(self.state)
+            self._copies += 1
+            copy = self._copies
 
         superseded: str | None = None
 
@@ -91,7 +94,7 @@ class AgentBase:
                 superseded = f"declared dead while it was not running ({on_disk.detail})"
             elif on_disk.pid not in (None, snapshot.pid):
                 superseded = f"replaced by pid {on_disk.pid}"
-            if superseded:
+            if superseded or not self._newest(copy):
                 return
             for key in records.field_names(AgentState):
                 setattr(on_disk, key, getattr(snapshot, key))
@@ -100,6 +103,15 @@ class AgentBase:
         if superseded and not self._superseded:
             self._superseded = superseded
             self.on_superseded(superseded)
+
+    def _newest(self, copy: int) -> bool:
+        """The heartbeat and the main thread each copy the state, then write it: a copy older
+        than one already written would undo that one (which holds all the older one did)."""
+        with self._lock:  # checked and set at once: a Redis write may run beside another
+            if copy < self._copy_written:
+                return False
+            self._copy_written = copy
+            return True
 
     def add_usage(self, usage: Usage, turn: bool = True) -> None:
         with self._lock:
