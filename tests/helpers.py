@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import time
 from collections.abc import Callable
 from typing import Any, TypeVar
@@ -10,6 +11,8 @@ from typing import Any, TypeVar
 import psutil
 import pytest
 
+from swarm.core.store.select import open_mailbox
+from swarm.core.team.state import read_state
 from swarm.runtime.interfaces import LoopHooks
 from swarm.runtime.models.base import ModelReply, ModelRequest
 
@@ -68,6 +71,25 @@ def child_named(pid: int, name: str, timeout: float = 10.0, message: str = "") -
     found = wait_until(find, timeout, message=message or f"a {name} under {pid}")
     assert found is not None
     return found
+
+
+def turn_over(team: str, name: str) -> bool:
+    """Idle with nothing unread: its turn is over. (A teammate is idle for a moment as it
+    starts, before it reads the prompt it was spawned with: `state == "idle"` is not enough.)"""
+    state = read_state(team, name)
+    return (state is not None and state.state == "idle"
+            and not open_mailbox(team, name).unread())
+
+
+def command_group_recorded(team: str, name: str, command: psutil.Process,
+                           timeout: float = 15.0) -> int:
+    """Wait until `name` has recorded the process group its Bash `command` runs in, and return
+    it. An agent records it just after the command starts: one killed before that leaves the
+    command running, as nobody knows its group (a race of a test that kills at once)."""
+    group = os.getpgid(command.pid)
+    wait_until(lambda: (s := read_state(team, name)) is not None and s.child_pgid == group,
+               timeout, message=f"{name}'s record of its command group {group}")
+    return group
 
 
 class PlainHooks(LoopHooks):

@@ -17,7 +17,7 @@ from swarm.core.model.protocol import TeammateTerminated
 from swarm.core.store import paths
 from tests.agent_fixtures import Crew
 from tests.fake_anthropic import FakeAnthropic, Scripted
-from tests.helpers import child_named, process_gone, wait_until
+from tests.helpers import child_named, command_group_recorded, process_gone, wait_until
 
 SLOW_CALL_S = 30.0  # far longer than any wait below: finishing early means the stop worked
 
@@ -110,9 +110,7 @@ def test_a_sigkilled_teammates_command_is_ended_when_its_death_is_recorded(
     assert result.pid is not None
     sleeper = child_named(result.pid, "sleep")
     strays.append(sleeper)
-    # The agent records its command's group just after starting it: killed before that, nobody
-    # could know the group (a race of the test under load, not of an agent).
-    wait_until(lambda: crew.state("w1").child_pgid, 10)  # type: ignore[union-attr]
+    command_group_recorded(crew.team.name, "w1", sleeper)
     os.kill(result.pid, signal.SIGKILL)
     crew.exit_code("w1")
     assert crew.cli("status").returncode == 0  # the observer records the death

@@ -15,14 +15,14 @@ from types import SimpleNamespace
 import psutil
 import pytest
 
+from swarm.core.model.names import LEAD_NAME
 from swarm.core.store import paths
-from swarm.core.team.state import read_state
 from swarm.lead.interactive import TerminalUI, command
 from swarm.runtime.models.base import ModelRequest
 from swarm.runtime.models.shell import ShellModel
 from tests.agent_fixtures import SWARM, Crew, agent_processes, run_swarm, stop_tree
 from tests.fake_anthropic import FakeAnthropic, reply
-from tests.helpers import child_named, process_gone, wait_until
+from tests.helpers import child_named, command_group_recorded, process_gone, turn_over, wait_until
 
 
 def dead(crew: Crew, name: str) -> None:
@@ -137,8 +137,8 @@ def test_a_killed_leads_bash_command_is_ended(
     try:
         sleeper = child_named(proc.pid, "sleep", 60, message="the lead's Bash command")
         if teammates:
-            wait_until(lambda: (s := read_state("kl", "alice")) is not None and s.state == "idle",
-                       30, message="alice idle")
+            wait_until(lambda: turn_over("kl", "alice"), 30, message="alice's turn over")
+        command_group_recorded("kl", LEAD_NAME, sleeper)
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
         if not teammates:

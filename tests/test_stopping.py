@@ -29,7 +29,7 @@ from swarm.core.store.liveness import is_alive
 from swarm.core.team.state import read_state
 from tests.agent_fixtures import SWARM, Crew, stop_tree
 from tests.fake_anthropic import ERROR_TYPES, FakeAnthropic, Received, Scripted, reply
-from tests.helpers import child_named, wait_until
+from tests.helpers import child_named, command_group_recorded, turn_over, wait_until
 
 pytestmark = pytest.mark.slow
 
@@ -175,6 +175,7 @@ def test_report_does_not_count_a_killed_members_dead_time(crew: Crew, when: str,
     stray = None
     if when == "mid-turn":
         stray = child_named(result.pid, "sleep", message=f"the sleep (log: {crew.log('w1')})")
+        command_group_recorded(crew.team.name, "w1", stray)
     else:
         crew.wait_idle_notes("w1", 1)
     killed = kill_and_wait(crew, "w1", result.pid)
@@ -216,6 +217,7 @@ def test_report_of_a_member_killed_and_never_respawned(crew: Crew,
     monkeypatch.setenv("SWARM_HEARTBEAT_INTERVAL", "0.2")
     result = crew.spawn("w1", "$ sleep 300")
     stray = child_named(result.pid, "sleep", message="the sleep")
+    command_group_recorded(crew.team.name, "w1", stray)
     kill_and_wait(crew, "w1", result.pid)
     crew.cli("status")  # records the death
     wait_until(lambda: not is_alive(stray.pid, stray.create_time()), 10, message="sleep ended")
@@ -271,13 +273,8 @@ def test_a_killed_leads_bash_command_ends(lead_home: Path, tmp_path: Path,
         sleep = child_named(lead.pid, "sleep", timeout=30, message="the lead's sleep")
         strays.append(sleep)
         if with_teammate:
-            wait_until(lambda: (s := read_state("solo", "ada")) and s.state == "idle", 20,
-                       message="ada idle")
-        # The lead records its command's group (bash, the sleep's parent) just after starting
-        # it: wait for the record, not only for the process.
-        wait_until(lambda: (s := read_state("solo", LEAD_NAME)) is not None
-                   and s.child_pgid == sleep.ppid(), 15,
-                   message=f"the lead's record of its command group {sleep.ppid()}")
+            wait_until(lambda: turn_over("solo", "ada"), 20, message="ada's turn over")
+        command_group_recorded("solo", LEAD_NAME, sleep)
         lead.kill()
         lead.wait(10)
         if not with_teammate:
