@@ -173,11 +173,14 @@ def shutdown(team: Team, names: list[str], reason: str | None = None, timeout: f
     late_ones: list[tuple[Member, str]] = []
     with team_watcher(team) as watcher:
         while pending:
+            # States first: a member sends its answer before it exits, so one seen exited has
+            # its answer (and its words on why) already in the lead's box.
+            states = {name: read_state(team.name, name) for name in pending}
             answers = _shutdown_answers(lead_box, {p[1]: n for n, p in pending.items()})
             now = time.monotonic()
             for name, (member, rid, deadline, late) in list(pending.items()):
                 answer = answers.get(rid)
-                state = read_state(team.name, name)
+                state = states[name]
                 if answer is not None and not answer.approve:
                     outcomes.append(ShutdownOutcome(name, "refused", answer.reason))
                     del pending[name]
