@@ -12,7 +12,7 @@ temporary SWARM_HOME with the hidden backend, RUNS times:
 Medians are printed (the first answer's best run too), one table. Models are fake servers on loopback (tests/fake_anthropic.py,
 fake_responses.py, fake_gemini.py) answering at once, so the times are swarm's and the CLI's own;
 each CLI gets a private HOME and the pinned build from tests/agent_clis.py (installed on first
-use). A kind this swarm cannot spawn yet (an `--agent` not in core.names.AGENT_CLIS, or a CLI
+use). A kind this swarm cannot spawn yet (an `--agent` not in the registry of teammate kinds, core.kinds, or a CLI
 npm cannot install here) is printed as "not available: <reason>".
 
 Run: .venv/bin/python scripts/bench_agent_clis.py [KIND...]   (about 2 minutes for all;
@@ -46,7 +46,8 @@ sys.path.insert(0, str(ROOT))
 
 import psutil  # noqa: E402
 
-from swarm.core.model.names import AGENT_CLIS, LEAD_NAME  # noqa: E402
+from swarm.core.kinds import agent_names  # noqa: E402
+from swarm.core.model.names import LEAD_NAME  # noqa: E402
 from swarm.core.model.protocol import IdleNotification  # noqa: E402
 from swarm.core.store.api import Mailbox  # noqa: E402
 from swarm.core.store.liveness import is_alive  # noqa: E402
@@ -72,7 +73,7 @@ class Kind:
 
     name: str
     spawn: tuple[str, ...]
-    agent: str | None = None  # `--agent NAME`: must be in AGENT_CLIS
+    agent: str | None = None  # `--agent NAME`: must be in core.kinds
     cli: str | None = None  # tests.agent_clis name of its executable
     server: Callable[[], Any] | None = None
     prepare: Callable[[Any, Path], dict[str, str]] = lambda server, home: {}
@@ -166,9 +167,9 @@ class Unavailable(Exception):
 
 def usable(kind: Kind) -> dict[str, str]:
     """PATH for the kind's CLI, or Unavailable with why."""
-    if kind.agent is not None and kind.agent not in AGENT_CLIS:
+    if kind.agent is not None and kind.agent not in agent_names():
         raise Unavailable(f"--agent {kind.agent} is not supported by this swarm yet"
-                          f" (it has {', '.join(AGENT_CLIS)})")
+                          f" (it has {', '.join(agent_names())})")
     if kind.cli is None:
         return {}
     from tests.agent_clis import install, installed

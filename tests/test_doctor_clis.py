@@ -40,12 +40,16 @@ def clis(env: dict[str, str]) -> tuple[dict[str, Any], str]:
     with ThreadPoolExecutor(2) as pool:
         proc, human = pool.map(lambda args: doctor(*args, env={**clean, **env}), [("--json",), ()])
     assert proc.returncode == 0, proc.stderr
-    rows = {row["name"]: row for row in json.loads(proc.stdout)["agent_clis"]}
+    rows = {row["executable"]: row for row in json.loads(proc.stdout)["agent_clis"]}
     return rows, human.stdout
 
 
+# executable -> the teammate kind doctor names it by
+KIND = {"claude": "claude-code", "codex": "codex", "gemini": "gemini"}
+
+
 def line(text: str, name: str) -> str:
-    return next(x for x in text.splitlines() if x[4:].startswith(f"agent CLI {name}"))
+    return next(x for x in text.splitlines() if x[4:].startswith(f"agent CLI {KIND[name]}"))
 
 
 def test_installed_clis_show_their_versions_and_how_each_is_signed_in(tmp_path: Path) -> None:

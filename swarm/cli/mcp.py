@@ -25,7 +25,7 @@ from swarm.cli.trust import say_if_ignored
 from swarm.core.model.names import PERMISSION_MODES, validate_agent_name, validate_team_name
 from swarm.core.trust.mcp_config import load_mcp_config
 from swarm.errors import BadInputError, OperationFailedError
-from swarm.ops.clients import CLIENTS
+from swarm.ops.clients import client_names
 from swarm.ops.clients import snippet as client_snippet
 from swarm.ops.mcp import check_servers, describe_servers
 
@@ -114,7 +114,7 @@ def serve(team_name: str | None, member: str | None, permission_mode: str) -> No
 @mcp.command("snippet", epilog=examples(
     "swarm mcp snippet claude --team alpha", "swarm mcp snippet codex --team alpha",
     "swarm mcp snippet gemini --team alpha --as bob"))
-@click.argument("client", type=click.Choice(CLIENTS))
+@click.argument("client", type=click.Choice(client_names(), case_sensitive=False))
 @team_option
 @click.option("--as", "member", default=None, metavar="NAME",
               help="Play member NAME (register it first: `swarm team add NAME`).")

@@ -17,7 +17,8 @@ from swarm.cli.common import (
 )
 from swarm.cli.helptext import examples
 from swarm.cli.replay import record_option, start_recording
-from swarm.core.model.names import AGENT_CLIS, PERMISSION_MODES
+from swarm.core.kinds import agent_names
+from swarm.core.model.names import PERMISSION_MODES
 from swarm.core.team.team import Team
 from swarm.ops.spawner import SpawnRequest
 from swarm.ops.spawner import spawn as do_spawn
@@ -47,7 +48,8 @@ def spawner_depth(team: Team) -> int:
 @click.option("--model", "-m", default=None,
               help="sonnet|opus|haiku|claude-...|PROVIDER:MODEL (anthropic, bedrock, vertex,"
               " openai, ollama)|shell|scripted:PATH.")
-@click.option("--agent", "agent", type=click.Choice(AGENT_CLIS), default=None,
+@click.option("--agent", "agent", type=click.Choice(agent_names(), case_sensitive=False),
+              default=None,
               help="The teammate is this agent CLI, driven headless (default: swarm's own).")
 @click.option("--backend", default=None, metavar="auto|tmux|iterm2|hidden|ssh:[USER@]HOST[:PORT]",
               help="Where the teammate runs (default: $SWARM_BACKEND or auto).")

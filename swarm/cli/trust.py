@@ -30,7 +30,7 @@ def render(summary: TrustSummary) -> str:
              f"Project configuration ({len(summary.files)} file(s), digest {summary.digest[:12]}):",
              *[f"  {v(name)}" for name in summary.files]]
     if summary.hooks:
-        lines.append("Hooks (shell commands run on agent events):")
+        lines.append("Hooks and commands (shell commands run on agent events or by an agent CLI):")
         lines += [f"  {v(h.event)}{f' [{v(h.matcher)}]' if h.matcher else ''}: {v(h.command)}"
                   f"    ({v(h.file)})" for h in summary.hooks]
     if summary.servers:
@@ -53,6 +53,9 @@ def render(summary: TrustSummary) -> str:
             if d.model:
                 parts.append(f"model {d.model}")
             lines.append(f"  {v(d.name)}: {v('; '.join(parts))}    ({v(d.file)})")
+    if summary.variables:
+        lines.append("Variables set for an agent CLI (names only):")
+        lines += [f"  {v(x.name)}    ({v(x.file)})" for x in summary.variables]
     lines += [f"Problem: {v(p)}" for p in summary.problems]
     return "\n".join(lines)
 
@@ -108,10 +111,11 @@ def _say_ignored(decision: TrustDecision) -> None:
 def trust(directory: str | None, yes: bool, list_them: bool, revoke: bool, as_json: bool) -> None:
     """Show what the project's configuration would do, and trust it.
 
-    Project configuration is what a checkout carries that runs commands or raises rights:
-    .swarm/settings.json and .claude/settings.json (hooks), .mcp.json (MCP servers),
-    .swarm/agents/*.md and .claude/agents/*.md (agent definitions), found from DIR (default:
-    here) up to the git root. Until it is trusted, `swarm spawn`, `swarm lead` and teammates
+    Project configuration is what a checkout carries that runs commands or raises rights for
+    any kind of teammate: .swarm/settings.json and .claude/settings.json (hooks), .mcp.json
+    (MCP servers), .swarm/agents/*.md and .claude/agents/*.md (agent definitions), the agent
+    CLIs' own (.claude/, .codex/config.toml, .gemini/), found from DIR (default: here) up to
+    the git root. Until it is trusted, `swarm spawn`, `swarm lead` and teammates
     ignore it. Trust is bound to those files: a changed or new file needs trusting again.
     For one run only (CI on your own repository): --trust-project or SWARM_TRUST_PROJECT=1.
     """

@@ -16,7 +16,9 @@ import json
 from typing import Annotated, Any, Literal, Protocol, cast
 
 from msgspec import Struct
+from pydantic import AfterValidator, WithJsonSchema
 
+from swarm.core import kinds
 from swarm.core.model.names import LEAD_NAME, ModeCap
 from swarm.core.model.protocol import ShutdownRequest, structured_object, validate_structured
 from swarm.core.text.readable import will_not_read
@@ -74,7 +76,18 @@ def _host(ctx: ToolContext) -> LeadHost:
 
 
 Mode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]  # core.names' modes
-AgentCli = Literal["claude-code", "codex", "gemini"]  # core.names.AGENT_CLIS
+
+
+def _agent_cli(value: str) -> str:
+    found = kinds.find(value)
+    if found is None or not found.is_cli:
+        raise ValueError(f"Input should be one of {', '.join(kinds.agent_names())}")
+    return found.name
+
+
+# An agent CLI of the registry of teammate kinds, by name or alias (stored by name).
+AgentCli = Annotated[str, AfterValidator(_agent_cli),
+                     WithJsonSchema({"type": "string", "enum": list(kinds.agent_names())})]
 
 
 class SpawnTeammateInput(ToolInput):
@@ -100,7 +113,8 @@ class SpawnTeammate(Tool):
         " to the team's teammate model. permission_mode: at most your own mode (a higher one is"
         " refused). max_budget_usd / max_tokens: its spending cap (its subagents' included):"
         " it stops at it, mid-reply if need be. agent: the teammate is that agent CLI"
-        " (claude-code, codex, gemini), driven by swarm, with the team's tools; model is then that CLI's."
+        f" ({', '.join(k.name for k in kinds.agent_clis())}), driven by swarm, with the team's"
+        " tools; model is then that CLI's."
     )
     input_model = SpawnTeammateInput
 

@@ -1,7 +1,6 @@
-"""The agent CLIs an MCP client of `swarm mcp serve` may be (Claude Code, Codex, Gemini CLI),
-for `swarm doctor`: on PATH or not, their `--version`, and whether each is signed in, judged
-from the variables and files the CLIs document. Never a credential's value: only its name or
-the file's path.
+"""The agent CLIs of the registry of teammate kinds (core.kinds), for `swarm doctor`: on PATH or
+not, their `--version`, and whether each is signed in, judged from the variables and files each
+kind's entry names. Never a credential's value: only its name or the file's path.
 """
 
 from __future__ import annotations
@@ -13,53 +12,30 @@ import signal
 import subprocess
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from swarm import settings
+from swarm.core.kinds import TeammateKind, agent_clis
 from swarm.core.text.terminal import visible_line
 
 VERSION_TIMEOUT_S = 10.0  # a CLI that has not answered `--version` by then is reported so
 
 
-@dataclass(frozen=True)
-class AgentCli:
-    name: str
-    title: str
-    keys: tuple[str, ...]  # variables that sign it in (any one, non-empty)
-    home_var: str | None  # the variable that moves its configuration directory
-    home_dir: str  # that directory's default, under HOME
-    login_files: tuple[str, ...]  # files a login leaves there
-    hint: str  # how to sign in
-
-
-AGENT_CLIS = (
-    AgentCli("claude", "Claude Code",
-             ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
-              "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX"),
-             "CLAUDE_CONFIG_DIR", ".claude", (".credentials.json",),
-             "set ANTHROPIC_API_KEY or run `claude` and /login"),
-    AgentCli("codex", "Codex", ("OPENAI_API_KEY", "CODEX_API_KEY"), "CODEX_HOME", ".codex",
-             ("auth.json",), "set OPENAI_API_KEY or run `codex login`"),
-    AgentCli("gemini", "Gemini CLI",
-             ("GEMINI_API_KEY", "GOOGLE_API_KEY", "GOOGLE_GENAI_USE_VERTEXAI"), None,
-             ".gemini", ("oauth_creds.json",),
-             "set GEMINI_API_KEY or run `gemini` to log in"),
-)
-
-
-def signed_in(cli: AgentCli) -> str | None:
+def signed_in(kind: TeammateKind) -> str | None:
     """'key: NAME', 'logged in: PATH', or None. Names and paths only, never values."""
-    for key in cli.keys:
+    for key in kind.credentials:
         if settings.raw(key):
             return f"key: {key}"
-    configured = settings.raw(cli.home_var) if cli.home_var else None
-    directory = Path(configured) if configured else Path.home() / cli.home_dir
-    for name in cli.login_files:
+    home = kind.user_home
+    if home is None:
+        return None
+    configured = settings.raw(home.variable) if home.variable else None
+    directory = Path(configured) if configured else Path.home() / home.default
+    for name in home.login_files:
         if (directory / name).is_file():
             return f"logged in: {directory / name}"
-    if cli.name == "gemini" and _dotenv_has(directory / ".env", cli.keys):  # documented too
+    if home.dotenv and _dotenv_has(directory / ".env", kind.credentials):  # documented too
         return f"key: in {directory / '.env'}"
     return None
 
@@ -117,18 +93,17 @@ def _end_group(proc: subprocess.Popen[str]) -> None:
 def check_agent_clis() -> list[dict[str, Any]]:
     """One row per CLI: name, title, path, installed, version, problem, signed_in, hint."""
 
-    def one(cli: AgentCli) -> dict[str, Any]:
-        exe = shutil.which(cli.name)
+    def one(kind: TeammateKind) -> dict[str, Any]:
+        exe = shutil.which(kind.executable) if kind.executable else None
         found, problem = version(exe) if exe else (None, None)
-        return {**asdict(cli), "path": exe, "installed": exe is not None, "version": found,
-                "problem": problem, "signed_in": signed_in(cli)}
+        return {"name": kind.name, "title": kind.title, "executable": kind.executable,
+                "path": exe, "installed": exe is not None, "version": found,
+                "problem": problem, "signed_in": signed_in(kind), "hint": kind.sign_in_hint,
+                "install": kind.install_hint()}
 
-    with ThreadPoolExecutor(max_workers=len(AGENT_CLIS)) as pool:  # each may take seconds
-        rows = list(pool.map(one, AGENT_CLIS))
-    for row in rows:
-        for key in ("keys", "home_var", "home_dir", "login_files"):
-            row.pop(key)
-    return rows
+    clis = agent_clis()
+    with ThreadPoolExecutor(max_workers=len(clis)) as pool:  # each may take seconds
+        return list(pool.map(one, clis))
 
 
 def agent_cli_lines(rows: list[dict[str, Any]]) -> list[str]:
@@ -136,7 +111,7 @@ def agent_cli_lines(rows: list[dict[str, Any]]) -> list[str]:
     for row in rows:
         head = f"agent CLI {row['name']}"
         if not row["installed"]:
-            state = "not installed"
+            state = f"not installed (install it: {row['install']})"
             if row["signed_in"]:
                 state += f" ({row['signed_in']})"
             lines.append(f"--  {head}: {state}")

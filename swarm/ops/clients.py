@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Callable
 
+from swarm.core import kinds
 from swarm.core.model.names import LEAD_NAME, validate_agent_name
 from swarm.core.model.state import AgentState
 from swarm.core.model.team import Member
@@ -17,7 +19,6 @@ from swarm.core.team.team import Team
 from swarm.errors import BadInputError
 
 EXTERNAL = "external"  # the agent_type of a member an outside client plays: no model of swarm's
-CLIENTS = ("claude", "codex", "gemini")
 # What the served tools need from the shell that starts the client: Codex passes a server no
 # environment but what `env_vars` names (then `$HOME/.swarm` is used whatever was exported).
 ENV_VARS = ("SWARM_HOME", "SWARM_STORE")
@@ -48,28 +49,43 @@ def serve_command(team: str, member: str | None = None) -> str:
 
 
 def snippet(client: str, team: str, member: str | None = None, command: str = "swarm") -> str:
-    """The configuration that makes `client` start `swarm mcp serve` for team (as member)."""
-    args = serve_args(team, member)
-    if client == "claude":
-        # MCP_CONNECTION_NONBLOCKING=0: the first model request waits for swarm's tools (Claude
-        # Code otherwise connects servers in the background and may start without them).
-        # Claude Code passes its own environment (SWARM_HOME, SWARM_STORE) to the server.
-        return (f"claude mcp add swarm -- {shlex.join([command, *args])}\n"
-                "export MCP_CONNECTION_NONBLOCKING=0\n"
-                '# headless: claude -p "..." --allowedTools mcp__swarm')
-    if client == "codex":
-        return "\n".join([
-            "[mcp_servers.swarm]",
-            f"command = {json.dumps(command)}",
-            f"args = {json.dumps(args)}",
-            f"env_vars = {json.dumps(list(ENV_VARS))}  # Codex passes no other environment",
-            'default_tools_approval_mode = "approve"  # `codex exec` refuses unapproved calls',
-            "required = true  # fail at start, not run without swarm's tools",
-            f"tool_timeout_sec = {TOOL_TIMEOUT_S}",
-        ])
-    if client == "gemini":
-        # trust: no confirmation per call; Gemini CLI passes the servers its environment.
-        server = {"command": command, "args": args, "trust": True,
-                  "timeout": TOOL_TIMEOUT_S * 1000}
-        return json.dumps({"mcpServers": {"swarm": server}}, indent=2)
-    raise BadInputError(f"unknown client {client!r}: one of {', '.join(CLIENTS)}")
+    """The configuration that makes `client` (a teammate kind with an MCP snippet, or its
+    alias) start `swarm mcp serve` for team (as member)."""
+    kind = kinds.find(client)
+    if kind is None or kind.mcp_snippet is None:
+        raise BadInputError(f"unknown client {client!r}: one of {', '.join(client_names())}")
+    make: Callable[[str, list[str]], str] = kinds.load(kind.mcp_snippet)
+    return make(command, serve_args(team, member))
+
+
+def client_names() -> tuple[str, ...]:
+    """What `swarm mcp snippet` takes: each kind with a snippet, by name and alias."""
+    return tuple(n for k in kinds.all_kinds() if k.mcp_snippet for n in (k.name, *k.aliases))
+
+
+def claude_code_snippet(command: str, args: list[str]) -> str:
+    # MCP_CONNECTION_NONBLOCKING=0: the first model request waits for swarm's tools (Claude
+    # Code otherwise connects servers in the background and may start without them).
+    # Claude Code passes its own environment (SWARM_HOME, SWARM_STORE) to the server.
+    return (f"claude mcp add swarm -- {shlex.join([command, *args])}\n"
+            "export MCP_CONNECTION_NONBLOCKING=0\n"
+            '# headless: claude -p "..." --allowedTools mcp__swarm')
+
+
+def codex_snippet(command: str, args: list[str]) -> str:
+    return "\n".join([
+        "[mcp_servers.swarm]",
+        f"command = {json.dumps(command)}",
+        f"args = {json.dumps(args)}",
+        f"env_vars = {json.dumps(list(ENV_VARS))}  # Codex passes no other environment",
+        'default_tools_approval_mode = "approve"  # `codex exec` refuses unapproved calls',
+        "required = true  # fail at start, not run without swarm's tools",
+        f"tool_timeout_sec = {TOOL_TIMEOUT_S}",
+    ])
+
+
+def gemini_snippet(command: str, args: list[str]) -> str:
+    # trust: no confirmation per call; Gemini CLI passes the servers its environment.
+    server = {"command": command, "args": args, "trust": True,
+              "timeout": TOOL_TIMEOUT_S * 1000}
+    return json.dumps({"mcpServers": {"swarm": server}}, indent=2)

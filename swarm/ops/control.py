@@ -12,8 +12,9 @@ from msgspec import Struct
 
 from swarm.backends.resolve import get_backend
 from swarm.backends.ssh import signal_agent
+from swarm.core import kinds
 from swarm.core.model import records
-from swarm.core.model.names import LEAD_NAME, PLANS_TO_THE_LEAD, ModeCap, plan_refusal
+from swarm.core.model.names import LEAD_NAME, ModeCap
 from swarm.core.model.protocol import ModeChange, ShutdownRequest, ShutdownResponse
 from swarm.core.model.state import AgentState
 from swarm.core.model.task import ENDED
@@ -368,8 +369,10 @@ def set_mode(team: Team, name: str, mode: str, reason: str | None = None,
         raise BadInputError("the team lead's mode is its own: start `swarm lead` with "
                             "--permission-mode")
     validate_mode(mode)
-    if mode == "plan" and member.agent is not None and member.agent not in PLANS_TO_THE_LEAD:
-        raise BadInputError(plan_refusal(member.agent, "give it default or acceptEdits"))
+    refused = kinds.mode_refusal(kinds.of_member(member.agent), mode,
+                                 "give it default or acceptEdits")
+    if refused:
+        raise BadInputError(refused)
     if cap is not None:
         cap.check(mode)
     team.send(member.name, ModeChange(mode=mode, reason=reason),  # type: ignore[arg-type]

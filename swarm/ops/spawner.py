@@ -16,13 +16,12 @@ from swarm.backends.base import PaneBackend
 from swarm.backends.hidden import swarm_argv
 from swarm.backends.resolve import get_backend, resolve
 from swarm.backends.ssh import remote_swarm_argv
+from swarm.core import kinds
 from swarm.core.agents.definitions import get_definition
 from swarm.core.model.names import (
     LEAD_NAME,
-    PLANS_TO_THE_LEAD,
     ModeCap,
     mode_allows,
-    plan_refusal,
     validate_agent_name,
     validate_color,
 )
@@ -44,7 +43,6 @@ from swarm.core.trust.workspace import ProjectConfig, decide
 from swarm.errors import BadInputError, SwarmError
 from swarm.ops.health import observe
 from swarm.runtime.budget import depth_refusal
-from swarm.runtime.clis.base import find_cli
 from swarm.runtime.models import check_model_spec, default_model_spec
 from swarm.runtime.models.providers import PASS_VARIABLES
 
@@ -53,7 +51,6 @@ log = logging.getLogger(__name__)
 # Variables a teammate inherits; everything else stays out of panes (tmux keeps its own env).
 PASS_ENV = ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "LC_ALL", "LC_CTYPE", "TERM",
             "TMPDIR", "VIRTUAL_ENV", "PYTHONPATH", "COLORTERM", "SSL_CERT_FILE")
-PASS_PREFIXES = ("SWARM_", "ANTHROPIC_", "CODEX_", "GEMINI_", "GOOGLE_")  # agent CLIs: homes, keys
 
 
 class SpawnResult(Struct, dict=True):
@@ -77,8 +74,9 @@ class SpawnResult(Struct, dict=True):
 
 
 def agent_env(team: str, member: Member) -> dict[str, str]:
+    prefixes = ("SWARM_", *kinds.of_member(member.agent).env_prefixes)  # its kind's homes, keys
     env = {k: v for k, v in os.environ.items()
-           if k in PASS_ENV or k in PASS_VARIABLES or k.startswith(PASS_PREFIXES)}
+           if k in PASS_ENV or k in PASS_VARIABLES or k.startswith(prefixes)}
     env.update(SWARM_HOME=str(paths.home()), SWARM_TEAM=team, SWARM_AGENT_ID=member.agent_id)
     # Where the person is (this terminal), to ring when the teammate waits for them; a
     # terminal here means nothing on another host.
@@ -179,13 +177,14 @@ def spawn(team: Team, request: SpawnRequest,
         raise BadInputError(refused)
     notice = None
     spec = req.model or defaults.get("model")
-    agent = req.agent or defaults.get("agent")
-    if agent is not None and agent not in PLANS_TO_THE_LEAD and (
-            req.plan_mode_required or mode == "plan"):
-        raise BadInputError(plan_refusal(agent, "spawn it in default or acceptEdits; `swarm mode`"
-                                          " changes it later"))
-    if agent is not None:  # the CLI has its own models and credentials
-        find_cli(agent)  # installed, or one line saying so before anything is made
+    agent = kinds.canonical(req.agent or defaults.get("agent"))
+    kind = kinds.of_member(agent)
+    refused = kinds.mode_refusal(kind, "plan" if req.plan_mode_required else mode,
+                                 "spawn it in default or acceptEdits; `swarm mode` changes it later")
+    if refused:
+        raise BadInputError(refused)
+    if kind.is_cli:  # the CLI has its own models and credentials
+        kind.executable_path()  # installed, or one line saying so before anything is made
     else:
         if not spec:
             spec, notice = default_model_spec()

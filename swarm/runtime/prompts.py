@@ -26,6 +26,7 @@ from pathlib import Path
 
 from msgspec import Struct
 
+from swarm.core import kinds
 from swarm.core.agents.definitions import AgentDefinition
 from swarm.core.agents.memory import memory_part
 from swarm.core.agents.skills import skills_part
@@ -36,7 +37,8 @@ from swarm.core.team.team import Team
 from swarm.core.trust.workspace import ProjectConfig
 
 DEFAULT_BODY = "You are a capable software engineer working as a member of a team."
-MEMORY_NAMES = ("SWARM.md", "AGENTS.md", "CLAUDE.md")  # in each directory, in this order
+# In each directory, in this order: swarm's own loop's instructions (core.kinds).
+MEMORY_NAMES = tuple(p.path for p in kinds.of_member(None).project_config if not p.runs_code)
 MEMORY_FILE_CAP = 20_000  # characters of one memory file in the prompt
 MEMORY_TOTAL_CAP = 60_000  # characters of all of them; the files nearest the cwd come first
 GIT_STATUS_LINES = 20

@@ -20,10 +20,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
+from swarm.core import kinds
 from swarm.core.agents.builtin import BUILTIN_AGENTS
 from swarm.core.model import records
 from swarm.core.model.names import (
-    AGENT_CLIS,
     KNOWN_TOOLS,
     PERMISSION_MODES,
     TEAM_TOOLS,
@@ -33,7 +33,7 @@ from swarm.core.model.names import (
 from swarm.core.model.records import Record
 from swarm.core.store import paths
 from swarm.core.trust.config_files import ConfigProblem
-from swarm.core.trust.workspace import Kind, ProjectConfig, decide
+from swarm.core.trust.workspace import ProjectConfig, decide
 from swarm.errors import BadInputError, InvalidNameError, NotFoundError
 
 Source = Literal["builtin", "user", "project"]
@@ -131,8 +131,14 @@ def check_isolation(value: Any) -> str | None:
 
 
 def check_agent(value: Any) -> str | None:
-    """`agent: claude-code`: a teammate of this type is that CLI (spawn --agent)."""
-    return None if value is None else _one_of(str(value), AGENT_CLIS)
+    """`agent: NAME`: a teammate of this type is that agent CLI (spawn --agent), stored by its
+    name in the registry of teammate kinds."""
+    if value is None:
+        return None
+    found = kinds.find(str(value))
+    if found is None or not found.is_cli:
+        _one_of(str(value), kinds.agent_names())  # the error, listing what is allowed
+    return found.name if found is not None else None
 
 
 def check_model(value: Any) -> str | None:
@@ -187,7 +193,7 @@ class AgentDefinition(Record, kw_only=True):
     mcp_servers: list[Any] = []
     background: bool = False  # a subagent of this type: background
     hooks: dict[str, Any] | None = None  # settings-format hooks for this agent only
-    agent: str | None = None  # an agent CLI (core.names.AGENT_CLIS) a teammate of it is
+    agent: str | None = None  # an agent CLI (core.kinds) a teammate of it is
     skills: list[str] = []  # skill names preloaded into its prompt (core.skills)
     memory: str | None = None  # its memory scope: user, project, local (core.agent_memory)
     prompt: str = ""
@@ -321,9 +327,8 @@ def _merge(cwd: str | Path | None, project: ProjectConfig | None
             layers.append(_load_dir(directory, "user", problems))
     if project is None:
         project = decide(cwd if cwd is not None else os.getcwd()).project
-    kinds: tuple[Kind, ...] = ("claude_agents", "agents")  # lowest first
-    for kind in kinds:
-        files = project.of(kind)  # the bytes the trust digest was made of
+    for place in ("claude_agents", "agents"):  # lowest first (core.kinds places' keys)
+        files = project.of(place)  # the bytes the trust digest was made of
         if files:
             layers.append(_load_files(((str(f.path), f.path.stem, f.text) for f in files),
                                       "project", problems))

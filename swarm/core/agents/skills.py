@@ -14,10 +14,12 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from swarm.core.store import paths
-from swarm.core.trust.workspace import SKILL_KINDS, ProjectConfig
+from swarm.core.trust.workspace import ProjectConfig
 
 SKILL_FILE = "SKILL.md"
 USER_DIRS = (paths.user_skills_dir, paths.claude_user_skills_dir)  # highest first
+# The project's skills (core.kinds places' keys), highest first: .swarm/skills over .claude/skills.
+SKILL_PLACES = ("skills", "claude_skills")
 SKILL_CAP = 20_000  # characters of one skill in the prompt
 SKILL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")  # a folder name, never a path
 _FRONT = re.compile(r"\A\ufeff?---[ \t]*\r?\n.*?^---[ \t]*\r?$\n?", re.DOTALL | re.MULTILINE)
@@ -40,7 +42,7 @@ def find_skill(name: str, project: ProjectConfig) -> tuple[Path, str] | None:
     user; None when there is none or the name is not a plain name."""
     if not SKILL_NAME.fullmatch(name) or ".." in name:
         return None
-    for kind in SKILL_KINDS:  # .swarm/skills over .claude/skills
+    for kind in SKILL_PLACES:
         for file in project.of(kind):
             if file.path.parent.name == name:
                 try:

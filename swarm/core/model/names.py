@@ -13,18 +13,6 @@ LEAD_NAME = "team-lead"
 RESERVED_AGENT_NAMES = frozenset({LEAD_NAME, "user", "system", "*"})
 
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
-# `spawn --agent`: a teammate that is another agent CLI, driven by `swarm agent` through its
-# headless interface (swarm.runtime.clis). Codex and Gemini CLI join here with their drivers.
-AGENT_CLIS = ("claude-code", "codex", "gemini")
-# Those whose own plan mode ends in a plan swarm puts to the lead (Claude Code's ExitPlanMode,
-# through PermissionPrompt); the others could leave plan mode only by `swarm mode`.
-PLANS_TO_THE_LEAD = ("claude-code",)
-
-
-def plan_refusal(agent: str, hint: str) -> str:
-    """Why a teammate that is `agent` is not put in plan mode (spawn, `swarm mode`)."""
-    return (f"--agent {agent}: plan mode needs a plan to put to the lead, which only"
-            f" {', '.join(PLANS_TO_THE_LEAD)} gives ({hint})")
 # What each mode lets through, least first: a member grants at most its own mode (SPEC "Trust,
 # continued"). The one home of this order.
 MODE_ORDER = ("plan", "default", "acceptEdits", "bypassPermissions")

@@ -20,7 +20,7 @@ from pathlib import Path
 from msgspec import Struct
 
 from swarm.core.shell.parse import SimpleCommand, Word
-from swarm.core.shell.protected import PROTECTED_DIRS, PROTECTED_FILES, absolute
+from swarm.core.shell.protected import absolute, protected_names
 
 # Per program: the short options that take a value, the long ones that take the next word.
 _COMMON_LONG = frozenset({"--target-directory", "--suffix"})
@@ -43,7 +43,6 @@ _CP_ALIASES = frozenset({"-l", "-s", "-a", "-r", "-R", "--link", "--symbolic-lin
 _LONG_FLAGS = frozenset({"--link", "--symbolic-link", "--archive", "--recursive", "--symbolic",
                          "--directory"})
 _RSYNC_SOURCES = frozenset({"--link-dest", "--copy-dest", "--compare-dest"})
-_NAMES = PROTECTED_DIRS | PROTECTED_FILES
 _NOT_A_GLOB = frozenset("$`{'\"\\~")
 
 
@@ -192,9 +191,12 @@ def glob_paths(word: Word, bases: list[Path], dotglob: bool) -> list[Path] | Non
     if _NOT_A_GLOB & set(text):
         return None
     parts = text.split("/")
-    # the protected names it may match by the time it runs (`.gi?` once `.git` is there)
+    # the protected dot names it may match by the time it runs (`.gi?` once `.git` is there;
+    # the others, `CLAUDE.md`, only as the matches found now: `src/*` would name them all)
+    folders, files = protected_names()
     named = ["/".join([*parts[:i], name, *parts[i + 1:]]) for i, part in enumerate(parts)
-             for name in _NAMES if (part.startswith(".") or dotglob)
+             for name in folders | files
+             if name.startswith(".") and (part.startswith(".") or dotglob)
              and fnmatch.fnmatchcase(name, part.casefold())]
     found: list[Path] = []
     for base in bases:

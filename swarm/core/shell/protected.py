@@ -1,7 +1,9 @@
-"""Protected paths: where a write changes what git or swarm runs next (SPEC "Trust, continued").
+"""Protected paths: where a write changes what git, swarm or an agent CLI runs or reads next.
 
-`.git/` (hooks; config: `core.fsmonitor`, `core.hooksPath`, aliases), `.swarm/` and `.claude/`
-(hooks, MCP servers, agent definitions) and `.mcp.json`, at any depth of the tree, and
+`.git/` (hooks; config: `core.fsmonitor`, `core.hooksPath`, aliases), and what any kind of
+teammate reads its project configuration or instructions from (core.kinds: `.swarm/`,
+`.claude/`, `.codex/`, `.gemini/`: hooks, MCP servers, agent definitions, settings;
+`.mcp.json`, `CLAUDE.md`, `AGENTS.md`, `GEMINI.md`, ...), at any depth of the tree, and
 `$SWARM_HOME` (the team file and its allow rules, mailboxes, tasks), except the worktrees swarm
 keeps there (a teammate's work). A write to one asks in `default` and `acceptEdits` even under an
 allow rule, unless the rule names that path exactly; `bypassPermissions` allows it.
@@ -10,7 +12,7 @@ A path is checked as written and with symlinks resolved at check time, so a link
 seen through. A hard link cannot be resolved (any file anywhere may share its inode): a regular
 file with more than one link counts as protected, since it may be `.git/config` under another name.
 A git directory by another name (a moved or copied `.git`, a bare clone: HEAD, objects/, refs/)
-is protected as `.git` is. What a command links or moves in the same breath: `bashlinks`.
+is protected as `.git` is. What a command links or moves in the same breath: core.shell.links.
 """
 
 from __future__ import annotations
@@ -20,11 +22,18 @@ import stat
 from functools import lru_cache
 from pathlib import Path
 
+from swarm.core import kinds
 from swarm.core.store import paths
 
-PROTECTED_DIRS = frozenset({".git", ".swarm", ".claude"})
-PROTECTED_FILES = frozenset({".mcp.json"})
-_NAMES = PROTECTED_DIRS | PROTECTED_FILES
+GIT_DIR = ".git"
+
+
+def protected_names() -> tuple[frozenset[str], frozenset[str]]:
+    """(folders, files), case-folded: `.git` and what any kind of teammate reads its project
+    configuration or instructions from (core.kinds: `.swarm/`, `.claude/`, `.codex/`,
+    `.gemini/`, `.mcp.json`, `CLAUDE.md`, `AGENTS.md`, ...)."""
+    folders, files = kinds.protected_names()
+    return folders | {GIT_DIR}, files
 
 
 def absolute(raw: str, cwd: Path) -> Path:
@@ -84,14 +93,15 @@ def hard_linked(path: Path) -> bool:
 
 def _by_name(written: str, real: str, cwd: Path) -> bool:
     homes = _home_forms(str(paths.home()))
+    folders, files = protected_names()
     if not any(_below(p, h) for p in (written, real) for h in homes):
         folded = (written + "\0" + real).casefold()
-        if not any(name in folded for name in _NAMES):
+        if not any(name in folded for name in folders | files):
             return False  # the common case, without the slower walk below
     for candidate, base in ((written, os.path.normpath(cwd)), (real, os.path.realpath(cwd))):
         parts = _parts(Path(candidate), Path(base), {Path(h) for h in homes})
-        if parts is None or any(p.casefold() in PROTECTED_DIRS for p in parts) or (
-                parts and parts[-1].casefold() in PROTECTED_FILES):
+        if parts is None or any(p.casefold() in folders for p in parts) or (
+                parts and parts[-1].casefold() in files):
             return True
     return False
 

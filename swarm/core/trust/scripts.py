@@ -18,6 +18,7 @@ import json
 import os
 import re
 import shlex
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -94,14 +95,20 @@ def commands_in(value: Any) -> Iterator[str | list[str]]:
             yield from commands_in(inner)
 
 
-def parsed(kind: str, data: bytes, name: str) -> Any:
-    """A configuration file's content as data; None when it does not parse (the loaders and the
-    summary report that; its own bytes are in the digest anyway)."""
+def parsed(format: str, data: bytes, name: str) -> Any:
+    """A configuration file's content as data, read as its `format` (core.kinds: json, toml,
+    markdown front matter); None when it does not parse (the loaders and the summary report
+    that; its own bytes are in the digest anyway)."""
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    if kind in ("agents", "claude_agents"):
+    if format == "toml":
+        try:
+            return tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            return None
+    if format == "markdown":
         from swarm.core.agents.definitions import front_matter  # YAML: only for definition files
 
         split = front_matter(text, name)

@@ -10,13 +10,22 @@ run (Claude Code's events in `.claude/settings.json`), since trusting covers the
 from __future__ import annotations
 
 import json
+import re
 import shlex
+import tomllib
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from swarm.core.agents.definitions import field_name, front_matter
-from swarm.core.trust.workspace import SKILL_KINDS, ConfigFile, ProjectConfig
+from swarm.core.trust.workspace import ConfigFile, ProjectConfig
+
+# Where a settings file lists MCP servers: `mcpServers` (JSON), `mcp_servers` (Codex's TOML).
+SERVER_KEYS = ("mcpServers", "mcp_servers")
+# A key whose value is a command the CLI runs: `command`, `discoveryCommand`, `apiKeyHelper`,
+# `notify`, `awsAuthRefresh`, ...
+COMMAND_KEY = re.compile(r"(?i)(^command$|command$|helper$|^notify$|^awsauthrefresh$|"
+                         r"^awscredentialexport$)")
 
 
 class HookItem(BaseModel):
@@ -50,6 +59,13 @@ class DefinitionItem(BaseModel):
     model: str | None = None
 
 
+class VariableItem(BaseModel):
+    model_config = ConfigDict(defer_build=True)
+
+    file: str
+    name: str  # a variable the file sets for its agent CLI (never its value)
+
+
 class TrustSummary(BaseModel):
     model_config = ConfigDict(defer_build=True)
 
@@ -59,6 +75,7 @@ class TrustSummary(BaseModel):
     hooks: list[HookItem] = Field(default_factory=list)
     servers: list[ServerItem] = Field(default_factory=list)
     definitions: list[DefinitionItem] = Field(default_factory=list)
+    variables: list[VariableItem] = Field(default_factory=list)
     problems: list[str] = Field(default_factory=list)  # files whose content cannot be shown
 
 
@@ -66,29 +83,72 @@ def summarize(config: ProjectConfig) -> TrustSummary:
     summary = TrustSummary(root=str(config.root) if config.root else None,
                            digest=config.digest(), files=config.names())
     for file in config.files:
-        if file.kind == "script" or file.kind in SKILL_KINDS:  # listed in `files`: a script
-            continue  # runs by a command shown below; a skill is prompt text, it runs nothing
+        if file.kind == "script" or file.format == "text":  # listed in `files`: a script runs
+            continue  # by a command shown below; skills and commands are prompt text
         try:
             text = file.text()
         except (OSError, UnicodeDecodeError) as exc:
             summary.problems.append(f"{file.relative}: cannot be read ({exc})")
             continue
-        if file.kind in ("agents", "claude_agents"):
+        if file.format == "markdown":
             _definition(file, text, summary)
-            continue
-        try:
-            data = json.loads(text) if text.strip() else {}
-        except json.JSONDecodeError as exc:
-            summary.problems.append(f"{file.relative}: not valid JSON ({exc.msg}, line"
-                                    f" {exc.lineno}): what it would do cannot be shown")
-            continue
-        if not isinstance(data, dict):
-            summary.problems.append(f"{file.relative}: not a JSON object")
-        elif file.kind == "mcp":
-            summary.servers.extend(_servers(data.get("mcpServers"), file.relative))
+        elif file.format == "dotenv":
+            summary.variables.extend(VariableItem(file=file.relative, name=name)
+                                     for name in _dotenv_names(text))
         else:
-            summary.hooks.extend(_hooks(data.get("hooks"), file.relative))
+            _settings(file, text, summary)
     return summary
+
+
+def _settings(file: ConfigFile, text: str, summary: TrustSummary) -> None:
+    """A JSON or TOML settings file: its hooks, its MCP servers, and any other command it
+    carries (Gemini CLI's tool discovery, Claude Code's helpers, Codex's notify)."""
+    try:
+        data = (tomllib.loads(text) if file.format == "toml" else json.loads(text)) \
+            if text.strip() else {}
+    except json.JSONDecodeError as exc:
+        summary.problems.append(f"{file.relative}: not valid JSON ({exc.msg}, line"
+                                f" {exc.lineno}): what it would do cannot be shown")
+        return
+    except tomllib.TOMLDecodeError as exc:
+        summary.problems.append(f"{file.relative}: not valid TOML ({exc}): what it would do"
+                                " cannot be shown")
+        return
+    if not isinstance(data, dict):
+        summary.problems.append(f"{file.relative}: not a {file.format.upper()} object")
+        return
+    summary.hooks.extend(_hooks(data.get("hooks"), file.relative))
+    for key in SERVER_KEYS:
+        summary.servers.extend(_servers(data.get(key), file.relative))
+    rest = {k: v for k, v in data.items() if k not in ("hooks", *SERVER_KEYS)}
+    summary.hooks.extend(HookItem(file=file.relative, event=where, command=command)
+                         for where, command in _commands(rest, ""))
+
+
+def _commands(value: Any, where: str) -> list[tuple[str, str]]:
+    """(key path, command) for every value under a key that names a command."""
+    found: list[tuple[str, str]] = []
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            path = f"{where}.{key}" if where else str(key)
+            if COMMAND_KEY.search(str(key)) and isinstance(inner, (str, list)):
+                found.append((path, inner if isinstance(inner, str)
+                              else shlex.join(map(str, inner))))
+            else:
+                found.extend(_commands(inner, path))
+    elif isinstance(value, list):
+        for index, inner in enumerate(value):
+            found.extend(_commands(inner, f"{where}[{index}]"))
+    return found
+
+
+def _dotenv_names(text: str) -> list[str]:
+    names = []
+    for raw in text.splitlines():
+        name, sep, _ = raw.strip().removeprefix("export ").partition("=")
+        if sep and name.strip() and not name.startswith("#"):
+            names.append(name.strip())
+    return names
 
 
 def _hooks(value: Any, file: str) -> list[HookItem]:

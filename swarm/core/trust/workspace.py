@@ -1,12 +1,12 @@
 """Workspace trust: a project's own configuration runs nothing until the user trusts it.
 
-Project configuration is what a checkout carries that can run commands or raise rights, found
-from the cwd up to the git root (the nearest of each): `.swarm/settings.json` and
-`.claude/settings.json` (hooks), `.mcp.json` (servers), `.swarm/agents/*.md` and
-`.claude/agents/*.md` (definitions), `.swarm/skills/*/SKILL.md` and `.claude/skills/*/SKILL.md`
-(skills: text a definition preloads into a prompt, so it steers what runs), and the scripts of the checkout their hook and server
-commands run (`./scripts/hook.sh`, `bash .swarm/hooks/x.sh`: core.trust_scripts says which).
-User configuration (`$SWARM_HOME/...`, `~/.claude/...`) is
+Project configuration is what a checkout carries that can run commands or raise rights for any
+kind of teammate, found from the cwd up to the git root (the nearest of each): the places each
+kind's entry in the registry of teammate kinds names (core.kinds: `.swarm/settings.json`,
+`.claude/settings.json`, `.mcp.json`, `.swarm/agents/*.md`, `.claude/agents/*.md`, the skills,
+`.codex/config.toml`, `.gemini/settings.json`, ...), and the scripts of the checkout their hook
+and server commands run (`./scripts/hook.sh`, `bash .swarm/hooks/x.sh`: core.trust.scripts says
+which). User configuration (`$SWARM_HOME/...`, `~/.claude/...`, each kind's own folder) is
 never project configuration. The files are read once: the digest and the loaders use the same
 bytes, so what was trusted is what runs.
 
@@ -29,6 +29,7 @@ from typing import Literal
 from msgspec import Struct
 
 from swarm import settings
+from swarm.core.kinds import ConfigPath, Format, project_config_paths, user_config_dirs
 from swarm.core.model import records
 from swarm.core.model.records import Record, field
 from swarm.core.store import paths
@@ -36,27 +37,22 @@ from swarm.core.store.disk import ensure_dir, locked, quarantine, utcnow_iso, wr
 from swarm.core.text.terminal import visible_line
 from swarm.core.trust.scripts import named_scripts, parsed
 
-Kind = Literal["settings", "claude_settings", "mcp", "agents", "claude_agents", "skills",
-               "claude_skills", "script"]
-# Where each kind lives in a project; a pattern: a directory of the files it matches.
-PLACES: tuple[tuple[Kind, str, str | None], ...] = (
-    ("settings", ".swarm/settings.json", None),
-    ("claude_settings", ".claude/settings.json", None),
-    ("mcp", ".mcp.json", None),
-    ("agents", ".swarm/agents", "*.md"),
-    ("claude_agents", ".claude/agents", "*.md"),
-    ("skills", ".swarm/skills", "*/SKILL.md"),
-    ("claude_skills", ".claude/skills", "*/SKILL.md"),
-)
-SKILL_KINDS: tuple[Kind, ...] = ("skills", "claude_skills")  # text only: they name no scripts
 STORE_VERSION = 1
 
 
+def places() -> tuple[ConfigPath, ...]:
+    """Where project configuration that can run code or raise rights lives: every teammate
+    kind's, from the registry (core.kinds). Instructions (CLAUDE.md, ...) are text the model
+    reads: they are protected paths, but trusting covers what runs."""
+    return tuple(p for p in project_config_paths() if p.runs_code)
+
+
 class ConfigFile(Struct, frozen=True):
-    kind: Kind
+    kind: str  # the ConfigPath key it was found as (`settings`, `codex_config`), or `script`
     path: Path  # absolute
     relative: str  # to the project root it was found in, e.g. `.swarm/agents/x.md`
     data: bytes | None  # None: it could not be read (the loaders report it; it still counts)
+    format: Format = "text"  # how it reads (core.kinds): json, toml, markdown, text, dotenv
 
     def text(self) -> str:
         """Its text; OSError or UnicodeDecodeError when it has none (the loaders' problem)."""
@@ -69,10 +65,10 @@ class ProjectConfig(Struct, frozen=True):
     root: Path | None  # the project trust is recorded for (the git root); None: no project
     files: tuple[ConfigFile, ...] = ()
 
-    def of(self, kind: Kind) -> list[ConfigFile]:
+    def of(self, kind: str) -> list[ConfigFile]:
         return [f for f in self.files if f.kind == kind]
 
-    def first(self, kind: Kind) -> ConfigFile | None:
+    def first(self, kind: str) -> ConfigFile | None:
         found = self.of(kind)
         return found[0] if found else None
 
@@ -98,30 +94,35 @@ def _resolved(path: Path) -> Path:
 def _user_places() -> set[Path]:
     """The user's own copies, which a walk through $HOME (a dotfiles repository) would meet."""
     home = Path.home()
-    return {_resolved(p) for p in (paths.user_settings(), paths.user_mcp_config(),
-                                   paths.user_agents_dir(), paths.user_skills_dir(),
-                                   home / ".claude" / "agents", paths.claude_user_skills_dir(),
-                                   home / ".claude" / "settings.json")}
+    found = {paths.user_settings(), paths.user_mcp_config(), paths.user_agents_dir(),
+             paths.user_skills_dir(), paths.claude_user_skills_dir()}
+    for user in user_config_dirs():  # each kind's own folder: `~/.codex/config.toml`, ...
+        moved = settings.raw(user.variable) if user.variable else None
+        for place in places():
+            first, _, rest = place.path.partition("/")
+            if first == user.default and rest:
+                found.update({home / place.path, *([Path(moved) / rest] if moved else [])})
+    return {_resolved(p) for p in found}
 
 
-def _walk(start: Path) -> tuple[Path, dict[Kind, tuple[Path, Path]]]:
+def _walk(start: Path) -> tuple[Path, dict[str, tuple[Path, Path]]]:
     """The nearest of each kind from `start` upward, never above the git root (the directory
     holding `.git`, a directory or, in a worktree, a file). Outside a repository the walk stops
     below $HOME. Returns the project root and {kind: (path, the root it is relative to)}."""
     start = _resolved(start)
     home, users = _resolved(Path.home()), _user_places()
-    found: dict[Kind, Path] = {}
+    found: dict[str, Path] = {}
     top, git_root = start, None
     for directory in (start, *start.parents):
         is_repo = (directory / ".git").exists()
         if directory == home and not is_repo:
             break
-        for kind, relative, pattern in PLACES:
-            candidate = directory / relative
-            if kind in found or _resolved(candidate) in users:
+        for place in places():
+            candidate = directory / place.path
+            if place.key in found or _resolved(candidate) in users:
                 continue
-            if candidate.is_dir() if pattern else candidate.is_file():
-                found[kind] = candidate
+            if candidate.is_dir() if place.pattern else candidate.is_file():
+                found[place.key] = candidate
                 top = directory
         if is_repo:
             git_root = directory
@@ -144,16 +145,17 @@ def find_project_config(cwd: str | Path, origin: str | Path | None = None) -> Pr
         found = {**from_origin, **found}
     files: list[ConfigFile] = []
     scripts: list[ConfigFile] = []
-    for kind, place, pattern in PLACES:
-        if kind not in found:
+    for place in places():
+        if place.key not in found:
             continue
-        path, base = found[kind]
-        targets = _definition_files(path, pattern) if pattern else [path]
+        path, base = found[place.key]
+        targets = _definition_files(path, place.pattern) if place.pattern else [path]
         for target in targets:
-            file = ConfigFile(kind, target, _relative(target, base), _read(target))
+            file = ConfigFile(place.key, target, _relative(target, base), _read(target),
+                              place.format)
             files.append(file)
             # The directory holding the configuration first (a worktree's own), then the root.
-            holder = path.parents[len(Path(place).parts) - 1]
+            holder = path.parents[len(Path(place.path).parts) - 1]
             scripts.extend(_scripts(file, [holder, *([base] if base != holder else [])]))
     seen = {f.path for f in files}
     for script in scripts:
@@ -164,9 +166,9 @@ def find_project_config(cwd: str | Path, origin: str | Path | None = None) -> Pr
 
 
 def _scripts(file: ConfigFile, bases: list[Path]) -> list[ConfigFile]:
-    if file.data is None or file.kind in SKILL_KINDS:
+    if file.data is None or file.format in ("text", "dotenv"):  # text runs nothing
         return []
-    value = parsed(file.kind, file.data, file.relative)
+    value = parsed(file.format, file.data, file.relative)
     return [ConfigFile("script", path, _relative(path, bases[-1]), _read(path))
             for path in named_scripts(value, bases)]
 

@@ -1,10 +1,9 @@
 """What swarm needs of an agent CLI it drives (one `CliDriver` per CLI), what a turn gives back,
-and where each CLI's executable is found. Codex and Gemini CLI slot in as more drivers."""
+and how a driver ends its CLI. Which CLIs there are, and their facts: core.kinds."""
 
 from __future__ import annotations
 
 import contextlib
-import shutil
 import subprocess
 import threading
 from collections.abc import Callable
@@ -12,27 +11,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any, Protocol
 
+from swarm.core.kinds import TeammateKind
 from swarm.core.model.state import Usage
 from swarm.core.shell.rules import Decision
-from swarm.errors import BadInputError
 from swarm.runtime.tools.builtin import kill_tree
-
-# --agent NAME -> (executable, how to install it): the one home of this table.
-EXECUTABLES: dict[str, tuple[str, str]] = {
-    "claude-code": ("claude", "npm install -g @anthropic-ai/claude-code"),
-    "codex": ("codex", "npm install -g @openai/codex"),
-    "gemini": ("gemini", "npm install -g @google/gemini-cli"),
-}
-
-
-def find_cli(agent: str) -> Path:
-    """The CLI's executable on PATH, or one clear line saying it is missing."""
-    exe, install = EXECUTABLES[agent]
-    found = shutil.which(exe)
-    if found is None:
-        raise BadInputError(f"--agent {agent} needs the `{exe}` CLI, which is not on PATH"
-                            f" (install it: {install})")
-    return Path(found)
 
 
 @dataclass
@@ -62,6 +44,7 @@ class TurnEvents(Protocol):
 class DriverSetup:
     """Everything a driver needs to start its CLI for one member."""
 
+    kind: TeammateKind
     executable: Path
     cwd: Path
     mode: str  # swarm's permission mode

@@ -8,7 +8,7 @@ Its team tools are swarm's MCP server (`swarm mcp serve --team T --as NAME`) fro
 request (`MCP_CONNECTION_NONBLOCKING=0`: else the first request can lack them); its own team
 tools are switched off (`--disallowedTools`); what it would ask a person goes to swarm's
 `PermissionPrompt` tool (`--permission-prompt-tool`): swarm's mode, rules and file scopes
-decide, and what they leave open is asked of the lead (see `cli_mode`).
+decide, and what they leave open is asked of the lead (its modes: core.kinds).
 """
 
 from __future__ import annotations
@@ -62,7 +62,7 @@ class ClaudeCode:
         argv = [str(s.executable), "-p", "--input-format", "stream-json", "--output-format",
                 "stream-json", "--verbose", "--mcp-config", str(self._config),
                 "--strict-mcp-config", "--permission-prompt-tool",
-                f"mcp__{SERVER}__{PERMISSION_TOOL}", "--permission-mode", cli_mode(s.mode),
+                f"mcp__{SERVER}__{PERMISSION_TOOL}", "--permission-mode", s.kind.own_mode(s.mode),
                 "--disallowedTools", ",".join(OWN_TEAM_TOOLS),
                 # swarm's team tools are the team protocol: never a question for the lead.
                 "--allowedTools", ",".join(f"mcp__{SERVER}__{n}" for n in TEAM_TOOLS_SERVED),
@@ -163,7 +163,7 @@ class ClaudeCode:
 
     def set_mode(self, mode: str) -> None:
         self._send({"type": "control_request", "request_id": f"mode-{mode}",
-                    "request": {"subtype": "set_permission_mode", "mode": cli_mode(mode)}})
+                    "request": {"subtype": "set_permission_mode", "mode": self.setup.kind.own_mode(mode)}})
 
     def stop(self) -> None:
         """Close its input (it ends the session and its MCP servers), then make sure."""
@@ -174,14 +174,6 @@ class ClaudeCode:
             self._config.unlink(missing_ok=True)
             self._config = None
 
-
-
-def cli_mode(mode: str) -> str:
-    """Claude Code's mode for swarm's: `default` (it asks about anything but reading, and
-    swarm's PermissionPrompt answers with swarm's mode, rules and file scopes: one decision,
-    scopes kept in acceptEdits and bypassPermissions too, which Claude Code also refuses to
-    root), or `plan`."""
-    return "plan" if mode == "plan" else "default"
 
 
 def _text_of(content: Any) -> str:

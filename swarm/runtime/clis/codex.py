@@ -18,8 +18,8 @@ file asked as `Write` (added) or `Edit`). Swarm's permission engine answers
 (`clis.permission.decide`: its mode, rules, file scopes, else the lead with that input); a
 denial's reason is steered into the turn for the model to read.
 
-Mode mapping: every swarm mode (plan is refused at spawn) runs Codex with approval policy
-`untrusted` and sandbox `danger-full-access`; measured with 0.171, Codex then asks about every
+Mode mapping (core.kinds): every swarm mode (plan is refused at spawn) runs Codex with approval
+policy `untrusted` and sandbox `danger-full-access`; measured with 0.171, Codex then asks about every
 command (`ls` and `cat` too) and every patch, so swarm's answer, made with the member's mode
 as it is now, is the one gate, as for swarm's own Bash (Codex's sandbox would need bubblewrap
 and would ask again to run unsandboxed). `swarm mode` changes what swarm answers; Codex's
@@ -53,7 +53,6 @@ from swarm.runtime.clis.base import (
 from swarm.runtime.models.prices import price_usage
 
 SERVER = "swarm"
-APPROVAL_POLICY = "untrusted"  # see the mode mapping above
 SANDBOX = "danger-full-access"
 START_TIMEOUT = 180.0  # seconds for initialize and the thread (its MCP servers included)
 STOP_GRACE = 10.0  # seconds for it to end after its input closes
@@ -142,7 +141,7 @@ class Codex:
                                      "capabilities": {"experimentalApi": True}})
         self._send({"method": "initialized"})
         params = {k: v for k, v in {
-            "cwd": str(s.cwd), "approvalPolicy": APPROVAL_POLICY, "sandbox": SANDBOX,
+            "cwd": str(s.cwd), "approvalPolicy": s.kind.own_mode(s.mode), "sandbox": SANDBOX,
             "developerInstructions": s.system_append, "model": s.model}.items() if v}
         thread: Message | None = None
         if self.session:

@@ -79,7 +79,7 @@ class Gemini:
     def argv(self) -> list[str]:
         s = self.setup
         argv = [str(s.executable), "--acp", "--skip-trust", "--policy", str(self._policy),
-                "--approval-mode", cli_mode(s.mode)]
+                "--approval-mode", s.kind.own_mode(s.mode)]
         return argv + (["--model", s.model] if s.model else [])
 
     def start(self) -> None:
@@ -108,7 +108,7 @@ class Gemini:
                     # It replays the history as updates after its answer: a request answered
                     # after them all, so the first turn sees only its own.
                     self.conn.call("session/set_mode", {"sessionId": self.session,
-                                                        "modeId": cli_mode(s.mode)})
+                                                        "modeId": s.kind.own_mode(s.mode)})
                     self._fresh = False
                 except AcpError as exc:
                     s.log(f"gemini could not resume session {self.session} ({exc}): a new one")
@@ -145,7 +145,7 @@ class Gemini:
                 result.failure = f"gemini: {str(exc)[:300]}"
             return result
         result.text = reader.finish()
-        result.usage = usage_of(answer)
+        result.usage = usage_of(answer, self.setup.kind.price_provider or "")
         stop = str(answer.get("stopReason") or "end_turn")
         if stop == "cancelled":
             result.interrupted = True
@@ -173,9 +173,10 @@ class Gemini:
             self.conn.notify("session/cancel", {"sessionId": self.session})
 
     def set_mode(self, mode: str) -> None:
-        if cli_mode(mode) != cli_mode(self.setup.mode) and self.conn is not None:
+        own = self.setup.kind.own_mode
+        if own(mode) != own(self.setup.mode) and self.conn is not None:
             self.conn.send("session/set_mode", {"sessionId": self.session,
-                                                "modeId": cli_mode(mode)})
+                                                "modeId": own(mode)})
         self.setup.mode = mode
 
     def stop(self) -> None:
@@ -248,12 +249,6 @@ class _Updates:
         return self.last
 
 
-def cli_mode(mode: str) -> str:
-    """Gemini CLI's approval mode for swarm's: `plan` for plan, else `default` (it asks, swarm
-    answers with its own mode, rules and scopes)."""
-    return "plan" if mode == "plan" else "default"
-
-
 def tool_of(call: dict[str, Any]) -> str:
     """Gemini's own tool name: its call ids are `NAME__NAME_TIME_N`."""
     return str(call.get("toolCallId") or "").split("__", 1)[0] or str(call.get("title") or "")
@@ -288,7 +283,7 @@ def shown_call(update: dict[str, Any]) -> tuple[str, dict[str, Any]]:
     return name, {"title": str(update.get("title") or "")}
 
 
-def usage_of(answer: dict[str, Any]) -> Usage:
+def usage_of(answer: dict[str, Any], provider: str) -> Usage:
     """The turn's tokens from `_meta.quota`, priced per model by swarm's table."""
     quota = (answer.get("_meta") or {}).get("quota") or {}
     total = Usage()
@@ -296,7 +291,7 @@ def usage_of(answer: dict[str, Any]) -> Usage:
                                               quota.get("token_count") or {}}]
     for entry in per_model:
         count = entry.get("token_count") or {}
-        usage = price_usage("gemini", str(entry.get("model") or ""), Usage(
+        usage = price_usage(provider, str(entry.get("model") or ""), Usage(
             input_tokens=int(count.get("input_tokens") or 0),
             output_tokens=int(count.get("output_tokens") or 0)))
         total.input_tokens += usage.input_tokens

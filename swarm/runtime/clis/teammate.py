@@ -26,6 +26,7 @@ from types import FrameType
 from typing import Any, TypeVar
 
 from swarm import settings
+from swarm.core import kinds
 from swarm.core.model.names import LEAD_NAME
 from swarm.core.model.protocol import Message, ModeChange, ShutdownRequest, ShutdownResponse
 from swarm.core.model.state import RESTARTED
@@ -39,10 +40,7 @@ from swarm.core.team.team import Team
 from swarm.core.text.readable import tool_call
 from swarm.errors import AgentStopped, TurnInterrupted, describe_error
 from swarm.runtime.base import AgentBase
-from swarm.runtime.clis.base import CliDriver, DriverSetup, find_cli
-from swarm.runtime.clis.claude_code import ClaudeCode
-from swarm.runtime.clis.codex import Codex
-from swarm.runtime.clis.gemini import Gemini
+from swarm.runtime.clis.base import CliDriver, DriverSetup
 from swarm.runtime.clis.permission import decide
 from swarm.runtime.console import Console, brief
 from swarm.runtime.idle import TurnRecord, idle_notification, task_report
@@ -54,14 +52,6 @@ from swarm.runtime.signals import Signals
 
 SERVER_PREFIX = "mcp__swarm__"
 T = TypeVar("T")
-# --agent NAME -> its driver (runtime.clis.base.EXECUTABLES names the same CLIs)
-DRIVERS: dict[str, Callable[[DriverSetup], CliDriver]] = {
-    "claude-code": ClaudeCode,
-    "codex": Codex,
-    "gemini": Gemini,
-}
-# How each CLI names swarm's tools to its model, where not Claude Code's way.
-TOOL_PREFIX = {"gemini": "mcp_swarm_"}
 
 
 class NoSubagents:
@@ -133,11 +123,12 @@ class CliTeammate(AgentBase):
         resumed = (detail if detail.startswith(RESTARTED) else RESTARTED) if session else None
         self.inputs = Inputs(self.team, name, self.box, NoSubagents(),  # type: ignore[arg-type]
                              self.console, self, resumed)
-        self.driver: CliDriver = DRIVERS[self.member.agent or "claude-code"](self._setup(session))
+        self.kind = kinds.agent_cli(self.member.agent or "")
+        driver: Callable[[DriverSetup], CliDriver] = kinds.load(str(self.kind.driver))
+        self.driver: CliDriver = driver(self._setup(session))
         self.signals = CliSignals(self)
 
     def _setup(self, session: str | None) -> DriverSetup:
-        agent = self.member.agent or "claude-code"
         env = dict(os.environ)
         serve = [sys.executable, "-m", "swarm", "mcp", "serve", "--team", self.team.name,
                  "--as", self.name]
@@ -146,7 +137,7 @@ class CliTeammate(AgentBase):
                    "SWARM_AGENT_ID": self.member.agent_id, "PATH": env.get("PATH", "")}
         if settings.raw("SWARM_STORE"):
             mcp_env["SWARM_STORE"] = settings.raw("SWARM_STORE")
-        return DriverSetup(executable=find_cli(agent), cwd=self.cwd, mode=self.state.mode or
+        return DriverSetup(kind=self.kind, executable=self.kind.executable_path(), cwd=self.cwd, mode=self.state.mode or
                            "default", model=self.member.model, system_append=self._prompt(),
                            mcp_server=serve, mcp_env=mcp_env, session=session, env=env,
                            log=self.console.say, decide=self._decide)
@@ -164,7 +155,7 @@ class CliTeammate(AgentBase):
                  if m.name not in (self.name, LEAD_NAME)]
         addendum = team_addendum(self.name, config.name, config.lead_agent_id, peers,
                                  self.state.mode or "default")
-        p = TOOL_PREFIX.get(self.member.agent or "", SERVER_PREFIX)
+        p = self.kind.tool_prefix
         return (f"{addendum}\nYour team tools are swarm's: {p}SendMessage, {p}TaskList,"
                 f" {p}TaskGet, {p}TaskCreate, {p}TaskUpdate, {p}TeamStatus.")
 
