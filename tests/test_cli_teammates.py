@@ -193,7 +193,7 @@ def test_the_leads_spawnteammate_takes_an_agent(
         wait_until(lambda: answered("cc"), 60, message="the spawned CLI answered")
         assert "say hello" in json.dumps(claude_env.messages_requests()[-1]["messages"])
         bad = host.call("SpawnTeammate", {"name": "cx", "prompt": "x", "agent": "cursor"})
-        assert bad.is_error and "agent: Value error, Input should be one of claude-code" in bad.content
+        assert bad.is_error and "agent: Input should be one of claude-code" in bad.content
     finally:
         host.close("test over")
 

@@ -252,8 +252,9 @@ def test_a_mode_change_reaches_its_next_question(gemini_env: FakeGemini, tmp_pat
 
 def test_gemini_credentials_reach_its_teammate_not_its_commands(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    """spawn passes Gemini CLI's variables to the teammate process; a Bash command (swarm's or
-    a hook's) never sees its key."""
+    """spawn passes Gemini CLI's variables to a Gemini teammate's process (its kind's, from the
+    registry of teammate kinds), never to another kind's; a Bash command (swarm's or a hook's)
+    never sees its key."""
     from swarm.core.model.names import agent_id
     from swarm.core.model.team import Member
     from swarm.core.trust.secrets import without_secrets
@@ -262,8 +263,10 @@ def test_gemini_credentials_reach_its_teammate_not_its_commands(
     monkeypatch.setenv("GEMINI_API_KEY", "gk-1")
     monkeypatch.setenv("GOOGLE_API_KEY", "gg-1")
     monkeypatch.setenv("GOOGLE_GEMINI_BASE_URL", "http://127.0.0.1:1")
-    env = agent_env(TEAM, Member(name="gm", agent_id=agent_id("gm", TEAM)))
+    env = agent_env(TEAM, Member(name="gm", agent_id=agent_id("gm", TEAM), agent="gemini"))
     assert env["GEMINI_API_KEY"] == "gk-1" and env["GOOGLE_API_KEY"] == "gg-1"
+    own_loop = agent_env(TEAM, Member(name="w", agent_id=agent_id("w", TEAM)))
+    assert "GEMINI_API_KEY" not in own_loop and "GOOGLE_API_KEY" not in own_loop
     clean = without_secrets(env)
     assert "GEMINI_API_KEY" not in clean and "GOOGLE_API_KEY" not in clean
     assert clean["GOOGLE_GEMINI_BASE_URL"] == "http://127.0.0.1:1"
