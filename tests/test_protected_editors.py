@@ -179,6 +179,9 @@ def test_in_place_writes_outside_the_working_directory_ask(command: str, repo: P
     "tar -xf ok.tar --transform=s,^,.git/,", 'tar -xf "$A"', "unzip missing.zip",
     "unzip 'e*.zip'", "patch -p1", "cat evil.diff | patch -p1", "patch -p1 < missing.diff",
     "patch -p1 -B .git/ < ok.diff", "ed -s a.txt", "find . -exec mv {} sub/ \\;",
+    "sed 'e touch x' a.txt", "sed s/a/b/e a.txt", 'sed -n "$X"p a.txt', "sed $OPT s/a/b/ a.txt",
+    "tar -xf ok.tar --to-command=sh", "tar -xf ok.tar -I 'sh -c x'", "cpio -idv < a.cpio",
+    "7z x a.7z", "find . -fprint .git/config",
 ])
 def test_in_place_writes_whose_files_are_not_known_ask(command: str, repo: Path) -> None:
     decision = bash(command, repo, "default", allow=ALLOW)
@@ -187,6 +190,7 @@ def test_in_place_writes_whose_files_are_not_known_ask(command: str, repo: Path)
 
 @pytest.mark.parametrize("command", [
     "sed -i s/a/b/ a.txt", "sed -i.bak s/a/b/ src/x.py", "sed -n p .git/config",
+    "sed -i '$a last line' a.txt", "sed -i ':a;N;$!ba;s/\\n/ /g' a.txt", "sed 's/[/]/x/' a.txt",
     "sed s/a/b/ .git/config > out.txt", "sed -e s/a/b/ -e s/c/d/ a.txt", "sed 's/w x/y/' a.txt",
     "perl -pi -e s/a/b/ src/x.py", "perl -ne print .git/config", "awk '{print}' .git/config",
     "dd if=.git/config of=copy.txt", "dd if=a.txt of=b.txt bs=1k", "truncate -s 0 a.txt",
@@ -227,7 +231,8 @@ def test_an_archive_read_at_check_time_is_read_again_when_it_changes(repo: Path)
 # -- the agent CLIs' own project configuration --------------------------------------------------
 
 AGENT_CONFIG = [".codex/config.toml", ".gemini/settings.json", "AGENTS.md", "CLAUDE.md",
-                "GEMINI.md", "sub/AGENTS.md", "pkg/.gemini/settings.json", ".codex/prompts/x.md"]
+                "GEMINI.md", "sub/AGENTS.md", "pkg/.gemini/settings.json", ".codex/prompts/x.md",
+                "SWARM.md"]  # swarm's own instruction file, read into every prompt
 
 
 @pytest.mark.parametrize("path", AGENT_CONFIG)
@@ -252,7 +257,7 @@ def test_the_issues_codex_and_gemini_writes_ask_under_an_echo_rule(repo: Path) -
 
 
 @pytest.mark.parametrize("command", [
-    "echo x > README.md", "echo x > docs/AGENTS.md.bak", "echo x > .codexrc",
+    "echo x > README.md", "echo x > docs/AGENTS.md.bak", "echo x > .codexrc", "echo x > SWARM",
     "echo x > src/gemini/settings.json", "echo x > my.codex/config.toml",
 ])
 def test_paths_that_only_look_like_agent_configuration_are_not(command: str, repo: Path) -> None:

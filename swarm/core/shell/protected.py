@@ -1,7 +1,8 @@
 """Protected paths: where a write changes what git or swarm runs next (SPEC "Trust, continued").
 
 `.git/` (hooks; config: `core.fsmonitor`, `core.hooksPath`, aliases), `.swarm/` and `.claude/`
-(hooks, MCP servers, agent definitions) and `.mcp.json`, at any depth of the tree, and
+(hooks, MCP servers, agent definitions), `.mcp.json` and `SWARM.md` (read into every prompt), the
+agent CLIs' own project configuration (`AGENT_CLI_PATHS`), at any depth of the tree, and
 `$SWARM_HOME` (the team file and its allow rules, mailboxes, tasks), except the worktrees swarm
 keeps there (a teammate's work). A write to one asks in `default` and `acceptEdits` even under an
 allow rule, unless the rule names that path exactly; `bypassPermissions` allows it.
@@ -22,8 +23,19 @@ from pathlib import Path
 
 from swarm.core.store import paths
 
-PROTECTED_DIRS = frozenset({".git", ".swarm", ".claude"})
-PROTECTED_FILES = frozenset({".mcp.json"})
+# ---- The agent CLIs' own project configuration ------------------------------------------------
+# What Codex, Gemini CLI and Claude Code read from a checkout: settings that start MCP servers
+# and hooks, and the instruction files read as their prompt ("name/": a directory). Listed here
+# for now; they will come from the registry of teammate kinds (each kind's project
+# configuration paths), and this tuple will go.
+AGENT_CLI_PATHS = (".codex/", ".gemini/", "AGENTS.md", "CLAUDE.md", "GEMINI.md")
+# -------------------------------------------------------------------------------------------------
+
+# Compared case-folded: on a case-insensitive file system `.GIT/config` is `.git/config`.
+PROTECTED_DIRS = frozenset({".git", ".swarm", ".claude",
+                            *(p[:-1].casefold() for p in AGENT_CLI_PATHS if p.endswith("/"))})
+PROTECTED_FILES = frozenset({".mcp.json", "swarm.md",
+                             *(p.casefold() for p in AGENT_CLI_PATHS if not p.endswith("/"))})
 _NAMES = PROTECTED_DIRS | PROTECTED_FILES
 
 
