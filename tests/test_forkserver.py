@@ -209,6 +209,9 @@ def test_a_teammate_spawned_with_no_secrets_reads_none_of_anothers(team: str,
              f"tr '\\0' '\\n' < /proc/{parent}/environ > parent.env",
              f"tr '\\0' '\\n' < /proc/{w1}/environ > peer.env",
              f"{python} scan.py {w1} {KEY} > peer.mem 2>&1",
+             # Not dumpable, its /proc/PID/stat and cmdline still say who runs this command:
+             f"env -u SWARM_AGENT_ID {SWARM} send team-lead from-w2 --summary s",
+             f"env -u SWARM_AGENT_ID {SWARM} kill w1 2> kill.err; echo $? > kill.rc",
              f"{python} scan.py {parent} {KEY} > parent.mem 2>&1"]
     _spawn_as("w2", prefix, dict(os.environ), prompt="\n".join(f"$ {line}" for line in lines))
     wait_until(lambda: (tmp_path / "parent.mem").exists() and (
@@ -219,6 +222,9 @@ def test_a_teammate_spawned_with_no_secrets_reads_none_of_anothers(team: str,
     for name in ("peer.mem", "parent.mem"):
         assert (tmp_path / name).read_text().startswith("denied"), name
     assert psutil.Process(w1).ppid() == parent  # forked by the same parent, as before
+    assert (tmp_path / "kill.rc").read_text().strip() == "2", (tmp_path / "kill.err").read_text()
+    lead = open_mailbox("alpha", LEAD_NAME)
+    assert [m.sender for m in lead.messages() if m.text == "from-w2"] == ["w2"]
     if os.geteuid() == 0:  # root reads what no teammate can: the parent holds no secret
         for pid in (parent, w1):
             assert KEY not in _environ(pid) and TOKEN not in _environ(pid)
