@@ -3,8 +3,9 @@ the members of their archive, `patch` the files its diff names (and `-o`, `-r`);
 its archive. The members and names are read at check time from the archive or diff file when
 it is a regular file that can be read (`< file` too), remembered per file state (device, inode,
 size, time); otherwise, or when the names are rewritten (`--transform`), or a program it runs
-may write (`--to-command`, `-I`, `patch -e`), the writes are not known. Symbolic and hard links
-in an archive count as writes to what they point at (`g -> .git`, then `g/config`).
+may write (`--to-command`, `-I`, `patch -e`), or it has more than MAX_MEMBERS members, the writes
+are not known. Symbolic and hard links in an archive count as writes to what they point at
+(`g -> .git`, then `g/config`).
 Other extractors (`cpio -i`, `7z x`, `ar x`, ...) are not read: what they extract is not known.
 """
 
@@ -22,7 +23,7 @@ from swarm.core.shell.protected import absolute
 from swarm.core.shell.words import Argv, Word
 
 MAX_ARCHIVE = 64 << 20  # bytes: a bigger archive is not listed at check time
-MAX_MEMBERS = 20_000
+MAX_MEMBERS = 2_000  # each is checked as a write (~0.1 ms): more are not known
 MAX_DIFF = 8 << 20
 
 
@@ -213,13 +214,14 @@ def tar(args: Argv, where: Where) -> list[Word]:
 
 def _extracted(options: list[tuple[str, Word | None]], archives: list[Word], names: set[str],
                where: Where) -> list[Word]:
-    folder, folders = "", [""]
+    folder, folders = "", []
     for name, value in options:  # -C moves for what follows, relative to the last -C
         if name in ("-C", "--directory") and value is not None:
             if not value.literal:
                 return [unknown(f"{value.text} (the folder tar extracts into)")]
             folder = os.path.join(folder, value.text)
             folders.append(folder)
+    folders = folders or [""]
     for name, value in options:
         if name == "--one-top-level":
             folders += [os.path.join(f, value.text) for f in list(folders)] if value else []
