@@ -5,8 +5,10 @@ their commands' orphans adopted (the subreaper), SIGTERM ends them and they are 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -133,3 +135,99 @@ def test_a_forked_teammate_whose_lead_is_gone_leaves(team: str,
     state = wait_until(lambda: (s := read_state("alpha", "w1")) and s.state == "exited" and s,
                        timeout=30, message="the orphan leaves")
     assert state.detail and "lead_gone" in state.detail
+
+
+# -- issue 46, part 3: the parent holds no secret, and no teammate reads another's -------------
+
+KEY = "sk-ant-w1-0123456789abcdef"
+TOKEN = "deploy-w1-0123456789"
+SCAN = '''import sys
+pid, needle = sys.argv[1], sys.argv[2].encode()
+try:
+    maps = open(f"/proc/{pid}/maps").read().splitlines()
+    mem = open(f"/proc/{pid}/mem", "rb", 0)
+except OSError as exc:
+    sys.exit(print("denied", type(exc).__name__))
+for line in maps:
+    span, perms = line.split()[:2]
+    start, end = (int(x, 16) for x in span.split("-"))
+    try:
+        mem.seek(start)
+        chunk = mem.read(end - start) if "r" in perms else b""
+    except (OSError, ValueError, OverflowError):
+        continue
+    if needle in chunk:
+        sys.exit(print("found"))
+print("not found")
+'''
+
+
+def _same_user_rights() -> list[str]:
+    """A prefix that runs a command with what another process of the same user has: as root,
+    no CAP_SYS_PTRACE (root's power to read any process) for the team and its commands."""
+    if os.geteuid() != 0:
+        return []
+    setpriv = shutil.which("setpriv")
+    if setpriv is None:
+        pytest.skip("no setpriv to drop root's CAP_SYS_PTRACE")
+    return [setpriv, "--inh-caps=-sys_ptrace", "--bounding-set=-sys_ptrace", "--"]
+
+
+def _spawn_as(name: str, prefix: list[str], env: dict[str, str], prompt: str = "") -> int:
+    extra = ["--prompt", prompt] if prompt else []
+    proc = subprocess.run([*prefix, SWARM, "spawn", name, "--backend", "hidden", "--model",
+                           "shell", "--permission-mode", "bypassPermissions", *extra],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert proc.returncode == 0, proc.stderr
+    state = wait_until(lambda: (s := read_state("alpha", name)) and s.state in ("idle", "working")
+                       and s, timeout=60, message=f"{name} started")
+    assert state.pid is not None
+    return state.pid
+
+
+def _environ(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def test_a_teammate_spawned_with_no_secrets_reads_none_of_anothers(team: str,
+                                                                    tmp_path: Path) -> None:
+    """The issue's reading: w2, spawned with no secrets, reads w1's spawn-time API key and a
+    SWARM_SECRET_VARS secret from /proc/$PPID/environ (their parent's environment, which every
+    fork shares). Now the parent's environment holds none, each child gets its own after the
+    fork, and the processes are not dumpable: no environ or mem of another for the same user."""
+    prefix = _same_user_rights()
+    secrets = {"ANTHROPIC_API_KEY": KEY, "SWARM_DEPLOY_TOKEN": TOKEN,
+               "SWARM_SECRET_VARS": "SWARM_DEPLOY_TOKEN"}
+    w1 = _spawn_as("w1", prefix, {**os.environ, **secrets})  # it starts the parent
+    parent = psutil.Process(w1).ppid()
+    (tmp_path / "scan.py").write_text(SCAN)
+    python = sys.executable
+    lines = ["tr '\\0' '\\n' < /proc/$PPID/environ > own.env",
+             f"tr '\\0' '\\n' < /proc/{parent}/environ > parent.env",
+             f"tr '\\0' '\\n' < /proc/{w1}/environ > peer.env",
+             f"{python} scan.py {w1} {KEY} > peer.mem 2>&1",
+             # Not dumpable, its /proc/PID/stat and cmdline still say who runs this command:
+             f"env -u SWARM_AGENT_ID {SWARM} send team-lead from-w2 --summary s",
+             f"env -u SWARM_AGENT_ID {SWARM} kill w1 2> kill.err; echo $? > kill.rc",
+             f"{python} scan.py {parent} {KEY} > parent.mem 2>&1"]
+    _spawn_as("w2", prefix, dict(os.environ), prompt="\n".join(f"$ {line}" for line in lines))
+    wait_until(lambda: (tmp_path / "parent.mem").exists() and (
+        tmp_path / "parent.mem").read_text().strip(), timeout=60, message="w2's reading")
+    for name in ("own.env", "parent.env", "peer.env"):
+        text = (tmp_path / name).read_text()
+        assert KEY not in text and TOKEN not in text, (name, text)
+    for name in ("peer.mem", "parent.mem"):
+        assert (tmp_path / name).read_text().startswith("denied"), name
+    assert psutil.Process(w1).ppid() == parent  # forked by the same parent, as before
+    assert (tmp_path / "kill.rc").read_text().strip() == "2", (tmp_path / "kill.err").read_text()
+    lead = open_mailbox("alpha", LEAD_NAME)
+    assert [m.sender for m in lead.messages() if m.text == "from-w2"] == ["w2"]
+    if os.geteuid() == 0:  # root reads what no teammate can: the parent holds no secret
+        for pid in (parent, w1):
+            assert KEY not in _environ(pid) and TOKEN not in _environ(pid)
+        scan = subprocess.run([python, str(tmp_path / "scan.py"), str(parent), KEY],
+                              capture_output=True, text=True, timeout=120)
+        assert scan.stdout.strip() == "not found", scan.stdout + scan.stderr

@@ -4,6 +4,11 @@ to fork a teammate, starting it on first use, and fall back to a plain start whe
 One parent per SWARM_HOME: its socket in a directory of this user's own under the temporary
 directory (a socket's path has ~100 bytes at most; SWARM_HOME may be deeper), named after
 SWARM_HOME; its output in $SWARM_HOME/run/forkserver.log.
+
+The parent holds no secret (issue 46): it starts with `SERVER_ENV` of this environment and no
+secret (core.trust.secrets), so the environment every fork shows in /proc/PID/environ has none;
+a request carries no environment, and each child reads its own member's from the socket after
+the fork, which the parent never reads.
 """
 
 from __future__ import annotations
@@ -24,8 +29,14 @@ from pathlib import Path
 import swarm
 from swarm.core.store import paths
 from swarm.core.store.disk import ensure_dir
+from swarm.core.trust.secrets import without_secrets
 
 PAD = "-" * 1024  # the parent's last argument: room for a child's command line
+PROTOCOL = 2  # 2: the environment comes after the fork, to the child
+# What the parent starts with: enough to start Python and import swarm, no more (a child's own
+# environment replaces it after the fork).
+SERVER_ENV = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LC_ALL", "LC_CTYPE", "TMPDIR",
+              "PYTHONPATH", "VIRTUAL_ENV", "SWARM_HOME")
 
 
 def stamp() -> str:
@@ -33,7 +44,12 @@ def stamp() -> str:
     init = Path(swarm.__file__)
     # PYTHONPATH: set at the parent's start, it decides what a child imports.
     return (f"{sys.executable}|{init}|{swarm.__version__}|{init.stat().st_mtime_ns}"
-            f"|{os.environ.get('PYTHONPATH', '')}")
+            f"|{os.environ.get('PYTHONPATH', '')}|{PROTOCOL}")
+
+
+def server_env() -> dict[str, str]:
+    """The parent's environment: SERVER_ENV of this one, none holding a secret."""
+    return without_secrets({k: v for k, v in os.environ.items() if k in SERVER_ENV})
 
 
 def agent_args(argv: list[str]) -> list[str] | None:
@@ -54,15 +70,16 @@ def fork_from_server(argv: Sequence[str], env: Mapping[str, str], cwd: str,
         return None
     if agent_args(list(argv)) is None:
         return None
-    request = json.dumps({"argv": list(argv), "env": dict(env), "cwd": cwd, "log": str(log),
+    request = json.dumps({"argv": list(argv), "cwd": cwd, "log": str(log),
                           "stamp": stamp()}).encode() + b"\n"
-    answer = _ask(path, request)
+    own = json.dumps({"env": dict(env)}).encode() + b"\n"  # for the child alone
+    answer = _ask(path, request, own)
     if answer is None or answer.get("error") == "stale":
         with _starting(path):  # concurrent spawns: one starts it, the others wait, then ask
-            answer = _ask(path, request)
+            answer = _ask(path, request, own)
             if answer is None or answer.get("error") == "stale":
                 _start_server(path)
-                answer = _ask(path, request)
+                answer = _ask(path, request, own)
     pid = answer.get("pid") if answer else None
     return pid if isinstance(pid, int) else None
 
@@ -94,7 +111,9 @@ def socket_path() -> Path | None:
     return path if len(os.fsencode(path)) < 100 else None  # sockaddr_un's sun_path
 
 
-def _ask(path: Path, request: bytes, wait: float = 0.0) -> dict[str, object] | None:
+def _ask(path: Path, request: bytes, own: bytes, wait: float = 0.0) -> dict[str, object] | None:
+    """Send the request; once a pid answers (the fork is made), send `own` on the same socket:
+    the child reads it, the parent has stopped reading."""
     deadline = time.monotonic() + wait
     while True:
         try:
@@ -108,7 +127,10 @@ def _ask(path: Path, request: bytes, wait: float = 0.0) -> dict[str, object] | N
                     if not chunk:
                         break
                     data += chunk
-            answer = json.loads(data) if data else None
+                answer = json.loads(data) if data else None
+                if isinstance(answer, dict) and isinstance(answer.get("pid"), int):
+                    with contextlib.suppress(OSError):  # a child gone already: seen as dead
+                        sock.sendall(own)
             return answer if isinstance(answer, dict) else None
         except OSError:
             if time.monotonic() >= deadline:
@@ -126,7 +148,7 @@ def _start_server(path: Path) -> None:
     try:
         server = subprocess.Popen(  # noqa: S603 - argv is built by swarm
             [sys.executable, "-m", "swarm.cli.forkserver", str(path), PAD],
-            stdin=subprocess.DEVNULL, stdout=fd, stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL, stdout=fd, stderr=subprocess.STDOUT, env=server_env(),
             start_new_session=True, close_fds=True)
     finally:
         os.close(fd)

@@ -44,15 +44,6 @@ def open_team(team_name: str | None) -> Any:
     return Team.open(resolve_team_name(team_name))
 
 
-def refuse_teammate(command: str) -> None:
-    """Lead-only commands fail (exit 2) from a teammate's shell: teammates cannot spawn
-    teammates, answer requests, or speak as someone else."""
-    name = current_agent_name()
-    if name is not None and name != LEAD_NAME:
-        raise BadInputError(f"`swarm {command}` is for the team lead; it was run from the shell "
-                            f"of teammate {name}. Ask the lead with `swarm send team-lead ...`")
-
-
 def current_agent_name() -> str | None:
     """Who is speaking: the teammate whose `swarm agent` process is above this one, whatever
     the environment says (a teammate adopts its commands' orphans: runtime.subreaper, so a

@@ -12,6 +12,13 @@ The parent answers only its own user (SO_PEERCRED), runs no thread (it forks), r
 children, and exits when it has had neither child nor request for IDLE_EXIT seconds or when the
 installed swarm is not the one it loaded (backends.forkserver.stamp). Linux only (/proc,
 SO_PEERCRED).
+
+It holds no secret (issue 46): started with an environment without one
+(backends.forkserver.server_env), it never reads a member's environment: the child reads it
+from the socket after the fork. Parent and children are not dumpable (PR_SET_DUMPABLE 0, kept
+across fork): another process of the same user cannot read their /proc/PID/environ, mem, maps
+or fds, nor ptrace them; /proc/PID/stat and cmdline stay readable (liveness, agent_ancestor).
+A teammate's Bash commands are exec'd, so dumpable again, with an environment without secrets.
 """
 
 from __future__ import annotations
@@ -33,6 +40,8 @@ IDLE_EXIT = 60.0  # seconds with no child and no request before the parent leave
 
 def serve(path: str) -> None:
     from swarm.big_import import big_import
+
+    not_dumpable()
 
     with big_import():  # what every teammate would import: shared from here on
         import anthropic  # noqa: F401
@@ -95,7 +104,7 @@ def _answer(server: socket.socket, conn: socket.socket, mine: str) -> int | None
         if not chunk:
             return None
         data += chunk
-    request = json.loads(data)
+    request = json.loads(data)  # argv, cwd, log, stamp: never an environment
     args = agent_args(request.get("argv", []))
     if request.get("stamp") != mine or args is None:
         conn.sendall(json.dumps({"error": "stale" if args else "not an agent"}).encode() + b"\n")
@@ -112,6 +121,7 @@ def _child(request: dict[str, object], args: list[str], conn: socket.socket) -> 
     """In the fork: become the process HiddenBackend.run_in_pane starts, run `swarm agent`, and
     end as any Python process does: its SystemExit unwinds out of serve() (nothing there runs
     on the way) to the interpreter's own exit (threads joined, exit handlers, stdio flushed)."""
+    env = _own_environment(conn)
     conn.close()
     os.setsid()
     log = os.open(str(request["log"]), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
@@ -121,8 +131,8 @@ def _child(request: dict[str, object], args: list[str], conn: socket.socket) -> 
     os.close(null)
     os.close(log)
     os.chdir(str(request["cwd"]))
-    env = request["env"]
-    assert isinstance(env, dict)
+    if env is None:
+        raise SystemExit("swarm: error: the fork server's child got no environment")
     os.environ.clear()
     os.environ.update(env)
     set_cmdline(["swarm", *args])
@@ -131,6 +141,37 @@ def _child(request: dict[str, object], args: list[str], conn: socket.socket) -> 
 
     run()  # ends in sys.exit
     raise SystemExit(0)
+
+
+def _own_environment(conn: socket.socket) -> dict[str, str] | None:
+    """This member's environment, sent by whoever asked once the fork was made (the parent
+    has stopped reading the socket); None when it does not come whole."""
+    data = b""
+    try:
+        conn.settimeout(30)
+        while not data.endswith(b"\n"):
+            chunk = conn.recv(65536)
+            if not chunk:
+                return None
+            data += chunk
+        env = json.loads(data).get("env")
+    except (OSError, ValueError, AttributeError):
+        return None
+    if not isinstance(env, dict) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
+        return None
+    return env
+
+
+def not_dumpable() -> None:
+    """prctl(PR_SET_DUMPABLE, 0): no other process of this user reads this one's environ,
+    mem, maps or fds, or ptraces it (root with CAP_SYS_PTRACE still can); kept across fork,
+    reset by exec."""
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE
+        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0)")
 
 
 def set_cmdline(argv: list[str]) -> None:

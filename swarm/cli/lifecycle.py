@@ -9,7 +9,6 @@ from swarm.cli.common import (
     json_option,
     mode_cap,
     open_team,
-    refuse_teammate,
     resolve_team_name,
     team_option,
     wide_option,
@@ -46,8 +45,6 @@ from swarm.ops.waiting import wait as do_wait
 def shutdown(name: str | None, all_members: bool, team_name: str | None, reason: str | None,
              timeout: float, force: bool, as_json: bool) -> None:
     """Ask a teammate (or --all) to finish and exit."""
-    refuse_teammate("shutdown")
-
     if bool(name) == all_members:
         raise BadInputError("give a teammate NAME or --all")
     outcomes = do_shutdown(open_team(team_name), [name] if name else [], reason, timeout, force)
@@ -90,8 +87,6 @@ def kill(name: str, team_name: str | None) -> None:
 
     It works on a team whose document is gone too: the teammate is found from its state.
     """
-    refuse_teammate("kill")
-
     tree = do_kill(Team.salvage(resolve_team_name(team_name)), name)
     click.echo(f"killed {name.lower()}" + (f"\n{tree.describe()}" if tree else ""))
 
@@ -110,8 +105,6 @@ def respawn(name: str, team_name: str | None, model: str | None, permission_mode
 
     It keeps its identity and resumes its conversation from its transcript.
     """
-    refuse_teammate("respawn")
-
     team = open_team(team_name)
     result = do_respawn(team, SpawnRequest(name, model=model, permission_mode=permission_mode,
                                            cap=mode_cap(team)))
@@ -135,7 +128,6 @@ def wait(team_name: str | None, until: str, timeout: float | None, wide: bool,
 
     Exit 0 when it holds, 1 when a teammate died or failed, 124 on timeout.
     """
-
     statuses = do_wait(open_team(team_name), until, timeout)
     for note in left_out(statuses) if until != "exited" else []:
         click.echo(f"swarm: note: {note}", err=True)
@@ -151,7 +143,6 @@ def wait(team_name: str | None, until: str, timeout: float | None, wide: bool,
 @json_option
 def mode(name: str, mode: str, team_name: str | None, reason: str | None, as_json: bool) -> None:
     """Change a teammate's permission mode, from its next tool call."""
-    refuse_teammate("mode")
     team = open_team(team_name)
     status = set_mode(team, name, mode, reason, cap=mode_cap(team))
     later = "" if status.state not in ("exited", "dead") else f" (it is {status.state}: from its next run)"

@@ -15,7 +15,6 @@ from swarm.cli.common import (
     current_agent_name,
     emit,
     json_option,
-    refuse_teammate,
     resolve_team_name,
     table,
     team_option,
@@ -24,7 +23,7 @@ from swarm.cli.helptext import examples
 from swarm.cli.trust import say_if_ignored
 from swarm.core.model.names import PERMISSION_MODES, validate_agent_name, validate_team_name
 from swarm.core.trust.mcp_config import load_mcp_config
-from swarm.errors import BadInputError, OperationFailedError
+from swarm.errors import OperationFailedError
 from swarm.ops.clients import client_names
 from swarm.ops.clients import snippet as client_snippet
 from swarm.ops.mcp import check_servers, describe_servers
@@ -94,12 +93,7 @@ def serve(team_name: str | None, member: str | None, permission_mode: str) -> No
     needs (approval, environment, a required server). A client's SIGINT or SIGTERM at the end
     of its session is a normal end.
     """
-    speaker = current_agent_name()
-    if member is None:
-        refuse_teammate("mcp serve")
-    elif speaker is not None and speaker != member.lower():
-        raise BadInputError(f"a teammate's shell ({speaker}) may serve only as itself: --as"
-                            f" {speaker}")
+    speaker = current_agent_name()  # a teammate may serve only as itself (cli.authority)
     from swarm.lead.mcp_serve import serve as run_server
     from swarm.lead.served import ServeOptions
 

@@ -15,7 +15,6 @@ from swarm.cli.common import (
     json_option,
     mode_cap,
     open_team,
-    refuse_teammate,
     team_option,
     terminal_width,
     to_jsonable,
@@ -62,10 +61,6 @@ def send(to: str, message: str, team_name: str | None, summary: str | None,
     """
     if timeout is not None and not wait_read:
         raise BadInputError("--timeout needs --wait-read (it bounds the wait for the read)")
-    if sender is not None:
-        refuse_teammate("send --from")
-    if wake:
-        refuse_teammate("send --wake")
     team = open_team(team_name)
     text = _stdin_text() if message == "-" else message
     # An explicit --from (even '') is checked, never silently replaced by the default.

@@ -7,7 +7,7 @@ from typing import Any
 import click
 
 from swarm import settings
-from swarm.cli.common import emit, json_option, open_team, refuse_teammate, table, team_option
+from swarm.cli.common import emit, json_option, open_team, table, team_option
 from swarm.cli.helptext import examples
 from swarm.core.team.attention import span
 from swarm.ops.approvals import approve_permission, deny_permission, pending_permissions
@@ -27,7 +27,6 @@ def permissions() -> None:
 @json_option
 def list_requests(team_name: str | None, as_json: bool) -> None:
     """Pending permission requests, oldest first."""
-
     pending = pending_permissions(open_team(team_name))
 
     def human(_: Any) -> str:
@@ -57,8 +56,6 @@ def list_requests(team_name: str | None, as_json: bool) -> None:
 def approve(request_id: str, always: bool, typed: str | None, new_input: str | None,
             team_name: str | None) -> None:
     """Let the teammate run the tool call."""
-    refuse_teammate("permissions approve")
-
     found = approve_permission(open_team(team_name), request_id, always, new_input,
                                announce=lambda rule: click.echo(f"adding team rule: {rule}"),
                                typed=typed)
@@ -73,7 +70,5 @@ def approve(request_id: str, always: bool, typed: str | None, new_input: str | N
 @team_option
 def deny(request_id: str, reason: str, team_name: str | None) -> None:
     """Refuse the tool call."""
-    refuse_teammate("permissions deny")
-
     found = deny_permission(open_team(team_name), request_id, reason)
     click.echo(f"denied {found.request.tool_name} for {found.message.sender}")

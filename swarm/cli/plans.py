@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from swarm.cli.common import emit, json_option, mode_cap, open_team, refuse_teammate, team_option
+from swarm.cli.common import emit, json_option, mode_cap, open_team, team_option
 from swarm.cli.completion import complete_member
 from swarm.cli.helptext import examples
 from swarm.ops.approvals import answer_plan, pending_plans
@@ -22,7 +22,6 @@ def plans() -> None:
 @json_option
 def list_plans(team_name: str | None, as_json: bool) -> None:
     """Plans waiting for approval."""
-
     pending = pending_plans(open_team(team_name))
 
     def human(_: Any) -> str:
@@ -42,8 +41,6 @@ def list_plans(team_name: str | None, as_json: bool) -> None:
 @team_option
 def approve(name: str, mode: str | None, team_name: str | None) -> None:
     """Approve NAME's plan: it leaves plan mode and starts working."""
-    refuse_teammate("plans approve")
-
     team = open_team(team_name)
     found = answer_plan(team, name, approve=True, mode=mode, cap=mode_cap(team))
     click.echo(f"approved the plan of {found.message.sender}"
@@ -57,7 +54,5 @@ def approve(name: str, mode: str | None, team_name: str | None) -> None:
 @team_option
 def reject(name: str, feedback: str, team_name: str | None) -> None:
     """Send NAME back to planning with feedback."""
-    refuse_teammate("plans reject")
-
     found = answer_plan(open_team(team_name), name, approve=False, feedback=feedback)
     click.echo(f"rejected the plan of {found.message.sender}")

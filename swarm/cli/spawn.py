@@ -12,7 +12,6 @@ from swarm.cli.common import (
     json_option,
     mode_cap,
     open_team,
-    refuse_teammate,
     team_option,
 )
 from swarm.cli.helptext import examples
@@ -82,7 +81,6 @@ def spawn(name: str, team_name: str | None, prompt: str | None, prompt_file: cli
           mcp: tuple[str, ...], trust_project: bool, as_json: bool,
           record: Path | None) -> None:
     """Start a teammate NAME in its own pane (or hidden)."""
-    refuse_teammate("spawn")
     if prompt_file is not None:
         prompt = prompt_file.read()  # type: ignore[attr-defined]
     team = open_team(team_name)

@@ -13,7 +13,6 @@ from swarm.cli.common import (
     fit_table,
     json_option,
     open_team,
-    refuse_teammate,
     resolve_team_name,
     team_option,
     to_jsonable,
@@ -127,7 +126,6 @@ def delete(name: str, force: bool, discard_worktrees: bool, as_json: bool) -> No
     Clean worktrees go with their branches; worktrees with work move to
     $SWARM_HOME/kept-worktrees/ and are printed (path and branch).
     """
-    refuse_teammate("team delete")
     # Deleting also closes the panes of members that already exited: nothing is left behind.
     result = delete_team(name, force=force, discard_worktrees=discard_worktrees)
 
@@ -153,7 +151,6 @@ def remove(name: str, team_name: str | None, force: bool, timeout: float, as_jso
 
     Its transcript and messages stay for `swarm report` (as NAME.removed-N).
     """
-    refuse_teammate("team remove")
     result = remove_member(open_team(team_name), name, force=force, timeout=timeout)
 
     def human(_: Any) -> str:
@@ -184,7 +181,6 @@ def resume(name: str | None, dry_run: bool, shell_lead: bool, as_json: bool) -> 
     """
     from swarm.ops.resume import resume_team  # the spawner: only when something may start
 
-    refuse_teammate("team resume")
     result = resume_team(Team.open(resolve_team_name(name)), dry_run=dry_run,
                          shell_lead=shell_lead)
     emit(result.as_dict(), as_json, lambda _: resume_text(result))
@@ -232,7 +228,6 @@ def add(name: str, team_name: str | None, as_json: bool) -> None:
     It gets no model and no process of swarm's: the client is its agent. Until the client
     connects it shows as exited (not connected); the lead can message it and assign it tasks.
     """
-    refuse_teammate("team add")
     target = open_team(team_name)
     member = add_external(target, name)
 

@@ -6,7 +6,7 @@ from typing import Any
 
 import click
 
-from swarm.cli.common import emit, json_option, open_team, refuse_teammate, table, team_option
+from swarm.cli.common import emit, json_option, open_team, table, team_option
 from swarm.cli.completion import complete_member
 from swarm.cli.helptext import examples
 from swarm.core.team.worktree_view import team_worktrees
@@ -52,7 +52,6 @@ def merge(name: str, squash: bool, into: str | None, team_name: str | None,
     On a conflict the merge is aborted (the checkout is as it was), the conflicting files are
     listed, and the exit code is 1. Uncommitted changes in the checkout are refused (exit 2).
     """
-    refuse_teammate("merge")  # it changes the lead's checkout
     result = do_merge(open_team(team_name), name, squash=squash, into=into)
 
     def human(_: Any) -> str:

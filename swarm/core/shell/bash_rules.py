@@ -105,7 +105,7 @@ def bash_allowed(command: str, rules: list[tuple[str, str]],
         return [], f"it writes to a protected path: {unnamed[0]} (only a rule naming it allows that)"
     outside = writes_outside(commands, cwd)
     if outside:
-        return [], f"it writes outside the working directory: {outside}"
+        return [], f"it writes {outside}"
     return used, why
 
 

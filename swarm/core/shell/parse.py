@@ -8,7 +8,8 @@ pipelines, subshells, `{ ..; }`, bodies of if/for/while/functions, `$(..)`, back
 (`$X`, `$(..)`, a glob, a brace expansion) is marked not literal. Wrappers (`sudo`, `env`,
 `xargs`, ...) are looked through by `shellwrappers.unwrap`: each is one layer of the command.
 Output redirections (`>`, `>>`, `&>`, `>|`, `>&` to a file) and the files `tee`, `cp`/`mv`/`ln`
-and some wrappers (`time -o`, `strace -o`, `flock`'s lock) write are the command's writes.
+and some wrappers (`time -o`, `strace -o`, `flock`'s lock) write are the command's writes; the
+file a `<` redirection gives it is its `stdin` (what `patch` or `tar -x` read names from).
 
 A command is opaque when it cannot be read: it does not parse (tree-sitter ERROR/MISSING), its
 program comes from an expansion, a shell reads its commands from input (`curl .. | sh`, `bash
@@ -48,6 +49,7 @@ class SimpleCommand(Struct, frozen=True):
     layers: tuple[Argv, ...]  # the argv as written, then what each wrapper runs
     allowable: int = 1  # leading layers an allow rule may match (none behind sudo or coproc)
     writes: tuple[Word, ...] = ()
+    stdin: Word | None = None  # the file of a `<` redirection; None: a pipe, a terminal
     sets_variables: bool = False  # `X=1 cmd`, `env X=1 cmd`, `export ..`: PATH may change
     opaque: str | None = None  # why it cannot be read
     runs_string: bool = False  # bash -c / eval / trap: the string's commands follow it
@@ -122,14 +124,16 @@ def _splits_a_word(data: bytes) -> bool:
 
 
 def _walk(node: Node, data: bytes, out: list[SimpleCommand], writes: tuple[Word, ...],
-          depth: int, ev: Evaluation) -> None:
+          depth: int, ev: Evaluation, stdin: Word | None = None) -> None:
     kind = node.type
     if kind in NODE_KINDS:
         visit(ev, node, data)
     if kind == "redirected_statement":
-        writes = writes + _redirects(node.children_by_field_name("redirect"), data)
+        redirects = node.children_by_field_name("redirect")
+        writes = writes + _redirects(redirects, data)
+        stdin = _stdin(redirects, data, stdin)
     elif kind == "command":
-        out.extend(_command(node, data, writes, depth, ev))
+        out.extend(_command(node, data, writes, depth, ev, stdin))
     elif kind in ("declaration_command", "unset_command"):
         argv = tuple(Word(_text(c, data)) if i == 0 else _word(c, data)
                      for i, c in enumerate(c for c in node.children if c.type != "comment"))
@@ -139,8 +143,11 @@ def _walk(node: Node, data: bytes, out: list[SimpleCommand], writes: tuple[Word,
             and node.parent.type not in ("command", "declaration_command", "variable_assignments",
                                          "c_style_for_statement")):
         out.append(SimpleCommand(_text(node, data), ((),), writes=writes, sets_variables=True))
+    piped = False
     for child in node.children:
-        _walk(child, data, out, writes, depth, ev)
+        # In a pipeline only the first command reads the statement's input; the others a pipe.
+        _walk(child, data, out, writes, depth, ev, None if piped else stdin)
+        piped = piped or (kind == "pipeline" and child.is_named)
 
 
 def _text(node: Node, data: bytes) -> str:
@@ -163,6 +170,24 @@ def _redirects(nodes: list[Node], data: bytes) -> tuple[Word, ...]:
             continue
         found.append(_word(dest, data))
     return tuple(found)
+
+
+_HERE = Word("<a here-document>", literal=False)
+
+
+def _stdin(nodes: list[Node], data: bytes, current: Word | None) -> Word | None:
+    """The file the last input redirection (`< f`, `0< f`) of these gives the command; a
+    here-document or here-string is text, not a file; else `current` (the enclosing one)."""
+    for node in nodes:
+        if node.type in ("heredoc_redirect", "herestring_redirect"):
+            current = _HERE
+        elif node.type == "file_redirect":
+            op = next((c.type for c in node.children if not c.is_named), "")
+            fd = node.child_by_field_name("descriptor")
+            dest = node.child_by_field_name("destination")
+            if op == "<" and dest is not None and (fd is None or fd.text == b"0"):
+                current = _word(dest, data)
+    return current
 
 
 # -- words: quote removal -------------------------------------------------------------------
@@ -276,10 +301,11 @@ def _ansi_c(raw: str) -> str:
 # -- simple commands and the wrappers in front of them ----------------------------------------
 
 def _command(node: Node, data: bytes, writes: tuple[Word, ...], depth: int,
-             ev: Evaluation) -> list[SimpleCommand]:
+             ev: Evaluation, stdin: Word | None) -> list[SimpleCommand]:
     text = _text(node, data)
     assigns = any(c.type == "variable_assignment" for c in node.children)
     writes = writes + _redirects(node.children_by_field_name("redirect"), data)
+    stdin = _stdin(node.children_by_field_name("redirect"), data, stdin)
     name = node.child_by_field_name("name")
     if name is None:
         return [SimpleCommand(text, ((),), writes=writes, sets_variables=assigns)]
@@ -296,7 +322,8 @@ def _command(node: Node, data: bytes, writes: tuple[Word, ...], depth: int,
     if opaque is None:
         opaque = rebinds(layers[-1])
     command = SimpleCommand(text, tuple(layers), found.allowable, writes + tuple(found.writes),
-                            assigns or bool(found.sets), opaque, runs_string=string is not None)
+                            stdin, assigns or bool(found.sets), opaque,
+                            runs_string=string is not None)
     commands = [command]
     if string is not None:
         _parse_into(string, commands, depth + 1, ev)

@@ -36,7 +36,7 @@ from swarm.core.shell.parse import SimpleCommand
 from swarm.core.shell.protected import absolute as _absolute
 from swarm.core.shell.protected import inside as _inside
 from swarm.core.shell.protected import is_protected, own_file, same_path
-from swarm.core.shell.writes import HARMLESS_WRITES, protected_writes
+from swarm.core.shell.writes import HARMLESS_WRITES, command_writes, protected_writes
 from swarm.core.store import paths as swarm_paths
 from swarm.errors import BadInputError
 
@@ -167,7 +167,7 @@ def _deny_writes(commands: tuple[SimpleCommand, ...], rules: list[str], cwd: Pat
         if split is None or not covers(split[0], "Write"):
             continue
         for command in commands:
-            for word in command.writes:
+            for word in command_writes(command, [cwd]):
                 if word.literal and word.text not in HARMLESS_WRITES and (
                         split[1] is None or _path_matches(
                         split[1], _absolute(word.text, cwd), cwd, deny=True)):

@@ -8,7 +8,8 @@ gets an `sh -c STRING` layer, whose string is parsed like any other. One that, g
 runs a shell reading its input (`su`, `chroot DIR`, `sudo -s`, ...), or that builds commands from
 its arguments and input (`parallel`), makes the command opaque. Writes found on the way: `tee`
 and `cp`/`mv`/`ln` targets, `time -o`, `strace -o`, `script`'s typescript, `flock`'s lock file.
-`find -exec`/`-execdir`/`-ok` is looked through the same way: what it runs is one layer.
+`find -exec`/`-execdir`/`-ok` is looked through the same way: what it runs is one layer, its `{}`
+a word from an expansion (the files found); `find -fprint FILE` writes FILE.
 """
 
 from __future__ import annotations
@@ -122,6 +123,7 @@ WRAPPERS: dict[str, _Wrapper] = {
     "batch": _Wrapper("qf", stop_flags="V", opaque="batch runs commands it reads, later"),
 }
 _FIND_RUNS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+_FIND_WRITES = frozenset({"-fprint", "-fprint0", "-fprintf", "-fls"})
 # Options anywhere (GNU getopt permutes): the command is a -c string, not the operands.
 _PERMUTED = frozenset({"su", "runuser", "script"})
 # env and sudo take any NAME=value before the command (bash imports `BASH_FUNC_f%%` as code).
@@ -219,10 +221,14 @@ def _inner(program: str, spec: _Wrapper, words: Argv, found: Unwrapped) -> Argv 
 
 
 def _find_command(args: Argv, found: Unwrapped) -> Argv | None:
-    """`find .. -exec CMD ;` (or `{} +`): CMD, which find runs (a second one: opaque)."""
+    """`find .. -exec CMD ;` (or `{} +`): CMD, which find runs (a second one: opaque), with
+    each word holding `{}` from an expansion (the files found: any below the start points).
+    What `-fprint FILE` and the like write are writes."""
     commands: list[Argv] = []
     i = 0
     while i < len(args):
+        if args[i].literal and args[i].text in _FIND_WRITES and i + 1 < len(args):
+            found.writes.append(args[i + 1])
         if not (args[i].literal and args[i].text in _FIND_RUNS):
             i += 1
             continue
@@ -235,7 +241,9 @@ def _find_command(args: Argv, found: Unwrapped) -> Argv | None:
     if len(commands) > 1:
         found.opaque = "find runs more than one command (-exec .. -exec)"
         return None
-    return commands[0] if commands and commands[0] else None
+    if not commands or not commands[0]:
+        return None
+    return tuple(Word(w.text, False) if "{}" in w.text else w for w in commands[0])
 
 
 def _positional(spec: _Wrapper, rest: Argv, found: Unwrapped) -> Argv:
