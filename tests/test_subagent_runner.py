@@ -397,7 +397,8 @@ def test_a_definitions_mode_is_capped_by_the_parents_and_post_tool_use_sees_what
     assert denied["is_error"] and "nobody can be asked here" in denied["content"]
     assert not target.exists()
     assert host.tool_hooks.ran == ["Read"]  # PostToolUse: the call that ran, not the denied one
-    (info,) = [i for i, _ in host.stopped]
+    # Its stop is recorded after its notification is queued: wait for the record itself.
+    (info,) = wait_until(lambda: [i for i, _ in host.stopped], 10, message="the stop recorded")
     assert info.subagent_type == "bold" and info.background
 
 

@@ -357,3 +357,56 @@ def test_bash_gets_the_users_environment_as_it_is(
     assert ok(call(ctx, "Bash", command=probe)).strip() == "unset"
     monkeypatch.setenv("PYDANTIC_DISABLE_PLUGINS", "__all__")  # the user's own setting is kept
     assert ok(call(ctx, "Bash", command=probe)).strip() == "__all__"
+
+
+@pytest.mark.parametrize("tool", ["Write", "Edit"])
+def test_a_reader_never_sees_a_file_half_written(ctx: ToolContext, tool: str) -> None:
+    """Write and Edit replace the file in one rename: a peer reading it meanwhile gets the old
+    content or the new, never a part (each version is 4 MB of one letter)."""
+    import threading
+
+    path = ctx.cwd / "big.txt"
+    size = 4 * 2**20
+    path.write_text("a" * size)
+    seen: set[str] = set()
+    stop = threading.Event()
+
+    def read() -> None:
+        while not stop.is_set():
+            data = path.read_text()
+            seen.add("whole" if len(data) == size and len(set(data)) == 1 else
+                     f"part: {len(data)} bytes, letters {sorted(set(data))}")
+
+    reader = threading.Thread(target=read)
+    reader.start()
+    try:
+        for letter in "bcdefgh":
+            if tool == "Write":
+                ok(call(ctx, "Write", file_path="big.txt", content=letter * size))
+            else:
+                old = path.read_text()[0] * size
+                ok(call(ctx, "Edit", file_path="big.txt", old_string=old, new_string=letter * size))
+    finally:
+        stop.set()
+        reader.join()
+    assert seen == {"whole"}
+
+
+def test_write_keeps_the_files_mode_and_writes_through_a_symlink(ctx: ToolContext) -> None:
+    script = ctx.cwd / "run.sh"
+    script.write_text("echo old\n")
+    script.chmod(0o750)
+    ok(call(ctx, "Write", file_path="run.sh", content="echo new\n"))
+    assert script.read_text() == "echo new\n" and (script.stat().st_mode & 0o777) == 0o750
+    (ctx.cwd / "link.sh").symlink_to("run.sh")
+    ok(call(ctx, "Edit", file_path="link.sh", old_string="new", new_string="newer"))
+    assert (ctx.cwd / "link.sh").is_symlink() and script.read_text() == "echo newer\n"
+    fresh = ctx.cwd / "fresh.txt"
+    ok(call(ctx, "Write", file_path="fresh.txt", content="x"))
+    assert fresh.stat().st_mode & 0o777 == 0o666 & ~_umask()
+    assert sorted(p.name for p in ctx.cwd.iterdir()) == ["fresh.txt", "link.sh", "run.sh"]
+
+
+def _umask() -> int:
+    out = subprocess.run(["sh", "-c", "umask"], capture_output=True, text=True, check=True)
+    return int(out.stdout.strip(), 8)

@@ -107,7 +107,8 @@ class Session:
                 if text is not None:
                     return self._count(watch.input_for(text))
                 now = time.monotonic()
-                if changed or now - last_look >= LOOK_EVERY:
+                due = watch.look_again_by()  # held reports are due then (lead.settle)
+                if changed or now - last_look >= LOOK_EVERY or (due is not None and now >= due):
                     last_look = now
                     wake = watch.next_wake()
                     if wake is None and self.lead.subagents.has_arrivals():
@@ -117,6 +118,9 @@ class Session:
                     if not interactive and watch.finished() and not self.subagents_running():
                         return None
                 pause = PERSON_POLL if interactive else LOOK_EVERY
+                due = watch.look_again_by()
+                if due is not None:
+                    pause = max(0.0, min(pause, due - time.monotonic()))
                 if self.deadline is not None:
                     pause = max(0.0, min(pause, self.deadline - time.monotonic()))
                 changed = watcher.wait(pause)

@@ -6,7 +6,9 @@ plan requests start a lead turn. An `idle_notification` never does: the newest o
 folded into a compact `<team-status>` block at the head of the next input. The team going quiet
 (every teammate idle or exited, no task pending or in progress, nothing waiting for an answer)
 wakes the lead once, with each teammate's last idle summary. Messages that arrive during a lead
-turn reach its next model call (`arrivals`).
+turn reach its next model call (`arrivals`). A teammate's report that arrives while others are
+still working waits a short settle window for theirs, so a burst of reports is one lead turn
+(lead.settle).
 
 `scripts/anchor_policy.py` re-creates the policy we measure against (for the benchmark).
 """
@@ -36,6 +38,7 @@ from swarm.core.store.select import open_mailbox
 from swarm.core.team.lead_key import LeadSeal
 from swarm.core.team.team import Team
 from swarm.errors import SwarmError
+from swarm.lead.settle import Settle
 from swarm.lead.team_view import DONE_STATES, TeamView, look, task_tally
 from swarm.ops import approvals
 from swarm.ops.approvals import Pending, answer_plan, deny_permission
@@ -102,6 +105,7 @@ class Watch(Struct, dict=True):
     _stall_seen: tuple[tuple[object, ...], float] | None = None
     last_view: TeamView | None = None
     steer: WakeSteer | None = None  # a replay's (lead/replay_wakes.py): none otherwise
+    settle: Settle = field(default_factory=Settle)  # reports held for a burst's others
 
     def __post_init__(self) -> None:
         self.box = open_mailbox(self.team.name, LEAD_NAME)
@@ -162,6 +166,7 @@ class Watch(Struct, dict=True):
         # Plain text, and anything structured we do not act on (forged or unasked for).
         self.reporter.message(sender, message.color, message.summary or brief(message.text, 80))
         self._queue("message", message, render_for_model(message))
+        self.settle.arrived()
 
     def _queue(self, reason: str, message: Message, text: str) -> None:
         self._waking.append((reason, message, text_block(text)))
@@ -220,6 +225,8 @@ class Watch(Struct, dict=True):
         stalled = self._stalled_for_a_while(view) and not quiet
         if not (self._waking or quiet or stalled):
             return None
+        if not (quiet or stalled) and self._held(view):
+            return None
         if quiet:
             kind, head = "quiet", self.quiet_block(view)
         elif stalled:
@@ -239,6 +246,17 @@ class Watch(Struct, dict=True):
             self._stall_told = view.signature()
         told = [kind] if kind in ("quiet", "stalled") else []
         return self._deliver(told, [head] if head else [], chosen, keep_unseen=quiet and not told)
+
+    def _held(self, view: TeamView) -> bool:
+        """Only reports wait, and only while a teammate still works (its report is coming)
+        and the settle window lasts; a replay's wakes are the recording's."""
+        if self.steer is not None or any(r != "message" for r, _, _ in self._waking):
+            return self.settle.hold(False)
+        return self.settle.hold(any(s.state == "working" for s in view.statuses))
+
+    def look_again_by(self) -> float | None:
+        """When held reports are due (time.monotonic()), so the session looks again then."""
+        return self.settle.until
 
     def _stalled_for_a_while(self, view: TeamView) -> bool:
         """A stall seen unchanged for STALL_SETTLE seconds and not told yet: a teammate that

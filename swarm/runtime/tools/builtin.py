@@ -217,6 +217,30 @@ class Read(Tool):
         return f"Read {args.get('file_path')}"
 
 
+def replace_file(path: Path, text: str) -> None:
+    """Give `path` its new content in one rename (a temporary file beside it first), so a peer
+    or a person reading it meanwhile gets the old content or the new, never a part. A symlink
+    is written through (its target is replaced, the link stays); an existing file keeps its
+    mode, a new one gets 0666 less the umask, as open() would give it."""
+    target = Path(os.path.realpath(path))
+    try:
+        mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        mode = None
+    tmp = target.with_name(f".{target.name}.swarm-{os.getpid()}-{time.monotonic_ns()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666 if mode is None else 0o600)
+    try:
+        with os.fdopen(fd, "w") as out:
+            if mode is not None:
+                os.fchmod(out.fileno(), mode)
+            out.write(text)
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
 class Write(Tool):
     name = "Write"
     description = "Write a file (creating parent directories), replacing its content."
@@ -226,7 +250,7 @@ class Write(Tool):
     def run(self, args: WriteInput, ctx: ToolContext) -> ToolResult:
         path = ctx.resolve(args.file_path)
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(args.content)
+        replace_file(path, args.content)
         return ToolResult(f"wrote {len(args.content)} characters to {path}")
 
     def describe(self, args: dict[str, Any]) -> str:
@@ -252,7 +276,7 @@ class Edit(Tool):
             raise ToolError("old_string was not found in the file")
         if count > 1 and not every:
             raise ToolError(f"old_string occurs {count} times; give more context or replace_all")
-        path.write_text(text.replace(old, new) if every else text.replace(old, new, 1))
+        replace_file(path, text.replace(old, new) if every else text.replace(old, new, 1))
         return ToolResult(f"edited {path} ({count if every else 1} replacement(s))")
 
     def describe(self, args: dict[str, Any]) -> str:
