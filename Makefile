@@ -2,7 +2,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint bench demo demo-lead wheel install clean
+.PHONY: test lint bench demo demo-lead wheel install clean flake-hunt
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -17,7 +17,11 @@ test: $(STAMP)
 	@# Bytecode once for the hundreds of `swarm` processes the tests start (under
 	@# PYTHONDONTWRITEBYTECODE each would compile the package again).
 	$(PY) -m compileall -q swarm >/dev/null
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
+
+# The suite again and again (fresh clones, CI=true, one core kept busy): each failure tallied.
+flake-hunt: $(STAMP)
+	$(PY) scripts/flake_loop.py --runs 5 --load 1
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check swarm tests scripts
