@@ -288,7 +288,7 @@ def test_request_parsing() -> None:
     with pytest.raises(ToolError, match="Invalid input for Agent: description: Field required"):
         parse({"prompt": "p"})
     with pytest.raises(ToolError, match="run_in_background: Input should be a valid boolean"):
-        parse({"description": "d", "prompt": "p", "run_in_background": "yes"})
+        parse({"description": "d", "prompt": "p", "run_in_background": "soon"})
     with pytest.raises(ToolError, match="isolation: Input should be 'worktree'"):
         parse({"description": "d", "prompt": "p", "isolation": "docker"})
     with pytest.raises(ToolError, match="prompt: Input should be a valid string"):
