@@ -41,7 +41,7 @@ Source = Literal["builtin", "user", "project"]
 # Front-matter keys a user may write; camelCase / dashed spellings are accepted as aliases.
 FIELDS = ("name", "description", "tools", "disallowed_tools", "model", "max_turns",
           "max_budget_usd", "max_tokens", "permission_mode", "color", "isolation",
-          "omit_project_memory", "mcp_servers", "background", "hooks", "agent", "skills",
+          "omit_project_memory", "omit_git_status", "mcp_servers", "background", "hooks", "agent", "skills",
           "memory")
 # The seeds' keys that mean nothing here: accepted, with a note that they do nothing.
 NOTED_FIELDS = ("effort", "critical_system_reminder_experimental")
@@ -182,6 +182,7 @@ class AgentDefinition(Record, kw_only=True):
     color: str | None = None
     isolation: str | None = None
     omit_project_memory: bool = False  # no SWARM.md/CLAUDE.md...
+    omit_git_status: bool = False  # no git branch and status in its environment part
     # MCP servers by name (configured in .mcp.json / $SWARM_HOME/mcp.json) or
     # {name: mcp_config.McpServerSpec}.
     mcp_servers: list[Any] = []

@@ -64,6 +64,7 @@ class DefinitionFields(BaseModel):
     color: str | None = None
     isolation: str | None = None
     omit_project_memory: StrictBool = False  # no SWARM.md/CLAUDE.md...
+    omit_git_status: StrictBool = False  # no git branch and status in its environment part
     # MCP servers by name (configured in .mcp.json / $SWARM_HOME/mcp.json) or {name: spec}.
     mcp_servers: list[str | dict[str, McpServerSpec]] = Field(default_factory=list)
     background: StrictBool = False  # a subagent of this type: background

@@ -78,7 +78,9 @@ def typed(runner: Subagents, request: SubagentRequest) -> tuple[Subagent, list[d
     part = subagent_part(agent_id, host.name, host.team.name, request.description,
                          "SendMessage" in tools, host.policy.mode, withheld)
     memory = "" if definition.omit_project_memory else project_memory(cwd)
-    env = host.environment if cwd == host.cwd else environment(cwd)
+    # Its own environment part when it works elsewhere or leaves out the git status.
+    env = (host.environment if cwd == host.cwd and not definition.omit_git_status
+           else environment(cwd, git=not definition.omit_git_status))
     system = system_prompt(definition.prompt, memory, part, env)
     policy = replace(host.policy, cwd=cwd)
     if definition.permission_mode:
