@@ -7,6 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
+# Built-ins that run once and report (Claude Code's ONE_SHOT_BUILTIN_AGENT_TYPES: Explore, Plan):
+# a subagent of one that has ended is not resumed. A user's definition of the name is its own.
+ONE_SHOT_TYPES = frozenset({"explore", "plan"})
+
 BUILTIN_AGENTS: dict[str, dict[str, Any]] = {
     'code-reviewer': {
         'name': 'code-reviewer',

@@ -20,7 +20,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
-from swarm.core.agents.builtin import BUILTIN_AGENTS
+from swarm.core.agents.builtin import BUILTIN_AGENTS, ONE_SHOT_TYPES
 from swarm.core.model import records
 from swarm.core.model.names import (
     AGENT_CLIS,
@@ -196,6 +196,11 @@ class AgentDefinition(Record, kw_only=True):
     source: Source = "builtin"
     path: str = ""
     overrides: list[Shadowed] = []
+
+    @property
+    def one_shot(self) -> bool:
+        """A built-in that runs once and reports: an ended subagent of it is not resumed."""
+        return self.source == "builtin" and self.name in ONE_SHOT_TYPES
 
     def defaults(self) -> dict[str, Any]:
         """Spawn defaults this definition gives (command-line flags override them)."""

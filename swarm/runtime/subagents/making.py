@@ -89,7 +89,8 @@ def typed(runner: Subagents, request: SubagentRequest) -> tuple[Subagent, list[d
     sub = runner.new(request, agent_id, spec, SubagentParts(
         info=runner.info_for(request, definition, agent_id, worktree), cwd=cwd,
         worktree=worktree, policy=policy, max_turns=definition.max_turns,
-        loop=LoopParts(model, tools, system), mcp=mcp, stopped=stopped, withheld=withheld))
+        loop=LoopParts(model, tools, system), mcp=mcp, stopped=stopped, withheld=withheld,
+        one_shot=definition.one_shot))
     return sub, [{"type": "text", "text": directive}]
 
 def _model(runner: Subagents, wanted: str) -> tuple[str, Model]:

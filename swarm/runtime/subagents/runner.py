@@ -306,6 +306,8 @@ class Subagents:
         """SendMessage from the parent: a running subagent reads it at its next model call; a
         finished one resumes its conversation with it, in the background."""
         sub = self._find(agent_id)
+        if sub.run.finishing and sub.one_shot:
+            raise _one_shot(sub)
         if sub.run.finishing:
             self._room()  # resuming an ended one starts it again
         block = {"type": "text", "text": f'<teammate-message from="{escape(self.host.name, True)}"'
@@ -316,6 +318,8 @@ class Subagents:
             if not sub.run.finishing:
                 sub.deliver(block)
                 return ToolResult(f"sent to {agent_id} (running: it reads it at its next step)")
+            if sub.one_shot:  # it ended while the message was on its way
+                raise _one_shot(sub)
             sub.info.status, sub.info.background, sub.info.ended_at = "running", True, None
         assert sub.loop is not None
         sub.loop.close_dangling("stopped before this call finished")
@@ -383,3 +387,8 @@ class Subagents:
                 self.host.set_state(subagents=self.records())
             except OSError as exc:
                 self.host.trace(f"subagent status not written: {describe_error(exc)}")
+
+
+def _one_shot(sub: Subagent) -> ToolError:
+    return ToolError(f"{sub.agent_id} ({sub.info.subagent_type}) is one-shot: it ran once and"
+                     " reported, and is not resumed; start a new one with what it should do")

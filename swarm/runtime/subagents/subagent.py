@@ -69,6 +69,7 @@ class SubagentParts:
     mcp: McpManager | None = None  # its definition's own MCP servers, if any
     stopped: threading.Event = field(default_factory=threading.Event)  # ends an MCP call
     withheld: list[str] = field(default_factory=list)  # its type's tools its parent lacks
+    one_shot: bool = False  # explore, plan: not resumed once ended (AgentDefinition.one_shot)
 
 
 class Subagent(LoopHooks):
@@ -79,6 +80,7 @@ class Subagent(LoopHooks):
         self._asking = parts.policy  # may ask (as the parent would) while the parent waits
         self._quiet = replace(parts.policy, asker=None)  # in the background: asking is denied
         self.max_turns = parts.max_turns
+        self.one_shot = parts.one_shot
         self.turns = 0
         self.usage = Usage()
         self.final_text = ""
