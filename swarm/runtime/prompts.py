@@ -21,6 +21,7 @@ import platform
 import stat
 import subprocess
 import sys
+from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
 
@@ -213,12 +214,12 @@ class TeammatePrompt:
     the environment taken again when the day does."""
 
     def __init__(self, team: Team, name: str, definition: AgentDefinition, cwd: Path,
-                 project: ProjectConfig | None = None) -> None:
+                 project: ProjectConfig | None = None, memory_only: Sequence[str] = ()) -> None:
         self.team, self.name, self.body, self.cwd = team, name, definition.prompt, cwd
         # Preloaded skills: project ones only when `project` (trusted) holds them.
         skills, self.warnings = skills_part(definition.skills, project or ProjectConfig(None))
         # Its own memory (`memory:` scope), read once now: what it writes shows in its next run.
-        own = memory_part(definition.memory, definition.name, cwd) if definition.memory else ""
+        own = memory_part(definition, cwd, memory_only)
         extra = "\n\n".join(p for p in (skills, own) if p)
         if extra:
             self.body = f"{(self.body or DEFAULT_BODY).strip()}\n\n{extra}"

@@ -36,7 +36,7 @@ from swarm.core.trust.config_files import ConfigProblem
 from swarm.core.trust.workspace import Kind, ProjectConfig, decide
 from swarm.errors import BadInputError, InvalidNameError, NotFoundError
 
-Source = Literal["builtin", "user", "project"]
+Source = Literal["builtin", "plugin", "user", "project", "policy"]
 
 # Front-matter keys a user may write; camelCase / dashed spellings are accepted as aliases.
 FIELDS = ("name", "description", "tools", "disallowed_tools", "model", "max_turns",
@@ -196,6 +196,12 @@ class AgentDefinition(Record, kw_only=True):
     source: Source = "builtin"
     path: str = ""
     overrides: list[Shadowed] = []
+
+    @property
+    def claude_format(self) -> bool:
+        """Claude Code's file (a `.claude/agents` directory's, a plugin's): its memory's
+        project and local scopes live under `.claude/` (core.agents.memory)."""
+        return self.source == "plugin" or Path(self.path).parent.parent.name == ".claude"
 
     @property
     def one_shot(self) -> bool:
