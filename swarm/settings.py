@@ -29,6 +29,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("SWARM_MODEL", "sonnet with a key, else shell", "default model for new agents"),
     Variable("SWARM_BACKEND", "auto", "default pane backend: auto, tmux, iterm2, hidden or ssh:[USER@]HOST[:PORT]"),
     Variable("SWARM_TMUX_SOCKET", "tmux's default", "tmux `-L` socket for the detached session"),
+    Variable("SWARM_TMUX_LAYOUT", "split", "tmux: `split` one window, or `window`: each teammate its own"),
+    Variable("SWARM_POLICY_DIR", "", "managed agent definitions (`agents/*.md`) above all others, read when a team starts"),
     # Teammates on other hosts (`--backend ssh:[USER@]HOST[:PORT]`, backends/ssh.py).
     Variable("SWARM_SSH_OPTIONS", "", "extra ssh options (shell words): `-F cfg -i key -p 2222`"),
     Variable("SWARM_REMOTE_SWARM", "swarm", "how an ssh host starts swarm (shell words, e.g. a path)"),
@@ -156,6 +158,27 @@ def backend_source() -> str:
 
 def tmux_socket() -> str | None:
     return raw("SWARM_TMUX_SOCKET") or None
+
+
+TMUX_LAYOUTS = ("split", "window")
+
+
+def tmux_layout() -> str:
+    """`split`: teammates split one window (the default); `window`: each its own window."""
+    value = raw("SWARM_TMUX_LAYOUT") or user_config().tmux_layout or "split"
+    if value not in TMUX_LAYOUTS:
+        where = "SWARM_TMUX_LAYOUT" if raw("SWARM_TMUX_LAYOUT") else \
+            f"{user_config().path}: tmux_layout"
+        raise BadInputError(f"{where} must be one of {', '.join(TMUX_LAYOUTS)}, got {value!r}")
+    return value
+
+
+def policy_dir() -> str | None:
+    """An organisation's managed agent definitions (`<dir>/agents/*.md`), absolute; None when
+    neither SWARM_POLICY_DIR nor config.toml's `policy_dir` names one. Read when a team is
+    created, and kept in its document (core.team.team): a teammate never reads it here."""
+    value = raw("SWARM_POLICY_DIR") or user_config().policy_dir
+    return str(Path(value).expanduser().absolute()) if value else None
 
 
 def debug() -> bool:

@@ -156,7 +156,8 @@ def spawn(team: Team, request: SpawnRequest,
     if not workdir.is_dir():
         raise BadInputError(f"--cwd {workdir} is not a directory")
     trust = decide(workdir, flag=req.trust_project)
-    definition = get_definition(req.agent_type, workdir, project=trust.project)
+    definition = get_definition(req.agent_type, workdir, project=trust.project,
+                                policy_dir=team.config().policy_dir)
     defaults = definition.defaults()
     # A plan-mode teammate works in acceptEdits once its plan is approved, unless told otherwise.
     fallback = "acceptEdits" if req.plan_mode_required else (

@@ -98,7 +98,10 @@ class Agent(AgentBase, LoopHooks):
             if line:
                 self.console.say(f"warning: {line}")
         self.project = self.trust.project
-        self.definition = get_definition(self.member.agent_type, self.cwd, project=self.project)
+        # Managed definitions from the team's recorded policy directory, never this process's
+        # environment (a teammate cannot change it).
+        self.definition = get_definition(self.member.agent_type, self.cwd, project=self.project,
+                                         policy_dir=self.team.config().policy_dir)
         self.model_name = (self.member.model or self.definition.model
                            or default_model_spec()[0])
         self.depth = self.member.depth  # SubagentHost: its subagents are one deeper

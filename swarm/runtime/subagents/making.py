@@ -63,7 +63,8 @@ def typed(runner: Subagents, request: SubagentRequest) -> tuple[Subagent, list[d
     host = runner.host
     try:
         definition = get_definition(str(request.subagent_type), host.cwd,
-                                    project=host.project)
+                                    project=host.project,
+                                    policy_dir=host.team.config().policy_dir)
     except NotFoundError as exc:
         raise ToolError(f"subagent_type: {exc}") from None
     spec, model = _model(runner, request.model or definition.model or "inherit")
