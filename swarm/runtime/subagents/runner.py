@@ -137,15 +137,19 @@ class Subagents:
             agent_id = f"{self.host.name}.sub-{self._next}"
             self._next += 1
         isolation = request.isolation or (definition.isolation if definition else None)
-        from swarm.runtime.subagents.worktree import start_worktree
-
-        worktree = (start_worktree(self.host.team.name, agent_id, self.host.cwd) if isolation
-                    else None)
+        worktree = self._worktree(agent_id) if isolation else None
         directive = request.prompt
         if worktree is not None:
-            directive += (f"\n\n(You work in your own git worktree: {worktree.path}, branch"
-                          f" {worktree.branch}. Change files there only.)")
+            from swarm.runtime.subagents.worktree import worktree_notice
+
+            directive += "\n\n" + worktree_notice(worktree, self.host.cwd, definition is None)
         return agent_id, worktree, worktree.cwd if worktree else self.host.cwd, directive
+
+    def _worktree(self, agent_id: str) -> WorktreeRecord:
+        from swarm.runtime.subagents.worktree import start_worktree
+
+        return start_worktree(self.host.team.name, agent_id, self.host.cwd, self.host.project,
+                              self.host.trace)
 
     def info_for(self, request: SubagentRequest, definition: AgentDefinition | None, agent_id: str,
               worktree: WorktreeRecord | None) -> SubagentInfo:
@@ -325,9 +329,7 @@ class Subagents:
         sub.loop.close_dangling("stopped before this call finished")
         content = [block]
         if sub.worktree is not None and sub.info.worktree is None:  # removed: it was unchanged
-            from swarm.runtime.subagents.worktree import start_worktree
-
-            sub.worktree = start_worktree(self.host.team.name, agent_id, self.host.cwd)
+            sub.worktree = self._worktree(agent_id)
             sub.move_to(sub.worktree.cwd)
             sub.info.worktree = str(sub.worktree.path)
             content.append({"type": "text", "text": (
