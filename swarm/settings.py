@@ -40,6 +40,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("SWARM_ORPHAN_GRACE", "60", "seconds a teammate outlives its crashed lead"),
     Variable("SWARM_TEAM_GONE_GRACE", "60", "seconds a teammate outlives its lost or corrupt team file"),
     Variable("SWARM_AUTO_BACKGROUND_S", "120", "seconds before a foreground subagent backgrounds"),
+    Variable("SWARM_SUBAGENT_SUMMARY_EVERY", "30", "seconds between a background subagent's progress summaries"),
+    Variable("SWARM_SUMMARY_MODEL", "haiku for Anthropic subagents", "the small model of those summaries (`none`: from their tool calls)"),
     Variable("SWARM_MAX_TEAMMATES", "16", "running teammates one team may have (a spawn past it is refused)"),
     Variable("SWARM_MAX_SUBAGENTS", "8", "subagents one agent may run at once"),
     Variable("SWARM_MAX_SUBAGENTS_TOTAL", "32", "subagents one agent may start over its life"),
@@ -203,6 +205,15 @@ def team_gone_grace() -> float:
 
 def auto_background_s() -> float:
     return number("SWARM_AUTO_BACKGROUND_S", 120.0)
+
+
+def subagent_summary_every() -> float:
+    return number("SWARM_SUBAGENT_SUMMARY_EVERY", 30.0)
+
+
+def summary_model() -> str:
+    """'' (the default: haiku for an Anthropic subagent), `none`, or a model spec."""
+    return raw("SWARM_SUMMARY_MODEL").strip()
 
 
 def max_teammates() -> int:

@@ -138,7 +138,9 @@ def runner_with(host: Host, monkeypatch: pytest.MonkeyPatch, model: FnModel) -> 
 
 
 def ask(kind: str | None = "general-purpose", **fields: Any) -> SubagentRequest:
-    return SubagentRequest(description="job", prompt="do it", subagent_type=kind, **fields)
+    fields.setdefault("description", "job")
+    fields.setdefault("prompt", "do it")
+    return SubagentRequest(subagent_type=kind, **fields)
 
 
 def make_repo(path: Path) -> Path:

@@ -29,6 +29,7 @@ from swarm.runtime.console import brief
 from swarm.runtime.interfaces import LoopHooks
 from swarm.runtime.loop import Loop, TurnOutcome
 from swarm.runtime.permissions.policy import PermissionPolicy
+from swarm.runtime.subagents.summary import Summaries
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult, kill_tree
 
 if TYPE_CHECKING:
@@ -91,7 +92,8 @@ class Subagent(LoopHooks):
         self.mcp = parts.mcp
         self.stopped = parts.stopped  # AgentStop: ends an MCP call in flight
         self.compactor = Compactor(on_compacted=self.transcript.compaction,
-                                   on_usage=self._count)
+                                   on_usage=self.count)
+        self.summaries = Summaries(self)
         host = runner.host
         # Its tools work in its cwd as its parent (the same env); its calls get the parent's
         # PreToolUse (in the policy) and PostToolUse (the parent loop's tool hooks).
@@ -146,9 +148,11 @@ class Subagent(LoopHooks):
         if run.stop.is_set() or run.thread is not threading.current_thread():
             raise SubagentStopped()
 
-    def _count(self, usage: Usage) -> None:
-        self.usage.add(usage)
-        self.info.tokens = self.usage.total_tokens
+    def count(self, usage: Usage) -> None:
+        """Its usage (a call of its loop, its compaction or its summary: another thread)."""
+        with self.runner.lock:
+            self.usage.add(usage)
+            self.info.tokens = self.usage.total_tokens
         self.runner.host.add_usage(usage, turn=False)  # the parent's usage and cost include it
 
     # -- LoopHooks -----------------------------------------------------------------------------
@@ -171,7 +175,7 @@ class Subagent(LoopHooks):
 
     def on_reply(self, reply: Any) -> None:
         self.turns += 1
-        self._count(reply.usage)  # spent, even by a run that was stopped meanwhile
+        self.count(reply.usage)  # spent, even by a run that was stopped meanwhile
         self._check()
         self.compactor.last_input_tokens = (reply.usage.input_tokens
                                             + reply.usage.cache_read_input_tokens
@@ -184,6 +188,7 @@ class Subagent(LoopHooks):
     def on_tool_result(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> ToolResult:
         self._check()
         self.info.tool_uses += 1
+        self.summaries.tool_done(tool.name)
         return result
 
     def spend_limit(self, pending: Usage) -> str | None:
