@@ -18,9 +18,13 @@ from swarm.core.agents.definitions import (
     parse_definition,
 )
 from swarm.core.agents.memory import memory_file, memory_part, memory_tools, own_memory
+from swarm.core.model.names import LEAD_NAME
+from swarm.core.model.protocol import PermissionRequest, dump_structured
 from swarm.core.shell import rules
 from swarm.core.store import paths
 from swarm.core.team.team import Team
+from swarm.errors import BadInputError
+from swarm.ops.approvals import approve_permission
 from tests.agent_fixtures import Crew
 from tests.fake_anthropic import FakeAnthropic
 from tests.helpers import wait_until
@@ -244,3 +248,24 @@ def test_a_typed_subagent_has_its_own_memory_not_its_parents(team: Team, tmp_pat
     denied = model.requests[-1].messages[-1]["content"][0]
     assert denied["is_error"]
     assert denied["content"] == f"permission denied: Write is yours for your memory file ({own}) only"
+
+
+def test_the_lead_may_approve_a_memory_write_in_default_mode(team: Team, tmp_path: Path) -> None:
+    """In default mode its memory write asks; the approvals know the Write it was given for
+    its file, and still refuse a tool it has not got."""
+    agents = paths.user_agents_dir()
+    agents.mkdir(parents=True, exist_ok=True)
+    (agents / "keeper.md").write_text("---\nname: keeper\ntools: Read, Grep\nmemory: user\n"
+                                      "---\nYou keep notes.\n")
+    team.add_member("keeper", agent_type="keeper", cwd=str(tmp_path))
+    own = memory_file("user", "keeper", tmp_path)
+
+    def ask(tool_name: str, args: dict[str, str]) -> str:
+        request = PermissionRequest(agent_id=f"keeper@{team.name}", tool_name=tool_name,
+                                    input=args)
+        team.send(LEAD_NAME, dump_structured(request), sender="keeper")
+        return request.request_id
+
+    approve_permission(team, ask("Write", {"file_path": str(own), "content": "x"}))
+    with pytest.raises(BadInputError, match="keeper has no tool 'Bash'"):
+        approve_permission(team, ask("Bash", {"command": "ls"}))

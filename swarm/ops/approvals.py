@@ -21,6 +21,7 @@ from typing import Any
 from msgspec import Struct
 
 from swarm.core.agents.definitions import effective_tools, get_definition, listed, load_definitions
+from swarm.core.agents.memory import memory_tools
 from swarm.core.model import records
 from swarm.core.model.names import LEAD_NAME, PERMISSION_MODES, TEAM_TOOLS, ModeCap
 from swarm.core.model.protocol import (
@@ -201,6 +202,7 @@ def _lacks(member: Member, tool_name: str, policy_dir: str | None) -> str | None
     if listed(tool_name, definition.disallowed_tools):  # binding, through a subagent too
         return f"its agent type {definition.name} disallows it"
     names = effective_tools(definition, list(builtin), TEAM_TOOLS)
+    names += memory_tools(definition, names)  # given for its memory file (its policy: that alone)
     # A subagent has only built-in tools its parent has; MCP tools of its type's own servers
     # too, unless the parent's definition disallows them (checked above): definitions.lends.
     delegates = "Agent" in names
