@@ -40,6 +40,12 @@ def record(host: Host) -> SubagentInfo:
     return info
 
 
+def summary(host: Host) -> str | None:
+    """Its record's summary; None before the record is first written (another thread)."""
+    written = host.state.get("subagents")
+    return written[0].summary if written else None
+
+
 def held(gate: threading.Event, reply: ModelReply) -> Any:
     return lambda request: (gate.wait(10), reply)[1]
 
@@ -54,7 +60,7 @@ def test_without_a_model_it_summarises_its_recent_tool_calls(
     runner = runner_with(host, monkeypatch, model)
     runner.start(ask(background=True))
     wanted = '3 tool calls: Bash 2, Read 1; last: Read "notes.txt"'
-    wait_until(lambda: record(host).summary == wanted, 10,
+    wait_until(lambda: summary(host) == wanted, 10,
                message="the summary")
     assert record(host).status == "running"
     gate.set()
@@ -79,7 +85,7 @@ def test_an_anthropic_subagent_asks_a_small_model_and_pays_for_it(
     model.provider = "anthropic"  # type: ignore[attr-defined]  # as an Anthropic subagent's
     runner = runner_with(host, monkeypatch, model)
     runner.start(ask(background=True, description="count the notes"))
-    wait_until(lambda: record(host).summary == "Counting the lines of notes", 10,
+    wait_until(lambda: summary(host) == "Counting the lines of notes", 10,
                message="the summary")
     (body,) = [b for b in fake_api.messages_requests() if SUMMARY in json.dumps(b["system"])]
     assert "haiku" in body["model"] and body["max_tokens"] <= 64 and not body.get("tools")
@@ -98,7 +104,7 @@ def test_a_failed_summary_call_falls_back_to_the_tool_calls(
     model = FnModel(tool("Bash", command="echo one"), held(gate, text("done")))
     runner = runner_with(host, monkeypatch, model)
     runner.start(ask(background=True))
-    wait_until(lambda: record(host).summary == '1 tool call: Bash 1; last: Bash "echo one"', 10,
+    wait_until(lambda: summary(host) == '1 tool call: Bash 1; last: Bash "echo one"', 10,
                message="the summary")
     gate.set()
     wait_until(runner.has_arrivals, 10)
