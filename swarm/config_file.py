@@ -4,6 +4,8 @@
 model = "sonnet"                 # default model of new agents ($SWARM_MODEL wins)
 backend = "hidden"               # default pane backend ($SWARM_BACKEND wins)
 permission_mode = "acceptEdits"  # default mode of `swarm spawn` and `swarm lead`
+policy_dir = "/etc/swarm"        # managed agent definitions, agents/*.md ($SWARM_POLICY_DIR wins)
+tmux_layout = "window"           # tmux: each teammate its own window ($SWARM_TMUX_LAYOUT wins)
 
 [permissions]                    # rules every agent of this user has, on every team
 allow = ["Bash(git status:*)", "Bash(make test:*)"]
@@ -27,7 +29,7 @@ from msgspec import Struct
 from swarm.errors import BadInputError
 
 FILE_NAME = "config.toml"
-TOP_KEYS = ("model", "backend", "permission_mode")
+TOP_KEYS = ("model", "backend", "permission_mode", "policy_dir", "tmux_layout")
 RULE_KEYS = ("allow", "deny")
 
 
@@ -37,6 +39,8 @@ class UserConfig(Struct, frozen=True):
     model: str = ""
     backend: str = ""
     permission_mode: str = ""
+    policy_dir: str = ""  # managed agent definitions (settings.policy_dir)
+    tmux_layout: str = ""  # split or window (settings.tmux_layout)
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()  # unknown keys: named, never fatal

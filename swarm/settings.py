@@ -29,6 +29,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("SWARM_MODEL", "sonnet with a key, else shell", "default model for new agents"),
     Variable("SWARM_BACKEND", "auto", "default pane backend: auto, tmux, iterm2, hidden or ssh:[USER@]HOST[:PORT]"),
     Variable("SWARM_TMUX_SOCKET", "tmux's default", "tmux `-L` socket for the detached session"),
+    Variable("SWARM_TMUX_LAYOUT", "split", "tmux: `split` one window, or `window`: each teammate its own"),
+    Variable("SWARM_POLICY_DIR", "", "managed agent definitions (`agents/*.md`) above all others, read when a team starts"),
     # Teammates on other hosts (`--backend ssh:[USER@]HOST[:PORT]`, backends/ssh.py).
     Variable("SWARM_SSH_OPTIONS", "", "extra ssh options (shell words): `-F cfg -i key -p 2222`"),
     Variable("SWARM_REMOTE_SWARM", "swarm", "how an ssh host starts swarm (shell words, e.g. a path)"),
@@ -38,6 +40,8 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("SWARM_ORPHAN_GRACE", "60", "seconds a teammate outlives its crashed lead"),
     Variable("SWARM_TEAM_GONE_GRACE", "60", "seconds a teammate outlives its lost or corrupt team file"),
     Variable("SWARM_AUTO_BACKGROUND_S", "120", "seconds before a foreground subagent backgrounds"),
+    Variable("SWARM_SUBAGENT_SUMMARY_EVERY", "30", "seconds between a background subagent's progress summaries"),
+    Variable("SWARM_SUMMARY_MODEL", "haiku for Anthropic subagents", "the small model of those summaries (`none`: from their tool calls)"),
     Variable("SWARM_MAX_TEAMMATES", "16", "running teammates one team may have (a spawn past it is refused)"),
     Variable("SWARM_MAX_SUBAGENTS", "8", "subagents one agent may run at once"),
     Variable("SWARM_MAX_SUBAGENTS_TOTAL", "32", "subagents one agent may start over its life"),
@@ -158,6 +162,27 @@ def tmux_socket() -> str | None:
     return raw("SWARM_TMUX_SOCKET") or None
 
 
+TMUX_LAYOUTS = ("split", "window")
+
+
+def tmux_layout() -> str:
+    """`split`: teammates split one window (the default); `window`: each its own window."""
+    value = raw("SWARM_TMUX_LAYOUT") or user_config().tmux_layout or "split"
+    if value not in TMUX_LAYOUTS:
+        where = "SWARM_TMUX_LAYOUT" if raw("SWARM_TMUX_LAYOUT") else \
+            f"{user_config().path}: tmux_layout"
+        raise BadInputError(f"{where} must be one of {', '.join(TMUX_LAYOUTS)}, got {value!r}")
+    return value
+
+
+def policy_dir() -> str | None:
+    """An organisation's managed agent definitions (`<dir>/agents/*.md`), absolute; None when
+    neither SWARM_POLICY_DIR nor config.toml's `policy_dir` names one. Read when a team is
+    created, and kept in its document (core.team.team): a teammate never reads it here."""
+    value = raw("SWARM_POLICY_DIR") or user_config().policy_dir
+    return str(Path(value).expanduser().absolute()) if value else None
+
+
 def debug() -> bool:
     return raw("SWARM_DEBUG") == "1"
 
@@ -180,6 +205,15 @@ def team_gone_grace() -> float:
 
 def auto_background_s() -> float:
     return number("SWARM_AUTO_BACKGROUND_S", 120.0)
+
+
+def subagent_summary_every() -> float:
+    return number("SWARM_SUBAGENT_SUMMARY_EVERY", 30.0)
+
+
+def summary_model() -> str:
+    """'' (the default: haiku for an Anthropic subagent), `none`, or a model spec."""
+    return raw("SWARM_SUMMARY_MODEL").strip()
 
 
 def max_teammates() -> int:

@@ -65,6 +65,7 @@ def swarm_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path
     for var in ("SWARM_STORE", "SWARM_TEAM", "SWARM_AGENT_ID", "SWARM_MODEL", "SWARM_BACKEND",
                 "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "TMUX", "TMUX_PANE", "SWARM_DEBUG",
                 "SWARM_TRUST_PROJECT", "SWARM_SECRET_VARS", "SWARM_MAX_TEAMMATES", "SWARM_FORKSERVER", *PROVIDER_VARIABLES,
+                "SWARM_POLICY_DIR", "SWARM_TMUX_LAYOUT",
                 # pytest-xdist's workers are started with COLUMNS=80: the CLI would fit its
                 # tables to it (a test that wants a width sets it)
                 "COLUMNS", "LINES"):

@@ -47,7 +47,7 @@ def write_hooks(hooks: dict[str, Any]) -> None:
     target.write_text(json.dumps({"hooks": hooks}))
 
 
-def test_the_lead_runs_a_foreground_explore_subagent_and_resumes_it(
+def test_the_lead_runs_a_foreground_reviewer_subagent_and_resumes_it(
         fake_api: FakeAnthropic, tmp_path: Path) -> None:
     (tmp_path / "notes.txt").write_text("alpha\nbeta\n")
     stopped = tmp_path / "subagent-stop.json"
@@ -58,7 +58,7 @@ def test_the_lead_runs_a_foreground_explore_subagent_and_resumes_it(
     sub.push_text("No gamma in it.")  # resumed by the lead's SendMessage
     call = fake_api.push_tool_use("Agent", {
         "description": "summarize notes", "prompt": "Read notes.txt and summarize it.",
-        "subagent_type": "explore"})
+        "subagent_type": "code-reviewer"})
     fake_api.push_tool_use("SendMessage", {"to": "team-lead.sub-1", "message": "Any gamma?",
                                            "summary": "one more question"})
     fake_api.push_text("Asked about gamma.")
@@ -72,8 +72,8 @@ def test_the_lead_runs_a_foreground_explore_subagent_and_resumes_it(
     leads = [b for b in bodies if not is_typed_subagent(b)]
     assert len(subs) == 3 and len(leads) == 4
     assert {"Agent", "AgentStatus", "AgentStop"} <= set(tool_names(leads[0]))
-    for body in subs:  # read-only tools, never Agent nor a team tool
-        assert tool_names(body) == ["Read", "Glob", "Grep"]
+    for body in subs:  # its read-only tools and Bash, never Agent nor a team tool
+        assert tool_names(body) == ["Read", "Bash", "Glob", "Grep"]
     assert "`team-lead.sub-1`" in subs[0]["system"][0]["text"]
     (read,) = tool_results(subs[1])
     assert read["tool_use_id"] == read_id and "alpha" in read["content"]
@@ -99,8 +99,8 @@ def test_the_lead_runs_a_foreground_explore_subagent_and_resumes_it(
     state = read_state("sub", "team-lead")
     assert state is not None and state.usage.input_tokens == 12 * 7  # 4 lead + 3 subagent calls
     (record,) = state.subagents
-    assert record.status == "completed" and record.subagent_type == "explore"
-    assert "lead: started team-lead.sub-1 (explore): summarize notes" in proc.stderr
+    assert record.status == "completed" and record.subagent_type == "code-reviewer"
+    assert "lead: started team-lead.sub-1 (code-reviewer): summarize notes" in proc.stderr
     hook = json.loads(stopped.read_text())
     assert (hook["event"], hook["agent_id"], hook["subagent_id"], hook["status"]) == (
         "SubagentStop", "team-lead@sub", "team-lead.sub-1", "completed")

@@ -270,7 +270,7 @@ def test_send_message_resumes_a_finished_subagent(
     sub.push_text("first answer")
     sub.push(lambda body: (idle_once.wait(WAIT), text_reply("second answer"))[1])
     fake_api.push_tool_use("Agent", {"description": "look around", "prompt": "Look around.",
-                                     "subagent_type": "explore"})
+                                     "subagent_type": "code-reviewer"})
     sent = fake_api.push_tool_use("SendMessage", {"to": "w1.sub-1", "summary": "more",
                                                   "message": "Also check the tests."})
     fake_api.push_text("Asked.")

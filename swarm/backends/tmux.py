@@ -1,9 +1,11 @@
 """The `tmux` backend (libtmux): each teammate is the own process of a tmux pane.
 
 Outside tmux the team gets a dedicated session `swarm-<team>` (window `swarm-view`, tiled);
-inside tmux the leader's window is split (leader left 30%, teammates right 70%). Panes carry
-the pane options `@swarm_team`/`@swarm_agent`; nothing without our team's marker is ever killed,
-so a stale or reused pane id cannot take a user's pane down with it.
+inside tmux the leader's window is split (leader left 30%, teammates right 70%). With
+SWARM_TMUX_LAYOUT=window each teammate gets a window of its own instead, and a pane can be
+hidden and shown again (tmux_windows.py). Panes carry the pane options
+`@swarm_team`/`@swarm_agent`; nothing without our team's marker is ever killed, so a stale or
+reused pane id cannot take a user's pane down with it.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ BORDER_FORMAT = (
     + "} #[default], #{pane_title} }"
 )
 _PANE_ID = re.compile(r"%\d+\Z")
+NEW_PANE = ["-P", "-F", "#{pane_id}\t#{window_id}", *PLACEHOLDER]  # a new pane: its ids
 _COLOR = re.compile(r"(#[0-9a-fA-F]{6}|colou?r\d{1,3}|[a-z]+)\Z")
 _SEP = "\t"
 
@@ -156,9 +159,15 @@ class TmuxBackend:
 
     def create_pane(self, name: str, color: str | None) -> str:
         team = self._need_team()
+        own_window = settings.tmux_layout() == "window"
         with locked(self._lock()):  # splits and re-layouts of concurrent spawns never interleave
             leader = self._leader_window()
-            if leader:
+            if own_window:
+                from swarm.backends.tmux_windows import new_window
+
+                pane_id, window_id, layout = new_window(self, team, name,
+                                                        leader[0] if leader else None)
+            elif leader:
                 pane_id, window_id, layout = self._split_leader_window(*leader)
             else:
                 pane_id, window_id, layout = self._split_team_session(team)
@@ -215,6 +224,18 @@ class TmuxBackend:
     def is_pane_alive(self, pane_id: str) -> bool:
         info = self._query(pane_id, "#{" + TEAM_OPT + "}", "#{pane_dead}")
         return info is not None and self._owns(info[0]) and info[1] != "1"
+
+    def hide_pane(self, pane_id: str) -> str:
+        """Move a teammate's pane out of sight, still running (tmux_windows.hide)."""
+        from swarm.backends.tmux_windows import hide
+
+        return hide(self, pane_id)
+
+    def show_pane(self, pane_id: str) -> str:
+        """Bring a hidden pane back where it was (tmux_windows.show)."""
+        from swarm.backends.tmux_windows import show
+
+        return show(self, pane_id)
 
     # -- team-wide --------------------------------------------------------------------------
     def team_panes(self) -> list[str]:
@@ -299,27 +320,33 @@ class TmuxBackend:
                          check=False)
         rows = [line.split(_SEP) for line in out or []]
         rows = [row for row in rows if row[1] == WINDOW_NAME]
-        new_pane = ["-P", "-F", "#{pane_id}" + _SEP + "#{window_id}", *PLACEHOLDER]
         if out is None:  # no session yet: its first pane is this teammate's
-            # A server started here copies our environment into its global one, where every
-            # later pane would inherit it: secrets are taken back out at once.
-            starting = not self.server.is_alive()
-            created = self._tmux(
-                ["new-session", "-d", "-s", session, "-n", WINDOW_NAME, "-x", DETACHED_SIZE[0],
-                 "-y", DETACHED_SIZE[1], *new_pane],
-                ["set-option", "-t", _session_target(team), SESSION_OPT, team],
-                *([["set-environment", "-g", "-u", name] for name in secret_names(os.environ)]
-                  if starting else []),
-            )
+            pane_id, window_id = self.new_session(session, WINDOW_NAME, team)
         elif not rows:  # the user closed our window but kept the session
             created = self._tmux(
-                ["new-window", "-d", "-t", _session_target(team), "-n", WINDOW_NAME, *new_pane])
+                ["new-window", "-d", "-t", _session_target(team), "-n", WINDOW_NAME, *NEW_PANE])
+            pane_id, window_id = (created or [""])[0].split(_SEP)
         else:
             largest = max(rows, key=lambda r: int(r[3]) * int(r[4]))
             wide = int(largest[3]) > 2 * int(largest[4])  # cells are ~1:2, split the long side
             return self._split(largest[2], "-h" if wide else "-v"), largest[0], _tiled(largest[0])
-        pane_id, window_id = (created or [""])[0].split(_SEP)
         return pane_id, window_id, _tiled(window_id)
+
+    def new_session(self, session: str, window: str, marker: str | None) -> tuple[str, str]:
+        """A detached session whose one pane runs the placeholder: (pane, window). `marker`:
+        the team whose own session it is (SESSION_OPT)."""
+        # A server started here copies our environment into its global one, where every
+        # later pane would inherit it: secrets are taken back out at once.
+        starting = not self.server.is_alive()
+        created = self._tmux(
+            ["new-session", "-d", "-s", session, "-n", window, "-x", DETACHED_SIZE[0],
+             "-y", DETACHED_SIZE[1], *NEW_PANE],
+            *([["set-option", "-t", f"={session}:", SESSION_OPT, marker]] if marker else []),
+            *([["set-environment", "-g", "-u", name] for name in secret_names(os.environ)]
+              if starting else []),
+        )
+        pane_id, window_id = (created or [""])[0].split(_SEP)
+        return pane_id, window_id
 
     def _split(self, target: str, *how: str) -> str:
         out = self._tmux(["split-window", "-d", *how, "-t", target, "-P", "-F", "#{pane_id}",

@@ -1,4 +1,5 @@
-"""`swarm agents ...`: list and show agent definitions (built-in < user < project)."""
+"""`swarm agents ...`: list and show agent definitions (built-in < plugin < user < project <
+policy; the policy directory is this person's: $SWARM_POLICY_DIR or config.toml's)."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ from typing import Any
 
 import click
 
+from swarm import settings
 from swarm.cli.common import emit, json_option, table
 from swarm.cli.helptext import examples
 from swarm.cli.trust import say_if_ignored
@@ -55,7 +57,7 @@ def _tools(definition: AgentDefinition) -> str:
 @json_option
 def list_agents(cwd: str | None, as_json: bool) -> None:
     """List agent definitions with their source; broken files are reported and skipped."""
-    loaded = load_definitions(cwd)
+    loaded = load_definitions(cwd, policy_dir=settings.policy_dir())
     _warn(loaded)
     say_if_ignored(cwd)  # an untrusted project's definitions are not listed: say so
     definitions = list(loaded.definitions.values())
@@ -79,7 +81,7 @@ def list_agents(cwd: str | None, as_json: bool) -> None:
 def show(name: str, cwd: str | None, as_json: bool) -> None:
     """Show one agent definition, including its system prompt."""
     say_if_ignored(cwd)
-    definition = get_definition(name, cwd)
+    definition = get_definition(name, cwd, policy_dir=settings.policy_dir())
 
     def human(d: AgentDefinition) -> str:
         lines = [

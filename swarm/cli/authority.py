@@ -51,6 +51,7 @@ LEAD_ONLY: dict[str, tuple[Rule, ...]] = {
     "demo": (Rule("demo"),),
     "replay": (Rule("replay"),),
     "attach": (Rule("attach"),),
+    "pane": (Rule("pane"),),  # what the person sees is the person's (hide, show)
     "doctor": (Rule("doctor --fix", lambda p, me: bool(p.get("fix"))),),
     "report": (Rule("report --html", lambda p, me: p.get("html_path") is not None),),
     # The team: who is in it, how they run, what they may do.

@@ -1,4 +1,4 @@
-"""`swarm attach`: show the team's tmux panes.
+"""`swarm attach`: show the team's tmux panes; `swarm pane hide|show NAME`.
 
 Teammates spawned outside tmux live in the session `swarm-<team>`; spawned inside tmux they
 split the leader's window (no such session). Inside tmux a client is never nested: the client
@@ -84,3 +84,49 @@ def show_local(team: Team, sockets: set[str | None]) -> None:
         os.execvp(argv[0], argv)
     raise OperationFailedError(f"team {team.name!r} has no tmux pane left; see `swarm status`")
 
+
+
+@click.group(epilog=examples("swarm pane hide builder", "swarm pane show builder"))
+def pane() -> None:
+    """Hide a teammate's tmux pane and show it again."""
+
+
+@pane.command("hide", epilog=examples("swarm pane hide builder"))
+@click.argument("name", shell_complete=complete_member)
+@team_option
+def hide(name: str, team_name: str | None) -> None:
+    """Move NAME's tmux pane out of sight; it keeps running (`swarm pane show` brings it back)."""
+    said = _tmux_of(team_name, name, "hide")
+    click.echo(f"{name}: {said}" + (f" (still running; `swarm pane show {name}` brings it back)"
+                                    if said == "hidden" else ""))
+
+
+@pane.command("show", epilog=examples("swarm pane show builder"))
+@click.argument("name", shell_complete=complete_member)
+@team_option
+def show(name: str, team_name: str | None) -> None:
+    """Bring NAME's hidden tmux pane back where it was."""
+    click.echo(f"{name}: {_tmux_of(team_name, name, 'show')}")
+
+
+def _tmux_of(team_name: str | None, name: str, verb: str) -> str:
+    """Hide or show a tmux teammate's pane; any other backend says in one line why not."""
+    team = open_team(team_name)
+    member = team.member(name)
+    feature = f"`swarm pane {verb}` is a tmux feature"
+    if member.host:
+        raise OperationFailedError(f"{member.name} runs on {member.host}: {feature} of this"
+                                   f" machine; `swarm attach {member.name}` shows it there")
+    if member.backend == "iterm2":
+        raise OperationFailedError(f"{member.name} runs in iTerm2: {feature}")
+    if member.backend != "tmux" or not member.pane_id:
+        raise OperationFailedError(f"{member.name} runs hidden, with no pane: {feature}"
+                                   f" (`swarm logs {member.name}` shows its output)")
+    from swarm.backends.tmux import TmuxBackend
+
+    backend = TmuxBackend(team=team.name, socket=member.tmux_socket)
+    said = backend.hide_pane(member.pane_id) if verb == "hide" else \
+        backend.show_pane(member.pane_id)
+    if said.startswith("not a pane"):
+        raise OperationFailedError(f"{member.name}'s pane {member.pane_id} is gone ({said})")
+    return said

@@ -55,11 +55,12 @@ def render(statuses: list[Any], wide: bool = False, activity: bool = False) -> s
     out = fit_table(rows, headers, wide, OPTIONAL, ("ACTIVITY", "STATE") if activity
                     else ("STATE",))
     subs = [[str(sub["agent_id"]), str(sub["subagent_type"]), str(sub["description"]),
-             str(sub["tool_uses"]), str(sub["tokens"])] for s in statuses for sub in s.subagents]
-    if subs:
+             str(sub.get("summary") or "-"), str(sub["tool_uses"]), str(sub["tokens"])]
+            for s in statuses for sub in s.subagents]
+    if subs:  # NOW: a background one's summary of its progress
         out += "\n\nrunning subagents:\n" + fit_table(
-            subs, ["ID", "TYPE", "DESCRIPTION", "TOOL USES", "TOKENS"], wide, ("TOOL USES",),
-            ("DESCRIPTION",))
+            subs, ["ID", "TYPE", "DESCRIPTION", "NOW", "TOOL USES", "TOKENS"], wide,
+            ("TOOL USES",), ("DESCRIPTION", "NOW"))
     known = all(s.cost_known for s in statuses)
     out += f"\nteam total: {total_tokens} tokens, {cost_text(total_cost, known)}"
     shared: dict[str, list[str]] = {}

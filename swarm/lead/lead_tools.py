@@ -38,7 +38,7 @@ from swarm.runtime.subagents.tools import AgentStatusTool, AgentStopTool, AgentT
 from swarm.runtime.tools import builtin as ft
 from swarm.runtime.tools import team as tt
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
-from swarm.runtime.tools.schema import BlankIsNone, NoInput, ToolInput
+from swarm.runtime.tools.schema import BlankIsNone, NoInput, SemanticBool, ToolInput
 
 FILE_TOOLS = ("Read", "Glob", "Grep", "Bash", "Write", "Edit")
 # What the lead may send as a structured message; answers to requests go through AnswerPermission
@@ -95,8 +95,8 @@ class SpawnTeammateInput(ToolInput):
     prompt: str
     agent_type: str | None = None
     model: str | None = None
-    worktree: bool | None = None
-    plan_mode_required: bool | None = None
+    worktree: SemanticBool | None = None
+    plan_mode_required: SemanticBool | None = None
     permission_mode: Annotated[Mode | None, BlankIsNone] = None
     max_budget_usd: float | None = None
     max_tokens: int | None = None
@@ -268,8 +268,8 @@ class SetMode(Tool):
 
 class AnswerPermissionInput(ToolInput):
     request_id: str
-    approve: bool
-    always: bool | None = None
+    approve: SemanticBool
+    always: SemanticBool | None = None
     feedback: str | None = None
     updated_input: dict[str, Any] | None = None
 
@@ -299,7 +299,7 @@ class AnswerPermission(Tool):
 
 class AnswerPlanInput(ToolInput):
     name: str
-    approve: bool
+    approve: SemanticBool
     feedback: str | None = None
     permission_mode: Annotated[Literal["default", "acceptEdits"] | None, BlankIsNone] = None
 
@@ -328,7 +328,7 @@ class AnswerPlan(Tool):
 
 
 class TeamDeleteInput(ToolInput):
-    force: bool = False
+    force: SemanticBool = False
 
 
 class TeamDelete(Tool):

@@ -149,7 +149,8 @@ class Lead(AgentBase, LoopHooks):
                                             trust_project=self.trust.for_run)
         system = lead_system_prompt(self.team.name, str(self.cwd), options.approvals,
                                     options.coordinator, options.max_teammates, teammate_model,
-                                    self.mode, project=self.project)
+                                    self.mode, project=self.project,
+                                    policy_dir=self.team.config().policy_dir)
         messages = self.transcript.conversation() if options.resume else []
         # The user's hooks, as a teammate has them (the lead has no agent definition); its
         # commands and hooks say who they are: a member, whose shell grants at most its mode.

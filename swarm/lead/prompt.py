@@ -39,15 +39,17 @@ Messages from teammates arrive as <teammate-message from="name" summary="...">..
 Plain text you write is for the person; teammates only see what you send them."""
 
 
-def agent_types(cwd: str, project: ProjectConfig | None = None) -> str:
-    definitions = load_definitions(cwd, project=project).definitions
+def agent_types(cwd: str, project: ProjectConfig | None = None,
+                policy_dir: str | None = None) -> str:
+    definitions = load_definitions(cwd, project=project, policy_dir=policy_dir).definitions
     return "\n".join(f"- {name}: {brief(d.description or '', 100)}"
                      for name, d in definitions.items())
 
 
 def lead_system_prompt(team: str, cwd: str, approvals: str, coordinator: bool,
                        max_teammates: int, teammate_model: str, mode: str = "default",
-                       project: ProjectConfig | None = None) -> str:
+                       project: ProjectConfig | None = None, policy_dir: str | None = None
+                       ) -> str:
     lines = [HOW_TO_LEAD, "", "# This session",
              f"Team: `{team}`; you are `team-lead@{team}`. Working directory: {cwd}.",
              f"Teammates: at most {max_teammates} running at once; default model"
@@ -55,7 +57,7 @@ def lead_system_prompt(team: str, cwd: str, approvals: str, coordinator: bool,
              " given: fenced ```sh blocks or lines starting with `$ `).",
              f"Your permission mode is {mode}: a teammate's permission_mode (SpawnTeammate,"
              " AnswerPlan) may be at most that.",
-             "Agent types for SpawnTeammate:", agent_types(cwd, project)]
+             "Agent types for SpawnTeammate:", agent_types(cwd, project, policy_dir)]
     if coordinator:
         lines.append("You are a coordinator: you have only the team tools. Delegate all reading,"
                      " running and editing to teammates, or to a typed subagent (Agent with a"

@@ -21,6 +21,7 @@ from typing import Any
 from msgspec import Struct
 
 from swarm.core.agents.definitions import effective_tools, get_definition, listed, load_definitions
+from swarm.core.agents.memory import memory_tools
 from swarm.core.model import records
 from swarm.core.model.names import LEAD_NAME, PERMISSION_MODES, TEAM_TOOLS, ModeCap
 from swarm.core.model.protocol import (
@@ -174,16 +175,16 @@ def _requester(team: Team, sender: str, agent_id: str) -> Member:
     return member
 
 
-def _check_tool(member: Member, tool_name: str) -> None:
+def _check_tool(team: Team, member: Member, tool_name: str) -> None:
     """Refuse a request for a tool the requester does not have (then nothing it asks for
     could run: the request is not one swarm made)."""
-    why = _lacks(member, tool_name)
+    why = _lacks(member, tool_name, team.config().policy_dir)
     if why:
         raise BadInputError(f"{member.name} has no tool {tool_name!r} ({why}): the request was"
                             " not made by swarm; deny it (`swarm permissions deny`)")
 
 
-def _lacks(member: Member, tool_name: str) -> str | None:
+def _lacks(member: Member, tool_name: str, policy_dir: str | None) -> str | None:
     builtin = all_tools()
     mcp = len(tool_name) <= 64 and MCP_TOOL.match(tool_name) is not None
     if tool_name not in builtin and not mcp:
@@ -194,12 +195,14 @@ def _lacks(member: Member, tool_name: str) -> str | None:
     # The same decision the agent process made for itself (runtime/agent.py).
     project = decide(cwd, checkout_of(member), granted=member.trusted_config).project
     try:
-        definition = get_definition(member.agent_type, cwd, project=project)
+        definition = get_definition(member.agent_type, cwd, project=project,
+                                    policy_dir=policy_dir)
     except SwarmError as exc:
         return f"its agent type cannot be read: {exc}"
     if listed(tool_name, definition.disallowed_tools):  # binding, through a subagent too
         return f"its agent type {definition.name} disallows it"
     names = effective_tools(definition, list(builtin), TEAM_TOOLS)
+    names += memory_tools(definition, names)  # given for its memory file (its policy: that alone)
     # A subagent has only built-in tools its parent has; MCP tools of its type's own servers
     # too, unless the parent's definition disallows them (checked above): definitions.lends.
     delegates = "Agent" in names
@@ -209,7 +212,8 @@ def _lacks(member: Member, tool_name: str) -> str | None:
         return f"its agent type {definition.name} does not give it"
     servers = [*member.mcp_servers, *_server_names(definition.mcp_servers)]
     if delegates:
-        for other in load_definitions(cwd, project=project).definitions.values():
+        for other in load_definitions(cwd, project=project,
+                                      policy_dir=policy_dir).definitions.values():
             servers += _server_names(other.mcp_servers)
     if any(tool_name.startswith(f"mcp__{server}__") for server in servers):
         return None
@@ -250,7 +254,7 @@ def approve_permission(team: Team, request_id: str, always: bool = False,
     found = _find(team, request_id)
     request: PermissionRequest = found.request
     member = _requester(team, found.message.sender, request.agent_id)
-    _check_tool(member, request.tool_name)
+    _check_tool(team, member, request.tool_name)
     updated = edited_input(request.tool_name, new_input) if new_input is not None else None
     rule = None
     if typed is not None:

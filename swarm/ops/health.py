@@ -222,7 +222,7 @@ def observe_member(team: Team, member: Member, record: bool = True,
         subagents=[] if state.state in ("dead", "exited") else [
             {k: getattr(s, k) for k in ("agent_id", "subagent_type", "description", "status",
                                         "background", "tool_uses", "tokens", "started_at",
-                                        "recent")}
+                                        "recent", "summary")}
             for s in state.subagents if s.status == "running"],
         **_activity(state),
     )

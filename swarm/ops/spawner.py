@@ -149,12 +149,14 @@ def spawn(team: Team, request: SpawnRequest,
                             f"use `swarm respawn {clean}` to restart it")
     _check_cap(team)
     choice = resolve(req.backend)  # an ssh: spec is checked (and a file store refused) first
+    layout_note = _layout_note(choice.backend, choice.host)  # a bad layout fails here too
     remote_cwd = _remote_cwd(req.cwd, req.worktree) if choice.host else None
     workdir = Path(os.getcwd() if choice.host else req.cwd or os.getcwd()).expanduser().resolve()
     if not workdir.is_dir():
         raise BadInputError(f"--cwd {workdir} is not a directory")
     trust = decide(workdir, flag=req.trust_project)
-    definition = get_definition(req.agent_type, workdir, project=trust.project)
+    definition = get_definition(req.agent_type, workdir, project=trust.project,
+                                policy_dir=team.config().policy_dir)
     defaults = definition.defaults()
     # A plan-mode teammate works in acceptEdits once its plan is approved, unless told otherwise.
     fallback = "acceptEdits" if req.plan_mode_required else (
@@ -226,8 +228,17 @@ def spawn(team: Team, request: SpawnRequest,
                        backend=choice.backend, backend_reason=choice.reason, pane_id=pane_id,
                        pid=pid, model=spec or f"{agent}'s default", agent=agent,
                        permission_mode=mode, notice=notice,
-                       warnings=[*definition.warnings, *link_warnings],
+                       warnings=[*definition.warnings, *link_warnings, *layout_note],
                        trust_notices=[n for n in (trust.warning, trust.notice()) if n])
+
+
+def _layout_note(backend: str, host: str | None) -> list[str]:
+    """SWARM_TMUX_LAYOUT=window is tmux's: elsewhere one line says so (and nothing else)."""
+    if settings.tmux_layout() != "window" or (backend == "tmux" and not host):
+        return []
+    where = (f"on {host}" if host else "in iTerm2, which splits its window as always"
+             if backend == "iterm2" else "hidden, with no pane")
+    return [f"the tmux layout `window` does not apply: this teammate runs {where}"]
 
 
 def _remote_cwd(cwd: str | None, worktree: bool) -> str | None:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from swarm.core.agents.definitions import effective_tools, get_definition, lends
-from swarm.core.agents.memory import memory_file
+from swarm.core.agents.memory import memory_tools, own_memory
 from swarm.core.model.names import LEAD_NAME, TEAM_TOOLS
 from swarm.core.model.protocol import (
     Message,
@@ -98,7 +98,10 @@ class Agent(AgentBase, LoopHooks):
             if line:
                 self.console.say(f"warning: {line}")
         self.project = self.trust.project
-        self.definition = get_definition(self.member.agent_type, self.cwd, project=self.project)
+        # Managed definitions from the team's recorded policy directory, never this process's
+        # environment (a teammate cannot change it).
+        self.definition = get_definition(self.member.agent_type, self.cwd, project=self.project,
+                                         policy_dir=self.team.config().policy_dir)
         self.model_name = (self.member.model or self.definition.model
                            or default_model_spec()[0])
         self.depth = self.member.depth  # SubagentHost: its subagents are one deeper
@@ -111,6 +114,9 @@ class Agent(AgentBase, LoopHooks):
             resumed_mode = None
         every = all_tools()
         names = effective_tools(self.definition, list(every), TEAM_TOOLS)
+        # Memory on and no Write/Edit: given them for its memory file alone (the policy's own_only).
+        only = memory_tools(self.definition, names)
+        names = [n for n in every if n in names or n in only]
         tools = {n: every[n] for n in names if n in every}
         if self.member.plan_mode_required:
             tools["ExitPlanMode"] = every["ExitPlanMode"]
@@ -130,10 +136,11 @@ class Agent(AgentBase, LoopHooks):
         self.state.mode = self.policy.mode
         if not self.loop.messages:
             resumed = None
-        self.prompt = TeammatePrompt(self.team, name, self.definition, self.cwd, self.project)
-        if self.definition.memory:  # its own memory file: written without asking in acceptEdits
-            self.policy.own_files = (memory_file(self.definition.memory, self.definition.name,
-                                                 self.cwd),)
+        self.prompt = TeammatePrompt(self.team, name, self.definition, self.cwd, self.project,
+                                     memory_only=only)
+        own = own_memory(self.definition, self.cwd)
+        if own is not None:  # its own memory file: written without asking in acceptEdits
+            self.policy.own_files, self.policy.own_only = (own,), frozenset(only)
         for line in self.prompt.warnings:
             self.console.say(f"warning: {line}")
         self.inputs = Inputs(self.team, name, self.box, self.subagents, self.console, self,
@@ -229,7 +236,9 @@ class Agent(AgentBase, LoopHooks):
         return {n: t for n, t in self.base_tools.items() if n.startswith("mcp__")}
 
     def lends(self, tool_name: str) -> bool:
-        return lends(self.definition, self.base_tools, tool_name)
+        # A tool it has for its memory file alone is not its to lend.
+        return (tool_name not in self.policy.own_only
+                and lends(self.definition, self.base_tools, tool_name))
 
     # -- LoopHooks -----------------------------------------------------------------------------
     def permit(self, tool: Tool, args: dict[str, Any], use_id: str) -> Decision:

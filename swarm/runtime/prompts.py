@@ -8,7 +8,7 @@
    team file or the mode changes);
 4. the environment: cwd, platform, today's date, git branch and a short status (a snapshot taken
    at start, taken again only when the date changes: a status that followed every edit would
-   miss the cache on every request).
+   miss the cache on every request; none with `omit_git_status`, explore's and plan's).
 
 Each part is a function of plain data, so the lead and subagents can build theirs from the same
 pieces. `TeammatePrompt` keeps a teammate's whole prompt current (the rebuilds above).
@@ -21,6 +21,7 @@ import platform
 import stat
 import subprocess
 import sys
+from collections.abc import Sequence
 from datetime import date
 from pathlib import Path
 
@@ -173,12 +174,21 @@ def git_status(cwd: Path) -> tuple[str, list[str]] | None:
     return branch, lines
 
 
-def environment(cwd: Path, today: date | None = None) -> str:
+def environment(cwd: Path, today: date | None = None, git: bool = True) -> str:
+    """`git=False` (a definition's `omit_git_status`: explore, plan): no git lines, and no
+    `git status` run."""
     lines = ["# Environment",
              f"Working directory: {cwd}",
              f"Platform: {sys.platform}",
              f"OS version: {platform.system()} {platform.release()}".rstrip(),
              f"Today's date: {(today or date.today()).isoformat()}"]
+    if not git:
+        return "\n".join(lines)
+    return "\n".join([*lines, *_git_lines(cwd)])
+
+
+def _git_lines(cwd: Path) -> list[str]:
+    lines: list[str] = []
     git = git_status(cwd)
     if git is None:
         lines.append("Git repository: no")
@@ -191,7 +201,7 @@ def environment(cwd: Path, today: date | None = None) -> str:
         lines.append("Git status when you started: clean" if not status else
                      "Git status when you started (a snapshot; it does not update):\n"
                      + "\n".join(shown))
-    return "\n".join(lines)
+    return lines
 
 
 # -- the whole -----------------------------------------------------------------------------------
@@ -206,18 +216,19 @@ class TeammatePrompt:
     the environment taken again when the day does."""
 
     def __init__(self, team: Team, name: str, definition: AgentDefinition, cwd: Path,
-                 project: ProjectConfig | None = None) -> None:
+                 project: ProjectConfig | None = None, memory_only: Sequence[str] = ()) -> None:
         self.team, self.name, self.body, self.cwd = team, name, definition.prompt, cwd
         # Preloaded skills: project ones only when `project` (trusted) holds them.
         skills, self.warnings = skills_part(definition.skills, project or ProjectConfig(None))
         # Its own memory (`memory:` scope), read once now: what it writes shows in its next run.
-        own = memory_part(definition.memory, definition.name, cwd) if definition.memory else ""
+        own = memory_part(definition, cwd, memory_only)
         extra = "\n\n".join(p for p in (skills, own) if p)
         if extra:
             self.body = f"{(self.body or DEFAULT_BODY).strip()}\n\n{extra}"
         self.memory = "" if definition.omit_project_memory else project_memory(cwd)
+        self.git = not definition.omit_git_status
         self.day = date.today()
-        self.environment = environment(cwd, self.day)
+        self.environment = environment(cwd, self.day, self.git)
         self._team = ChangeCache(team.config_key, team.config)
 
     def build(self, mode: str) -> str:
@@ -232,7 +243,7 @@ class TeammatePrompt:
         (the date and git status are a snapshot: taken again now)?"""
         if date.today() != self.day:
             self.day = date.today()
-            self.environment = environment(self.cwd, self.day)
+            self.environment = environment(self.cwd, self.day, self.git)
             return True
         return self._team.changed()
 

@@ -7,6 +7,10 @@ from __future__ import annotations
 
 from typing import Any
 
+# Built-ins that run once and report (Claude Code's ONE_SHOT_BUILTIN_AGENT_TYPES: Explore, Plan):
+# a subagent of one that has ended is not resumed. A user's definition of the name is its own.
+ONE_SHOT_TYPES = frozenset({"explore", "plan"})
+
 BUILTIN_AGENTS: dict[str, dict[str, Any]] = {
     'code-reviewer': {
         'name': 'code-reviewer',
@@ -36,6 +40,7 @@ BUILTIN_AGENTS: dict[str, dict[str, Any]] = {
         'description': 'Read-only investigator that searches the code base and reports findings.',
         'tools': ['Read', 'Glob', 'Grep'],
         'omit_project_memory': True,  # read-only: it needs no project conventions for edits
+        'omit_git_status': True,  # nor a stale status snapshot: it runs `git status` if it must
         'prompt': (
             'You are a read-only investigator. Your job is to find things out and report them; you never\n'
             'change files.\n'
@@ -78,6 +83,7 @@ BUILTIN_AGENTS: dict[str, dict[str, Any]] = {
         'description': 'Read-only planner that studies the code and writes an implementation plan.',
         'tools': ['Read', 'Glob', 'Grep'],
         'omit_project_memory': True,  # read-only: it needs no project conventions for edits
+        'omit_git_status': True,  # nor a stale status snapshot: it runs `git status` if it must
         'prompt': (
             'You are a read-only software architect. You study the code base and write a plan that someone\n'
             'else will implement; you never change files.\n'

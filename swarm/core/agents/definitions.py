@@ -1,9 +1,13 @@
 """Agent definitions: markdown files with YAML front matter whose body is the system prompt.
 
-Sources, lowest to highest priority: built-in (plain data in `builtin_agents.py`), user
-(`~/.claude/agents/`, then `$SWARM_HOME/agents/`), project (the nearest `.claude/agents/`, then
-`.swarm/agents/`, from the cwd up to the git root, in a trusted project only:
-core/workspace_trust.py). Claude Code's files load as they are: a key swarm does not know (or
+Sources, lowest to highest priority (Claude Code's, and its order): built-in (plain data in
+`builtin.py`), plugin (`$SWARM_HOME/plugins/PLUGIN/agents/`, beside the plugin's
+`.claude-plugin/plugin.json`; its agents' `hooks`, `mcpServers` and `permissionMode` are
+ignored, as Claude Code ignores them), user (`~/.claude/agents/`, then `$SWARM_HOME/agents/`),
+project (the nearest `.claude/agents/`, then `.swarm/agents/`, from the cwd up to the git root,
+in a trusted project only: core/trust/workspace.py), policy (`<policy dir>/agents/`, an
+organisation's managed definitions: the team's recorded `policy_dir`, never an agent's own
+environment). Claude Code's files load as they are: a key swarm does not know (or
 knows and ignores) is one warning naming the file and key, and the rest of the definition
 applies; so is a tool swarm does not have. A bad value is reported with its file and field and
 the file is skipped; it never breaks the others. The YAML parser is imported only when a user or
@@ -21,10 +25,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from swarm.core import kinds
-from swarm.core.agents.builtin import BUILTIN_AGENTS
+from swarm.core.agents.builtin import BUILTIN_AGENTS, ONE_SHOT_TYPES
 from swarm.core.model import records
 from swarm.core.model.names import (
-    KNOWN_TOOLS,
     PERMISSION_MODES,
     TEAM_TOOLS,
     validate_color,
@@ -36,15 +39,18 @@ from swarm.core.trust.config_files import ConfigProblem
 from swarm.core.trust.workspace import ProjectConfig, decide
 from swarm.errors import BadInputError, InvalidNameError, NotFoundError
 
-Source = Literal["builtin", "user", "project"]
+Source = Literal["builtin", "plugin", "user", "project", "policy"]
 
 # Front-matter keys a user may write; camelCase / dashed spellings are accepted as aliases.
 FIELDS = ("name", "description", "tools", "disallowed_tools", "model", "max_turns",
           "max_budget_usd", "max_tokens", "permission_mode", "color", "isolation",
-          "omit_project_memory", "mcp_servers", "background", "hooks", "agent", "skills",
+          "omit_project_memory", "omit_git_status", "mcp_servers", "background", "hooks", "agent", "skills",
           "memory")
 # The seeds' keys that mean nothing here: accepted, with a note that they do nothing.
 NOTED_FIELDS = ("effort", "critical_system_reminder_experimental")
+# A plugin's agent runs with its prompt, tools and model; these it may not bring (Claude Code).
+PLUGIN_IGNORED = ("hooks", "mcp_servers", "permission_mode")
+PLUGIN_MANIFEST = (".claude-plugin", "plugin.json")
 # The seeds' spellings of the same fields (camelCase, dashed) are accepted as aliases.
 _ALIASES = {"agent_type": "name", "when_to_use": "description",
             "omit_claude_md": "omit_project_memory"}
@@ -62,47 +68,6 @@ def _one_of(value: str, allowed: Sequence[str]) -> str:
     return value
 
 
-def _known_tools(value: Any, path: str, warnings: list[str]) -> Any:
-    """`tools`: a tool swarm does not have is dropped with a warning (narrowing stays narrow).
-    `disallowed_tools` stays strict: a misspelt denial must not silently allow the tool."""
-    names = [p.strip() for p in value.split(",") if p.strip()] if isinstance(value, str) \
-        else value
-    if not isinstance(names, list):
-        return value  # the validator says what is wrong
-    kept = []
-    for tool in names:
-        if not isinstance(tool, str) or tool.startswith("mcp__") or tool in KNOWN_TOOLS:
-            kept.append(tool)
-            continue
-        warnings.append(f"{path}: field 'tools': unknown tool {tool!r} ignored{_did_you_mean(tool)}")
-    return kept
-
-
-def _did_you_mean(tool: str) -> str:
-    import difflib  # only for a misspelt tool
-
-    close = difflib.get_close_matches(tool, KNOWN_TOOLS, n=1, cutoff=0.6)
-    return f" (did you mean {close[0]!r}?)" if close else ""
-
-
-def tool_list(value: Any) -> list[str] | None:
-    """A YAML list or a comma-separated string of known tool names."""
-    if value is None:
-        return None
-    if isinstance(value, str):
-        value = [part.strip() for part in value.split(",") if part.strip()]
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ValueError("must be a list of tool names or a comma-separated string")
-    for tool in value:
-        if tool.startswith("mcp__"):  # an MCP tool (mcp__server__tool) or a whole server
-            continue
-        if tool not in KNOWN_TOOLS:
-
-            raise ValueError(f"unknown tool {tool!r}{_did_you_mean(tool)}; known:"
-                             f" {', '.join(KNOWN_TOOLS)}")
-    return list(dict.fromkeys(value))
-
-
 # -- the checks of a definition file's fields (definition_fields.DefinitionFields runs them) ------
 def check_name(value: Any) -> str:
     if not isinstance(value, str):
@@ -111,15 +76,6 @@ def check_name(value: Any) -> str:
         return validate_name(value, "agent type")
     except InvalidNameError as exc:
         raise ValueError(str(exc)) from None
-
-
-def check_disallowed(value: Any) -> list[str]:
-    tools = tool_list(value) or []
-    kept = [t for t in tools if t in TEAM_TOOLS]
-    if kept:  # refusing beats silently ignoring: effective_tools always keeps these
-        raise ValueError(f"{', '.join(kept)} cannot be disallowed: every teammate keeps"
-                         f" the team tools ({', '.join(TEAM_TOOLS)})")
-    return tools
 
 
 def check_mode(value: Any) -> str | None:
@@ -188,6 +144,7 @@ class AgentDefinition(Record, kw_only=True):
     color: str | None = None
     isolation: str | None = None
     omit_project_memory: bool = False  # no SWARM.md/CLAUDE.md...
+    omit_git_status: bool = False  # no git branch and status in its environment part
     # MCP servers by name (configured in .mcp.json / $SWARM_HOME/mcp.json) or
     # {name: mcp_config.McpServerSpec}.
     mcp_servers: list[Any] = []
@@ -201,6 +158,17 @@ class AgentDefinition(Record, kw_only=True):
     source: Source = "builtin"
     path: str = ""
     overrides: list[Shadowed] = []
+
+    @property
+    def claude_format(self) -> bool:
+        """Claude Code's file (a `.claude/agents` directory's, a plugin's): its memory's
+        project and local scopes live under `.claude/` (core.agents.memory)."""
+        return self.source == "plugin" or Path(self.path).parent.parent.name == ".claude"
+
+    @property
+    def one_shot(self) -> bool:
+        """A built-in that runs once and reports: an ended subagent of it is not resumed."""
+        return self.source == "builtin" and self.name in ONE_SHOT_TYPES
 
     def defaults(self) -> dict[str, Any]:
         """Spawn defaults this definition gives (command-line flags override them)."""
@@ -257,31 +225,57 @@ def parse_definition(text: str, path: str, source: Source, stem: str
         field = field_name(str(key))
         if field in NOTED_FIELDS:
             warnings.append(f"{path}: field {str(key)!r}: accepted, but does nothing in swarm")
+        elif source == "plugin" and field in PLUGIN_IGNORED:
+            warnings.append(f"{path}: field {str(key)!r}: ignored for a plugin's agent (as"
+                            " Claude Code does)")
         elif field not in FIELDS:
             warnings.append(f"{path}: field {str(key)!r}: unknown field, ignored (known fields:"
                             f" {', '.join(FIELDS)})")
         else:
             fields[field] = value
+    from swarm.core.agents.fields import checked, known_tools  # pydantic, for a file only
+
     if "tools" in fields:
-        fields["tools"] = _known_tools(fields["tools"], path, warnings)
+        fields["tools"] = known_tools(fields["tools"], path, warnings)
     fields.setdefault("name", stem)
-    from swarm.core.agents.fields import checked  # pydantic, for a file only
 
     return checked(fields, body.strip(), source, path, warnings)
 
 
-def _load_dir(directory: Path, source: Source, problems: list[DefinitionProblem]
-              ) -> list[AgentDefinition]:
+FileSource = tuple[str, str, Callable[[], str]]  # its path, its stem, how to read it
+
+
+def _dir_files(directory: Path, problems: list[DefinitionProblem]) -> list[FileSource]:
     try:
         files = sorted(p for p in directory.glob("*.md") if not p.name.startswith("."))
     except OSError as exc:
         problems.append(DefinitionProblem(path=str(directory), message=f"cannot list: {exc}"))
         return []
-    return _load_files(((str(p), p.stem, partial(p.read_text, encoding="utf-8"))
-                        for p in files if p.is_file()), source, problems)
+    return [(str(p), p.stem, partial(p.read_text, encoding="utf-8")) for p in files if p.is_file()]
 
 
-def _load_files(files: Iterable[tuple[str, str, Callable[[], str]]], source: Source,
+def _plugin_files(problems: list[DefinitionProblem]) -> list[FileSource]:
+    """Every plugin's `agents/*.md` (plugins by name); a folder with agents but no manifest
+    is no plugin: one problem, its agents skipped."""
+    try:
+        plugins = sorted(p for p in paths.plugins_dir().iterdir()
+                         if p.is_dir() and not p.name.startswith("."))
+    except OSError:  # no plugins
+        return []
+    files: list[FileSource] = []
+    for plugin in plugins:
+        if not (plugin / "agents").is_dir():
+            continue
+        if not plugin.joinpath(*PLUGIN_MANIFEST).is_file():
+            problems.append(DefinitionProblem(path=str(plugin), message=(
+                "not a plugin (no .claude-plugin/plugin.json beside agents/); its agents are"
+                " skipped")))
+            continue
+        files += _dir_files(plugin / "agents", problems)
+    return files
+
+
+def _load_files(files: Iterable[FileSource], source: Source,
                 problems: list[DefinitionProblem]) -> list[AgentDefinition]:
     loaded: dict[str, AgentDefinition] = {}
     for path, stem, read in files:
@@ -309,22 +303,24 @@ def _load_builtins() -> list[AgentDefinition]:
             for name, fields in BUILTIN_AGENTS.items()]
 
 
-def load_definitions(cwd: str | Path | None = None, *,
-                     project: ProjectConfig | None = None) -> Definitions:
-    """Merge built-in < user < project definitions; problems are collected, not raised.
-    `project`: the trusted project configuration (default: `cwd`'s, if it is trusted now)."""
-    merged, problems = _merge(cwd, project)
+def load_definitions(cwd: str | Path | None = None, *, project: ProjectConfig | None = None,
+                     policy_dir: str | None = None) -> Definitions:
+    """Merge built-in < plugin < user < project < policy definitions; problems are collected,
+    not raised. `project`: the trusted project configuration (default: `cwd`'s, if it is
+    trusted now); `policy_dir`: the team's managed definitions' directory (None: none)."""
+    merged, problems = _merge(cwd, project, policy_dir)
     return Definitions(definitions=merged, problems=problems)
 
 
-def _merge(cwd: str | Path | None, project: ProjectConfig | None
+def _merge(cwd: str | Path | None, project: ProjectConfig | None, policy_dir: str | None
            ) -> tuple[dict[str, AgentDefinition], list[DefinitionProblem]]:
     problems: list[DefinitionProblem] = []
     merged: dict[str, AgentDefinition] = {}
     layers: list[list[AgentDefinition]] = [_load_builtins()]
+    layers.append(_load_files(_plugin_files(problems), "plugin", problems))
     for directory in (paths.claude_user_agents_dir(), paths.user_agents_dir()):
         if directory.is_dir():
-            layers.append(_load_dir(directory, "user", problems))
+            layers.append(_load_files(_dir_files(directory, problems), "user", problems))
     if project is None:
         project = decide(cwd if cwd is not None else os.getcwd()).project
     for place in ("claude_agents", "agents"):  # lowest first (core.kinds places' keys)
@@ -332,6 +328,9 @@ def _merge(cwd: str | Path | None, project: ProjectConfig | None
         if files:
             layers.append(_load_files(((str(f.path), f.path.stem, f.text) for f in files),
                                       "project", problems))
+    managed = Path(policy_dir) / "agents" if policy_dir else None
+    if managed is not None and managed.is_dir():
+        layers.append(_load_files(_dir_files(managed, problems), "policy", problems))
     for layer in layers:
         for definition in layer:
             previous = merged.get(definition.name)
@@ -343,9 +342,10 @@ def _merge(cwd: str | Path | None, project: ProjectConfig | None
 
 
 def get_definition(agent_type: str, cwd: str | Path | None = None, *,
-                   project: ProjectConfig | None = None) -> AgentDefinition:
+                   project: ProjectConfig | None = None,
+                   policy_dir: str | None = None) -> AgentDefinition:
     """The definition for `agent_type`, or NotFoundError naming the available types."""
-    definitions, problems = _merge(cwd, project)  # no Definitions model: nothing to validate here
+    definitions, problems = _merge(cwd, project, policy_dir)  # no Definitions model here
     wanted = agent_type.lower()
     found = definitions.get(wanted)
     if found is not None:

@@ -1,5 +1,6 @@
 """The check of a user's or project's agent definition file: its fields as a pydantic model
-(one problem per bad field, with the field's name), turned into an `AgentDefinition` record.
+(one problem per bad field, with the field's name), turned into an `AgentDefinition` record;
+its `tools` (an unknown one dropped with a warning) and `disallowedTools` (strict) lists.
 
 Its own module so pydantic is imported only when such a file exists: the built-in definitions
 are plain data, and a spawn of one loads no validator (docs/design/tool-inputs.md).
@@ -25,17 +26,67 @@ from swarm.core.agents.definitions import (
     Source,
     check_agent,
     check_color,
-    check_disallowed,
     check_isolation,
     check_mode,
     check_model,
     check_name,
-    tool_list,
 )
 from swarm.core.agents.memory import check_memory
 from swarm.core.agents.skills import check_skills
+from swarm.core.model.names import KNOWN_TOOLS, TEAM_TOOLS
 from swarm.core.trust.config_files import ConfigProblem
 from swarm.core.trust.mcp_config import McpServerSpec, definition_servers
+
+
+def known_tools(value: Any, path: str, warnings: list[str]) -> Any:
+    """`tools`: a tool swarm does not have is dropped with a warning (narrowing stays narrow).
+    `disallowed_tools` stays strict: a misspelt denial must not silently allow the tool."""
+    names = [p.strip() for p in value.split(",") if p.strip()] if isinstance(value, str) \
+        else value
+    if not isinstance(names, list):
+        return value  # the validator says what is wrong
+    kept = []
+    for tool in names:
+        if not isinstance(tool, str) or tool.startswith("mcp__") or tool in KNOWN_TOOLS:
+            kept.append(tool)
+            continue
+        warnings.append(f"{path}: field 'tools': unknown tool {tool!r} ignored{_did_you_mean(tool)}")
+    return kept
+
+
+def _did_you_mean(tool: str) -> str:
+    import difflib  # only for a misspelt tool
+
+    close = difflib.get_close_matches(tool, KNOWN_TOOLS, n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def tool_list(value: Any) -> list[str] | None:
+    """A YAML list or a comma-separated string of known tool names."""
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = [part.strip() for part in value.split(",") if part.strip()]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ValueError("must be a list of tool names or a comma-separated string")
+    for tool in value:
+        if tool.startswith("mcp__"):  # an MCP tool (mcp__server__tool) or a whole server
+            continue
+        if tool not in KNOWN_TOOLS:
+
+            raise ValueError(f"unknown tool {tool!r}{_did_you_mean(tool)}; known:"
+                             f" {', '.join(KNOWN_TOOLS)}")
+    return list(dict.fromkeys(value))
+
+
+def check_disallowed(value: Any) -> list[str]:
+    tools = tool_list(value) or []
+    kept = [t for t in tools if t in TEAM_TOOLS]
+    if kept:  # refusing beats silently ignoring: effective_tools always keeps these
+        raise ValueError(f"{', '.join(kept)} cannot be disallowed: every teammate keeps"
+                         f" the team tools ({', '.join(TEAM_TOOLS)})")
+    return tools
+
 
 # The fields a plain type does not say enough about: each one's check (core/definitions.py).
 CHECKS: dict[str, Callable[[Any], Any]] = {
@@ -64,6 +115,7 @@ class DefinitionFields(BaseModel):
     color: str | None = None
     isolation: str | None = None
     omit_project_memory: StrictBool = False  # no SWARM.md/CLAUDE.md...
+    omit_git_status: StrictBool = False  # no git branch and status in its environment part
     # MCP servers by name (configured in .mcp.json / $SWARM_HOME/mcp.json) or {name: spec}.
     mcp_servers: list[str | dict[str, McpServerSpec]] = Field(default_factory=list)
     background: StrictBool = False  # a subagent of this type: background

@@ -163,6 +163,18 @@ _BY_TYPE: dict[str, type[_Structured]] = {
     records.default_of(model, "type"): model for model in get_args(StructuredMessage)
 }
 STRUCTURED_TYPES = frozenset(_BY_TYPE)
+_BOOLS = {tag: records.bool_fields(model) for tag, model in _BY_TYPE.items()}
+# A model writes `"approve": "yes"` as often as `true`: these words are the booleans they name
+# (Claude Code's semantic booleans), wherever a boolean comes from a model; nothing else is.
+SEMANTIC_BOOLS = {"true": True, "yes": True, "false": False, "no": False}
+
+
+def semantic_bool(value: object) -> object:
+    """`"yes"`/`"true"` -> True, `"no"`/`"false"` -> False (any case, spaces around); any
+    other value as it is (the validator then says what is wrong with it)."""
+    if isinstance(value, str):
+        return SEMANTIC_BOOLS.get(value.strip().lower(), value)
+    return value
 
 
 def _structured_dict(text: str) -> dict[str, Any] | None:
@@ -199,7 +211,10 @@ def structured_object(value: object) -> dict[str, Any] | None:
 
 
 def _validate(raw: dict[str, Any]) -> StructuredMessage:
-    return records.convert(raw, _BY_TYPE[raw["type"]])  # type: ignore[return-value]
+    kind = raw["type"]
+    if any(isinstance(raw.get(name), str) for name in _BOOLS[kind]):
+        raw = {**raw, **{name: semantic_bool(raw[name]) for name in _BOOLS[kind] if name in raw}}
+    return records.convert(raw, _BY_TYPE[kind])  # type: ignore[return-value]
 
 
 def parse_structured(text: str) -> StructuredMessage | None:

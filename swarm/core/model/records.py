@@ -75,6 +75,11 @@ def default_of(kind: type[Any], name: str) -> Any:
     return next(f.default for f in msgspec.structs.fields(kind) if f.name == name)
 
 
+def bool_fields(kind: type[Any]) -> tuple[str, ...]:
+    """The encoded names of a record class's `bool` fields."""
+    return tuple(f.encode_name for f in msgspec.structs.fields(kind) if f.type is bool)
+
+
 def field_names(kind: type[Any]) -> tuple[str, ...]:
     """The attribute names of a record class, in order."""
     return tuple(kind.__struct_fields__)

@@ -107,6 +107,8 @@ class SubagentInfo(Record, kw_only=True):
     worktree: str | None = None  # a kept worktree's path
     depth: int = 0  # its delegation depth from the person: its parent's plus one
     recent: list[str] = field(default_factory=list)  # its last tool calls, one line each
+    # In the background: what it is doing, in a few words (runtime.subagents.summary).
+    summary: str | None = None
 
 
 class AgentState(Record, kw_only=True):

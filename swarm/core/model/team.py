@@ -72,6 +72,10 @@ class TeamConfig(Record, kw_only=True):
     lead_started_at: float | None = None
     members: list[Member] = []
     allowed_rules: list[str] = []
+    # An organisation's managed agent definitions (`<dir>/agents/*.md`, above all others),
+    # read from the person's environment when the team was created: its members never read
+    # their own (core.agents.definitions).
+    policy_dir: str | None = None
 
     def member(self, name: str) -> Member | None:
         return next((m for m in self.members if m.name == name), None)

@@ -103,6 +103,11 @@ def user_agents_dir() -> Path:
     return home() / "agents"
 
 
+def plugins_dir() -> Path:
+    """Plugins in Claude Code's layout: `<plugin>/.claude-plugin/plugin.json`, `<plugin>/agents/`."""
+    return home() / "plugins"
+
+
 def claude_user_agents_dir() -> Path:
     """Claude Code's user agent definitions (read beside swarm's own, below them)."""
     return Path.home() / ".claude" / "agents"

@@ -6,6 +6,7 @@ import builtins
 import functools
 from collections.abc import Callable
 
+from swarm import settings
 from swarm.core.model.names import (
     LEAD_NAME,
     agent_id,
@@ -95,9 +96,13 @@ class Team:
     @classmethod
     def create(cls, name: str, description: str = "") -> Team:
         """Create a team; on a name clash the team gets a unique `NAME-xxxx` (see `team.name`)."""
+        managed = settings.policy_dir()  # the person's, now: a member never reads its own
         # The lead's key before the team file: no team is seen without its key.
-        return cls(stores.team_store().create_team(validate_team_name(name), description,
+        team = cls(stores.team_store().create_team(validate_team_name(name), description,
                                                    before=lead_key.create_key))
+        if managed:
+            team.update(lambda config: setattr(config, "policy_dir", managed))
+        return team
 
     @classmethod
     def open(cls, name: str) -> Team:

@@ -74,6 +74,8 @@ def describe() -> list[Setting]:
         pick("backend", "SWARM_BACKEND", config.backend, "auto"),
         Setting("permission_mode", config.permission_mode or "default",
                 in_file if config.permission_mode else "default"),
+        pick("policy_dir", "SWARM_POLICY_DIR", config.policy_dir, "(none)"),
+        pick("tmux_layout", "SWARM_TMUX_LAYOUT", config.tmux_layout, "split"),
     ]
     rows += [Setting(f"permissions.{key}", rule, in_file)
              for key, rules in (("allow", config.allow), ("deny", config.deny)) for rule in rules]

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from swarm.core.model.protocol import PlanApprovalResponse
 from swarm.core.shell import rules
+from swarm.core.shell.protected import own_file
 from swarm.core.shell.rules import Decision
 from swarm.core.store.filecache import ChangeCache
 from swarm.core.team.scopes import scope_denial
@@ -51,8 +52,10 @@ class PermissionPolicy:
     tool_hooks: ToolHooks = field(default_factory=ToolHooks)
     # The user's lasting rules (config.toml's [permissions]), read once at start.
     user_rules: tuple[list[str], list[str]] = field(default_factory=lambda: ([], []))
-    # Files acceptEdits lets it write though protected: its own memory file (core.agent_memory).
+    # Files acceptEdits lets it write though protected: its own memory file (core.agents.memory).
     own_files: tuple[Path, ...] = ()
+    # Tools it was given for those files alone (memory_tools): any other path is denied.
+    own_only: frozenset[str] = frozenset()
     _team_rules: ChangeCache[list[str]] | None = field(default=None, repr=False)
 
     @classmethod
@@ -78,8 +81,18 @@ class PermissionPolicy:
         denial = scope_denial(self.team, self.member.name, rules.tool_path(args, self.cwd))
         return None if denial is None else Decision("deny", denial)
 
+    def not_its_own(self, tool: Tool, args: dict[str, Any]) -> Decision | None:
+        """A tool given for its memory file alone (`own_only`), on any other path: denied."""
+        if tool.name not in self.own_only:
+            return None
+        path = rules.tool_path(args, self.cwd)
+        if path is not None and any(own_file(path, mine) for mine in self.own_files):
+            return None
+        mine = ", ".join(str(p) for p in self.own_files)
+        return Decision("deny", f"{tool.name} is yours for your memory file ({mine}) only")
+
     def check(self, tool: Tool, args: dict[str, Any], use_id: str) -> Decision:
-        scoped = self.out_of_scope(tool, args)
+        scoped = self.not_its_own(tool, args) or self.out_of_scope(tool, args)
         if scoped is not None:
             return scoped
         decision = rules.check(
@@ -100,7 +113,8 @@ class PermissionPolicy:
             return Decision("deny", f"{decision.reason}; nobody can be asked here")
         answer = self.asker.permission(tool, args, use_id, decision)
         if answer.behavior == "allow" and answer.updated_input is not None:
-            return self.out_of_scope(tool, answer.updated_input) or answer  # the edited path
+            edited = answer.updated_input  # the edited path: checked again
+            return self.not_its_own(tool, edited) or self.out_of_scope(tool, edited) or answer
         return answer
 
     def apply_plan_response(self, response: PlanApprovalResponse) -> bool:

@@ -10,12 +10,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from swarm.core.agents.definitions import AgentDefinition, get_definition
+from swarm.core.agents.memory import memory_part, memory_tools, own_memory
 from swarm.core.model.names import mode_at_most
 from swarm.core.store import paths
 from swarm.errors import NotFoundError, ToolError
 from swarm.runtime.builder import LoopParts
 from swarm.runtime.models import check_model_spec, load_model, provider_of
-from swarm.runtime.prompts import environment, project_memory, subagent_part, system_prompt
+from swarm.runtime.prompts import (
+    DEFAULT_BODY,
+    environment,
+    project_memory,
+    subagent_part,
+    system_prompt,
+)
 from swarm.runtime.subagents.runner import FORK_PLACEHOLDER, FORK_RULE, Subagents
 from swarm.runtime.subagents.tools import SubagentRequest, fork_tools, lent_tools, usable_tools
 from swarm.runtime.tools.builtin import Tool
@@ -56,7 +63,8 @@ def typed(runner: Subagents, request: SubagentRequest) -> tuple[Subagent, list[d
     host = runner.host
     try:
         definition = get_definition(str(request.subagent_type), host.cwd,
-                                    project=host.project)
+                                    project=host.project,
+                                    policy_dir=host.team.config().policy_dir)
     except NotFoundError as exc:
         raise ToolError(f"subagent_type: {exc}") from None
     spec, model = _model(runner, request.model or definition.model or "inherit")
@@ -75,19 +83,31 @@ def typed(runner: Subagents, request: SubagentRequest) -> tuple[Subagent, list[d
                         f" ({', '.join(withheld)}) are all ones you do not have, and a"
                         " subagent gets only tools its parent has; do it yourself or pick"
                         " another type")
+    # Its memory on and no Write/Edit: given them for its memory file alone, when its parent
+    # has them to lend (no member grants more than it has).
+    only = [t for t in memory_tools(definition, list(tools)) if host.lends(t)]
+    tools.update({t: runner.tools[t] for t in only})
     part = subagent_part(agent_id, host.name, host.team.name, request.description,
                          "SendMessage" in tools, host.policy.mode, withheld)
+    own_part = memory_part(definition, cwd, only)
+    body = f"{(definition.prompt or DEFAULT_BODY).strip()}\n\n{own_part}" if own_part \
+        else definition.prompt
     memory = "" if definition.omit_project_memory else project_memory(cwd)
-    env = host.environment if cwd == host.cwd else environment(cwd)
-    system = system_prompt(definition.prompt, memory, part, env)
-    policy = replace(host.policy, cwd=cwd)
+    # Its own environment part when it works elsewhere or leaves out the git status.
+    env = (host.environment if cwd == host.cwd and not definition.omit_git_status
+           else environment(cwd, git=not definition.omit_git_status))
+    system = system_prompt(body, memory, part, env)
+    its_memory = own_memory(definition, cwd)  # its own memory file, never its parent's
+    policy = replace(host.policy, cwd=cwd, own_files=(its_memory,) if its_memory else (),
+                     own_only=frozenset(only))
     if definition.permission_mode:
         # Its definition's mode, but never more than the parent has (SPEC: mode cap).
         policy.mode = mode_at_most(definition.permission_mode, host.policy.mode)
     sub = runner.new(request, agent_id, spec, SubagentParts(
         info=runner.info_for(request, definition, agent_id, worktree), cwd=cwd,
         worktree=worktree, policy=policy, max_turns=definition.max_turns,
-        loop=LoopParts(model, tools, system), mcp=mcp, stopped=stopped, withheld=withheld))
+        loop=LoopParts(model, tools, system), mcp=mcp, stopped=stopped, withheld=withheld,
+        one_shot=definition.one_shot))
     return sub, [{"type": "text", "text": directive}]
 
 def _model(runner: Subagents, wanted: str) -> tuple[str, Model]:

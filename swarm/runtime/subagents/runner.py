@@ -137,15 +137,19 @@ class Subagents:
             agent_id = f"{self.host.name}.sub-{self._next}"
             self._next += 1
         isolation = request.isolation or (definition.isolation if definition else None)
-        from swarm.runtime.subagents.worktree import start_worktree
-
-        worktree = (start_worktree(self.host.team.name, agent_id, self.host.cwd) if isolation
-                    else None)
+        worktree = self._worktree(agent_id) if isolation else None
         directive = request.prompt
         if worktree is not None:
-            directive += (f"\n\n(You work in your own git worktree: {worktree.path}, branch"
-                          f" {worktree.branch}. Change files there only.)")
+            from swarm.runtime.subagents.worktree import worktree_notice
+
+            directive += "\n\n" + worktree_notice(worktree, self.host.cwd, definition is None)
         return agent_id, worktree, worktree.cwd if worktree else self.host.cwd, directive
+
+    def _worktree(self, agent_id: str) -> WorktreeRecord:
+        from swarm.runtime.subagents.worktree import start_worktree
+
+        return start_worktree(self.host.team.name, agent_id, self.host.cwd, self.host.project,
+                              self.host.trace)
 
     def info_for(self, request: SubagentRequest, definition: AgentDefinition | None, agent_id: str,
               worktree: WorktreeRecord | None) -> SubagentInfo:
@@ -306,6 +310,8 @@ class Subagents:
         """SendMessage from the parent: a running subagent reads it at its next model call; a
         finished one resumes its conversation with it, in the background."""
         sub = self._find(agent_id)
+        if sub.run.finishing and sub.one_shot:
+            raise _one_shot(sub)
         if sub.run.finishing:
             self._room()  # resuming an ended one starts it again
         block = {"type": "text", "text": f'<teammate-message from="{escape(self.host.name, True)}"'
@@ -316,14 +322,14 @@ class Subagents:
             if not sub.run.finishing:
                 sub.deliver(block)
                 return ToolResult(f"sent to {agent_id} (running: it reads it at its next step)")
+            if sub.one_shot:  # it ended while the message was on its way
+                raise _one_shot(sub)
             sub.info.status, sub.info.background, sub.info.ended_at = "running", True, None
         assert sub.loop is not None
         sub.loop.close_dangling("stopped before this call finished")
         content = [block]
         if sub.worktree is not None and sub.info.worktree is None:  # removed: it was unchanged
-            from swarm.runtime.subagents.worktree import start_worktree
-
-            sub.worktree = start_worktree(self.host.team.name, agent_id, self.host.cwd)
+            sub.worktree = self._worktree(agent_id)
             sub.move_to(sub.worktree.cwd)
             sub.info.worktree = str(sub.worktree.path)
             content.append({"type": "text", "text": (
@@ -383,3 +389,8 @@ class Subagents:
                 self.host.set_state(subagents=self.records())
             except OSError as exc:
                 self.host.trace(f"subagent status not written: {describe_error(exc)}")
+
+
+def _one_shot(sub: Subagent) -> ToolError:
+    return ToolError(f"{sub.agent_id} ({sub.info.subagent_type}) is one-shot: it ran once and"
+                     " reported, and is not resumed; start a new one with what it should do")

@@ -29,6 +29,7 @@ from swarm.runtime.console import brief
 from swarm.runtime.interfaces import LoopHooks
 from swarm.runtime.loop import Loop, TurnOutcome
 from swarm.runtime.permissions.policy import PermissionPolicy
+from swarm.runtime.subagents.summary import Summaries
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult, kill_tree
 
 if TYPE_CHECKING:
@@ -69,6 +70,7 @@ class SubagentParts:
     mcp: McpManager | None = None  # its definition's own MCP servers, if any
     stopped: threading.Event = field(default_factory=threading.Event)  # ends an MCP call
     withheld: list[str] = field(default_factory=list)  # its type's tools its parent lacks
+    one_shot: bool = False  # explore, plan: not resumed once ended (AgentDefinition.one_shot)
 
 
 class Subagent(LoopHooks):
@@ -79,6 +81,7 @@ class Subagent(LoopHooks):
         self._asking = parts.policy  # may ask (as the parent would) while the parent waits
         self._quiet = replace(parts.policy, asker=None)  # in the background: asking is denied
         self.max_turns = parts.max_turns
+        self.one_shot = parts.one_shot
         self.turns = 0
         self.usage = Usage()
         self.final_text = ""
@@ -89,7 +92,8 @@ class Subagent(LoopHooks):
         self.mcp = parts.mcp
         self.stopped = parts.stopped  # AgentStop: ends an MCP call in flight
         self.compactor = Compactor(on_compacted=self.transcript.compaction,
-                                   on_usage=self._count)
+                                   on_usage=self.count)
+        self.summaries = Summaries(self)
         host = runner.host
         # Its tools work in its cwd as its parent (the same env); its calls get the parent's
         # PreToolUse (in the policy) and PostToolUse (the parent loop's tool hooks).
@@ -144,9 +148,11 @@ class Subagent(LoopHooks):
         if run.stop.is_set() or run.thread is not threading.current_thread():
             raise SubagentStopped()
 
-    def _count(self, usage: Usage) -> None:
-        self.usage.add(usage)
-        self.info.tokens = self.usage.total_tokens
+    def count(self, usage: Usage) -> None:
+        """Its usage (a call of its loop, its compaction or its summary: another thread)."""
+        with self.runner.lock:
+            self.usage.add(usage)
+            self.info.tokens = self.usage.total_tokens
         self.runner.host.add_usage(usage, turn=False)  # the parent's usage and cost include it
 
     # -- LoopHooks -----------------------------------------------------------------------------
@@ -169,7 +175,7 @@ class Subagent(LoopHooks):
 
     def on_reply(self, reply: Any) -> None:
         self.turns += 1
-        self._count(reply.usage)  # spent, even by a run that was stopped meanwhile
+        self.count(reply.usage)  # spent, even by a run that was stopped meanwhile
         self._check()
         self.compactor.last_input_tokens = (reply.usage.input_tokens
                                             + reply.usage.cache_read_input_tokens
@@ -182,6 +188,7 @@ class Subagent(LoopHooks):
     def on_tool_result(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> ToolResult:
         self._check()
         self.info.tool_uses += 1
+        self.summaries.tool_done(tool.name)
         return result
 
     def spend_limit(self, pending: Usage) -> str | None:

@@ -65,7 +65,8 @@ class AgentTool(Tool):
         " call waits for the report, unless `run_in_background` is true: then it returns the subagent's id at once and you get a"
         " <subagent-notification> when it ends (see AgentStatus, AgentStop). `isolation:"
         " \"worktree\"` gives it its own git worktree. SendMessage to a finished subagent's id"
-        " continues its conversation in the background."
+        " continues its conversation in the background; `explore` and `plan` are one-shot: they"
+        " run once and report, and are not continued."
     )
     input_ref = "swarm.runtime.subagents.inputs:AgentInput"
 

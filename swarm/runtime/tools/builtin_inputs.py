@@ -3,7 +3,7 @@ tool's first use, not when an agent starts (`Tool.input_ref`)."""
 
 from __future__ import annotations
 
-from swarm.runtime.tools.schema import Filled, ToolInput
+from swarm.runtime.tools.schema import Filled, SemanticBool, ToolInput
 
 
 class FileInput(ToolInput):
@@ -25,7 +25,7 @@ class WriteInput(FileInput):
 class EditInput(FileInput):
     old_string: str
     new_string: str
-    replace_all: bool | None = None
+    replace_all: SemanticBool | None = None
 
 
 class BashInput(ToolInput):

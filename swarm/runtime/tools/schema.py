@@ -6,6 +6,8 @@ The policy, the same for every built-in tool (docs/design/tool-inputs.md):
 - An unknown field is ignored: a stray key from a model never fails a call (it never did), and
   hooks and permission rules still see the input exactly as the model sent it.
 - An optional field is `T | None = None`: a model's explicit `null` means left out.
+- A boolean is `SemanticBool`: `"yes"`/`"no"`/`"true"`/`"false"` are the booleans they name
+  (models write them), any other string is refused.
 - A number is taken where text is wanted (`"task_id": 3`), as the tools always did; a field
   that must not be (a file path, the Agent tool's inputs) is `Text` (strict).
 - An input a person or the lead edits when approving (`--input`, AnswerPermission's
@@ -20,6 +22,8 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Strict, ValidationError
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
+
+from swarm.core.model.protocol import semantic_bool
 
 
 class ToolInput(BaseModel):
@@ -47,6 +51,9 @@ def _blank_is_none(value: Any) -> Any:
 Text = Annotated[str, Strict()]  # a string, never a number made one
 Filled = Annotated[str, Strict(), AfterValidator(_filled)]  # ... and not blank
 BlankIsNone = BeforeValidator(_blank_is_none)
+# A boolean a model gives: true/false, or the words "yes"/"no"/"true"/"false" (any case), as
+# Claude Code's semantic booleans; never 1, "on" or another string. Shown as a boolean.
+SemanticBool = Annotated[bool, BeforeValidator(semantic_bool), Strict()]
 
 
 class _Shown(GenerateJsonSchema):
