@@ -200,11 +200,11 @@ def test_the_leads_spawnteammate_takes_an_agent(
 
 def test_spawn_teammate_offers_the_registrys_agent_clis() -> None:
     """SpawnTeammate's schema names every agent CLI of the registry of teammate kinds."""
-    from swarm.core.kinds import agent_names
+    from swarm.core.kinds import agent_clis
     from swarm.lead.lead_tools import SpawnTeammate
 
     schema = SpawnTeammate().spec()["input_schema"]["properties"]["agent"]
-    assert schema["enum"] == list(agent_names())
+    assert schema["enum"] == [k.name for k in agent_clis()]
 
 
 @pytest.mark.slow

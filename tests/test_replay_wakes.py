@@ -17,7 +17,7 @@ from swarm.lead.replay_wakes import ReplayedWakes
 from swarm.lead.wake_policy import Wake, Watch
 from swarm.runtime.models.base import ModelRequest
 from swarm.runtime.models.recording import ReplayModel
-from tests.test_lead_wake import Recorder, idle, set_state, texts
+from tests.test_lead_wake import Recorder, idle, set_state, texts, woken
 
 
 def crew(name: str) -> Team:
@@ -62,13 +62,13 @@ def test_a_wake_waits_until_the_team_is_quiet_as_in_the_recording(tmp_path: Path
     rec.send("team-lead", "one", sender="alice")
     rec.send("team-lead", "two", sender="alice")
     idle(rec, "alice", "Done.")
-    recorded = Watch(rec, "human", Recorder()).next_wake()
+    recorded = woken(Watch(rec, "human", Recorder()))
     assert recorded is not None and recorded.reasons == ["message", "message", "quiet"]
 
     team = crew("again")
     watch, model = steered(team, record(tmp_path, [recorded]), tmp_path)
     team.send("team-lead", "one", sender="alice")
-    assert Watch(team, "human", Recorder()).next_wake() is not None  # unsteered: it wakes now
+    assert woken(Watch(team, "human", Recorder())) is not None  # unsteered: it wakes (after the settle window)
     assert watch.next_wake() is None  # held: the recording's wake held more
     team.send("team-lead", "two", sender="alice")
     assert watch.next_wake() is None  # both messages, but alice still works: not quiet yet
@@ -84,12 +84,12 @@ def test_what_came_sooner_waits_for_the_next_wake_as_in_the_recording(tmp_path: 
     rec = crew("rec")
     record_watch = Watch(rec, "human", Recorder())
     rec.send("team-lead", "one", sender="alice")
-    first = record_watch.next_wake()
+    first = woken(record_watch)
     assert first is not None and first.reasons == ["message"]
     first.done()
     rec.send("team-lead", "two", sender="alice")
     idle(rec, "alice", "Done.")
-    second = record_watch.next_wake()
+    second = woken(record_watch)
     assert second is not None and second.reasons == ["message", "quiet"]
 
     team = crew("again")  # here everything is there at the first look
@@ -115,7 +115,7 @@ def one_and_two_recorded(tmp_path: Path) -> tuple[Team, Watch, ReplayModel]:
     rec = crew("rec")
     rec.send("team-lead", "one", sender="alice")
     rec.send("team-lead", "two", sender="alice")
-    recorded = Watch(rec, "human", Recorder()).next_wake()
+    recorded = woken(Watch(rec, "human", Recorder()))
     assert recorded is not None
     team = crew("again")
     return team, *steered(team, record(tmp_path, [recorded]), tmp_path)
@@ -151,16 +151,16 @@ def test_nothing_is_held_for_a_message_given_already_or_once_a_member_diverged(
     rec = crew("rec")
     record_watch = Watch(rec, "human", Recorder())
     rec.send("team-lead", "a", sender="alice")
-    first = record_watch.next_wake()
+    first = woken(record_watch)
     assert first is not None
     first.done()
     rec.send("team-lead", "b", sender="alice")
     rec.send("team-lead", "c", sender="alice")
-    second = record_watch.next_wake()
+    second = woken(record_watch)
     assert second is not None
     second.done()
     rec.send("team-lead", "d", sender="alice")
-    third = record_watch.next_wake()
+    third = woken(record_watch)
     assert third is not None
 
     team = crew("again")
@@ -188,7 +188,7 @@ def test_arrivals_in_a_turn_are_only_what_reached_that_call_in_the_recording(
         tmp_path: Path) -> None:
     rec = crew("rec")
     rec.send("team-lead", "one", sender="alice")
-    recorded = Watch(rec, "human", Recorder()).next_wake()
+    recorded = woken(Watch(rec, "human", Recorder()))
     assert recorded is not None
     tool_results = {"model": "sonnet", "system": "", "tools": [], "max_tokens": 4096,
                     "messages": [{"role": "user", "content": [{"type": "tool_result",

@@ -1,6 +1,6 @@
 """What a teammate's shell may not do (issue 46): every `swarm` command and option that acts for
 the lead or the person, in one table, refused in one line (exit 2) when the caller runs under a
-teammate. The caller is found as the sender of a message is (`common.current_agent_name`: the
+teammate. The caller is found as the sender of a message is (`caller.current_agent_name`: the
 `swarm agent` process above it, whatever its environment says), so a teammate's `Bash(swarm:*)`
 lets it do what its tools let it do: speak as itself, work on tasks, read the team's state.
 
@@ -18,7 +18,7 @@ from typing import Any, NamedTuple
 
 import click
 
-from swarm.cli.common import current_agent_name
+from swarm.cli.caller import current_agent_name
 from swarm.core.model.names import LEAD_NAME
 from swarm.core.store.liveness import agent_ancestor
 from swarm.errors import BadInputError

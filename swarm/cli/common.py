@@ -9,10 +9,10 @@ from typing import Any, TypeVar
 import click
 
 from swarm import settings
+from swarm.cli.caller import acting_member
 from swarm.cli.completion import complete_team
 from swarm.core.model import records
-from swarm.core.model.names import LEAD_NAME, ModeCap
-from swarm.core.store.liveness import agent_ancestor, lead_ancestor
+from swarm.core.model.names import ModeCap
 from swarm.core.team.team import Team
 from swarm.core.text.terminal import visible
 from swarm.errors import BadInputError
@@ -42,28 +42,6 @@ def resolve_team_name(team_name: str | None) -> str:
 def open_team(team_name: str | None) -> Any:
 
     return Team.open(resolve_team_name(team_name))
-
-
-def current_agent_name() -> str | None:
-    """Who is speaking: the teammate whose `swarm agent` process is above this one, whatever
-    the environment says (a teammate adopts its commands' orphans: runtime.subreaper, so a
-    setsid or double fork stays below it); else `SWARM_AGENT_ID` (the lead's own commands and
-    hooks carry it); else None: a person's shell, or the lead process's."""
-    ancestor = agent_ancestor()
-    if ancestor and not ancestor.startswith(f"{LEAD_NAME}@"):
-        return ancestor.partition("@")[0]
-    value = settings.agent_id()
-    return value.partition("@")[0] if value else None
-
-
-def acting_member() -> str | None:
-    """The member whose shell this is (`current_agent_name`, else `team-lead` under a `swarm
-    lead` process), or None for a person's shell: who the limits on members apply to (task
-    ownership, the mode cap)."""
-    name = current_agent_name()
-    if name:
-        return name
-    return LEAD_NAME if lead_ancestor() else None
 
 
 def mode_cap(team: Team) -> ModeCap | None:

@@ -11,8 +11,8 @@ from typing import Any
 import click
 
 from swarm import settings
+from swarm.cli.caller import current_agent_name
 from swarm.cli.common import (
-    current_agent_name,
     emit,
     json_option,
     resolve_team_name,

@@ -9,8 +9,8 @@ from typing import Any
 
 import click
 
+from swarm.cli.caller import current_agent_name
 from swarm.cli.common import (
-    current_agent_name,
     emit,
     json_option,
     mode_cap,

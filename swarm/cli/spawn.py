@@ -6,8 +6,8 @@ from pathlib import Path
 
 import click
 
+from swarm.cli.caller import acting_member
 from swarm.cli.common import (
-    acting_member,
     emit,
     json_option,
     mode_cap,

@@ -7,8 +7,8 @@ from typing import Any
 
 import click
 
+from swarm.cli.caller import acting_member
 from swarm.cli.common import (
-    acting_member,
     emit,
     fit_table,
     json_option,

@@ -86,8 +86,9 @@ def _agent_cli(value: str) -> str:
 
 
 # An agent CLI of the registry of teammate kinds, by name or alias (stored by name).
-AgentCli = Annotated[str, AfterValidator(_agent_cli),
-                     WithJsonSchema({"type": "string", "enum": list(kinds.agent_names())})]
+# The model is shown the canonical names; an alias it writes is taken too.
+AgentCli = Annotated[str, AfterValidator(_agent_cli), WithJsonSchema(
+    {"type": "string", "enum": [k.name for k in kinds.agent_clis()]})]
 
 
 class SpawnTeammateInput(ToolInput):

@@ -29,7 +29,7 @@ def live(agent: Agent) -> int:
     """Run until shut down, stopped or crashed; then its last writes. The exit code."""
     agent.signals.install()
     # Before any command runs: what its commands leave behind stays below this process,
-    # so a `swarm` command there speaks as this teammate (cli.common.current_agent_name).
+    # so a `swarm` command there speaks as this teammate (cli.caller.current_agent_name).
     agent.reaper.start()
     write_state(agent.team.name, agent.name, agent.state)
     agent.team.update_member(agent.name, pid=os.getpid())

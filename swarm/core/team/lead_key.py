@@ -3,7 +3,7 @@
 Each team has a random 32-byte key, made with the team: on the file store
 `teams/<team>/lead.key` (0600, hex), on Redis the key `swarm:<team>:lead_key`. Whoever leads
 (a person's shell, `swarm lead`, `swarm mcp serve` as lead: a `swarm` process with no teammate
-among its ancestors, `cli.common.current_agent_name`) signs each lead-only order it sends
+among its ancestors, `cli.caller.current_agent_name`) signs each lead-only order it sends
 (`protocol.LEAD_ONLY_TYPES`) with HMAC-SHA256 over the team, the recipient, the sender, the
 message's id, time, summary and text (`Message.sig`). A member obeys such an order only with a
 valid signature for itself (`LeadSeal.allows`); any other is plain text from its claimed sender.
