@@ -41,7 +41,8 @@ from swarm.ops.waiting import wait as do_wait
               help="Seconds to wait for each teammate to exit.")
 @click.option("--force", is_flag=True,
               help="Kill teammates that have not exited by the timeout (5 s for one that left "
-                   "an earlier shutdown request unread).")
+                   "an earlier shutdown request unread; at once for one whose model cannot be "
+                   "reached, which is otherwise ended after 5 s).")
 @json_option
 def shutdown(name: str | None, all_members: bool, team_name: str | None, reason: str | None,
              timeout: float, force: bool, as_json: bool) -> None:

@@ -15,7 +15,7 @@ from swarm.backends.ssh import signal_agent
 from swarm.core.model import records
 from swarm.core.model.names import LEAD_NAME, PLANS_TO_THE_LEAD, ModeCap, plan_refusal
 from swarm.core.model.protocol import ModeChange, ShutdownRequest, ShutdownResponse
-from swarm.core.model.state import AgentState
+from swarm.core.model.state import AgentState, without_model
 from swarm.core.model.task import ENDED
 from swarm.core.model.team import Member
 from swarm.core.shell.rules import validate_mode
@@ -148,10 +148,12 @@ def end_teammates(team: Team) -> Deleted:
 
 def shutdown(team: Team, names: list[str], reason: str | None = None, timeout: float = 30.0,
              force: bool = False) -> list[ShutdownOutcome]:
-    """Ask each member to shut down; wait for its answer and its exit; kill on --force. With
-    --force, a member that left an earlier request unread gets IGNORED_GRACE, not `timeout`:
-    it was asked already (a `swarm shutdown` that timed out) and is not reading its mail."""
-    pending: dict[str, tuple[Member, str, float, str]] = {}  # request id, deadline, why late
+    """Ask each member to shut down; wait for its answer and its exit; kill on --force. A member
+    that cannot make a model call (its last turn failed, a failing call backing off) approves
+    by itself at once: it gets GRACE, not `timeout`, and is then ended even without --force;
+    with --force it is ended at once. With --force, a member that left an earlier request
+    unread gets GRACE too: it was asked already and is not reading its mail."""
+    pending: dict[str, _Asked] = {}
     outcomes: list[ShutdownOutcome] = []
     start = time.monotonic()
     for member in _targets(team, names):
@@ -161,54 +163,84 @@ def shutdown(team: Team, names: list[str], reason: str | None = None, timeout: f
             tree = finish_worktree(team, member) if status.state == "exited" else None
             outcomes.append(ShutdownOutcome(member.name, "already-stopped", status.state, tree))
             continue
-        wait_s, late = timeout, f"no exit within {timeout:g}s"
+        unable = without_model(read_state(team.name, member.name))
+        if force and unable:  # nothing to wait for: its model cannot decide anything
+            tree = stop_member(team, member, "killed by shutdown --force")
+            outcomes.append(ShutdownOutcome(member.name, "killed", unable, tree))
+            continue
+        asked = _Asked(member, start + timeout, f"no exit within {timeout:g}s")
         if force and _asked_before(team, member.name):
-            wait_s = min(timeout, IGNORED_GRACE)
-            late = (f"it did not answer an earlier shutdown request; no exit within "
-                    f"{wait_s:g}s")
+            asked.cut(start, "it did not answer an earlier shutdown request")
         request = ShutdownRequest(reason=reason)
         team.send(member.name, request, sender=LEAD_NAME)
-        pending[member.name] = (member, request.request_id, start + wait_s, late)
+        asked.request_id = request.request_id
+        pending[member.name] = asked
     lead_box = open_mailbox(team.name, LEAD_NAME)
-    late_ones: list[tuple[Member, str]] = []
+    late_ones: list[tuple[_Asked, str]] = []
     with team_watcher(team) as watcher:
         while pending:
             # States first: a member sends its answer before it exits, so one seen exited has
             # its answer (and its words on why) already in the lead's box.
             states = {name: read_state(team.name, name) for name in pending}
-            answers = _shutdown_answers(lead_box, {p[1]: n for n, p in pending.items()})
+            answers = _shutdown_answers(lead_box, {p.request_id: n for n, p in pending.items()})
             now = time.monotonic()
-            for name, (member, rid, deadline, late) in list(pending.items()):
-                answer = answers.get(rid)
+            for name, asked in list(pending.items()):
+                answer = answers.get(asked.request_id)
                 state = states[name]
+                unable = without_model(state)
+                if unable and not asked.ends:  # it cannot decide: a grace, then it is ended
+                    asked.cut(now, unable, ends=True)
                 if answer is not None and not answer.approve:
                     outcomes.append(ShutdownOutcome(name, "refused", answer.reason))
                     del pending[name]
                 elif state is not None and state.state in ("exited", "dead"):
-                    close_pane(member)
-                    tree = finish_worktree(team, member) if state.state == "exited" else None
+                    close_pane(asked.member)
+                    tree = (finish_worktree(team, asked.member) if state.state == "exited"
+                            else None)
                     # Its own words when it approved (why it left without the model).
                     why = answer.reason if answer is not None and answer.reason else state.detail
                     outcomes.append(ShutdownOutcome(name, "exited", why, tree))
                     del pending[name]
-                elif now >= deadline:
-                    late_ones.append((member, _late(late, state)))
+                elif now >= asked.deadline:
+                    # One that cannot answer: its late line says why already.
+                    late_ones.append((asked, asked.late if asked.ends
+                                      else _late(asked.late, state)))
                     del pending[name]
             if not pending:
                 break
-            next_deadline = min(p[2] for p in pending.values())
+            next_deadline = min(p.deadline for p in pending.values())
             watcher.wait(max(0.0, min(next_deadline - time.monotonic(), 1.0)))
             observe(team)  # notices a member that died instead of answering
-    for member, late in late_ones:
-        if force:
-            tree = stop_member(team, member, "killed by shutdown --force")
-            outcomes.append(ShutdownOutcome(member.name, "killed", late, tree))
+    for asked, late in late_ones:
+        if force or asked.ends:
+            tree = stop_member(team, asked.member, "killed by shutdown" + (
+                " --force" if force else ": it could not answer"))
+            outcomes.append(ShutdownOutcome(asked.member.name, "killed", late, tree))
         else:
-            outcomes.append(ShutdownOutcome(member.name, "timeout", late))
+            outcomes.append(ShutdownOutcome(asked.member.name, "timeout", late))
     return outcomes
 
 
-IGNORED_GRACE = 5.0  # seconds --force waits for a member that left an earlier request unread
+GRACE = 5.0  # seconds a shutdown waits for a member that cannot answer with its model
+
+
+class _Asked:
+    """A member asked to shut down: its request, until when it is waited for, and why it is
+    late when it is; `ends`: ended at the deadline even without --force."""
+
+    def __init__(self, member: Member, deadline: float, late: str) -> None:
+        self.member, self.deadline, self.late = member, deadline, late
+        self.request_id = ""
+        self.ends = False
+
+    def cut(self, now: float, why: str, ends: bool = False) -> None:
+        """Wait at most GRACE from `now`: `why` says why it gets no more."""
+        if now + GRACE < self.deadline:
+            self.deadline = now + GRACE
+            self.late = f"{why}; no exit within {GRACE:g}s"
+        elif why not in self.late:
+            self.late = f"{why}; {self.late}"
+        self.ends = self.ends or ends
 
 
 def _asked_before(team: Team, name: str) -> bool:
