@@ -41,7 +41,7 @@ from swarm.core.team.worktrees import (
 from swarm.core.trust.secrets import redact
 from swarm.core.trust.user_config import default_mode, lasting_rules
 from swarm.core.trust.workspace import ProjectConfig, decide
-from swarm.errors import BadInputError, SwarmError
+from swarm.errors import BadInputError, SwarmError, from_origin
 from swarm.ops.health import observe
 from swarm.runtime.budget import depth_refusal
 from swarm.runtime.clis.base import find_cli
@@ -187,10 +187,13 @@ def spawn(team: Team, request: SpawnRequest,
     if agent is not None:  # the CLI has its own models and credentials
         find_cli(agent)  # installed, or one line saying so before anything is made
     else:
+        origin = None if req.model else (f"{definition.path or definition.name}: model" if spec
+                                         else settings.model_origin())
         if not spec:
             spec, notice = default_model_spec()
         # Before anything is registered: credentials for its provider, a script that parses.
-        spec = check_model_spec(spec, cwd=str(workdir))
+        with from_origin(origin):
+            spec = check_model_spec(spec, cwd=str(workdir))
     allow_rules = [validate_rule(r) for r in req.allow]
     deny_rules = [validate_rule(r) for r in req.deny]
     lasting_rules()  # a bad rule in config.toml fails here, not in the teammate at its start

@@ -71,6 +71,24 @@ SUBAGENT_TOOLS = ("Agent", "AgentStatus", "AgentStop")
 SUBAGENT_USABLE = ("Read", "Write", "Edit", "Bash", "Glob", "Grep", "SendMessage")
 KNOWN_TOOLS = ("Read", "Write", "Edit", "Bash", "Glob", "Grep", *TEAM_TOOLS, "ExitPlanMode",
                *SUBAGENT_TOOLS)
+# Claude Code's tools that swarm has no twin of: a Claude Code teammate asks about them by name
+# (runtime.clis.permission), so a rule may name them.
+CLI_TOOLS = ("WebFetch", "WebSearch", "NotebookEdit", "NotebookRead", "TodoWrite", "Task",
+             "MultiEdit", "LS", "BashOutput", "KillShell", "SlashCommand", "Skill")
+RULE_TOOLS = (*KNOWN_TOOLS, *LEAD_TOOLS, *CLI_TOOLS)  # what a permission rule may name
+MCP_RULES = "mcp__SERVER or mcp__SERVER__TOOL"  # how a rule names an MCP server's tools
+
+
+def unknown_rule_tool(tool: str) -> str | None:
+    """Why a rule's tool names no tool (`Bsh`), or None; an MCP name is any server's."""
+    if tool.startswith("mcp__") or tool in RULE_TOOLS:
+        return None
+    import difflib  # only for a refusal
+
+    close = difflib.get_close_matches(tool, RULE_TOOLS, n=1, cutoff=0.6)
+    near = f" (did you mean {close[0]}?)" if close else ""
+    return (f"unknown tool {tool!r}{near}; known tools: {', '.join(RULE_TOOLS)}, and MCP tools as"
+            f" {MCP_RULES}")
 
 # Member colours: the 16 terminal colours every view paints (the panes, tmux, `status --watch`,
 # the report), or #rrggbb. A colour reaches tmux options, ANSI codes and the report's `style=`,

@@ -29,6 +29,7 @@ from swarm.core.model.names import (
     PERMISSION_MODES,
     SUBAGENT_TOOLS,
     TEAM_TOOLS,
+    unknown_rule_tool,
 )
 from swarm.core.shell import parse as shellparse
 from swarm.core.shell.bash_rules import bash_allowed, bash_rule, deny_bash
@@ -65,6 +66,9 @@ def validate_rule(rule: str) -> str:
     if split is None:
         raise BadInputError(f"invalid rule {rule!r}: use Tool, Tool(prefix:*) or Tool(glob)")
     tool, spec = split
+    unknown = unknown_rule_tool(tool)  # a misspelt tool would never match anything
+    if unknown:
+        raise BadInputError(f"invalid rule {rule!r}: {unknown}")
     if tool == "Bash" and spec is not None and spec.endswith(":*") and not bash_rule(spec).words:
         raise BadInputError(f"invalid rule {rule!r}: the prefix must be one command's leading"
                             " words, like Bash(git status:*)")
