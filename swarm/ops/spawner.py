@@ -40,8 +40,8 @@ from swarm.core.team.worktrees import (
 )
 from swarm.core.trust.secrets import redact
 from swarm.core.trust.user_config import default_mode, lasting_rules
-from swarm.core.trust.workspace import ProjectConfig, decide
-from swarm.errors import BadInputError, SwarmError, from_origin
+from swarm.core.trust.workspace import ProjectConfig, TrustDecision, decide
+from swarm.errors import BadInputError, NotFoundError, SwarmError, from_origin
 from swarm.ops.health import observe
 from swarm.runtime.budget import depth_refusal
 from swarm.runtime.clis.base import find_cli
@@ -156,7 +156,10 @@ def spawn(team: Team, request: SpawnRequest,
     if not workdir.is_dir():
         raise BadInputError(f"--cwd {workdir} is not a directory")
     trust = decide(workdir, flag=req.trust_project)
-    definition = get_definition(req.agent_type, workdir, project=trust.project)
+    try:
+        definition = get_definition(req.agent_type, workdir, project=trust.project)
+    except NotFoundError as exc:
+        raise NotFoundError(f"{exc}{_ignored_definition(req.agent_type, trust)}") from None
     defaults = definition.defaults()
     # A plan-mode teammate works in acceptEdits once its plan is approved, unless told otherwise.
     fallback = "acceptEdits" if req.plan_mode_required else (
@@ -232,6 +235,15 @@ def spawn(team: Team, request: SpawnRequest,
                        permission_mode=mode, notice=notice,
                        warnings=[*definition.warnings, *link_warnings],
                        trust_notices=[n for n in (trust.warning, trust.notice()) if n])
+
+
+def _ignored_definition(agent_type: str, trust: TrustDecision) -> str:
+    """An untrusted project's definition of that type explains an unknown type: named, with
+    the way to trust it."""
+    ignored = [f.path for f in (*trust.config.of("agents"), *trust.config.of("claude_agents"))
+               if f.path.stem.lower() == agent_type.lower() and f not in trust.project.files]
+    return (f"; {ignored[0]} is ignored: the project is not trusted (`swarm trust` reviews it)"
+            if ignored else "")
 
 
 def _remote_cwd(cwd: str | None, worktree: bool) -> str | None:
