@@ -286,7 +286,7 @@ class Agent(AgentBase, LoopHooks):
         path = tool_path(args, self.cwd) if tool.edits_files and not result.is_error else None
         if path is not None:  # overlapping writes among members sharing a checkout
             record_write(self.team, self.name, path)
-        self.console.show(*self.console.view.result(result.content, result.is_error))
+        self.console.result(result.content, result.is_error)
         return result
 
     def stop_reason(self) -> str | None:
@@ -308,6 +308,7 @@ class Agent(AgentBase, LoopHooks):
 
     # -- one turn ----------------------------------------------------------------------------
     def take_turn(self, inbound: list[Inbound], task: Task | None) -> TurnOutcome:
+        self.console.activity(None)  # no longer idle
         # Its model cannot answer (a limit, or its last turn failed): no turn to decide.
         unable = self.stop_reason() or without_model(self.state)
         if unable and any(is_shutdown(i) for i in inbound):
@@ -334,6 +335,7 @@ class Agent(AgentBase, LoopHooks):
 
     def continue_turn(self, content: list[dict[str, Any]]) -> TurnOutcome:
         """More of the same turn, driven by a hook (a refused completion, TeammateIdle)."""
+        self.console.activity(None)  # no longer idle
         self.console.say(f"<- hook: {brief(content[0].get('text', ''))}")
         self.set_state(state="working", detail=None)
         self.inputs.turn_began()
@@ -381,6 +383,7 @@ class Agent(AgentBase, LoopHooks):
         note = idle_notification(self.name, outcome, self.turn, report, self.state.turns)
         self.team.send(LEAD_NAME, note, sender=self.name)
         self.console.say(f"idle ({outcome.reason})" + (f": {outcome.failure}" if outcome.failure else ""))
+        self.console.idle()
 
     # -- the process -------------------------------------------------------------------------
     def run(self) -> int:
