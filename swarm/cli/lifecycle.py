@@ -15,7 +15,7 @@ from swarm.cli.common import (
     team_option,
     wide_option,
 )
-from swarm.cli.completion import complete_member
+from swarm.cli.completion import complete_member, complete_model
 from swarm.cli.helptext import examples
 from swarm.cli.status import render
 from swarm.core.model.names import PERMISSION_MODES
@@ -100,7 +100,7 @@ def kill(name: str, team_name: str | None) -> None:
 @click.command(epilog=examples("swarm respawn worker", "swarm respawn worker --json"))
 @click.argument("name", shell_complete=complete_member)
 @team_option
-@click.option("--model", "-m", default=None,
+@click.option("--model", "-m", default=None, shell_complete=complete_model,
               help="Run it on this model from now on (checked before anything restarts).")
 @click.option("--permission-mode", type=click.Choice(PERMISSION_MODES), default=None,
               help="Restart it in this permission mode.")

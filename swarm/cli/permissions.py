@@ -8,6 +8,7 @@ import click
 
 from swarm import settings
 from swarm.cli.common import emit, json_option, open_team, refuse_teammate, table, team_option
+from swarm.cli.completion import complete_request
 from swarm.cli.helptext import examples
 from swarm.core.team.attention import span
 from swarm.ops.approvals import approve_permission, deny_permission, pending_permissions
@@ -48,7 +49,7 @@ def list_requests(team_name: str | None, as_json: bool) -> None:
     "swarm permissions approve worker --always",
     "swarm permissions approve worker --rule 'Bash(make:*)'",
     """swarm permissions approve 3f2a9c1d --input '{"command": "make test"}'"""))
-@click.argument("request_id", metavar="ID|NAME")
+@click.argument("request_id", metavar="ID|NAME", shell_complete=complete_request)
 @click.option("--always", is_flag=True,
               help="Add a team rule for exactly this call so no teammate asks again.")
 @click.option("--rule", "typed", default=None, metavar="RULE",
@@ -69,7 +70,7 @@ def approve(request_id: str, always: bool, typed: str | None, new_input: str | N
 
 @permissions.command("deny", epilog=examples(
     "swarm permissions deny 3f2a9c1d --reason 'use make clean, not rm -rf'"))
-@click.argument("request_id", metavar="ID|NAME")
+@click.argument("request_id", metavar="ID|NAME", shell_complete=complete_request)
 @click.option("--reason", "-r", default=None,
               help="Why (the teammate's model reads it; default: denied by the person).")
 @team_option

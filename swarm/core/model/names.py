@@ -57,6 +57,16 @@ def mode_at_most(wanted: str, ceiling: str) -> str:
     e.g. a subagent's definition: lowering is the cap's one silent form)."""
     return wanted if mode_allows(ceiling, wanted) else ceiling
 BACKENDS = ("tmux", "iterm2", "hidden", "ssh")  # ssh as `ssh:[USER@]HOST[:PORT]`
+# Anthropic's model aliases: current ids, per the model literals of the installed SDK (newest
+# of each family). Here, not with the Anthropic model, so a Tab offers them without it.
+MODEL_ALIASES: dict[str, str] = {
+    "sonnet": "claude-sonnet-5-5",
+    "opus": "claude-opus-5-5",
+    "haiku": "claude-haiku-5-5",
+}
+# The providers of `PROVIDER:MODEL` (runtime.models.providers.PROVIDERS describes each).
+MODEL_PROVIDERS = ("anthropic", "bedrock", "vertex", "openai", "ollama")
+OFFLINE_MODELS = ("shell", "scripted:")  # models that call no provider: `shell`, `scripted:PATH`
 # Tools that only talk to the team: every teammate keeps them whatever its definition says, and
 # they are allowed in every permission mode (a plan needs questions and answers).
 TEAM_TOOLS = ("SendMessage", "TaskCreate", "TaskList", "TaskGet", "TaskUpdate")
