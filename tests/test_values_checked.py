@@ -154,3 +154,14 @@ def test_rules_naming_real_tools_are_accepted(rule: str) -> None:
     from swarm.core.shell.rules import validate_rule
 
     assert validate_rule(rule) == rule
+
+
+def test_a_typed_rule_may_name_the_tool_a_request_asks_about() -> None:
+    """An agent CLI's own tool swarm does not list is known once a request names it: `approve
+    --rule` may name it (typed_rule passes it), anywhere else it is refused."""
+    from swarm.core.shell.rules import validate_rule
+    from swarm.errors import BadInputError
+
+    assert validate_rule("Monitor", also=("Monitor",)) == "Monitor"
+    with pytest.raises(BadInputError, match="unknown tool 'Monitor'"):
+        validate_rule("Monitor")

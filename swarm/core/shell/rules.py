@@ -61,12 +61,14 @@ def validate_mode(mode: str) -> str:
     return mode
 
 
-def validate_rule(rule: str) -> str:
+def validate_rule(rule: str, also: tuple[str, ...] = ()) -> str:
+    """The rule, stripped, or one line saying what is wrong. `also`: tools known here besides
+    RULE_TOOLS (the tool a pending request names)."""
     split = _split(rule)
     if split is None:
         raise BadInputError(f"invalid rule {rule!r}: use Tool, Tool(prefix:*) or Tool(glob)")
     tool, spec = split
-    unknown = unknown_rule_tool(tool)  # a misspelt tool would never match anything
+    unknown = None if tool in also else unknown_rule_tool(tool)  # a misspelt one never matches
     if unknown:
         raise BadInputError(f"invalid rule {rule!r}: {unknown}")
     if tool == "Bash" and spec is not None and spec.endswith(":*") and not bash_rule(spec).words:
