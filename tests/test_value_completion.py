@@ -61,6 +61,7 @@ def test_approve_offers_pending_request_ids_and_the_members_asking(team: Team) -
     ask(team, "bob", "77aa00bb-0000-4000-8000-000000000003")
     ask(team, "bob", "99cc00dd-0000-4000-8000-000000000004", read=True)  # answered already
     ask(team, "bob", "55ee00ff-0000-4000-8000-000000000005", agent_id="alice@alpha")  # forged
+    ask(team, "bob", "$(touch pwned)")  # a Tab would type it into the person's command line
     ids = ["3f2a9c1d-0000-4000-8000-0000000000" + n for n in ("01", "02")]
     offered = complete("swarm permissions approve --team alpha ")
     # alice asks twice, so her name would be ambiguous: only bob's name is offered.

@@ -11,6 +11,7 @@ error, when anything is missing or unreadable: a Tab must not print a traceback.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -23,14 +24,17 @@ from swarm.core.model.names import (
     LEAD_NAME,
     MODEL_ALIASES,
     MODEL_PROVIDERS,
+    NAME_RE,
     OFFLINE_MODELS,
 )
 from swarm.core.store import paths
+from swarm.core.text.terminal import visible_line
 
 if TYPE_CHECKING:  # click.shell_completion is imported by a Tab, not by every command
     from click.shell_completion import CompletionItem
 
 SHELLS = ("bash", "zsh", "fish")
+REQUEST_ID = re.compile(r"[0-9a-f-]{8,64}")  # a request id as swarm makes them (a uuid)
 Completer = Callable[[click.Context, click.Parameter, str], list[Any]]
 
 
@@ -156,14 +160,18 @@ def _requests(ctx: click.Context, incomplete: str) -> Iterator[CompletionItem]:
         if not isinstance(request, dict) or request.get("type") != "permission_request":
             continue
         name, _, its_team = str(request.get("agent_id", "")).partition("@")
-        if name == message.get("from") and its_team == team and request.get("request_id"):
-            pending.append((str(request["request_id"]), name, str(request.get("tool_name"))))
+        rid = str(request.get("request_id", ""))
+        # What a Tab inserts is typed into the person's command line: a forged line's id or
+        # name that is more than an id or a name is never offered.
+        if (name == message.get("from") and its_team == team and REQUEST_ID.fullmatch(rid)
+                and NAME_RE.fullmatch(name)):
+            pending.append((rid, name, str(request.get("tool_name"))))
     ids = [rid for rid, _, _ in pending]
     for rid, name, tool in pending:
         size = 8
         while size < len(rid) and sum(other.startswith(rid[:size]) for other in ids) > 1:
             size += 1
-        yield CompletionItem(rid[:size], help=f"{name}: {tool}")
+        yield CompletionItem(rid[:size], help=visible_line(f"{name}: {tool}"))  # team data
     names = [name for _, name, _ in pending]
     for name in dict.fromkeys(names):
         if names.count(name) == 1:
