@@ -7,7 +7,6 @@ person, an untrusted project's definition named, and the demo's table."""
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -97,12 +96,13 @@ def test_a_bad_mode_names_the_argument_and_lists_the_modes(
 
 @pytest.mark.slow
 def test_status_of_a_team_removed_by_hand_says_what_still_runs(
-        crew: Crew, monkeypatch: pytest.MonkeyPatch) -> None:
+        crew: Crew, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # Beats far apart: its state is not written again while we look.
     monkeypatch.setenv("SWARM_HEARTBEAT_INTERVAL", "60")
     result = crew.spawn("w1")
     wait_until(lambda: turn_over(crew.team.name, "w1"), 15, message="w1 idle")
-    shutil.rmtree(paths.team_dir(crew.team.name))
+    # Moved away whole (one rename: the agent may write a file there as rmtree walks it).
+    paths.team_dir(crew.team.name).rename(tmp_path / "removed-by-hand")
     proc = crew.cli("status")
     assert proc.returncode == 1, (proc.stdout, proc.stderr)
     line = one_line(proc.stderr)
