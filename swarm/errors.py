@@ -4,6 +4,8 @@ the process on a signal). The CLI maps `exit_code` to the process exit status.""
 from __future__ import annotations
 
 import errno
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 
 class SwarmError(Exception):
@@ -189,6 +191,18 @@ _OS_ERRORS = {
     errno.EPERM: "operation not permitted", errno.ENOENT: "no such file or directory",
     errno.EMFILE: "too many open files",
 }
+
+
+@contextmanager
+def from_origin(origin: str | None) -> Iterator[None]:
+    """A BadInputError about a value that came from `origin` (a file and its key, a variable)
+    begins with it, so the person knows what to fix; None: a flag, said as it is."""
+    try:
+        yield
+    except BadInputError as exc:
+        if origin and exc.args and isinstance(exc.args[0], str):
+            exc.args = (f"{origin}: {exc.args[0]}", *exc.args[1:])
+        raise
 
 
 def describe_error(exc: BaseException) -> str:

@@ -158,6 +158,22 @@ def backend_source() -> str:
     return "$SWARM_BACKEND" if raw("SWARM_BACKEND") else f"{config_file.FILE_NAME} (backend)"
 
 
+def model_origin() -> str | None:
+    """Where `model()` came from, for an error about it: the variable, or the file and key."""
+    return _origin("SWARM_MODEL", "model", user_config().model)
+
+
+def backend_origin() -> str | None:
+    """Where `backend()` came from, for an error about it (None: swarm's own `auto`)."""
+    return _origin("SWARM_BACKEND", "backend", user_config().backend)
+
+
+def _origin(variable: str, key: str, configured: str) -> str | None:
+    if raw(variable):
+        return f"${variable}"
+    return f"{user_config().path}: {key}" if configured else None
+
+
 def tmux_socket() -> str | None:
     return raw("SWARM_TMUX_SOCKET") or None
 

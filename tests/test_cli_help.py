@@ -181,7 +181,7 @@ def test_tab_completes_teams_members_and_task_ids(busy: Team) -> None:
     assert complete("swarm status --team ") == ["alpha", "beta"]
     assert complete("swarm status --team b") == ["beta"]
     assert complete("swarm team show ") == ["alpha", "beta"]
-    assert complete("swarm send --team alpha ") == ["team-lead", "alice", "bob"]
+    assert complete("swarm send --team alpha ") == ["team-lead", "alice", "bob", "'*'"]
     assert complete("swarm send a", env={"SWARM_TEAM": "alpha"}) == ["alice"]
     assert complete("swarm kill --team alpha b") == ["bob"]
     assert complete("swarm tasks claim 1 --team alpha --as ") == ["team-lead", "alice", "bob"]
@@ -230,7 +230,7 @@ def test_the_bash_script_completes_member_names_in_a_real_bash(busy: Team) -> No
     proc = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, timeout=60,
                           env=env, cwd=Path(__file__).parent)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.split() == ["team-lead", "alice", "bob"]
+    assert proc.stdout.split() == ["team-lead", "alice", "bob", "'*'"]  # never globbed
 
 
 def test_completion_of_an_unknown_shell_is_a_usage_error() -> None:

@@ -99,7 +99,7 @@ def test_tmux_demo_on_a_private_server_leaves_no_pane(
     check_summary(proc.stdout, project)
     spawned = [line for line in proc.stdout.splitlines() if line.startswith("spawned ")]
     assert len(spawned) == 3 and all("(tmux, pane %" in line for line in spawned)
-    assert "watch live: swarm attach --team demo" in proc.stdout
+    assert "swarm attach" not in proc.stdout  # no hint for a team deleted a moment later
     assert "(backend: tmux)" in proc.stdout
     assert server.cmd("list-panes", "-a", "-F", "#{pane_id}").stdout == before
     assert not server.has_session("swarm-demo") and server.has_session(str(session.session_name))

@@ -29,8 +29,9 @@ def doctor(*args: str, env: dict[str, str] | None = None,
 
 def report(env: dict[str, str] | None = None) -> dict[str, Any]:
     proc = doctor("--json", env=env)
-    assert proc.returncode == 0, proc.stderr
     out: dict[str, Any] = json.loads(proc.stdout)
+    # It fails when it finds a problem, and only then.
+    assert proc.returncode == (1 if out["problems"] else 0), proc.stderr
     return out
 
 
@@ -115,8 +116,8 @@ def test_unwritable_swarm_home_is_reported(tmp_path: Path) -> None:
     assert out["swarm_home_writable"] is False
     assert "Not a directory" in out["swarm_home"]
     human = doctor(env={"SWARM_HOME": str(blocker / "home")})
-    assert human.returncode == 0
-    assert any(line.startswith("--  SWARM_HOME:") and line.endswith("(not writable)")
+    assert human.returncode == 1  # a problem: it says so on its `!!` line
+    assert any(line.startswith("!!  SWARM_HOME:") and line.endswith("(not writable)")
                for line in human.stdout.splitlines())
 
 
@@ -159,7 +160,7 @@ def test_a_corrupt_team_file_is_reported_and_others_still_are(crew: Crew) -> Non
     paths.team_dir("broken").mkdir(parents=True)
     paths.team_config("broken").write_text("{not json")
     proc = doctor("--json")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.returncode == 1, proc.stderr  # the corrupt team file is a problem
     teams = {t["team"]: t for t in json.loads(proc.stdout)["teams"]}
     assert set(teams) == {"broken", "crew"}
     assert "corrupt" in teams["broken"]["error"] and teams["crew"]["members"] == 0

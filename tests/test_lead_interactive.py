@@ -108,7 +108,8 @@ def test_interactive_lead_in_a_terminal(fake_api: FakeAnthropic, session: Sessio
     shows(pane, "turn interrupted")
     chat.release.set()
     pane.send_keys("/tasks", enter=True)
-    shows(pane, "(no tasks)")
+    text = shows(pane, "(no tasks)")
+    assert text.count("interrupted") == 1, text  # one line says it
 
     pane.send_keys("C-d", enter=False)  # the end: teammates shut down, the team is deleted
     # The shell creates the file, then writes the code into it: wait for the code.

@@ -16,7 +16,7 @@ from swarm.core.store.liveness import process_start_time
 from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import update_state, write_state
 from swarm.core.team.team import Team
-from swarm.ops import control
+from swarm.ops import shutdown as stopping
 
 
 def test_an_answer_sent_just_before_the_exit_is_reported(
@@ -27,7 +27,7 @@ def test_an_answer_sent_just_before_the_exit_is_reported(
     try:
         write_state("alpha", "w", AgentState(state="working", pid=stand_in.pid,
                                              started_at=process_start_time(stand_in.pid)))
-        looks = control._shutdown_answers
+        looks = stopping._shutdown_answers
 
         def answers_then_member_leaves(box: Any, asked: dict[str, str]) -> Any:
             found = looks(box, asked)
@@ -45,8 +45,8 @@ def test_an_answer_sent_just_before_the_exit_is_reported(
                 update_state("alpha", "w", exited)
             return found
 
-        monkeypatch.setattr(control, "_shutdown_answers", answers_then_member_leaves)
-        (outcome,) = control.shutdown(team, ["w"], timeout=10)
+        monkeypatch.setattr(stopping, "_shutdown_answers", answers_then_member_leaves)
+        (outcome,) = stopping.shutdown(team, ["w"], timeout=10)
     finally:
         stand_in.kill()
         stand_in.wait()

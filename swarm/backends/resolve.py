@@ -10,7 +10,7 @@ from msgspec import Struct
 
 from swarm import settings
 from swarm.core.model.names import BACKENDS
-from swarm.errors import BadInputError
+from swarm.errors import BadInputError, from_origin
 
 if TYPE_CHECKING:
     from swarm.backends.base import PaneBackend
@@ -54,10 +54,12 @@ def resolve(requested: str | None = None) -> Choice:
     wanted = requested or settings.backend()
     if wanted != "auto":
         source = "--backend" if requested and requested != "auto" else settings.backend_source()
-        if wanted == "ssh" or wanted.startswith("ssh:"):
-            return _ssh_choice(wanted, source)
-        if wanted not in BACKENDS:
-            raise BadInputError(f"unknown backend {wanted!r}: use {CHOICES}")
+        # A value from the variable or config.toml: its error says which, and where.
+        with from_origin(None if requested else settings.backend_origin()):
+            if wanted == "ssh" or wanted.startswith("ssh:"):
+                return _ssh_choice(wanted, source)
+            if wanted not in BACKENDS:
+                raise BadInputError(f"unknown backend {wanted!r}: use {CHOICES}")
         return Choice(wanted, f"{source} asked for {wanted}")
     has_tmux = shutil.which("tmux") is not None
     if settings.tmux_env() and has_tmux:

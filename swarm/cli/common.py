@@ -20,6 +20,10 @@ from swarm.errors import BadInputError
 F = TypeVar("F", bound=Callable[..., Any])
 
 
+# A wait in seconds (--timeout): a negative or zero one is refused naming the option.
+SECONDS = click.FloatRange(min=0, min_open=True)
+
+
 def team_option(func: F) -> F:
     return click.option(
         "--team", "-t", "team_name", default=None, help="Team name (default: $SWARM_TEAM).",

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from swarm.cli.common import table
+from swarm.cli.common import SECONDS, table
 from swarm.cli.helptext import examples
 from swarm.cli.replay import record_option, start_recording
 from swarm.core.model import records
@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 @click.option("--keep", is_flag=True, help="Leave the team running (attach to watch it).")
 @click.option("--backend", type=click.Choice(["auto", *(b for b in BACKENDS if b != "ssh")]), default=None,
               help="Where the workers run (default: $SWARM_BACKEND or auto).")
-@click.option("--timeout", type=float, default=120.0, show_default=True,
+@click.option("--timeout", type=SECONDS, default=120.0, show_default=True,
               help="Seconds the demo may take before it gives up.")
 @record_option
 def demo(with_lead: bool, keep: bool, backend: str | None, timeout: float,

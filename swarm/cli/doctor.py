@@ -6,7 +6,8 @@ import click
 
 from swarm.cli.common import emit, json_option
 from swarm.cli.helptext import examples
-from swarm.ops.doctor import diagnose, render
+from swarm.errors import OperationFailedError
+from swarm.ops.doctor import diagnose, problems, render
 
 
 @click.command(epilog=examples("swarm doctor", "swarm doctor --fix", "swarm doctor --json"))
@@ -20,6 +21,14 @@ def doctor(fix: bool, as_json: bool) -> None:
     dead members, and damage: quarantined .corrupt-*
     files, leftovers of crashed writers, loose or foreign ownership and modes, a full or
     read-only disk, members that died without it being recorded, a lead that is gone, and
-    stale git worktree entries. Changes nothing without --fix.
+    stale git worktree entries. Changes nothing without --fix. Exit 1 when it prints a
+    problem (a `!!` line).
     """
-    emit(diagnose(fix=fix), as_json, render)
+    report = diagnose(fix=fix)
+    found = problems(report)
+    report["problems"] = found
+    emit(report, as_json, render)
+    if found:
+        where = '"problems" above' if as_json else f"the !! line{'s' if len(found) > 1 else ''} above"
+        raise OperationFailedError(
+            f"doctor found {len(found)} problem{'s' if len(found) > 1 else ''} ({where})")

@@ -7,7 +7,12 @@ from pathlib import Path
 
 import click
 
-from swarm.cli.completion import complete_team
+from swarm.cli.completion import (
+    complete_backend,
+    complete_model,
+    complete_team,
+    complete_teammate_model,
+)
 from swarm.cli.helptext import examples
 from swarm.cli.replay import record_option, start_recording
 from swarm.cli.trust import review_for_lead
@@ -26,15 +31,16 @@ from swarm.lead.options import LEAD_MODES, LeadOptions
 @click.argument("prompt", required=False)
 @click.option("--team", "-t", "team_name", default=None, shell_complete=complete_team,
               help="Team to create (default: a generated name), or to continue with --resume.")
-@click.option("--model", "-m", default=None,
+@click.option("--model", "-m", default=None, shell_complete=complete_model,
               help="The lead's model: sonnet|opus|haiku|claude-...|PROVIDER:MODEL|scripted:PATH.")
 @click.option("--teammate-model", default="inherit", show_default=True,
+              shell_complete=complete_teammate_model,
               help="Teammates' model ([PROVIDER:]MODEL); inherit: the lead's (a scripted lead's:"
               " $SWARM_MODEL, sonnet with a key, else shell).")
 @click.option("--allow", multiple=True, metavar="RULE",
               help="Allow rule for the lead and its teammates, e.g. 'Bash(npm test:*)'.")
 @click.option("--deny", multiple=True, metavar="RULE", help="Deny rule (wins over allow).")
-@click.option("--backend", default=None, metavar="auto|tmux|iterm2|hidden|ssh:[USER@]HOST[:PORT]",
+@click.option("--backend", default=None, shell_complete=complete_backend, metavar="auto|tmux|iterm2|hidden|ssh:[USER@]HOST[:PORT]",
               help="Where teammates run (default: $SWARM_BACKEND or auto).")
 @click.option("--cwd", default=None, help="Working directory of the lead and its teammates.")
 @click.option("--approvals", type=click.Choice(["human", "lead"]), default="human",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import click
 
 from swarm.cli.common import (
+    SECONDS,
     emit,
     json_option,
     mode_cap,
@@ -13,7 +14,7 @@ from swarm.cli.common import (
     team_option,
     wide_option,
 )
-from swarm.cli.completion import complete_member
+from swarm.cli.completion import complete_member, complete_model
 from swarm.cli.helptext import examples
 from swarm.cli.status import render
 from swarm.core.model.names import PERMISSION_MODES
@@ -22,8 +23,8 @@ from swarm.errors import BadInputError, OperationFailedError
 from swarm.ops.control import interrupt as do_interrupt
 from swarm.ops.control import interrupted_line, set_mode, to_background
 from swarm.ops.control import kill as do_kill
-from swarm.ops.control import shutdown as do_shutdown
 from swarm.ops.restart import respawn as do_respawn
+from swarm.ops.shutdown import shutdown as do_shutdown
 from swarm.ops.spawner import SpawnRequest
 from swarm.ops.waiting import left_out
 from swarm.ops.waiting import wait as do_wait
@@ -36,11 +37,12 @@ from swarm.ops.waiting import wait as do_wait
 @click.option("--all", "all_members", is_flag=True, help="Every teammate.")
 @team_option
 @click.option("--reason", "-r", default=None, help="Why (the teammate sees it).")
-@click.option("--timeout", type=float, default=30.0, show_default=True,
+@click.option("--timeout", type=SECONDS, default=30.0, show_default=True,
               help="Seconds to wait for each teammate to exit.")
 @click.option("--force", is_flag=True,
               help="Kill teammates that have not exited by the timeout (5 s for one that left "
-                   "an earlier shutdown request unread).")
+                   "an earlier shutdown request unread; at once for one whose model cannot be "
+                   "reached, which is otherwise ended after 5 s).")
 @json_option
 def shutdown(name: str | None, all_members: bool, team_name: str | None, reason: str | None,
              timeout: float, force: bool, as_json: bool) -> None:
@@ -87,14 +89,13 @@ def kill(name: str, team_name: str | None) -> None:
 
     It works on a team whose document is gone too: the teammate is found from its state.
     """
-    tree = do_kill(Team.salvage(resolve_team_name(team_name)), name)
-    click.echo(f"killed {name.lower()}" + (f"\n{tree.describe()}" if tree else ""))
+    click.echo(do_kill(Team.salvage(resolve_team_name(team_name)), name).describe())
 
 
 @click.command(epilog=examples("swarm respawn worker", "swarm respawn worker --json"))
 @click.argument("name", shell_complete=complete_member)
 @team_option
-@click.option("--model", "-m", default=None,
+@click.option("--model", "-m", default=None, shell_complete=complete_model,
               help="Run it on this model from now on (checked before anything restarts).")
 @click.option("--permission-mode", type=click.Choice(PERMISSION_MODES), default=None,
               help="Restart it in this permission mode.")
@@ -119,7 +120,7 @@ def respawn(name: str, team_name: str | None, model: str | None, permission_mode
 @click.option("--until", "until", type=click.Choice(["idle", "tasks-done", "exited", "asking"]),
               required=True, help="What to wait for (asking: a teammate waits for your answer"
               " to a permission request or a plan).")
-@click.option("--timeout", type=float, default=None, help="Give up after S seconds (exit 124).")
+@click.option("--timeout", type=SECONDS, default=None, help="Give up after S seconds (exit 124).")
 @wide_option
 @json_option
 def wait(team_name: str | None, until: str, timeout: float | None, wide: bool,
@@ -137,12 +138,15 @@ def wait(team_name: str | None, until: str, timeout: float | None, wide: bool,
 @click.command("mode", epilog=examples(
     "swarm mode worker acceptEdits", "swarm mode worker default --reason 'back to asking'"))
 @click.argument("name", shell_complete=complete_member)
-@click.argument("mode", type=click.Choice(PERMISSION_MODES))
+@click.argument("mode", type=click.Choice(PERMISSION_MODES), metavar="MODE")
 @team_option
 @click.option("--reason", "-r", default=None, help="Why (the teammate's pane shows it).")
 @json_option
 def mode(name: str, mode: str, team_name: str | None, reason: str | None, as_json: bool) -> None:
-    """Change a teammate's permission mode, from its next tool call."""
+    """Change a teammate's permission mode, from its next tool call.
+
+    MODE is default, acceptEdits, plan or bypassPermissions.
+    """
     team = open_team(team_name)
     status = set_mode(team, name, mode, reason, cap=mode_cap(team))
     later = "" if status.state not in ("exited", "dead") else f" (it is {status.state}: from its next run)"

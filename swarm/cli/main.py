@@ -153,9 +153,23 @@ def _exists(target: str) -> bool:
                  "swarm COMMAND --help        # every command's options, with examples"))
 @click.version_option(__version__, "-V", "--version", prog_name="swarm")
 @click.option("--verbose", "-v", is_flag=True, help="Show debug lines on stderr.")
-def cli(verbose: bool) -> None:
+@click.pass_context
+def cli(ctx: click.Context, verbose: bool) -> None:
     """Run teams of LLM agents from a shell."""
     configure_logging(verbose=verbose)
+    if ctx.invoked_subcommand != "doctor":  # doctor reports it, among the rest
+        _check_home()
+
+
+def _check_home() -> None:
+    """SWARM_HOME (or the nearest of its parents that exists) must be a directory: a file there
+    would make every team quietly absent ("no teams") rather than an error."""
+    home = settings.home()
+    for place in (home, *home.parents):
+        if place.exists():
+            if not place.is_dir():
+                raise BadInputError(f"SWARM_HOME {home} is not a directory")
+            return
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -19,7 +19,7 @@ from swarm.cli.common import (
     terminal_width,
     to_jsonable,
 )
-from swarm.cli.completion import complete_member
+from swarm.cli.completion import complete_member, complete_recipient
 from swarm.cli.helptext import examples
 from swarm.core.model import records
 from swarm.core.model.names import LEAD_NAME
@@ -36,7 +36,7 @@ from swarm.ops.messages import find_message
     "git diff | swarm send reviewer -",
     "swarm send worker 'one more: check the docs' --wake",
     "swarm send worker 'stop and commit' --wait-read --timeout 60"))
-@click.argument("to", shell_complete=complete_member)
+@click.argument("to", shell_complete=complete_recipient)
 @click.argument("message")
 @team_option
 @click.option("--summary", "-s", default=None, help="Short preview of the message.")

@@ -8,11 +8,13 @@ import click
 
 from swarm import settings
 from swarm.cli.common import emit, json_option, open_team, table, team_option
+from swarm.cli.completion import complete_request
 from swarm.cli.helptext import examples
 from swarm.core.team.attention import span
 from swarm.ops.approvals import approve_permission, deny_permission, pending_permissions
 from swarm.ops.health import age_s
 
+DENIED = "denied by the person"  # the teammate's reason when `deny` is given none
 WHAT_WIDTH = 200  # past it, the cell says how much more there is (and to use --json)
 
 
@@ -46,7 +48,7 @@ def list_requests(team_name: str | None, as_json: bool) -> None:
     "swarm permissions approve worker --always",
     "swarm permissions approve worker --rule 'Bash(make:*)'",
     """swarm permissions approve 3f2a9c1d --input '{"command": "make test"}'"""))
-@click.argument("request_id", metavar="ID|NAME")
+@click.argument("request_id", metavar="ID|NAME", shell_complete=complete_request)
 @click.option("--always", is_flag=True,
               help="Add a team rule for exactly this call so no teammate asks again.")
 @click.option("--rule", "typed", default=None, metavar="RULE",
@@ -65,10 +67,12 @@ def approve(request_id: str, always: bool, typed: str | None, new_input: str | N
 
 @permissions.command("deny", epilog=examples(
     "swarm permissions deny 3f2a9c1d --reason 'use make clean, not rm -rf'"))
-@click.argument("request_id", metavar="ID|NAME")
-@click.option("--reason", "-r", required=True, help="Why (the teammate's model reads it).")
+@click.argument("request_id", metavar="ID|NAME", shell_complete=complete_request)
+@click.option("--reason", "-r", default=None,
+              help="Why (the teammate's model reads it; default: denied by the person).")
 @team_option
-def deny(request_id: str, reason: str, team_name: str | None) -> None:
+def deny(request_id: str, reason: str | None, team_name: str | None) -> None:
     """Refuse the tool call."""
-    found = deny_permission(open_team(team_name), request_id, reason)
+    found = deny_permission(open_team(team_name), request_id,
+                            DENIED if reason is None else reason)
     click.echo(f"denied {found.request.tool_name} for {found.message.sender}")

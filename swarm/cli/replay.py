@@ -10,7 +10,7 @@ from typing import Any, TypeVar
 
 import click
 
-from swarm.cli.common import emit, json_option
+from swarm.cli.common import SECONDS, emit, json_option
 from swarm.cli.helptext import examples
 from swarm.core.text.terminal import visible
 
@@ -71,7 +71,7 @@ def one_line(text: str | None, width: int = 110) -> str:
 @click.option("--team", "-t", "team_name", default=None,
               help="The team the replay runs in (default: RECORDED-replayN).")
 @click.option("--prompt", default=None, help="A recorded lead's prompt, changed.")
-@click.option("--timeout", type=float, default=300.0, show_default=True,
+@click.option("--timeout", type=SECONDS, default=300.0, show_default=True,
               help="Seconds the replay may take.")
 @json_option
 def replay(directory: Path, team_name: str | None, prompt: str | None, timeout: float,

@@ -14,6 +14,7 @@ from swarm.cli.common import (
     open_team,
     team_option,
 )
+from swarm.cli.completion import complete_backend, complete_model
 from swarm.cli.helptext import examples
 from swarm.cli.replay import record_option, start_recording
 from swarm.core.kinds import agent_names
@@ -44,13 +45,13 @@ def spawner_depth(team: Team) -> int:
 @click.option("--prompt-file", type=click.File("r"), default=None, help="Read the prompt from a file.")
 @click.option("--agent-type", default="general-purpose", show_default=True,
               help="Agent definition (see `swarm agents list`).")
-@click.option("--model", "-m", default=None,
+@click.option("--model", "-m", default=None, shell_complete=complete_model,
               help="sonnet|opus|haiku|claude-...|PROVIDER:MODEL (anthropic, bedrock, vertex,"
               " openai, ollama)|shell|scripted:PATH.")
 @click.option("--agent", "agent", type=click.Choice(agent_names(), case_sensitive=False),
               default=None,
               help="The teammate is this agent CLI, driven headless (default: swarm's own).")
-@click.option("--backend", default=None, metavar="auto|tmux|iterm2|hidden|ssh:[USER@]HOST[:PORT]",
+@click.option("--backend", default=None, shell_complete=complete_backend, metavar="auto|tmux|iterm2|hidden|ssh:[USER@]HOST[:PORT]",
               help="Where the teammate runs (default: $SWARM_BACKEND or auto).")
 @click.option("--cwd", default=None, help="Working directory (default: here).")
 @click.option("--worktree", is_flag=True, help="Work in a new git worktree of --cwd.")

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from swarm.cli.common import (
+    SECONDS,
     emit,
     fit_lines,
     fit_table,
@@ -26,8 +27,9 @@ from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.errors import OperationFailedError, SwarmError
 from swarm.ops.clients import add_external
-from swarm.ops.control import delete_team, remove_member
+from swarm.ops.control import delete_team
 from swarm.ops.health import mode_of
+from swarm.ops.shutdown import remove_member
 
 if TYPE_CHECKING:
     from swarm.ops.resume import ResumeResult
@@ -52,6 +54,9 @@ def create(name: str, description: str, as_json: bool) -> None:
     `export SWARM_TEAM=$(swarm team create alpha)` names the team really created.
     """
     created = Team.create(name, description=description)
+    if name != name.lower():  # names are lower case: say so rather than change it silently
+        click.echo(f"swarm: note: team names are lower case: {name!r} is team {name.lower()}",
+                   err=True)
     config = created.config()
     if as_json:
         emit(config, as_json, str)
@@ -143,7 +148,7 @@ def delete(name: str, force: bool, discard_worktrees: bool, as_json: bool) -> No
 @click.argument("name", shell_complete=complete_member)
 @team_option
 @click.option("--force", is_flag=True, help="Kill it instead of asking it to shut down.")
-@click.option("--timeout", type=float, default=30.0, show_default=True,
+@click.option("--timeout", type=SECONDS, default=30.0, show_default=True,
               help="Seconds to wait for it to exit after the shutdown request.")
 @json_option
 def remove(name: str, team_name: str | None, force: bool, timeout: float, as_json: bool) -> None:

@@ -62,6 +62,7 @@ class TeammateKind:
     tested_version: str | None = None  # the version swarm's tests drive
     driver: str | None = None  # "module:Class" of its CliDriver, imported only when it runs
     tool_prefix: str = "mcp__swarm__"  # how its model sees swarm's MCP tools
+    own_tools: tuple[str, ...] = ()  # its own tools a permission rule may name (`WebFetch`)
     env_prefixes: tuple[str, ...] = ()  # variables its process needs, by prefix
     credentials: tuple[str, ...] = ()  # variables that sign it in (any one, non-empty)
     project_config: tuple[ConfigPath, ...] = ()
@@ -134,6 +135,8 @@ KNOWN_KINDS: tuple[TeammateKind, ...] = (
         name="claude-code", title="Claude Code", aliases=("claude",),
         executable="claude", npm_package="@anthropic-ai/claude-code", tested_version="2.1.332",
         driver="swarm.runtime.clis.claude_code:ClaudeCode",
+        own_tools=("WebFetch", "WebSearch", "NotebookEdit", "NotebookRead", "TodoWrite", "Task",
+                   "MultiEdit", "LS", "BashOutput", "KillShell", "SlashCommand", "Skill"),
         env_prefixes=("ANTHROPIC_", "CLAUDE_"),
         credentials=("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN",
                      "CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX"),

@@ -265,9 +265,8 @@ def command(session: Session, ui: TerminalUI, line: str) -> None:
                 ui.notice(control.interrupted_line(control.interrupt(lead.team, arg.strip())))
             except SwarmError as exc:
                 ui.notice(str(exc))
-        else:
-            ui.notice("interrupted the lead's turn" if lead.interrupt() else
-                      "the lead is not in a turn")
+        elif not lead.interrupt():  # one that was in a turn: its end says "turn interrupted"
+            ui.notice("the lead is not in a turn")
     elif name == "help":
         ui.out(HELP)
     else:
@@ -311,8 +310,8 @@ def prompt_loop(session: Session, ui: TerminalUI, prompt_session: Any) -> None:
         try:
             line = prompt_session.prompt(ui.prompt_text)
         except KeyboardInterrupt:  # Ctrl-C: the lead's turn, never the session
-            ui.notice("interrupted the lead's turn" if lead.interrupt()
-                      else "nothing to interrupt: /quit or Ctrl-D ends the session")
+            if not lead.interrupt():  # a turn's end says "turn interrupted": one line
+                ui.notice("nothing to interrupt: /quit or Ctrl-D ends the session")
             continue
         except EOFError:
             return

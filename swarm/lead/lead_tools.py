@@ -241,7 +241,9 @@ class StopTeammate(Tool):
 
     def run(self, args: StopTeammateInput, ctx: ToolContext) -> ToolResult:
         name = args.name.strip().lower()
-        control.kill(ctx.team, name)
+        killed = control.kill(ctx.team, name)
+        if killed.was is not None:  # nothing ran: say so rather than "stopped"
+            return ToolResult(killed.describe())
         _host(ctx).notice(f"stopped {name}")
         return ToolResult(f"stopped {name}; its unfinished tasks are pending again")
 

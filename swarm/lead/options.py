@@ -61,6 +61,13 @@ def lead_model_spec(requested: str | None) -> str:
     return spec
 
 
+def lead_model_origin(requested: str | None, spec: str) -> str | None:
+    """Where the lead's model came from when no --model named it (for an error about it)."""
+    if (requested or "").strip() or settings.model() != spec:
+        return None
+    return settings.model_origin()
+
+
 def validate(options: LeadOptions) -> None:
     if options.approvals not in APPROVALS:
         raise BadInputError(f"--approvals must be one of {', '.join(APPROVALS)}")

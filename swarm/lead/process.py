@@ -31,9 +31,16 @@ from swarm.core.store.liveness import is_alive
 from swarm.core.team.state import read_state, write_state
 from swarm.core.team.team import Team
 from swarm.core.trust.workspace import decide
-from swarm.errors import BadInputError, OperationFailedError, TurnInterrupted
+from swarm.errors import BadInputError, OperationFailedError, TurnInterrupted, from_origin
 from swarm.lead.lead_tools import SpawnDefaults, deleted_line, lead_tools
-from swarm.lead.options import NO_MODEL, LeadOptions, lead_model_spec, teammate_model_spec, validate
+from swarm.lead.options import (
+    NO_MODEL,
+    LeadOptions,
+    lead_model_origin,
+    lead_model_spec,
+    teammate_model_spec,
+    validate,
+)
 from swarm.lead.prompt import lead_system_prompt
 from swarm.lead.replay_wakes import ReplayedWakes
 from swarm.lead.wake_policy import Reporter, Wake
@@ -101,7 +108,8 @@ class Lead(AgentBase, LoopHooks):
         if options.resume:  # no such team: say so before the SDK import (seconds of CPU)
             self._open_team()
         try:
-            check_model_spec(self.model_spec, cwd=str(self.cwd))
+            with from_origin(lead_model_origin(options.model, self.model_spec)):
+                check_model_spec(self.model_spec, cwd=str(self.cwd))
             model = load_model(self.model_spec, cwd=str(self.cwd))
         except OperationFailedError as exc:  # no credentials: say what to do, in one line
             raise BadInputError(f"{NO_MODEL} ({exc})") from None

@@ -34,6 +34,7 @@ from swarm.ops import control
 from swarm.ops.health import observe
 from swarm.ops.report import build_report
 from swarm.ops.report_html import render_html
+from swarm.ops.shutdown import shutdown
 
 log = logging.getLogger(__name__)
 PERSON_POLL = 0.05  # seconds between checks of the person's input (interactive)
@@ -158,7 +159,7 @@ class Session:
             problems.append(f"stopping the lead's subagents: {describe_error(exc)}")
         grace = settings.shutdown_grace()
         try:
-            outcomes = control.shutdown(team, [], reason="the lead's session is over",
+            outcomes = shutdown(team, [], reason="the lead's session is over",
                                         timeout=grace, force=True)
             for outcome in outcomes:
                 if outcome.result == "refused":  # asked nicely; the session still ends

@@ -1,5 +1,6 @@
-"""Steering teammates: shutdown (asked, maybe refused), interrupt, kill, a new mode, removing a
-member, and deleting a team with everything it started (processes, panes); waiting: ops.waiting."""
+"""Steering teammates: interrupt, kill, a new mode, stopping a member's process, and deleting a
+team with everything it started (processes, panes); asking them to exit: ops.shutdown; waiting:
+ops.waiting."""
 
 from __future__ import annotations
 
@@ -13,33 +14,19 @@ from msgspec import Struct
 from swarm.backends.resolve import get_backend
 from swarm.backends.ssh import signal_agent
 from swarm.core import kinds
-from swarm.core.model import records
 from swarm.core.model.names import LEAD_NAME, ModeCap
-from swarm.core.model.protocol import ModeChange, ShutdownRequest, ShutdownResponse
+from swarm.core.model.protocol import ModeChange
 from swarm.core.model.state import AgentState
-from swarm.core.model.task import ENDED
 from swarm.core.model.team import Member
 from swarm.core.shell.rules import validate_mode
-from swarm.core.store import paths
 from swarm.core.store import select as stores
-from swarm.core.store.api import Mailbox, Watcher
+from swarm.core.store.api import Watcher
 from swarm.core.store.liveness import terminate
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import read_state, update_state
 from swarm.core.team.team import Team
 from swarm.core.team.worktrees import Finished, finish_member, leave_team
 from swarm.errors import BadInputError, OperationFailedError, SshError
-from swarm.ops.health import MemberStatus, end_child_commands, observe, observe_member
-
-
-class ShutdownOutcome(Struct, dict=True):
-    name: str
-    result: str  # exited | refused | timeout | killed | already-stopped
-    reason: str | None = None
-    worktree: Finished | None = None  # its worktree, finished as it exited
-
-    def as_dict(self) -> dict[str, object]:
-        return records.to_dict(self)  # deep: its worktree a dict too
+from swarm.ops.health import MemberStatus, end_child_commands, observe_member
 
 
 def team_watcher(team: Team) -> Watcher:
@@ -47,7 +34,7 @@ def team_watcher(team: Team) -> Watcher:
     return stores.team_watcher(team.name, None, True, [m.name for m in team.members()])
 
 
-def _targets(team: Team, names: list[str]) -> list[Member]:
+def targets(team: Team, names: list[str]) -> list[Member]:
     if not names:
         return [m for m in team.members() if m.name != LEAD_NAME]
     out = []
@@ -147,102 +134,6 @@ def end_teammates(team: Team) -> Deleted:
     return Deleted(team.name, stopped, leave_team(team))
 
 
-def shutdown(team: Team, names: list[str], reason: str | None = None, timeout: float = 30.0,
-             force: bool = False) -> list[ShutdownOutcome]:
-    """Ask each member to shut down; wait for its answer and its exit; kill on --force. With
-    --force, a member that left an earlier request unread gets IGNORED_GRACE, not `timeout`:
-    it was asked already (a `swarm shutdown` that timed out) and is not reading its mail."""
-    pending: dict[str, tuple[Member, str, float, str]] = {}  # request id, deadline, why late
-    outcomes: list[ShutdownOutcome] = []
-    start = time.monotonic()
-    for member in _targets(team, names):
-        status = observe_member(team, member)
-        if status.state in ("exited", "dead"):
-            close_pane(member)
-            tree = finish_worktree(team, member) if status.state == "exited" else None
-            outcomes.append(ShutdownOutcome(member.name, "already-stopped", status.state, tree))
-            continue
-        wait_s, late = timeout, f"no exit within {timeout:g}s"
-        if force and _asked_before(team, member.name):
-            wait_s = min(timeout, IGNORED_GRACE)
-            late = (f"it did not answer an earlier shutdown request; no exit within "
-                    f"{wait_s:g}s")
-        request = ShutdownRequest(reason=reason)
-        team.send(member.name, request, sender=LEAD_NAME)
-        pending[member.name] = (member, request.request_id, start + wait_s, late)
-    lead_box = open_mailbox(team.name, LEAD_NAME)
-    late_ones: list[tuple[Member, str]] = []
-    with team_watcher(team) as watcher:
-        while pending:
-            # States first: a member sends its answer before it exits, so one seen exited has
-            # its answer (and its words on why) already in the lead's box.
-            states = {name: read_state(team.name, name) for name in pending}
-            answers = _shutdown_answers(lead_box, {p[1]: n for n, p in pending.items()})
-            now = time.monotonic()
-            for name, (member, rid, deadline, late) in list(pending.items()):
-                answer = answers.get(rid)
-                state = states[name]
-                if answer is not None and not answer.approve:
-                    outcomes.append(ShutdownOutcome(name, "refused", answer.reason))
-                    del pending[name]
-                elif state is not None and state.state in ("exited", "dead"):
-                    close_pane(member)
-                    tree = finish_worktree(team, member) if state.state == "exited" else None
-                    # Its own words when it approved (why it left without the model).
-                    why = answer.reason if answer is not None and answer.reason else state.detail
-                    outcomes.append(ShutdownOutcome(name, "exited", why, tree))
-                    del pending[name]
-                elif now >= deadline:
-                    late_ones.append((member, _late(late, state)))
-                    del pending[name]
-            if not pending:
-                break
-            next_deadline = min(p[2] for p in pending.values())
-            watcher.wait(max(0.0, min(next_deadline - time.monotonic(), 1.0)))
-            observe(team)  # notices a member that died instead of answering
-    for member, late in late_ones:
-        if force:
-            tree = stop_member(team, member, "killed by shutdown --force")
-            outcomes.append(ShutdownOutcome(member.name, "killed", late, tree))
-        else:
-            outcomes.append(ShutdownOutcome(member.name, "timeout", late))
-    return outcomes
-
-
-IGNORED_GRACE = 5.0  # seconds --force waits for a member that left an earlier request unread
-
-
-def _asked_before(team: Team, name: str) -> bool:
-    """An earlier shutdown request from the lead still lies unread in `name`'s mailbox."""
-    return any(isinstance(m.structured(), ShutdownRequest) and m.sender == LEAD_NAME
-               for m in open_mailbox(team.name, name).unread())
-
-
-def _late(late: str, state: AgentState | None) -> str:
-    """Why no exit, and what the member is doing (its state and detail: a model call that
-    keeps failing, the command it runs)."""
-    if state is None:
-        return late
-    return f"{late}; it is {state.state}" + (f": {state.detail}" if state.detail else "")
-
-
-def _shutdown_answers(box: Mailbox, asked: dict[str, str]) -> dict[str, ShutdownResponse]:
-    """Answers to our requests (request id -> the member asked), from the member asked only:
-    a third member's forged refusal is not an answer."""
-    found: dict[str, ShutdownResponse] = {}
-    used = []
-    for message in box.messages(include_archive=True):
-        structured = message.structured()
-        if (isinstance(structured, ShutdownResponse)
-                and asked.get(structured.request_id) == message.sender):
-            found[structured.request_id] = structured
-            if not message.read:
-                used.append(message.id)
-    if used:
-        box.mark_read(used)
-    return found
-
-
 def interrupted_line(status: MemberStatus) -> str:
     """What an interrupt did: an idle teammate ignores SIGINT between turns."""
     if status.state == "idle":
@@ -289,74 +180,30 @@ def to_background(team: Team, name: str) -> list[str]:
     return foreground
 
 
-def kill(team: Team, name: str) -> Finished | None:
+class Killed(Struct, dict=True):
+    name: str
+    was: str | None = None  # not running: its state and why ("exited: killed")
+    worktree: Finished | None = None
+
+    def describe(self) -> str:
+        if self.was is not None:
+            return f"{self.name} is not running ({self.was}): nothing to kill"
+        return f"killed {self.name}" + (f"\n{self.worktree.describe()}" if self.worktree else "")
+
+
+def kill(team: Team, name: str) -> Killed:
+    """End a member's process now. One that is not running keeps its record as it is (a
+    member that shut down is not `killed`); its pane and commands are ended all the same."""
     member = team.member(name)
     if member.name == LEAD_NAME:
         raise BadInputError("the team lead is not a teammate process")
-    return stop_member(team, member, "killed")
-
-
-class Removed(Struct, dict=True):
-    name: str
-    stopped: str  # how it left: exited | killed | already-stopped
-    released: list[str]  # ids of the tasks it gave back
-    kept_as: str | None  # its transcript and mailbox now live under this name, for the report
-    worktree: Finished | None = None
-
-    def as_dict(self) -> dict[str, object]:
-        return records.to_dict(self)  # deep: its worktree a dict too
-
-
-def remove_member(team: Team, name: str, force: bool = False,
-                  timeout: float = 30.0) -> Removed:
-    """`swarm team remove`: stop the member (a shutdown; `force` kills), give back its tasks,
-    and take it out of the team file. Its transcript and mailbox are kept under
-    `NAME.removed-N` (not a member name, so the name is free and a new member with it starts
-    with an empty conversation); the report still reads them."""
-    member = team.member(name)
-    if member.name == LEAD_NAME:
-        raise BadInputError("the team lead cannot be removed")
     status = observe_member(team, member)
-    owned = [t.id for t in team.tasks.list() if t.owner == member.name and t.status not in ENDED]
-    tree: Finished | None = None
     if status.state in ("exited", "dead"):
-        how = "already-stopped"
         close_pane(member)
         end_child_commands(read_state(team.name, member.name), member)
-    elif force:
-        how, tree = "killed", stop_member(team, member, "removed from the team")
-    else:
-        (outcome,) = shutdown(team, [member.name], "removed from the team", timeout)
-        if outcome.result != "exited":
-            why = f": {outcome.reason}" if outcome.reason else ""
-            raise OperationFailedError(f"{member.name} did not leave ({outcome.result}{why}); "
-                                       f"`swarm team remove {member.name} --force` kills it")
-        how, tree = "exited", outcome.worktree
-    team.tasks.release_owned_by(member.name)  # a stopped process gave them back already
-    if tree is None and how != "exited":
-        tree = finish_worktree(team, member)
-    kept = _keep_files_aside(team, member.name)
-    team.remove_member(member.name)
-    return Removed(member.name, how, owned, kept, tree)
-
-
-def _keep_files_aside(team: Team, name: str) -> str | None:
-    """Move a removed member's agent directory and mailbox to the first free `NAME.removed-N`."""
-    sources = [paths.agent_dir(team.name, name), paths.inbox(team.name, name),
-               paths.inbox_archive(team.name, name)]
-    if not any(p.exists() for p in sources):
-        return None
-    n = 1
-    while paths.agent_dir(team.name, f"{name}.removed-{n}").exists() or paths.inbox(
-            team.name, f"{name}.removed-{n}").exists():
-        n += 1
-    kept = f"{name}.removed-{n}"
-    targets = [paths.agent_dir(team.name, kept), paths.inbox(team.name, kept),
-               paths.inbox_archive(team.name, kept)]
-    for source, target in zip(sources, targets, strict=True):
-        if source.exists():
-            source.rename(target)
-    return kept
+        was = f"{status.state}: {status.detail}" if status.detail else status.state
+        return Killed(member.name, was)
+    return Killed(member.name, worktree=stop_member(team, member, "killed"))
 
 
 def set_mode(team: Team, name: str, mode: str, reason: str | None = None,

@@ -17,7 +17,8 @@ from pathlib import Path
 
 from swarm.core.model.task import Task
 from swarm.core.team.team import Team
-from swarm.ops.control import delete_team, shutdown
+from swarm.ops.control import delete_team
+from swarm.ops.shutdown import shutdown
 from swarm.ops.spawner import SpawnRequest, spawn
 from swarm.ops.waiting import wait
 from swarm.runtime.models.spec import EXAMPLES
@@ -43,15 +44,17 @@ def demo_tasks(root: Path) -> list[tuple[str, str]]:
     tasks = []
     packages = sorted(p.name for p in root.iterdir()
                       if p.is_dir() and not p.name.startswith(".") and any(p.glob("*.py")))
+    # From the root, so what they print names files as the person sees them (alpha/a.py),
+    # not by an absolute path the results table would have to cut.
+    cd = f"cd {shlex.quote(str(root))} &&"
     for name in packages[:4] or ["."]:
-        target = shlex.quote(str(root / name))
         tasks.append((f"count lines of Python in {name}/",
-                      f"$ find {target} -name '*.py' -not -path '*/.venv/*' | xargs cat | wc -l"))
-    quoted = shlex.quote(str(root))
+                      f"$ {cd} find {shlex.quote(name)} -name '*.py' -not -path '*/.venv/*'"
+                      " | xargs cat | wc -l"))
     tasks.append(("find the five largest Python files",
-                  f"$ find {quoted} -name '*.py' -not -path '*/.venv/*' | xargs wc -l | sort -n"
-                  " | tail -6 | head -5"))
-    tasks.append(("count TODO markers", f"$ grep -rn --include='*.py' TODO {quoted}"
+                  f"$ {cd} find . -name '*.py' -not -path '*/.venv/*' | sed 's|^[.]/||'"
+                  " | xargs wc -l | sort -n | tail -6 | head -5"))
+    tasks.append(("count TODO markers", f"$ {cd} grep -rn --include='*.py' TODO ."
                   " --exclude-dir=.venv | wc -l"))
     return tasks
 
@@ -75,8 +78,6 @@ def run_demo(root: Path, keep: bool = False, backend: str | None = None,
             owner = WORKERS[index] if index < len(WORKERS) else None
             task = team.tasks.add(subject, description=description, owner=owner)
             say(f"queued task #{task.id}: {subject}" + (f" (for {owner})" if owner else ""))
-        if result.backend == "tmux" and not keep:
-            say(f"watch live: swarm attach --team {team.name}")
         wait(team, "tasks-done", timeout)
         rows = summary_rows(team.tasks.list())
         if not keep:
@@ -100,5 +101,5 @@ def summary_rows(tasks: list[Task]) -> list[dict[str, str]]:
         rows.append({"task": f"#{task.id}", "subject": task.subject, "owner": task.owner or "-",
                      "status": task.status,
                      "seconds": f"{(end - start).total_seconds():.2f}",
-                     "result": (lines[-1] if lines else "").strip()[:40]})
+                     "result": (lines[-1] if lines else "").strip()})
     return rows

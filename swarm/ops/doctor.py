@@ -177,7 +177,7 @@ def render(report: dict[str, Any]) -> str:
         + (f" ({report['model_notice']})" if report["model_notice"] else ""),
         *_provider_lines(report),
         *agent_cli_lines(report["agent_clis"]),
-        f"{mark(report['swarm_home_writable'])}SWARM_HOME: {report['swarm_home']}"
+        f"{'ok  ' if report['swarm_home_writable'] else '!!  '}SWARM_HOME: {report['swarm_home']}"
         f"{'' if report['swarm_home_writable'] else ' (not writable)'}",
     ]
     lines.append(_trust_line(report["project_trust"]))
@@ -197,7 +197,8 @@ def render(report: dict[str, Any]) -> str:
         lines.append(f"ok  ssh {host['host']}: {host['version']}" if host["version"] else
                      f"!!  ssh {host['host']} ({', '.join(host['members'])}): {host['problem']}")
     for finding in report["findings"]:
-        lines.append(f"!!  {finding['kind']}: {finding['path']}: {finding['detail']}")
+        sign = "ok  " if finding["fixed"] else "!!  "  # a repaired finding is no problem now
+        lines.append(f"{sign}{finding['kind']}: {finding['path']}: {finding['detail']}")
         if finding["fixed"]:
             lines.append(f"    fixed: {finding['fix']}")
         elif finding["fix"]:
@@ -205,6 +206,11 @@ def render(report: dict[str, Any]) -> str:
     if not report["findings"]:
         lines.append("ok  no damage found under SWARM_HOME")
     return "\n".join(lines)
+
+
+def problems(report: dict[str, Any]) -> list[str]:
+    """The problems doctor prints (its `!!` lines): `swarm doctor` fails when there is one."""
+    return [line[4:] for line in render(report).splitlines() if line.startswith("!!")]
 
 
 def _ssh_host(host: str, members: list[str]) -> dict[str, Any]:

@@ -39,8 +39,8 @@ from swarm.core.team.worktrees import (
 )
 from swarm.core.trust.secrets import redact
 from swarm.core.trust.user_config import default_mode, lasting_rules
-from swarm.core.trust.workspace import ProjectConfig, decide
-from swarm.errors import BadInputError, SwarmError
+from swarm.core.trust.workspace import ProjectConfig, TrustDecision, decide
+from swarm.errors import BadInputError, NotFoundError, SwarmError, from_origin
 from swarm.ops.health import observe
 from swarm.runtime.budget import depth_refusal
 from swarm.runtime.models import check_model_spec, default_model_spec
@@ -155,8 +155,11 @@ def spawn(team: Team, request: SpawnRequest,
     if not workdir.is_dir():
         raise BadInputError(f"--cwd {workdir} is not a directory")
     trust = decide(workdir, flag=req.trust_project)
-    definition = get_definition(req.agent_type, workdir, project=trust.project,
-                                policy_dir=team.config().policy_dir)
+    try:
+        definition = get_definition(req.agent_type, workdir, project=trust.project,
+                                    policy_dir=team.config().policy_dir)
+    except NotFoundError as exc:
+        raise NotFoundError(f"{exc}{_ignored_definition(req.agent_type, trust)}") from None
     defaults = definition.defaults()
     # A plan-mode teammate works in acceptEdits once its plan is approved, unless told otherwise.
     fallback = "acceptEdits" if req.plan_mode_required else (
@@ -188,10 +191,13 @@ def spawn(team: Team, request: SpawnRequest,
     if kind.is_cli:  # the CLI has its own models and credentials
         kind.executable_path()  # installed, or one line saying so before anything is made
     else:
+        origin = None if req.model else (f"{definition.path or definition.name}: model" if spec
+                                         else settings.model_origin())
         if not spec:
             spec, notice = default_model_spec()
         # Before anything is registered: credentials for its provider, a script that parses.
-        spec = check_model_spec(spec, cwd=str(workdir))
+        with from_origin(origin):
+            spec = check_model_spec(spec, cwd=str(workdir))
     allow_rules = [validate_rule(r) for r in req.allow]
     deny_rules = [validate_rule(r) for r in req.deny]
     lasting_rules()  # a bad rule in config.toml fails here, not in the teammate at its start
@@ -239,6 +245,15 @@ def _layout_note(backend: str, host: str | None) -> list[str]:
     where = (f"on {host}" if host else "in iTerm2, which splits its window as always"
              if backend == "iterm2" else "hidden, with no pane")
     return [f"the tmux layout `window` does not apply: this teammate runs {where}"]
+
+
+def _ignored_definition(agent_type: str, trust: TrustDecision) -> str:
+    """An untrusted project's definition of that type explains an unknown type: named, with
+    the way to trust it."""
+    ignored = [f.path for f in (*trust.config.of("agents"), *trust.config.of("claude_agents"))
+               if f.path.stem.lower() == agent_type.lower() and f not in trust.project.files]
+    return (f"; {ignored[0]} is ignored: the project is not trusted (`swarm trust` reviews it)"
+            if ignored else "")
 
 
 def _remote_cwd(cwd: str | None, worktree: bool) -> str | None:

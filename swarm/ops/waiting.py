@@ -41,6 +41,9 @@ def wait(team: Team, until: str, timeout: float | None) -> list[MemberStatus]:
     WaitTimeoutError (exit 124) on timeout."""
     if until not in UNTIL:
         raise BadInputError(f"--until must be one of {', '.join(UNTIL)}")
+    if until == "tasks-done" and not team.tasks.list():  # it could only time out
+        raise OperationFailedError(f"team {team.name!r} has no tasks: nothing to wait for"
+                                   " (`swarm tasks add` creates one)")
     deadline = None if timeout is None else time.monotonic() + timeout
     # A death before the wait is old news (`swarm status` shows it, the lead was told): it
     # fails only a wait that nobody alive can satisfy. A death during the wait fails it.

@@ -30,7 +30,7 @@ from swarm.core.model.protocol import (
     ShutdownRequest,
     ShutdownResponse,
 )
-from swarm.core.model.state import RESTARTED, SubagentInfo, Usage
+from swarm.core.model.state import MODEL_FAILING, RESTARTED, SubagentInfo, Usage, without_model
 from swarm.core.model.task import Task
 from swarm.core.shell.rules import Decision, tool_path
 from swarm.core.store import paths
@@ -64,7 +64,6 @@ from swarm.runtime.tools.registry import all_tools
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
-MODEL_FAILING = "model API failing"  # its state's detail while a failing call backs off
 
 
 class Agent(AgentBase, LoopHooks):
@@ -81,6 +80,7 @@ class Agent(AgentBase, LoopHooks):
         self.orphan = OrphanCheck(self.team, self.console.say, remote=bool(self.member.host))
         self.reaper = Reaper()  # the orphans of its commands, adopted at `run` (subreaper)
         self.pending_shutdown: ShutdownRequest | None = None
+        self.answering: ShutdownRequest | None = None  # the request this turn began with
         self.shutdown_approved = False
         self.turn = TurnRecord()  # what the current turn did, for its idle note
         # Restarted (respawn, wake): its first input says so, with the why the restart wrote.
@@ -183,6 +183,9 @@ class Agent(AgentBase, LoopHooks):
         self.set_state(child_pgid=pid, child_started_at=process_start_time(pid) if pid else None)
 
     def structured_sent(self, message: Any) -> None:
+        if (isinstance(message, ShutdownResponse) and self.answering is not None
+                and message.request_id == self.answering.request_id):
+            self.answering = None  # answered by its model: a later failing call changes nothing
         pending = self.pending_shutdown
         if (isinstance(message, ShutdownResponse) and message.approve and pending is not None
                 and message.request_id == pending.request_id):
@@ -262,10 +265,15 @@ class Agent(AgentBase, LoopHooks):
         if threading.current_thread() is not threading.main_thread():
             return super().retry_wait(problem, delay)  # a subagent's call
         self.set_state(detail=f"{MODEL_FAILING}: {problem}; retrying in {delay:.0f}s")
-        request = self.inputs.shutdown_within(delay)
-        if request is not None:
-            self._shutdown_without_turn([request], f"{MODEL_FAILING} ({problem})")
-            raise ModelAPIError(f"{problem}; stopped retrying: asked to shut down")
+        why = f"{MODEL_FAILING} ({problem})"
+        if self.answering is not None:  # this turn's model call was to answer the request
+            self._approve_without_model(self.answering, why)
+        else:
+            request = self.inputs.shutdown_within(delay)
+            if request is None:
+                return
+            self._shutdown_without_turn([request], why)
+        raise ModelAPIError(f"{problem}; stopped retrying: asked to shut down")
 
     def activity(self, what: str | None) -> None:
         super().activity(what)  # for `status --watch`
@@ -287,7 +295,7 @@ class Agent(AgentBase, LoopHooks):
         path = tool_path(args, self.cwd) if tool.edits_files and not result.is_error else None
         if path is not None:  # overlapping writes among members sharing a checkout
             record_write(self.team, self.name, path)
-        self.console.show(*self.console.view.result(result.content, result.is_error))
+        self.console.result(result.content, result.is_error)
         return result
 
     def stop_reason(self) -> str | None:
@@ -309,13 +317,17 @@ class Agent(AgentBase, LoopHooks):
 
     # -- one turn ----------------------------------------------------------------------------
     def take_turn(self, inbound: list[Inbound], task: Task | None) -> TurnOutcome:
-        if self.stop_reason() and any(is_shutdown(i) for i in inbound):
-            return self._shutdown_without_turn(inbound, str(self.stop_reason()))
+        self.console.activity(None)  # no longer idle
+        # Its model cannot answer (a limit, or its last turn failed): no turn to decide.
+        unable = self.stop_reason() or without_model(self.state)
+        if unable and any(is_shutdown(i) for i in inbound):
+            return self._shutdown_without_turn(inbound, unable)
         current = task.id if task is not None else self.state.current_task
         self.turn = TurnRecord()
         self.signals.interrupt.clear()
         self.set_state(state="working", current_task=current, idle_reason=None, detail=None)
-        self.pending_shutdown = self.inputs.begin(inbound, task) or self.pending_shutdown
+        self.answering = self.inputs.begin(inbound, task)
+        self.pending_shutdown = self.answering or self.pending_shutdown
         # The message is in the conversation (and transcript) before it is marked read.
         content = self.inputs.render(inbound, task) + self.subagents.take_arrivals()
         if content:
@@ -324,10 +336,15 @@ class Agent(AgentBase, LoopHooks):
         outcome = self.loop.run()
         if outcome.reason == "interrupted":
             self.transcript.event("interrupted")
+        elif (outcome.reason == "failed" and self.answering is not None
+              and not self.shutdown_approved):  # a call not retried: the model cannot decide
+            self._approve_without_model(self.answering, f"its turn failed: {outcome.failure}")
+        self.answering = None
         return outcome
 
     def continue_turn(self, content: list[dict[str, Any]]) -> TurnOutcome:
         """More of the same turn, driven by a hook (a refused completion, TeammateIdle)."""
+        self.console.activity(None)  # no longer idle
         self.console.say(f"<- hook: {brief(content[0].get('text', ''))}")
         self.set_state(state="working", detail=None)
         self.inputs.turn_began()
@@ -345,17 +362,20 @@ class Agent(AgentBase, LoopHooks):
                                          lambda task: self.inputs.render([], task))
 
     def _shutdown_without_turn(self, inbound: list[Inbound], why: str) -> TurnOutcome:
-        """The model cannot answer a shutdown request (out of turns or budget, its API
-        failing): approve it."""
+        """The model cannot answer a shutdown request (out of turns or budget, its last turn
+        failed, its API failing): approve it."""
         request = next(i.kind for i in inbound if isinstance(i.kind, ShutdownRequest))
         assert isinstance(request, ShutdownRequest)
-        self.pending_shutdown = request
         self.inputs.mark_read(inbound)
+        self._approve_without_model(request, why)
+        return TurnOutcome()
+
+    def _approve_without_model(self, request: ShutdownRequest, why: str) -> None:
+        self.pending_shutdown = request
         reply = ShutdownResponse(request_id=request.request_id, approve=True,
                                  reason=f"{why}: shutting down without the model")
         self.team.send(LEAD_NAME, reply, sender=self.name)
         self.structured_sent(reply)
-        return TurnOutcome()
 
     def after_turn(self, outcome: TurnOutcome) -> None:
         if outcome.reason == "budget_exhausted":
@@ -372,6 +392,7 @@ class Agent(AgentBase, LoopHooks):
         note = idle_notification(self.name, outcome, self.turn, report, self.state.turns)
         self.team.send(LEAD_NAME, note, sender=self.name)
         self.console.say(f"idle ({outcome.reason})" + (f": {outcome.failure}" if outcome.failure else ""))
+        self.console.idle()
 
     # -- the process -------------------------------------------------------------------------
     def run(self) -> int:

@@ -8,9 +8,11 @@ The pane is a terminal, so nothing reaches it unfiltered (core/terminal.py): pla
 `stream`) is made visible whole; styled lines from the View keep only swarm's own colours.
 
 Long work shows it is alive, on a terminal only (never in agent.log): a status line under the
-rest (`thinking 12s`, `running Bash "make" 1m05s`) that a ticker thread rewrites each second, and
-a running command's output as it comes, once it has run STREAM_AFTER seconds (a quick one shows
-its result only), bounded: STREAM_LINES lines of at most LINE_WIDTH characters per command.
+rest (`thinking 12s`, `running Bash "make" 1m05s`, between turns `idle 3m00s`) that a ticker
+thread rewrites each second, and a running command's output as it comes, once it has run
+STREAM_AFTER seconds (a quick one shows its result only), bounded: STREAM_LINES lines of at most
+LINE_WIDTH characters per command; its result is then one line (`12 lines, exit 0`), not the
+lines again (agent.log, which had no stream, gets the result).
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from swarm.core.model.state import elapsed_text
 from swarm.core.text.tables import cut
@@ -59,23 +62,51 @@ class Console:
         self._held: list[str] = []  # its lines before STREAM_AFTER
         self._partial = ""  # its last line, not ended yet
         self._lines = 0
+        self._streamed = 0  # lines of the last command's output shown as they came
+        self._idle = False  # the status line says how long it has been idle
 
     def say(self, text: str) -> None:
         """One plain line (it may quote team data: a hook's output, a failure)."""
         self.show(visible(text))
 
-    def show(self, *lines: str) -> None:
-        """Print `lines` as one thing: the time on the first, the rest indented under it."""
+    def show(self, *lines: str, log: tuple[str, ...] | None = None) -> None:
+        """Print `lines` as one thing: the time on the first, the rest indented under it.
+        `log`: what agent.log gets instead (it had no streamed output)."""
         if not lines:
             return
-        stamp = self.view.dim(time.strftime("%H:%M:%S"))
-        text = "\n".join([f"{stamp} {lines[0]}", *(" " * STAMP_WIDTH + ln for ln in lines[1:])])
-        text = visible(text, styles=True)  # the View's data is visible already; this is the net
+        text = self._stamped(lines)
         with self._lock:
             self._end_stream_line()
             self._out(text + "\n")
             self._draw()
-        self._log(text + "\n")
+        self._log((text if log is None else self._stamped(log)) + "\n")
+
+    def _stamped(self, lines: tuple[str, ...]) -> str:
+        stamp = self.view.dim(time.strftime("%H:%M:%S"))
+        text = "\n".join([f"{stamp} {lines[0]}", *(" " * STAMP_WIDTH + ln for ln in lines[1:])])
+        return visible(text, styles=True)  # the View's data is visible already; this is the net
+
+    def result(self, content: Any, is_error: bool = False) -> None:
+        """A tool's result under its call. A command whose output the pane showed as it came
+        gets one line there instead (`12 lines, exit 0`); agent.log keeps the result."""
+        lines = tuple(self.view.result(content, is_error))
+        with self._lock:
+            streamed, self._streamed = self._streamed, 0
+        if streamed:
+            self.show(self.view.ran(content, is_error), log=lines)
+        else:
+            self.show(*lines)
+
+    def idle(self) -> None:
+        """Idle: the status line says so and for how long (`idle 3m00s`), as `status --watch`
+        does; the next activity (or `activity(None)`) replaces it."""
+        if not self._tty:
+            return
+        with self._lock:
+            self._status, self._idle = "idle", True
+            self._since = time.monotonic()
+            self._busy.set()
+        self._start_ticker()
 
     def stream(self, text: str) -> None:
         """A piece of the model's reply, shown as it comes (the log gets it whole, later)."""
@@ -97,13 +128,16 @@ class Console:
             if what is None:
                 if self._live and self._partial and self._lines < STREAM_LINES:
                     self._print_output([self._partial])  # its last line had no newline
-                self._status = None
+                self._status, self._idle = None, False
                 self._erase()
                 return
             self._status = what if what == "thinking" else f"running {visible_line(what)}"
-            self._since = time.monotonic()
+            self._since, self._idle, self._streamed = time.monotonic(), False, 0
             self._live, self._held, self._partial, self._lines = False, [], "", 0
             self._busy.set()
+        self._start_ticker()
+
+    def _start_ticker(self) -> None:
         if self._ticker is None:
             self._ticker = threading.Thread(target=self._tick, name="console-ticker", daemon=True)
             self._ticker.start()
@@ -126,6 +160,7 @@ class Console:
 
     def _print_output(self, lines: list[str]) -> None:
         shown = [self.view.dim(f"{INDENT}| {cut(visible(line), LINE_WIDTH)}") for line in lines]
+        self._streamed += len(lines)
         if self._lines >= STREAM_LINES:
             shown.append(self.view.dim(f"{INDENT}... more output (the result shows its end)"))
         if shown:
@@ -135,13 +170,14 @@ class Console:
 
     def _tick(self) -> None:
         while True:
-            self._busy.wait()  # idle, the ticker sleeps for good: an idle teammate costs nothing
+            self._busy.wait()  # with no status line (hidden, or stopped) the ticker sleeps
             time.sleep(TICK)
             with self._lock:
                 if self._status is None:
                     self._busy.clear()
                     continue
-                if not self._live and time.monotonic() - self._since >= STREAM_AFTER:
+                if (not self._live and not self._idle
+                        and time.monotonic() - self._since >= STREAM_AFTER):
                     self._live = True
                     held, self._held = self._held, []
                     self._print_output(held)

@@ -45,6 +45,7 @@ def live(agent: Agent) -> int:
             agent.refresh()
         with agent.inputs.watcher() as watcher:
             agent.set_state(state="idle", idle_reason="available")
+            agent.console.idle()
             while not agent.shutdown_approved:
                 inbound, task = agent.inputs.next_input(watcher)
                 agent.extensions.new_input()

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+from swarm.core.kinds import all_kinds
 from swarm.errors import BadInputError, InvalidNameError, NotAllowedError
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
@@ -45,6 +46,16 @@ def mode_at_most(wanted: str, ceiling: str) -> str:
     e.g. a subagent's definition: lowering is the cap's one silent form)."""
     return wanted if mode_allows(ceiling, wanted) else ceiling
 BACKENDS = ("tmux", "iterm2", "hidden", "ssh")  # ssh as `ssh:[USER@]HOST[:PORT]`
+# Anthropic's model aliases: current ids, per the model literals of the installed SDK (newest
+# of each family). Here, not with the Anthropic model, so a Tab offers them without it.
+MODEL_ALIASES: dict[str, str] = {
+    "sonnet": "claude-sonnet-5-5",
+    "opus": "claude-opus-5-5",
+    "haiku": "claude-haiku-5-5",
+}
+# The providers of `PROVIDER:MODEL` (runtime.models.providers.PROVIDERS describes each).
+MODEL_PROVIDERS = ("anthropic", "bedrock", "vertex", "openai", "ollama")
+OFFLINE_MODELS = ("shell", "scripted:")  # models that call no provider: `shell`, `scripted:PATH`
 # Tools that only talk to the team: every teammate keeps them whatever its definition says, and
 # they are allowed in every permission mode (a plan needs questions and answers).
 TEAM_TOOLS = ("SendMessage", "TaskCreate", "TaskList", "TaskGet", "TaskUpdate")
@@ -59,6 +70,27 @@ SUBAGENT_TOOLS = ("Agent", "AgentStatus", "AgentStop")
 SUBAGENT_USABLE = ("Read", "Write", "Edit", "Bash", "Glob", "Grep", "SendMessage")
 KNOWN_TOOLS = ("Read", "Write", "Edit", "Bash", "Glob", "Grep", *TEAM_TOOLS, "ExitPlanMode",
                *SUBAGENT_TOOLS)
+# Claude Code's tools that swarm has no twin of: a Claude Code teammate asks about them by name
+# (runtime.clis.permission), so a rule may name them.
+MCP_RULES = "mcp__SERVER or mcp__SERVER__TOOL"  # how a rule names an MCP server's tools
+
+
+def rule_tools() -> tuple[str, ...]:
+    """What a permission rule may name: swarm's tools and every teammate kind's own."""
+    return (*KNOWN_TOOLS, *LEAD_TOOLS, *(t for k in all_kinds() for t in k.own_tools))
+
+
+def unknown_rule_tool(tool: str) -> str | None:
+    """Why a rule's tool names no tool (`Bsh`), or None; an MCP name is any server's."""
+    known = rule_tools()
+    if tool.startswith("mcp__") or tool in known:
+        return None
+    import difflib  # only for a refusal
+
+    close = difflib.get_close_matches(tool, known, n=1, cutoff=0.6)
+    near = f" (did you mean {close[0]}?)" if close else ""
+    return (f"unknown tool {tool!r}{near}; known tools: {', '.join(known)}, and MCP tools as"
+            f" {MCP_RULES}")
 
 # Member colours: the 16 terminal colours every view paints (the panes, tmux, `status --watch`,
 # the report), or #rrggbb. A colour reaches tmux options, ANSI codes and the report's `style=`,

@@ -27,6 +27,8 @@ AgentStateName = Literal[
 
 
 RESTARTED = "restarted"  # how a restart's `detail` begins; the new process tells its model why
+MODEL_FAILING = "model API failing"  # its `detail` while a failing model call backs off
+LAST_TURN_FAILED = "its last turn failed"  # why it cannot answer with the model
 
 
 class Usage(Record, kw_only=True):
@@ -136,6 +138,19 @@ class AgentState(Record, kw_only=True):
     activity_since: float | None = None
     # A teammate that is another agent CLI: that CLI's session id, resumed by a restart.
     cli_session: str | None = None
+
+
+def without_model(state: AgentState | None) -> str | None:
+    """Why this member cannot make a model call now (idle after a failed turn, or a failing
+    call backing off), or None: such a member approves a shutdown request without its model,
+    and whoever asks waits for it only a short grace (ops.shutdown)."""
+    if state is None:
+        return None
+    if state.state == "idle" and state.idle_reason == "failed":
+        return f"{LAST_TURN_FAILED}: {state.detail}" if state.detail else LAST_TURN_FAILED
+    if state.state not in ("exited", "dead") and (state.detail or "").startswith(MODEL_FAILING):
+        return state.detail
+    return None
 
 
 def end_child_command(state: AgentState | None) -> None:

@@ -29,6 +29,7 @@ from swarm.core.model.names import (
     PERMISSION_MODES,
     SUBAGENT_TOOLS,
     TEAM_TOOLS,
+    unknown_rule_tool,
 )
 from swarm.core.shell import parse as shellparse
 from swarm.core.shell.bash_rules import bash_allowed, bash_rule, deny_bash
@@ -60,11 +61,16 @@ def validate_mode(mode: str) -> str:
     return mode
 
 
-def validate_rule(rule: str) -> str:
+def validate_rule(rule: str, also: tuple[str, ...] = ()) -> str:
+    """The rule, stripped, or one line saying what is wrong. `also`: tools known here besides
+    rule_tools() (the tool a pending request names)."""
     split = _split(rule)
     if split is None:
         raise BadInputError(f"invalid rule {rule!r}: use Tool, Tool(prefix:*) or Tool(glob)")
     tool, spec = split
+    unknown = None if tool in also else unknown_rule_tool(tool)  # a misspelt one never matches
+    if unknown:
+        raise BadInputError(f"invalid rule {rule!r}: {unknown}")
     if tool == "Bash" and spec is not None and spec.endswith(":*") and not bash_rule(spec).words:
         raise BadInputError(f"invalid rule {rule!r}: the prefix must be one command's leading"
                             " words, like Bash(git status:*)")

@@ -11,7 +11,7 @@ best effort and none able to block or fail the caller:
   characters become visible escapes and every `#` is doubled, so no tmux format (`#(cmd)`
   runs a command) and no escape sequence comes from it;
 - the person's own `SWARM_NOTIFY_COMMAND`, run by /bin/sh with the minimal environment of a
-  hook; the request is data only: `SWARM_NOTIFY_*` variables and one JSON object on stdin,
+  hook, as the person (without the asking teammate's SWARM_AGENT_ID); the request is data only: `SWARM_NOTIFY_*` variables and one JSON object on stdin,
   never part of the command line.
 
 The lead's terminal is where its spawner ran: `swarm spawn` (or `swarm lead`) records its tty and
@@ -143,6 +143,9 @@ def _status_message(where: str, text: str) -> None:
 def _notify(command: str, alert: Alert) -> None:
     data = {f: getattr(alert, f) for f in alert.__struct_fields__}
     env = minimal_env(os.environ, cwd=os.getcwd())
+    # It runs for the person, not as the teammate that asks (its `swarm` commands are the
+    # person's: `swarm permissions approve` is refused to a teammate).
+    env.pop("SWARM_AGENT_ID", None)
     env.update({f"SWARM_NOTIFY_{k.upper()}": "" if v is None else str(v)
                 for k, v in data.items()})
     env["SWARM_NOTIFY_MESSAGE"] = visible_line(alert.line())

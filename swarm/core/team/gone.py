@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 
 from swarm import settings
+from swarm.core.store import paths
 from swarm.core.store import select as stores
 from swarm.core.team.state import read_state
 from swarm.errors import NotFoundError, SwarmError, TeamGoneError
@@ -35,6 +36,29 @@ def running(team: str) -> list[str]:
     return out
 
 
+def processes(team: str) -> dict[str, int]:
+    """This user's `swarm agent` processes on this host working for `team` under this
+    SWARM_HOME (name -> pid): what still runs when even the state records are gone (a team
+    folder removed by hand, before the next heartbeat writes one again)."""
+    import psutil  # only on this error path
+
+    home = str(paths.home())
+    found: dict[str, int] = {}
+    for proc in psutil.process_iter(["cmdline"]):
+        argv = proc.info["cmdline"] or []
+        if "--agent-id" not in argv[:-1]:
+            continue
+        name, _, its_team = argv[argv.index("--agent-id") + 1].partition("@")
+        if its_team != team:
+            continue
+        try:
+            if proc.environ().get("SWARM_HOME") == home and proc.status() != psutil.STATUS_ZOMBIE:
+                found[name] = proc.pid
+        except psutil.Error:  # another user's, or gone meanwhile
+            continue
+    return found
+
+
 def left_behind(team: str) -> bool:
     """Something of the team is left without its team file (so it is not just a wrong name)."""
     return stores.team_store().remains(team)
@@ -43,15 +67,22 @@ def left_behind(team: str) -> bool:
 def gone_error(team: str, where: str) -> SwarmError:
     """The error for a team whose document `where` (a path or a key) cannot be read: a team
     never created (or deleted) is a wrong name; one with remains is a failure with a way out."""
-    if not left_behind(team):
+    found = processes(team)
+    if not found and not left_behind(team):
         return NotFoundError(f"no team named {team!r}; see `swarm team list`")
     aside = stores.team_store().moved_aside(team)
     why = (f"it did not parse and was moved aside to {aside[-1]}" if aside
            else "deleted, or lost by the store")
-    alive = running(team)
+    maybe = [n for n in running(team) if n not in found]  # by its record: maybe elsewhere
+    said = []
+    if found:
+        said.append(", ".join(f"{n} (pid {pid})" for n, pid in sorted(found.items()))
+                    + (" still runs" if len(found) == 1 else " still run"))
+    if maybe:
+        said.append(f"{', '.join(maybe)} may still run")
     delete = f"`swarm team delete --force {team}`"
-    todo = (f"its agents {', '.join(alive)} may still run: {delete} stops them and removes the "
-            f"team (`swarm kill NAME --team {team}` stops one)" if alive
+    todo = (f"{' and '.join(said)}: {delete} stops {'it' if len(found) + len(maybe) == 1 else 'them'}"
+            f" and removes the team (`swarm kill NAME --team {team}` stops one)" if said
             else f"no agent of it runs: {delete} removes what is left")
     return TeamGoneError(f"the team file of {team!r} is gone ({where}: {why}); {todo}; "
                          "or restore the file to keep the team")

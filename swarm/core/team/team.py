@@ -34,11 +34,12 @@ from swarm.core.store.api import DocumentMissing, Mailbox, TaskList
 from swarm.core.store.disk import ensure_dir
 from swarm.core.store.liveness import is_alive, terminate
 from swarm.core.team import lead_key
-from swarm.core.team.gone import gone_error, state_names
+from swarm.core.team.gone import gone_error, processes, state_names
 from swarm.core.team.state import read_state
 from swarm.errors import (
     BadInputError,
     MessageTooLargeError,
+    OperationFailedError,
     ProtocolError,
     TeamBusyError,
     TeamGoneError,
@@ -121,10 +122,15 @@ class Team:
         except TeamGoneError as exc:
             lead = Member(agent_id=agent_id(LEAD_NAME, team.name), name=LEAD_NAME,
                           agent_type="team-lead")
-            # Only a state with a process start time: a bare pid may be anyone's by now.
+            # Only a state with a process start time: a bare pid may be anyone's by now; and
+            # the team's agent processes found running here (their records may be gone too).
             found = [Member(agent_id=agent_id(n, team.name), name=n, pid=state.pid)
                      for n in state_names(team.name) if n != LEAD_NAME
                      and (state := read_state(team.name, n)) and state.started_at]
+            known = {m.name for m in found}
+            found += [Member(agent_id=agent_id(n, team.name), name=n, pid=pid)
+                      for n, pid in processes(team.name).items()
+                      if n != LEAD_NAME and n not in known]
             team._stand_in = TeamConfig(name=team.name, lead_agent_id=lead.agent_id,
                                         members=[lead, *found])
             team._gone = exc
@@ -307,6 +313,10 @@ class Team:
             if structured is not None:
                 raise ProtocolError("structured messages cannot be broadcast; send to one member")
             recipients = [m.name for m in config.members if m.name != author.name]
+            if not recipients:
+                raise OperationFailedError(
+                    f"team {self.name!r} has no members but {author.name}: nobody to send to"
+                    " (`swarm spawn NAME` starts one)")
         else:
             target = config.member(to.lower())
             if target is None:

@@ -113,7 +113,7 @@ def typed_rule(rule: str, tool_name: str) -> str:
     """A rule the person typed (`--rule`): any valid rule that covers the requested tool."""
     from swarm.core.shell.rules import RULE_RE, covers, validate_rule
 
-    checked = validate_rule(rule)
+    checked = validate_rule(rule, also=(tool_name,))  # the tool asked about is one there is
     match = RULE_RE.match(checked)
     if match is None or not covers(match.group(1), tool_name):
         raise BadInputError(f"--rule {rule!r} does not cover {tool_name}: name that tool")

@@ -33,6 +33,7 @@ _MESSAGE_RE = re.compile(r"<teammate-message ([^>]*)>(.*?)</teammate-message>", 
 _TASK_RE = re.compile(r'<task-assignment id="([^"]*)" subject="([^"]*)">\n?(.*?)</task-assignment>',
                       re.DOTALL)
 _ATTR_RE = re.compile(r'(\w+)="([^"]*)"')
+_EXIT_RE = re.compile(r"\[exit code (-?\d+)\]")  # how the Bash tool ends a failed command
 
 
 def plain(text: str) -> str:
@@ -92,6 +93,19 @@ class View(Struct, frozen=True):
         if more:
             out.append(self.dim(f"{INDENT}... {more} more line{'s' if more > 1 else ''}"))
         return out
+
+    def ran(self, content: Any, is_error: bool = False) -> str:
+        """The one line under a command whose output the pane showed as it came: how many
+        lines and how it ended (`12 lines, exit 0`; `3 lines, exit 3`), not the lines again."""
+        lines = visible(result_text(content)).rstrip().splitlines()
+        ended = _EXIT_RE.fullmatch(lines[-1]) if lines else None
+        how = "exit 0"
+        if ended or (is_error and lines):  # its last line says how it ended
+            how, lines = (f"exit {ended.group(1)}" if ended else lines[-1]), lines[:-1]
+            while lines and not lines[-1].strip():  # the blank line before that one
+                lines.pop()
+        text = f"{INDENT}{len(lines)} line{'' if len(lines) == 1 else 's'}, {how}"
+        return self._paint(text, "31") if is_error else self.dim(text)
 
     def incoming(self, sender: str, color: str | None, line: str, text: str = "") -> list[str]:
         """A message that arrived: the sender in its colour, its one-line form, then the first

@@ -40,8 +40,9 @@ def _checked(path: object, key: str, rules: Sequence[str]) -> list[str]:
 
 
 def problems() -> list[str]:
-    """Everything wrong with the file, for `swarm config show` (an unparsable file raises)."""
-    found = list(settings.user_config().warnings)
+    """What is wrong with the file's mode and rules, for `swarm config show` (an unparsable
+    file raises; its model and backend are checked where the models and backends are known)."""
+    found: list[str] = []
     for check in (default_mode, lasting_rules):
         try:
             check()

@@ -17,6 +17,7 @@ from typing import Any
 
 from swarm import settings
 from swarm.big_import import big_import
+from swarm.core.model.names import MODEL_ALIASES as ALIASES
 from swarm.core.model.state import Usage
 from swarm.core.trust.secrets import redact
 from swarm.errors import ModelAPIError
@@ -24,13 +25,6 @@ from swarm.runtime.budget import estimate_output
 from swarm.runtime.models.base import Block, ModelReply, ModelRequest
 from swarm.runtime.models.prices import price_usage
 from swarm.runtime.models.providers import PROVIDERS
-
-# Current ids, per the model literals of the installed SDK (newest of each family).
-ALIASES: dict[str, str] = {
-    "sonnet": "claude-sonnet-5-5",
-    "opus": "claude-opus-5-5",
-    "haiku": "claude-haiku-5-5",
-}
 
 _EPHEMERAL = {"type": "ephemeral"}
 _MAX_RETRY_DELAY = 30.0
