@@ -102,7 +102,7 @@ def test_without_a_worktree_the_files_it_wrote_show_as_a_diff_or_a_list(
     shown = crew.cli("diff", "s")
     assert shown.returncode == 0, shown.stderr
     lines = shown.stdout.splitlines()
-    assert lines[0] == "s: the files it wrote with Write and Edit (3 in git, 1 not): +2 -0"
+    assert lines[0] == "s: the files it wrote with Write and Edit: 4 files (1 outside git), +2 -0"
     assert "diff --git a/a.txt b/a.txt" in lines and "+and more" in lines
     assert f"not in git: {outside}" in lines and f"unchanged: {repo / 'same.txt'}" in lines
     stat = crew.cli("diff", "s", "--stat").stdout.splitlines()

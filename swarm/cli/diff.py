@@ -41,13 +41,13 @@ def diff(name: str, stat: bool, team_name: str | None, as_json: bool) -> None:
 
 
 def _header(found: MemberDiff) -> str:
+    count = f"{len(found.files)} file{'s' if len(found.files) != 1 else ''}"
     totals = f"+{found.added} -{found.deleted}"
     if found.source == "writes":
         outside = sum(f.status == "not in git" for f in found.files)
-        return (f"{found.member}: the files it wrote with Write and Edit "
-                f"({len(found.files) - outside} in git, {outside} not): {totals}")
+        count += f" ({outside} outside git)" if outside else ""
+        return f"{found.member}: the files it wrote with Write and Edit: {count}, {totals}"
     where = "worktree" if found.source == "worktree" else "branch (its worktree is gone) in"
-    count = f"{len(found.files)} file{'s' if len(found.files) != 1 else ''}"
     return (f"{found.member}: {where} {found.where} (branch {found.branch}) against its base "
             f"{found.base[:10]}: {count}, {totals}")
 
