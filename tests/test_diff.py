@@ -19,6 +19,7 @@ import pytest
 from swarm.core.store import paths
 from swarm.core.team.overlaps import record_write
 from swarm.core.team.worktrees import create, record_fields
+from swarm.errors import OperationFailedError
 from swarm.ops.diff import member_diff
 from tests.agent_fixtures import SWARM, Crew, error_lines
 from tests.git_helpers import git, init_repo, snapshot
@@ -138,6 +139,12 @@ def test_a_kept_branch_without_its_directory_still_shows(crew: Crew) -> None:
     assert "+two" in found.diff
 
 
+def test_a_member_on_another_host_is_one_line(crew: Crew) -> None:
+    crew.register("far", host="build@hostb")
+    with pytest.raises(OperationFailedError, match="^far runs on build@hostb: its files are there"):
+        member_diff(crew.team, "far")
+
+
 def test_a_file_written_in_a_repository_without_commits_is_new(crew: Crew) -> None:
     repo = init_repo(crew.workdir, commit=False).resolve()
     crew.register("n")
@@ -174,3 +181,12 @@ def test_file_content_is_escaped_and_coloured_only_on_a_terminal(crew: Crew) -> 
     assert proc.returncode == 0, proc.stderr
     assert "\x1b[32m+evil \\x1b]52;c;aGk=\\x07 \\x1b[2J\x1b[0m" in text  # green, data escaped
     assert "\x1b]52" not in text and "\x07" not in text and "\x1b[2J" not in text
+
+
+def test_tab_completes_the_member_to_diff(crew: Crew) -> None:
+    crew.register("bob")
+    proc = subprocess.run([SWARM], capture_output=True, text=True, timeout=30, env={
+        **os.environ, "COMP_WORDS": "swarm diff b", "COMP_CWORD": "2",
+        "_SWARM_COMPLETE": "bash_complete"})
+    assert proc.returncode == 0 and proc.stderr == "", proc
+    assert [line.partition(",")[2] for line in proc.stdout.splitlines()] == ["bob"]

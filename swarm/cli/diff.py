@@ -21,7 +21,7 @@ _COLOURS = (("diff --git ", "1"), ("+++ ", "1"), ("--- ", "1"), ("@@", "36"), ("
 
 
 @click.command(epilog=examples("swarm diff worker", "swarm diff worker --stat",
-                               "swarm diff worker --json | jq -r .diff | git apply"))
+                               "swarm diff worker --team alpha --json"))
 @click.argument("name", shell_complete=complete_member)
 @click.option("--stat", is_flag=True, help="Only the files, each with its lines added and "
               "deleted.")

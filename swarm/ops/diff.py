@@ -61,6 +61,9 @@ class MemberDiff:
 def member_diff(team: Team, name: str) -> MemberDiff:
     """What member `name` changed. OperationFailedError when there is nothing to show."""
     member = team.member(name)
+    if member.host:  # it writes (and records its writes) on its own host
+        raise OperationFailedError(f"{member.name} runs on {member.host}: its files are there, "
+                                   "not on this host (ssh there and look with git)")
     record = record_of(member)
     found = _from_worktree(member, record) if record is not None else None
     # Its worktree's files are in the diff above (or gone with the directory).
