@@ -1,4 +1,5 @@
-"""The user guide stays true to the code, and the README stays a first screen.
+"""The user guide stays true to the code, and the README stays a first screen: a new feature
+gets a page under docs/guide/ (linked from the README), not a README section.
 
 - Each guide page's ```sh blocks run as a reader pastes them: the page's blocks in order, one
   logical command at a time in one bash (so `export` carries over), in a git checkout with one
