@@ -1,7 +1,7 @@
 """Every environment variable swarm reads, in one place, read at call time (tests change them).
 
-`VARIABLES` is the table the README shows (a test keeps the two identical). Numbers that do not
-parse are a clear error naming the variable, never a traceback.
+`VARIABLES` is the table docs/guide/variables.md shows (a test keeps the two identical). Numbers
+that do not parse are a clear error naming the variable, never a traceback.
 """
 
 from __future__ import annotations
@@ -259,7 +259,7 @@ def lock_timeout() -> float:
 
 def notify_command() -> str:
     """SWARM_NOTIFY_COMMAND: the person's command run when a teammate waits for them (see
-    core.attention). Not yet in VARIABLES: the README's table must list it in the same change."""
+    core.attention)."""
     return raw("SWARM_NOTIFY_COMMAND")
 
 

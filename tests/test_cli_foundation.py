@@ -505,13 +505,14 @@ def test_the_cli_changes_no_environment_and_stands_in_for_no_module() -> None:
     assert proc.stdout.split() == ["[]"]
 
 
-def test_readme_lists_every_environment_variable_swarm_reads() -> None:
-    """settings.VARIABLES is the one list; the README's table shows exactly it."""
+def test_the_variables_page_lists_every_environment_variable_swarm_reads() -> None:
+    """settings.VARIABLES is the one list; docs/guide/variables.md's table shows exactly it,
+    row by row (name, default, meaning)."""
     from swarm.settings import VARIABLES
 
-    readme = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-    table = {line.split("`")[1] for line in readme.splitlines() if line.startswith("| `")}
-    assert table == {v.name for v in VARIABLES}
+    page = (Path(__file__).resolve().parents[1] / "docs" / "guide" / "variables.md").read_text()
+    table = [line for line in page.splitlines() if line.startswith("| `")]
+    assert table == [f"| `{v.name}` | {v.default or '(unset)'} | {v.meaning} |" for v in VARIABLES]
     for path in Path(__file__).resolve().parents[1].joinpath("swarm").rglob("*.py"):
         # The pane backends (top-level `backends` until they moved under swarm/) compare a
         # child's whole environment with this one's: no variable read by name.

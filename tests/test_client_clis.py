@@ -1,7 +1,7 @@
 """Issue 33 part 3 with the REAL agent CLIs (tests/agent_clis.py): Claude Code, Codex and Gemini
-CLI, each configured with exactly the text `swarm mcp snippet CLIENT` prints (what the README
-shows), run headless (`claude -p`, `codex exec --json`, `gemini -p`) against a fake model
-server of our own on loopback, whose scripted model calls swarm's tools.
+CLI, each configured with exactly the text `swarm mcp snippet CLIENT` prints (what
+docs/guide/mcp.md shows), run headless (`claude -p`, `codex exec --json`, `gemini -p`) against a
+fake model server of our own on loopback, whose scripted model calls swarm's tools.
 
 As lead the CLI creates the team and reads it back (the tool results reach the model); as
 member `--as bob` of a member registered with `swarm team add bob` (never started) it reads its

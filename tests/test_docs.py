@@ -66,10 +66,10 @@ def test_design_links_resolve() -> None:
             assert (page.parent / target).is_file(), f"{page.name} links to a missing {target}"
 
 
-def test_readme_shows_the_mcp_snippets_as_swarm_prints_them() -> None:
+def test_the_mcp_page_shows_the_snippets_as_swarm_prints_them() -> None:
     from swarm.ops.clients import snippet
 
-    readme = (ROOT / "README.md").read_text()
-    section = readme.split("## Lead from Claude Code", 1)[1].split("\n## ", 1)[0]
+    page = (ROOT / "docs" / "guide" / "mcp.md").read_text()
+    section = page.split("## Lead from Claude Code", 1)[1].split("\n## ", 1)[0]
     for client in ("claude", "codex", "gemini"):
         assert snippet(client, "alpha") in section, client

@@ -1,6 +1,6 @@
 """The README's Quickstart, run as a newcomer pastes it: line by line in one shell, in an empty
-SWARM_HOME and a small project directory, with the hidden backend (SWARM_BACKEND). Every line
-must exit 0."""
+SWARM_HOME and a small project (a git checkout with one commit), with the hidden backend
+(SWARM_BACKEND). Every line must exit 0."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import pytest
 
 from swarm.core.store import paths
 from tests.agent_fixtures import SWARM, agent_processes, stop_tree
+from tests.git_helpers import git, init_repo, snapshot
 
 pytestmark = pytest.mark.slow  # runs the demos and real teammates
 
@@ -47,6 +48,8 @@ def test_quickstart_lines_are_found() -> None:
     assert lines[0].split("#")[0].strip() == "swarm demo"  # a newcomer's first command
     assert any(line.startswith("export SWARM_TEAM=$(swarm team create ") for line in lines)
     assert all(line.startswith(("swarm ", "export ")) for line in lines)
+    assert any(line.startswith("swarm spawn ") and "--worktree" in line for line in lines)
+    assert any(line.startswith("swarm diff ") for line in lines)  # a teammate's changes, seen
     script = as_script(["true", "false", "true"])
     proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30)
     assert proc.returncode == FAILED and "FAILED (exit 1) 2: false" in proc.stderr
@@ -54,10 +57,8 @@ def test_quickstart_lines_are_found() -> None:
 
 
 def test_the_readme_quickstart_runs_line_by_line(tmp_path: Path, swarm_home: Path) -> None:
-    project = tmp_path / "project"
-    (project / "src").mkdir(parents=True)
-    (project / "src" / "app.py").write_text("print('hi')  # TODO: say more\n")
-    (project / "README.md").write_text("a project\n")
+    project = init_repo(tmp_path / "project", {"src/app.py": "print('hi')  # TODO: say more\n",
+                                               "README.md": "a project\n"})
     lines = quickstart_lines(README.read_text())
     env = {**os.environ, "SWARM_BACKEND": "hidden",
            "PATH": f"{Path(SWARM).parent}{os.pathsep}{os.environ['PATH']}"}
@@ -70,6 +71,11 @@ def test_the_readme_quickstart_runs_line_by_line(tmp_path: Path, swarm_home: Pat
     assert proc.returncode == 0, f"{proc.stderr[-3000:]}\n--- stdout:\n{proc.stdout[-3000:]}"
     assert proc.stdout.count("\n>>> ") == len(lines)  # every line ran
     assert (project / "hello.txt").exists()  # careful's request was approved, by name
+    # scribe wrote in its own worktree, and `swarm diff` showed it; the checkout has only
+    # hello.txt more, and no worktree or branch of the team is left (--discard-worktrees)
+    assert "\n+notes from scribe\n" in proc.stdout and not (project / "NOTES.md").exists()
+    assert snapshot(project)[1] == "?? hello.txt\n"
+    assert git(project, "branch", "--list").split() == ["*", "main"]
     assert "4 of 4 tasks done" in proc.stdout  # the lead demo's report
     assert "approved Bash for careful" in proc.stdout
     assert agent_processes(swarm_home) == []

@@ -1,7 +1,7 @@
 """Outside agent clients (Claude Code, Codex, Gemini CLI) that lead a team or play one of its
 members through `swarm mcp serve`: registering such a member ahead of its client
 (`swarm team add NAME`), and the exact configuration each client needs (`swarm mcp snippet`,
-the text the README shows and the tests run the real CLIs with).
+the text docs/guide/mcp.md shows and the tests run the real CLIs with).
 """
 
 from __future__ import annotations
