@@ -24,6 +24,13 @@ command (`ls` and `cat` too) and every patch, so swarm's answer, made with the m
 as it is now, is the one gate, as for swarm's own Bash (Codex's sandbox would need bubblewrap
 and would ask again to run unsandboxed). `swarm mode` changes what swarm answers; Codex's
 settings stay.
+Workspace trust: each thread's `config` (never the user's `config.toml`) marks the checkout
+`trusted` or `untrusted` under `projects`, as workspace trust decided when the process started:
+untrusted, Codex loads none of its `.codex/` (config, MCP servers, hooks, exec policy rules),
+and never records the checkout as trusted in the user's own config (measured with 0.171: a
+thread started with sandbox `danger-full-access` does, then loads it). Every directory Codex may
+look the trust up by is marked: the cwd and those above it, resolved too, and a worktree's main
+checkout.
 Usage: the `last` token counts of each `thread/tokenUsage/updated` in the turn (input counts
 cached input: split into swarm's input and cache-read), priced by swarm's table for the model.
 """
@@ -39,10 +46,12 @@ import shlex
 import subprocess
 import tempfile
 import threading
+from pathlib import Path
 from typing import IO, Any
 
 from swarm.core.model.state import Usage
 from swarm.core.shell.rules import Decision
+from swarm.core.trust.workspace import project_root
 from swarm.runtime.clis.base import (
     DriverSetup,
     TurnEvents,
@@ -50,6 +59,7 @@ from swarm.runtime.clis.base import (
     close_and_end,
     stderr_tail,
 )
+from swarm.runtime.clis.permission import UNKNOWN_DIRECTORY, run_in
 from swarm.runtime.models.prices import price_usage
 
 SERVER = "swarm"
@@ -74,6 +84,40 @@ def shown_command(command: str) -> str:
             and words[1] in ("-c", "-lc")):
         return words[2]
     return command
+
+
+def trust_directories(cwd: Path, trusted: bool) -> list[str]:
+    """Every directory Codex may look the checkout's trust up by: the cwd and those above it (up
+    to the project root when trusted: nothing above it is the checkout's), as written and
+    resolved, and for a worktree its main checkout."""
+    found: list[Path] = []
+    for start in dict.fromkeys((cwd, cwd.resolve())):
+        root = project_root(start)
+        for directory in (start, *start.parents):
+            found.append(directory)
+            main = main_checkout(directory)
+            if main is not None:
+                found.append(main)
+            if trusted and directory == root:
+                break
+    return list(dict.fromkeys(str(d) for d in found))
+
+
+def main_checkout(directory: Path) -> Path | None:
+    """A git worktree's main checkout (its `.git` file names the worktree's git directory,
+    whose `commondir` is the main one's `.git`); None for anything else."""
+    try:
+        line = (directory / ".git").read_text().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    if not line.startswith("gitdir:"):
+        return None
+    gitdir = (directory / line.partition(":")[2].strip()).resolve()
+    try:
+        common = (gitdir / "commondir").read_text().strip()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return (gitdir / common).resolve().parent
 
 
 def patch_calls(changes: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
@@ -140,9 +184,13 @@ class Codex:
         self._request("initialize", {"clientInfo": {"name": "swarm", "version": "1"},
                                      "capabilities": {"experimentalApi": True}})
         self._send({"method": "initialized"})
+        trusted = s.trusted()
+        level = "trusted" if trusted else "untrusted"
         params = {k: v for k, v in {
             "cwd": str(s.cwd), "approvalPolicy": s.kind.own_mode(s.mode), "sandbox": SANDBOX,
-            "developerInstructions": s.system_append, "model": s.model}.items() if v}
+            "developerInstructions": s.system_append, "model": s.model,
+            "config": {"projects": {d: {"trust_level": level}
+                                    for d in trust_directories(s.cwd, trusted)}}}.items() if v}
         thread: Message | None = None
         if self.session:
             try:
@@ -154,7 +202,8 @@ class Codex:
         self.session = str(thread["thread"]["id"])
         self.model = str(thread.get("model") or s.model or "")
         s.log(f"codex app-server started (pid {self.proc.pid}, thread {self.session}"
-              + (", resumed)" if resumed else ")"))
+              + (", resumed" if resumed else "")
+              + f"; the checkout's configuration {'loaded' if trusted else 'ignored'})")
 
     def _read(self, proc: subprocess.Popen[bytes], events: queue.Queue[Message | None],
               pending: dict[int, queue.Queue[Message | None]]) -> None:
@@ -210,16 +259,24 @@ class Codex:
     def _answer(self, request: Message) -> None:
         method, params = str(request["method"]), request.get("params") or {}
         cancel = self._cancel  # the turn that asks
+        must_ask = None
         if method == "item/commandExecution/requestApproval":
+            # Checked where it runs: the request's cwd (the model's `workdir`, resolved).
             command = shown_command(str(params.get("command") or ""))
-            calls = [("Bash", {"command": command})]
+            where = params.get("cwd")
+            if isinstance(where, str) and where:
+                calls = [("Bash", {"command": run_in(command, where, self.setup.cwd)})]
+            else:
+                must_ask = UNKNOWN_DIRECTORY
+                calls = [("Bash", {"command": command,
+                                   "description": f"{UNKNOWN_DIRECTORY} (Codex gave no cwd)"})]
         elif method == "item/fileChange/requestApproval":
             calls = patch_calls(self._patches.pop(str(params.get("itemId")), []))
         else:  # nothing else is ever asked with the policy above: refuse, never hang the turn
             self._send({"id": request["id"], "error": {
                 "code": -32601, "message": f"swarm does not answer {method}"}})
             return
-        decision = self._decide(calls, str(params.get("itemId") or ""), cancel)
+        decision = self._decide(calls, str(params.get("itemId") or ""), cancel, must_ask)
         allowed = decision.behavior == "allow"
         turn, thread = params.get("turnId"), params.get("threadId")
         if not allowed and turn and thread and not cancel.is_set():
@@ -231,14 +288,14 @@ class Codex:
                                                     else "decline"}})
 
     def _decide(self, calls: list[tuple[str, dict[str, Any]]], use_id: str,
-                cancel: threading.Event) -> Decision:
+                cancel: threading.Event, must_ask: str | None = None) -> Decision:
         decide = self.setup.decide
         if decide is None or not calls:
             return Decision("deny", "nobody can answer this here" if decide is None
                             else "a change swarm was not shown")
         decision = Decision("deny", "not asked")
         for name, args in calls:  # every file of a patch must be allowed
-            decision = decide(name, args, use_id, cancel)
+            decision = decide(name, args, use_id, cancel, must_ask)
             if decision.behavior != "allow":
                 return decision
         return decision
@@ -311,7 +368,8 @@ class Codex:
         kind = item.get("type")
         if kind == "commandExecution":
             self._commands.add(str(item.get("id")))
-            events.on_tool_use("Bash", {"command": shown_command(str(item.get("command")))})
+            events.on_tool_use("Bash", {"command": run_in(shown_command(str(item.get("command"))),
+                                                          item.get("cwd"), self.setup.cwd)})
         elif kind == "mcpToolCall":
             args = item.get("arguments")
             events.on_tool_use(f"mcp__{item.get('server')}__{item.get('tool')}",

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
+import shlex
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -29,6 +30,7 @@ from swarm.runtime.tools.registry import all_tools
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 SERVED_PREFIX = "mcp__swarm__"  # how Claude Code names swarm's own (MCP) tools
+UNKNOWN_DIRECTORY = "where it runs is not known"  # a command's: the lead is asked
 
 
 class Cancelled(Exception):
@@ -90,18 +92,33 @@ def member_policy(team: Team, name: str, cwd: Path, mode: str,
     return PermissionPolicy.for_member(team, member, cwd, asker, mode=mode)
 
 
+def run_in(command: str, directory: str | None, cwd: Path) -> str:
+    """A command as swarm checks it: where it runs. `directory` (absolute, or relative to `cwd`,
+    as the CLI's request gives it) other than `cwd` makes it `cd DIR && command`, so the rules
+    see its relative writes land there (protected paths, writes outside the working directory)
+    and the lead reads where it runs."""
+    if directory is None or not directory.strip():
+        return command
+    where = cwd / directory  # an absolute `directory` stays itself
+    if os.path.realpath(where) == os.path.realpath(cwd):
+        return command
+    return f"cd {shlex.quote(str(where))} && {command}"
+
+
 def decide(team_name: str, name: str, cwd: Path, tool_name: str, args: dict[str, Any],
            use_id: str, cancelled: threading.Event | None = None, *, mode: str | None = None,
-           parent: int | None = None, waiter: Waiter | None = None) -> Decision:
+           parent: int | None = None, waiter: Waiter | None = None,
+           must_ask: str | None = None) -> Decision:
     """Swarm's answer to the CLI's question about `tool_name(args)` (swarm's tool names:
     Bash, Write, Edit, ...); `cancelled` set while the lead is asked abandons the wait; `mode`
-    overrides the recorded one (a plan approved a moment ago)."""
+    overrides the recorded one (a plan approved a moment ago); `must_ask`: why the lead is asked
+    even where the rules would allow (PermissionPolicy.check)."""
     team = Team.open(team_name)
     policy = member_policy(team, name, cwd, mode or current_mode(team, name), cancelled, parent,
                            waiter)
     tool = all_tools().get(tool_name.removeprefix(SERVED_PREFIX)) or _Other(tool_name)
     try:
-        decision = policy.check(tool, args, use_id)
+        decision = policy.check(tool, args, use_id, must_ask)
     except Cancelled:
         decision = Decision("deny", "the turn ended before the lead answered")
     except TurnInterrupted:  # the teammate's own wait for the lead, ended by `swarm interrupt`

@@ -38,11 +38,15 @@ from swarm.core.store.waker import Waker
 from swarm.core.team.state import read_state, write_state
 from swarm.core.team.team import Team
 from swarm.core.text.readable import tool_call
+from swarm.core.trust.user_config import lasting_rules
+from swarm.core.trust.workspace import TrustDecision
+from swarm.core.trust.workspace import decide as decide_trust
 from swarm.errors import AgentStopped, TurnInterrupted, describe_error
 from swarm.runtime.base import AgentBase
 from swarm.runtime.clis.base import CliDriver, DriverSetup
 from swarm.runtime.clis.permission import decide
 from swarm.runtime.console import Console, brief
+from swarm.runtime.extensions.loader import checkout_of
 from swarm.runtime.idle import TurnRecord, idle_notification, task_report
 from swarm.runtime.inputs import Inbound, Inputs, is_shutdown
 from swarm.runtime.loop import TurnOutcome
@@ -109,6 +113,10 @@ class CliTeammate(AgentBase):
         self.box = open_mailbox(self.team.name, name)
         self.console = Console(paths.agent_log(self.team.name, name), name)
         self.cwd = Path(self.member.cwd or os.getcwd())
+        trust = self._trust()  # the process decides for itself, as swarm's own teammates do
+        for line in (trust.warning, trust.notice()):
+            if line:
+                self.console.say(f"warning: {line}")
         self.orphan = OrphanCheck(self.team, self.console.say, remote=bool(self.member.host))
         self.pending_shutdown: ShutdownRequest | None = None
         self.shutdown_approved = False
@@ -140,14 +148,23 @@ class CliTeammate(AgentBase):
         return DriverSetup(kind=self.kind, executable=self.kind.executable_path(), cwd=self.cwd, mode=self.state.mode or
                            "default", model=self.member.model, system_append=self._prompt(),
                            mcp_server=serve, mcp_env=mcp_env, session=session, env=env,
-                           log=self.console.say, decide=self._decide)
+                           log=self.console.say, decide=self._decide,
+                           trusted=lambda: self._trust().trusted,
+                           deny=(*self.member.deny_rules, *lasting_rules()[1]))
+
+    def _trust(self) -> TrustDecision:
+        """The checkout's configuration, trusted for this member now? (The CLI reads it at
+        its start: asked again at each start, so a file changed since is untrusted.)"""
+        return decide_trust(self.cwd, checkout_of(self.member),
+                            granted=self.member.trusted_config)
 
     def _decide(self, tool: str, args: dict[str, Any], use_id: str,
-                cancelled: threading.Event | None = None) -> Decision:
+                cancelled: threading.Event | None = None, must_ask: str | None = None) -> Decision:
         """A driver thread's wait ends with `cancelled`; else the wait is this process's own
         (its state shows it, `swarm interrupt` ends it)."""
         return decide(self.team.name, self.name, self.cwd, tool, args, use_id, cancelled,
-                      waiter=None if cancelled is not None else AskWaiter(self))
+                      waiter=None if cancelled is not None else AskWaiter(self),
+                      must_ask=must_ask)
 
     def _prompt(self) -> str:
         config = self.team.config()

@@ -78,7 +78,10 @@ class PermissionPolicy:
         denial = scope_denial(self.team, self.member.name, rules.tool_path(args, self.cwd))
         return None if denial is None else Decision("deny", denial)
 
-    def check(self, tool: Tool, args: dict[str, Any], use_id: str) -> Decision:
+    def check(self, tool: Tool, args: dict[str, Any], use_id: str,
+              must_ask: str | None = None) -> Decision:
+        """`must_ask`: why what the rules would allow is asked anyway (an agent CLI's command
+        whose directory swarm cannot know); a deny still wins."""
         scoped = self.out_of_scope(tool, args)
         if scoped is not None:
             return scoped
@@ -94,6 +97,8 @@ class PermissionPolicy:
         blocked = self.tool_hooks.pre_tool_use(tool, args)
         if blocked is not None:
             return blocked
+        if must_ask is not None and decision.behavior == "allow":
+            decision = Decision("ask", must_ask)
         if decision.behavior != "ask":
             return decision
         if self.asker is None:
