@@ -74,6 +74,11 @@ class DriverSetup:
     # swarm's deny rules for this member (its own and the user's lasting ones), handed to the
     # CLI's own permission settings too: a call the CLI would make unasked is still refused.
     deny: tuple[str, ...] = ()
+    # Where its model API is served for it (swarm's proxy, clis.model_proxy), standing for the
+    # user's configured `provider` when its own config names the API (Codex); None: the CLI
+    # reaches its API itself (its environment says how).
+    model_url: str | None = None
+    provider: str | None = None
 
 
 class CliDriver(Protocol):

@@ -5,11 +5,11 @@ restart: the thread is `cli_session`), then per input one `turn/start`, its noti
 (`item/started`, `item/completed`, `thread/tokenUsage/updated`) up to `turn/completed`;
 `turn/interrupt` ends a turn, the process lives on. Closing its stdin ends it.
 
-Its team tools are swarm's MCP server (`swarm mcp serve --team T --as NAME`), given with `-c
-mcp_servers.swarm.*` overrides on top of the user's own Codex config (their provider and
-login stay theirs): `env` (Codex passes a server no other environment), `required = true`
-(connected before the first request, or the start fails), `default_tools_approval_mode =
-"approve"` (the team protocol is never a question).
+Its team tools are swarm's MCP server (`swarm mcp serve --team T --as NAME`), given in the
+thread's `config` on top of the user's own Codex config (their provider and login stay theirs;
+nothing on its command line, which any user's `ps` shows): `env` (Codex passes a server no
+other environment), `required = true` (connected before the first request, or the start
+fails), `default_tools_approval_mode = "approve"` (the team protocol is never a question).
 
 What Codex would ask a person comes to swarm as a JSON-RPC request: a command
 (`item/commandExecution/requestApproval`, asked as swarm's `Bash` with the command the model
@@ -46,12 +46,10 @@ import shlex
 import subprocess
 import tempfile
 import threading
-from pathlib import Path
 from typing import IO, Any
 
 from swarm.core.model.state import Usage
 from swarm.core.shell.rules import Decision
-from swarm.core.trust.workspace import project_root
 from swarm.runtime.clis.base import (
     DriverSetup,
     TurnEvents,
@@ -59,6 +57,7 @@ from swarm.runtime.clis.base import (
     close_and_end,
     stderr_tail,
 )
+from swarm.runtime.clis.codex_config import thread_config
 from swarm.runtime.clis.permission import UNKNOWN_DIRECTORY, run_in
 from swarm.runtime.models.prices import price_usage
 
@@ -84,40 +83,6 @@ def shown_command(command: str) -> str:
             and words[1] in ("-c", "-lc")):
         return words[2]
     return command
-
-
-def trust_directories(cwd: Path, trusted: bool) -> list[str]:
-    """Every directory Codex may look the checkout's trust up by: the cwd and those above it (up
-    to the project root when trusted: nothing above it is the checkout's), as written and
-    resolved, and for a worktree its main checkout."""
-    found: list[Path] = []
-    for start in dict.fromkeys((cwd, cwd.resolve())):
-        root = project_root(start)
-        for directory in (start, *start.parents):
-            found.append(directory)
-            main = main_checkout(directory)
-            if main is not None:
-                found.append(main)
-            if trusted and directory == root:
-                break
-    return list(dict.fromkeys(str(d) for d in found))
-
-
-def main_checkout(directory: Path) -> Path | None:
-    """A git worktree's main checkout (its `.git` file names the worktree's git directory,
-    whose `commondir` is the main one's `.git`); None for anything else."""
-    try:
-        line = (directory / ".git").read_text().strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    if not line.startswith("gitdir:"):
-        return None
-    gitdir = (directory / line.partition(":")[2].strip()).resolve()
-    try:
-        common = (gitdir / "commondir").read_text().strip()
-    except (OSError, UnicodeDecodeError):
-        return None
-    return (gitdir / common).resolve().parent
 
 
 def patch_calls(changes: list[dict[str, Any]]) -> list[tuple[str, dict[str, Any]]]:
@@ -162,14 +127,7 @@ class Codex:
         return self.proc.pid if self.proc is not None else None
 
     def argv(self) -> list[str]:
-        s = self.setup
-        env = "{" + ", ".join(f"{k} = {json.dumps(v)}" for k, v in s.mcp_env.items()) + "}"
-        server = {"command": json.dumps(s.mcp_server[0]), "args": json.dumps(s.mcp_server[1:]),
-                  "env": env, "required": "true", "default_tools_approval_mode": '"approve"'}
-        argv = [str(s.executable), "app-server"]
-        for key, value in server.items():
-            argv += ["-c", f"mcp_servers.{SERVER}.{key}={value}"]
-        return argv
+        return [str(self.setup.executable), "app-server"]
 
     # -- the process and its wire -------------------------------------------------------------
     def start(self) -> None:
@@ -185,12 +143,10 @@ class Codex:
                                      "capabilities": {"experimentalApi": True}})
         self._send({"method": "initialized"})
         trusted = s.trusted()
-        level = "trusted" if trusted else "untrusted"
         params = {k: v for k, v in {
             "cwd": str(s.cwd), "approvalPolicy": s.kind.own_mode(s.mode), "sandbox": SANDBOX,
             "developerInstructions": s.system_append, "model": s.model,
-            "config": {"projects": {d: {"trust_level": level}
-                                    for d in trust_directories(s.cwd, trusted)}}}.items() if v}
+            "config": thread_config(s, trusted, SERVER)}.items() if v}
         thread: Message | None = None
         if self.session:
             try:

@@ -44,6 +44,7 @@ from swarm.core.trust.workspace import decide as decide_trust
 from swarm.errors import AgentStopped, TurnInterrupted, describe_error
 from swarm.runtime.base import AgentBase
 from swarm.runtime.clis.base import CliDriver, DriverSetup
+from swarm.runtime.clis.model_proxy import model_route
 from swarm.runtime.clis.permission import decide
 from swarm.runtime.console import Console, brief
 from swarm.runtime.extensions.loader import checkout_of
@@ -138,6 +139,8 @@ class CliTeammate(AgentBase):
 
     def _setup(self, session: str | None) -> DriverSetup:
         env = dict(os.environ)
+        # Its credential stays in this (non-dumpable) process: the CLI gets a token for it.
+        self.route = model_route(self.kind, env, self.console.say)
         serve = [sys.executable, "-m", "swarm", "mcp", "serve", "--team", self.team.name,
                  "--as", self.name]
         # Explicit: the CLI may not pass its own environment on to its servers.
@@ -147,7 +150,9 @@ class CliTeammate(AgentBase):
             mcp_env["SWARM_STORE"] = settings.raw("SWARM_STORE")
         return DriverSetup(kind=self.kind, executable=self.kind.executable_path(), cwd=self.cwd, mode=self.state.mode or
                            "default", model=self.member.model, system_append=self._prompt(),
-                           mcp_server=serve, mcp_env=mcp_env, session=session, env=env,
+                           mcp_server=serve, mcp_env=mcp_env, session=session,
+                           env=self.route.env, model_url=self.route.url,
+                           provider=self.route.provider,
                            log=self.console.say, decide=self._decide,
                            trusted=lambda: self._trust().trusted,
                            deny=(*self.member.deny_rules, *lasting_rules()[1]))
@@ -357,6 +362,8 @@ class CliTeammate(AgentBase):
 
         self.signals.ignore_stops()
         self.driver.stop()
+        if self.route.proxy is not None:
+            self.route.proxy.stop()
         if self._superseded:
             self.transcript.event("exited", detail=self._superseded)
             return
