@@ -142,7 +142,9 @@ class ClaudeCode:
                 self.session = str(event["session_id"])
                 events.on_session(self.session)
             kind = event.get("type")
-            if kind == "assistant" and event.get("parent_tool_use_id") is None:
+            if kind == "system" and event.get("subtype") == "init" and event.get("model"):
+                events.on_model(str(event["model"]))  # the model it runs, as it says
+            elif kind == "assistant" and event.get("parent_tool_use_id") is None:
                 for block in (event.get("message") or {}).get("content") or []:
                     if block.get("type") == "text" and block.get("text"):
                         result.text = str(block["text"])
@@ -178,7 +180,7 @@ class ClaudeCode:
         if event.get("is_error") or subtype.startswith("error"):
             if subtype == "error_during_execution" and result.interrupted:
                 return result
-            result.failure = f"claude: {subtype or 'error'}: {str(event.get('result') or '')[:300]}"
+            result.failure = failure_of(event)
         return result
 
     def interrupt(self) -> None:
@@ -198,6 +200,20 @@ class ClaudeCode:
             self._config.unlink(missing_ok=True)
             self._config = None
 
+
+
+def failure_of(event: dict[str, Any]) -> str:
+    """What failed, in the CLI's words: its message (a failed turn can still be subtype
+    `success`: `Not logged in · Please run /login`), the API's status, else the subtype."""
+    subtype = str(event.get("subtype") or "")
+    said = str(event.get("result") or "").strip()[:300]
+    errors = event.get("errors")
+    if not said and isinstance(errors, list) and errors:
+        said = "; ".join(str(e) for e in errors)[:300]
+    status = event.get("api_error_status")
+    parts = [f"API error {status}" if status else "",
+             subtype if subtype.startswith("error") else "", said]
+    return "claude: " + (": ".join(p for p in parts if p) or "the turn failed")
 
 
 def _text_of(content: Any) -> str:

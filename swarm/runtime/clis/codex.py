@@ -265,6 +265,8 @@ class Codex:
             if self.session != self._announced and self.session:
                 self._announced = self.session
                 events.on_session(self.session)
+            if self.model:
+                events.on_model(self.model)  # the model its thread runs, as it says
             self._cancel = threading.Event()  # this turn's: a later turn's never revives it
             self._interrupt_wanted = False
             self._commands = set()

@@ -125,6 +125,10 @@ class Gemini:
         self._fresh = False  # a new session: swarm's prompt goes before its first message
         self._told: str | None = None  # the session the teammate was told of
         self._instructions = ""  # the checkout's, when its restricted mode reads none
+        self.model = setup.model or ""  # as it reports it (session/new), else as asked
+        # Why swarm refused its calls this turn: its ACP answer can only say no, so the reasons
+        # go before its next message.
+        self._refused: list[str] = []
 
     @property
     def pid(self) -> int | None:
@@ -171,7 +175,9 @@ class Gemini:
                     s.log(f"gemini could not resume session {self.session} ({exc}): a new one")
                     self.session = None
             if not self.session:
-                self.session = str(self.conn.call("session/new", where)["sessionId"])
+                made = self.conn.call("session/new", where)
+                self.session = str(made["sessionId"])
+                self.model = str((made.get("models") or {}).get("currentModelId") or s.model or "")
                 self._fresh = True
         except AcpError as exc:
             raise RuntimeError(f"gemini did not start: {exc}: {stderr_tail(self._stderr)}") from exc
@@ -186,6 +192,11 @@ class Gemini:
         if self._told != self.session:
             self._told = self.session
             events.on_session(self.session)
+        if self.model:
+            events.on_model(self.model)
+        if self._refused:  # why swarm refused what it asked last turn: it was told only "no"
+            text = "(swarm) Not run in your last turn: " + "; ".join(self._refused) + "\n\n" + text
+            self._refused = []
         if self._fresh:
             text = "\n\n".join(p for p in (self.setup.system_append, self._instructions, text) if p)
             self._fresh = False
@@ -227,6 +238,8 @@ class Gemini:
                 break
         self.setup.log(f"gemini asks {tool_of(call)} {call.get('title', '')!r}:"
                        f" {decision.behavior}")
+        if decision.behavior != "allow":
+            self._refused.append(f"{call.get('title') or tool_of(call)}: {decision.reason}")
         wanted = "allow_once" if decision.behavior == "allow" else "reject_once"
         for option in params.get("options") or []:
             if option.get("kind") == wanted:

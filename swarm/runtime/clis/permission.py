@@ -7,6 +7,8 @@ Its transcript records what the CLI asked and what swarm answered (`swarm report
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
 import os
 import shlex
@@ -17,6 +19,8 @@ from typing import Any, TypeVar
 
 from swarm.core.shell.rules import Decision
 from swarm.core.store import paths
+from swarm.core.store.disk import write_bytes_atomic
+from swarm.core.store.liveness import is_alive
 from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
@@ -47,17 +51,21 @@ class _Other(Tool):
 
 
 class _Waiter:
-    """The asker's waiter here: the pane and the state are the teammate process's own. A wait
-    ends when the turn that asked is cancelled, or (`parent`, the MCP server's case) when the CLI
-    that asked has exited: killed, it never closes this server's calls (a plan's wait has no
-    timeout), and the request is withdrawn from the lead's list."""
+    """The asker's waiter here. A wait ends when the turn that asked is cancelled, or
+    (`parent`, the MCP server's case) when the CLI that asked has exited: killed, it never
+    closes this server's calls (a plan's wait has no timeout), and the request is withdrawn
+    from the lead's list. `shown`: where the wait is told (the MCP server tells the member's
+    own process, which alone writes its state: `tell_asking`)."""
 
-    def __init__(self, cancelled: threading.Event | None, parent: int | None) -> None:
+    def __init__(self, cancelled: threading.Event | None, parent: int | None,
+                 shown: Callable[..., None] | None = None) -> None:
         self.cancelled = cancelled
         self.parent = parent
+        self.shown = shown
 
     def set_state(self, **fields: Any) -> None:
-        pass  # the member's state.json is written by its `swarm agent` loop only
+        if self.shown is not None:
+            self.shown(**fields)
 
     def interruptible(self, call: Callable[[], T]) -> T:
         if self.cancelled is not None and self.cancelled.is_set():
@@ -70,6 +78,33 @@ class _Waiter:
     def show(self, *lines: str) -> None:
         for line in lines:
             log.info("%s", line)
+
+
+def tell_asking(team: str, name: str, **fields: Any) -> None:
+    """What this process (an agent CLI's MCP server) asks the lead now, told to the member's
+    own `swarm agent`, which shows it in its state (`asked`); `working`: answered."""
+    path = paths.agent_asking(team, name)
+    if fields.get("state") in (None, "working"):
+        path.unlink(missing_ok=True)
+        return
+    write_bytes_atomic(path, json.dumps({"state": fields["state"], "pid": os.getpid(),
+                                         "detail": fields.get("detail")}).encode())
+
+
+def asked(team: str, name: str) -> dict[str, Any] | None:
+    """What the member's MCP server asks the lead now ({state, detail}), None when nothing (or
+    the server that asked is gone)."""
+    try:
+        told = json.loads(paths.agent_asking(team, name).read_bytes())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(told, dict) or not is_alive(int(told.get("pid") or 0)):
+        return None
+    return told
+
+
+def forget_asking(team: str, name: str) -> None:
+    paths.agent_asking(team, name).unlink(missing_ok=True)
 
 
 def current_mode(team: Team, name: str) -> str:
@@ -87,8 +122,9 @@ def member_policy(team: Team, name: str, cwd: Path, mode: str,
     """The member's permission policy in `mode`, asking the lead through its own mailbox;
     `waiter`: the teammate process's own (its state shows the wait, an interrupt ends it)."""
     member = team.member(name)
+    shown = functools.partial(tell_asking, team.name, member.name) if parent else None
     asker = Asker(team, member.name, open_mailbox(team.name, member.name),
-                  waiter or _Waiter(cancelled, parent))
+                  waiter or _Waiter(cancelled, parent, shown))
     return PermissionPolicy.for_member(team, member, cwd, asker, mode=mode)
 
 
