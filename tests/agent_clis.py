@@ -2,9 +2,10 @@
 cache shared by every test run and worker, pinned, never from the developer's own PATH.
 
 `cli_path("claude")` installs on first use (under a file lock, so parallel xdist workers wait
-for one install) and returns the executable; it skips the test with the reason when npm cannot
-install it (no npm, no registry). `.ci/run` installs them before the suite (`python -m
-tests.agent_clis`), so CI never skips. Each test gives a CLI its own HOME (`cli_home`) and
+for one install) and returns the executable; when npm cannot install it (no npm, no registry) it
+skips the test with the reason, or fails it under `CI` (true, 1, ...): `.ci/run` installs them
+before the suite (`python -m tests.agent_clis`), so on CI a missing CLI is a broken install,
+never a skip. Each test gives a CLI its own HOME (`cli_home`) and
 points it at a fake model server of its own on loopback: nothing reaches the network.
 """
 
@@ -69,13 +70,20 @@ def install(name: str, timeout: float = 600.0) -> Path:
     return found
 
 
+def on_ci() -> bool:
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
 def cli_path(name: str) -> Path:
-    """The CLI's executable, installed if needed; the test is skipped (with why) only when npm
-    cannot install it here."""
+    """The CLI's executable, installed if needed; when npm cannot install it here the test is
+    skipped (with why), or failed on CI."""
     try:
         return installed(name) or install(name)
     except (RuntimeError, OSError, subprocess.TimeoutExpired) as exc:
-        pytest.skip(f"the real {name} CLI cannot be installed here: {exc}")
+        why = f"the real {name} CLI cannot be installed here: {exc}"
+        if on_ci():
+            pytest.fail(f"{why} (CI: a real-CLI test never skips)", pytrace=False)
+        pytest.skip(why)
 
 
 def cli_home(tmp_path: Path, name: str) -> Path:

@@ -6,6 +6,7 @@ import contextlib
 import os
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any, TypeVar
 
 import psutil
@@ -131,3 +132,20 @@ def run_cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, s
         code = exc.code if isinstance(exc.code, int) else 1
     captured = capsys.readouterr()
     return code, captured.out, captured.err
+
+
+def started_with(pid: int, name: str) -> bytes | None:
+    """The value variable `name` had in the environment process `pid` was started with, as
+    /proc/PID/environ shows it now (a `swarm agent` zeroes its secrets there: a value of NULs
+    as long as the secret says it arrived); None when it had none or cannot be read."""
+    try:
+        data = Path(f"/proc/{pid}/environ").read_bytes()
+    except OSError:
+        return None
+    prefix = name.encode() + b"="
+    for start in (i for i in range(len(data)) if data.startswith(prefix, i)
+                  and (i == 0 or data[i - 1] == 0)):
+        value = data[start + len(prefix):]
+        zeros = len(value) - len(value.lstrip(b"\0"))  # a zeroed value and its terminator
+        return b"\0" * (zeros - 1) if zeros else value.split(b"\0", 1)[0]
+    return None

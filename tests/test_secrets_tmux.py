@@ -20,7 +20,7 @@ from libtmux.server import Server
 
 from swarm.core.team.team import Team
 from tests.agent_fixtures import SWARM, stop_tree
-from tests.helpers import wait_until
+from tests.helpers import started_with, wait_until
 from tests.redis_server import RedisServer
 from tests.test_secrets_by_value import PLAIN, SECRETS, STORE_PASSWORD, leaks
 
@@ -87,11 +87,12 @@ def test_a_tmux_spawn_puts_no_secret_on_a_command_line_or_in_the_servers_environ
         shown = "\n".join(server.cmd("show-environment", "-g").stdout)
         assert leaks(shown, hidden) == []
         assert leaks(out.read_text(), hidden) == []  # the teammate's Bash
-        environ = psutil.Process(pid).environ()  # ...yet the teammate has them all
-        assert environ["SWARM_STORE"] == store
-        assert environ["OPENAI_BASE_URL"] == SECRETS["OPENAI_BASE_URL"]
-        assert environ["ANTHROPIC_CUSTOM_HEADERS"] == SECRETS["ANTHROPIC_CUSTOM_HEADERS"]
-        assert environ["SWARM_PLAIN_URL"] == PLAIN["SWARM_PLAIN_URL"]
+        # ...yet the teammate was started with them all (then zeroed them where its commands
+        # could read them: /proc/PID/environ shows each as long as it was, all NULs).
+        for name, value in (("SWARM_STORE", store), *((n, SECRETS[n]) for n in (
+                "OPENAI_BASE_URL", "ANTHROPIC_CUSTOM_HEADERS"))):
+            assert started_with(pid, name) == b"\0" * len(value.encode()), name
+        assert started_with(pid, "SWARM_PLAIN_URL") == PLAIN["SWARM_PLAIN_URL"].encode()
     finally:
         done.set()
         if pid:

@@ -23,7 +23,9 @@ from swarm.cli.helptext import examples
 from swarm.cli.trust import say_if_ignored
 from swarm.core.model.names import PERMISSION_MODES, validate_agent_name, validate_team_name
 from swarm.core.trust.mcp_config import load_mcp_config
-from swarm.errors import OperationFailedError
+from swarm.core.trust.process_memory import make_non_dumpable, scrub_starting_environ
+from swarm.core.trust.secrets import is_secret
+from swarm.errors import BadInputError, OperationFailedError
 from swarm.ops.clients import client_names
 from swarm.ops.clients import snippet as client_snippet
 from swarm.ops.mcp import check_servers, describe_servers
@@ -101,6 +103,9 @@ def serve(team_name: str | None, member: str | None, permission_mode: str) -> No
     # Started below member NAME's own `swarm agent` (an agent CLI teammate's MCP server):
     # that process is the member; this one serves its tools.
     attached = member is not None and speaker == member.lower()
+    if attached:  # its environment holds the store's URL: closed to the CLI's commands
+        make_non_dumpable()
+        scrub_starting_environ(is_secret)
     run_server(ServeOptions(team=team, member=member, permission_mode=permission_mode,
                             attached=attached))
 

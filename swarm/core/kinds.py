@@ -50,6 +50,32 @@ class UserHome:
 
 
 @dataclass(frozen=True)
+class ModelApi:
+    """How an agent CLI reaches its model, so swarm can serve that API on a loopback proxy that
+    alone holds the credential (runtime.clis.model_proxy): the CLI gets a per-teammate token in
+    each credential variable and the proxy's URL in place of its API's."""
+
+    keys: tuple[str, ...] = ()  # variables it sends as a header (a key, a token): proxied
+    base_url_var: str | None = None  # the variable it takes its API's base URL from
+    default_base_url: str = ""  # where it goes when that variable is not set
+    header_vars: tuple[str, ...] = ()  # variables of header lines it adds: the proxy adds them
+    # Variables that send it elsewhere (a cloud provider's own signing): no proxy then.
+    other_routes: tuple[str, ...] = ()
+    # "module:function(environ) -> ConfiguredApi": what the user's own config of the CLI says
+    # of its API (Codex's provider: its base URL and the variables it names).
+    config: str | None = None
+
+
+@dataclass(frozen=True)
+class ConfiguredApi:
+    """What a CLI's own user configuration says of its model API."""
+
+    provider: str | None = None  # its id there (Codex's `model_provider`), None: built in
+    base_url: str | None = None
+    variables: tuple[str, ...] = ()  # environment variables it names (key, header values)
+
+
+@dataclass(frozen=True)
 class TeammateKind:
     """One kind of teammate. Agent CLIs have an executable and a driver; swarm's own loop has
     neither."""
@@ -74,6 +100,7 @@ class TeammateKind:
     # swarm's permission mode -> its own; a mode missing here is refused at spawn (never run
     # with fewer questions than the mode asks for).
     modes: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    model_api: ModelApi | None = None  # how it reaches its model (its credential's proxy)
     price_provider: str | None = None  # prices its usage under this provider's table
     mcp_snippet: str | None = None  # "module:function" printing its `swarm mcp snippet`
 
@@ -148,6 +175,12 @@ KNOWN_KINDS: tuple[TeammateKind, ...] = (
         protected=(".claude/", ".mcp.json", "CLAUDE.md", "CLAUDE.local.md"),
         user_home=UserHome(".claude", "CLAUDE_CONFIG_DIR", (".credentials.json",)),
         sign_in_hint="set ANTHROPIC_API_KEY or run `claude` and /login",
+        model_api=ModelApi(
+            keys=("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "CLAUDE_CODE_OAUTH_TOKEN"),
+            base_url_var="ANTHROPIC_BASE_URL", default_base_url="https://api.anthropic.com",
+            header_vars=("ANTHROPIC_CUSTOM_HEADERS",),
+            other_routes=("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX",
+                          "CLAUDE_CODE_USE_FOUNDRY")),
         # Its own plan mode ends in ExitPlanMode, put to the lead through PermissionPrompt;
         # otherwise it asks and swarm answers with the member's mode, rules and scopes.
         modes=_modes(plan="plan", default="default", acceptEdits="default",
@@ -160,13 +193,23 @@ KNOWN_KINDS: tuple[TeammateKind, ...] = (
         driver="swarm.runtime.clis.codex:Codex",
         env_prefixes=("CODEX_",),
         credentials=("OPENAI_API_KEY", "CODEX_API_KEY"),
+        # What it loads from a trusted project's `.codex/` (config, hooks, exec policy rules,
+        # agents); its skills load even when untrusted (Codex's design): text for trust.
         project_config=(
             ConfigPath("codex_config", ".codex/config.toml", "toml"),
+            ConfigPath("codex_hooks", ".codex/hooks.json"),
+            ConfigPath("codex_rules", ".codex/rules", "text", "**/*.rules"),
+            ConfigPath("codex_agents", ".codex/agents", "toml", "*.toml"),
+            ConfigPath("codex_skills", ".codex/skills", "text", "*/SKILL.md", runs_code=False),
+            ConfigPath("agent_skills", ".agents/skills", "text", "*/SKILL.md", runs_code=False),
             AGENTS_MD, ConfigPath("agents_override_md", "AGENTS.override.md", "text",
                                   runs_code=False)),
-        protected=(".codex/", "AGENTS.md", "AGENTS.override.md"),
+        protected=(".codex/", ".agents/", "AGENTS.md", "AGENTS.override.md"),
         user_home=UserHome(".codex", "CODEX_HOME", ("auth.json",)),
         sign_in_hint="set OPENAI_API_KEY or run `codex login`",
+        # Its API and key are its provider's in the user's config.toml (`base_url`, `env_key`);
+        # the built-in provider signs in with `codex login` (auth.json), not proxied.
+        model_api=ModelApi(config="swarm.runtime.clis.codex_config:configured_api"),
         # Approval policy `untrusted` in every mode: it asks about every command and patch,
         # and swarm answers with the member's mode (runtime.clis.codex).
         modes=_modes(default="untrusted", acceptEdits="untrusted",
@@ -185,10 +228,17 @@ KNOWN_KINDS: tuple[TeammateKind, ...] = (
             ConfigPath("gemini_extensions", ".gemini/extensions", "json",
                        "*/gemini-extension.json"),
             ConfigPath("gemini_env", ".gemini/.env", "dotenv"),
+            ConfigPath("gemini_policies", ".gemini/policies", "toml", "*.toml"),
+            ConfigPath("gemini_agents", ".gemini/agents", "markdown", "*.md"),
+            ConfigPath("gemini_skills", ".gemini/skills", "text", "*/SKILL.md"),
             ConfigPath("gemini_md", "GEMINI.md", "text", runs_code=False)),
         protected=(".gemini/", "GEMINI.md"),
         user_home=UserHome(".gemini", None, ("oauth_creds.json",), dotenv=True),
         sign_in_hint="set GEMINI_API_KEY or run `gemini` to log in",
+        model_api=ModelApi(
+            keys=("GEMINI_API_KEY", "GOOGLE_API_KEY"), base_url_var="GOOGLE_GEMINI_BASE_URL",
+            default_base_url="https://generativelanguage.googleapis.com",
+            other_routes=("GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA")),
         # It asks about every command and edit in `default`; swarm answers with the member's
         # mode. Its own plan mode has no plan to put to the lead, so plan is refused.
         modes=_modes(default="default", acceptEdits="default", bypassPermissions="default"),
@@ -291,6 +341,12 @@ def protected_names() -> tuple[frozenset[str], frozenset[str]]:
         _protected.append((frozenset(n.rstrip("/") for n in names if n.endswith("/")),
                            frozenset(n for n in names if not n.endswith("/"))))
     return _protected[0]
+
+
+def model_api_secrets() -> frozenset[str]:
+    """Every kind's credential and header variables (core.trust.secrets: secret by name)."""
+    return frozenset(n for k in all_kinds() if k.model_api is not None
+                     for n in (*k.model_api.keys, *k.model_api.header_vars))
 
 
 def user_config_dirs() -> tuple[UserHome, ...]:

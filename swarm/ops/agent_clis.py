@@ -1,6 +1,7 @@
 """The agent CLIs of the registry of teammate kinds (core.kinds), for `swarm doctor`: on PATH or
 not, their `--version`, and whether each is signed in, judged from the variables and files each
-kind's entry names. Never a credential's value: only its name or the file's path.
+kind's entry names and those its own config names (a Codex provider's `env_key`). Never a
+credential's value: only its name or the file's path.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from swarm import settings
-from swarm.core.kinds import TeammateKind, agent_clis
+from swarm.core.kinds import TeammateKind, agent_clis, load
 from swarm.core.text.terminal import visible_line
 
 VERSION_TIMEOUT_S = 10.0  # a CLI that has not answered `--version` by then is reported so
@@ -24,7 +25,9 @@ VERSION_TIMEOUT_S = 10.0  # a CLI that has not answered `--version` by then is r
 
 def signed_in(kind: TeammateKind) -> str | None:
     """'key: NAME', 'logged in: PATH', or None. Names and paths only, never values."""
-    for key in kind.credentials:
+    api = kind.model_api
+    configured = load(api.config)(os.environ).variables if api and api.config else ()
+    for key in (*kind.credentials, *configured):  # documented, or named in its own config
         if settings.raw(key):
             return f"key: {key}"
     home = kind.user_home

@@ -66,9 +66,9 @@ def client_names() -> tuple[str, ...]:
 def claude_code_snippet(command: str, args: list[str]) -> str:
     # MCP_CONNECTION_NONBLOCKING=0: the first model request waits for swarm's tools (Claude
     # Code otherwise connects servers in the background and may start without them).
-    # Claude Code passes its own environment (SWARM_HOME, SWARM_STORE) to the server.
     return (f"claude mcp add swarm -- {shlex.join([command, *args])}\n"
             "export MCP_CONNECTION_NONBLOCKING=0\n"
+            f"# the server reads {' and '.join(ENV_VARS)} from the environment claude runs in\n"
             '# headless: claude -p "..." --allowedTools mcp__swarm')
 
 
@@ -85,7 +85,9 @@ def codex_snippet(command: str, args: list[str]) -> str:
 
 
 def gemini_snippet(command: str, args: list[str]) -> str:
-    # trust: no confirmation per call; Gemini CLI passes the servers its environment.
+    # trust: no confirmation per call; `env`: each variable the server reads, from the
+    # environment gemini runs in (empty when unset: swarm's default then).
     server = {"command": command, "args": args, "trust": True,
+              "env": {name: f"${{{name}:-}}" for name in ENV_VARS},
               "timeout": TOOL_TIMEOUT_S * 1000}
     return json.dumps({"mcpServers": {"swarm": server}}, indent=2)

@@ -74,9 +74,11 @@ class SpawnResult(Struct, dict=True):
 
 
 def agent_env(team: str, member: Member) -> dict[str, str]:
-    prefixes = ("SWARM_", *kinds.of_member(member.agent).env_prefixes)  # its kind's homes, keys
+    kind = kinds.of_member(member.agent)
+    prefixes = ("SWARM_", *kind.env_prefixes)  # its kind's homes, keys
+    named = configured_variables(kind)  # what its CLI's own config names (a provider's key)
     env = {k: v for k, v in os.environ.items()
-           if k in PASS_ENV or k in PASS_VARIABLES or k.startswith(prefixes)}
+           if k in PASS_ENV or k in PASS_VARIABLES or k in named or k.startswith(prefixes)}
     env.update(SWARM_HOME=str(paths.home()), SWARM_TEAM=team, SWARM_AGENT_ID=member.agent_id)
     # Where the person is (this terminal), to ring when the teammate waits for them; a
     # terminal here means nothing on another host.
@@ -87,6 +89,13 @@ def agent_env(team: str, member: Member) -> dict[str, str]:
     if not settings.debug():
         env.pop("SWARM_DEBUG", None)
     return env
+
+
+def configured_variables(kind: kinds.TeammateKind) -> tuple[str, ...]:
+    """The variables `kind`'s CLI's own user config names (Codex's provider `env_key`): its
+    teammate needs them, as `swarm doctor` counts them for its sign-in."""
+    api = kind.model_api
+    return kinds.load(api.config)(os.environ).variables if api and api.config else ()
 
 
 class SpawnRequest(Struct, dict=True):

@@ -1,5 +1,7 @@
 """`swarm agent --agent-id NAME@TEAM`: the teammate process's entry point (swarm's own loop, or
-another agent CLI driven headless); a start that fails is a death with its reason."""
+another agent CLI driven headless); a start that fails is a death with its reason. The process
+makes itself non-dumpable and zeroes the secrets of the environment it was started with first:
+its commands run as the same user."""
 
 from __future__ import annotations
 
@@ -15,7 +17,8 @@ from swarm.core.store.liveness import process_start_time
 from swarm.core.team.state import update_state
 from swarm.core.team.team import Team
 from swarm.core.text.terminal import visible
-from swarm.core.trust.secrets import redact
+from swarm.core.trust.process_memory import make_non_dumpable, scrub_starting_environ
+from swarm.core.trust.secrets import is_secret, redact
 from swarm.errors import describe_error
 from swarm.log import configure as configure_logging
 from swarm.runtime.agent import Agent
@@ -27,6 +30,10 @@ log = logging.getLogger(__name__)
 def run_agent(agent_id: str) -> int:
     name, team = parse_agent_id(agent_id)
     configure_logging(paths.agent_log(team, name))
+    # It holds the model credential: closed to the commands it runs (the same user), which
+    # could read its memory and the environment it was started with (core.trust.process_memory).
+    make_non_dumpable()
+    scrub_starting_environ(is_secret)
     remote = stores.remote()
     if remote is not None:  # a network store: wait out its outages (the pane says so)
         remote.be_patient(lambda text: print(visible(f"swarm: {name}: {text}"), flush=True))

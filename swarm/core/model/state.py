@@ -138,6 +138,9 @@ class AgentState(Record, kw_only=True):
     activity_since: float | None = None
     # A teammate that is another agent CLI: that CLI's session id, resumed by a restart.
     cli_session: str | None = None
+    # The model it runs as it reports it (an agent CLI's own report; status prefers it to the
+    # member entry's, which may be empty or an alias).
+    model: str | None = None
 
 
 def without_model(state: AgentState | None) -> str | None:

@@ -76,6 +76,11 @@ def agent_log(team: str, name: str) -> Path:
     return agent_dir(team, name) / "agent.log"
 
 
+def agent_asking(team: str, name: str) -> Path:
+    """What an agent CLI teammate's MCP server asks the lead now (it shows in the state)."""
+    return agent_dir(team, name) / "asking.json"
+
+
 def worktrees_dir(team: str) -> Path:
     return local_team_dir(team) / "worktrees"
 

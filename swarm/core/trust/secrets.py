@@ -1,8 +1,9 @@
 """Secrets: which environment variables hold one (by name, and by value), and the one redaction
 of any text that may quote one (errors, state, idle notes, reports, logs, `swarm doctor`).
 
-By name: every model provider's credential variables (`PROVIDER_SECRETS`), a provider-prefixed
-variable whose name says key/token/secret/password/auth/header, and `SWARM_SECRET_VARS`.
+By name: every model provider's credential variables (`PROVIDER_SECRETS`), every agent CLI's
+(the registry of teammate kinds: `CLAUDE_CODE_OAUTH_TOKEN`, ...), a provider-prefixed variable
+whose name says key/token/secret/password/auth/header, and `SWARM_SECRET_VARS`.
 By value: a URL with a password in its userinfo (`scheme://user:pw@host`), a URL whose query
 has a key/token/password/secret/signature parameter (`?key=...`), or a header line
 (`X-Api-Key: ...`). The store URL (`SWARM_STORE=redis://:pw@host`) is such a value.
@@ -21,6 +22,7 @@ from collections.abc import Iterable, Mapping
 from urllib.parse import unquote, urlsplit
 
 from swarm import settings
+from swarm.core.kinds import model_api_secrets
 
 MASK = "***"
 # Each provider's credentials (core cannot import runtime.models.providers: the provider table
@@ -71,7 +73,7 @@ def _header_fragments(value: str) -> list[str]:
 
 
 def secret_by_name(name: str) -> bool:
-    return (name in SECRET_VARS or name in settings.secret_vars()
+    return (name in SECRET_VARS or name in model_api_secrets() or name in settings.secret_vars()
             or bool(_PROVIDER_PREFIX.match(name) and _SECRET_WORD.search(name)))
 
 

@@ -14,6 +14,7 @@ from typing import IO, Any, Protocol
 from swarm.core.kinds import TeammateKind
 from swarm.core.model.state import Usage
 from swarm.core.shell.rules import Decision
+from swarm.core.trust.workspace import project_root
 from swarm.runtime.tools.builtin import kill_tree
 
 
@@ -33,11 +34,23 @@ class TurnEvents(Protocol):
 
     def on_session(self, session_id: str) -> None: ...
 
+    def on_model(self, model: str) -> None: ...  # the model it runs, as the CLI reports it
+
     def on_text(self, text: str) -> None: ...
 
     def on_tool_use(self, name: str, args: dict[str, Any]) -> None: ...
 
     def on_tool_result(self, content: str, is_error: bool) -> None: ...
+
+
+class Decide(Protocol):
+    """swarm's answer to a question the CLI asks: the tool (swarm's name), its input, the call
+    id, an event set when the turn that asked ends (None: the teammate's own interruptible
+    wait), and why the lead must be asked whatever the rules say (clis.permission.decide)."""
+
+    def __call__(self, tool: str, args: dict[str, Any], use_id: str,
+                 cancelled: threading.Event | None = None,
+                 must_ask: str | None = None) -> Decision: ...
 
 
 @dataclass
@@ -55,9 +68,19 @@ class DriverSetup:
     session: str | None  # resume this session (a restart)
     env: dict[str, str]
     log: Callable[[str], None]  # a line for the agent's log
-    # swarm's answer to a question the CLI asks (tool name, input, call id, an event set when the
-    # turn that asked ends; None: the teammate's own interruptible wait): clis.permission.decide
-    decide: Callable[[str, dict[str, Any], str, threading.Event | None], Decision] | None = None
+    decide: Decide | None = None  # swarm's answer to what the CLI asks
+    # Is the checkout's own configuration for this CLI trusted now (workspace trust, the same
+    # digest `swarm trust` showed)? Asked each time the CLI starts: untrusted, it starts with
+    # none of it, by the CLI's own switches.
+    trusted: Callable[[], bool] = lambda: False
+    # swarm's deny rules for this member (its own and the user's lasting ones), handed to the
+    # CLI's own permission settings too: a call the CLI would make unasked is still refused.
+    deny: tuple[str, ...] = ()
+    # Where its model API is served for it (swarm's proxy, clis.model_proxy), standing for the
+    # user's configured `provider` when its own config names the API (Codex); None: the CLI
+    # reaches its API itself (its environment says how).
+    model_url: str | None = None
+    provider: str | None = None
 
 
 class CliDriver(Protocol):
@@ -89,6 +112,25 @@ def close_and_end(proc: subprocess.Popen[bytes], grace: float) -> None:
         kill_tree(proc)  # type: ignore[arg-type]
         with contextlib.suppress(subprocess.TimeoutExpired):
             proc.wait(grace)
+
+
+def checkout_instructions(kind: TeammateKind, cwd: Path) -> str:
+    """The checkout's instructions for `kind` (its project files that are text, not
+    configuration: GEMINI.md, ...), from the project root down to `cwd`, as one text for a CLI
+    that reads none of them itself in an untrusted checkout."""
+    root = project_root(cwd)
+    folders = [d for d in (cwd, *cwd.parents) if d == root or d.is_relative_to(root)][::-1]
+    parts = []
+    for folder in folders:
+        for place in kind.project_config:
+            path = folder / place.path
+            if place.runs_code or place.pattern or not path.is_file():
+                continue
+            with contextlib.suppress(OSError, UnicodeDecodeError):
+                text = path.read_text().strip()
+                if text:
+                    parts.append(f"Instructions of this checkout ({path}):\n{text}")
+    return "\n\n".join(parts)
 
 
 def stderr_tail(stderr: IO[bytes] | None) -> str:

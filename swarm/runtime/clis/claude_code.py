@@ -9,6 +9,12 @@ request (`MCP_CONNECTION_NONBLOCKING=0`: else the first request can lack them); 
 tools are switched off (`--disallowedTools`); what it would ask a person goes to swarm's
 `PermissionPrompt` tool (`--permission-prompt-tool`): swarm's mode, rules and file scopes
 decide, and what they leave open is asked of the lead (its modes: core.kinds).
+
+The checkout's own configuration (`.claude/settings*.json` hooks, agents, skills, commands,
+plugins; `.mcp.json` never: `--strict-mcp-config`) loads only when workspace trust says so:
+`--setting-sources user,project,local`; untrusted, `--setting-sources user` (the user's own
+settings and login stay) and its instructions (CLAUDE.md) still reach the model as text, read
+through `--add-dir` of its own directory (CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD=1).
 """
 
 from __future__ import annotations
@@ -38,7 +44,11 @@ PERMISSION_TOOL = "PermissionPrompt"  # served by `swarm mcp serve --as NAME` in
 OWN_TEAM_TOOLS = ("SendMessage", "TaskCreate", "TaskList", "TaskGet", "TaskUpdate", "TaskStop",
                   "TeamCreate", "TeamDelete", "ListAgents")
 TEAM_TOOLS_SERVED = (*TEAM_TOOLS, "TeamStatus")
+# Its tools that would run unasked (reads, read-only commands): asked, so swarm's rules, file
+# scopes and protected paths decide them as every other call (PermissionPrompt).
+ASKED = ("Bash", "Read", "Grep", "Glob", "LS", "NotebookRead")
 STOP_GRACE = 10.0  # seconds for the CLI to end after its input closes
+SOURCES = {True: "user,project,local", False: "user"}  # trusted: the checkout's settings too
 
 
 class ClaudeCode:
@@ -52,6 +62,7 @@ class ClaudeCode:
         self._cost_seen = 0.0  # total_cost_usd is per process: the turn's cost is the rise
         self._write = threading.Lock()
         self._stderr: IO[bytes] | None = None
+        self._trusted = False  # the checkout's configuration, as decided when it last started
 
     @property
     def pid(self) -> int | None:
@@ -64,9 +75,16 @@ class ClaudeCode:
                 "--strict-mcp-config", "--permission-prompt-tool",
                 f"mcp__{SERVER}__{PERMISSION_TOOL}", "--permission-mode", s.kind.own_mode(s.mode),
                 "--disallowedTools", ",".join(OWN_TEAM_TOOLS),
+                # swarm's deny rules are its own too (refused before anything is asked); what
+                # it would run unasked is asked.
+                "--settings", json.dumps({"permissions": {"deny": list(s.deny),
+                                                          "ask": list(ASKED)}}),
                 # swarm's team tools are the team protocol: never a question for the lead.
                 "--allowedTools", ",".join(f"mcp__{SERVER}__{n}" for n in TEAM_TOOLS_SERVED),
-                "--append-system-prompt", s.system_append]
+                "--append-system-prompt", s.system_append,
+                "--setting-sources", SOURCES[self._trusted]]
+        if not self._trusted:  # its instructions only: text, not configuration
+            argv += ["--add-dir", str(s.cwd)]
         if s.model:
             argv += ["--model", s.model]
         if self.session:
@@ -81,14 +99,20 @@ class ClaudeCode:
         with os.fdopen(fd, "w") as out:
             json.dump(config, out)
         self._config = Path(name)
-        env = {**s.env, "MCP_CONNECTION_NONBLOCKING": "0"}
+        self._trusted = s.trusted()
+        env = {**s.env, "MCP_CONNECTION_NONBLOCKING": "0",
+               "CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD": "1",
+               # Each Bash command starts in its project directory, where swarm checked it (its
+               # shell would keep a `cd` for the next command, which swarm never sees).
+               "CLAUDE_BASH_MAINTAIN_PROJECT_WORKING_DIR": "1"}
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - kept for the CLI's life
         self.proc = subprocess.Popen(self.argv(), cwd=s.cwd, env=env, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self._stderr,
                                      start_new_session=True)  # its own group: kill_tree
         self._cost_seen = 0.0
         s.log(f"claude started (pid {self.proc.pid}"
-              + (f", resuming session {self.session})" if self.session else ")"))
+              + (f", resuming session {self.session}" if self.session else "")
+              + f"; the checkout's configuration {'loaded' if self._trusted else 'ignored'})")
 
     def _send(self, line: dict[str, Any]) -> None:
         proc = self.proc
@@ -118,7 +142,9 @@ class ClaudeCode:
                 self.session = str(event["session_id"])
                 events.on_session(self.session)
             kind = event.get("type")
-            if kind == "assistant" and event.get("parent_tool_use_id") is None:
+            if kind == "system" and event.get("subtype") == "init" and event.get("model"):
+                events.on_model(str(event["model"]))  # the model it runs, as it says
+            elif kind == "assistant" and event.get("parent_tool_use_id") is None:
                 for block in (event.get("message") or {}).get("content") or []:
                     if block.get("type") == "text" and block.get("text"):
                         result.text = str(block["text"])
@@ -154,7 +180,7 @@ class ClaudeCode:
         if event.get("is_error") or subtype.startswith("error"):
             if subtype == "error_during_execution" and result.interrupted:
                 return result
-            result.failure = f"claude: {subtype or 'error'}: {str(event.get('result') or '')[:300]}"
+            result.failure = failure_of(event)
         return result
 
     def interrupt(self) -> None:
@@ -174,6 +200,20 @@ class ClaudeCode:
             self._config.unlink(missing_ok=True)
             self._config = None
 
+
+
+def failure_of(event: dict[str, Any]) -> str:
+    """What failed, in the CLI's words: its message (a failed turn can still be subtype
+    `success`: `Not logged in · Please run /login`), the API's status, else the subtype."""
+    subtype = str(event.get("subtype") or "")
+    said = str(event.get("result") or "").strip()[:300]
+    errors = event.get("errors")
+    if not said and isinstance(errors, list) and errors:
+        said = "; ".join(str(e) for e in errors)[:300]
+    status = event.get("api_error_status")
+    parts = [f"API error {status}" if status else "",
+             subtype if subtype.startswith("error") else "", said]
+    return "claude: " + (": ".join(p for p in parts if p) or "the turn failed")
 
 
 def _text_of(content: Any) -> str:

@@ -5,11 +5,11 @@ restart: the thread is `cli_session`), then per input one `turn/start`, its noti
 (`item/started`, `item/completed`, `thread/tokenUsage/updated`) up to `turn/completed`;
 `turn/interrupt` ends a turn, the process lives on. Closing its stdin ends it.
 
-Its team tools are swarm's MCP server (`swarm mcp serve --team T --as NAME`), given with `-c
-mcp_servers.swarm.*` overrides on top of the user's own Codex config (their provider and
-login stay theirs): `env` (Codex passes a server no other environment), `required = true`
-(connected before the first request, or the start fails), `default_tools_approval_mode =
-"approve"` (the team protocol is never a question).
+Its team tools are swarm's MCP server (`swarm mcp serve --team T --as NAME`), given in the
+thread's `config` on top of the user's own Codex config (their provider and login stay theirs;
+nothing on its command line, which any user's `ps` shows): `env` (Codex passes a server no
+other environment), `required = true` (connected before the first request, or the start
+fails), `default_tools_approval_mode = "approve"` (the team protocol is never a question).
 
 What Codex would ask a person comes to swarm as a JSON-RPC request: a command
 (`item/commandExecution/requestApproval`, asked as swarm's `Bash` with the command the model
@@ -24,6 +24,13 @@ command (`ls` and `cat` too) and every patch, so swarm's answer, made with the m
 as it is now, is the one gate, as for swarm's own Bash (Codex's sandbox would need bubblewrap
 and would ask again to run unsandboxed). `swarm mode` changes what swarm answers; Codex's
 settings stay.
+Workspace trust: each thread's `config` (never the user's `config.toml`) marks the checkout
+`trusted` or `untrusted` under `projects`, as workspace trust decided when the process started:
+untrusted, Codex loads none of its `.codex/` (config, MCP servers, hooks, exec policy rules),
+and never records the checkout as trusted in the user's own config (measured with 0.171: a
+thread started with sandbox `danger-full-access` does, then loads it). Every directory Codex may
+look the trust up by is marked: the cwd and those above it, resolved too, and a worktree's main
+checkout.
 Usage: the `last` token counts of each `thread/tokenUsage/updated` in the turn (input counts
 cached input: split into swarm's input and cache-read), priced by swarm's table for the model.
 """
@@ -50,6 +57,8 @@ from swarm.runtime.clis.base import (
     close_and_end,
     stderr_tail,
 )
+from swarm.runtime.clis.codex_config import thread_config
+from swarm.runtime.clis.permission import UNKNOWN_DIRECTORY, run_in
 from swarm.runtime.models.prices import price_usage
 
 SERVER = "swarm"
@@ -118,14 +127,7 @@ class Codex:
         return self.proc.pid if self.proc is not None else None
 
     def argv(self) -> list[str]:
-        s = self.setup
-        env = "{" + ", ".join(f"{k} = {json.dumps(v)}" for k, v in s.mcp_env.items()) + "}"
-        server = {"command": json.dumps(s.mcp_server[0]), "args": json.dumps(s.mcp_server[1:]),
-                  "env": env, "required": "true", "default_tools_approval_mode": '"approve"'}
-        argv = [str(s.executable), "app-server"]
-        for key, value in server.items():
-            argv += ["-c", f"mcp_servers.{SERVER}.{key}={value}"]
-        return argv
+        return [str(self.setup.executable), "app-server"]
 
     # -- the process and its wire -------------------------------------------------------------
     def start(self) -> None:
@@ -140,9 +142,11 @@ class Codex:
         self._request("initialize", {"clientInfo": {"name": "swarm", "version": "1"},
                                      "capabilities": {"experimentalApi": True}})
         self._send({"method": "initialized"})
+        trusted = s.trusted()
         params = {k: v for k, v in {
             "cwd": str(s.cwd), "approvalPolicy": s.kind.own_mode(s.mode), "sandbox": SANDBOX,
-            "developerInstructions": s.system_append, "model": s.model}.items() if v}
+            "developerInstructions": s.system_append, "model": s.model,
+            "config": thread_config(s, trusted, SERVER)}.items() if v}
         thread: Message | None = None
         if self.session:
             try:
@@ -154,7 +158,8 @@ class Codex:
         self.session = str(thread["thread"]["id"])
         self.model = str(thread.get("model") or s.model or "")
         s.log(f"codex app-server started (pid {self.proc.pid}, thread {self.session}"
-              + (", resumed)" if resumed else ")"))
+              + (", resumed" if resumed else "")
+              + f"; the checkout's configuration {'loaded' if trusted else 'ignored'})")
 
     def _read(self, proc: subprocess.Popen[bytes], events: queue.Queue[Message | None],
               pending: dict[int, queue.Queue[Message | None]]) -> None:
@@ -210,16 +215,24 @@ class Codex:
     def _answer(self, request: Message) -> None:
         method, params = str(request["method"]), request.get("params") or {}
         cancel = self._cancel  # the turn that asks
+        must_ask = None
         if method == "item/commandExecution/requestApproval":
+            # Checked where it runs: the request's cwd (the model's `workdir`, resolved).
             command = shown_command(str(params.get("command") or ""))
-            calls = [("Bash", {"command": command})]
+            where = params.get("cwd")
+            if isinstance(where, str) and where:
+                calls = [("Bash", {"command": run_in(command, where, self.setup.cwd)})]
+            else:
+                must_ask = UNKNOWN_DIRECTORY
+                calls = [("Bash", {"command": command,
+                                   "description": f"{UNKNOWN_DIRECTORY} (Codex gave no cwd)"})]
         elif method == "item/fileChange/requestApproval":
             calls = patch_calls(self._patches.pop(str(params.get("itemId")), []))
         else:  # nothing else is ever asked with the policy above: refuse, never hang the turn
             self._send({"id": request["id"], "error": {
                 "code": -32601, "message": f"swarm does not answer {method}"}})
             return
-        decision = self._decide(calls, str(params.get("itemId") or ""), cancel)
+        decision = self._decide(calls, str(params.get("itemId") or ""), cancel, must_ask)
         allowed = decision.behavior == "allow"
         turn, thread = params.get("turnId"), params.get("threadId")
         if not allowed and turn and thread and not cancel.is_set():
@@ -231,14 +244,14 @@ class Codex:
                                                     else "decline"}})
 
     def _decide(self, calls: list[tuple[str, dict[str, Any]]], use_id: str,
-                cancel: threading.Event) -> Decision:
+                cancel: threading.Event, must_ask: str | None = None) -> Decision:
         decide = self.setup.decide
         if decide is None or not calls:
             return Decision("deny", "nobody can answer this here" if decide is None
                             else "a change swarm was not shown")
         decision = Decision("deny", "not asked")
         for name, args in calls:  # every file of a patch must be allowed
-            decision = decide(name, args, use_id, cancel)
+            decision = decide(name, args, use_id, cancel, must_ask)
             if decision.behavior != "allow":
                 return decision
         return decision
@@ -252,6 +265,8 @@ class Codex:
             if self.session != self._announced and self.session:
                 self._announced = self.session
                 events.on_session(self.session)
+            if self.model:
+                events.on_model(self.model)  # the model its thread runs, as it says
             self._cancel = threading.Event()  # this turn's: a later turn's never revives it
             self._interrupt_wanted = False
             self._commands = set()
@@ -311,7 +326,8 @@ class Codex:
         kind = item.get("type")
         if kind == "commandExecution":
             self._commands.add(str(item.get("id")))
-            events.on_tool_use("Bash", {"command": shown_command(str(item.get("command")))})
+            events.on_tool_use("Bash", {"command": run_in(shown_command(str(item.get("command"))),
+                                                          item.get("cwd"), self.setup.cwd)})
         elif kind == "mcpToolCall":
             args = item.get("arguments")
             events.on_tool_use(f"mcp__{item.get('server')}__{item.get('tool')}",

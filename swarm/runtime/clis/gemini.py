@@ -16,6 +16,12 @@ and unknown tool, not reads) for swarm's default, acceptEdits and bypassPermissi
 makes the one decision with its file scopes in every mode; swarm's plan is Gemini's `plan`
 (read-only). swarm's part of the prompt goes before the first message of a new session.
 
+The checkout's own configuration (`.gemini/settings.json`, its MCP servers, policies, commands,
+skills, agents, extensions, `.env`) loads only when workspace trust says so: Gemini CLI's folder
+trust is set for the process by `GEMINI_CLI_TRUST_WORKSPACE` (`true`, or `false`: its restricted
+mode, the user's own settings and login stay). Its restricted mode reads no GEMINI.md either:
+swarm gives the checkout's instructions (text, not configuration) before the first message.
+
 It starts with `GEMINI_CLI_NO_RELAUNCH=true`: Gemini CLI's launcher otherwise starts a second
 node process only to raise its heap limit (about a second of CPU and ~140 MB per teammate).
 
@@ -27,7 +33,9 @@ so the load's new record cannot land on it.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import re
 import signal
 import subprocess
 import tempfile
@@ -37,18 +45,38 @@ from typing import IO, Any
 from swarm.core.model.state import Usage
 from swarm.core.shell.rules import Decision
 from swarm.runtime.clis.acp import PROTOCOL_VERSION, AcpConnection, AcpError
-from swarm.runtime.clis.base import DriverSetup, TurnEvents, TurnResult, stderr_tail
+from swarm.runtime.clis.base import (
+    DriverSetup,
+    TurnEvents,
+    TurnResult,
+    checkout_instructions,
+    stderr_tail,
+)
+from swarm.runtime.clis.gemini_calls import (
+    READS,
+    SERVER,
+    content_text,
+    shown_call,
+    swarm_calls,
+    tool_of,
+)
 from swarm.runtime.models.prices import price_usage
 
-SERVER = "swarm"
 CLOSE_GRACE = 2.0  # seconds for the CLI to end after its input closes
 STOP_GRACE = 10.0  # then after SIGTERM
 # Every tool of swarm's server allowed (user tier, above Gemini's own defaults); its own ways
 # to a person and out of its mode switched off: the lead is reached and sets modes via swarm.
+# Every command and every read or search asked (Gemini would run some, `cat` and `echo`, and
+# every read, unasked): swarm's rules, protected paths and file scopes decide them all.
 POLICY = f'''[[rule]]
 mcpName = "{SERVER}"
 toolName = "*"
 decision = "allow"
+priority = 900
+
+[[rule]]
+toolName = [{", ".join(f'"{n}"' for n in ("run_shell_command", *READS))}]
+decision = "ask_user"
 priority = 900
 
 [[rule]]
@@ -57,6 +85,31 @@ decision = "deny"
 priority = 900
 denyMessage = "not in a swarm team: ask the lead with mcp_{SERVER}_SendMessage"
 '''
+
+
+JS_SPECIAL = re.compile(r"[.*+?^${}()|[\]\\/]")  # escaped in a regular expression of its policy
+
+
+def denied(rules: tuple[str, ...]) -> str:
+    """swarm's Bash deny rules as Gemini CLI's own policy rules (above everything it would
+    allow): it runs the commands it deems safe (`cat`, `echo`, `ls`, ...) without asking, so
+    only its own deny stops them. Other denied tools are asked (above), and swarm refuses."""
+    out = []
+    for rule in rules:
+        tool, _, spec = rule.partition("(")
+        if tool != "Bash":
+            continue
+        spec = spec.removesuffix(")")
+        lines = ['toolName = "run_shell_command"']
+        if spec.endswith(":*"):
+            lines.append(f"commandPrefix = {json.dumps(spec[:-2])}")
+        elif spec and spec != "*":
+            exact = "^" + JS_SPECIAL.sub(lambda m: "\\" + m[0], spec) + "$"
+            lines.append(f"commandRegex = {json.dumps(exact)}")
+        lines += ['decision = "deny"', "priority = 950",
+                  f"denyMessage = {json.dumps(f'denied by rule {rule}')}"]
+        out.append("\n[[rule]]\n" + "\n".join(lines) + "\n")
+    return "".join(out)
 
 
 class Gemini:
@@ -71,6 +124,11 @@ class Gemini:
         self._stderr: IO[bytes] | None = None
         self._fresh = False  # a new session: swarm's prompt goes before its first message
         self._told: str | None = None  # the session the teammate was told of
+        self._instructions = ""  # the checkout's, when its restricted mode reads none
+        self.model = setup.model or ""  # as it reports it (session/new), else as asked
+        # Why swarm refused its calls this turn: its ACP answer can only say no, so the reasons
+        # go before its next message.
+        self._refused: list[str] = []
 
     @property
     def pid(self) -> int | None:
@@ -78,7 +136,7 @@ class Gemini:
 
     def argv(self) -> list[str]:
         s = self.setup
-        argv = [str(s.executable), "--acp", "--skip-trust", "--policy", str(self._policy),
+        argv = [str(s.executable), "--acp", "--policy", str(self._policy),
                 "--approval-mode", s.kind.own_mode(s.mode)]
         return argv + (["--model", s.model] if s.model else [])
 
@@ -87,10 +145,13 @@ class Gemini:
         if self._policy is None:
             fd, name = tempfile.mkstemp(prefix="swarm-gemini-", suffix=".toml")  # 0600
             with os.fdopen(fd, "w") as out:
-                out.write(POLICY)
+                out.write(POLICY + denied(s.deny))
             self._policy = Path(name)
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - kept for the CLI's life
-        env = {**s.env, "GEMINI_CLI_NO_RELAUNCH": "true"}
+        trusted = s.trusted()
+        self._instructions = "" if trusted else checkout_instructions(s.kind, s.cwd)
+        env = {**s.env, "GEMINI_CLI_NO_RELAUNCH": "true",
+               "GEMINI_CLI_TRUST_WORKSPACE": "true" if trusted else "false"}
         self.proc = subprocess.Popen(self.argv(), cwd=s.cwd, env=env, stdin=subprocess.PIPE,
                                      stdout=subprocess.PIPE, stderr=self._stderr,
                                      start_new_session=True)  # its own group: kill_tree
@@ -114,12 +175,15 @@ class Gemini:
                     s.log(f"gemini could not resume session {self.session} ({exc}): a new one")
                     self.session = None
             if not self.session:
-                self.session = str(self.conn.call("session/new", where)["sessionId"])
+                made = self.conn.call("session/new", where)
+                self.session = str(made["sessionId"])
+                self.model = str((made.get("models") or {}).get("currentModelId") or s.model or "")
                 self._fresh = True
         except AcpError as exc:
             raise RuntimeError(f"gemini did not start: {exc}: {stderr_tail(self._stderr)}") from exc
         s.log(f"gemini started (pid {self.proc.pid}, session {self.session}"
-              + (")" if self._fresh else ", resumed)"))
+              + ("" if self._fresh else ", resumed")
+              + f"; the checkout's configuration {'loaded' if trusted else 'ignored'})")
 
     def turn(self, text: str, events: TurnEvents) -> TurnResult:
         if self.proc is None or self.proc.poll() is not None or self.conn is None:
@@ -128,8 +192,13 @@ class Gemini:
         if self._told != self.session:
             self._told = self.session
             events.on_session(self.session)
+        if self.model:
+            events.on_model(self.model)
+        if self._refused:  # why swarm refused what it asked last turn: it was told only "no"
+            text = "(swarm) Not run in your last turn: " + "; ".join(self._refused) + "\n\n" + text
+            self._refused = []
         if self._fresh:
-            text = f"{self.setup.system_append}\n\n{text}"
+            text = "\n\n".join(p for p in (self.setup.system_append, self._instructions, text) if p)
             self._fresh = False
         reader = _Updates(self, events)
         result = TurnResult(session_id=self.session)
@@ -154,14 +223,23 @@ class Gemini:
         return result
 
     def permission(self, request: dict[str, Any]) -> dict[str, Any]:
-        """swarm's answer to `session/request_permission`: an option Gemini offered."""
+        """swarm's answer to `session/request_permission`: an option Gemini offered. A call
+        swarm reads as several (a read of many files) runs only if each is allowed."""
         params = request.get("params") or {}
         call = params.get("toolCall") or {}
-        tool, args = swarm_call(call)
         decide = self.setup.decide
-        decision = (decide(tool, args, str(call.get("toolCallId") or ""), None) if decide is not None
-                    else Decision("deny", "nobody decides for this agent"))
-        self.setup.log(f"gemini asks {tool} {call.get('title', '')!r}: {decision.behavior}")
+        decision = Decision("deny", "nobody decides for this agent")
+        for asked in swarm_calls(call, self.setup.cwd):
+            if decide is None:
+                break
+            decision = decide(asked.tool, asked.args, str(call.get("toolCallId") or ""), None,
+                              asked.must_ask)
+            if decision.behavior != "allow":
+                break
+        self.setup.log(f"gemini asks {tool_of(call)} {call.get('title', '')!r}:"
+                       f" {decision.behavior}")
+        if decision.behavior != "allow":
+            self._refused.append(f"{call.get('title') or tool_of(call)}: {decision.reason}")
         wanted = "allow_once" if decision.behavior == "allow" else "reject_once"
         for option in params.get("options") or []:
             if option.get("kind") == wanted:
@@ -235,7 +313,7 @@ class _Updates:
             name, args = shown_call(update)
             self.events.on_tool_use(name, args)
         elif kind == "tool_call_update" and update.get("status") in ("completed", "failed"):
-            self.events.on_tool_result(_content_text(update.get("content")),
+            self.events.on_tool_result(content_text(update.get("content")),
                                        update.get("status") == "failed")
 
     def _flush(self) -> None:
@@ -247,40 +325,6 @@ class _Updates:
     def finish(self) -> str:
         self._flush()
         return self.last
-
-
-def tool_of(call: dict[str, Any]) -> str:
-    """Gemini's own tool name: its call ids are `NAME__NAME_TIME_N`."""
-    return str(call.get("toolCallId") or "").split("__", 1)[0] or str(call.get("title") or "")
-
-
-def swarm_call(call: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """The call Gemini asks about as swarm's tool and input: a command is Bash with its text
-    (`title`), an edit is Write or Edit of its path (from the diff), anything else is checked
-    by Gemini's tool name with its title."""
-    kind = call.get("kind")
-    title = str(call.get("title") or "")
-    if kind == "execute":
-        return "Bash", {"command": title}
-    diff = next((c for c in call.get("content") or [] if c.get("type") == "diff"), None)
-    if kind in ("edit", "delete", "move") and diff is not None:
-        if diff.get("oldText"):
-            return "Edit", {"file_path": str(diff.get("path")), "old_string": diff["oldText"],
-                            "new_string": str(diff.get("newText") or "")}
-        return "Write", {"file_path": str(diff.get("path")),
-                         "content": str(diff.get("newText") or "")}
-    return tool_of(call), {"title": title}
-
-
-def shown_call(update: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    """A tool call as the pane and the transcript show it: swarm's tools by swarm's name."""
-    name = tool_of(update)
-    served = name.removeprefix(f"mcp_{SERVER}_")
-    if served != name:
-        return f"mcp__{SERVER}__{served}", {}
-    if update.get("kind") == "execute":
-        return "Bash", {"command": str(update.get("title") or "")}
-    return name, {"title": str(update.get("title") or "")}
 
 
 def usage_of(answer: dict[str, Any], provider: str) -> Usage:
@@ -299,17 +343,6 @@ def usage_of(answer: dict[str, Any], provider: str) -> Usage:
         total.cost_usd += usage.cost_usd
         total.cost_known = total.cost_known and usage.cost_known
     return total
-
-
-def _content_text(content: Any) -> str:
-    parts = []
-    for item in content or []:
-        inner = item.get("content") if isinstance(item, dict) else None
-        if isinstance(inner, dict) and inner.get("type") == "text":
-            parts.append(str(inner.get("text") or ""))
-        elif isinstance(item, dict) and item.get("type") == "diff":
-            parts.append(f"{item.get('path')}: written")
-    return "\n".join(parts)
 
 
 def _keep_record(env: dict[str, str], session: str) -> None:

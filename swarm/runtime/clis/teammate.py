@@ -22,8 +22,7 @@ import sys
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from types import FrameType
-from typing import Any, TypeVar
+from typing import Any
 
 from swarm import settings
 from swarm.core import kinds
@@ -34,70 +33,27 @@ from swarm.core.model.task import Task
 from swarm.core.shell.rules import Decision
 from swarm.core.store import paths
 from swarm.core.store.select import open_mailbox
-from swarm.core.store.waker import Waker
 from swarm.core.team.state import read_state, write_state
 from swarm.core.team.team import Team
 from swarm.core.text.readable import tool_call
-from swarm.errors import AgentStopped, TurnInterrupted, describe_error
+from swarm.core.trust.user_config import lasting_rules
+from swarm.core.trust.workspace import TrustDecision
+from swarm.core.trust.workspace import decide as decide_trust
+from swarm.errors import AgentStopped, describe_error
 from swarm.runtime.base import AgentBase
 from swarm.runtime.clis.base import CliDriver, DriverSetup
-from swarm.runtime.clis.permission import decide
+from swarm.runtime.clis.model_proxy import model_route
+from swarm.runtime.clis.permission import asked, decide, forget_asking
+from swarm.runtime.clis.waits import AskWaiter, CliSignals, DriverWaiter, NoSubagents
 from swarm.runtime.console import Console, brief
+from swarm.runtime.extensions.loader import checkout_of
 from swarm.runtime.idle import TurnRecord, idle_notification, task_report
 from swarm.runtime.inputs import Inbound, Inputs, is_shutdown
 from swarm.runtime.loop import TurnOutcome
 from swarm.runtime.orphan import OrphanCheck
 from swarm.runtime.prompts import Peer, team_addendum
-from swarm.runtime.signals import Signals
 
 SERVER_PREFIX = "mcp__swarm__"
-T = TypeVar("T")
-
-
-class NoSubagents:
-    """Inputs' view of subagents: an agent CLI runs its own."""
-
-    def __init__(self) -> None:
-        self.waker = Waker()
-
-    def has_arrivals(self) -> bool:
-        return False
-
-    def take_arrivals(self) -> list[dict[str, Any]]:
-        return []
-
-
-class CliSignals(Signals):
-    """SIGINT asks the CLI to interrupt its turn (its process lives on); SIGTERM as ever."""
-
-    def __init__(self, owner: CliTeammate) -> None:
-        super().__init__(busy=lambda: owner.state.state in ("working", "awaiting_plan", "waiting_permission"),
-                         child=lambda: owner.driver_proc(), stopping=owner._stopping)
-        self.owner = owner
-
-    def _on_sigint(self, signum: int, frame: FrameType | None) -> None:
-        if self.busy():
-            self.interrupt.set()
-            self.owner.driver.interrupt()
-            if self._interruptible:  # a wait for the lead in this process (Gemini CLI's ask)
-                raise TurnInterrupted()
-
-
-class AskWaiter:
-    """The Asker's waiter when the CLI asks this process: the wait shows in its state and
-    pane, and SIGINT ends it."""
-
-    def __init__(self, owner: CliTeammate) -> None:
-        self.owner = owner
-
-    def set_state(self, **fields: Any) -> None:
-        self.owner.set_state(**fields)
-
-    def interruptible(self, call: Callable[[], T]) -> T:
-        return self.owner.signals.interruptible(call)
-
-    def show(self, *lines: str) -> None:
-        self.owner.console.show(*lines)
 
 
 class CliTeammate(AgentBase):
@@ -109,11 +65,18 @@ class CliTeammate(AgentBase):
         self.box = open_mailbox(self.team.name, name)
         self.console = Console(paths.agent_log(self.team.name, name), name)
         self.cwd = Path(self.member.cwd or os.getcwd())
+        trust = self._trust()  # the process decides for itself, as swarm's own teammates do
+        for line in (trust.warning, trust.notice()):
+            if line:
+                self.console.say(f"warning: {line}")
         self.orphan = OrphanCheck(self.team, self.console.say, remote=bool(self.member.host))
         self.pending_shutdown: ShutdownRequest | None = None
         self.shutdown_approved = False
         self.turn = TurnRecord()
         self.plans_before: int | None = None  # answered plans when its ExitPlanMode was seen
+        self._asking_lock = threading.Lock()  # a turn's end, and what its MCP server asks
+        self._in_turn = False
+        self._mirrored = False  # the state shows what the MCP server asks
         session = previous.cli_session if previous else None
         self.state.cli_session = session
         resumed_mode = previous.mode if previous and previous.mode else None
@@ -130,6 +93,8 @@ class CliTeammate(AgentBase):
 
     def _setup(self, session: str | None) -> DriverSetup:
         env = dict(os.environ)
+        # Its credential stays in this (non-dumpable) process: the CLI gets a token for it.
+        self.route = model_route(self.kind, env, self.console.say)
         serve = [sys.executable, "-m", "swarm", "mcp", "serve", "--team", self.team.name,
                  "--as", self.name]
         # Explicit: the CLI may not pass its own environment on to its servers.
@@ -139,15 +104,26 @@ class CliTeammate(AgentBase):
             mcp_env["SWARM_STORE"] = settings.raw("SWARM_STORE")
         return DriverSetup(kind=self.kind, executable=self.kind.executable_path(), cwd=self.cwd, mode=self.state.mode or
                            "default", model=self.member.model, system_append=self._prompt(),
-                           mcp_server=serve, mcp_env=mcp_env, session=session, env=env,
-                           log=self.console.say, decide=self._decide)
+                           mcp_server=serve, mcp_env=mcp_env, session=session,
+                           env=self.route.env, model_url=self.route.url,
+                           provider=self.route.provider,
+                           log=self.console.say, decide=self._decide,
+                           trusted=lambda: self._trust().trusted,
+                           deny=(*self.member.deny_rules, *lasting_rules()[1]))
+
+    def _trust(self) -> TrustDecision:
+        """The checkout's configuration, trusted for this member now? (The CLI reads it at
+        its start: asked again at each start, so a file changed since is untrusted.)"""
+        return decide_trust(self.cwd, checkout_of(self.member),
+                            granted=self.member.trusted_config)
 
     def _decide(self, tool: str, args: dict[str, Any], use_id: str,
-                cancelled: threading.Event | None = None) -> Decision:
+                cancelled: threading.Event | None = None, must_ask: str | None = None) -> Decision:
         """A driver thread's wait ends with `cancelled`; else the wait is this process's own
         (its state shows it, `swarm interrupt` ends it)."""
+        waiter = AskWaiter(self) if cancelled is None else DriverWaiter(self, cancelled)
         return decide(self.team.name, self.name, self.cwd, tool, args, use_id, cancelled,
-                      waiter=None if cancelled is not None else AskWaiter(self))
+                      waiter=waiter, must_ask=must_ask)
 
     def _prompt(self) -> str:
         config = self.team.config()
@@ -172,8 +148,24 @@ class CliTeammate(AgentBase):
             os.kill(os.getpid(), 15)
 
     def on_beat(self) -> None:
+        self._show_asking()
         if self.orphan.check() and not self._stopping.is_set():
             os.kill(os.getpid(), 15)
+
+    def _show_asking(self) -> None:
+        """What its CLI's MCP server asks the lead (Claude Code's PermissionPrompt, in that
+        process) shown in this process's state, the one writer of it, while the turn runs."""
+        with self._asking_lock:
+            if not self._in_turn:
+                return
+            asking = asked(self.team.name, self.name)
+            if asking is not None and self.state.state == "working":
+                self._mirrored = True
+                self.set_state(state=str(asking.get("state")), detail=asking.get("detail"))
+            elif asking is None and self._mirrored:
+                self._mirrored = False
+                if self.state.state in ("waiting_permission", "awaiting_plan"):
+                    self.set_state(state="working", detail=None)
 
     def stop_reason(self) -> str | None:
         if self.shutdown_approved:
@@ -195,6 +187,11 @@ class CliTeammate(AgentBase):
     def on_session(self, session_id: str) -> None:
         self.set_state(cli_session=session_id)
         self.transcript.event("cli_session", agent=self.member.agent, session=session_id)
+
+    def on_model(self, model: str) -> None:
+        if model and model != self.state.model:
+            self.set_state(model=model)
+            self.transcript.event("cli_model", model=model)
 
     def on_text(self, text: str) -> None:
         self.console.show(*self.console.view.says(text))
@@ -248,11 +245,18 @@ class CliTeammate(AgentBase):
         self.plans_before = None
         self.signals.interrupt.clear()
         self.set_state(state="working", current_task=current, idle_reason=None, detail=None)
+        with self._asking_lock:
+            self._in_turn = True
         self.pending_shutdown = self.inputs.begin(inbound, task) or self.pending_shutdown
         blocks = self.inputs.render(inbound, task)
         self.record({"role": "user", "content": blocks})
         self.inputs.mark_read(inbound)
-        result = self.driver.turn("\n\n".join(b["text"] for b in blocks), self)
+        try:
+            result = self.driver.turn("\n\n".join(b["text"] for b in blocks), self)
+        finally:
+            with self._asking_lock:  # nothing it asked outlives the turn
+                self._in_turn = self._mirrored = False
+                forget_asking(self.team.name, self.name)
         self.record({"role": "assistant", "content": [{"type": "text", "text": result.text}]})
         self.add_usage(result.usage)
         if self.signals.interrupt.is_set():
@@ -340,6 +344,8 @@ class CliTeammate(AgentBase):
 
         self.signals.ignore_stops()
         self.driver.stop()
+        if self.route.proxy is not None:
+            self.route.proxy.stop()
         if self._superseded:
             self.transcript.event("exited", detail=self._superseded)
             return

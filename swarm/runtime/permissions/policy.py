@@ -91,7 +91,10 @@ class PermissionPolicy:
         mine = ", ".join(str(p) for p in self.own_files)
         return Decision("deny", f"{tool.name} is yours for your memory file ({mine}) only")
 
-    def check(self, tool: Tool, args: dict[str, Any], use_id: str) -> Decision:
+    def check(self, tool: Tool, args: dict[str, Any], use_id: str,
+              must_ask: str | None = None) -> Decision:
+        """`must_ask`: why what the rules would allow is asked anyway (an agent CLI's command
+        whose directory swarm cannot know); a deny still wins."""
         scoped = self.not_its_own(tool, args) or self.out_of_scope(tool, args)
         if scoped is not None:
             return scoped
@@ -107,6 +110,8 @@ class PermissionPolicy:
         blocked = self.tool_hooks.pre_tool_use(tool, args)
         if blocked is not None:
             return blocked
+        if must_ask is not None and decision.behavior == "allow":
+            decision = Decision("ask", must_ask)
         if decision.behavior != "ask":
             return decision
         if self.asker is None:
