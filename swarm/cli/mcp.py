@@ -25,7 +25,7 @@ from swarm.core.model.names import PERMISSION_MODES, validate_agent_name, valida
 from swarm.core.trust.mcp_config import load_mcp_config
 from swarm.core.trust.process_memory import make_non_dumpable, scrub_starting_environ
 from swarm.core.trust.secrets import is_secret
-from swarm.errors import BadInputError, OperationFailedError
+from swarm.errors import OperationFailedError
 from swarm.ops.clients import client_names
 from swarm.ops.clients import snippet as client_snippet
 from swarm.ops.mcp import check_servers, describe_servers
