@@ -34,6 +34,7 @@ import time
 from typing import NoReturn
 
 from swarm.backends.forkserver import agent_args, stamp
+from swarm.core.trust.process_memory import make_non_dumpable
 
 IDLE_EXIT = 60.0  # seconds with no child and no request before the parent leaves
 
@@ -41,7 +42,8 @@ IDLE_EXIT = 60.0  # seconds with no child and no request before the parent leave
 def serve(path: str) -> None:
     from swarm.big_import import big_import
 
-    not_dumpable()
+    if not make_non_dumpable():  # the parent holds members' code, never their secrets
+        raise OSError("prctl(PR_SET_DUMPABLE, 0) failed: the fork server will not start")
 
     with big_import():  # what every teammate would import: shared from here on
         import anthropic  # noqa: F401
@@ -161,17 +163,6 @@ def _own_environment(conn: socket.socket) -> dict[str, str] | None:
             isinstance(k, str) and isinstance(v, str) for k, v in env.items()):
         return None
     return env
-
-
-def not_dumpable() -> None:
-    """prctl(PR_SET_DUMPABLE, 0): no other process of this user reads this one's environ,
-    mem, maps or fds, or ptraces it (root with CAP_SYS_PTRACE still can); kept across fork,
-    reset by exec."""
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    if libc.prctl(4, 0, 0, 0, 0) != 0:  # PR_SET_DUMPABLE
-        raise OSError(ctypes.get_errno(), "prctl(PR_SET_DUMPABLE, 0)")
 
 
 def set_cmdline(argv: list[str]) -> None:
