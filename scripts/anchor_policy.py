@@ -5,7 +5,7 @@ selects it (not a CLI flag; not part of the product)."""
 
 from __future__ import annotations
 
-from swarm.core.model.protocol import IdleNotification, render_for_model
+from swarm.core.records.protocol import IdleNotification, render_for_model
 from swarm.lead.wake_policy import Wake, Watch, text_block
 from swarm.runtime.console import brief
 

@@ -47,8 +47,8 @@ sys.path.insert(0, str(ROOT))
 import psutil  # noqa: E402
 
 from swarm.core.kinds import agent_names  # noqa: E402
-from swarm.core.model.names import LEAD_NAME  # noqa: E402
-from swarm.core.model.protocol import IdleNotification  # noqa: E402
+from swarm.core.records.names import LEAD_NAME  # noqa: E402
+from swarm.core.records.protocol import IdleNotification  # noqa: E402
 from swarm.core.store.api import Mailbox  # noqa: E402
 from swarm.core.store.liveness import is_alive  # noqa: E402
 from swarm.core.store.select import open_mailbox  # noqa: E402

@@ -42,7 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import psutil  # noqa: E402
 
-from swarm.core.model.protocol import Message  # noqa: E402
+from swarm.core.records.protocol import Message  # noqa: E402
 from swarm.core.store.api import Mailbox  # noqa: E402
 from swarm.core.team.team import Team  # noqa: E402
 from swarm.errors import SwarmError  # noqa: E402

@@ -40,7 +40,7 @@ import anyio  # noqa: E402
 from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
-from swarm.core.model.names import LEAD_NAME  # noqa: E402
+from swarm.core.records.names import LEAD_NAME  # noqa: E402
 from swarm.core.store.select import open_mailbox  # noqa: E402
 from swarm.core.team.state import read_state  # noqa: E402
 from swarm.core.team.team import Team  # noqa: E402

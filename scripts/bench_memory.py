@@ -30,8 +30,8 @@ from pathlib import Path
 
 import psutil
 
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.protocol import IdleNotification
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.protocol import IdleNotification
 from swarm.core.store.liveness import is_alive
 from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import read_state

@@ -34,8 +34,8 @@ HOME = Path(tempfile.mkdtemp(prefix="swarm-bench-perm-"))
 os.environ["SWARM_HOME"] = str(HOME / "swarm-home")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from swarm.core.model.names import LEAD_NAME  # noqa: E402
-from swarm.core.model.protocol import Message, PermissionRequest  # noqa: E402
+from swarm.core.records.names import LEAD_NAME  # noqa: E402
+from swarm.core.records.protocol import Message, PermissionRequest  # noqa: E402
 from swarm.core.shell import rules  # noqa: E402
 from swarm.core.store.api import Mailbox  # noqa: E402
 from swarm.core.store.select import open_mailbox  # noqa: E402

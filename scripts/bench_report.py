@@ -37,9 +37,9 @@ HOME = Path(tempfile.mkdtemp(prefix="swarm-bench-report-"))
 os.environ["SWARM_HOME"] = str(HOME / "swarm-home")
 sys.path.insert(0, str(ROOT))
 
-from swarm.core.model.protocol import IdleNotification, Message, dump_structured  # noqa: E402
-from swarm.core.model.state import AgentState, Usage  # noqa: E402
-from swarm.core.model.task import Task  # noqa: E402
+from swarm.core.records.protocol import IdleNotification, Message, dump_structured  # noqa: E402
+from swarm.core.records.state import AgentState, Usage  # noqa: E402
+from swarm.core.records.task import Task  # noqa: E402
 from swarm.core.store import paths  # noqa: E402
 from swarm.core.store.disk import write_model  # noqa: E402
 from swarm.core.team.state import write_state  # noqa: E402

@@ -38,7 +38,7 @@ ROOT = Path(tempfile.mkdtemp(prefix="swarm-bench-store-"))
 os.environ["SWARM_HOME"] = str(ROOT / "swarm-home")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from swarm.core.model.protocol import Message  # noqa: E402
+from swarm.core.records.protocol import Message  # noqa: E402
 from swarm.core.team.team import Team  # noqa: E402
 
 FORK = mp.get_context("fork")

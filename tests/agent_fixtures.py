@@ -25,11 +25,11 @@ import psutil
 import pytest
 
 from swarm.backends.hidden import HiddenBackend
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.protocol import IdleNotification, Message
-from swarm.core.model.state import AgentState
-from swarm.core.model.task import Task
-from swarm.core.model.team import Member
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.protocol import IdleNotification, Message
+from swarm.core.records.state import AgentState
+from swarm.core.records.task import Task
+from swarm.core.records.team_config import Member
 from swarm.core.store import paths
 from swarm.core.store.liveness import is_alive
 from swarm.core.store.select import open_mailbox

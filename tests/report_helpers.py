@@ -16,7 +16,7 @@ from html.parser import HTMLParser
 from pathlib import Path
 from typing import Any
 
-from swarm.core.model.state import AgentState, Usage
+from swarm.core.records.state import AgentState, Usage
 from swarm.core.store import paths
 from swarm.core.store.disk import ensure_dir
 from swarm.core.team.state import write_state

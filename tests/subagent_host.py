@@ -12,7 +12,7 @@ from typing import Any, TypeVar
 
 import pytest
 
-from swarm.core.model.state import SubagentInfo, Usage
+from swarm.core.records.state import SubagentInfo, Usage
 from swarm.core.shell.rules import Decision
 from swarm.core.team.team import Team
 from swarm.core.trust.workspace import decide

@@ -18,8 +18,8 @@ from swarm.core.agents.definitions import (
     parse_definition,
 )
 from swarm.core.agents.memory import memory_file, memory_part, memory_tools, own_memory
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.protocol import PermissionRequest, dump_structured
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.protocol import PermissionRequest, dump_structured
 from swarm.core.shell import rules
 from swarm.core.store import paths
 from swarm.core.team.team import Team

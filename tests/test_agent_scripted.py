@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from swarm.core.model.protocol import ShutdownRequest, ShutdownResponse
+from swarm.core.records.protocol import ShutdownRequest, ShutdownResponse
 from swarm.core.store.liveness import is_alive
 from swarm.core.store.select import open_mailbox
 from tests.agent_fixtures import Crew, error_lines

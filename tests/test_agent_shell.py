@@ -9,7 +9,7 @@ import subprocess
 
 import psutil
 
-from swarm.core.model.protocol import ShutdownRequest, TeammateTerminated
+from swarm.core.records.protocol import ShutdownRequest, TeammateTerminated
 from swarm.core.store.liveness import is_alive
 from swarm.core.store.select import open_mailbox
 from tests.agent_fixtures import SWARM, Crew, error_lines

@@ -11,7 +11,7 @@ from typing import Any, get_args
 
 import pytest
 
-from swarm.core.model.state import Usage
+from swarm.core.records.state import Usage
 from swarm.errors import BadInputError, ModelAPIError, OperationFailedError, SwarmError
 from swarm.runtime.models import NO_KEY_NOTICE, default_model_spec, load_model, parse_model_spec
 from swarm.runtime.models.anthropic_model import ALIASES, AnthropicModel, resolve_model_id

@@ -20,8 +20,8 @@ from typing import Any
 
 import pytest
 
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.protocol import (
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.protocol import (
     Message,
     PermissionRequest,
     PermissionResponse,

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core.model.protocol import PermissionRequest
+from swarm.core.records.protocol import PermissionRequest
 from swarm.core.shell.parse import parse
 from swarm.core.shell.rules import Decision
 from swarm.ops.approvals import deny_permission, pending_permissions

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core.model.protocol import PermissionRequest
+from swarm.core.records.protocol import PermissionRequest
 from swarm.core.shell.parse import parse
 from swarm.core.shell.rules import validate_rule
 from swarm.errors import BadInputError

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from swarm.core.model.state import AgentState, Usage
+from swarm.core.records.state import AgentState, Usage
 from swarm.core.team.state import read_state, write_state
 from tests.agent_fixtures import Crew, run_swarm
 from tests.fake_anthropic import FakeAnthropic

@@ -22,8 +22,8 @@ import pytest
 from click.testing import CliRunner
 
 from swarm.cli.main import cli, main
-from swarm.core.model.protocol import MAX_MESSAGE_BYTES, PermissionRequest
-from swarm.core.model.state import AgentState
+from swarm.core.records.protocol import MAX_MESSAGE_BYTES, PermissionRequest
+from swarm.core.records.state import AgentState
 from swarm.core.store import paths
 from swarm.core.team.state import write_state
 from swarm.core.team.team import Team
@@ -471,7 +471,7 @@ def test_inbox_mark_read_archives_what_it_showed_but_pending_requests(run: Any, 
     """The lead's mailbox must not grow without bound: `--mark-read` moves what was shown to
     the archive; permission requests stay until `swarm permissions` answers them; someone
     else's mailbox is refused (it would take their messages)."""
-    from swarm.core.model.protocol import PermissionRequest
+    from swarm.core.records.protocol import PermissionRequest
 
     team.send("team-lead", "report", sender="bob")
     team.send("team-lead", PermissionRequest(agent_id="bob@alpha", tool_name="Bash",

@@ -19,7 +19,7 @@ from click.testing import CliRunner
 
 from swarm import __version__
 from swarm.cli.main import COMMANDS, SUMMARIES, cli, main
-from swarm.core.model.state import AgentState
+from swarm.core.records.state import AgentState
 from swarm.core.store import paths
 from swarm.core.store.liveness import process_start_time
 from swarm.core.team.state import write_state

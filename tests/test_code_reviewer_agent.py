@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from swarm.core.agents.definitions import effective_tools, load_definitions
-from swarm.core.model.names import KNOWN_TOOLS, TEAM_TOOLS
+from swarm.core.records.names import KNOWN_TOOLS, TEAM_TOOLS
 from tests.agent_fixtures import Crew
 
 TOOLS = ["Read", "Glob", "Grep", "Bash"]

@@ -13,7 +13,7 @@ from typing import Any
 import psutil
 import pytest
 
-from swarm.core.model.protocol import TeammateTerminated
+from swarm.core.records.protocol import TeammateTerminated
 from swarm.core.store import paths
 from tests.agent_fixtures import Crew
 from tests.fake_anthropic import FakeAnthropic, Scripted

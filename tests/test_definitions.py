@@ -18,7 +18,7 @@ from swarm.core.agents.definitions import (
     get_definition,
     load_definitions,
 )
-from swarm.core.model.names import KNOWN_TOOLS, TEAM_TOOLS
+from swarm.core.records.names import KNOWN_TOOLS, TEAM_TOOLS
 from swarm.core.store import paths
 from swarm.core.trust.workspace import find_project_config
 from swarm.errors import NotFoundError

@@ -15,8 +15,8 @@ from typing import Any
 
 import pytest
 
-from swarm.core.model.protocol import TeammateTerminated
-from swarm.core.model.state import AgentState
+from swarm.core.records.protocol import TeammateTerminated
+from swarm.core.records.state import AgentState
 from swarm.core.store import paths
 from swarm.core.team.state import read_state, write_state
 from swarm.core.team.team import Team

@@ -15,7 +15,7 @@ from types import SimpleNamespace
 import psutil
 import pytest
 
-from swarm.core.model.names import LEAD_NAME
+from swarm.core.records.names import LEAD_NAME
 from swarm.core.store import paths
 from swarm.lead.interactive import TerminalUI, command
 from swarm.runtime.models.base import ModelRequest

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core.model.protocol import ShutdownResponse
+from swarm.core.records.protocol import ShutdownResponse
 from swarm.lead.lead_tools import lead_tools
 from swarm.ops.demo import EXAMPLES, LEAD_SCRIPT, TEAMMATE_SCRIPT
 from swarm.runtime.models.scripted import load_turns, to_blocks

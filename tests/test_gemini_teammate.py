@@ -255,8 +255,8 @@ def test_gemini_credentials_reach_its_teammate_not_its_commands(
     """spawn passes Gemini CLI's variables to a Gemini teammate's process (its kind's, from the
     registry of teammate kinds), never to another kind's; a Bash command (swarm's or a hook's)
     never sees its key."""
-    from swarm.core.model.names import agent_id
-    from swarm.core.model.team import Member
+    from swarm.core.records.names import agent_id
+    from swarm.core.records.team_config import Member
     from swarm.core.trust.secrets import without_secrets
     from swarm.ops.spawner import agent_env
 

@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from libtmux.session import Session
 
-from swarm.core.model.protocol import PermissionRequest
+from swarm.core.records.protocol import PermissionRequest
 from swarm.core.team.team import Team
 from swarm.ops.approvals import pending_permissions
 from tests.agent_fixtures import SWARM, Crew, agent_processes, stop_tree

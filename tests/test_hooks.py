@@ -12,7 +12,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from swarm.core.model.team import Member
+from swarm.core.records.team_config import Member
 from swarm.core.store import paths
 from swarm.runtime.extensions.loader import checkout_of
 from swarm.runtime.extensions.user_hooks import Hook, HookRunner, load_hooks, parse_hooks

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.protocol import (
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.protocol import (
     Message,
     PermissionRequest,
     PermissionResponse,

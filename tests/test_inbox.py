@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from swarm.core.model.protocol import (
+from swarm.core.records.protocol import (
     IdleNotification,
     Message,
     PermissionRequest,
@@ -20,7 +20,7 @@ from swarm.core.model.protocol import (
     TaskAssignment,
     TeammateTerminated,
 )
-from swarm.core.model.state import AgentState
+from swarm.core.records.state import AgentState
 from swarm.core.team.state import write_state
 from swarm.core.team.team import Team
 from swarm.core.text.readable import flat, fold, structured_line, tool_call

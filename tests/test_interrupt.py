@@ -8,7 +8,7 @@ import time
 import psutil
 import pytest
 
-from swarm.core.model.protocol import TeammateTerminated
+from swarm.core.records.protocol import TeammateTerminated
 from tests.agent_fixtures import Crew
 from tests.helpers import child_named, process_gone, wait_until
 

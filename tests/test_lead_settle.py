@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.protocol import PermissionRequest, TeammateTerminated
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.protocol import PermissionRequest, TeammateTerminated
 from swarm.core.team.team import Team
 from swarm.lead.settle import FIRST_WINDOW, MAX_HOLD, MAX_WINDOW, MIN_WINDOW, PHASE_GAP, Settle
 from swarm.lead.wake_policy import Watch

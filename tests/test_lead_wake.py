@@ -9,8 +9,8 @@ from typing import Any
 import pytest
 
 from scripts.anchor_policy import AnchorWatch
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.protocol import (
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.protocol import (
     IdleNotification,
     PermissionRequest,
     PermissionResponse,
@@ -18,7 +18,7 @@ from swarm.core.model.protocol import (
     ShutdownResponse,
     TeammateTerminated,
 )
-from swarm.core.model.state import AgentState
+from swarm.core.records.state import AgentState
 from swarm.core.store.liveness import process_start_time
 from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import write_state

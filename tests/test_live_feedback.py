@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from swarm.cli.status import render
-from swarm.core.model.state import AgentState, activity_text, elapsed_text
+from swarm.core.records.state import AgentState, activity_text, elapsed_text
 from swarm.core.team.state import write_state
 from swarm.core.team.team import Team
 from swarm.errors import ToolError

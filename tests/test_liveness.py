@@ -14,9 +14,9 @@ import time
 import psutil
 import pytest
 
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.protocol import TeammateTerminated
-from swarm.core.model.state import AgentState
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.protocol import TeammateTerminated
+from swarm.core.records.state import AgentState
 from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import read_state, update_state, write_state
 from swarm.core.team.team import Team

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from swarm.core.agents.definitions import load_definitions
-from swarm.core.model.names import LEAD_NAME, validate_color
+from swarm.core.records.names import LEAD_NAME, validate_color
 from swarm.core.store.select import open_mailbox
 from swarm.core.team.team import Team
 from swarm.core.team.worktrees import create, finish, record_fields, record_of

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core.model.protocol import (
+from swarm.core.records.protocol import (
     MAX_MESSAGE_BYTES,
     MAX_SUMMARY_BYTES,
     IdleNotification,

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from swarm.core.model import records
+from swarm.core.records import base as records
 from swarm.core.store.api import Mailbox
 from swarm.core.store.file.mailbox import FileMailbox
 from swarm.core.store.select import open_mailbox

@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from swarm.core.model.protocol import PermissionRequest
+from swarm.core.records.protocol import PermissionRequest
 from tests.agent_fixtures import Crew
 from tests.fake_anthropic import FakeAnthropic
 from tests.helpers import process_gone, wait_until

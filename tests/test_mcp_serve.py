@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 import pytest
 
-from swarm.core.model.names import LEAD_NAME
+from swarm.core.records.names import LEAD_NAME
 from swarm.core.store.liveness import is_alive
 from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import read_state

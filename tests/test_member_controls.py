@@ -8,7 +8,7 @@ import os
 
 import pytest
 
-from swarm.core.model.protocol import Message, ModeChange, dump_structured
+from swarm.core.records.protocol import Message, ModeChange, dump_structured
 from swarm.core.store import paths
 from swarm.core.store.select import open_mailbox
 from swarm.errors import ProtocolError

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
-from swarm.core.model.names import mode_allows
-from swarm.core.model.protocol import PlanApprovalRequest
+from swarm.core.records.names import mode_allows
+from swarm.core.records.protocol import PlanApprovalRequest
 from swarm.core.store import paths
 from swarm.core.team.team import Team
 from swarm.ops.approvals import pending_plans

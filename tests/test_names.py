@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core.model.names import (
+from swarm.core.records.names import (
     agent_id,
     parse_agent_id,
     validate_agent_name,

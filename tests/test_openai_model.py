@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from swarm.core.model.state import Usage, cost_text
+from swarm.core.records.state import Usage, cost_text
 from swarm.errors import ModelAPIError
 from swarm.runtime.models import load_model
 from swarm.runtime.models.base import ModelRequest

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from swarm.core.model.protocol import PermissionRequest
+from swarm.core.records.protocol import PermissionRequest
 from swarm.ops.approvals import pending_permissions
 from tests.agent_fixtures import Crew, error_lines
 from tests.helpers import wait_until

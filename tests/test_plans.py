@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from swarm.core.model.protocol import PermissionRequest, PlanApprovalRequest
+from swarm.core.records.protocol import PermissionRequest, PlanApprovalRequest
 from swarm.ops.approvals import pending_plans
 from tests.agent_fixtures import Crew, error_lines
 from tests.fake_anthropic import FakeAnthropic

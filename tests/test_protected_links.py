@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core.model.protocol import PermissionRequest
+from swarm.core.records.protocol import PermissionRequest
 from swarm.core.store import paths
 from swarm.ops.approvals import deny_permission, pending_permissions
 from tests.agent_fixtures import Crew

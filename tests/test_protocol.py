@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from swarm.core.model import records
-from swarm.core.model.protocol import (
+from swarm.core.records import base as records
+from swarm.core.records.protocol import (
     STRUCTURED_TYPES,
     IdleNotification,
     Message,

@@ -17,7 +17,7 @@ import time
 
 import pytest
 
-from swarm.core.model.names import LEAD_NAME
+from swarm.core.records.names import LEAD_NAME
 from swarm.core.store.liveness import is_alive
 from swarm.core.store.select import open_mailbox
 from swarm.runtime.tools.builtin import ToolContext, run_tool

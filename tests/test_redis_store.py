@@ -14,9 +14,9 @@ from pathlib import Path
 import pytest
 import redis
 
-from swarm.core.model import records
-from swarm.core.model.protocol import IdleNotification, dump_structured
-from swarm.core.model.state import AgentState
+from swarm.core.records import base as records
+from swarm.core.records.protocol import IdleNotification, dump_structured
+from swarm.core.records.state import AgentState
 from swarm.core.team.state import read_state, update_state
 from swarm.core.team.team import Team
 from swarm.errors import StoreUnavailableError, TaskConflictError

@@ -12,7 +12,7 @@ from typing import Any
 import psutil
 import pytest
 
-from swarm.core.model.protocol import TeammateTerminated
+from swarm.core.records.protocol import TeammateTerminated
 from swarm.core.store import paths
 from swarm.core.team.transcript import Transcript
 from tests.agent_fixtures import Crew

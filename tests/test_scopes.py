@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.protocol import FileConflict
-from swarm.core.model.state import AgentState
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.protocol import FileConflict
+from swarm.core.records.state import AgentState
 from swarm.core.store import paths
 from swarm.core.store.liveness import process_start_time
 from swarm.core.store.select import open_mailbox

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from swarm.core.model.protocol import (
+from swarm.core.records.protocol import (
     PermissionResponse,
     PlanApprovalResponse,
     ShutdownRequest,

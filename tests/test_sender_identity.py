@@ -18,8 +18,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.protocol import (
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.protocol import (
     Message,
     ModeChange,
     PermissionResponse,
@@ -226,7 +226,7 @@ def test_a_forged_permission_answer_is_not_obeyed_and_the_real_ones_are(
 
 
 def test_the_lead_key_is_made_with_the_team_and_kept_private(store: str) -> None:
-    from swarm.core.model.names import KEY_FILE
+    from swarm.core.records.names import KEY_FILE
     from swarm.core.team import lead_key
     from swarm.core.team.team import Team
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from swarm.core.model.protocol import Message, ShutdownRequest, dump_structured, render_for_model
+from swarm.core.records.protocol import Message, ShutdownRequest, dump_structured, render_for_model
 from swarm.runtime.models import load_model
 from swarm.runtime.models.base import ModelReply, ModelRequest
 from swarm.runtime.models.shell import ShellModel, extract_commands, extract_writes

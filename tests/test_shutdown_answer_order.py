@@ -9,9 +9,9 @@ from typing import Any
 
 import pytest
 
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.protocol import ShutdownRequest, ShutdownResponse
-from swarm.core.model.state import AgentState
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.protocol import ShutdownRequest, ShutdownResponse
+from swarm.core.records.state import AgentState
 from swarm.core.store.liveness import process_start_time
 from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import update_state, write_state

@@ -16,8 +16,8 @@ from pathlib import Path
 import psutil
 import pytest
 
-from swarm.core.model.state import AgentState
-from swarm.core.model.task import Task
+from swarm.core.records.state import AgentState
+from swarm.core.records.task import Task
 from swarm.core.team.state import read_state, write_state
 from swarm.core.team.team import Team
 from swarm.ops.health import death_reason, observe_member

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from swarm.core.model.state import AgentState
+from swarm.core.records.state import AgentState
 from swarm.core.store.liveness import process_start_time
 from swarm.core.team.state import read_state, write_state
 from swarm.core.team.team import Team

@@ -10,7 +10,7 @@ from collections.abc import Callable
 
 import pytest
 
-from swarm.core.model.state import AgentState
+from swarm.core.records.state import AgentState
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.runtime import base

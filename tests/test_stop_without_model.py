@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core.model.state import AgentState
+from swarm.core.records.state import AgentState
 from swarm.core.store.liveness import is_alive, process_start_time
 from swarm.core.team.state import write_state
 from tests.agent_fixtures import Crew

@@ -24,7 +24,7 @@ from typing import Any
 import psutil
 import pytest
 
-from swarm.core.model.names import LEAD_NAME
+from swarm.core.records.names import LEAD_NAME
 from swarm.core.store.liveness import is_alive
 from swarm.core.team.state import read_state
 from tests.agent_fixtures import SWARM, Crew, stop_tree

@@ -13,7 +13,7 @@ from pathlib import Path
 import portalocker
 import pytest
 
-from swarm.core.model import records
+from swarm.core.records import base as records
 from swarm.core.store import disk as store
 from tests.helpers import wait_until
 

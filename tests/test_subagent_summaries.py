@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from swarm.core.model.state import SubagentInfo
+from swarm.core.records.state import SubagentInfo
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.runtime.models.base import ModelReply

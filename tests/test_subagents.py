@@ -13,7 +13,7 @@ from typing import Any
 import psutil
 import pytest
 
-from swarm.core.model import records
+from swarm.core.records import base as records
 from swarm.core.store import paths
 from swarm.core.team.state import read_state
 from tests.agent_fixtures import Crew

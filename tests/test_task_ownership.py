@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from swarm.core.model.names import LEAD_NAME
+from swarm.core.records.names import LEAD_NAME
 from swarm.core.team.team import Team
 from swarm.errors import NotAllowedError, TaskConflictError
 from tests.agent_fixtures import SWARM, Crew

@@ -8,7 +8,7 @@ from multiprocessing.queues import Queue
 
 import pytest
 
-from swarm.core.model.task import MAX_DESCRIPTION_BYTES, MAX_SUBJECT_BYTES
+from swarm.core.records.task import MAX_DESCRIPTION_BYTES, MAX_SUBJECT_BYTES
 from swarm.core.store import paths
 from swarm.core.team.team import Team
 from swarm.errors import (

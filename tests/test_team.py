@@ -13,9 +13,9 @@ from collections.abc import Iterator
 import psutil
 import pytest
 
-from swarm.core.model import records
-from swarm.core.model.state import AgentState
-from swarm.core.model.team import TeamConfig
+from swarm.core.records import base as records
+from swarm.core.records.state import AgentState
+from swarm.core.records.team_config import TeamConfig
 from swarm.core.store import paths
 from swarm.core.store.liveness import is_alive
 from swarm.core.team.state import write_state

@@ -227,7 +227,7 @@ def test_the_grace_setting_is_a_number(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_state_without_a_start_time_never_gets_its_pid_killed(tmp_path: Path) -> None:
     """The stand-in members come from state records: one with a bare pid (no process start
     time) may name anyone's process by now, so nothing signals it."""
-    from swarm.core.model.state import AgentState
+    from swarm.core.records.state import AgentState
     from swarm.core.team.state import write_state
     from swarm.core.team.team import Team
 

@@ -16,8 +16,8 @@ import pytest
 from libtmux.server import Server
 from libtmux.session import Session
 
-from swarm.core.model.protocol import Message
-from swarm.core.model.state import AgentState
+from swarm.core.records.protocol import Message
+from swarm.core.records.state import AgentState
 from swarm.core.store import paths
 from swarm.core.store.liveness import is_alive
 from swarm.core.store.select import open_mailbox

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from swarm.core.model.protocol import ShutdownResponse
+from swarm.core.records.protocol import ShutdownResponse
 from swarm.core.store import paths
 from swarm.core.team.team import Team
 from swarm.runtime.interfaces import NoHost

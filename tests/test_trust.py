@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from swarm.core.model.protocol import (
+from swarm.core.records.protocol import (
     Message,
     PermissionRequest,
     PermissionResponse,

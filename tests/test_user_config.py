@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core.model.protocol import PermissionRequest
+from swarm.core.records.protocol import PermissionRequest
 from swarm.core.store import paths
 from tests.agent_fixtures import Crew, error_lines
 from tests.helpers import run_cli, wait_until

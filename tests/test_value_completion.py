@@ -12,8 +12,8 @@ import sys
 
 import pytest
 
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.protocol import Message, PermissionRequest, dump_structured
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.protocol import Message, PermissionRequest, dump_structured
 from swarm.core.store.select import open_mailbox
 from swarm.core.team.team import Team
 from tests.test_cli_help import complete
@@ -115,8 +115,8 @@ def test_a_tab_imports_nothing_its_command_does_not(team: Team) -> None:
 
 
 def test_the_offered_providers_are_the_providers() -> None:
-    """The Tab's list (core.model.names, no model imported) is the providers' own."""
-    from swarm.core.model.names import MODEL_PROVIDERS
+    """The Tab's list (core.records.names, no model imported) is the providers' own."""
+    from swarm.core.records.names import MODEL_PROVIDERS
     from swarm.runtime.models.providers import PROVIDERS
 
     assert tuple(PROVIDERS) == MODEL_PROVIDERS

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.protocol import Message, PermissionRequest, dump_structured
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.protocol import Message, PermissionRequest, dump_structured
 from swarm.core.store.select import open_mailbox
 from swarm.core.team.team import Team
 from tests.agent_fixtures import Crew

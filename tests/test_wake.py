@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from swarm.core.model.protocol import PermissionRequest, PlanApprovalRequest
+from swarm.core.records.protocol import PermissionRequest, PlanApprovalRequest
 from swarm.ops.restart import wake
 from tests.agent_fixtures import Crew, error_lines, run_swarm
 from tests.fake_anthropic import FakeAnthropic

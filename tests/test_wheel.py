@@ -31,7 +31,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from swarm import __version__
-from swarm.core.model.names import LEAD_NAME
+from swarm.core.records.names import LEAD_NAME
 from swarm.core.store import paths
 from swarm.core.team.team import Team
 from tests.agent_fixtures import agent_processes

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from msgspec import Struct
 
 from swarm import settings
-from swarm.core.model.names import BACKENDS
+from swarm.core.records.names import BACKENDS
 from swarm.errors import BadInputError, from_origin
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 import click
 
 from swarm.cli.caller import current_agent_name
-from swarm.core.model.names import LEAD_NAME
+from swarm.core.records.names import LEAD_NAME
 from swarm.core.store.liveness import agent_ancestor
 from swarm.errors import BadInputError
 

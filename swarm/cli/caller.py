@@ -5,7 +5,7 @@ message is), the lead, or a person. Light on purpose: every teammate's start ask
 from __future__ import annotations
 
 from swarm import settings
-from swarm.core.model.names import LEAD_NAME
+from swarm.core.records.names import LEAD_NAME
 from swarm.core.store.liveness import agent_ancestor, lead_ancestor
 
 

@@ -11,8 +11,8 @@ import click
 from swarm import settings
 from swarm.cli.caller import acting_member
 from swarm.cli.completion import complete_team
-from swarm.core.model import records
-from swarm.core.model.names import ModeCap
+from swarm.core.records import base as records
+from swarm.core.records.names import ModeCap
 from swarm.core.team.team import Team
 from swarm.core.text.terminal import visible
 from swarm.errors import BadInputError

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from swarm import settings
-from swarm.core.model.names import (
+from swarm.core.records.names import (
     BACKENDS,
     LEAD_NAME,
     MODEL_ALIASES,

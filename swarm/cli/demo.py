@@ -11,9 +11,9 @@ import click
 from swarm.cli.common import SECONDS, table
 from swarm.cli.helptext import examples
 from swarm.cli.replay import record_option, start_recording
-from swarm.core.model import records
-from swarm.core.model.names import BACKENDS
-from swarm.core.model.task import Task
+from swarm.core.records import base as records
+from swarm.core.records.names import BACKENDS
+from swarm.core.records.task import Task
 from swarm.core.text.terminal import visible
 from swarm.errors import OperationFailedError, WaitTimeoutError
 from swarm.ops.demo import (

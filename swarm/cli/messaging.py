@@ -21,9 +21,9 @@ from swarm.cli.common import (
 )
 from swarm.cli.completion import complete_member, complete_recipient
 from swarm.cli.helptext import examples
-from swarm.core.model import records
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.protocol import Message, parse_structured, structured_type
+from swarm.core.records import base as records
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.protocol import Message, parse_structured, structured_type
 from swarm.core.team.state import looks_stopped
 from swarm.core.text.readable import clip, flat, fold, structured_line, will_not_read
 from swarm.errors import BadInputError

@@ -17,7 +17,7 @@ from swarm.cli.common import (
     wide_option,
 )
 from swarm.cli.helptext import examples
-from swarm.core.model.state import activity_text, cost_text
+from swarm.core.records.state import activity_text, cost_text
 from swarm.ops.health import observe
 
 # Left out first when `status` does not fit the terminal (--wide shows them).

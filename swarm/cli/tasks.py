@@ -18,7 +18,7 @@ from swarm.cli.common import (
 )
 from swarm.cli.completion import complete_member, complete_task
 from swarm.cli.helptext import examples
-from swarm.core.model.task import STATUSES, Task, clean_globs
+from swarm.core.records.task import STATUSES, Task, clean_globs
 from swarm.core.store.disk import warn
 from swarm.core.team.scopes import unmatched
 

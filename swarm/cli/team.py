@@ -21,7 +21,7 @@ from swarm.cli.common import (
 )
 from swarm.cli.completion import complete_member, complete_team
 from swarm.cli.helptext import examples
-from swarm.core.model.names import LEAD_NAME
+from swarm.core.records.names import LEAD_NAME
 from swarm.core.store.disk import warn
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team

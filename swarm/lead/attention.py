@@ -7,7 +7,7 @@ from __future__ import annotations
 import time
 
 from swarm import settings
-from swarm.core.model.protocol import PermissionRequest
+from swarm.core.records.protocol import PermissionRequest
 from swarm.core.team.attention import Alert, ring, terminal_env, until
 from swarm.lead.wake_policy import describe_request
 from swarm.ops.approvals import Pending

@@ -21,9 +21,9 @@ from typing import Any
 
 from msgspec import Struct, field
 
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.protocol import PermissionRequest
-from swarm.core.model.state import elapsed_text
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.protocol import PermissionRequest
+from swarm.core.records.state import elapsed_text
 from swarm.core.shell.rules import Decision
 from swarm.core.store.select import open_mailbox
 from swarm.core.text.real_input import exact_rule, shown_input

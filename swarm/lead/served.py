@@ -25,9 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from swarm.core.model.names import LEAD_NAME, validate_agent_name, validate_team_name
-from swarm.core.model.protocol import MAX_SUMMARY_BYTES, check_size
-from swarm.core.model.team import Member, TeamConfig
+from swarm.core.records.names import LEAD_NAME, validate_agent_name, validate_team_name
+from swarm.core.records.protocol import MAX_SUMMARY_BYTES, check_size
+from swarm.core.records.team_config import Member, TeamConfig
 from swarm.core.shell.rules import validate_mode
 from swarm.core.store.liveness import is_alive
 from swarm.core.store.waker import Waker

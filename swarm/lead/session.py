@@ -21,8 +21,8 @@ from typing import Any
 from msgspec import Struct, field
 
 from swarm import settings
-from swarm.core.model import records
-from swarm.core.model.task import ENDED
+from swarm.core.records import base as records
+from swarm.core.records.task import ENDED
 from swarm.core.store.api import Watcher
 from swarm.core.store.disk import write_bytes_atomic
 from swarm.core.team.state import read_state

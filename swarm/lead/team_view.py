@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from msgspec import Struct
 
-from swarm.core.model.task import Task
+from swarm.core.records.task import Task
 from swarm.core.team.team import Team
 from swarm.ops.health import MemberStatus, age_s, observe
 

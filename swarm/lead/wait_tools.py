@@ -23,8 +23,8 @@ from typing import Protocol, TypeVar, cast
 
 from pydantic import Field
 
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.protocol import Message, ShutdownRequest, escape, render_for_model
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.protocol import Message, ShutdownRequest, escape, render_for_model
 from swarm.core.store import select as stores
 from swarm.core.store.api import Watcher
 from swarm.core.store.select import open_mailbox

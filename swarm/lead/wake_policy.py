@@ -23,8 +23,8 @@ from typing import Any, Protocol
 from msgspec import Struct, field
 
 from swarm import settings
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.protocol import (
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.protocol import (
     IdleNotification,
     Message,
     PermissionRequest,

@@ -22,9 +22,9 @@ from msgspec import Struct
 
 from swarm.core.agents.definitions import effective_tools, get_definition, listed, load_definitions
 from swarm.core.agents.memory import memory_tools
-from swarm.core.model import records
-from swarm.core.model.names import LEAD_NAME, PERMISSION_MODES, TEAM_TOOLS, ModeCap
-from swarm.core.model.protocol import (
+from swarm.core.records import base as records
+from swarm.core.records.names import LEAD_NAME, PERMISSION_MODES, TEAM_TOOLS, ModeCap
+from swarm.core.records.protocol import (
     Message,
     PermissionRequest,
     PermissionResponse,
@@ -32,7 +32,7 @@ from swarm.core.model.protocol import (
     PlanApprovalResponse,
     sender_may_send,
 )
-from swarm.core.model.team import Member, TeamConfig
+from swarm.core.records.team_config import Member, TeamConfig
 from swarm.core.store.select import open_mailbox
 from swarm.core.team.team import Team
 from swarm.core.text.real_input import (

@@ -11,9 +11,9 @@ import shlex
 from collections.abc import Callable
 
 from swarm.core import kinds
-from swarm.core.model.names import LEAD_NAME, validate_agent_name
-from swarm.core.model.state import AgentState
-from swarm.core.model.team import Member
+from swarm.core.records.names import LEAD_NAME, validate_agent_name
+from swarm.core.records.state import AgentState
+from swarm.core.records.team_config import Member
 from swarm.core.team.state import write_state
 from swarm.core.team.team import Team
 from swarm.errors import BadInputError

@@ -17,8 +17,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.team import TeamConfig
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.team_config import TeamConfig
 from swarm.core.store import paths
 from swarm.core.store.disk import DIR_MODE, FILE_MODE
 from swarm.core.store.liveness import is_alive

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from swarm.core.model.task import Task
+from swarm.core.records.task import Task
 from swarm.core.team.team import Team
 from swarm.ops.control import delete_team
 from swarm.ops.shutdown import shutdown

@@ -15,7 +15,7 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from swarm.core.model.team import Member
+from swarm.core.records.team_config import Member
 from swarm.core.team.overlaps import read_writes
 from swarm.core.team.team import Team
 from swarm.core.team.worktree_links import is_source_link

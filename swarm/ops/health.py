@@ -17,11 +17,11 @@ from msgspec import Struct, field
 from msgspec.structs import asdict
 
 from swarm import settings
-from swarm.core.model import records
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.protocol import TeammateTerminated
-from swarm.core.model.state import AgentState, end_child_command
-from swarm.core.model.team import Member
+from swarm.core.records import base as records
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.protocol import TeammateTerminated
+from swarm.core.records.state import AgentState, end_child_command
+from swarm.core.records.team_config import Member
 from swarm.core.store import paths
 from swarm.core.store import select as stores
 from swarm.core.store.disk import iso_at, utcnow, warn

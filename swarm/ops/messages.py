@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 from msgspec import Struct
 
-from swarm.core.model.protocol import Message
+from swarm.core.records.protocol import Message
 from swarm.core.store.select import open_mailbox
 from swarm.core.team.team import Team
 from swarm.errors import BadInputError, NotFoundError

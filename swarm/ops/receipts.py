@@ -17,8 +17,8 @@ from collections.abc import Iterable
 
 from msgspec import Struct
 
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.protocol import Message
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.protocol import Message
 from swarm.core.store import select as stores
 from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import looks_stopped, read_state

@@ -16,10 +16,10 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from swarm.core.model.names import LEAD_NAME, validate_team_name
-from swarm.core.model.state import AgentState
-from swarm.core.model.task import Task
-from swarm.core.model.team import Member
+from swarm.core.records.names import LEAD_NAME, validate_team_name
+from swarm.core.records.state import AgentState
+from swarm.core.records.task import Task
+from swarm.core.records.team_config import Member
 from swarm.core.store import paths
 from swarm.core.store.disk import iso_at
 from swarm.core.team.state import read_state

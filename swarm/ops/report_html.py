@@ -11,7 +11,7 @@ from collections.abc import Iterable
 from html import escape
 from typing import Any
 
-from swarm.core.model.names import is_color
+from swarm.core.records.names import is_color
 from swarm.ops.report import Lane, MemberRow, MessageRow, RunReport
 from swarm.ops.report_timeline import Span
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from swarm.core.model.protocol import (
+from swarm.core.records.protocol import (
     PermissionRequest,
     PermissionResponse,
     PlanApprovalRequest,

@@ -9,9 +9,9 @@ from pathlib import Path
 from msgspec import Struct
 from msgspec.structs import asdict
 
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.state import RESTARTED, AgentState
-from swarm.core.model.team import Member
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.state import RESTARTED, AgentState
+from swarm.core.records.team_config import Member
 from swarm.core.shell.rules import validate_mode
 from swarm.core.team.state import update_state
 from swarm.core.team.team import Team

@@ -12,9 +12,9 @@ import contextlib
 
 from msgspec import Struct, field, to_builtins
 
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.task import ENDED
-from swarm.core.model.team import Member, TeamConfig
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.task import ENDED
+from swarm.core.records.team_config import Member, TeamConfig
 from swarm.core.store.liveness import is_alive
 from swarm.core.team.team import Team
 from swarm.errors import SwarmError

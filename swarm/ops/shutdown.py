@@ -8,12 +8,12 @@ import time
 
 from msgspec import Struct
 
-from swarm.core.model import records
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.protocol import ShutdownRequest, ShutdownResponse
-from swarm.core.model.state import AgentState, without_model
-from swarm.core.model.task import ENDED
-from swarm.core.model.team import Member
+from swarm.core.records import base as records
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.protocol import ShutdownRequest, ShutdownResponse
+from swarm.core.records.state import AgentState, without_model
+from swarm.core.records.task import ENDED
+from swarm.core.records.team_config import Member
 from swarm.core.store import paths
 from swarm.core.store.api import Mailbox
 from swarm.core.store.select import open_mailbox

@@ -13,8 +13,8 @@ import time
 from typing import Any
 
 from swarm import settings
-from swarm.core.model import records
-from swarm.core.model.state import AgentState, Usage
+from swarm.core.records import base as records
+from swarm.core.records.state import AgentState, Usage
 from swarm.core.store import paths
 from swarm.core.store.disk import utcnow_iso
 from swarm.core.store.liveness import process_start_time

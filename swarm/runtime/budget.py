@@ -12,8 +12,8 @@ import math
 import threading
 from collections.abc import Callable
 
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.state import Usage
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.state import Usage
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.errors import SwarmError

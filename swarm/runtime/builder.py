@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from msgspec import Struct, field
 
-from swarm.core.model.names import agent_id
+from swarm.core.records.names import agent_id
 from swarm.runtime.extensions.loader import Extensions
 from swarm.runtime.interfaces import LoopHooks, SubagentHost, ToolHooks, ToolHost
 from swarm.runtime.loop import Loop
@@ -25,7 +25,7 @@ from swarm.runtime.tools.builtin import Tool, ToolContext
 
 if TYPE_CHECKING:
     from swarm.core.agents.definitions import AgentDefinition
-    from swarm.core.model.team import Member
+    from swarm.core.records.team_config import Member
     from swarm.core.team.team import Team
     from swarm.core.trust.workspace import ProjectConfig
     from swarm.runtime.models.base import Model

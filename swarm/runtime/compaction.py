@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from swarm import settings
-from swarm.core.model.state import Usage
+from swarm.core.records.state import Usage
 from swarm.core.team.transcript import compaction_messages
 from swarm.runtime.loop import Loop
 from swarm.runtime.models.base import SUMMARY_MARKER, ModelRequest

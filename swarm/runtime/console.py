@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from swarm.core.model.state import elapsed_text
+from swarm.core.records.state import elapsed_text
 from swarm.core.text.tables import cut
 from swarm.core.text.terminal import visible, visible_line
 from swarm.core.text.view import INDENT, View

@@ -9,8 +9,8 @@ import contextlib
 import logging
 import os
 
-from swarm.core.model.names import parse_agent_id
-from swarm.core.model.state import AgentState
+from swarm.core.records.names import parse_agent_id
+from swarm.core.records.state import AgentState
 from swarm.core.store import paths
 from swarm.core.store import select as stores
 from swarm.core.store.liveness import process_start_time

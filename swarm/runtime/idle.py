@@ -12,8 +12,8 @@ from typing import Any, NamedTuple
 
 from msgspec import Struct, field
 
-from swarm.core.model.protocol import IdleNotification
-from swarm.core.model.task import ENDED, Task
+from swarm.core.records.protocol import IdleNotification
+from swarm.core.records.task import ENDED, Task
 from swarm.core.team.team import Team
 from swarm.errors import NotFoundError
 from swarm.runtime.console import brief

@@ -17,8 +17,8 @@ from typing import Any, Protocol
 from msgspec import Struct
 
 from swarm import settings
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.protocol import (
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.protocol import (
     Message,
     ModeChange,
     ShutdownRequest,
@@ -26,8 +26,8 @@ from swarm.core.model.protocol import (
     escape,
     render_for_model,
 )
-from swarm.core.model.state import AgentState
-from swarm.core.model.task import Task
+from swarm.core.records.state import AgentState
+from swarm.core.records.task import Task
 from swarm.core.store import select as stores
 from swarm.core.store.api import Mailbox, Watcher
 from swarm.core.team.lead_key import LeadSeal, is_order

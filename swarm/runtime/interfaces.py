@@ -23,7 +23,7 @@ from swarm.core.shell.rules import Decision
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from swarm.core.model.state import SubagentInfo, Usage
+    from swarm.core.records.state import SubagentInfo, Usage
     from swarm.core.team.team import Team
     from swarm.core.trust.workspace import ProjectConfig
     from swarm.runtime.loop import Loop

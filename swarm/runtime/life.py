@@ -9,9 +9,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from swarm import settings
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.protocol import Message, TeammateTerminated, dump_structured
-from swarm.core.model.task import Task
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.protocol import Message, TeammateTerminated, dump_structured
+from swarm.core.records.task import Task
 from swarm.core.store import select as stores
 from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import write_state

@@ -17,8 +17,8 @@ import time
 from collections.abc import Callable
 
 from swarm import settings
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.state import end_child_command
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.state import end_child_command
 from swarm.core.store.liveness import is_alive
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team

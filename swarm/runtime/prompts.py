@@ -31,7 +31,7 @@ from swarm.core import kinds
 from swarm.core.agents.definitions import AgentDefinition
 from swarm.core.agents.memory import memory_part
 from swarm.core.agents.skills import skills_part
-from swarm.core.model.names import LEAD_NAME
+from swarm.core.records.names import LEAD_NAME
 from swarm.core.store import paths
 from swarm.core.store.filecache import ChangeCache
 from swarm.core.team.team import Team

@@ -26,14 +26,14 @@ from typing import Any, Literal
 
 from swarm.core import kinds
 from swarm.core.agents.builtin import BUILTIN_AGENTS, ONE_SHOT_TYPES
-from swarm.core.model import records
-from swarm.core.model.names import (
+from swarm.core.records import base as records
+from swarm.core.records.base import Record
+from swarm.core.records.names import (
     PERMISSION_MODES,
     TEAM_TOOLS,
     validate_color,
     validate_name,
 )
-from swarm.core.model.records import Record
 from swarm.core.store import paths
 from swarm.core.trust.config_files import ConfigProblem
 from swarm.core.trust.workspace import ProjectConfig, decide

@@ -33,7 +33,7 @@ from swarm.core.agents.definitions import (
 )
 from swarm.core.agents.memory import check_memory
 from swarm.core.agents.skills import check_skills
-from swarm.core.model.names import KNOWN_TOOLS, TEAM_TOOLS
+from swarm.core.records.names import KNOWN_TOOLS, TEAM_TOOLS
 from swarm.core.trust.config_files import ConfigProblem
 from swarm.core.trust.mcp_config import McpServerSpec, definition_servers
 

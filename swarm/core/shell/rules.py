@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from msgspec import Struct
 
-from swarm.core.model.names import (
+from swarm.core.records.names import (
     KEY_FILE,
     KEY_NAMES,
     LEAD_TOOLS,

@@ -17,14 +17,14 @@ from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from swarm.core.model.protocol import structured_type
+from swarm.core.records.protocol import structured_type
 from swarm.errors import BadInputError, NotFoundError
 
 if TYPE_CHECKING:
-    from swarm.core.model.protocol import Message
-    from swarm.core.model.state import AgentState
-    from swarm.core.model.task import Task
-    from swarm.core.model.team import TeamConfig
+    from swarm.core.records.protocol import Message
+    from swarm.core.records.state import AgentState
+    from swarm.core.records.task import Task
+    from swarm.core.records.team_config import TeamConfig
     from swarm.core.store.waker import Waker
 
 IDLE = "idle_notification"
@@ -157,7 +157,7 @@ class TaskList(ABC):
                     active_form: str | None, files: builtins.list[str] | None
                     ) -> tuple[str | None, builtins.list[str]]:
         """A new task's fields checked before anything is written: its owner, its scopes."""
-        from swarm.core.model.task import check_sizes, clean_globs  # tasks only, not sends
+        from swarm.core.records.task import check_sizes, clean_globs  # tasks only, not sends
 
         if not subject.strip():
             raise BadInputError("a task needs a non-empty subject")
@@ -169,7 +169,7 @@ class TaskList(ABC):
                        description: str | None, active_form: str | None,
                        result: str | None) -> object:
         """A change's fields checked before anything is written; the new owner (UNSET: kept)."""
-        from swarm.core.model.task import STATUSES, UNSET, check_sizes
+        from swarm.core.records.task import STATUSES, UNSET, check_sizes
 
         if status is not None and status not in STATUSES:
             raise BadInputError(f"invalid status {status!r}: use one of {', '.join(STATUSES)}")
@@ -186,7 +186,7 @@ class TaskList(ABC):
     def unfinished_blockers(self, task: Task) -> builtins.list[str]:
         """The blockers not known to be completed: a blocker that cannot be read (missing,
         corrupt, not the task it names) keeps its dependents blocked."""
-        from swarm.core.model.task import completed
+        from swarm.core.records.task import completed
 
         return [b for b in task.blocked_by if not completed(self.read(b), b)]
 

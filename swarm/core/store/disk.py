@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from swarm.core.model import records
+from swarm.core.records import base as records
 from swarm.core.store.liveness import process_state
 from swarm.core.text.terminal import visible
 from swarm.errors import LockTimeoutError

@@ -17,8 +17,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING
 
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.protocol import LEAD_ONLY_TYPES, Message, StructuredMessage, sender_may_send
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.protocol import LEAD_ONLY_TYPES, Message, StructuredMessage, sender_may_send
 from swarm.core.store import select as stores
 from swarm.errors import SwarmError
 

@@ -10,9 +10,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from swarm import settings
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.protocol import FileConflict
-from swarm.core.model.records import Record
+from swarm.core.records.base import Record
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.protocol import FileConflict
 from swarm.core.store import paths
 from swarm.core.store.disk import locked, read_model, warn, write_model
 from swarm.errors import SwarmError

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from swarm.core.model.state import AgentState
+from swarm.core.records.state import AgentState
 from swarm.core.store import select as stores
 from swarm.core.store.liveness import START_TIME_TOLERANCE, process_start_time
 

@@ -7,14 +7,14 @@ import functools
 from collections.abc import Callable
 
 from swarm import settings
-from swarm.core.model.names import (
+from swarm.core.records.names import (
     LEAD_NAME,
     agent_id,
     validate_agent_name,
     validate_color,
     validate_team_name,
 )
-from swarm.core.model.protocol import (
+from swarm.core.records.protocol import (
     LEAD_ONLY_TYPES,
     MAX_MESSAGE_BYTES,
     MAX_SUMMARY_BYTES,
@@ -27,7 +27,7 @@ from swarm.core.model.protocol import (
     structured_object,
     validate_structured,
 )
-from swarm.core.model.team import PALETTE, Member, TeamConfig
+from swarm.core.records.team_config import PALETTE, Member, TeamConfig
 from swarm.core.store import paths
 from swarm.core.store import select as stores
 from swarm.core.store.api import DocumentMissing, Mailbox, TaskList

@@ -30,7 +30,7 @@ from swarm.core.team.worktree_links import drop_links, is_source_link, link
 from swarm.errors import BadInputError, GitError, SwarmError
 
 if TYPE_CHECKING:
-    from swarm.core.model.team import Member
+    from swarm.core.records.team_config import Member
     from swarm.core.team.team import Team
 
 log = logging.getLogger(__name__)

@@ -7,8 +7,8 @@ import json
 import textwrap
 from typing import Any
 
-from swarm.core.model import records
-from swarm.core.model.protocol import (
+from swarm.core.records import base as records
+from swarm.core.records.protocol import (
     IdleNotification,
     PermissionRequest,
     PermissionResponse,

@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from swarm.core.model.protocol import PermissionRequest
+from swarm.core.records.protocol import PermissionRequest
 from swarm.core.shell.protected import absolute
 from swarm.errors import BadInputError
 

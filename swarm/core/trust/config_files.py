@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from swarm.core.model.records import Record
+from swarm.core.records.base import Record
 from swarm.core.trust.workspace import ConfigFile
 
 if TYPE_CHECKING:

@@ -19,7 +19,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from swarm.core.model.records import Record
+from swarm.core.records.base import Record
 from swarm.core.store import paths
 from swarm.core.trust.child_env import entry_env, expand
 from swarm.core.trust.config_files import (

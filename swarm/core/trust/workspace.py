@@ -30,8 +30,8 @@ from msgspec import Struct
 
 from swarm import settings
 from swarm.core.kinds import ConfigPath, Format, project_config_paths, user_config_dirs
-from swarm.core.model import records
-from swarm.core.model.records import Record, field
+from swarm.core.records import base as records
+from swarm.core.records.base import Record, field
 from swarm.core.store import paths
 from swarm.core.store.disk import ensure_dir, locked, quarantine, utcnow_iso, write_model
 from swarm.core.text.terminal import visible_line

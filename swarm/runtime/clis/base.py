@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from swarm.core.kinds import TeammateKind
-from swarm.core.model.state import Usage
+from swarm.core.records.state import Usage
 from swarm.core.shell.rules import Decision
 from swarm.core.trust.workspace import project_root
 from swarm.runtime.tools.builtin import kill_tree

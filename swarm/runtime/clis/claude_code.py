@@ -28,8 +28,8 @@ import threading
 from pathlib import Path
 from typing import IO, Any
 
-from swarm.core.model.names import TEAM_TOOLS
-from swarm.core.model.state import Usage
+from swarm.core.records.names import TEAM_TOOLS
+from swarm.core.records.state import Usage
 from swarm.runtime.clis.base import (
     DriverSetup,
     TurnEvents,

@@ -48,7 +48,7 @@ import tempfile
 import threading
 from typing import IO, Any
 
-from swarm.core.model.state import Usage
+from swarm.core.records.state import Usage
 from swarm.core.shell.rules import Decision
 from swarm.runtime.clis.base import (
     DriverSetup,

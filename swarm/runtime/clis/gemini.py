@@ -42,7 +42,7 @@ import tempfile
 from pathlib import Path
 from typing import IO, Any
 
-from swarm.core.model.state import Usage
+from swarm.core.records.state import Usage
 from swarm.core.shell.rules import Decision
 from swarm.runtime.clis.acp import PROTOCOL_VERSION, AcpConnection, AcpError
 from swarm.runtime.clis.base import (

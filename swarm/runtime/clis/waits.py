@@ -10,7 +10,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any, Protocol, TypeVar
 
-from swarm.core.model.state import AgentState
+from swarm.core.records.state import AgentState
 from swarm.core.store.waker import Waker
 from swarm.errors import TurnInterrupted
 from swarm.runtime.clis.base import CliDriver

@@ -24,9 +24,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from swarm import settings
-from swarm.core.model import records
-from swarm.core.model.protocol import escape
-from swarm.core.model.state import SubagentInfo
+from swarm.core.records import base as records
+from swarm.core.records.protocol import escape
+from swarm.core.records.state import SubagentInfo
 from swarm.core.shell.rules import Decision
 from swarm.core.store import paths
 from swarm.core.trust.child_env import minimal_env
@@ -40,8 +40,8 @@ if TYPE_CHECKING:
     import subprocess
 
     from swarm.core.agents.definitions import AgentDefinition
-    from swarm.core.model.task import Task
-    from swarm.core.model.team import Member
+    from swarm.core.records.task import Task
+    from swarm.core.records.team_config import Member
     from swarm.core.team.team import Team
     from swarm.runtime.extensions.mcp_client import McpManager
     from swarm.runtime.tools.team_inputs import TaskCreateInput, TaskUpdateInput

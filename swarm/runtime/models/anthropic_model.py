@@ -17,8 +17,8 @@ from typing import Any
 
 from swarm import settings
 from swarm.big_import import big_import
-from swarm.core.model.names import MODEL_ALIASES as ALIASES
-from swarm.core.model.state import Usage
+from swarm.core.records.names import MODEL_ALIASES as ALIASES
+from swarm.core.records.state import Usage
 from swarm.core.trust.secrets import redact
 from swarm.errors import ModelAPIError
 from swarm.runtime.budget import estimate_output

@@ -13,7 +13,7 @@ from typing import Any, Protocol
 import msgspec
 from msgspec import Struct
 
-from swarm.core.model.state import Usage
+from swarm.core.records.state import Usage
 
 # The system prompt of a compaction request starts with this, so offline models can tell a
 # "summarize the conversation" call from a turn of work.

@@ -20,8 +20,8 @@ from typing import Any
 
 from msgspec import Struct
 
-from swarm.core.model import records
-from swarm.core.model.state import Usage
+from swarm.core.records import base as records
+from swarm.core.records.state import Usage
 from swarm.core.store import paths
 from swarm.core.store.disk import warn
 from swarm.core.store.filecache import ChangeCache

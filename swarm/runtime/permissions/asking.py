@@ -15,8 +15,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from swarm import settings
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.protocol import (
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.protocol import (
     Message,
     PermissionRequest,
     PermissionResponse,

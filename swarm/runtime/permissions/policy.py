@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
-from swarm.core.model.protocol import PlanApprovalResponse
+from swarm.core.records.protocol import PlanApprovalResponse
 from swarm.core.shell import rules
 from swarm.core.shell.protected import own_file
 from swarm.core.shell.rules import Decision
@@ -24,7 +24,7 @@ from swarm.runtime.interfaces import ToolHooks
 log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
-    from swarm.core.model.team import Member
+    from swarm.core.records.team_config import Member
     from swarm.core.team.team import Team
     from swarm.runtime.tools.builtin import Tool
 

@@ -8,7 +8,7 @@ import json
 import time
 from typing import TYPE_CHECKING
 
-from swarm.core.model.protocol import escape
+from swarm.core.records.protocol import escape
 from swarm.runtime.tools.builtin import ToolResult
 
 if TYPE_CHECKING:

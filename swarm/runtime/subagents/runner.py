@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from swarm.core.agents.definitions import AgentDefinition
-from swarm.core.model import records
-from swarm.core.model.protocol import escape
-from swarm.core.model.state import SubagentInfo
+from swarm.core.records import base as records
+from swarm.core.records.protocol import escape
+from swarm.core.records.state import SubagentInfo
 from swarm.core.store import paths
 from swarm.core.store.disk import utcnow_iso
 from swarm.core.store.waker import Waker

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from swarm.core.model.state import SubagentInfo, Usage
+from swarm.core.records.state import SubagentInfo, Usage
 from swarm.core.shell.rules import Decision
 from swarm.core.team.transcript import Transcript
 from swarm.core.text.readable import clip, tool_call

@@ -19,7 +19,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from swarm import settings
-from swarm.core.model.state import Usage
+from swarm.core.records.state import Usage
 from swarm.core.text.readable import clip, flat
 from swarm.errors import SwarmError, describe_error
 from swarm.runtime.models import load_model, provider_of

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from msgspec import Struct
 
 from swarm.core.agents.definitions import AgentDefinition, listed
-from swarm.core.model.names import SUBAGENT_USABLE
+from swarm.core.records.names import SUBAGENT_USABLE
 from swarm.errors import ToolError
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
 

@@ -23,7 +23,7 @@ from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Str
 from pydantic.json_schema import GenerateJsonSchema, JsonSchemaValue
 from pydantic_core import core_schema
 
-from swarm.core.model.protocol import semantic_bool
+from swarm.core.records.protocol import semantic_bool
 
 
 class ToolInput(BaseModel):

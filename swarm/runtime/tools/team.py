@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from swarm.core.model import records
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.protocol import ShutdownResponse, structured_object, validate_structured
+from swarm.core.records import base as records
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.protocol import ShutdownResponse, structured_object, validate_structured
 from swarm.core.team.state import looks_stopped, read_state
 from swarm.core.text.readable import will_not_read
 from swarm.errors import ToolError

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from swarm.core.model.task import TaskStatus
+from swarm.core.records.task import TaskStatus
 from swarm.runtime.tools.schema import ToolInput
 
 

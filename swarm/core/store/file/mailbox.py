@@ -26,8 +26,8 @@ from pathlib import Path
 from msgspec import Struct
 
 from swarm import settings
-from swarm.core.model import records
-from swarm.core.model.protocol import Message
+from swarm.core.records import base as records
+from swarm.core.records.protocol import Message
 from swarm.core.store import paths
 from swarm.core.store.api import Mailbox, Watcher, superseded
 from swarm.core.store.disk import (

@@ -8,8 +8,8 @@ import os
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from swarm.core.model.names import KEY_FILE
-from swarm.core.model.state import AgentState
+from swarm.core.records.names import KEY_FILE
+from swarm.core.records.state import AgentState
 from swarm.core.store import paths
 from swarm.core.store.api import ASIDE, Store, Watcher
 from swarm.core.store.disk import ensure_dir, locked, read_model, write_model

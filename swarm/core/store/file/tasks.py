@@ -8,7 +8,7 @@ from __future__ import annotations
 import builtins
 from collections.abc import Callable
 
-from swarm.core.model.task import ENDED, UNSET, Task, refuse_unless_owner
+from swarm.core.records.task import ENDED, UNSET, Task, refuse_unless_owner
 from swarm.core.store import paths
 from swarm.core.store.api import TaskList
 from swarm.core.store.disk import (

@@ -8,8 +8,8 @@ import functools
 import os
 from collections.abc import Callable
 
-from swarm.core.model.protocol import Message
-from swarm.core.model.team import TeamConfig
+from swarm.core.records.protocol import Message
+from swarm.core.records.team_config import TeamConfig
 from swarm.core.store import paths
 from swarm.core.store.api import DocumentMissing, TeamDocument
 from swarm.core.store.disk import ensure_dir, locked, read_model, write_model
@@ -85,7 +85,7 @@ class FileTeamDocument(TeamDocument):
 
 def create_team(base: str, description: str, before: Callable[[str], object]) -> str:
     """`teams/<name>/` made with mkdir (a clash: another name), then its document."""
-    from swarm.core.model.team import new_config
+    from swarm.core.records.team_config import new_config
 
     ensure_dir(paths.teams_dir())
     candidate = base

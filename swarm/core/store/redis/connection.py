@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from swarm import settings
-from swarm.core.model import records
+from swarm.core.records import base as records
 from swarm.core.trust.secrets import redact, redact_url
 from swarm.errors import (
     BadInputError,
@@ -36,7 +36,7 @@ except ImportError:
     raise MissingExtraError("SWARM_STORE=redis://...", "redis") from None
 
 if TYPE_CHECKING:
-    from swarm.core.model.state import AgentState
+    from swarm.core.records.state import AgentState
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -210,7 +210,7 @@ class RedisStore:
 
     # -- member state and heartbeats ---------------------------------------------------------
     def _parse_state(self, raw: bytes | None) -> AgentState | None:
-        from swarm.core.model.state import AgentState
+        from swarm.core.records.state import AgentState
 
         if raw is None:
             return None
@@ -244,7 +244,7 @@ class RedisStore:
                      timeout: float | None = None) -> AgentState:
         """Read-modify-write as one optimistic transaction (WATCH): a concurrent writer makes
         it start again, so neither write is lost."""
-        from swarm.core.model.state import AgentState
+        from swarm.core.records.state import AgentState
 
         key = self.key(team, "state", name)
         out: list[AgentState] = []

@@ -17,8 +17,8 @@ import time
 from collections.abc import Iterable
 from typing import Any
 
-from swarm.core.model import records
-from swarm.core.model.protocol import Message
+from swarm.core.records import base as records
+from swarm.core.records.protocol import Message
 from swarm.core.store.api import Mailbox, Watcher, superseded
 from swarm.core.store.disk import warn
 from swarm.core.store.redis.connection import EVENTS_KEPT, RedisStore

@@ -6,7 +6,7 @@ import builtins
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
-from swarm.core.model.names import KEY_NAMES
+from swarm.core.records.names import KEY_NAMES
 from swarm.core.store.api import ASIDE, Store, Watcher
 from swarm.core.store.redis.connection import RedisStore
 from swarm.core.store.redis.mailbox import RedisMailbox
@@ -15,7 +15,7 @@ from swarm.core.store.redis.team import RedisTeamDocument, create_team
 from swarm.core.store.redis.watch import RedisWatcher
 
 if TYPE_CHECKING:
-    from swarm.core.model.state import AgentState
+    from swarm.core.records.state import AgentState
     from swarm.core.store.waker import Waker
 
 

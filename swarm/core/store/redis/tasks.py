@@ -15,8 +15,8 @@ import builtins
 from collections.abc import Callable
 from typing import Any
 
-from swarm.core.model import records
-from swarm.core.model.task import ENDED, UNSET, Task, completed, refuse_unless_owner
+from swarm.core.records import base as records
+from swarm.core.records.task import ENDED, UNSET, Task, completed, refuse_unless_owner
 from swarm.core.store.api import TaskList
 from swarm.core.store.disk import utcnow_iso
 from swarm.core.store.redis.connection import EVENTS_KEPT, RedisStore

@@ -20,9 +20,9 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import Any
 
-from swarm.core.model import records
-from swarm.core.model.protocol import Message
-from swarm.core.model.team import TeamConfig, new_config
+from swarm.core.records import base as records
+from swarm.core.records.protocol import Message
+from swarm.core.records.team_config import TeamConfig, new_config
 from swarm.core.store import paths
 from swarm.core.store.api import DocumentMissing, TeamDocument
 from swarm.core.store.disk import warn

@@ -6,9 +6,9 @@ import os
 from collections.abc import Iterable
 from typing import Literal
 
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.protocol import check_size
-from swarm.core.model.records import Record, field
+from swarm.core.records.base import Record, field
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.protocol import check_size
 from swarm.core.store.disk import utcnow_iso
 from swarm.errors import BadInputError, NotAllowedError
 

@@ -6,9 +6,9 @@ import json
 import uuid
 from typing import Any, Literal, get_args
 
-from swarm.core.model import records
-from swarm.core.model.names import LEAD_NAME
-from swarm.core.model.records import Record, field
+from swarm.core.records import base as records
+from swarm.core.records.base import Record, field
+from swarm.core.records.names import LEAD_NAME
 from swarm.core.store.disk import utcnow_iso
 from swarm.errors import ProtocolError, TooLargeError
 

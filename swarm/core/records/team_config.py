@@ -5,8 +5,8 @@ from __future__ import annotations
 import uuid
 from typing import Literal
 
-from swarm.core.model.names import LEAD_NAME, agent_id
-from swarm.core.model.records import Record, field
+from swarm.core.records.base import Record, field
+from swarm.core.records.names import LEAD_NAME, agent_id
 from swarm.core.store.disk import utcnow_iso
 
 CONFIG_VERSION = 1

@@ -9,7 +9,7 @@ import time
 from datetime import datetime
 from typing import Literal
 
-from swarm.core.model.records import Record, field
+from swarm.core.records.base import Record, field
 from swarm.core.store.disk import utcnow_iso
 from swarm.core.store.liveness import is_alive
 from swarm.core.text.terminal import visible_line
