@@ -247,10 +247,10 @@ def test_redis_stopped_is_a_one_line_cli_error(redis_server: RedisServer,
 
 def test_an_unpatient_call_raises_and_a_patient_one_waits_for_the_server(
         redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    from swarm.core.store.redis.connection import RedisStore
+    from swarm.core.store.redis.connection import RedisConnection
 
     monkeypatch.setenv("SWARM_STORE", redis_server.url)
-    store = RedisStore(redis_server.url)
+    store = RedisConnection(redis_server.url)
     store.run(lambda: store.client.set("swarm:x:k", "1"))
     redis_server.stop()
     with pytest.raises(StoreUnavailableError, match="unreachable"):
@@ -325,9 +325,9 @@ def test_doctor_checks_the_server_and_warns_without_an_append_only_file(
 
 def test_an_exiting_patient_store_gives_up_after_its_grace(
         redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch) -> None:
-    from swarm.core.store.redis.connection import RedisStore
+    from swarm.core.store.redis.connection import RedisConnection
 
-    store = RedisStore(redis_server.url)
+    store = RedisConnection(redis_server.url)
     said: list[str] = []
     store.be_patient(said.append)
     redis_server.stop()

@@ -17,7 +17,7 @@ from swarm import settings
 
 if TYPE_CHECKING:
     from swarm.core.store.api import Mailbox, Store, Watcher
-    from swarm.core.store.redis.connection import RedisStore
+    from swarm.core.store.redis.connection import RedisConnection
     from swarm.core.store.waker import Waker
 
 _STORES: dict[tuple[int, str], Store] = {}  # per process (a fork gets its own pool)
@@ -39,22 +39,22 @@ def team_store() -> Store:
 
             found = FileStore()
         else:
-            from swarm.core.store.redis.connection import RedisStore  # MissingExtraError
-            from swarm.core.store.redis.store import RedisTeamStore
+            from swarm.core.store.redis.connection import RedisConnection  # MissingExtraError
+            from swarm.core.store.redis.store import RedisStore
 
-            found = RedisTeamStore(RedisStore(url))
+            found = RedisStore(RedisConnection(url))
         _STORES[key] = found
     return found
 
 
-def remote() -> RedisStore | None:
+def remote() -> RedisConnection | None:
     """The Redis connection, or None on the file store."""
     store = team_store()
     if store.kind == "file":
         return None
-    from swarm.core.store.redis.store import RedisTeamStore
+    from swarm.core.store.redis.store import RedisStore
 
-    assert isinstance(store, RedisTeamStore)
+    assert isinstance(store, RedisStore)
     return store.connection
 
 

@@ -13,7 +13,7 @@ from swarm.core.records.state import AgentState
 from swarm.core.store import paths
 from swarm.core.store.api import ASIDE, Store, Watcher
 from swarm.core.store.disk import ensure_dir, locked, read_model, write_model
-from swarm.core.store.file import team as team_file
+from swarm.core.store.file import document as team_file
 from swarm.core.store.file.mailbox import FileMailbox
 
 if TYPE_CHECKING:

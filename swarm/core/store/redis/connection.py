@@ -50,7 +50,7 @@ _FAULTS = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
 _FULL = redis.exceptions.OutOfMemoryError
 
 
-class RedisStore:
+class RedisConnection:
     """One process's handle on the server (a connection pool shared by its threads)."""
 
     kind = "redis"

@@ -21,7 +21,7 @@ from swarm.core.records import base as records
 from swarm.core.records.protocol import Message
 from swarm.core.store.api import Mailbox, Watcher, superseded
 from swarm.core.store.disk import warn
-from swarm.core.store.redis.connection import EVENTS_KEPT, RedisStore
+from swarm.core.store.redis.connection import EVENTS_KEPT, RedisConnection
 from swarm.core.store.redis.watch import RedisWatcher
 
 HISTORY_AGE_S = 7 * 24 * 3600  # read messages kept this long for reports...
@@ -86,7 +86,7 @@ return marked
 class RedisMailbox(Mailbox):
     """One member's mailbox: a stream, and how far the member has read."""
 
-    def __init__(self, store: RedisStore, team: str, name: str) -> None:
+    def __init__(self, store: RedisConnection, team: str, name: str) -> None:
         super().__init__(team, name)
         self.store = store
         self.stream = store.key(team, "inbox", name)

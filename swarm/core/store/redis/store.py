@@ -1,4 +1,4 @@
-"""The Redis store: the store interface over one server connection (`RedisStore`)."""
+"""The Redis store: the store interface over one server connection (`RedisConnection`)."""
 
 from __future__ import annotations
 
@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 from swarm.core.records.names import KEY_NAMES
 from swarm.core.store.api import ASIDE, Store, Watcher
-from swarm.core.store.redis.connection import RedisStore
+from swarm.core.store.redis.connection import RedisConnection
+from swarm.core.store.redis.document import RedisTeamDocument, create_team
 from swarm.core.store.redis.mailbox import RedisMailbox
 from swarm.core.store.redis.tasks import RedisTaskList
-from swarm.core.store.redis.team import RedisTeamDocument, create_team
 from swarm.core.store.redis.watch import RedisWatcher
 
 if TYPE_CHECKING:
@@ -19,10 +19,10 @@ if TYPE_CHECKING:
     from swarm.core.store.waker import Waker
 
 
-class RedisTeamStore(Store):
+class RedisStore(Store):
     kind = "redis"
 
-    def __init__(self, connection: RedisStore) -> None:
+    def __init__(self, connection: RedisConnection) -> None:
         self.connection = connection
 
     def mailbox(self, team: str, name: str) -> RedisMailbox:

@@ -19,7 +19,7 @@ from swarm.core.records import base as records
 from swarm.core.records.task import ENDED, UNSET, Task, completed, refuse_unless_owner
 from swarm.core.store.api import TaskList
 from swarm.core.store.disk import utcnow_iso
-from swarm.core.store.redis.connection import EVENTS_KEPT, RedisStore
+from swarm.core.store.redis.connection import EVENTS_KEPT, RedisConnection
 from swarm.errors import NotFoundError, TaskConflictError
 
 # KEYS: tasks hash, open set, events. ARGV: name, now (ISO), task id or '' (the lowest-id
@@ -96,7 +96,7 @@ def _decoded(raw: bytes | str | None) -> Task | None:
 class RedisTaskList(TaskList):
     """Tasks of one team, in one hash."""
 
-    def __init__(self, store: RedisStore, team: str,
+    def __init__(self, store: RedisConnection, team: str,
                  check_owner: Callable[[str], str] | None = None) -> None:
         super().__init__(team, check_owner)
         self.store = store

@@ -20,12 +20,12 @@ from typing import TYPE_CHECKING, Any
 from swarm.core.store.redis.connection import BLOCK_SLICE_MS
 
 if TYPE_CHECKING:
-    from swarm.core.store.redis.connection import RedisStore
+    from swarm.core.store.redis.connection import RedisConnection
     from swarm.core.store.waker import Waker
 
 
 class RedisWatcher:
-    def __init__(self, store: RedisStore, team: str, inboxes: list[str] | None, tasks: bool,
+    def __init__(self, store: RedisConnection, team: str, inboxes: list[str] | None, tasks: bool,
                  states: list[str], waker: object | None = None,
                  reads: Sequence[str] = ()) -> None:
         self.store = store

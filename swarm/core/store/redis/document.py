@@ -26,7 +26,7 @@ from swarm.core.records.team_config import TeamConfig, new_config
 from swarm.core.store import paths
 from swarm.core.store.api import DocumentMissing, TeamDocument
 from swarm.core.store.disk import warn
-from swarm.core.store.redis.connection import EVENTS_KEPT, RedisStore
+from swarm.core.store.redis.connection import EVENTS_KEPT, RedisConnection
 from swarm.errors import SwarmError, TeamBusyError, UnknownRecipientError
 
 # KEYS: the team file's version, the change feed, then one stream per recipient. ARGV: the
@@ -49,7 +49,7 @@ class _Stale(Exception):
 
 
 class RedisTeamDocument(TeamDocument):
-    def __init__(self, store: RedisStore, name: str) -> None:
+    def __init__(self, store: RedisConnection, name: str) -> None:
         super().__init__(name, paths.local_team_dir(name))
         self.store = store
         self.key = store.key(name, "config")
@@ -156,7 +156,7 @@ class RedisTeamDocument(TeamDocument):
         return config
 
 
-def create_team(store: RedisStore, base: str, description: str,
+def create_team(store: RedisConnection, base: str, description: str,
                 before: Callable[[str], object]) -> str:
     """SET NX on the document's key: a name taken (on any host) moves on to another."""
     candidate = base
