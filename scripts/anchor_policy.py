@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from swarm.core.records.protocol import IdleNotification, render_for_model
 from swarm.lead.wake_policy import Wake, Watch, text_block
-from swarm.runtime.console import brief
+from swarm.runtime.teammate.console import brief
 
 
 class AnchorWatch(Watch):

@@ -14,8 +14,8 @@ import pytest
 
 from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import read_state
-from swarm.runtime.interfaces import LoopHooks
 from swarm.runtime.models.base import ModelReply, ModelRequest
+from swarm.runtime.turn.hooks import LoopHooks
 
 T = TypeVar("T")
 

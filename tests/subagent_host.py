@@ -17,14 +17,14 @@ from swarm.core.shell.rules import Decision
 from swarm.core.team.team import Team
 from swarm.core.trust.workspace import decide
 from swarm.errors import TurnInterrupted
-from swarm.runtime.interfaces import ToolHooks
-from swarm.runtime.loop import Loop
 from swarm.runtime.models.base import ModelReply, ModelRequest
 from swarm.runtime.permissions.policy import PermissionPolicy
 from swarm.runtime.subagents import making
 from swarm.runtime.subagents.runner import Subagents
 from swarm.runtime.subagents.tools import SubagentRequest
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
+from swarm.runtime.turn.hooks import ToolHooks
+from swarm.runtime.turn.loop import Loop
 from tests.helpers import PlainHooks
 
 T = TypeVar("T")

@@ -102,7 +102,7 @@ def test_short_lines_are_cut_between_words() -> None:
     from io import StringIO
 
     from swarm.lead.headless import ProgressUI
-    from swarm.runtime.console import brief
+    from swarm.runtime.teammate.console import brief
 
     assert brief("alpha beta gamma delta", 15) == "alpha beta..."
     assert brief("alpha   beta\ngamma", 100) == "alpha beta gamma"

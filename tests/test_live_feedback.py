@@ -15,11 +15,11 @@ from swarm.core.team.state import write_state
 from swarm.core.team.team import Team
 from swarm.errors import ToolError
 from swarm.ops.health import observe
-from swarm.runtime.interfaces import LoopHooks
-from swarm.runtime.loop import Loop
 from swarm.runtime.models.scripted import ScriptedModel
 from swarm.runtime.tools.builtin import Bash, ToolContext
 from swarm.runtime.tools.builtin_inputs import BashInput
+from swarm.runtime.turn.hooks import LoopHooks
+from swarm.runtime.turn.loop import Loop
 
 
 def test_bash_hands_out_its_output_while_the_command_runs(tmp_path: Path) -> None:

@@ -24,10 +24,10 @@ from swarm.errors import BadInputError, ToolError
 from swarm.ops.merge import merge
 from swarm.ops.report import build_report
 from swarm.ops.report_html import render_html
-from swarm.runtime.loop import Loop
 from swarm.runtime.models.base import ModelReply, ModelRequest
 from swarm.runtime.tools.builtin import ToolContext, run_tool
 from swarm.runtime.tools.registry import all_tools
+from swarm.runtime.turn.loop import Loop
 from tests.agent_fixtures import SWARM
 from tests.git_helpers import branches, git, init_repo
 from tests.helpers import PlainHooks, wait_until

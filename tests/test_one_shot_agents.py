@@ -12,7 +12,7 @@ from swarm.core.store import paths
 from swarm.core.team.team import Team
 from swarm.runtime.subagents.tools import AgentTool
 from swarm.runtime.tools.builtin import ToolContext, ToolResult, run_tool
-from swarm.runtime.tools.team import SendMessage
+from swarm.runtime.tools.team_tools import SendMessage
 from tests.helpers import wait_until
 from tests.subagent_host import FnModel, Host, ask, runner_with, text
 

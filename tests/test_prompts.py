@@ -1,4 +1,4 @@
-"""The system prompt's parts (swarm/runtime/prompts.py) on real files and a real git repository:
+"""The system prompt's parts (swarm/runtime/teammate/prompts.py) on real files and a real git repository:
 project memory found from the cwd up to the repository root, capped; the environment; the order."""
 
 from __future__ import annotations
@@ -13,8 +13,8 @@ import pytest
 
 from swarm.core.agents.definitions import get_definition, parse_definition
 from swarm.core.store import paths
-from swarm.runtime import prompts
-from swarm.runtime.prompts import (
+from swarm.runtime.teammate import prompts
+from swarm.runtime.teammate.prompts import (
     Peer,
     environment,
     memory_files,

@@ -80,7 +80,7 @@ def test_help_and_version_load_no_command_module_and_no_pydantic() -> None:
         assert commands <= ({"swarm.cli.tasks", "swarm.cli.common", "swarm.cli.completion",
                              "swarm.cli.authority", "swarm.cli.caller"}
                             if "tasks" in argv else set()), commands
-        assert "swarm.runtime.agent" not in modules and not under(modules, *SDKS)
+        assert "swarm.runtime.teammate.agent" not in modules and not under(modules, *SDKS)
         if argv != ["tasks", "--help"]:
             assert "pydantic" not in modules and built == set()
 
@@ -130,7 +130,7 @@ def test_a_shell_teammate_goes_idle_without_the_sdks_or_the_subagent_machinery(
     finally:
         proc.send_signal(signal.SIGTERM)
         proc.wait(timeout=15)
-    assert "swarm.runtime.agent" in idle_imports  # the log is the agent's
+    assert "swarm.runtime.teammate.agent" in idle_imports  # the log is the agent's
     assert not under(idle_imports, *SDKS, "backends", "swarm.ops", "swarm.lead", "swarm.cli.common")
     # Tool inputs, hook entries and MCP specs are pydantic models, loaded at first use.
     assert not under(idle_imports, "pydantic", "pydantic_core"), "pydantic before idle"

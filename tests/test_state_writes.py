@@ -13,8 +13,8 @@ import pytest
 from swarm.core.records.state import AgentState
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
-from swarm.runtime import base
-from swarm.runtime.base import AgentBase
+from swarm.runtime.teammate import base
+from swarm.runtime.teammate.base import AgentBase
 
 
 class Agent(AgentBase):

@@ -170,7 +170,7 @@ def test_transcript_escapes_model_text_tool_output_and_messages(
 # -- the pane renderer --------------------------------------------------------------------------
 def test_the_pane_shows_model_text_tool_output_and_messages_escaped(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    from swarm.runtime.console import Console
+    from swarm.runtime.teammate.console import Console
 
     console = Console(tmp_path / "agent.log", "alice")
     view = console.view

@@ -17,9 +17,9 @@ from swarm.core.shell.rules import Decision
 from swarm.core.team.team import Team
 from swarm.lead.lead_tools import lead_tools
 from swarm.runtime.extensions.mcp_client import McpManager, McpTool, McpToolAdapter
-from swarm.runtime.loop import Loop
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult, run_tool
 from swarm.runtime.tools.registry import all_tools
+from swarm.runtime.turn.loop import Loop
 from tests.helpers import OneCall, PlainHooks
 
 
@@ -123,10 +123,10 @@ def test_an_mcp_servers_tool_passes_its_input_on_as_sent() -> None:
 def test_no_input_model_is_built_at_import() -> None:
     """A teammate's tools load their inputs at first use (`Tool.input_ref`), and every input
     model is `defer_build`: nothing pays at start-up for validators it may never use."""
-    code = ("import sys, swarm.runtime.agent\n"
+    code = ("import sys, swarm.runtime.teammate.agent\n"
             "assert 'pydantic' not in sys.modules, 'a teammate imports pydantic'\n"
             "import swarm.lead.lead_tools, swarm.lead.wait_tools, swarm.runtime.tools.builtin_inputs\n"
-            "import swarm.runtime.tools.team_inputs, swarm.runtime.subagents.inputs\n"
+            "import swarm.runtime.tools.team_tool_inputs, swarm.runtime.subagents.tool_inputs\n"
             "from swarm.runtime.tools.schema import ToolInput\n"
             "def every(c): return [c] + [s for k in c.__subclasses__() for s in every(k)]\n"
             "built = [c.__name__ for c in every(ToolInput) if c.__pydantic_complete__]\n"

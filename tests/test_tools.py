@@ -17,8 +17,6 @@ import pytest
 from swarm.core.records.protocol import ShutdownResponse
 from swarm.core.store import paths
 from swarm.core.team.team import Team
-from swarm.runtime.interfaces import NoHost
-from swarm.runtime.loop import Loop
 from swarm.runtime.tools.builtin import (
     OUTPUT_CAP,
     READ_MAX_BYTES,
@@ -28,6 +26,8 @@ from swarm.runtime.tools.builtin import (
     run_tool,
 )
 from swarm.runtime.tools.registry import all_tools
+from swarm.runtime.turn.hooks import NoHost
+from swarm.runtime.turn.loop import Loop
 from tests.helpers import OneCall, PlainHooks, process_gone, wait_until
 
 

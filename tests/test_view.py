@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from swarm.core.text.view import RESULT_LINES, View, plain
-from swarm.runtime.console import Console
+from swarm.runtime.teammate.console import Console
 
 PLAIN = View(color=False)
 

@@ -7,7 +7,7 @@ import sys
 import click
 
 from swarm.cli.helptext import examples
-from swarm.runtime.entry import run_agent
+from swarm.runtime.teammate.entry import run_agent
 
 
 @click.command(epilog=examples(

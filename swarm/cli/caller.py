@@ -11,7 +11,7 @@ from swarm.core.store.liveness import agent_ancestor, lead_ancestor
 
 def current_agent_name() -> str | None:
     """Who is speaking: the teammate whose `swarm agent` process is above this one, whatever
-    the environment says (a teammate adopts its commands' orphans: runtime.subreaper, so a
+    the environment says (a teammate adopts its commands' orphans: runtime.process.subreaper, so a
     setsid or double fork stays below it); else `SWARM_AGENT_ID` (the lead's own commands and
     hooks carry it); else None: a person's shell, or the lead process's."""
     ancestor = agent_ancestor()

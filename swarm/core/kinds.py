@@ -152,7 +152,7 @@ KNOWN_KINDS: tuple[TeammateKind, ...] = (
             CLAUDE_SETTINGS, MCP_JSON,
             ConfigPath("agents", ".swarm/agents", "markdown", "*.md"), CLAUDE_AGENTS,
             ConfigPath("skills", ".swarm/skills", "text", "*/SKILL.md"), CLAUDE_SKILLS,
-            # Its project memory, in this order in each directory (runtime.prompts).
+            # Its project memory, in this order in each directory (runtime.teammate.prompts).
             ConfigPath("swarm_md", "SWARM.md", "text", runs_code=False), AGENTS_MD, CLAUDE_MD),
         protected=(".swarm/", ".claude/", ".mcp.json", "SWARM.md", "AGENTS.md", "CLAUDE.md"),
         modes=_modes(plan="plan", default="default", acceptEdits="acceptEdits",

@@ -8,7 +8,7 @@ deny (with the reason its model sees).
 Its ExitPlanMode (in plan mode) is swarm's plan approval: the plan goes to the lead as a
 `plan_approval_request` and this call waits; approved, the answer is allow (Claude Code leaves its
 plan mode as it runs the tool; the `swarm agent` process records the working mode and tells the
-CLI, see runtime/clis/teammate.py); rejected, deny with the lead's feedback, and it plans on.
+CLI, see runtime/teammate/cli_teammate.py); rejected, deny with the lead's feedback, and it plans on.
 """
 
 from __future__ import annotations

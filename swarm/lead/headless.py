@@ -34,7 +34,7 @@ from swarm.lead.process import Lead
 from swarm.lead.session import Report, Session
 from swarm.lead.wake_policy import describe_request
 from swarm.ops.approvals import Pending
-from swarm.runtime.console import brief
+from swarm.runtime.teammate.console import brief
 from swarm.runtime.tools.builtin import Tool
 
 

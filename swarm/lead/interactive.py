@@ -38,7 +38,7 @@ from swarm.lead.wake_policy import describe_request
 from swarm.ops import approvals, control
 from swarm.ops.approvals import Pending
 from swarm.ops.health import observe
-from swarm.runtime.console import brief
+from swarm.runtime.teammate.console import brief
 from swarm.runtime.tools.builtin import Tool
 
 RESET, DIM, BOLD = "\x1b[0m", "\x1b[2m", "\x1b[1m"

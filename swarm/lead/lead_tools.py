@@ -30,15 +30,15 @@ from swarm.ops.approvals import answer_plan, approve_permission, deny_permission
 from swarm.ops.health import observe, observe_member
 from swarm.ops.restart import wake
 from swarm.ops.spawner import SpawnRequest, spawn
-from swarm.runtime.console import brief
-from swarm.runtime.interfaces import ToolHost
 from swarm.runtime.models import default_model_spec
-from swarm.runtime.subagents.inputs import AgentInput
+from swarm.runtime.subagents.tool_inputs import AgentInput
 from swarm.runtime.subagents.tools import AgentStatusTool, AgentStopTool, AgentTool
+from swarm.runtime.teammate.console import brief
 from swarm.runtime.tools import builtin as ft
-from swarm.runtime.tools import team as tt
+from swarm.runtime.tools import team_tools as tt
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
 from swarm.runtime.tools.schema import BlankIsNone, NoInput, SemanticBool, ToolInput
+from swarm.runtime.turn.hooks import ToolHost
 
 FILE_TOOLS = ("Read", "Glob", "Grep", "Bash", "Write", "Edit")
 # What the lead may send as a structured message; answers to requests go through AnswerPermission

@@ -46,15 +46,15 @@ from swarm.lead.replay_wakes import ReplayedWakes
 from swarm.lead.wake_policy import Reporter, Wake
 from swarm.ops import control
 from swarm.ops.health import observe
-from swarm.runtime.base import AgentBase
-from swarm.runtime.builder import AgentParts, LoopParts, build_agent
-from swarm.runtime.interfaces import LoopHooks
-from swarm.runtime.loop import Loop, TurnOutcome
 from swarm.runtime.models import check_model_spec, load_model
 from swarm.runtime.models.base import Model, ModelReply
 from swarm.runtime.models.recording import ReplayModel, wrap
-from swarm.runtime.prompts import environment
+from swarm.runtime.teammate.base import AgentBase
+from swarm.runtime.teammate.prompts import environment
 from swarm.runtime.tools.builtin import Tool, kill_tree
+from swarm.runtime.turn.builder import AgentParts, LoopParts, build_agent
+from swarm.runtime.turn.hooks import LoopHooks
+from swarm.runtime.turn.loop import Loop, TurnOutcome
 
 if TYPE_CHECKING:
     import subprocess

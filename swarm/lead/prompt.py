@@ -8,7 +8,7 @@ import time
 
 from swarm.core.agents.definitions import load_definitions
 from swarm.core.trust.workspace import ProjectConfig
-from swarm.runtime.console import brief
+from swarm.runtime.teammate.console import brief
 
 HOW_TO_LEAD = """\
 You are the team lead in swarm: you turn the person's request into work done by a team of

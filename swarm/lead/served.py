@@ -1,7 +1,7 @@
 """The team member an MCP client plays through `swarm mcp serve`: the lead (default) or member
 NAME (`--as NAME`). `ServedHost` is the ToolHost (and, for the lead, the LeadHost) of the tools
 the server offers; the tools are the very ones `swarm lead` and teammates run (lead/lead_tools.py,
-runtime/tools/team.py, lead/wait_tools.py), so names, schemas, descriptions and rules are theirs.
+runtime/tools/team_tools.py, lead/wait_tools.py), so names, schemas, descriptions and rules are theirs.
 
 Registration. The lead records its pid and process start time in the team file (`lead_pid`), as
 `swarm lead` does, so the teammates' orphan rule counts this server as the team's live lead
@@ -58,8 +58,8 @@ from swarm.ops import control
 from swarm.ops.approvals import Pending
 from swarm.ops.clients import EXTERNAL
 from swarm.ops.health import observe_member
-from swarm.runtime.base import AgentBase
-from swarm.runtime.tools import team as tt
+from swarm.runtime.teammate.base import AgentBase
+from swarm.runtime.tools import team_tools as tt
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult, run_tool
 
 log = logging.getLogger(__name__)

@@ -43,8 +43,8 @@ from swarm.lead.team_view import DONE_STATES, TeamView, look, task_tally
 from swarm.ops import approvals
 from swarm.ops.approvals import Pending, answer_plan, deny_permission
 from swarm.ops.health import MemberStatus, age_s, observe_member
-from swarm.runtime.console import brief
-from swarm.runtime.inputs import Inbound
+from swarm.runtime.teammate.console import brief
+from swarm.runtime.teammate.inputs import Inbound
 
 Block = dict[str, Any]
 STALL_SETTLE = 1.0  # seconds a stall must last before it wakes the lead

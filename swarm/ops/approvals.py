@@ -192,7 +192,7 @@ def _lacks(member: Member, tool_name: str, policy_dir: str | None) -> str | None
     if member.host:  # its definitions are on another host: the name's shape is all we know
         return None
     cwd = Path(member.cwd or os.getcwd())
-    # The same decision the agent process made for itself (runtime/agent.py).
+    # The same decision the agent process made for itself (runtime/teammate/agent.py).
     project = decide(cwd, checkout_of(member), granted=member.trusted_config).project
     try:
         definition = get_definition(member.agent_type, cwd, project=project,

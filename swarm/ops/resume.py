@@ -21,7 +21,7 @@ from swarm.errors import SwarmError
 from swarm.ops.health import observe_member
 from swarm.ops.restart import wake
 
-# The one exit that keeps a member down: it approved a shutdown request (runtime.agent run).
+# The one exit that keeps a member down: it approved a shutdown request (runtime.teammate.agent run).
 SHUT_DOWN = "shut down"
 
 

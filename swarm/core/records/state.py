@@ -109,7 +109,7 @@ class SubagentInfo(Record, kw_only=True):
     worktree: str | None = None  # a kept worktree's path
     depth: int = 0  # its delegation depth from the person: its parent's plus one
     recent: list[str] = field(default_factory=list)  # its last tool calls, one line each
-    # In the background: what it is doing, in a few words (runtime.subagents.summary).
+    # In the background: what it is doing, in a few words (runtime.subagents.progress).
     summary: str | None = None
 
 

@@ -48,7 +48,7 @@ class Member(Record, kw_only=True):
     max_budget_usd: float | None = None
     max_tokens: int | None = None  # its tokens, its subagents' included
     # The length of the delegation chain from the person: 1 for the lead or a teammate a
-    # person spawned, 2 for one the lead spawned (swarm.runtime.budget.depth_refusal).
+    # person spawned, 2 for one the lead spawned (swarm.runtime.turn.budget.depth_refusal).
     depth: int = 1
     mcp_servers: list[str] = []  # `spawn --mcp NAME`
     # `spawn --agent claude-code`: the teammate is that CLI, driven by `swarm agent`

@@ -1,4 +1,4 @@
-"""How a teammate that is another agent CLI waits (runtime.clis.teammate): SIGINT asks the CLI
+"""How a teammate that is another agent CLI waits (runtime.teammate.cli_teammate): SIGINT asks the CLI
 to interrupt its turn; a question for the lead, asked in this process (Gemini CLI's) or a
 driver's thread (Codex's), shows in its state and pane and ends with an interrupt or the turn.
 """
@@ -15,8 +15,8 @@ from swarm.core.store.waker import Waker
 from swarm.errors import TurnInterrupted
 from swarm.runtime.clis.base import CliDriver
 from swarm.runtime.clis.permission import Cancelled
-from swarm.runtime.console import Console
-from swarm.runtime.signals import Signals
+from swarm.runtime.process.signals import Signals
+from swarm.runtime.teammate.console import Console
 
 T = TypeVar("T")
 

@@ -1,6 +1,6 @@
 """What users plug into an agent: hooks (runtime/extensions/user_hooks.py) and MCP servers (runtime/extensions/mcp_client.py).
 
-The agent owns one `Extensions`, built with it (`swarm.runtime.builder`), and calls it at fixed
+The agent owns one `Extensions`, built with it (`swarm.runtime.turn.builder`), and calls it at fixed
 points. It is the `ToolHooks` of the agent's permission policy and loop, and of its subagents':
 - `pre_tool_use` from the permission policy: PreToolUse, after the deny rules, before allow/ask;
 - `post_tool_use` from the loop, for a call that ran: PostToolUse (exit 2 adds the hook's
@@ -33,8 +33,8 @@ from swarm.core.trust.child_env import minimal_env
 from swarm.core.trust.workspace import ProjectConfig
 from swarm.errors import SwarmError
 from swarm.runtime.extensions.user_hooks import HookRunner, load_hooks, parse_hooks
-from swarm.runtime.interfaces import ToolHooks
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
+from swarm.runtime.turn.hooks import ToolHooks
 
 if TYPE_CHECKING:
     import subprocess
@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from swarm.core.records.team_config import Member
     from swarm.core.team.team import Team
     from swarm.runtime.extensions.mcp_client import McpManager
-    from swarm.runtime.tools.team_inputs import TaskCreateInput, TaskUpdateInput
+    from swarm.runtime.tools.team_tool_inputs import TaskCreateInput, TaskUpdateInput
 
 # Turns a hook may add after an input (a refused completion handed back, TeammateIdle's exit 2)
 # before the agent goes idle anyway: a hook that always exits 2 must not spin it forever.

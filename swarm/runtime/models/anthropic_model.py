@@ -21,10 +21,10 @@ from swarm.core.records.names import MODEL_ALIASES as ALIASES
 from swarm.core.records.state import Usage
 from swarm.core.trust.secrets import redact
 from swarm.errors import ModelAPIError
-from swarm.runtime.budget import estimate_output
 from swarm.runtime.models.base import Block, ModelReply, ModelRequest
 from swarm.runtime.models.prices import price_usage
 from swarm.runtime.models.providers import PROVIDERS
+from swarm.runtime.turn.budget import estimate_output
 
 _EPHEMERAL = {"type": "ephemeral"}
 _MAX_RETRY_DELAY = 30.0

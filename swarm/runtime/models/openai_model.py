@@ -24,10 +24,10 @@ from swarm.big_import import big_import
 from swarm.core.records.state import Usage
 from swarm.core.trust.secrets import redact
 from swarm.errors import ModelAPIError
-from swarm.runtime.budget import CHARS_PER_TOKEN, estimate_output
 from swarm.runtime.models.base import Block, ModelReply, ModelRequest
 from swarm.runtime.models.prices import price_usage
 from swarm.runtime.models.providers import ollama_base_url
+from swarm.runtime.turn.budget import CHARS_PER_TOKEN, estimate_output
 
 LABELS = {"openai": "OpenAI", "ollama": "Ollama"}
 IMAGE_NOTE = "[an image was here: this model is sent text only]"
@@ -201,7 +201,7 @@ class OpenAIModel:
         finish: str | None = None
         usage: Any = None
         # Usage comes only with the last chunk: till then the input is the request's size and
-        # the output what has streamed, both over four (swarm.runtime.budget).
+        # the output what has streamed, both over four (swarm.runtime.turn.budget).
         prompt = len(json.dumps(params["messages"])) // CHARS_PER_TOKEN
         streamed = 0
         stream = self._post({**params, "stream": True, "stream_options": {"include_usage": True}})

@@ -19,7 +19,7 @@ from swarm.core.shell.rules import Decision
 from swarm.core.store.filecache import ChangeCache
 from swarm.core.team.scopes import scope_denial
 from swarm.core.trust.user_config import lasting_rules
-from swarm.runtime.interfaces import ToolHooks
+from swarm.runtime.turn.hooks import ToolHooks
 
 log = logging.getLogger(__name__)
 

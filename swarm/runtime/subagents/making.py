@@ -14,18 +14,18 @@ from swarm.core.agents.memory import memory_part, memory_tools, own_memory
 from swarm.core.records.names import mode_at_most
 from swarm.core.store import paths
 from swarm.errors import NotFoundError, ToolError
-from swarm.runtime.builder import LoopParts
 from swarm.runtime.models import check_model_spec, load_model, provider_of
-from swarm.runtime.prompts import (
+from swarm.runtime.subagents.runner import FORK_PLACEHOLDER, FORK_RULE, Subagents
+from swarm.runtime.subagents.tools import SubagentRequest, fork_tools, lent_tools, usable_tools
+from swarm.runtime.teammate.prompts import (
     DEFAULT_BODY,
     environment,
     project_memory,
     subagent_part,
     system_prompt,
 )
-from swarm.runtime.subagents.runner import FORK_PLACEHOLDER, FORK_RULE, Subagents
-from swarm.runtime.subagents.tools import SubagentRequest, fork_tools, lent_tools, usable_tools
 from swarm.runtime.tools.builtin import Tool
+from swarm.runtime.turn.builder import LoopParts
 from swarm.settings import mcp_timeout, mcp_tool_timeout
 
 if TYPE_CHECKING:

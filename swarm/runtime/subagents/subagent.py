@@ -23,14 +23,14 @@ from swarm.core.shell.rules import Decision
 from swarm.core.team.transcript import Transcript
 from swarm.core.text.readable import clip, tool_call
 from swarm.errors import SubagentStopped, describe_error
-from swarm.runtime.builder import LoopParts, build_loop, tool_env
-from swarm.runtime.compaction import Compactor
-from swarm.runtime.console import brief
-from swarm.runtime.interfaces import LoopHooks
-from swarm.runtime.loop import Loop, TurnOutcome
 from swarm.runtime.permissions.policy import PermissionPolicy
-from swarm.runtime.subagents.summary import Summaries
+from swarm.runtime.subagents.progress import Summaries
+from swarm.runtime.teammate.console import brief
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult, kill_tree
+from swarm.runtime.turn.builder import LoopParts, build_loop, tool_env
+from swarm.runtime.turn.compaction import Compactor
+from swarm.runtime.turn.hooks import LoopHooks
+from swarm.runtime.turn.loop import Loop, TurnOutcome
 
 if TYPE_CHECKING:
     from swarm.core.team.worktrees import WorktreeRecord

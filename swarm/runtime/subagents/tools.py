@@ -20,7 +20,7 @@ from swarm.errors import ToolError
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
-    from swarm.runtime.subagents.inputs import (
+    from swarm.runtime.subagents.tool_inputs import (
         AgentInput,
         AgentStatusInput,
         AgentStopInput,
@@ -68,7 +68,7 @@ class AgentTool(Tool):
         " continues its conversation in the background; `explore` and `plan` are one-shot: they"
         " run once and report, and are not continued."
     )
-    input_ref = "swarm.runtime.subagents.inputs:AgentInput"
+    input_ref = "swarm.runtime.subagents.tool_inputs:AgentInput"
 
     def run(self, args: AgentInput, ctx: ToolContext) -> ToolResult:
         if ctx.subagents is None:
@@ -84,7 +84,7 @@ class AgentStatusTool(Tool):
     name = "AgentStatus"
     description = ("Show your subagents (or one, by agent_id): status, type, description, tool"
                    " uses, tokens, and a finished one's report.")
-    input_ref = "swarm.runtime.subagents.inputs:AgentStatusInput"
+    input_ref = "swarm.runtime.subagents.tool_inputs:AgentStatusInput"
     read_only = True
 
     def run(self, args: AgentStatusInput, ctx: ToolContext) -> ToolResult:
@@ -96,7 +96,7 @@ class AgentStatusTool(Tool):
 class AgentStopTool(Tool):
     name = "AgentStop"
     description = "Stop a running subagent by its agent_id; you get its notification."
-    input_ref = "swarm.runtime.subagents.inputs:AgentStopInput"
+    input_ref = "swarm.runtime.subagents.tool_inputs:AgentStopInput"
 
     def run(self, args: AgentStopInput, ctx: ToolContext) -> ToolResult:
         if ctx.subagents is None:
@@ -112,7 +112,7 @@ class ParentMessage(Tool):
     """SendMessage as a subagent has it: to its parent only, plain text."""
 
     name = "SendMessage"
-    input_ref = "swarm.runtime.subagents.inputs:ParentMessageInput"
+    input_ref = "swarm.runtime.subagents.tool_inputs:ParentMessageInput"
 
     def __init__(self, parent: str, team: str, deliver: Callable[[str, str | None], None]) -> None:
         self.parent = parent

@@ -25,7 +25,7 @@ from msgspec import Struct, field
 
 from swarm.core.trust.child_env import command_env
 from swarm.errors import SwarmError, ToolError
-from swarm.runtime.interfaces import NoHost, ToolHost
+from swarm.runtime.turn.hooks import NoHost, ToolHost
 
 if TYPE_CHECKING:
     from swarm.core.team.team import Team

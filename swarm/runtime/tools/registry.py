@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from swarm.runtime.subagents.tools import subagent_tools
 from swarm.runtime.tools.builtin import Bash, Edit, Glob, Grep, Read, Tool, Write
-from swarm.runtime.tools.team import (
+from swarm.runtime.tools.team_tools import (
     ExitPlanMode,
     SendMessage,
     TaskCreate,

@@ -1,6 +1,6 @@
 """What every agent process shares, teammate or lead: its state.json (written under the state
 lock, never over an observer's verdict), the heartbeat, usage and turns, the transcript, and
-compaction. `swarm.runtime.agent.Agent` (a teammate) and `swarm.lead.process.Lead` build on it.
+compaction. `swarm.runtime.teammate.agent.Agent` (a teammate) and `swarm.lead.process.Lead` build on it.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ from swarm.core.team.state import read_state, update_state
 from swarm.core.team.team import Team
 from swarm.core.team.transcript import Transcript
 from swarm.errors import StoreUnavailableError, describe_error
-from swarm.runtime.compaction import Compactor
-from swarm.runtime.console import brief
-from swarm.runtime.loop import Loop
 from swarm.runtime.models.base import ModelReply
+from swarm.runtime.teammate.console import brief
+from swarm.runtime.turn.compaction import Compactor
+from swarm.runtime.turn.loop import Loop
 
 log = logging.getLogger(__name__)
 ACTIVITY_LIMIT = 200  # characters of a tool call's line kept in state.json

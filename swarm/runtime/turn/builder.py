@@ -1,6 +1,6 @@
 """One way to build an agent's runtime: its extensions (the user's hooks and MCP servers), its
 permission policy, tools, subagent runner, tools' context and loop, for the teammate
-(`runtime/agent.py`), the lead (`lead/process.py`) and a subagent (`runtime/subagents/`).
+(`runtime/teammate/agent.py`), the lead (`lead/process.py`) and a subagent (`runtime/subagents/`).
 
 Every object is complete when it is made, never patched afterwards: the policy and the loop get
 the user's `ToolHooks` (PreToolUse, PostToolUse) at construction, the tools' context its subagent
@@ -18,10 +18,10 @@ from msgspec import Struct, field
 
 from swarm.core.records.names import agent_id
 from swarm.runtime.extensions.loader import Extensions
-from swarm.runtime.interfaces import LoopHooks, SubagentHost, ToolHooks, ToolHost
-from swarm.runtime.loop import Loop
 from swarm.runtime.permissions.policy import Asks, PermissionPolicy
 from swarm.runtime.tools.builtin import Tool, ToolContext
+from swarm.runtime.turn.hooks import LoopHooks, SubagentHost, ToolHooks, ToolHost
+from swarm.runtime.turn.loop import Loop
 
 if TYPE_CHECKING:
     from swarm.core.agents.definitions import AgentDefinition

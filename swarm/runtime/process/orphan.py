@@ -23,7 +23,7 @@ from swarm.core.store.liveness import is_alive
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.errors import SwarmError
-from swarm.runtime.team_gone import TeamGoneCheck
+from swarm.runtime.process.team_gone import TeamGoneCheck
 
 
 class OrphanCheck:

@@ -16,9 +16,9 @@ from swarm.core.records.protocol import IdleNotification
 from swarm.core.records.task import ENDED, Task
 from swarm.core.team.team import Team
 from swarm.errors import NotFoundError
-from swarm.runtime.console import brief
-from swarm.runtime.loop import TurnOutcome
+from swarm.runtime.teammate.console import brief
 from swarm.runtime.tools.builtin import Tool
+from swarm.runtime.turn.loop import TurnOutcome
 
 SUMMARY_LIMIT = 200  # characters of the idle note's summary (whitespace collapsed)
 

@@ -41,26 +41,26 @@ from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.core.trust.workspace import decide
 from swarm.errors import ModelAPIError
-from swarm.runtime.base import AgentBase
-from swarm.runtime.budget import Budget
-from swarm.runtime.builder import AgentParts, LoopParts, build_agent
-from swarm.runtime.console import Console, brief
 from swarm.runtime.extensions.loader import checkout_of
-from swarm.runtime.idle import TurnRecord, idle_notification, task_report
-from swarm.runtime.inputs import Inbound, Inputs, is_shutdown
-from swarm.runtime.interfaces import LoopHooks
-from swarm.runtime.life import live
-from swarm.runtime.loop import Loop, TurnOutcome
 from swarm.runtime.models import default_model_spec, load_model
 from swarm.runtime.models.base import ModelReply
 from swarm.runtime.models.recording import wrap
-from swarm.runtime.orphan import OrphanCheck
 from swarm.runtime.permissions.asking import Asker
-from swarm.runtime.prompts import TeammatePrompt
-from swarm.runtime.signals import Signals
-from swarm.runtime.subreaper import Reaper
+from swarm.runtime.process.orphan import OrphanCheck
+from swarm.runtime.process.signals import Signals
+from swarm.runtime.process.subreaper import Reaper
+from swarm.runtime.teammate.base import AgentBase
+from swarm.runtime.teammate.console import Console, brief
+from swarm.runtime.teammate.idle import TurnRecord, idle_notification, task_report
+from swarm.runtime.teammate.inputs import Inbound, Inputs, is_shutdown
+from swarm.runtime.teammate.life import live
+from swarm.runtime.teammate.prompts import TeammatePrompt
 from swarm.runtime.tools.builtin import Tool, ToolResult
 from swarm.runtime.tools.registry import all_tools
+from swarm.runtime.turn.budget import Budget
+from swarm.runtime.turn.builder import AgentParts, LoopParts, build_agent
+from swarm.runtime.turn.hooks import LoopHooks
+from swarm.runtime.turn.loop import Loop, TurnOutcome
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

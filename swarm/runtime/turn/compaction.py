@@ -10,8 +10,8 @@ from typing import Any
 from swarm import settings
 from swarm.core.records.state import Usage
 from swarm.core.team.transcript import compaction_messages
-from swarm.runtime.loop import Loop
 from swarm.runtime.models.base import SUMMARY_MARKER, ModelRequest
+from swarm.runtime.turn.loop import Loop
 
 DEFAULT_THRESHOLD = 120_000
 SUMMARY_PROMPT = (

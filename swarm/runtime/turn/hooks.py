@@ -3,7 +3,7 @@
 `LoopHooks`: what the agentic loop asks of whoever runs it (a teammate, the lead, a subagent): a
 base class with defaults that do nothing. `ToolHooks`: the user's PreToolUse and PostToolUse,
 one object for every host. `ToolHost`: what a tool may ask of the agent it runs in (typing
-only). All are passed in at construction (`swarm.runtime.builder`).
+only). All are passed in at construction (`swarm.runtime.turn.builder`).
 `SubagentHost`: what the subagent runner (`swarm.runtime.subagents.runner.Subagents`) asks of the agent
 whose `Agent` tool it serves. To host subagents, an agent gets `Subagents(self)` in its tools'
 `ToolContext.subagents` from `builder.build_agent`, adds `subagent_tools()` to its tools, hands
@@ -26,10 +26,10 @@ if TYPE_CHECKING:
     from swarm.core.records.state import SubagentInfo, Usage
     from swarm.core.team.team import Team
     from swarm.core.trust.workspace import ProjectConfig
-    from swarm.runtime.loop import Loop
     from swarm.runtime.models.base import ModelReply
     from swarm.runtime.permissions.policy import PermissionPolicy
     from swarm.runtime.tools.builtin import Tool, ToolResult
+    from swarm.runtime.turn.loop import Loop
 
 T = TypeVar("T")
 Block = dict[str, Any]
@@ -104,7 +104,7 @@ class ToolHooks:
     """The user's hooks around a tool call, the same for every host (teammate, lead, subagent):
     `pre_tool_use` is asked by the permission policy (after its deny rules, before allow or
     ask), `post_tool_use` by the loop once a call has its result. Given at construction to both
-    (`swarm.runtime.builder`); a subagent gets its parent's. The defaults do nothing."""
+    (`swarm.runtime.turn.builder`); a subagent gets its parent's. The defaults do nothing."""
 
     def pre_tool_use(self, tool: Tool, args: dict[str, Any]) -> Decision | None:
         """PreToolUse: a Decision blocks the call (None: go on)."""

@@ -33,8 +33,8 @@ from swarm.core.store.api import Mailbox, Watcher
 from swarm.core.team.lead_key import LeadSeal, is_order
 from swarm.core.team.team import Team
 from swarm.core.text.readable import structured_line
-from swarm.runtime.console import Console, brief
 from swarm.runtime.subagents.runner import Subagents
+from swarm.runtime.teammate.console import Console, brief
 
 Block = dict[str, Any]
 

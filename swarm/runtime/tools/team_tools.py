@@ -14,7 +14,7 @@ from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from swarm.runtime.tools.schema import NoInput
-    from swarm.runtime.tools.team_inputs import (
+    from swarm.runtime.tools.team_tool_inputs import (
         ExitPlanModeInput,
         SendMessageInput,
         TaskCreateInput,
@@ -32,7 +32,7 @@ class SendMessage(Tool):
         " ..., \"approve\": true} (shutdown_response goes only to team-lead; a refusal needs a"
         " reason)."
     )
-    input_ref = "swarm.runtime.tools.team_inputs:SendMessageInput"
+    input_ref = "swarm.runtime.tools.team_tool_inputs:SendMessageInput"
 
     def run(self, args: SendMessageInput, ctx: ToolContext) -> ToolResult:
         to, message = args.to, args.message
@@ -80,7 +80,7 @@ class TaskCreate(Tool):
     name = "TaskCreate"
     description = ("Add a task to the team's shared task list. `files`: globs its owner may"
                    " Write/Edit only inside (and others not) while it is in progress.")
-    input_ref = "swarm.runtime.tools.team_inputs:TaskCreateInput"
+    input_ref = "swarm.runtime.tools.team_tool_inputs:TaskCreateInput"
 
     def run(self, args: TaskCreateInput, ctx: ToolContext) -> ToolResult:
         task = ctx.team.tasks.add(args.subject, description=args.description or "",
@@ -108,7 +108,7 @@ class TaskList(Tool):
 class TaskGet(Tool):
     name = "TaskGet"
     description = "Show one task in full."
-    input_ref = "swarm.runtime.tools.team_inputs:TaskGetInput"
+    input_ref = "swarm.runtime.tools.team_tool_inputs:TaskGetInput"
     read_only = True
 
     def run(self, args: TaskGetInput, ctx: ToolContext) -> ToolResult:
@@ -120,7 +120,7 @@ class TaskUpdate(Tool):
     description = ("Update a task: status (pending|in_progress|completed|failed), owner, result,"
                    " subject, description, active_form. Mark your task completed when done, or"
                    " failed (with the reason as its result) when the work could not be done.")
-    input_ref = "swarm.runtime.tools.team_inputs:TaskUpdateInput"
+    input_ref = "swarm.runtime.tools.team_tool_inputs:TaskUpdateInput"
 
     def run(self, args: TaskUpdateInput, ctx: ToolContext) -> ToolResult:
         fields = args.model_dump(include={"status", "result", "subject", "description",
@@ -134,7 +134,7 @@ class TaskUpdate(Tool):
 class ExitPlanMode(Tool):
     name = "ExitPlanMode"
     description = "Submit your plan to the team lead for approval; wait for the answer."
-    input_ref = "swarm.runtime.tools.team_inputs:ExitPlanModeInput"
+    input_ref = "swarm.runtime.tools.team_tool_inputs:ExitPlanModeInput"
     read_only = True
 
     def run(self, args: ExitPlanModeInput, ctx: ToolContext) -> ToolResult:

@@ -1,6 +1,6 @@
 """The teammate process of a member that is another agent CLI (`spawn --agent claude-code`).
 
-The same life as swarm's own teammate (runtime/agent.py), with the CLI in place of the loop:
+The same life as swarm's own teammate (runtime/teammate/agent.py), with the CLI in place of the loop:
 its inputs in SPEC order (`inputs.py`: messages and claimed tasks become turns, marked read
 once sent), one turn = one user message to the CLI's session and its events back to the
 `result`, then the idle note (`idle.py`). State, heartbeat, usage and cost (from the CLI's own
@@ -40,18 +40,18 @@ from swarm.core.trust.user_config import lasting_rules
 from swarm.core.trust.workspace import TrustDecision
 from swarm.core.trust.workspace import decide as decide_trust
 from swarm.errors import AgentStopped, describe_error
-from swarm.runtime.base import AgentBase
 from swarm.runtime.clis.base import CliDriver, DriverSetup
 from swarm.runtime.clis.model_proxy import model_route
 from swarm.runtime.clis.permission import asked, decide, forget_asking
 from swarm.runtime.clis.waits import AskWaiter, CliSignals, DriverWaiter, NoSubagents
-from swarm.runtime.console import Console, brief
 from swarm.runtime.extensions.loader import checkout_of
-from swarm.runtime.idle import TurnRecord, idle_notification, task_report
-from swarm.runtime.inputs import Inbound, Inputs, is_shutdown
-from swarm.runtime.loop import TurnOutcome
-from swarm.runtime.orphan import OrphanCheck
-from swarm.runtime.prompts import Peer, team_addendum
+from swarm.runtime.process.orphan import OrphanCheck
+from swarm.runtime.teammate.base import AgentBase
+from swarm.runtime.teammate.console import Console, brief
+from swarm.runtime.teammate.idle import TurnRecord, idle_notification, task_report
+from swarm.runtime.teammate.inputs import Inbound, Inputs, is_shutdown
+from swarm.runtime.teammate.prompts import Peer, team_addendum
+from swarm.runtime.turn.loop import TurnOutcome
 
 SERVER_PREFIX = "mcp__swarm__"
 
@@ -340,7 +340,7 @@ class CliTeammate(AgentBase):
         return exit_code
 
     def finish(self, detail: str, died: bool) -> None:
-        from swarm.runtime.life import tell_lead_of_death
+        from swarm.runtime.teammate.life import tell_lead_of_death
 
         self.signals.ignore_stops()
         self.driver.stop()

@@ -17,10 +17,10 @@ from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import write_state
 from swarm.core.trust.secrets import redact
 from swarm.errors import AgentStopped, describe_error
-from swarm.runtime.orphan import close_own_pane
+from swarm.runtime.process.orphan import close_own_pane
 
 if TYPE_CHECKING:
-    from swarm.runtime.agent import Agent
+    from swarm.runtime.teammate.agent import Agent
 
 log = logging.getLogger(__name__)
 

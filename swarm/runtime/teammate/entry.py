@@ -21,8 +21,8 @@ from swarm.core.trust.process_memory import make_non_dumpable, scrub_starting_en
 from swarm.core.trust.secrets import is_secret, redact
 from swarm.errors import describe_error
 from swarm.log import configure as configure_logging
-from swarm.runtime.agent import Agent
-from swarm.runtime.life import tell_lead_of_death
+from swarm.runtime.teammate.agent import Agent
+from swarm.runtime.teammate.life import tell_lead_of_death
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ def run_agent(agent_id: str) -> int:
     try:
         member = Team.open(team).config().member(name)
         if member is not None and member.agent:  # another agent CLI, driven headless
-            from swarm.runtime.clis.teammate import CliTeammate
+            from swarm.runtime.teammate.cli_teammate import CliTeammate
 
             agent: Agent | CliTeammate = CliTeammate(team, name)
         else:

@@ -17,9 +17,9 @@ from msgspec.structs import replace as replace_struct
 from swarm.core.text.readable import tool_call
 from swarm.core.trust.secrets import redact
 from swarm.errors import SwarmError, ToolError, TurnInterrupted
-from swarm.runtime.interfaces import LoopHooks, ToolHooks
 from swarm.runtime.models.base import Model, ModelRequest
 from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult, run_tool
+from swarm.runtime.turn.hooks import LoopHooks, ToolHooks
 
 
 class TurnOutcome(Struct, dict=True):

@@ -1,0 +1,1 @@
+"""The teammate process: its entry point, the Agent (or a CLI teammate), inputs, idle notes, prompt, life and console."""
