@@ -51,7 +51,7 @@ from swarm.ops.spawner import SpawnRequest, spawn  # noqa: E402
 from swarm.runtime.models.anthropic_model import build_params  # noqa: E402
 from swarm.runtime.models.base import ModelRequest  # noqa: E402
 from swarm.runtime.teammate.agent import Agent  # noqa: E402
-from swarm.runtime.tools.builtin import run_tool  # noqa: E402
+from swarm.runtime.tools.base import run_tool  # noqa: E402
 from tests.fake_anthropic import FakeAnthropic, Scripted  # noqa: E402
 
 RUNNING = 20

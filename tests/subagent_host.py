@@ -22,7 +22,7 @@ from swarm.runtime.permissions.policy import PermissionPolicy
 from swarm.runtime.subagents import making
 from swarm.runtime.subagents.runner import Subagents
 from swarm.runtime.subagents.tools import SubagentRequest
-from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
+from swarm.runtime.tools.base import Tool, ToolContext, ToolResult
 from swarm.runtime.turn.hooks import ToolHooks
 from swarm.runtime.turn.loop import Loop
 from tests.helpers import PlainHooks

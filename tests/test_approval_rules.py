@@ -35,7 +35,7 @@ from swarm.errors import SwarmError, ToolError
 from swarm.lead.interactive import TerminalUI
 from swarm.lead.lead_tools import AnswerPermission
 from swarm.ops.approvals import pending_permissions
-from swarm.runtime.tools.builtin import ToolContext
+from swarm.runtime.tools.base import ToolContext
 from swarm.runtime.tools.registry import all_tools
 from tests.helpers import run_cli, wait_until
 

@@ -16,7 +16,7 @@ import pytest
 
 from swarm.core.store import paths
 from swarm.runtime.extensions.user_hooks import parse_hooks
-from swarm.runtime.tools.builtin import ToolContext
+from swarm.runtime.tools.base import ToolContext
 from swarm.runtime.tools.registry import all_tools
 from tests.agent_fixtures import SWARM, Crew
 from tests.mcp_fixtures import write_server

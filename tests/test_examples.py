@@ -15,7 +15,7 @@ from swarm.core.records.protocol import ShutdownResponse
 from swarm.lead.lead_tools import lead_tools
 from swarm.ops.demo import EXAMPLES, LEAD_SCRIPT, TEAMMATE_SCRIPT
 from swarm.runtime.models.scripted import load_turns, to_blocks
-from swarm.runtime.tools.builtin import Tool
+from swarm.runtime.tools.base import Tool
 from swarm.runtime.tools.registry import all_tools
 from tests.agent_fixtures import Crew
 from tests.helpers import wait_until

@@ -16,7 +16,8 @@ from swarm.core.team.team import Team
 from swarm.errors import ToolError
 from swarm.ops.health import observe
 from swarm.runtime.models.scripted import ScriptedModel
-from swarm.runtime.tools.builtin import Bash, ToolContext
+from swarm.runtime.tools.base import ToolContext
+from swarm.runtime.tools.builtin import Bash
 from swarm.runtime.tools.builtin_inputs import BashInput
 from swarm.runtime.turn.hooks import LoopHooks
 from swarm.runtime.turn.loop import Loop

@@ -25,7 +25,7 @@ from swarm.ops.merge import merge
 from swarm.ops.report import build_report
 from swarm.ops.report_html import render_html
 from swarm.runtime.models.base import ModelReply, ModelRequest
-from swarm.runtime.tools.builtin import ToolContext, run_tool
+from swarm.runtime.tools.base import ToolContext, run_tool
 from swarm.runtime.tools.registry import all_tools
 from swarm.runtime.turn.loop import Loop
 from tests.agent_fixtures import SWARM

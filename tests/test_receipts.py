@@ -20,7 +20,7 @@ import pytest
 from swarm.core.records.names import LEAD_NAME
 from swarm.core.store.liveness import is_alive
 from swarm.core.store.select import open_mailbox
-from swarm.runtime.tools.builtin import ToolContext, run_tool
+from swarm.runtime.tools.base import ToolContext, run_tool
 from tests.agent_fixtures import SWARM, Crew, error_lines
 from tests.helpers import wait_until
 

@@ -25,7 +25,7 @@ from swarm.core.team.state import write_state
 from swarm.core.team.team import Team
 from swarm.errors import BadInputError
 from swarm.ops.approvals import pending_permissions
-from swarm.runtime.tools.builtin import ToolContext, run_tool
+from swarm.runtime.tools.base import ToolContext, run_tool
 from swarm.runtime.tools.registry import all_tools
 from tests.agent_fixtures import Crew, run_swarm
 from tests.helpers import wait_until

@@ -15,7 +15,7 @@ import pytest
 
 from swarm.core.store import paths
 from swarm.core.team.team import Team
-from swarm.runtime.tools.builtin import ToolContext
+from swarm.runtime.tools.base import ToolContext
 from swarm.runtime.tools.registry import all_tools
 from tests.agent_fixtures import Crew, run_swarm
 from tests.fake_openai import FakeOpenAI

@@ -21,7 +21,7 @@ from swarm.core.team.team import Team
 from swarm.errors import ProtocolError, ToolError
 from swarm.lead.lead_tools import AnswerPermissionInput, AnswerPlanInput
 from swarm.runtime.subagents.tools import AgentTool, SubagentRequest
-from swarm.runtime.tools.builtin import ToolContext, run_tool
+from swarm.runtime.tools.base import ToolContext, run_tool
 from swarm.runtime.tools.team_tools import SendMessage
 
 YES = ("yes", "Yes", "YES", "true", "True", " yes ")

@@ -17,7 +17,7 @@ from swarm.core.shell.rules import Decision
 from swarm.core.team.team import Team
 from swarm.lead.lead_tools import lead_tools
 from swarm.runtime.extensions.mcp_client import McpManager, McpTool, McpToolAdapter
-from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult, run_tool
+from swarm.runtime.tools.base import Tool, ToolContext, ToolResult, run_tool
 from swarm.runtime.tools.registry import all_tools
 from swarm.runtime.turn.loop import Loop
 from tests.helpers import OneCall, PlainHooks

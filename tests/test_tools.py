@@ -17,16 +17,9 @@ import pytest
 from swarm.core.records.protocol import ShutdownResponse
 from swarm.core.store import paths
 from swarm.core.team.team import Team
-from swarm.runtime.tools.builtin import (
-    OUTPUT_CAP,
-    READ_MAX_BYTES,
-    Tool,
-    ToolContext,
-    ToolResult,
-    run_tool,
-)
+from swarm.runtime.tools.base import NoHost, Tool, ToolContext, ToolResult, run_tool
+from swarm.runtime.tools.builtin import OUTPUT_CAP, READ_MAX_BYTES
 from swarm.runtime.tools.registry import all_tools
-from swarm.runtime.turn.hooks import NoHost
 from swarm.runtime.turn.loop import Loop
 from tests.helpers import OneCall, PlainHooks, process_gone, wait_until
 
@@ -91,7 +84,7 @@ import json, resource, sys
 from pathlib import Path
 resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))  # a Read that grows fails fast
 from swarm.runtime.tools.registry import all_tools
-from swarm.runtime.tools.builtin import ToolContext, run_tool
+from swarm.runtime.tools.base import ToolContext, run_tool
 name, args, cwd = sys.argv[1], json.loads(sys.argv[2]), Path(sys.argv[3])
 result = run_tool(all_tools()[name], args, ToolContext(team=None, name="w1", cwd=cwd))
 print(json.dumps({"content": result.content, "is_error": result.is_error}))

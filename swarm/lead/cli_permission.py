@@ -25,7 +25,7 @@ from swarm.core.team.team import Team
 from swarm.core.team.transcript import Transcript
 from swarm.runtime.clis.permission import current_mode, decide, member_policy
 from swarm.runtime.permissions.policy import PermissionPolicy
-from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
+from swarm.runtime.tools.base import Tool, ToolContext, ToolResult
 from swarm.runtime.tools.schema import ToolInput
 
 PLAN_WAIT = 10.0  # seconds for the plan to reach the transcript from the CLI's stream

@@ -35,7 +35,7 @@ from swarm.lead.session import Report, Session
 from swarm.lead.wake_policy import describe_request
 from swarm.ops.approvals import Pending
 from swarm.runtime.teammate.console import brief
-from swarm.runtime.tools.builtin import Tool
+from swarm.runtime.tools.base import Tool
 
 
 class ProgressUI:

@@ -39,7 +39,7 @@ from swarm.ops import approvals, control
 from swarm.ops.approvals import Pending
 from swarm.ops.health import observe
 from swarm.runtime.teammate.console import brief
-from swarm.runtime.tools.builtin import Tool
+from swarm.runtime.tools.base import Tool
 
 RESET, DIM, BOLD = "\x1b[0m", "\x1b[2m", "\x1b[1m"
 ANSI = {"black": 30, "red": 31, "green": 32, "yellow": 33, "blue": 34, "magenta": 35,

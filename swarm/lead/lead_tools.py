@@ -36,9 +36,8 @@ from swarm.runtime.subagents.tools import AgentStatusTool, AgentStopTool, AgentT
 from swarm.runtime.teammate.console import brief
 from swarm.runtime.tools import builtin as ft
 from swarm.runtime.tools import team_tools as tt
-from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
+from swarm.runtime.tools.base import Tool, ToolContext, ToolHost, ToolResult
 from swarm.runtime.tools.schema import BlankIsNone, NoInput, SemanticBool, ToolInput
-from swarm.runtime.turn.hooks import ToolHost
 
 FILE_TOOLS = ("Read", "Glob", "Grep", "Bash", "Write", "Edit")
 # What the lead may send as a structured message; answers to requests go through AnswerPermission

@@ -49,9 +49,10 @@ from swarm.ops.health import observe
 from swarm.runtime.models import check_model_spec, load_model
 from swarm.runtime.models.base import Model, ModelReply
 from swarm.runtime.models.recording import ReplayModel, wrap
+from swarm.runtime.process.kill import kill_tree
 from swarm.runtime.teammate.base import AgentBase
 from swarm.runtime.teammate.prompts import environment
-from swarm.runtime.tools.builtin import Tool, kill_tree
+from swarm.runtime.tools.base import Tool
 from swarm.runtime.turn.builder import AgentParts, LoopParts, build_agent
 from swarm.runtime.turn.hooks import LoopHooks
 from swarm.runtime.turn.loop import Loop, TurnOutcome

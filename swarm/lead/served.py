@@ -60,7 +60,7 @@ from swarm.ops.clients import EXTERNAL
 from swarm.ops.health import observe_member
 from swarm.runtime.teammate.base import AgentBase
 from swarm.runtime.tools import team_tools as tt
-from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult, run_tool
+from swarm.runtime.tools.base import Tool, ToolContext, ToolResult, run_tool
 
 log = logging.getLogger(__name__)
 DONE_STATES = ("exited", "dead")

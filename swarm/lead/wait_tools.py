@@ -35,9 +35,8 @@ from swarm.core.text.readable import structured_line
 from swarm.lead.wake_policy import Block, Wake, Watch, text_block
 from swarm.runtime.teammate.console import brief
 from swarm.runtime.teammate.inputs import Inbound, is_shutdown
-from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
+from swarm.runtime.tools.base import Tool, ToolContext, ToolHost, ToolResult
 from swarm.runtime.tools.schema import NoInput, ToolInput
-from swarm.runtime.turn.hooks import ToolHost
 
 T = TypeVar("T")
 LOOK_EVERY = 2.0  # seconds between looks with no file change (a death by stale heartbeat, a stall)

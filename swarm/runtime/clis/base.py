@@ -15,7 +15,7 @@ from swarm.core.kinds import TeammateKind
 from swarm.core.records.state import Usage
 from swarm.core.shell.rules import Decision
 from swarm.core.trust.workspace import project_root
-from swarm.runtime.tools.builtin import kill_tree
+from swarm.runtime.process.kill import kill_tree
 
 
 @dataclass

@@ -28,7 +28,7 @@ from swarm.core.team.transcript import Transcript
 from swarm.errors import OperationFailedError, TurnInterrupted
 from swarm.runtime.permissions.asking import Asker, Waiter
 from swarm.runtime.permissions.policy import PermissionPolicy
-from swarm.runtime.tools.builtin import Tool
+from swarm.runtime.tools.base import Tool
 from swarm.runtime.tools.registry import all_tools
 
 log = logging.getLogger(__name__)

@@ -33,7 +33,7 @@ from swarm.core.trust.child_env import minimal_env
 from swarm.core.trust.workspace import ProjectConfig
 from swarm.errors import SwarmError
 from swarm.runtime.extensions.user_hooks import HookRunner, load_hooks, parse_hooks
-from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
+from swarm.runtime.tools.base import Tool, ToolContext, ToolResult
 from swarm.runtime.turn.hooks import ToolHooks
 
 if TYPE_CHECKING:

@@ -33,7 +33,7 @@ from swarm.big_import import big_import
 from swarm.core.store.disk import FILE_MODE, ensure_dir
 from swarm.core.trust.child_env import minimal_env
 from swarm.core.trust.mcp_config import McpServer
-from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
+from swarm.runtime.tools.base import Tool, ToolContext, ToolResult
 
 GUARD = Path(__file__).with_name("mcp_guard.py")
 TOOL_PREFIX = "mcp__"

@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from swarm.core.team.team import Team
-    from swarm.runtime.tools.builtin import Tool
+    from swarm.runtime.tools.base import Tool
 
 T = TypeVar("T")
 VIEW = View(color=True)

@@ -26,7 +26,7 @@ log = logging.getLogger(__name__)
 if TYPE_CHECKING:
     from swarm.core.records.team_config import Member
     from swarm.core.team.team import Team
-    from swarm.runtime.tools.builtin import Tool
+    from swarm.runtime.tools.base import Tool
 
 
 class Asks(Protocol):

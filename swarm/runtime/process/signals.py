@@ -18,7 +18,7 @@ from types import FrameType
 from typing import TypeVar
 
 from swarm.errors import AgentStopped, TurnInterrupted
-from swarm.runtime.tools.builtin import kill_tree
+from swarm.runtime.process.kill import kill_tree
 
 T = TypeVar("T")
 

@@ -24,7 +24,7 @@ from swarm.runtime.teammate.prompts import (
     subagent_part,
     system_prompt,
 )
-from swarm.runtime.tools.builtin import Tool
+from swarm.runtime.tools.base import Tool
 from swarm.runtime.turn.builder import LoopParts
 from swarm.settings import mcp_timeout, mcp_tool_timeout
 

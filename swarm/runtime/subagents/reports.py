@@ -9,7 +9,7 @@ import time
 from typing import TYPE_CHECKING
 
 from swarm.core.records.protocol import escape
-from swarm.runtime.tools.builtin import ToolResult
+from swarm.runtime.tools.base import ToolResult
 
 if TYPE_CHECKING:
     from swarm.runtime.subagents.subagent import Run, Subagent

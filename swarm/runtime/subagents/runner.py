@@ -35,15 +35,15 @@ from swarm.core.store.disk import utcnow_iso
 from swarm.core.store.waker import Waker
 from swarm.core.team.transcript import Transcript
 from swarm.errors import SwarmError, ToolError, describe_error
+from swarm.runtime.subagents.host import SubagentHost
 from swarm.runtime.subagents.reports import ending, notification, result, status_lines
 from swarm.runtime.subagents.tools import (
     ParentMessage,
     SubagentRequest,
 )
-from swarm.runtime.tools.builtin import ToolResult
+from swarm.runtime.tools.base import ToolResult
 from swarm.runtime.tools.registry import all_tools
 from swarm.runtime.turn.budget import depth_refusal
-from swarm.runtime.turn.hooks import SubagentHost
 from swarm.settings import (
     auto_background_s,
     max_subagents,

@@ -24,9 +24,10 @@ from swarm.core.team.transcript import Transcript
 from swarm.core.text.readable import clip, tool_call
 from swarm.errors import SubagentStopped, describe_error
 from swarm.runtime.permissions.policy import PermissionPolicy
+from swarm.runtime.process.kill import kill_tree
 from swarm.runtime.subagents.progress import Summaries
 from swarm.runtime.teammate.console import brief
-from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult, kill_tree
+from swarm.runtime.tools.base import Tool, ToolContext, ToolResult
 from swarm.runtime.turn.builder import LoopParts, build_loop, tool_env
 from swarm.runtime.turn.compaction import Compactor
 from swarm.runtime.turn.hooks import LoopHooks

@@ -17,7 +17,7 @@ from msgspec import Struct
 from swarm.core.agents.definitions import AgentDefinition, listed
 from swarm.core.records.names import SUBAGENT_USABLE
 from swarm.errors import ToolError
-from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
+from swarm.runtime.tools.base import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from swarm.runtime.subagents.tool_inputs import (

@@ -55,7 +55,7 @@ from swarm.runtime.teammate.idle import TurnRecord, idle_notification, task_repo
 from swarm.runtime.teammate.inputs import Inbound, Inputs, is_shutdown
 from swarm.runtime.teammate.life import live
 from swarm.runtime.teammate.prompts import TeammatePrompt
-from swarm.runtime.tools.builtin import Tool, ToolResult
+from swarm.runtime.tools.base import Tool, ToolResult
 from swarm.runtime.tools.registry import all_tools
 from swarm.runtime.turn.budget import Budget
 from swarm.runtime.turn.builder import AgentParts, LoopParts, build_agent

@@ -17,7 +17,7 @@ from swarm.core.records.task import ENDED, Task
 from swarm.core.team.team import Team
 from swarm.errors import NotFoundError
 from swarm.runtime.teammate.console import brief
-from swarm.runtime.tools.builtin import Tool
+from swarm.runtime.tools.base import Tool
 from swarm.runtime.turn.loop import TurnOutcome
 
 SUMMARY_LIMIT = 200  # characters of the idle note's summary (whitespace collapsed)

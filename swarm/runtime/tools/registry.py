@@ -4,7 +4,8 @@ definition then picks from them). The lead's own set is lead/lead_tools.py's `le
 from __future__ import annotations
 
 from swarm.runtime.subagents.tools import subagent_tools
-from swarm.runtime.tools.builtin import Bash, Edit, Glob, Grep, Read, Tool, Write
+from swarm.runtime.tools.base import Tool
+from swarm.runtime.tools.builtin import Bash, Edit, Glob, Grep, Read, Write
 from swarm.runtime.tools.team_tools import (
     ExitPlanMode,
     SendMessage,

@@ -10,7 +10,7 @@ from swarm.core.records.protocol import ShutdownResponse, structured_object, val
 from swarm.core.team.state import looks_stopped, read_state
 from swarm.core.text.readable import will_not_read
 from swarm.errors import ToolError
-from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult
+from swarm.runtime.tools.base import Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from swarm.runtime.tools.schema import NoInput

@@ -19,8 +19,9 @@ from msgspec import Struct, field
 from swarm.core.records.names import agent_id
 from swarm.runtime.extensions.loader import Extensions
 from swarm.runtime.permissions.policy import Asks, PermissionPolicy
-from swarm.runtime.tools.builtin import Tool, ToolContext
-from swarm.runtime.turn.hooks import LoopHooks, SubagentHost, ToolHooks, ToolHost
+from swarm.runtime.subagents.host import SubagentHost
+from swarm.runtime.tools.base import Tool, ToolContext, ToolHost
+from swarm.runtime.turn.hooks import LoopHooks, ToolHooks
 from swarm.runtime.turn.loop import Loop
 
 if TYPE_CHECKING:

@@ -18,7 +18,7 @@ from swarm.core.text.readable import tool_call
 from swarm.core.trust.secrets import redact
 from swarm.errors import SwarmError, ToolError, TurnInterrupted
 from swarm.runtime.models.base import Model, ModelRequest
-from swarm.runtime.tools.builtin import Tool, ToolContext, ToolResult, run_tool
+from swarm.runtime.tools.base import Tool, ToolContext, ToolResult, run_tool
 from swarm.runtime.turn.hooks import LoopHooks, ToolHooks
 
 
