@@ -7,7 +7,8 @@ from typing import Any
 
 import pytest
 
-from swarm.core.shell.rules import Decision, check
+from swarm.core.records.permissions import Decision
+from swarm.core.shell.rules import check
 from swarm.runtime.tools.registry import all_tools
 
 TOOLS = all_tools()

@@ -12,8 +12,8 @@ from typing import Any, TypeVar
 
 import pytest
 
+from swarm.core.records.permissions import Decision
 from swarm.core.records.state import SubagentInfo, Usage
-from swarm.core.shell.rules import Decision
 from swarm.core.team.team import Team
 from swarm.core.trust.workspace import decide
 from swarm.errors import TurnInterrupted

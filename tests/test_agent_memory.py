@@ -19,6 +19,7 @@ from swarm.core.agents.definitions import (
 )
 from swarm.core.agents.memory import memory_file, memory_part, memory_tools, own_memory
 from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.permissions import Decision
 from swarm.core.records.protocol import PermissionRequest, dump_structured
 from swarm.core.shell import rules
 from swarm.core.store import paths
@@ -80,7 +81,7 @@ def test_memory_is_capped_and_says_where_to_write(tmp_path: Path) -> None:
 
 
 def _check(path: Path, cwd: Path, own: tuple[Path, ...], mode: str = "acceptEdits"
-           ) -> rules.Decision:
+           ) -> Decision:
     return rules.check("Write", {"file_path": str(path), "content": "x"}, mode=mode,
                        read_only=False, edits_files=True, cwd=cwd, allow=[], deny=[], own=own)
 

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.permissions import Decision
 from swarm.core.records.protocol import (
     Message,
     PermissionRequest,
@@ -28,7 +29,6 @@ from swarm.core.records.protocol import (
     dump_structured,
 )
 from swarm.core.shell import rules
-from swarm.core.shell.rules import Decision
 from swarm.core.store.select import open_mailbox
 from swarm.core.team.team import Team
 from swarm.errors import SwarmError, ToolError

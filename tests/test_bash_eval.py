@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
+from swarm.core.records.permissions import Decision
 from swarm.core.records.protocol import PermissionRequest
 from swarm.core.shell.parse import parse
-from swarm.core.shell.rules import Decision
 from swarm.ops.approvals import deny_permission, pending_permissions
 from tests.agent_fixtures import Crew
 from tests.bash_cases import CHECKABLE, EVERYTHING, OPAQUE, PARSED, RM

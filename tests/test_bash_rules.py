@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core.shell.rules import Decision, validate_rule
+from swarm.core.records.permissions import Decision
+from swarm.core.shell.rules import validate_rule
 from swarm.core.text.real_input import exact_rule
 from swarm.errors import BadInputError
 from tests.rule_helpers import bash, decide

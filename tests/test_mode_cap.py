@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from swarm.core.records.names import mode_allows
+from swarm.core.records.permissions import mode_allows
 from swarm.core.records.protocol import PlanApprovalRequest
 from swarm.core.store import paths
 from swarm.core.team.team import Team

@@ -8,13 +8,8 @@ from typing import Any
 
 import pytest
 
-from swarm.core.shell.rules import (
-    Decision,
-    check,
-    rule_matches,
-    validate_mode,
-    validate_rule,
-)
+from swarm.core.records.permissions import Decision, validate_mode
+from swarm.core.shell.rules import check, rule_matches, validate_rule
 from swarm.errors import BadInputError
 from swarm.runtime.tools.registry import all_tools
 

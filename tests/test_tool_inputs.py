@@ -13,7 +13,7 @@ from typing import Any, cast
 
 import pytest
 
-from swarm.core.shell.rules import Decision
+from swarm.core.records.permissions import Decision
 from swarm.core.team.team import Team
 from swarm.lead.lead_tools import lead_tools
 from swarm.runtime.extensions.mcp_client import McpManager, McpTool, McpToolAdapter

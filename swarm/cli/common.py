@@ -12,7 +12,7 @@ from swarm import settings
 from swarm.cli.caller import acting_member
 from swarm.cli.completion import complete_team
 from swarm.core.records import base as records
-from swarm.core.records.names import ModeCap
+from swarm.core.records.permissions import ModeCap
 from swarm.core.team.team import Team
 from swarm.core.text.terminal import visible
 from swarm.errors import BadInputError

@@ -17,7 +17,7 @@ from swarm.cli.common import (
 from swarm.cli.completion import complete_member, complete_model
 from swarm.cli.helptext import examples
 from swarm.cli.status import render
-from swarm.core.records.names import PERMISSION_MODES
+from swarm.core.records.permissions import PERMISSION_MODES
 from swarm.core.team.team import Team
 from swarm.errors import BadInputError, OperationFailedError
 from swarm.ops.control import interrupt as do_interrupt

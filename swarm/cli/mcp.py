@@ -21,7 +21,8 @@ from swarm.cli.common import (
 )
 from swarm.cli.helptext import examples
 from swarm.cli.trust import say_if_ignored
-from swarm.core.records.names import PERMISSION_MODES, validate_agent_name, validate_team_name
+from swarm.core.records.names import validate_agent_name, validate_team_name
+from swarm.core.records.permissions import PERMISSION_MODES
 from swarm.core.trust.mcp_config import load_mcp_config
 from swarm.core.trust.process_memory import make_non_dumpable, scrub_starting_environ
 from swarm.core.trust.secrets import is_secret

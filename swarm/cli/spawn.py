@@ -18,7 +18,7 @@ from swarm.cli.completion import complete_backend, complete_model
 from swarm.cli.helptext import examples
 from swarm.cli.replay import record_option, start_recording
 from swarm.core.kinds import agent_names
-from swarm.core.records.names import PERMISSION_MODES
+from swarm.core.records.permissions import PERMISSION_MODES
 from swarm.core.team.team import Team
 from swarm.ops.spawner import SpawnRequest
 from swarm.ops.spawner import spawn as do_spawn

@@ -21,9 +21,9 @@ from typing import Any, TextIO
 from msgspec import Struct
 
 from swarm import settings
+from swarm.core.records.permissions import Decision
 from swarm.core.records.protocol import PermissionRequest
 from swarm.core.records.state import elapsed_text
-from swarm.core.shell.rules import Decision
 from swarm.core.team.attention import until
 from swarm.core.text.real_input import SHOWN_LIMIT
 from swarm.core.text.terminal import visible

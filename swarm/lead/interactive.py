@@ -22,9 +22,9 @@ from typing import Any
 from msgspec import Struct, field
 
 from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.permissions import Decision
 from swarm.core.records.protocol import PermissionRequest
 from swarm.core.records.state import elapsed_text
-from swarm.core.shell.rules import Decision
 from swarm.core.store.select import open_mailbox
 from swarm.core.text.real_input import exact_rule, shown_input
 from swarm.core.text.terminal import visible, visible_line

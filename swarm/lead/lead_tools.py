@@ -19,7 +19,8 @@ from msgspec import Struct
 from pydantic import AfterValidator, WithJsonSchema
 
 from swarm.core import kinds
-from swarm.core.records.names import LEAD_NAME, ModeCap
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.permissions import ModeCap
 from swarm.core.records.protocol import ShutdownRequest, structured_object, validate_structured
 from swarm.core.text.readable import will_not_read
 from swarm.errors import BadInputError, ToolError

@@ -8,7 +8,7 @@ from pathlib import Path
 from msgspec import Struct
 
 from swarm import settings
-from swarm.core.records.names import PERMISSION_MODES
+from swarm.core.records.permissions import PERMISSION_MODES
 from swarm.core.shell.rules import validate_rule
 from swarm.errors import BadInputError
 from swarm.lead.wake_policy import Watch

@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 from swarm.backends.resolve import resolve
 from swarm.core.agents.definitions import AgentDefinition
 from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.permissions import Decision
 from swarm.core.records.protocol import PlanApprovalResponse
 from swarm.core.records.state import SubagentInfo, Usage, end_child_command
 from swarm.core.records.team_config import TeamConfig
-from swarm.core.shell.rules import Decision
 from swarm.core.store.liveness import is_alive
 from swarm.core.team.state import read_state, write_state
 from swarm.core.team.team import Team

@@ -26,9 +26,9 @@ from pathlib import Path
 from typing import Any
 
 from swarm.core.records.names import LEAD_NAME, validate_agent_name, validate_team_name
+from swarm.core.records.permissions import validate_mode
 from swarm.core.records.protocol import MAX_SUMMARY_BYTES, check_size
 from swarm.core.records.team_config import Member, TeamConfig
-from swarm.core.shell.rules import validate_mode
 from swarm.core.store.liveness import is_alive
 from swarm.core.store.waker import Waker
 from swarm.core.team.state import read_state, write_state

@@ -23,7 +23,8 @@ from msgspec import Struct
 from swarm.core.agents.definitions import effective_tools, get_definition, listed, load_definitions
 from swarm.core.agents.memory import memory_tools
 from swarm.core.records import base as records
-from swarm.core.records.names import LEAD_NAME, PERMISSION_MODES, TEAM_TOOLS, ModeCap
+from swarm.core.records.names import LEAD_NAME, TEAM_TOOLS
+from swarm.core.records.permissions import PERMISSION_MODES, ModeCap
 from swarm.core.records.protocol import (
     Message,
     PermissionRequest,

@@ -14,11 +14,11 @@ from msgspec import Struct
 from swarm.backends.resolve import get_backend
 from swarm.backends.ssh import signal_agent
 from swarm.core import kinds
-from swarm.core.records.names import LEAD_NAME, ModeCap
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.permissions import ModeCap, validate_mode
 from swarm.core.records.protocol import ModeChange
 from swarm.core.records.state import AgentState
 from swarm.core.records.team_config import Member
-from swarm.core.shell.rules import validate_mode
 from swarm.core.store import select as stores
 from swarm.core.store.api import Watcher
 from swarm.core.store.liveness import terminate

@@ -10,9 +10,9 @@ from msgspec import Struct
 from msgspec.structs import asdict
 
 from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.permissions import validate_mode
 from swarm.core.records.state import RESTARTED, AgentState
 from swarm.core.records.team_config import Member
-from swarm.core.shell.rules import validate_mode
 from swarm.core.team.state import update_state
 from swarm.core.team.team import Team
 from swarm.core.team.worktrees import create, reattach, record_fields, record_of

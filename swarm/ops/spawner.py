@@ -18,15 +18,10 @@ from swarm.backends.resolve import get_backend, resolve
 from swarm.backends.ssh import remote_swarm_argv
 from swarm.core import kinds
 from swarm.core.agents.definitions import get_definition
-from swarm.core.records.names import (
-    LEAD_NAME,
-    ModeCap,
-    mode_allows,
-    validate_agent_name,
-    validate_color,
-)
+from swarm.core.records.names import LEAD_NAME, validate_agent_name, validate_color
+from swarm.core.records.permissions import ModeCap, mode_allows, validate_mode
 from swarm.core.records.team_config import Member
-from swarm.core.shell.rules import validate_mode, validate_rule
+from swarm.core.shell.rules import validate_rule
 from swarm.core.store import paths
 from swarm.core.team import attention
 from swarm.core.team.team import Team

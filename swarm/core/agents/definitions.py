@@ -28,12 +28,8 @@ from swarm.core import kinds
 from swarm.core.agents.builtin import BUILTIN_AGENTS, ONE_SHOT_TYPES
 from swarm.core.records import base as records
 from swarm.core.records.base import Record
-from swarm.core.records.names import (
-    PERMISSION_MODES,
-    TEAM_TOOLS,
-    validate_color,
-    validate_name,
-)
+from swarm.core.records.names import TEAM_TOOLS, validate_color, validate_name
+from swarm.core.records.permissions import PERMISSION_MODES
 from swarm.core.store import paths
 from swarm.core.trust.config_files import ConfigProblem
 from swarm.core.trust.workspace import ProjectConfig, decide

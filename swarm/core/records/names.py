@@ -1,50 +1,17 @@
 """Names and the fixed vocabularies every layer shares: team and agent names (rejected, never
-silently rewritten), agent ids, permission modes, pane backends, tool names and member colours."""
+silently rewritten), agent ids, pane backends, tool names and member colours."""
 
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
 
 from swarm.core.kinds import all_kinds
-from swarm.errors import BadInputError, InvalidNameError, NotAllowedError
+from swarm.errors import BadInputError, InvalidNameError
 
 NAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,62}$")
 LEAD_NAME = "team-lead"
 RESERVED_AGENT_NAMES = frozenset({LEAD_NAME, "user", "system", "*"})
 
-PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
-# What each mode lets through, least first: a member grants at most its own mode (SPEC "Trust,
-# continued"). The one home of this order.
-MODE_ORDER = ("plan", "default", "acceptEdits", "bypassPermissions")
-
-
-def mode_allows(cap: str, mode: str) -> bool:
-    """May a member in mode `cap` grant `mode`? (An unknown mode ranks above every known one.)"""
-    def rank(name: str) -> int:
-        return MODE_ORDER.index(name) if name in MODE_ORDER else len(MODE_ORDER)
-
-    return rank(mode) <= rank(cap)
-
-
-class ModeCap(NamedTuple):
-    """The most a grantor may grant: its own mode. `who` names it in the refusal."""
-
-    who: str  # "the lead", or the member whose shell it is
-    mode: str
-
-    def check(self, mode: str) -> None:
-        """Refuse (never silently lower) a grant above the cap."""
-        if not mode_allows(self.mode, mode):
-            raise NotAllowedError(f"permission mode {mode} is above {self.who}'s own ({self.mode}):"
-                                  f" a member grants at most its own mode; ask for {self.mode} or"
-                                  " lower")
-
-
-def mode_at_most(wanted: str, ceiling: str) -> str:
-    """`wanted`, lowered to `ceiling` when it would grant more (where nobody asked for a mode,
-    e.g. a subagent's definition: lowering is the cap's one silent form)."""
-    return wanted if mode_allows(ceiling, wanted) else ceiling
 BACKENDS = ("tmux", "iterm2", "hidden", "ssh")  # ssh as `ssh:[USER@]HOST[:PORT]`
 # Anthropic's model aliases: current ids, per the model literals of the installed SDK (newest
 # of each family). Here, not with the Anthropic model, so a Tab offers them without it.

@@ -18,19 +18,17 @@ import fnmatch
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal
-
-from msgspec import Struct
+from typing import Any
 
 from swarm.core.records.names import (
     KEY_FILE,
     KEY_NAMES,
     LEAD_TOOLS,
-    PERMISSION_MODES,
     SUBAGENT_TOOLS,
     TEAM_TOOLS,
     unknown_rule_tool,
 )
+from swarm.core.records.permissions import Decision
 from swarm.core.shell import parse as shellparse
 from swarm.core.shell.bash_rules import bash_allowed, bash_rule, deny_bash
 from swarm.core.shell.parse import SimpleCommand
@@ -47,19 +45,6 @@ RULE_RE = re.compile(r"^([A-Za-z]+|mcp__[A-Za-z0-9_*-]+)(?:\((.+)\))?\Z", re.S)
 # The tools a rule named after the first also covers.
 COVERS = {"Read": frozenset({"Read", "Grep", "Glob"}), "Edit": frozenset({"Edit", "Write"})}
 _GLOB_CHARS = re.compile(r"[*?\[]")
-
-class Decision(Struct, frozen=True):
-    behavior: Literal["allow", "deny", "ask"]
-    reason: str
-    rule: str | None = None
-    updated_input: dict[str, Any] | None = None  # the lead edited the tool input when approving
-
-
-def validate_mode(mode: str) -> str:
-    if mode not in PERMISSION_MODES:
-        raise BadInputError(f"invalid permission mode {mode!r}: use one of {', '.join(PERMISSION_MODES)}")
-    return mode
-
 
 def validate_rule(rule: str, also: tuple[str, ...] = ()) -> str:
     """The rule, stripped, or one line saying what is wrong. `also`: tools known here besides

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from msgspec import Struct
 
 from swarm import config_file, settings
-from swarm.core.records.names import PERMISSION_MODES
+from swarm.core.records.permissions import PERMISSION_MODES
 from swarm.core.shell.rules import validate_rule
 from swarm.errors import BadInputError
 

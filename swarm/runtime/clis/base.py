@@ -12,8 +12,8 @@ from pathlib import Path
 from typing import IO, Any, Protocol
 
 from swarm.core.kinds import TeammateKind
+from swarm.core.records.permissions import Decision
 from swarm.core.records.state import Usage
-from swarm.core.shell.rules import Decision
 from swarm.core.trust.workspace import project_root
 from swarm.runtime.process.kill import kill_tree
 

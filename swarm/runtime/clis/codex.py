@@ -48,8 +48,8 @@ import tempfile
 import threading
 from typing import IO, Any
 
+from swarm.core.records.permissions import Decision
 from swarm.core.records.state import Usage
-from swarm.core.shell.rules import Decision
 from swarm.runtime.clis.base import (
     DriverSetup,
     TurnEvents,

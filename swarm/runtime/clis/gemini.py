@@ -42,8 +42,8 @@ import tempfile
 from pathlib import Path
 from typing import IO, Any
 
+from swarm.core.records.permissions import Decision
 from swarm.core.records.state import Usage
-from swarm.core.shell.rules import Decision
 from swarm.runtime.clis.acp import PROTOCOL_VERSION, AcpConnection, AcpError
 from swarm.runtime.clis.base import (
     DriverSetup,

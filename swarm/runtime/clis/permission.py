@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
-from swarm.core.shell.rules import Decision
+from swarm.core.records.permissions import Decision
 from swarm.core.store import paths
 from swarm.core.store.disk import write_bytes_atomic
 from swarm.core.store.liveness import is_alive

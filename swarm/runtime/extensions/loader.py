@@ -25,9 +25,9 @@ from typing import TYPE_CHECKING, Any
 
 from swarm import settings
 from swarm.core.records import base as records
+from swarm.core.records.permissions import Decision
 from swarm.core.records.protocol import escape
 from swarm.core.records.state import SubagentInfo
-from swarm.core.shell.rules import Decision
 from swarm.core.store import paths
 from swarm.core.trust.child_env import minimal_env
 from swarm.core.trust.workspace import ProjectConfig

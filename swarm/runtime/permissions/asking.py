@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from swarm import settings
 from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.permissions import Decision
 from swarm.core.records.protocol import (
     Message,
     PermissionRequest,
@@ -25,7 +26,6 @@ from swarm.core.records.protocol import (
     ShutdownRequest,
     StructuredMessage,
 )
-from swarm.core.shell.rules import Decision
 from swarm.core.store.api import Mailbox
 from swarm.core.store.select import open_mailbox
 from swarm.core.team.attention import Alert, lead_terminal, ring, until

@@ -12,10 +12,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from swarm.core.records.permissions import PERMISSION_MODES, Decision
 from swarm.core.records.protocol import PlanApprovalResponse
 from swarm.core.shell import rules
 from swarm.core.shell.protected import own_file
-from swarm.core.shell.rules import Decision
 from swarm.core.store.filecache import ChangeCache
 from swarm.core.team.scopes import scope_denial
 from swarm.core.trust.user_config import lasting_rules
@@ -127,7 +127,7 @@ class PermissionPolicy:
         if not response.approve or self.mode != "plan":
             return False
         wanted = response.permission_mode or self.working_mode
-        if wanted in ("bypassPermissions", "plan") or wanted not in rules.PERMISSION_MODES:
+        if wanted in ("bypassPermissions", "plan") or wanted not in PERMISSION_MODES:
             wanted = "acceptEdits"  # never bypass for a plan-mode-required agent
         self.mode = wanted
         return True

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from swarm.core.agents.definitions import AgentDefinition, get_definition
 from swarm.core.agents.memory import memory_part, memory_tools, own_memory
-from swarm.core.records.names import mode_at_most
+from swarm.core.records.permissions import mode_at_most
 from swarm.core.store import paths
 from swarm.errors import NotFoundError, ToolError
 from swarm.runtime.models import check_model_spec, load_model, provider_of

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from swarm.core.records.permissions import Decision
 from swarm.core.records.state import SubagentInfo, Usage
-from swarm.core.shell.rules import Decision
 from swarm.core.team.transcript import Transcript
 from swarm.core.text.readable import clip, tool_call
 from swarm.errors import SubagentStopped, describe_error

@@ -24,6 +24,7 @@ from typing import Any, TypeVar
 from swarm.core.agents.definitions import effective_tools, get_definition, lends
 from swarm.core.agents.memory import memory_tools, own_memory
 from swarm.core.records.names import LEAD_NAME, TEAM_TOOLS
+from swarm.core.records.permissions import Decision
 from swarm.core.records.protocol import (
     Message,
     ModeChange,
@@ -32,7 +33,7 @@ from swarm.core.records.protocol import (
 )
 from swarm.core.records.state import MODEL_FAILING, RESTARTED, SubagentInfo, Usage, without_model
 from swarm.core.records.task import Task
-from swarm.core.shell.rules import Decision, tool_path
+from swarm.core.shell.rules import tool_path
 from swarm.core.store import paths
 from swarm.core.store.liveness import process_start_time
 from swarm.core.store.select import open_mailbox

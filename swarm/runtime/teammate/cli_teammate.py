@@ -27,10 +27,10 @@ from typing import Any
 from swarm import settings
 from swarm.core import kinds
 from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.permissions import Decision
 from swarm.core.records.protocol import Message, ModeChange, ShutdownRequest, ShutdownResponse
 from swarm.core.records.state import RESTARTED
 from swarm.core.records.task import Task
-from swarm.core.shell.rules import Decision
 from swarm.core.store import paths
 from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import read_state, write_state

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from swarm.core.shell.rules import Decision
+from swarm.core.records.permissions import Decision
 
 if TYPE_CHECKING:
     from swarm.core.records.state import Usage
