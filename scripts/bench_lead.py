@@ -54,7 +54,7 @@ from swarm.core.team.team import Team  # noqa: E402
 from swarm.lead.headless import ProgressUI, run_headless  # noqa: E402
 from swarm.lead.options import LeadOptions  # noqa: E402
 from swarm.lead.wake_policy import Watch  # noqa: E402
-from swarm.ops import control  # noqa: E402
+from swarm.ops.member import control  # noqa: E402
 from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply  # noqa: E402
 
 TEAMMATES = ("ada", "bo", "cy", "di")

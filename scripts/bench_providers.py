@@ -47,7 +47,7 @@ import psutil  # noqa: E402
 from swarm.backends.hidden import HiddenBackend  # noqa: E402
 from swarm.core.team.state import read_state  # noqa: E402
 from swarm.core.team.team import Team  # noqa: E402
-from swarm.ops.spawner import SpawnRequest, spawn  # noqa: E402
+from swarm.ops.member.spawner import SpawnRequest, spawn  # noqa: E402
 from swarm.runtime.models import anthropic_model as am  # noqa: E402
 from swarm.runtime.models import load_model  # noqa: E402
 from swarm.runtime.models import openai_model as om  # noqa: E402

@@ -44,8 +44,8 @@ from swarm.core.store import paths  # noqa: E402
 from swarm.core.store.disk import write_model  # noqa: E402
 from swarm.core.team.state import write_state  # noqa: E402
 from swarm.core.team.team import Team  # noqa: E402
-from swarm.ops.report import build_report, iso  # noqa: E402
-from swarm.ops.report_html import render_html, timeline_svg  # noqa: E402
+from swarm.ops.report.build import build_report, iso  # noqa: E402
+from swarm.ops.report.html import render_html, timeline_svg  # noqa: E402
 
 SWARM = str(Path(sys.executable).with_name("swarm"))
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")

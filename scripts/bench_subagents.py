@@ -47,7 +47,7 @@ import psutil  # noqa: E402
 from swarm.core.store.liveness import is_alive  # noqa: E402
 from swarm.core.team.state import read_state  # noqa: E402
 from swarm.core.team.team import Team  # noqa: E402
-from swarm.ops.spawner import SpawnRequest, spawn  # noqa: E402
+from swarm.ops.member.spawner import SpawnRequest, spawn  # noqa: E402
 from swarm.runtime.models.anthropic_model import build_params  # noqa: E402
 from swarm.runtime.models.base import ModelRequest  # noqa: E402
 from swarm.runtime.teammate.agent import Agent  # noqa: E402

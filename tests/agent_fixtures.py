@@ -1,7 +1,7 @@
 """Shared fixtures for tests that start real `swarm agent` processes (hidden backend).
 
 `crew` gives a fresh team (SWARM_TEAM set, so CLI calls in subprocesses find it) and helpers to
-spawn teammates through `swarm.ops.spawner.spawn` (the same code path as `swarm spawn`), run the CLI
+spawn teammates through `swarm.ops.member.spawner.spawn` (the same code path as `swarm spawn`), run the CLI
 in a subprocess, and read back what the agents did. Agents spawned in-process are our children:
 the hidden backend instance we start them with keeps their `Popen`, so a test can read the real
 exit code. At teardown every agent still running is stopped by its own pid (and any process it
@@ -36,7 +36,7 @@ from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.errors import SwarmError
-from swarm.ops.spawner import SpawnResult
+from swarm.ops.member.spawner import SpawnResult
 from tests.helpers import wait_until
 
 SWARM = str(Path(sys.executable).with_name("swarm"))
@@ -93,7 +93,7 @@ class Crew:
     # -- starting ----------------------------------------------------------------------------
     def spawn(self, name: str, prompt: str | None = None, **options: Any) -> SpawnResult:
         """`swarm spawn NAME --backend hidden` through the Python API; keeps the child's Popen."""
-        from swarm.ops.spawner import SpawnRequest, spawn
+        from swarm.ops.member.spawner import SpawnRequest, spawn
 
         options.setdefault("backend", "hidden")
         options.setdefault("model", "shell")
@@ -117,7 +117,7 @@ class Crew:
 
     def launch(self, name: str) -> int:
         """Start a registered member's `swarm agent` process, as spawn does; returns its pid."""
-        from swarm.ops.spawner import launch
+        from swarm.ops.member.spawner import launch
 
         backend = HiddenBackend(self.team.name)
         _, pid = launch(self.team, self.team.member(name), backend)

@@ -98,7 +98,7 @@ def synthetic_run(team: str, name: str, cycles: int, start: float | None = None,
                   step: float = 0.01) -> int:
     """Write `name`'s transcript and state as a real teammate would after `cycles` inputs, each
     one Bash call (4 entries per cycle, plus started); returns the number of entries."""
-    from swarm.ops.report import iso
+    from swarm.ops.report.build import iso
 
     path = paths.agent_transcript(team, name)
     ensure_dir(path.parent)

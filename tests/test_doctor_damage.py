@@ -20,8 +20,8 @@ from swarm.core.records.state import AgentState
 from swarm.core.store import paths
 from swarm.core.team.state import read_state, write_state
 from swarm.core.team.team import Team
-from swarm.ops import damage
-from swarm.ops.doctor import diagnose, render
+from swarm.ops.doctor import damage
+from swarm.ops.doctor.diagnose import diagnose, render
 from tests.agent_fixtures import SWARM, Crew, crew_fixture  # noqa: F401
 
 

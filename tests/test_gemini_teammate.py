@@ -258,7 +258,7 @@ def test_gemini_credentials_reach_its_teammate_not_its_commands(
     from swarm.core.records.names import agent_id
     from swarm.core.records.team_config import Member
     from swarm.core.trust.secrets import without_secrets
-    from swarm.ops.spawner import agent_env
+    from swarm.ops.member.spawner import agent_env
 
     monkeypatch.setenv("GEMINI_API_KEY", "gk-1")
     monkeypatch.setenv("GOOGLE_API_KEY", "gg-1")

@@ -26,8 +26,8 @@ from swarm.core.team.team import Team
 from swarm.lead import settle
 from swarm.lead import wake_policy as wake
 from swarm.lead.wake_policy import Watch
-from swarm.ops import health
 from swarm.ops.approvals import Pending, approve_permission, deny_permission
+from swarm.ops.member import health
 from tests.helpers import wait_until
 
 

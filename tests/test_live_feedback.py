@@ -14,7 +14,7 @@ from swarm.core.records.state import AgentState, activity_text, elapsed_text
 from swarm.core.team.state import write_state
 from swarm.core.team.team import Team
 from swarm.errors import ToolError
-from swarm.ops.health import observe
+from swarm.ops.member.health import observe
 from swarm.runtime.models.scripted import ScriptedModel
 from swarm.runtime.tools.base import ToolContext
 from swarm.runtime.tools.builtin import Bash

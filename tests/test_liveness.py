@@ -20,7 +20,7 @@ from swarm.core.records.state import AgentState
 from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import read_state, update_state, write_state
 from swarm.core.team.team import Team
-from swarm.ops.health import observe
+from swarm.ops.member.health import observe
 from tests.agent_fixtures import SWARM, Crew
 from tests.helpers import child_named, process_gone, wait_until
 
@@ -244,7 +244,7 @@ def test_status_does_not_hang_on_a_lock_held_by_a_stopped_process(crew: Crew) ->
 def test_a_clean_exit_recorded_after_the_observer_looked_is_not_a_death(team: Team) -> None:
     # An observer reads alice's state (idle), alice then records `exited` and goes, and the
     # observer finds her pid gone: she exited, she did not die, and the lead is told nothing.
-    from swarm.ops.health import observe_member, record_death
+    from swarm.ops.member.health import observe_member, record_death
 
     gone = subprocess.Popen([sys.executable, "-c", "pass"])
     gone.wait()

@@ -22,8 +22,8 @@ from swarm.core.team.team import Team
 from swarm.core.team.worktrees import create, finish, record_fields, record_of
 from swarm.errors import BadInputError, ToolError
 from swarm.ops.merge import merge
-from swarm.ops.report import build_report
-from swarm.ops.report_html import render_html
+from swarm.ops.report.build import build_report
+from swarm.ops.report.html import render_html
 from swarm.runtime.models.base import ModelReply, ModelRequest
 from swarm.runtime.tools.base import ToolContext, run_tool
 from swarm.runtime.tools.registry import all_tools

@@ -14,7 +14,7 @@ from swarm.core.store import paths
 from swarm.core.team.team import Team
 from swarm.core.trust.mcp_config import McpServerSpec, load_mcp_config, resolve_servers
 from swarm.errors import BadInputError
-from swarm.ops.spawner import SpawnRequest, spawn
+from swarm.ops.member.spawner import SpawnRequest, spawn
 from swarm.runtime.extensions.mcp_client import qualified_name, result_text
 
 # These tests are about what project configuration does: the project is trusted.

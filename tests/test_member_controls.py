@@ -12,7 +12,7 @@ from swarm.core.records.protocol import Message, ModeChange, dump_structured
 from swarm.core.store import paths
 from swarm.core.store.select import open_mailbox
 from swarm.errors import ProtocolError
-from swarm.ops.report import build_report
+from swarm.ops.report.build import build_report
 from tests.agent_fixtures import Crew, error_lines, run_swarm
 from tests.helpers import wait_until
 

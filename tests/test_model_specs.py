@@ -13,7 +13,7 @@ import pytest
 from swarm.core.store import paths
 from swarm.core.team.team import Team
 from swarm.errors import BadInputError
-from swarm.ops.doctor import diagnose, render
+from swarm.ops.doctor.diagnose import diagnose, render
 from swarm.runtime.models import check_model_spec, default_model_spec, parse_model_spec
 from swarm.runtime.models.anthropic_model import ALIASES, AnthropicModel
 from swarm.runtime.models.base import ModelRequest
@@ -232,7 +232,7 @@ def test_spawn_refuses_before_registering(tmp_path: Path, model: str, names: str
 
 
 def test_an_agent_definitions_model_is_checked_before_registering(swarm_home: Path) -> None:
-    from swarm.ops.spawner import SpawnRequest, spawn
+    from swarm.ops.member.spawner import SpawnRequest, spawn
 
     agents = swarm_home / "agents"
     agents.mkdir(parents=True)

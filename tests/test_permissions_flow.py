@@ -1,7 +1,7 @@
 """Permissions with real `swarm agent` processes: asking the lead, answers, rules, timeouts.
 
 Teammates run the offline `shell` model (its commands go through the real Bash tool and the
-permission check) or a `scripted:` model, started by `swarm.ops.spawner.spawn` on the hidden backend.
+permission check) or a `scripted:` model, started by `swarm.ops.member.spawner.spawn` on the hidden backend.
 The lead answers through the real CLI in a subprocess.
 """
 

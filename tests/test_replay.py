@@ -20,7 +20,7 @@ import pytest
 
 from swarm.core.team.team import Team
 from swarm.ops.demo import WORKERS
-from swarm.ops.messages import team_messages
+from swarm.ops.mail.messages import team_messages
 from tests.agent_fixtures import SWARM
 from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
 from tests.helpers import wait_until

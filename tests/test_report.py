@@ -16,8 +16,8 @@ from swarm.core.store.disk import utcnow_iso
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.ops.approvals import pending_permissions
-from swarm.ops.report import build_report
-from swarm.ops.report_html import render_html
+from swarm.ops.report.build import build_report
+from swarm.ops.report.html import render_html
 from tests.agent_fixtures import Crew, run_swarm
 from tests.helpers import wait_until
 from tests.report_helpers import CHROMIUM, member_table, render, same_numbers, synthetic_run

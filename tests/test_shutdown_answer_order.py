@@ -16,7 +16,7 @@ from swarm.core.store.liveness import process_start_time
 from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import update_state, write_state
 from swarm.core.team.team import Team
-from swarm.ops import shutdown as stopping
+from swarm.ops.member import shutdown as stopping
 
 
 def test_an_answer_sent_just_before_the_exit_is_reported(

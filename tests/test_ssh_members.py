@@ -20,7 +20,7 @@ from swarm.core.records.state import AgentState
 from swarm.core.records.task import Task
 from swarm.core.team.state import read_state, write_state
 from swarm.core.team.team import Team
-from swarm.ops.health import death_reason, observe_member
+from swarm.ops.member.health import death_reason, observe_member
 from tests.agent_fixtures import run_swarm
 from tests.helpers import wait_until
 from tests.sshd_fixtures import SshHost

@@ -97,7 +97,7 @@ def live(team: Team) -> Team:
 def test_send_loads_the_core_only_and_no_pydantic(live: Team) -> None:
     modules, _ = loaded("send", "alice", "hi", "--team", "alpha")
     assert not under(modules, "swarm.runtime", "swarm.lead", "backends", *SDKS)
-    assert under(modules, "swarm.ops") <= {"swarm.ops", "swarm.ops.messages"}
+    assert under(modules, "swarm.ops") <= {"swarm.ops", "swarm.ops.mail", "swarm.ops.mail.messages"}
     assert "swarm.core.team.worktrees" not in modules and "swarm.core.agents.definitions" not in modules
     # The team file, the message and the recipient's state are msgspec records (core.records).
     assert "msgspec" in modules and not under(modules, "pydantic", "pydantic_core")

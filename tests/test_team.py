@@ -21,7 +21,7 @@ from swarm.core.store.liveness import is_alive
 from swarm.core.team.state import write_state
 from swarm.core.team.team import Team
 from swarm.errors import BadInputError, NotFoundError, SwarmError, TeamBusyError
-from swarm.ops.control import stop_members
+from swarm.ops.member.control import stop_members
 from tests.helpers import wait_until
 
 

@@ -24,7 +24,7 @@ from swarm.core.records.protocol import (
 )
 from swarm.core.store.select import open_mailbox
 from swarm.ops.approvals import pending_permissions
-from swarm.ops.shutdown import shutdown
+from swarm.ops.member.shutdown import shutdown
 from tests.agent_fixtures import SWARM, Crew
 from tests.fake_anthropic import FakeAnthropic
 from tests.helpers import wait_until

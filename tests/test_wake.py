@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from swarm.core.records.protocol import PermissionRequest, PlanApprovalRequest
-from swarm.ops.restart import wake
+from swarm.ops.member.restart import wake
 from tests.agent_fixtures import Crew, error_lines, run_swarm
 from tests.fake_anthropic import FakeAnthropic
 from tests.helpers import wait_until

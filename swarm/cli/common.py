@@ -51,7 +51,7 @@ def open_team(team_name: str | None) -> Any:
 def mode_cap(team: Team) -> ModeCap | None:
     """The most this shell may grant: its member's own mode now (None: a person, not limited)."""
     from swarm.core.team.state import read_state
-    from swarm.ops.health import mode_of
+    from swarm.ops.member.health import mode_of
 
     name = acting_member()
     if name is None:

@@ -7,7 +7,7 @@ import click
 from swarm.cli.common import emit, json_option
 from swarm.cli.helptext import examples
 from swarm.errors import OperationFailedError
-from swarm.ops.doctor import diagnose, problems, render
+from swarm.ops.doctor.diagnose import diagnose, problems, render
 
 
 @click.command(epilog=examples("swarm doctor", "swarm doctor --fix", "swarm doctor --json"))

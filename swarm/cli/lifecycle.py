@@ -20,14 +20,14 @@ from swarm.cli.status import render
 from swarm.core.records.permissions import PERMISSION_MODES
 from swarm.core.team.team import Team
 from swarm.errors import BadInputError, OperationFailedError
-from swarm.ops.control import interrupt as do_interrupt
-from swarm.ops.control import interrupted_line, set_mode, to_background
-from swarm.ops.control import kill as do_kill
-from swarm.ops.restart import respawn as do_respawn
-from swarm.ops.shutdown import shutdown as do_shutdown
-from swarm.ops.spawner import SpawnRequest
-from swarm.ops.waiting import left_out
-from swarm.ops.waiting import wait as do_wait
+from swarm.ops.member.control import interrupt as do_interrupt
+from swarm.ops.member.control import interrupted_line, set_mode, to_background
+from swarm.ops.member.control import kill as do_kill
+from swarm.ops.member.restart import respawn as do_respawn
+from swarm.ops.member.shutdown import shutdown as do_shutdown
+from swarm.ops.member.spawner import SpawnRequest
+from swarm.ops.member.waiting import left_out
+from swarm.ops.member.waiting import wait as do_wait
 
 
 @click.command(epilog=examples(

@@ -9,8 +9,8 @@ from typing import Any
 from swarm.cli.common import fit_lines
 from swarm.cli.status import render
 from swarm.core.text.terminal import visible
-from swarm.ops.control import team_watcher
-from swarm.ops.health import observe
+from swarm.ops.member.control import team_watcher
+from swarm.ops.member.health import observe
 
 REDRAW = 1.0  # seconds: the elapsed times stay current between changes
 

@@ -29,7 +29,7 @@ from swarm.core.trust.secrets import is_secret
 from swarm.errors import OperationFailedError
 from swarm.ops.clients import client_names
 from swarm.ops.clients import snippet as client_snippet
-from swarm.ops.mcp import check_servers, describe_servers
+from swarm.ops.doctor.mcp_servers import check_servers, describe_servers
 
 
 @click.group(epilog=examples("swarm mcp list", "swarm mcp list --check",

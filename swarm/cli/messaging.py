@@ -27,7 +27,7 @@ from swarm.core.records.protocol import Message, parse_structured, structured_ty
 from swarm.core.team.state import looks_stopped
 from swarm.core.text.readable import clip, flat, fold, structured_line, will_not_read
 from swarm.errors import BadInputError
-from swarm.ops.messages import find_message
+from swarm.ops.mail.messages import find_message
 
 
 @click.command(epilog=examples(
@@ -88,7 +88,7 @@ def _wait_read(team: Any, sent: dict[str, list[str]], stopped: list[Any], timeou
     """`send --wait-read`: block until read. A recipient that exited or died (and was not
     woken) fails at once with one line; the send is reported on stdout either way."""
     from swarm.errors import RecipientStoppedError, WaitTimeoutError
-    from swarm.ops.receipts import read_by, wait_read
+    from swarm.ops.mail.receipts import read_by, wait_read
 
     lines = [head, *(w.describe(by_lead=by_lead) for w in stopped if w.woken)]
     started = time.monotonic()
@@ -126,14 +126,14 @@ def _stopped(team: Any, names: list[str]) -> list[Any]:
     found = [n for n in names if n != LEAD_NAME and looks_stopped(team.name, n)]
     if not found:
         return []
-    from swarm.ops.restart import stopped
+    from swarm.ops.member.restart import stopped
 
     return [r for r in (stopped(team, name) for name in found) if r is not None]
 
 
 def _wake(team: Any, names: list[str]) -> list[Any]:
     """Wake every stopped recipient (a dead one too); report those that were stopped."""
-    from swarm.ops.restart import wake
+    from swarm.ops.member.restart import wake
 
     results = [wake(team, name, revive_dead=True) for name in names if name != LEAD_NAME]
     return [r for r in results if r.woken or r.was in ("exited", "dead")]
@@ -207,7 +207,7 @@ def _sent(team: Any, name: str | None, message_id: str | None, unread: bool, fol
                         ("message ID", message_id is not None)):
         if given:
             raise BadInputError(f"--sent takes no {flag}: it lists what NAME sent")
-    from swarm.ops.receipts import sent_by
+    from swarm.ops.mail.receipts import sent_by
 
     sender = team.member(name or LEAD_NAME).name
     rows = [r for r in sent_by(team, sender) if not unread or r.state == "unread"]

@@ -12,7 +12,7 @@ from swarm.cli.completion import complete_request
 from swarm.cli.helptext import examples
 from swarm.core.team.attention import span
 from swarm.ops.approvals import approve_permission, deny_permission, pending_permissions
-from swarm.ops.health import age_s
+from swarm.ops.member.health import age_s
 
 DENIED = "denied by the person"  # the teammate's reason when `deny` is given none
 WHAT_WIDTH = 200  # past it, the cell says how much more there is (and to use --json)

@@ -18,8 +18,8 @@ from swarm.cli.common import (
 from swarm.cli.helptext import examples
 from swarm.core.store.disk import write_bytes_atomic
 from swarm.errors import BadInputError
-from swarm.ops.report import build_report
-from swarm.ops.report_html import render_html, report_rows
+from swarm.ops.report.build import build_report
+from swarm.ops.report.html import render_html, report_rows
 
 # Left out first when the member table does not fit the terminal (--wide shows them).
 OPTIONAL = ("MESSAGES SENT", "TOOL CALLS", "BUSY", "TURNS", "WALL TIME")

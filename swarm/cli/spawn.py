@@ -20,8 +20,8 @@ from swarm.cli.replay import record_option, start_recording
 from swarm.core.kinds import agent_names
 from swarm.core.records.permissions import PERMISSION_MODES
 from swarm.core.team.team import Team
-from swarm.ops.spawner import SpawnRequest
-from swarm.ops.spawner import spawn as do_spawn
+from swarm.ops.member.spawner import SpawnRequest
+from swarm.ops.member.spawner import spawn as do_spawn
 from swarm.settings import command_depth
 
 

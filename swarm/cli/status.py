@@ -18,7 +18,7 @@ from swarm.cli.common import (
 )
 from swarm.cli.helptext import examples
 from swarm.core.records.state import activity_text, cost_text
-from swarm.ops.health import observe
+from swarm.ops.member.health import observe
 
 # Left out first when `status` does not fit the terminal (--wide shows them).
 OPTIONAL = ("BACKEND", "PANE", "PID", "ACTIVE", "TURNS", "TOKENS", "UNREAD", "MODE")

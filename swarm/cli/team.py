@@ -27,12 +27,12 @@ from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.errors import OperationFailedError, SwarmError
 from swarm.ops.clients import add_external
-from swarm.ops.control import delete_team
-from swarm.ops.health import mode_of
-from swarm.ops.shutdown import remove_member
+from swarm.ops.member.control import delete_team
+from swarm.ops.member.health import mode_of
+from swarm.ops.member.shutdown import remove_member
 
 if TYPE_CHECKING:
-    from swarm.ops.resume import ResumeResult
+    from swarm.ops.member.resume import ResumeResult
 
 
 @click.group(epilog=examples("export SWARM_TEAM=$(swarm team create alpha)", "swarm team list",
@@ -184,7 +184,7 @@ def resume(name: str | None, dry_run: bool, shell_lead: bool, as_json: bool) -> 
     worktree. Members shut down before stay down. Running it again starts nothing.
     A dead `swarm lead` is not started: the command that continues it is printed.
     """
-    from swarm.ops.resume import resume_team  # the spawner: only when something may start
+    from swarm.ops.member.resume import resume_team  # the spawner: only when something may start
 
     result = resume_team(Team.open(resolve_team_name(name)), dry_run=dry_run,
                          shell_lead=shell_lead)

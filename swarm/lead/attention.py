@@ -11,7 +11,7 @@ from swarm.core.records.protocol import PermissionRequest
 from swarm.core.team.attention import Alert, ring, terminal_env, until
 from swarm.lead.wake_policy import describe_request
 from swarm.ops.approvals import Pending
-from swarm.ops.health import age_s
+from swarm.ops.member.health import age_s
 
 
 def deadline(pending: Pending) -> float:

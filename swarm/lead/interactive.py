@@ -35,9 +35,10 @@ from swarm.lead.options import LeadOptions
 from swarm.lead.process import Lead
 from swarm.lead.session import Session
 from swarm.lead.wake_policy import describe_request
-from swarm.ops import approvals, control
+from swarm.ops import approvals
 from swarm.ops.approvals import Pending
-from swarm.ops.health import observe
+from swarm.ops.member import control
+from swarm.ops.member.health import observe
 from swarm.runtime.teammate.console import brief
 from swarm.runtime.tools.base import Tool
 

@@ -26,11 +26,11 @@ from swarm.core.text.readable import will_not_read
 from swarm.errors import BadInputError, ToolError
 from swarm.lead.team_view import DONE_STATES, task_tally
 from swarm.lead.wake_policy import Watch, describe_request
-from swarm.ops import control
 from swarm.ops.approvals import answer_plan, approve_permission, deny_permission
-from swarm.ops.health import observe, observe_member
-from swarm.ops.restart import wake
-from swarm.ops.spawner import SpawnRequest, spawn
+from swarm.ops.member import control
+from swarm.ops.member.health import observe, observe_member
+from swarm.ops.member.restart import wake
+from swarm.ops.member.spawner import SpawnRequest, spawn
 from swarm.runtime.models import default_model_spec
 from swarm.runtime.subagents.tool_inputs import AgentInput
 from swarm.runtime.subagents.tools import AgentStatusTool, AgentStopTool, AgentTool

@@ -44,8 +44,8 @@ from swarm.lead.options import (
 from swarm.lead.prompt import lead_system_prompt
 from swarm.lead.replay_wakes import ReplayedWakes
 from swarm.lead.wake_policy import Reporter, Wake
-from swarm.ops import control
-from swarm.ops.health import observe
+from swarm.ops.member import control
+from swarm.ops.member.health import observe
 from swarm.runtime.models import check_model_spec, load_model
 from swarm.runtime.models.base import Model, ModelReply
 from swarm.runtime.models.recording import ReplayModel, wrap

@@ -54,10 +54,10 @@ from swarm.lead.wait_tools import (
     TeamCreate,
     WaitForTeam,
 )
-from swarm.ops import control
 from swarm.ops.approvals import Pending
 from swarm.ops.clients import EXTERNAL
-from swarm.ops.health import observe_member
+from swarm.ops.member import control
+from swarm.ops.member.health import observe_member
 from swarm.runtime.teammate.base import AgentBase
 from swarm.runtime.tools import team_tools as tt
 from swarm.runtime.tools.base import Tool, ToolContext, ToolResult, run_tool

@@ -30,11 +30,11 @@ from swarm.errors import SwarmError, describe_error
 from swarm.lead.process import Lead
 from swarm.lead.wait_tools import LOOK_EVERY, team_watcher
 from swarm.lead.wake_policy import Wake
-from swarm.ops import control
-from swarm.ops.health import observe
-from swarm.ops.report import build_report
-from swarm.ops.report_html import render_html
-from swarm.ops.shutdown import shutdown
+from swarm.ops.member import control
+from swarm.ops.member.health import observe
+from swarm.ops.member.shutdown import shutdown
+from swarm.ops.report.build import build_report
+from swarm.ops.report.html import render_html
 
 log = logging.getLogger(__name__)
 PERSON_POLL = 0.05  # seconds between checks of the person's input (interactive)

@@ -7,7 +7,7 @@ from msgspec import Struct
 
 from swarm.core.records.task import Task
 from swarm.core.team.team import Team
-from swarm.ops.health import MemberStatus, age_s, observe
+from swarm.ops.member.health import MemberStatus, age_s, observe
 
 DONE_STATES = ("exited", "dead")
 # An idle teammate that is out of turns or budget leaves its mail unread on purpose: not busy.

@@ -42,7 +42,7 @@ from swarm.lead.settle import Settle
 from swarm.lead.team_view import DONE_STATES, TeamView, look, task_tally
 from swarm.ops import approvals
 from swarm.ops.approvals import Pending, answer_plan, deny_permission
-from swarm.ops.health import MemberStatus, age_s, observe_member
+from swarm.ops.member.health import MemberStatus, age_s, observe_member
 from swarm.runtime.teammate.console import brief
 from swarm.runtime.teammate.inputs import Inbound
 

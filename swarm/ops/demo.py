@@ -17,10 +17,10 @@ from pathlib import Path
 
 from swarm.core.records.task import Task
 from swarm.core.team.team import Team
-from swarm.ops.control import delete_team
-from swarm.ops.shutdown import shutdown
-from swarm.ops.spawner import SpawnRequest, spawn
-from swarm.ops.waiting import wait
+from swarm.ops.member.control import delete_team
+from swarm.ops.member.shutdown import shutdown
+from swarm.ops.member.spawner import SpawnRequest, spawn
+from swarm.ops.member.waiting import wait
 from swarm.runtime.models.spec import EXAMPLES
 
 WORKERS = ("ada", "grace", "linus")

@@ -26,7 +26,7 @@ from swarm.core.store.disk import ensure_dir, write_bytes_atomic
 from swarm.core.team.team import Team
 from swarm.core.trust.secrets import redact
 from swarm.errors import BadInputError
-from swarm.ops.control import delete_team
+from swarm.ops.member.control import delete_team
 from swarm.runtime.models.recording import read_recording
 
 RUN_FILE = "run.json"

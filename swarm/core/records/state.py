@@ -146,7 +146,7 @@ class AgentState(Record, kw_only=True):
 def without_model(state: AgentState | None) -> str | None:
     """Why this member cannot make a model call now (idle after a failed turn, or a failing
     call backing off), or None: such a member approves a shutdown request without its model,
-    and whoever asks waits for it only a short grace (ops.shutdown)."""
+    and whoever asks waits for it only a short grace (ops.member.shutdown)."""
     if state is None:
         return None
     if state.state == "idle" and state.idle_reason == "failed":

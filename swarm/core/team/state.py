@@ -26,7 +26,7 @@ def update_state(team: str, name: str, change: Callable[[AgentState], None],
 
 def looks_stopped(team: str, name: str) -> bool:
     """Recorded exited or dead, or its process gone without anyone having noticed yet. Cheap
-    enough for every send (state.json and /proc, no psutil); `ops.health` has the last word."""
+    enough for every send (state.json and /proc, no psutil); `ops.member.health` has the last word."""
     state = read_state(team, name)
     if state is None or state.state == "starting":
         return False

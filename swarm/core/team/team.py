@@ -155,7 +155,7 @@ class Team:
         First `stop` ends the members' processes; the default ends each live one (SIGTERM, then
         SIGKILL) and gives back its tasks. Worktrees with work in them are moved out of the team
         directory first (`swarm.core.team.worktrees.leave_team`), never deleted.
-        `swarm.ops.control.delete_team` (what the CLI runs) also closes the team's panes.
+        `swarm.ops.member.control.delete_team` (what the CLI runs) also closes the team's panes.
         Returns the members that were alive."""
         team = cls.salvage(name) if force else cls.open(name)
         alive = team.live_members()

@@ -24,7 +24,7 @@ from swarm.core.records.protocol import (
     PlanApprovalResponse,
 )
 from swarm.core.text.readable import flat, tool_call
-from swarm.ops.messages import Addressed
+from swarm.ops.mail.messages import Addressed
 
 TASK_INPUT_RE = re.compile(r'<task-assignment id="(\d+)"')
 

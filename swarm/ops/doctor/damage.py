@@ -27,8 +27,8 @@ from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.core.team.worktrees import git
 from swarm.errors import SwarmError
-from swarm.ops.control import stop_member
-from swarm.ops.health import death_reason, record_death
+from swarm.ops.member.control import stop_member
+from swarm.ops.member.health import death_reason, record_death
 
 LOW_SPACE_BYTES = 64 * 1024 * 1024  # below this free on SWARM_HOME's disk, writes will fail soon
 STALE_TEMP_SECONDS = 60.0  # an atomic write renames its temp file within milliseconds

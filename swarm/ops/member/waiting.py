@@ -6,8 +6,8 @@ import time
 
 from swarm.core.team.team import Team
 from swarm.errors import BadInputError, OperationFailedError, WaitTimeoutError
-from swarm.ops.control import team_watcher
-from swarm.ops.health import MemberStatus, observe
+from swarm.ops.member.control import team_watcher
+from swarm.ops.member.health import MemberStatus, observe
 
 UNTIL = ("idle", "tasks-done", "exited", "asking")
 ASKING = ("waiting_permission", "awaiting_plan")  # waits for the lead's answer

@@ -21,14 +21,14 @@ from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.core.team.worktrees import Finished
 from swarm.errors import BadInputError, OperationFailedError
-from swarm.ops.control import (
+from swarm.ops.member.control import (
     close_pane,
     finish_worktree,
     stop_member,
     targets,
     team_watcher,
 )
-from swarm.ops.health import end_child_commands, observe, observe_member
+from swarm.ops.member.health import end_child_commands, observe, observe_member
 
 
 class ShutdownOutcome(Struct, dict=True):

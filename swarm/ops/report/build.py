@@ -27,8 +27,8 @@ from swarm.core.team.team import Team
 from swarm.core.team.transcript import read_entries
 from swarm.core.text.readable import flat, structured_line
 from swarm.errors import NotFoundError
-from swarm.ops.messages import Addressed, team_messages
-from swarm.ops.report_timeline import (
+from swarm.ops.mail.messages import Addressed, team_messages
+from swarm.ops.report.timeline import (
     Mark,
     Span,
     Track,

@@ -36,7 +36,7 @@ from swarm.core.trust.secrets import redact
 from swarm.core.trust.user_config import default_mode, lasting_rules
 from swarm.core.trust.workspace import ProjectConfig, TrustDecision, decide
 from swarm.errors import BadInputError, NotFoundError, SwarmError, from_origin
-from swarm.ops.health import observe
+from swarm.ops.member.health import observe
 from swarm.runtime.models import check_model_spec, default_model_spec
 from swarm.runtime.models.providers import PASS_VARIABLES
 from swarm.runtime.turn.budget import depth_refusal

@@ -1,5 +1,5 @@
 """`swarm team resume`: a team whose processes all died (a reboot, kill -9 of everything) comes
-back. Each teammate that was not shut down is respawned with its conversation (ops.spawner
+back. Each teammate that was not shut down is respawned with its conversation (ops.member.spawner
 wake: the same restart as `swarm respawn`, its worktree kept or checked out again); the tasks
 it was working on stay its own and it continues them first (given back only when it does not
 start); its unread mail waits in its mailbox. The lead's
@@ -18,8 +18,8 @@ from swarm.core.records.team_config import Member, TeamConfig
 from swarm.core.store.liveness import is_alive
 from swarm.core.team.team import Team
 from swarm.errors import SwarmError
-from swarm.ops.health import observe_member
-from swarm.ops.restart import wake
+from swarm.ops.member.health import observe_member
+from swarm.ops.member.restart import wake
 
 # The one exit that keeps a member down: it approved a shutdown request (runtime.teammate.agent run).
 SHUT_DOWN = "shut down"

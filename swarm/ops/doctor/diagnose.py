@@ -18,9 +18,9 @@ from swarm.core.text.terminal import visible_line
 from swarm.core.trust.secrets import redact, redact_url
 from swarm.core.trust.workspace import decide
 from swarm.errors import SwarmError
-from swarm.ops.agent_clis import agent_cli_lines, check_agent_clis
-from swarm.ops.damage import find, repair
-from swarm.ops.health import observe
+from swarm.ops.doctor.agent_clis import agent_cli_lines, check_agent_clis
+from swarm.ops.doctor.damage import find, repair
+from swarm.ops.member.health import observe
 from swarm.runtime.models import default_model_spec
 from swarm.runtime.models.prices import load_user_prices
 from swarm.runtime.models.providers import describe as describe_providers

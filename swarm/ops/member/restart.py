@@ -18,8 +18,8 @@ from swarm.core.team.team import Team
 from swarm.core.team.worktrees import create, reattach, record_fields, record_of
 from swarm.errors import BadInputError
 from swarm.ops.clients import EXTERNAL, serve_command
-from swarm.ops.health import observe_member
-from swarm.ops.spawner import SpawnRequest, SpawnResult, launch
+from swarm.ops.member.health import observe_member
+from swarm.ops.member.spawner import SpawnRequest, SpawnResult, launch
 from swarm.runtime.models import check_model_spec
 
 

@@ -12,8 +12,8 @@ from html import escape
 from typing import Any
 
 from swarm.core.records.names import is_color
-from swarm.ops.report import Lane, MemberRow, MessageRow, RunReport
-from swarm.ops.report_timeline import Span
+from swarm.ops.report.build import Lane, MemberRow, MessageRow, RunReport
+from swarm.ops.report.timeline import Span
 
 LABEL_W = 130  # px left of the plot for lane names
 PLOT_W = 1000

@@ -25,9 +25,9 @@ from swarm.core.team.state import looks_stopped, read_state
 from swarm.core.team.team import Team
 from swarm.core.text.readable import will_not_read
 from swarm.errors import RecipientStoppedError, WaitTimeoutError
-from swarm.ops.health import death_reason, observe_lead
-from swarm.ops.messages import team_messages
-from swarm.ops.restart import WakeResult, stopped
+from swarm.ops.mail.messages import team_messages
+from swarm.ops.member.health import death_reason, observe_lead
+from swarm.ops.member.restart import WakeResult, stopped
 
 CHECK_EVERY = 2.0  # seconds between looks for a death nobody recorded (a SIGKILL)
 

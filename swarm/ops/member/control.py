@@ -1,6 +1,6 @@
 """Steering teammates: interrupt, kill, a new mode, stopping a member's process, and deleting a
-team with everything it started (processes, panes); asking them to exit: ops.shutdown; waiting:
-ops.waiting."""
+team with everything it started (processes, panes); asking them to exit: ops.member.shutdown; waiting:
+ops.member.waiting."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from swarm.core.team.state import read_state, update_state
 from swarm.core.team.team import Team
 from swarm.core.team.worktrees import Finished, finish_member, leave_team
 from swarm.errors import BadInputError, OperationFailedError, SshError
-from swarm.ops.health import MemberStatus, end_child_commands, observe_member
+from swarm.ops.member.health import MemberStatus, end_child_commands, observe_member
 
 
 def team_watcher(team: Team) -> Watcher:

@@ -1,0 +1,1 @@
+"""Mail: every message of a team, live and archived, and read receipts."""

@@ -1,0 +1,1 @@
+"""A member's life: spawn, respawn and wake, control (interrupt, kill, stop), shutdown, health, waiting, resume."""

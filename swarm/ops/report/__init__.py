@@ -1,0 +1,1 @@
+"""`swarm report`: a team read back from its files, its lanes and timeline, and the HTML page."""
