@@ -179,7 +179,7 @@ def test_a_definitions_agent_field_makes_the_teammate_that_cli(
 @pytest.mark.slow
 def test_the_leads_spawnteammate_takes_an_agent(
         claude_env: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> None:
-    from swarm.lead.served import ServedHost, ServeOptions
+    from swarm.mcp_server.host import ServedHost, ServeOptions
 
     monkeypatch.setenv("SWARM_BACKEND", "hidden")
     host = ServedHost(ServeOptions(team=TEAM))

@@ -199,7 +199,7 @@ def test_a_patch_in_default_mode_asks_the_lead_with_the_file(
 
 def test_a_definition_and_the_leads_spawnteammate_make_a_codex_teammate(
         codex_env: FakeResponses, swarm_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from swarm.lead.served import ServedHost, ServeOptions
+    from swarm.mcp_server.host import ServedHost, ServeOptions
 
     agents = swarm_home / "agents"
     agents.mkdir(parents=True, exist_ok=True)

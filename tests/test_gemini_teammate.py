@@ -184,7 +184,7 @@ def test_accept_edits_writes_in_its_directory_without_the_lead(
 @pytest.mark.slow
 def test_a_definition_and_the_leads_spawnteammate_make_a_gemini_teammate(
         gemini_env: FakeGemini, swarm_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from swarm.lead.served import ServedHost, ServeOptions
+    from swarm.mcp_server.host import ServedHost, ServeOptions
 
     agents = swarm_home / "agents"
     agents.mkdir(parents=True, exist_ok=True)

@@ -25,7 +25,7 @@ from swarm.core.store.liveness import is_alive
 from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
-from swarm.lead.served import ServedHost, ServeOptions
+from swarm.mcp_server.host import ServedHost, ServeOptions
 from tests.agent_fixtures import agent_processes, error_lines, run_swarm, stop_tree
 from tests.helpers import wait_until
 

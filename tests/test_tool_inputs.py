@@ -125,7 +125,7 @@ def test_no_input_model_is_built_at_import() -> None:
     model is `defer_build`: nothing pays at start-up for validators it may never use."""
     code = ("import sys, swarm.runtime.teammate.agent\n"
             "assert 'pydantic' not in sys.modules, 'a teammate imports pydantic'\n"
-            "import swarm.lead.lead_tools, swarm.lead.wait_tools, swarm.runtime.tools.builtin_inputs\n"
+            "import swarm.lead.lead_tools, swarm.mcp_server.wait_tools, swarm.runtime.tools.builtin_inputs\n"
             "import swarm.runtime.tools.team_tool_inputs, swarm.runtime.subagents.tool_inputs\n"
             "from swarm.runtime.tools.schema import ToolInput\n"
             "def every(c): return [c] + [s for k in c.__subclasses__() for s in every(k)]\n"

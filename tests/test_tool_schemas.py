@@ -15,7 +15,7 @@ if __name__ == "__main__":
     sys.path.insert(0, str(ROOT))
 
 from swarm.lead.lead_tools import lead_tools  # noqa: E402
-from swarm.lead.wait_tools import (  # noqa: E402
+from swarm.mcp_server.wait_tools import (  # noqa: E402
     LeadReadInbox,
     LeadWaitForTeam,
     ReadInbox,

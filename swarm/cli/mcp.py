@@ -97,8 +97,8 @@ def serve(team_name: str | None, member: str | None, permission_mode: str) -> No
     of its session is a normal end.
     """
     speaker = current_agent_name()  # a teammate may serve only as itself (cli.authority)
-    from swarm.lead.mcp_serve import serve as run_server
-    from swarm.lead.served import ServeOptions
+    from swarm.mcp_server.host import ServeOptions
+    from swarm.mcp_server.stdio import serve as run_server
 
     team = team_name if team_name is not None else (settings.team() or None)
     # Started below member NAME's own `swarm agent` (an agent CLI teammate's MCP server):

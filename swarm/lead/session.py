@@ -28,7 +28,7 @@ from swarm.core.store.disk import write_bytes_atomic
 from swarm.core.team.state import read_state
 from swarm.errors import SwarmError, describe_error
 from swarm.lead.process import Lead
-from swarm.lead.wait_tools import LOOK_EVERY, team_watcher
+from swarm.lead.team_view import LOOK_EVERY, lead_watcher
 from swarm.lead.wake_policy import Wake
 from swarm.ops.member import control
 from swarm.ops.member.health import observe
@@ -92,7 +92,7 @@ class Session:
     # -- waiting ---------------------------------------------------------------------------------
     def watcher(self) -> Watcher:
         """Mailboxes, tasks and every teammate's state file (not the lead's own heartbeat)."""
-        return team_watcher(self.lead.team, self.lead.subagents.waker)
+        return lead_watcher(self.lead.team, self.lead.subagents.waker)
 
     def wait(self, interactive: bool) -> Wake | None:
         """Block until something should start a lead turn. None: the session is over (ended,

@@ -1,17 +1,23 @@
 """One look at the team for the lead's wake policy: members, tasks, and whether anything is
-still moving (quiet: nothing will happen without the lead; stalled: nobody can go on)."""
+still moving (quiet: nothing will happen without the lead; stalled: nobody can go on); and what
+the lead sleeps on between looks (`lead_watcher`)."""
 
 from __future__ import annotations
 
 from msgspec import Struct
 
+from swarm.core.records.names import LEAD_NAME
 from swarm.core.records.task import Task
+from swarm.core.store import select as stores
+from swarm.core.store.api import Watcher
+from swarm.core.store.waker import Waker
 from swarm.core.team.team import Team
 from swarm.ops.member.health import MemberStatus, age_s, observe
 
 DONE_STATES = ("exited", "dead")
 # An idle teammate that is out of turns or budget leaves its mail unread on purpose: not busy.
 STOPPED_REASONS = ("max_turns", "budget_exhausted")
+LOOK_EVERY = 2.0  # seconds between looks with no file change (a death by stale heartbeat, a stall)
 NOTE_GRACE = 5.0  # seconds a note in flight may take (a member killed mid-turn never sends it)
 
 
@@ -54,3 +60,10 @@ def task_tally(tasks: list[Task]) -> str:
     counts = {s: sum(1 for t in tasks if t.status == s)
               for s in ("completed", "failed", "in_progress", "pending")}
     return "tasks: " + ", ".join(f"{n} {s.replace('_', ' ')}" for s, n in counts.items() if n)
+
+
+def lead_watcher(team: Team, waker: Waker | None = None) -> Watcher:
+    """What the lead sleeps on: the mailboxes, the tasks and every teammate's state file (not
+    the lead's own heartbeat)."""
+    return stores.team_watcher(team.name, None, True,
+                               [m.name for m in team.members() if m.name != LEAD_NAME], waker)

@@ -10,7 +10,7 @@ SIGINT interrupts the CLI's turn; SIGTERM stops the CLI and exits. A restart res
 session (`cli_session` in its state).
 
 Plan mode is the CLI's own plan mode; its ExitPlanMode is answered by the lead through swarm's
-PermissionPrompt (lead/cli_permission.py, in the MCP server's process), which writes the verdict
+PermissionPrompt (mcp_server/permission_prompt.py, in the MCP server's process), which writes the verdict
 into this member's transcript: this process shows `awaiting_plan` meanwhile and, on an approval,
 records the working mode and tells the CLI, as a mode change does.
 """

@@ -1,7 +1,7 @@
 """`swarm mcp serve`: a stdio MCP server, built on the official SDK's low-level `Server` (so each
 tool keeps its own JSON schema), that lets any MCP client lead a team or play one of its members.
 
-The tools are `ServedHost.tools` (lead/served.py): the very definitions `swarm lead` and
+The tools are `ServedHost.tools` (mcp_server/host.py): the very definitions `swarm lead` and
 teammates use, listed as they are. A call runs in a worker thread (`anyio.to_thread`), so a
 WaitForTeam blocking on inotify never blocks the event loop, and other calls go on beside it.
 What a call hands over (ReadInbox's messages, a quiet team's notes) is marked read once its
@@ -26,7 +26,7 @@ import anyio.to_thread
 from swarm import __version__
 from swarm.big_import import big_import
 from swarm.errors import StoppedBySignal
-from swarm.lead.served import ServedHost, ServeOptions
+from swarm.mcp_server.host import ServedHost, ServeOptions
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext

@@ -32,6 +32,7 @@ from swarm.core.store.waker import Waker
 from swarm.core.team.lead_key import LeadSeal
 from swarm.core.team.team import Team
 from swarm.core.text.readable import structured_line
+from swarm.lead.team_view import LOOK_EVERY, lead_watcher
 from swarm.lead.wake_policy import Block, Wake, Watch, text_block
 from swarm.runtime.teammate.console import brief
 from swarm.runtime.teammate.inputs import Inbound, is_shutdown
@@ -39,7 +40,6 @@ from swarm.runtime.tools.base import Tool, ToolContext, ToolHost, ToolResult
 from swarm.runtime.tools.schema import NoInput, ToolInput
 
 T = TypeVar("T")
-LOOK_EVERY = 2.0  # seconds between looks with no file change (a death by stale heartbeat, a stall)
 DEFAULT_WAIT = 50.0  # under the 60 s some MCP clients give a tool call by default
 MAX_WAIT = 3600.0
 
@@ -70,13 +70,6 @@ class LeadWaitHost(WaitHost, Protocol):
 class TeamHost(Protocol):
     def create_team(self, name: str | None, description: str) -> Team:
         """Create a team and become its lead process."""
-
-
-def team_watcher(team: Team, waker: Waker | None = None) -> Watcher:
-    """What the lead sleeps on: the mailboxes, the tasks and every teammate's state file (not
-    the lead's own heartbeat)."""
-    return stores.team_watcher(team.name, None, True,
-                               [m.name for m in team.members() if m.name != LEAD_NAME], waker)
 
 
 class ServedWatch(Watch):
@@ -271,7 +264,7 @@ class LeadWaitForTeam(WaitForTeam):
             wake = watch.signal()
             return None if wake is None else (wake, watch.queued())
 
-        with team_watcher(ctx.team, host.waker) as watcher:  # before the first look
+        with lead_watcher(ctx.team, host.waker) as watcher:  # before the first look
             found = wait_for(host, watcher, look, timeout)
         if found is None:
             with host.lock:

@@ -1,7 +1,7 @@
 """The team member an MCP client plays through `swarm mcp serve`: the lead (default) or member
 NAME (`--as NAME`). `ServedHost` is the ToolHost (and, for the lead, the LeadHost) of the tools
 the server offers; the tools are the very ones `swarm lead` and teammates run (lead/lead_tools.py,
-runtime/tools/team_tools.py, lead/wait_tools.py), so names, schemas, descriptions and rules are theirs.
+runtime/tools/team_tools.py, mcp_server/wait_tools.py), so names, schemas, descriptions and rules are theirs.
 
 Registration. The lead records its pid and process start time in the team file (`lead_pid`), as
 `swarm lead` does, so the teammates' orphan rule counts this server as the team's live lead
@@ -34,7 +34,6 @@ from swarm.core.store.waker import Waker
 from swarm.core.team.state import read_state, write_state
 from swarm.core.team.team import Team
 from swarm.errors import BadInputError, SwarmError, ToolError, describe_error
-from swarm.lead.cli_permission import PermissionPrompt
 from swarm.lead.lead_tools import (
     AnswerPermission,
     AnswerPlan,
@@ -45,7 +44,8 @@ from swarm.lead.lead_tools import (
     TeamStatus,
     deleted_line,
 )
-from swarm.lead.wait_tools import (
+from swarm.mcp_server.permission_prompt import PermissionPrompt
+from swarm.mcp_server.wait_tools import (
     Delivered,
     LeadReadInbox,
     LeadWaitForTeam,
