@@ -226,7 +226,7 @@ def test_the_headless_leads_progress_lines_escape_team_data() -> None:
 
 
 def test_status_watch_escapes_team_data(team: Team) -> None:
-    from swarm.cli.live import screen
+    from swarm.cli.status import screen
 
     write_state("alpha", "alice", AgentState(state="exited", detail=NASTY))
     write_state("alpha", "bob", AgentState(state="working", activity=NASTY, activity_since=1.0))

@@ -1,4 +1,6 @@
-"""`swarm status`: who is doing what."""
+"""`swarm status`: who is doing what. `--watch`: the same table, redrawn when the team's files
+change and each second (its elapsed times go on), with what each member is doing now and for
+how long, fitted to the terminal's width at each redraw (cli.common fit_table)."""
 
 from __future__ import annotations
 
@@ -18,8 +20,10 @@ from swarm.cli.common import (
 )
 from swarm.cli.helptext import examples
 from swarm.core.records.state import activity_text, cost_text
+from swarm.core.text.terminal import visible
 from swarm.ops.member.health import observe
 
+REDRAW = 1.0  # seconds (--watch): the elapsed times stay current between changes
 # Left out first when `status` does not fit the terminal (--wide shows them).
 OPTIONAL = ("BACKEND", "PANE", "PID", "ACTIVE", "TURNS", "TOKENS", "UNREAD", "MODE")
 
@@ -74,6 +78,36 @@ def render(statuses: list[Any], wide: bool = False, activity: bool = False) -> s
     return out
 
 
+def screen(team: Any, wide: bool = False) -> str:
+    """One frame: the team, the table, the tasks done (team data made visible)."""
+    statuses = observe(team, include_lead=True)
+    tasks = team.tasks.list()
+    done = sum(1 for t in tasks if t.status == "completed")
+    table = render(statuses, wide, activity=True)
+    footer = fit_lines(f"tasks {done}/{len(tasks)} done - Ctrl-C to leave", wide)
+    return visible(f"{fit_lines(f'team {team.name}', wide)}\n{table}\n{footer}")
+
+
+def watch_status(team: Any, wide: bool = False) -> None:
+    from rich.live import Live
+    from rich.text import Text
+
+    from swarm.ops.member.control import team_watcher  # only for the live view
+
+    # Text, not markup: a `[` in team data is a character; no wrapping (lines fit already).
+    def frame() -> Any:
+        return Text(screen(team, wide), no_wrap=True, overflow="crop")
+
+    with Live(frame(), auto_refresh=False) as live:
+        try:
+            while True:
+                with team_watcher(team) as watcher:
+                    watcher.wait(REDRAW)  # wake on change; redraw anyway for the clocks
+                live.update(frame(), refresh=True)
+        except KeyboardInterrupt:
+            return
+
+
 @click.command(epilog=examples(
     "swarm status", "swarm status --team alpha --wide", "swarm status --watch",
     "swarm status --json"))
@@ -89,8 +123,6 @@ def status(team_name: str | None, watch: bool, wide: bool, as_json: bool) -> Non
 
     team = open_team(team_name)
     if watch:
-        from swarm.cli.live import watch_status
-
         watch_status(team, wide)
         return
     statuses = observe(team, include_lead=True)
