@@ -22,32 +22,34 @@ from libtmux.server import Server
 
 from swarm import settings
 from swarm.backends.shellenv import discard, secret_names, secrets_prelude, split_env
+from swarm.backends.tmux_names import (
+    AGENT_OPT,
+    NEW_PANE,
+    PLACEHOLDER,
+    SEP,
+    TEAM_OPT,
+    main_vertical,
+    session_name,
+    tiled,
+)
 from swarm.core.store import paths
 from swarm.core.store.disk import ensure_dir, locked
 from swarm.errors import BadInputError, TmuxError
 
-SESSION_PREFIX = "swarm-"
 WINDOW_NAME = "swarm-view"
-TEAM_OPT = "@swarm_team"
-AGENT_OPT = "@swarm_agent"
 COLOR_OPT = "@swarm_color"
 # A session-level marker gets its own name: pane formats fall back to session options, so a
 # session-level @swarm_team would make every pane in the session look like ours.
 SESSION_OPT = "@swarm_session_team"
-LEADER_WIDTH = "30%"
 TEAMMATE_WIDTH = "70%"
 # Big enough that 8+ tiled panes fit before any client attaches (then tmux resizes it).
 DETACHED_SIZE = ("200", "50")
-# The pane's process until run_in_pane replaces it: quiet, harmless, and no user shell.
-PLACEHOLDER = ("sleep", "2147483647")
 BORDER_FORMAT = (
     "#{?#{" + AGENT_OPT + "},#[fg=#{" + COLOR_OPT + "}#,bold] #{" + AGENT_OPT
     + "} #[default], #{pane_title} }"
 )
 _PANE_ID = re.compile(r"%\d+\Z")
-NEW_PANE = ["-P", "-F", "#{pane_id}\t#{window_id}", *PLACEHOLDER]  # a new pane: its ids
 _COLOR = re.compile(r"(#[0-9a-fA-F]{6}|colou?r\d{1,3}|[a-z]+)\Z")
-_SEP = "\t"
 
 
 def tmux_color(color: str | None) -> str:
@@ -56,10 +58,6 @@ def tmux_color(color: str | None) -> str:
         return "default"
     value = color.strip().lower().replace("_", "")
     return value if _COLOR.match(value) else "default"
-
-
-def session_name(team: str) -> str:
-    return SESSION_PREFIX + team
 
 
 def _server(socket: str | None) -> Server:
@@ -131,9 +129,9 @@ class TmuxBackend:
             return None
         # display-message expands against *no* pane (or the client's) when the target is
         # missing, so the pane id is read back and compared.
-        spec = _SEP.join(("#{pane_id}", *fields))
+        spec = SEP.join(("#{pane_id}", *fields))
         out = self._tmux(["display-message", "-p", "-t", target, spec], check=False)
-        row = out[0].split(_SEP) if out else []
+        row = out[0].split(SEP) if out else []
         return row[1:] if row and row[0] == target else None
 
     def _owns(self, marker: str) -> bool:
@@ -241,9 +239,9 @@ class TmuxBackend:
     def team_panes(self) -> list[str]:
         """Ids of every pane on this server marked for the team (any session or window)."""
         team = self._need_team()
-        out = self._tmux(["list-panes", "-a", "-F", "#{pane_id}" + _SEP + "#{" + TEAM_OPT + "}"],
+        out = self._tmux(["list-panes", "-a", "-F", "#{pane_id}" + SEP + "#{" + TEAM_OPT + "}"],
                          check=False) or []
-        return [line.split(_SEP)[0] for line in out if line.split(_SEP)[1:] == [team]]
+        return [line.split(SEP)[0] for line in out if line.split(SEP)[1:] == [team]]
 
     def session_exists(self) -> bool:
         """The team's detached session exists (and is ours: it carries the session marker)."""
@@ -271,8 +269,8 @@ class TmuxBackend:
         session, else the window its panes split (the leader's); None when neither is there."""
         team = self._need_team()
         fields = ("#{" + TEAM_OPT + "}", "#{session_name}", "#{window_id}", "#{" + SESSION_OPT + "}")
-        out = self._tmux(["list-panes", "-a", "-F", _SEP.join(fields)], check=False) or []
-        rows = [row for row in (line.split(_SEP) for line in out) if row[0] == team]
+        out = self._tmux(["list-panes", "-a", "-F", SEP.join(fields)], check=False) or []
+        rows = [row for row in (line.split(SEP) for line in out) if row[0] == team]
         own = [row for row in rows if row[1] == session_name(team) and row[3] == team]
         if own:
             return _session_target(team), own[0][1], own[0][2]
@@ -295,8 +293,8 @@ class TmuxBackend:
         if not (here and _PANE_ID.match(leader) and here == _socket_path(self.socket)):
             return None
         fields = ("#{pane_id}", "#{window_id}", "#{" + TEAM_OPT + "}", "#{pane_height}")
-        out = self._tmux(["list-panes", "-t", leader, "-F", _SEP.join(fields)], check=False)
-        rows = [line.split(_SEP) for line in out or []]
+        out = self._tmux(["list-panes", "-t", leader, "-F", SEP.join(fields)], check=False)
+        rows = [line.split(SEP) for line in out or []]
         # A teammate spawning from its own pane is no leader: it goes to the team session.
         if not any(row[0] == leader and not row[2] for row in rows):
             return None
@@ -310,27 +308,27 @@ class TmuxBackend:
         if not mates:  # first teammate: the right 70% of the leader's pane
             return self._split(leader, "-h", "-l", TEAMMATE_WIDTH), window_id, []
         tallest = max(mates, key=lambda p: int(p[3]))
-        return self._split(tallest[0], "-v"), window_id, _main_vertical(window_id)
+        return self._split(tallest[0], "-v"), window_id, main_vertical(window_id)
 
     def _split_team_session(self, team: str) -> tuple[str, str, list[list[str]]]:
         session = session_name(team)
         fields = ("#{window_id}", "#{window_name}", "#{pane_id}", "#{pane_width}",
                   "#{pane_height}")
-        out = self._tmux(["list-panes", "-s", "-t", _session_target(team), "-F", _SEP.join(fields)],
+        out = self._tmux(["list-panes", "-s", "-t", _session_target(team), "-F", SEP.join(fields)],
                          check=False)
-        rows = [line.split(_SEP) for line in out or []]
+        rows = [line.split(SEP) for line in out or []]
         rows = [row for row in rows if row[1] == WINDOW_NAME]
         if out is None:  # no session yet: its first pane is this teammate's
             pane_id, window_id = self.new_session(session, WINDOW_NAME, team)
         elif not rows:  # the user closed our window but kept the session
             created = self._tmux(
                 ["new-window", "-d", "-t", _session_target(team), "-n", WINDOW_NAME, *NEW_PANE])
-            pane_id, window_id = (created or [""])[0].split(_SEP)
+            pane_id, window_id = (created or [""])[0].split(SEP)
         else:
             largest = max(rows, key=lambda r: int(r[3]) * int(r[4]))
             wide = int(largest[3]) > 2 * int(largest[4])  # cells are ~1:2, split the long side
-            return self._split(largest[2], "-h" if wide else "-v"), largest[0], _tiled(largest[0])
-        return pane_id, window_id, _tiled(window_id)
+            return self._split(largest[2], "-h" if wide else "-v"), largest[0], tiled(largest[0])
+        return pane_id, window_id, tiled(window_id)
 
     def new_session(self, session: str, window: str, marker: str | None) -> tuple[str, str]:
         """A detached session whose one pane runs the placeholder: (pane, window). `marker`:
@@ -345,7 +343,7 @@ class TmuxBackend:
             *([["set-environment", "-g", "-u", name] for name in secret_names(os.environ)]
               if starting else []),
         )
-        pane_id, window_id = (created or [""])[0].split(_SEP)
+        pane_id, window_id = (created or [""])[0].split(SEP)
         return pane_id, window_id
 
     def _split(self, target: str, *how: str) -> str:
@@ -361,26 +359,17 @@ class TmuxBackend:
             if out is not None and team not in out:
                 self._tmux(["kill-session", "-t", _session_target(team)], check=False)
             elif out:
-                self._tmux(_tiled(window_id)[0], check=False)
+                self._tmux(tiled(window_id)[0], check=False)
             return
         out = self._tmux(["list-panes", "-t", window_id, "-F", "#{" + TEAM_OPT + "}"],
                          check=False)
         if out and team in out and len(out) > 2:
-            self._tmux(*_main_vertical(window_id), check=False)
+            self._tmux(*main_vertical(window_id), check=False)
 
 
 def _literal(arg: str) -> str:
     """tmux reads a trailing `;` in any argument as a command separator; `\\;` keeps it text."""
     return arg[:-1] + "\\;" if arg.endswith(";") else arg
-
-
-def _tiled(window_id: str) -> list[list[str]]:
-    return [["select-layout", "-t", window_id, "tiled"]]
-
-
-def _main_vertical(window_id: str) -> list[list[str]]:
-    return [["set-option", "-w", "-t", window_id, "main-pane-width", LEADER_WIDTH],
-            ["select-layout", "-t", window_id, "main-vertical"]]
 
 
 def _session_target(team: str) -> str:

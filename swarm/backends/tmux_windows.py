@@ -16,6 +16,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from swarm.backends.tmux_names import (
+    AGENT_OPT,
+    NEW_PANE,
+    PLACEHOLDER,
+    SEP,
+    TEAM_OPT,
+    main_vertical,
+    session_name,
+    tiled,
+)
 from swarm.core.store.disk import locked
 
 if TYPE_CHECKING:
@@ -23,7 +33,6 @@ if TYPE_CHECKING:
 
 HIDDEN_PREFIX = "swarm_hidden-"
 HOME_OPT = "@swarm_home"
-_SEP = "\t"
 
 
 def hidden_session(team: str) -> str:
@@ -33,8 +42,6 @@ def hidden_session(team: str) -> str:
 def new_window(backend: TmuxBackend, team: str, name: str, leader: str | None
                ) -> tuple[str, str, list[list[str]]]:
     """A window of its own for teammate `name`: (pane, window, layout commands: none)."""
-    from swarm.backends.tmux import NEW_PANE, session_name
-
     if leader is not None:
         session = backend._tmux(["display-message", "-p", "-t", leader, "#{session_id}"])
         target = f"{(session or [''])[0]}:"
@@ -44,14 +51,12 @@ def new_window(backend: TmuxBackend, team: str, name: str, leader: str | None
         pane_id, window_id = backend.new_session(session_name(team), name, team)
         return pane_id, window_id, []
     created = backend._tmux(["new-window", "-d", "-t", target, "-n", name, *NEW_PANE])
-    pane_id, window_id = (created or [""])[0].split(_SEP)
+    pane_id, window_id = (created or [""])[0].split(SEP)
     return pane_id, window_id, []
 
 
 def hide(backend: TmuxBackend, pane_id: str) -> str:
     """Move a teammate's pane out of sight; what happened, in a few words."""
-    from swarm.backends.tmux import AGENT_OPT, PLACEHOLDER, TEAM_OPT
-
     team = backend._need_team()
     with locked(backend._lock()):
         info = backend._query(pane_id, "#{" + TEAM_OPT + "}", "#{session_id}", "#{session_name}",
@@ -66,7 +71,7 @@ def hide(backend: TmuxBackend, pane_id: str) -> str:
         # Spaces apart (a query's fields are tab-separated), the window's name last: it may
         # have spaces of its own.
         home = " ".join((session_id, window_id, "1" if count == "1" else "0",
-                         window_name.replace(_SEP, " ")))
+                         window_name.replace(SEP, " ")))
         backend._tmux(["set-option", "-p", "-t", pane_id, HOME_OPT, home])
         target = f"={hidden}:"
         if backend._tmux(["has-session", "-t", target], check=False) is not None:
@@ -83,8 +88,6 @@ def hide(backend: TmuxBackend, pane_id: str) -> str:
 
 def show(backend: TmuxBackend, pane_id: str) -> str:
     """Bring a hidden pane back where it was (see the module's doc)."""
-    from swarm.backends.tmux import AGENT_OPT, TEAM_OPT, session_name
-
     team = backend._need_team()
     with locked(backend._lock()):
         info = backend._query(pane_id, "#{" + TEAM_OPT + "}", "#{session_name}",
@@ -122,11 +125,9 @@ def _exists(backend: TmuxBackend, target: str, field: str) -> bool:
 def _lay_out(backend: TmuxBackend, team: str, window_id: str) -> None:
     """A window a pane left or joined, laid out again: one with a pane not of the team (the
     leader's) main-vertical, the leader on the left; the team's own tiled."""
-    from swarm.backends.tmux import TEAM_OPT, _main_vertical, _tiled
-
     out = backend._tmux(["list-panes", "-t", window_id, "-F", "#{" + TEAM_OPT + "}"],
                         check=False)
     if not out:
         return
-    commands = _main_vertical(window_id) if any(m != team for m in out) else _tiled(window_id)
+    commands = main_vertical(window_id) if any(m != team for m in out) else tiled(window_id)
     backend._tmux(*commands, check=False)

@@ -50,7 +50,8 @@ def attach(name: str | None, team_name: str | None) -> None:
 
 
 def show_local(team: Team, sockets: set[str | None]) -> None:
-    from swarm.backends.tmux import TmuxBackend, inside_server, session_name, tmux_argv
+    from swarm.backends.tmux import TmuxBackend, inside_server, tmux_argv
+    from swarm.backends.tmux_names import session_name
 
     # The server this client is on first: only there can it switch without nesting.
     ordered = sorted(sockets, key=lambda s: (inside_server(s) is not True, str(s)))
