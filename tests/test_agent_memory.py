@@ -11,12 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core.agents.definitions import (
-    AgentDefinition,
-    get_definition,
-    load_definitions,
-    parse_definition,
-)
+from swarm.core.agents.agent_definition import AgentDefinition
+from swarm.core.agents.definitions import get_definition, load_definitions, parse_definition
 from swarm.core.agents.memory import memory_file, memory_part, memory_tools, own_memory
 from swarm.core.records.names import LEAD_NAME
 from swarm.core.records.permissions import Decision

@@ -306,7 +306,8 @@ def test_a_fork_runs_no_tool_its_parent_no_longer_lends(
 
 
 def test_the_lead_lends_everything_and_a_teammate_what_its_definition_gives() -> None:
-    from swarm.core.agents.definitions import AgentDefinition, lends
+    from swarm.core.agents.agent_definition import AgentDefinition
+    from swarm.core.agents.definitions import lends
 
     tools = {"Read": object(), "Agent": object(), "mcp__calc__add": object()}
     plain = AgentDefinition(name="x", tools=["Read", "Agent"])

@@ -11,12 +11,8 @@ from swarm import settings
 from swarm.cli.common import emit, json_option, table
 from swarm.cli.helptext import examples
 from swarm.cli.trust import say_if_ignored
-from swarm.core.agents.definitions import (
-    AgentDefinition,
-    Definitions,
-    get_definition,
-    load_definitions,
-)
+from swarm.core.agents.agent_definition import AgentDefinition, Definitions
+from swarm.core.agents.definitions import get_definition, load_definitions
 
 _cwd_option = click.option(
     "--cwd", "cwd", default=None, type=click.Path(file_okay=False),

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from swarm.backends.resolve import resolve
-from swarm.core.agents.definitions import AgentDefinition
+from swarm.core.agents.agent_definition import AgentDefinition
 from swarm.core.records.names import LEAD_NAME
 from swarm.core.records.permissions import Decision
 from swarm.core.records.protocol import PlanApprovalResponse

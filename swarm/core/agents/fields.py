@@ -21,7 +21,7 @@ from pydantic import (
     field_validator,
 )
 
-from swarm.core.agents.definitions import (
+from swarm.core.agents.agent_definition import (
     AgentDefinition,
     Source,
     check_agent,

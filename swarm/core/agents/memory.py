@@ -22,7 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
-from swarm.core.agents.definitions import AgentDefinition
+from swarm.core.agents.agent_definition import AgentDefinition
 from swarm.core.store import paths
 from swarm.core.trust.workspace import project_root
 

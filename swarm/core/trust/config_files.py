@@ -12,10 +12,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from swarm.core.records.base import Record
-from swarm.core.trust.workspace import ConfigFile
 
 if TYPE_CHECKING:
     from pydantic import ValidationError
+
+    from swarm.core.trust.workspace import ConfigFile
 
 
 class ConfigProblem(Record, kw_only=True):

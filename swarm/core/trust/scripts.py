@@ -109,7 +109,7 @@ def parsed(format: str, data: bytes, name: str) -> Any:
         except tomllib.TOMLDecodeError:
             return None
     if format == "markdown":
-        from swarm.core.agents.definitions import front_matter  # YAML: only for definition files
+        from swarm.core.trust.front_matter import front_matter  # YAML: only for definition files
 
         split = front_matter(text, name)
         return split[0] if isinstance(split, tuple) else None

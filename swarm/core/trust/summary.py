@@ -17,7 +17,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from swarm.core.agents.definitions import field_name, front_matter
+from swarm.core.trust.front_matter import field_name, front_matter
 from swarm.core.trust.workspace import ConfigFile, ProjectConfig
 
 # Where a settings file lists MCP servers: `mcpServers` (JSON), `mcp_servers` (Codex's TOML).

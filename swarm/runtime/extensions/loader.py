@@ -39,7 +39,7 @@ from swarm.runtime.turn.hooks import ToolHooks
 if TYPE_CHECKING:
     import subprocess
 
-    from swarm.core.agents.definitions import AgentDefinition
+    from swarm.core.agents.agent_definition import AgentDefinition
     from swarm.core.records.task import Task
     from swarm.core.records.team_config import Member
     from swarm.core.team.team import Team

@@ -9,7 +9,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from swarm.core.agents.definitions import AgentDefinition, get_definition
+from swarm.core.agents.agent_definition import AgentDefinition
+from swarm.core.agents.definitions import get_definition
 from swarm.core.agents.memory import memory_part, memory_tools, own_memory
 from swarm.core.records.permissions import mode_at_most
 from swarm.core.store import paths

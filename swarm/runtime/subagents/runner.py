@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from swarm.core.agents.definitions import AgentDefinition
+from swarm.core.agents.agent_definition import AgentDefinition
 from swarm.core.records import base as records
 from swarm.core.records.protocol import escape
 from swarm.core.records.state import SubagentInfo

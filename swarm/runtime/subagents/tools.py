@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct
 
-from swarm.core.agents.definitions import AgentDefinition, listed
+from swarm.core.agents.agent_definition import AgentDefinition
+from swarm.core.agents.definitions import listed
 from swarm.core.records.names import SUBAGENT_USABLE
 from swarm.errors import ToolError
 from swarm.runtime.tools.base import Tool, ToolContext, ToolResult

@@ -28,7 +28,7 @@ from pathlib import Path
 from msgspec import Struct
 
 from swarm.core import kinds
-from swarm.core.agents.definitions import AgentDefinition
+from swarm.core.agents.agent_definition import AgentDefinition
 from swarm.core.agents.memory import memory_part
 from swarm.core.agents.skills import skills_part
 from swarm.core.records.names import LEAD_NAME

@@ -25,7 +25,7 @@ from swarm.runtime.turn.hooks import LoopHooks, ToolHooks
 from swarm.runtime.turn.loop import Loop
 
 if TYPE_CHECKING:
-    from swarm.core.agents.definitions import AgentDefinition
+    from swarm.core.agents.agent_definition import AgentDefinition
     from swarm.core.records.team_config import Member
     from swarm.core.team.team import Team
     from swarm.core.trust.workspace import ProjectConfig
