@@ -17,8 +17,8 @@ import pytest
 from swarm.core.records.protocol import ShutdownResponse
 from swarm.core.store import paths
 from swarm.core.team.team import Team
-from swarm.runtime.tools.base import NoHost, Tool, ToolContext, ToolResult, run_tool
-from swarm.runtime.tools.builtin import OUTPUT_CAP, READ_MAX_BYTES
+from swarm.runtime.tools.base import OUTPUT_CAP, NoHost, Tool, ToolContext, ToolResult, run_tool
+from swarm.runtime.tools.builtin import READ_MAX_BYTES
 from swarm.runtime.tools.registry import all_tools
 from swarm.runtime.turn.loop import Loop
 from tests.helpers import OneCall, PlainHooks, process_gone, wait_until

@@ -375,7 +375,7 @@ class CoordinatorAgent(AgentTool):
 def lead_tools(approvals: str, coordinator: bool) -> dict[str, Tool]:
     """The lead's tool set: team tools, AnswerPermission/AnswerPlan with `--approvals lead`,
     the subagent tools, and the file and shell tools unless `--coordinator`."""
-    items: list[Tool] = [SpawnTeammate(), LeadSendMessage(), tt.TaskCreate(), tt.TaskList(),
+    items: list[Tool] = [SpawnTeammate(), LeadSendMessage(), tt.TaskCreate(), tt.TaskListTool(),
                          tt.TaskGet(), tt.TaskUpdate(), TeamStatus(), StopTeammate(), SetMode(),
                          TeamDelete()]
     if approvals == "lead":

@@ -44,6 +44,7 @@ from swarm.lead.lead_tools import (
     TeamStatus,
     deleted_line,
 )
+from swarm.lead.team_view import DONE_STATES
 from swarm.mcp_server.permission_prompt import PermissionPrompt
 from swarm.mcp_server.wait_tools import (
     Delivered,
@@ -63,8 +64,7 @@ from swarm.runtime.tools import team_tools as tt
 from swarm.runtime.tools.base import Tool, ToolContext, ToolResult, run_tool
 
 log = logging.getLogger(__name__)
-DONE_STATES = ("exited", "dead")
-LEAD_ONLY = ("TeamCreate", "TeamDelete", "SpawnTeammate", "AnswerPermission", "AnswerPlan")
+LEAD_ONLY_TOOLS = ("TeamCreate", "TeamDelete", "SpawnTeammate", "AnswerPermission", "AnswerPlan")
 @dataclass
 class ServeOptions:
     team: str | None = None  # --team (or SWARM_TEAM)
@@ -237,7 +237,7 @@ class ServedHost:
 
     # -- the tools --------------------------------------------------------------------------
     def _tool_set(self) -> dict[str, Tool]:
-        tasks: list[Tool] = [tt.TaskCreate(), tt.TaskList(), tt.TaskGet(), tt.TaskUpdate()]
+        tasks: list[Tool] = [tt.TaskCreate(), tt.TaskListTool(), tt.TaskGet(), tt.TaskUpdate()]
         if self.member is None:
             items: list[Tool] = [TeamCreate(), SpawnTeammate(), LeadSendMessage(),
                                  LeadReadInbox(), *tasks, TeamStatus(), AnswerPermission(),
@@ -252,7 +252,7 @@ class ServedHost:
         """Run one tool call; every failure is an error result with the CLI's one line."""
         tool = self.tools.get(name)
         if tool is None:
-            if self.member is not None and name in LEAD_ONLY:
+            if self.member is not None and name in LEAD_ONLY_TOOLS:
                 return ToolResult(f"{name} is the lead's: this server acts as member"
                                   f" {self.member} of team {self.requested}", is_error=True)
             return ToolResult(f"unknown tool {name!r}; this server has {', '.join(self.tools)}",

@@ -19,8 +19,8 @@ from pathlib import Path
 
 from swarm.core.shell import extractors
 from swarm.core.shell.extractors import Where, unknown
-from swarm.core.shell.options import Spec, may_be_option, scan
 from swarm.core.shell.parse import SimpleCommand
+from swarm.core.shell.program_options import Spec, may_be_option, scan
 from swarm.core.shell.words import Argv, Word, basename
 
 Handler = Callable[[Argv, Where], list[Word]]

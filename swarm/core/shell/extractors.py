@@ -18,7 +18,7 @@ from pathlib import Path
 
 from msgspec import Struct
 
-from swarm.core.shell.options import Spec, scan
+from swarm.core.shell.program_options import Spec, scan
 from swarm.core.shell.protected import absolute
 from swarm.core.shell.words import Argv, Word
 
@@ -82,23 +82,23 @@ def _text(state: tuple[str, int, int, int, int], limit: int) -> str | None:
 
 # -- archives ------------------------------------------------------------------------------------
 
-class Member(Struct, frozen=True):
+class ArchiveMember(Struct, frozen=True):
     name: str
     link: str | None = None  # where a symbolic link points (relative to its folder)
     hard: str | None = None  # the member or file a hard link names (from the top)
 
 
 @lru_cache(maxsize=64)
-def _tar_members(state: tuple[str, int, int, int, int]) -> tuple[Member, ...] | None:
+def _tar_members(state: tuple[str, int, int, int, int]) -> tuple[ArchiveMember, ...] | None:
     import tarfile  # only for a command that extracts one
 
     if state[3] > MAX_ARCHIVE:
         return None
     try:
         with tarfile.open(state[0], "r:*") as archive:
-            out: list[Member] = []
+            out: list[ArchiveMember] = []
             for info in archive:
-                out.append(Member(info.name, info.linkname if info.issym() else None,
+                out.append(ArchiveMember(info.name, info.linkname if info.issym() else None,
                                   info.linkname if info.islnk() else None))
                 if len(out) > MAX_MEMBERS:
                     return None
@@ -108,7 +108,7 @@ def _tar_members(state: tuple[str, int, int, int, int]) -> tuple[Member, ...] | 
 
 
 @lru_cache(maxsize=64)
-def _zip_members(state: tuple[str, int, int, int, int]) -> tuple[Member, ...] | None:
+def _zip_members(state: tuple[str, int, int, int, int]) -> tuple[ArchiveMember, ...] | None:
     import zipfile
 
     if state[3] > MAX_ARCHIVE:
@@ -123,15 +123,15 @@ def _zip_members(state: tuple[str, int, int, int, int]) -> tuple[Member, ...] | 
                 link = None
                 if stat.S_ISLNK(info.external_attr >> 16):
                     link = archive.read(info)[:4096].decode(errors="replace")
-                out.append(Member(info.filename, link))
+                out.append(ArchiveMember(info.filename, link))
             return tuple(out)
     except (OSError, EOFError, zipfile.BadZipFile, ValueError, NotImplementedError):
         return None
 
 
-def _members(paths: list[Path] | None, kind: str) -> list[Member] | None:
+def _members(paths: list[Path] | None, kind: str) -> list[ArchiveMember] | None:
     reader = _tar_members if kind == "tar" else _zip_members
-    found: list[Member] = []
+    found: list[ArchiveMember] = []
     for path in paths or []:
         state = _state(path)
         members = reader(state) if state else None
@@ -141,7 +141,7 @@ def _members(paths: list[Path] | None, kind: str) -> list[Member] | None:
     return found if paths else None
 
 
-def _member_writes(members: list[Member], folders: list[str], strip: int,
+def _member_writes(members: list[ArchiveMember], folders: list[str], strip: int,
                    absolute_names: bool, junk: bool = False) -> list[Word]:
     """Where each member lands in each folder, and what each link member points at."""
     out: list[Word] = []

@@ -134,19 +134,19 @@ def extra_targets(command: SimpleCommand) -> list[Word]:
     return [*found.targets, *spill]
 
 
-class Source(Struct, frozen=True):
+class LinkSource(Struct, frozen=True):
     word: Word  # as written
     path: Path  # one place it may name
     moved: bool  # mv: the source itself changes (a write where it is)
 
 
 def sources(commands: tuple[SimpleCommand, ...], bases: list[Path],
-            known: bool) -> tuple[list[Source], Word | None]:
+            known: bool) -> tuple[list[LinkSource], Word | None]:
     """(every place a command moves, links or copies as a tree, from each directory a `cd` may
     move to (`known`: else `bases` is the cwd alone); the first word of such a command whose
     value is not known, or None)."""
     dotglob = dot_globs(commands)
-    found: list[Source] = []
+    found: list[LinkSource] = []
     unknown: Word | None = None
     for command in commands:
         parsed = operands(command)
@@ -164,7 +164,7 @@ def sources(commands: tuple[SimpleCommand, ...], bases: list[Path],
             paths = [absolute(word.text, base) for base in starts] if word.literal else \
                 glob_paths(word, starts, dotglob) or []
             moved = command.program in ("mv", "rename")
-            found += [Source(word, p, moved) for p in dict.fromkeys(paths)]
+            found += [LinkSource(word, p, moved) for p in dict.fromkeys(paths)]
     return found, unknown
 
 

@@ -66,7 +66,7 @@ SANDBOX = "danger-full-access"
 START_TIMEOUT = 180.0  # seconds for initialize and the thread (its MCP servers included)
 STOP_GRACE = 10.0  # seconds for it to end after its input closes
 SHELLS = ("bash", "sh", "zsh")
-Message = dict[str, Any]
+Rpc = dict[str, Any]  # one JSON-RPC message, as sent or read
 
 
 class CodexError(Exception):
@@ -111,8 +111,8 @@ class Codex:
         self.model = setup.model
         self.proc: subprocess.Popen[bytes] | None = None
         self._ids = itertools.count(1)
-        self._pending: dict[int, queue.Queue[Message | None]] = {}
-        self._events: queue.Queue[Message | None] = queue.Queue()
+        self._pending: dict[int, queue.Queue[Rpc | None]] = {}
+        self._events: queue.Queue[Rpc | None] = queue.Queue()
         self._patches: dict[str, list[dict[str, Any]]] = {}  # fileChange item id -> changes
         self._write = threading.RLock()  # interrupt() writes from the signal handler
         self._turn: str | None = None
@@ -147,7 +147,7 @@ class Codex:
             "cwd": str(s.cwd), "approvalPolicy": s.kind.own_mode(s.mode), "sandbox": SANDBOX,
             "developerInstructions": s.system_append, "model": s.model,
             "config": thread_config(s, trusted, SERVER)}.items() if v}
-        thread: Message | None = None
+        thread: Rpc | None = None
         if self.session:
             try:
                 thread = self._request("thread/resume", {"threadId": self.session, **params})
@@ -161,8 +161,8 @@ class Codex:
               + (", resumed" if resumed else "")
               + f"; the checkout's configuration {'loaded' if trusted else 'ignored'})")
 
-    def _read(self, proc: subprocess.Popen[bytes], events: queue.Queue[Message | None],
-              pending: dict[int, queue.Queue[Message | None]]) -> None:
+    def _read(self, proc: subprocess.Popen[bytes], events: queue.Queue[Rpc | None],
+              pending: dict[int, queue.Queue[Rpc | None]]) -> None:
         assert proc.stdout is not None
         for raw in proc.stdout:
             try:
@@ -188,7 +188,7 @@ class Codex:
         pending.clear()
         events.put(None)
 
-    def _send(self, message: Message) -> None:
+    def _send(self, message: Rpc) -> None:
         proc = self.proc
         if proc is None or proc.stdin is None:
             return
@@ -196,9 +196,9 @@ class Codex:
             proc.stdin.write((json.dumps({"jsonrpc": "2.0", **message}) + "\n").encode())
             proc.stdin.flush()
 
-    def _request(self, method: str, params: Message, timeout: float = START_TIMEOUT) -> Message:
+    def _request(self, method: str, params: Rpc, timeout: float = START_TIMEOUT) -> Rpc:
         ident = next(self._ids)
-        box: queue.Queue[Message | None] = queue.Queue()
+        box: queue.Queue[Rpc | None] = queue.Queue()
         self._pending[ident] = box
         self._send({"id": ident, "method": method, "params": params})
         try:
@@ -212,7 +212,7 @@ class Codex:
         return dict(reply.get("result") or {})
 
     # -- its questions ------------------------------------------------------------------------
-    def _answer(self, request: Message) -> None:
+    def _answer(self, request: Rpc) -> None:
         method, params = str(request["method"]), request.get("params") or {}
         cancel = self._cancel  # the turn that asks
         must_ask = None
@@ -322,7 +322,7 @@ class Codex:
         result.usage = price_usage("openai", self.model or "", usage)
         return result
 
-    def _started(self, item: Message, events: TurnEvents) -> None:
+    def _started(self, item: Rpc, events: TurnEvents) -> None:
         kind = item.get("type")
         if kind == "commandExecution":
             self._commands.add(str(item.get("id")))
@@ -336,7 +336,7 @@ class Codex:
             events.on_tool_use("apply_patch", {"files": ", ".join(
                 str(c.get("path")) for c in item.get("changes") or [])})
 
-    def _completed(self, item: Message, events: TurnEvents, result: TurnResult) -> None:
+    def _completed(self, item: Rpc, events: TurnEvents, result: TurnResult) -> None:
         kind, status = item.get("type"), item.get("status")
         if kind == "agentMessage" and item.get("text"):
             result.text = str(item["text"])

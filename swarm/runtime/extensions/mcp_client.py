@@ -33,12 +33,11 @@ from swarm.big_import import big_import
 from swarm.core.store.disk import FILE_MODE, ensure_dir
 from swarm.core.trust.child_env import minimal_env
 from swarm.core.trust.mcp_config import McpServer
-from swarm.runtime.tools.base import Tool, ToolContext, ToolResult
+from swarm.runtime.tools.base import OUTPUT_CAP, Tool, ToolContext, ToolResult
 
 GUARD = Path(__file__).with_name("mcp_guard.py")
 TOOL_PREFIX = "mcp__"
 MAX_TOOL_NAME = 64  # the Messages API's limit on a tool name
-OUTPUT_CAP = 30_000
 DESCRIPTION_CAP = 2_000
 STDERR_TAIL = 600
 BAD_CHARS = re.compile(r"[^A-Za-z0-9_-]")

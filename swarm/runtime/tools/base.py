@@ -19,6 +19,8 @@ from msgspec import Struct, field
 
 from swarm.errors import SwarmError, ToolError
 
+OUTPUT_CAP = 30_000  # characters of a tool's result the model is shown at most
+
 if TYPE_CHECKING:
     from swarm.core.team.team import Team
     from swarm.runtime.subagents.runner import Subagents

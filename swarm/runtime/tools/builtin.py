@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any, BinaryIO
 from swarm.core.trust.child_env import command_env
 from swarm.errors import ToolError
 from swarm.runtime.process.kill import kill_tree
-from swarm.runtime.tools.base import Tool, ToolContext, ToolResult
+from swarm.runtime.tools.base import OUTPUT_CAP, Tool, ToolContext, ToolResult
 
 if TYPE_CHECKING:
     from swarm.runtime.tools.builtin_inputs import (
@@ -33,7 +33,6 @@ if TYPE_CHECKING:
         WriteInput,
     )
 
-OUTPUT_CAP = 30_000
 BASH_DEFAULT_TIMEOUT = 120.0
 BASH_MAX_TIMEOUT = 600.0
 KILLED_DRAIN = 2.0  # seconds to read what a command killed at its timeout had written

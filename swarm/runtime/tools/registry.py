@@ -11,13 +11,13 @@ from swarm.runtime.tools.team_tools import (
     SendMessage,
     TaskCreate,
     TaskGet,
-    TaskList,
+    TaskListTool,
     TaskUpdate,
 )
 
 
 def all_tools() -> dict[str, Tool]:
     items: list[Tool] = [Read(), Write(), Edit(), Bash(), Glob(), Grep(),
-                         SendMessage(), TaskCreate(), TaskList(), TaskGet(), TaskUpdate(),
+                         SendMessage(), TaskCreate(), TaskListTool(), TaskGet(), TaskUpdate(),
                          ExitPlanMode(), *subagent_tools()]
     return {tool.name: tool for tool in items}

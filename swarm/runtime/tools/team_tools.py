@@ -88,7 +88,7 @@ class TaskCreate(Tool):
         return ToolResult(f"created task #{task.id}: {task.subject}")
 
 
-class TaskList(Tool):
+class TaskListTool(Tool):
     name = "TaskList"
     description = "List the team's tasks: id, status, owner, blockers, file scopes, subject."
     read_only = True
