@@ -15,7 +15,6 @@ import pytest
 from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import read_state
 from swarm.runtime.models.base import ModelReply, ModelRequest
-from swarm.runtime.turn.hooks import LoopHooks
 
 T = TypeVar("T")
 
@@ -91,10 +90,6 @@ def command_group_recorded(team: str, name: str, command: psutil.Process,
     wait_until(lambda: (s := read_state(team, name)) is not None and s.child_pgid == group,
                timeout, message=f"{name}'s record of its command group {group}")
     return group
-
-
-class PlainHooks(LoopHooks):
-    """`LoopHooks` as they come: every call allowed, nothing recorded (a Loop in a test)."""
 
 
 def without_usage(text: str) -> str:

@@ -23,9 +23,8 @@ from swarm.runtime.subagents import making
 from swarm.runtime.subagents.runner import Subagents
 from swarm.runtime.subagents.tools import SubagentRequest
 from swarm.runtime.tools.base import Tool, ToolContext, ToolResult
-from swarm.runtime.turn.hooks import ToolHooks
+from swarm.runtime.turn.hooks import AllowAll, ToolHooks
 from swarm.runtime.turn.loop import Loop
-from tests.helpers import PlainHooks
 
 T = TypeVar("T")
 Reply = Callable[[ModelRequest], ModelReply]
@@ -87,7 +86,7 @@ class Host:
         self.policy = PermissionPolicy(team=team, member=member, cwd=cwd, mode=mode,
                                        working_mode=mode, asker=YesAsker())  # type: ignore[arg-type]
         self.tool_hooks = RecordingToolHooks()  # its subagents' calls come here too
-        self.loop = Loop(model=FnModel(), tools={}, system="parent", hooks=PlainHooks(),
+        self.loop = Loop(model=FnModel(), tools={}, system="parent", permits=AllowAll(),
                          tool_hooks=self.tool_hooks,
                          ctx=ToolContext(team=team, name="alice", cwd=cwd))
         self.usage = Usage()

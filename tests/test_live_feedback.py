@@ -19,7 +19,7 @@ from swarm.runtime.models.scripted import ScriptedModel
 from swarm.runtime.tools.base import ToolContext
 from swarm.runtime.tools.builtin import Bash
 from swarm.runtime.tools.builtin_inputs import BashInput
-from swarm.runtime.turn.hooks import LoopHooks
+from swarm.runtime.turn.hooks import AllowAll, LoopHooks
 from swarm.runtime.turn.loop import Loop
 
 
@@ -78,7 +78,8 @@ def test_the_loop_says_what_it_does_and_streams_the_commands_output(tmp_path: Pa
                       ' {"text": "done"}]')
     hooks = Recorder()
     loop = Loop(ScriptedModel(script), {"Bash": Bash()}, "system",
-                ToolContext(team=Team.create("t4"), name="w1", cwd=tmp_path), hooks)
+                ToolContext(team=Team.create("t4"), name="w1", cwd=tmp_path), AllowAll(),
+                hooks=(hooks,))
     outcome = loop.run([{"type": "text", "text": "go"}])
     assert outcome.last_text == "done"
     assert hooks.seen == ["thinking", None, 'Bash "echo hi"', None, "thinking", None]

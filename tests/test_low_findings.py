@@ -27,11 +27,12 @@ from swarm.ops.report.html import render_html
 from swarm.runtime.models.base import ModelReply, ModelRequest
 from swarm.runtime.tools.base import ToolContext, run_tool
 from swarm.runtime.tools.registry import all_tools
+from swarm.runtime.turn.hooks import AllowAll
 from swarm.runtime.turn.loop import Loop
 from tests.agent_fixtures import SWARM
 from tests.git_helpers import branches, git, init_repo
-from tests.helpers import PlainHooks, wait_until
 from tests.helpers import run_cli as run
+from tests.helpers import wait_until
 from tests.test_subagent_runner import FnModel, Host, ask, runner_with, text
 
 BREAKOUT = '#"><!--'
@@ -131,16 +132,17 @@ class Calls:
 def test_a_bad_file_path_is_refused_before_any_permission_is_asked(ctx: ToolContext) -> None:
     asked: list[str] = []
 
-    class Recording(PlainHooks):
-        def permit(self, tool: Any, args: dict[str, Any], use_id: str) -> Any:
+    class Recording(AllowAll):
+        def check(self, tool: Any, args: dict[str, Any], use_id: str,
+                  must_ask: str | None = None) -> Any:
             asked.append(use_id)
-            return super().permit(tool, args, use_id)
+            return super().check(tool, args, use_id)
 
     uses = [{"type": "tool_use", "id": f"u{i}", "name": name,
              "input": {"file_path": bad, "path": "src/a.py", "content": "x",
                        "old_string": "old", "new_string": "x"}}
             for i, (name, bad) in enumerate([("Write", 0), ("Write", False), ("Edit", "")])]
-    loop = Loop(model=Calls(uses), tools=all_tools(), system="s", ctx=ctx, hooks=Recording())
+    loop = Loop(model=Calls(uses), tools=all_tools(), system="s", ctx=ctx, permits=Recording())
     loop.run([{"type": "text", "text": "go"}])
     results = loop.messages[2]["content"]
     assert all(r.get("is_error") and "file_path" in r["content"] for r in results), results

@@ -19,8 +19,9 @@ from swarm.lead.lead_tools import lead_tools
 from swarm.runtime.extensions.mcp_client import McpManager, McpTool, McpToolAdapter
 from swarm.runtime.tools.base import Tool, ToolContext, ToolResult, run_tool
 from swarm.runtime.tools.registry import all_tools
+from swarm.runtime.turn.hooks import LoopHooks
 from swarm.runtime.turn.loop import Loop
-from tests.helpers import OneCall, PlainHooks
+from tests.helpers import OneCall
 
 
 @pytest.fixture
@@ -32,7 +33,7 @@ def ctx(tmp_path: Path) -> ToolContext:
     return ToolContext(team=team, name="w1", cwd=work)
 
 
-class Asking(PlainHooks):
+class Asking(LoopHooks):
     """Allows every call (with `edited` as the approver's input, if given); records what the
     permission check and the result hook were shown."""
 
@@ -41,19 +42,20 @@ class Asking(PlainHooks):
         self.asked: list[dict[str, Any]] = []
         self.shown: list[dict[str, Any]] = []
 
-    def permit(self, tool: Tool, args: dict[str, Any], use_id: str) -> Decision:
+    def check(self, tool: Tool, args: dict[str, Any], use_id: str,
+              must_ask: str | None = None) -> Decision:
         self.asked.append(dict(args))
         return Decision("allow", "test", updated_input=self.edited)
 
-    def on_tool_result(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> ToolResult:
+    def on_tool_result(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> None:
         self.shown.append(dict(args))
-        return result
 
 
 def run_calls(ctx: ToolContext, hooks: Asking, *inputs: dict[str, Any]) -> list[dict[str, Any]]:
     uses = [{"type": "tool_use", "id": f"u{i}", "name": "Write", "input": args}
             for i, args in enumerate(inputs)]
-    loop = Loop(model=OneCall(uses), tools=all_tools(), system="s", ctx=ctx, hooks=hooks)
+    loop = Loop(model=OneCall(uses), tools=all_tools(), system="s", ctx=ctx, permits=hooks,
+                hooks=(hooks,))
     outcome = loop.run([{"type": "text", "text": "go"}])
     assert outcome.reason == "available" and outcome.last_text == "ok"  # the loop went on
     results: list[dict[str, Any]] = loop.messages[2]["content"]

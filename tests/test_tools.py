@@ -20,8 +20,9 @@ from swarm.core.team.team import Team
 from swarm.runtime.tools.base import OUTPUT_CAP, NoHost, Tool, ToolContext, ToolResult, run_tool
 from swarm.runtime.tools.builtin import READ_MAX_BYTES
 from swarm.runtime.tools.registry import all_tools
+from swarm.runtime.turn.hooks import AllowAll
 from swarm.runtime.turn.loop import Loop
-from tests.helpers import OneCall, PlainHooks, process_gone, wait_until
+from tests.helpers import OneCall, process_gone, wait_until
 
 
 @pytest.fixture
@@ -271,7 +272,7 @@ def test_the_loop_answers_bad_calls_with_errors(ctx: ToolContext) -> None:
             {"type": "tool_use", "id": "u2", "name": "Read", "input": "not an object"},
             {"type": "tool_use", "id": "u3", "name": "Read", "input": {"file_path": "missing"}},
             {"type": "tool_use", "id": "u4", "name": "Glob", "input": {"pattern": "/abs/*"}}]
-    loop = Loop(model=OneCall(uses), tools=dict(TOOLS), system="s", ctx=ctx, hooks=PlainHooks())
+    loop = Loop(model=OneCall(uses), tools=dict(TOOLS), system="s", ctx=ctx, permits=AllowAll())
     outcome = loop.run([{"type": "text", "text": "go"}])
     assert outcome.reason == "available" and outcome.last_text == "ok"
     results = loop.messages[2]["content"]

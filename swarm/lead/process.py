@@ -3,11 +3,10 @@ terminal. It creates its team (or resumes one), records itself in the team file 
 its process start time, so teammates can tell when it is gone), and runs the runtime's `Loop`
 with the lead's tools, prompt, permission policy, transcript, state and usage.
 
-The lead is the `LoopHooks` of its loop, the `ToolHost` of its tools and, like a teammate, the
-`SubagentHost` of its `Agent` tools; the user's hooks (PreToolUse, PostToolUse, TaskCreated,
-TaskCompleted, SubagentStop, SessionEnd) apply to it as to a teammate. Its turns run in one
-thread while the terminal (or a signal handler) may interrupt them from another, so a model call
-runs in a helper thread the turn can abandon (`guard`), and every other wait polls the interrupt.
+Its loop is answered by small objects it owns (lead.control: `LeadControl`, `LeadView`; the
+`Books` every agent keeps); the Lead itself is the host of its tools (they spawn, steer and end
+its team) and, like a teammate, the `SubagentHost` of its `Agent` tools. The user's hooks (PreToolUse, PostToolUse, TaskCreated,
+TaskCompleted, SubagentStop, SessionEnd) apply to it as to a teammate.
 """
 
 from __future__ import annotations
@@ -31,7 +30,8 @@ from swarm.core.store.liveness import is_alive
 from swarm.core.team.state import read_state, write_state
 from swarm.core.team.team import Team
 from swarm.core.trust.workspace import decide
-from swarm.errors import BadInputError, OperationFailedError, TurnInterrupted, from_origin
+from swarm.errors import BadInputError, OperationFailedError, from_origin
+from swarm.lead.control import LeadControl, LeadView, TeamBudget
 from swarm.lead.lead_tools import SpawnDefaults, deleted_line, lead_tools
 from swarm.lead.options import (
     NO_MODEL,
@@ -45,17 +45,15 @@ from swarm.lead.prompt import lead_system_prompt
 from swarm.lead.replay_wakes import ReplayedWakes
 from swarm.lead.wake_policy import Reporter, Wake
 from swarm.ops.member import control
-from swarm.ops.member.health import observe
 from swarm.runtime.models import check_model_spec, load_model
-from swarm.runtime.models.base import Model, ModelReply
+from swarm.runtime.models.base import Model
 from swarm.runtime.models.recording import ReplayModel, wrap
-from swarm.runtime.process.kill import kill_tree
+from swarm.runtime.subagents.runner import Subagents
 from swarm.runtime.teammate.base import AgentBase
 from swarm.runtime.teammate.prompts import environment
-from swarm.runtime.tools.base import Tool
-from swarm.runtime.turn.builder import AgentParts, LoopParts, build_agent
-from swarm.runtime.turn.hooks import LoopHooks
-from swarm.runtime.turn.loop import Loop, TurnOutcome
+from swarm.runtime.tools.base import NoHost, Tool
+from swarm.runtime.turn.builder import AgentParts, LoopParts, build_loop, equip, tool_context
+from swarm.runtime.turn.loop import TurnOutcome
 
 if TYPE_CHECKING:
     import subprocess
@@ -96,7 +94,7 @@ class PersonAsker:
         return None
 
 
-class Lead(AgentBase, LoopHooks):
+class Lead(AgentBase, NoHost):
     def __init__(self, options: LeadOptions, ui: LeadUI) -> None:
         validate(options)
         self.options = options
@@ -130,10 +128,13 @@ class Lead(AgentBase, LoopHooks):
         self.final_text = ""
         self.last_outcome: TurnOutcome | None = None
         self._turn_thread: threading.Thread | None = None
+        # The turn's own command (Bash, a hook of its calls): not a hook run for a subagent in
+        # its own thread.
+        self.command.mine = lambda: threading.current_thread() is self._turn_thread
         self.model_name = self.model_spec  # what a subagent's model `inherit` means
         self.mode = options.permission_mode  # its own tool use; the most it grants (LeadHost)
         self.depth = 1  # the person's own delegate (LeadHost, SubagentHost)
-        self._others_cost = 0.0  # the teammates' spend when the current model call began
+        self.budget = TeamBudget(self.team, self.keeper, options.max_budget_usd)
         self.state.mode = self.mode
         self.environment = environment(self.cwd)  # a subagent working in the lead's cwd reuses it
         # In the team file (its policy reads its rules there), so `team show` says it and
@@ -163,15 +164,22 @@ class Lead(AgentBase, LoopHooks):
         messages = self.transcript.conversation() if options.resume else []
         # The user's hooks, as a teammate has them (the lead has no agent definition); its
         # commands and hooks say who they are: a member, whose shell grants at most its mode.
-        built = build_agent(AgentParts(
+        parts = AgentParts(
             team=self.team, member=me, definition=AgentDefinition(name=LEAD_NAME), cwd=self.cwd,
             project=self.project, say=self.ui.notice,
             asker=PersonAsker(self) if not options.headless else None, mode=self.mode,
             loop=LoopParts(model, lead_tools(options.approvals, options.coordinator), system,
                            messages),
-            dangling="not finished: the lead process ended and was resumed"), self, self)
-        self.extensions, self.policy = built.extensions, built.policy
-        self.subagents, self.loop = built.subagents, built.loop
+            dangling="not finished: the lead process ended and was resumed")
+        equipped = equip(parts, self.command.track)
+        self.extensions, self.policy = equipped.extensions, equipped.policy
+        self.subagents = Subagents(self)  # the Agent tools' runner (subagents are threads here)
+        self.control = LeadControl(self._interrupt, self.budget, self.compactor, self.watch,
+                                   self.person, self.subagents)
+        self.loop = build_loop(
+            LoopParts(model, dict(equipped.tools), system, messages),
+            tool_context(parts, self, self.subagents), self.policy,
+            self.control, (self.books, LeadView(self.ui)), self.extensions, parts.dangling)
 
     def _open_team(self) -> Team:
         options = self.options
@@ -232,7 +240,7 @@ class Lead(AgentBase, LoopHooks):
         if outcome.reason == "interrupted":
             self.transcript.event("interrupted")
         if outcome.reason == "budget_exhausted" and not outcome.failure:  # refused before a call
-            self._others_cost = self.team_cost() - self.state.usage.cost_usd
+            self.budget.others = self.team_cost() - self.state.usage.cost_usd
             outcome.failure = self.spend_limit(Usage()) or "budget_exhausted"
         if outcome.last_text:
             self.final_text = outcome.last_text
@@ -246,16 +254,14 @@ class Lead(AgentBase, LoopHooks):
     def interrupt(self) -> bool:
         """Abort the running turn (Ctrl-C, a timeout, the end of the session)."""
         self._interrupt.set()
-        if self._proc is not None:
-            kill_tree(self._proc)
+        self.command.kill()
         return self.in_turn
 
     def team_cost(self) -> float:
-        return self.state.usage.cost_usd + sum(s.cost_usd for s in observe(self.team))
+        return self.budget.team_cost()
 
     def over_budget(self) -> bool:
-        budget = self.options.max_budget_usd
-        return budget is not None and self.team_cost() >= budget
+        return self.budget.over()
 
     def subagent_wake(self) -> Wake:
         """A background subagent ended while the lead was idle: its notification (taken in
@@ -286,83 +292,20 @@ class Lead(AgentBase, LoopHooks):
         self.ui.notice(f"{why}: this lead stops")
         self.interrupt()
 
-    # -- LoopHooks -------------------------------------------------------------------------------
-    def permit(self, tool: Tool, args: dict[str, Any], use_id: str) -> Decision:
-        if self._interrupt.is_set():
-            raise TurnInterrupted()
-        return self.policy.check(tool, args, use_id)  # with the user's PreToolUse hooks
-
-    def guard(self, call: Callable[[], T]) -> T:
-        """Run `call` (a model request) in a helper thread; an interrupt abandons it."""
-        if self._interrupt.is_set():
-            raise TurnInterrupted()
-        box: list[Any] = []
-        done = threading.Event()
-
-        def run() -> None:
-            try:
-                box.append((True, call()))
-            except BaseException as exc:  # handed to the turn's thread below
-                box.append((False, exc))
-            finally:
-                done.set()
-
-        threading.Thread(target=run, name="model-call", daemon=True).start()
-        while not done.wait(0.05):
-            if self._interrupt.is_set():
-                raise TurnInterrupted()  # the helper finishes on its own; its reply is dropped
-        ok, value = box[0]
-        if not ok:
-            raise value
-        return value  # type: ignore[no-any-return]
-
-    def on_reply(self, reply: ModelReply) -> None:
-        self.count_reply(reply)
-        text = reply.text().strip()
-        if text:
-            self.ui.lead_text(text)
-
-    def stop_reason(self) -> str | None:
-        if self._interrupt.is_set():
-            raise TurnInterrupted()
-        return "budget_exhausted" if self.over_budget() else None
-
-    def arrivals(self) -> tuple[list[dict[str, Any]], Callable[[], None]]:
-        wake = self.watch.arrivals()
-        blocks = list(wake.blocks) if wake else []
-        while True:
-            try:
-                blocks.append({"type": "text", "text": self.person.get_nowait()})
-            except queue.Empty:
-                break
-        blocks += self.subagents.take_arrivals()
-        return blocks, (wake.done if wake else lambda: None)
-
-    def trace(self, line: str) -> None:
-        self.ui.tool_line(line)
-
     # -- SubagentHost ----------------------------------------------------------------------------
     def interruptible(self, call: Callable[[], T]) -> T:
         """A foreground subagent's wait: interrupting the lead's turn ends it."""
-        return self.guard(call)
+        return self.control.guard(call)
 
     def subagent_limit(self) -> str | None:
         return "budget_exhausted" if self.over_budget() else None
 
-    def before_call(self, loop: Loop) -> None:
-        super().before_call(loop)
-        if self.options.max_budget_usd is not None:  # the others' spend, read once a call
-            self._others_cost = self.team_cost() - self.state.usage.cost_usd
-
     def spend_limit(self, pending: Usage) -> str | None:
-        """The team's budget (`--max-budget-usd`): the members' spend when the call began, the
-        lead's own now, plus the call under way (checked between its streamed chunks)."""
-        budget = self.options.max_budget_usd
-        spent = self._others_cost + self.state.usage.cost_usd + pending.cost_usd
-        if budget is None or spent < budget:
-            return None
-        return (f"budget_exhausted: the team spent ${spent:.4f} of the lead's --max-budget-usd"
-                f" ${budget:g}; the lead makes no more model calls")
+        """The team's budget (`--max-budget-usd`), checked between a call's streamed chunks."""
+        return self.budget.spend_limit(pending)
+
+    def trace(self, line: str) -> None:
+        self.ui.tool_line(line)
 
     def subagent_stopped(self, info: SubagentInfo, final_text: str) -> None:
         self.extensions.subagent_stop(info, final_text)  # the `SubagentStop` hooks
@@ -375,18 +318,6 @@ class Lead(AgentBase, LoopHooks):
         # not by trust, and delegates them (docs/design/lead.md). Its mode caps its subagents'.
         return True
 
-    # -- ToolHost --------------------------------------------------------------------------------
+    # -- ToolHost (its tools need more of it: lead.lead_tools.LeadHost) -------------------------
     def track_process(self, proc: subprocess.Popen[bytes] | None) -> None:
-        """The turn's own command (Bash, a hook of its calls), which an interrupt kills; not a
-        hook run for a subagent in its own thread."""
-        if threading.current_thread() is self._turn_thread:
-            super().track_process(proc)
-
-    def structured_sent(self, message: Any) -> None:
-        pass
-
-    def pending_shutdown_id(self) -> str | None:
-        return None
-
-    def exit_plan(self, plan: str) -> str:
-        return "plan mode is not active"
+        self.command.track(proc)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 from swarm import settings
@@ -53,6 +54,16 @@ class Waiter(Protocol):
 
     def show(self, *lines: str) -> None:
         """Lines for the pane (the wait and how it ended)."""
+
+
+@dataclass
+class Waiting:
+    """A `Waiter` made of the three things it asks (an agent's state, its interrupts, its
+    pane), so asking climbs back to none of them through the agent."""
+
+    set_state: Callable[..., None]
+    interruptible: Callable[[Callable[[], Any]], Any]
+    show: Callable[..., None]
 
 
 class Asker:

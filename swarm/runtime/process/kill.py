@@ -1,4 +1,5 @@
-"""Killing what an agent started: a command's whole process tree (its own process group)."""
+"""Killing what an agent started: a command's whole process tree (its own process group), and
+the command its turn runs now (`CurrentCommand`)."""
 
 from __future__ import annotations
 
@@ -6,8 +7,32 @@ import contextlib
 import os
 import signal
 import subprocess
+from collections.abc import Callable
 
 
 def kill_tree(proc: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
+
+
+class CurrentCommand:
+    """The command an agent's turn runs now (a Bash call's, a hook's): an interrupt kills its
+    tree (`kill`), and `record` is told its process group (None once it ended), so whoever
+    records the agent's death ends it too. `mine`: whether a command started on this thread is
+    the turn's own (not a subagent's, whose own run ends it)."""
+
+    def __init__(self, record: Callable[[int | None], None],
+                 mine: Callable[[], bool] = lambda: True) -> None:
+        self.record, self.mine = record, mine
+        self.proc: subprocess.Popen[bytes] | None = None
+
+    def track(self, proc: subprocess.Popen[bytes] | None) -> None:
+        if not self.mine():
+            return
+        self.proc = proc
+        self.record(proc.pid if proc is not None else None)
+
+    def kill(self) -> None:
+        proc = self.proc
+        if proc is not None:
+            kill_tree(proc)

@@ -1,6 +1,6 @@
 """`SubagentHost`: what the subagent runner (`swarm.runtime.subagents.runner.Subagents`) asks of
 the agent whose `Agent` tool it serves (a teammate, the lead). To host subagents, an agent gets
-`Subagents(self)` in its tools' `ToolContext.subagents` from `builder.build_agent`, adds
+`Subagents(self)` in its tools' `ToolContext.subagents` (`builder.tool_context`), adds
 `subagent_tools()` to its tools, hands `take_arrivals()` to its model at the next call (in
 `arrivals()`) or as a new turn when idle (its waits watch `waker`), and calls `stop_all()` when
 it exits."""

@@ -16,7 +16,6 @@ from swarm.core.records.permissions import mode_at_most
 from swarm.core.store import paths
 from swarm.errors import NotFoundError, ToolError
 from swarm.runtime.models import check_model_spec, load_model, provider_of
-from swarm.runtime.subagents.runner import FORK_PLACEHOLDER, FORK_RULE, Subagents
 from swarm.runtime.subagents.tools import SubagentRequest, fork_tools, lent_tools, usable_tools
 from swarm.runtime.teammate.prompts import (
     DEFAULT_BODY,
@@ -32,7 +31,15 @@ from swarm.settings import mcp_timeout, mcp_tool_timeout
 if TYPE_CHECKING:
     from swarm.runtime.extensions.mcp_client import McpManager
     from swarm.runtime.models.base import Model
+    from swarm.runtime.subagents.runner import Subagents
     from swarm.runtime.subagents.subagent import Subagent
+
+
+FORK_PLACEHOLDER = "Forked: a worker took this call over; its report arrives separately."
+FORK_RULE = ("<fork-rule>You are a forked worker: a copy of the conversation above, started to do"
+             " the directive below. Do it yourself, directly, with your own tools; do not fork or"
+             " start subagents (the Agent tool refuses). When it is done, end your turn with a"
+             " short report: it goes back to the agent you were forked from.</fork-rule>")
 
 
 def fork(runner: Subagents, request: SubagentRequest) -> tuple[Subagent, list[dict[str, Any]]]:

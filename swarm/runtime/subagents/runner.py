@@ -56,11 +56,6 @@ if TYPE_CHECKING:  # the thread machinery and git helpers load with the first su
     from swarm.runtime.subagents.subagent import Run, Subagent, SubagentParts
 
 FORK_TYPE = "fork"
-FORK_PLACEHOLDER = "Forked: a worker took this call over; its report arrives separately."
-FORK_RULE = ("<fork-rule>You are a forked worker: a copy of the conversation above, started to do"
-             " the directive below. Do it yourself, directly, with your own tools; do not fork or"
-             " start subagents (the Agent tool refuses). When it is done, end your turn with a"
-             " short report: it goes back to the agent you were forked from.</fork-rule>")
 KEEP_ENDED = 10  # ended subagents kept in state.json after the running ones
 WAIT_SLICE = 0.2  # a foreground wait re-checks for an interrupt or a person's "background"
 

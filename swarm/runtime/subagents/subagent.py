@@ -1,6 +1,7 @@
 """One subagent: a `Loop` run in a thread of its parent's process, with its own conversation,
-model object, usage and transcript. It is the `LoopHooks` of that loop and the `ToolHost` of
-its tools; the runner (`subagents.py`) starts, stops, resumes and reports it.
+model object, usage and transcript. It answers that loop (its `TurnControl`, one of its
+observers, its `Permits`) and is the `ToolHost` of its tools; the runner
+(runtime.subagents.runner) starts, stops, resumes and reports it.
 
 Stopping abandons rather than joins: the runner records the subagent as stopped at once and
 kills its shell command; the thread, if it is inside a model call, leaves at the next hook
@@ -23,15 +24,16 @@ from swarm.core.records.state import SubagentInfo, Usage
 from swarm.core.team.transcript import Transcript
 from swarm.core.text.readable import clip, tool_call
 from swarm.errors import SubagentStopped, describe_error
+from swarm.runtime.models.base import ModelReply
 from swarm.runtime.permissions.policy import PermissionPolicy
-from swarm.runtime.process.kill import kill_tree
+from swarm.runtime.process.kill import CurrentCommand, kill_tree
 from swarm.runtime.subagents.progress import Summaries
 from swarm.runtime.teammate.console import brief
-from swarm.runtime.tools.base import Tool, ToolContext, ToolResult
+from swarm.runtime.tools.base import NoHost, Tool, ToolContext, ToolResult
 from swarm.runtime.turn.builder import LoopParts, build_loop, tool_env
 from swarm.runtime.turn.compaction import Compactor
-from swarm.runtime.turn.hooks import LoopHooks
-from swarm.runtime.turn.loop import Loop, TurnOutcome
+from swarm.runtime.turn.hooks import Conversation, LoopHooks, TurnControl
+from swarm.runtime.turn.loop import TurnOutcome
 
 if TYPE_CHECKING:
     from swarm.core.team.worktrees import WorktreeRecord
@@ -74,7 +76,7 @@ class SubagentParts:
     one_shot: bool = False  # explore, plan: not resumed once ended (AgentDefinition.one_shot)
 
 
-class Subagent(LoopHooks):
+class Subagent(TurnControl, LoopHooks, NoHost):
     def __init__(self, runner: Subagents, transcript: Transcript, parts: SubagentParts) -> None:
         self.runner = runner
         self.info = parts.info
@@ -88,7 +90,7 @@ class Subagent(LoopHooks):
         self.final_text = ""
         self.worktree = parts.worktree
         self.run = Run()
-        self._proc: subprocess.Popen[bytes] | None = None
+        self.command = CurrentCommand(lambda pid: None)  # its Bash, which AgentStop kills
         self._inbox: list[dict[str, Any]] = []  # messages from the parent while it runs
         self.mcp = parts.mcp
         self.stopped = parts.stopped  # AgentStop: ends an MCP call in flight
@@ -102,7 +104,7 @@ class Subagent(LoopHooks):
         ctx = ToolContext(team=host.team, name=host.name, cwd=parts.cwd, host=self,
                           env={**tool_env(host.team.name, host.name),
                                "SWARM_DEPTH": str(parts.info.depth)})
-        self.loop = build_loop(self, ctx, parts.loop, host.loop.tool_hooks)
+        self.loop = build_loop(parts.loop, ctx, self, self, (self,), host.loop.tool_hooks)
 
     @property
     def agent_id(self) -> str:
@@ -132,8 +134,7 @@ class Subagent(LoopHooks):
     def stop(self) -> None:
         self.run.stop.set()
         self.stopped.set()
-        if self._proc is not None:
-            kill_tree(self._proc)
+        self.command.kill()
 
     def move_to(self, cwd: Path) -> None:
         """Work in `cwd` from now on (a new worktree on resume)."""
@@ -144,9 +145,13 @@ class Subagent(LoopHooks):
         with self.runner.lock:
             self._inbox.append(block)
 
-    def _check(self) -> None:
+    def _stale(self) -> bool:
+        """This thread's run was stopped, or is not the subagent's current one any more."""
         run = self.run
-        if run.stop.is_set() or run.thread is not threading.current_thread():
+        return run.stop.is_set() or run.thread is not threading.current_thread()
+
+    def _check(self) -> None:
+        if self._stale():
             raise SubagentStopped()
 
     def count(self, usage: Usage) -> None:
@@ -156,41 +161,24 @@ class Subagent(LoopHooks):
             self.info.tokens = self.usage.total_tokens
         self.runner.host.add_usage(usage, turn=False)  # the parent's usage and cost include it
 
-    # -- LoopHooks -----------------------------------------------------------------------------
-    def permit(self, tool: Tool, args: dict[str, Any], use_id: str) -> Decision:
-        self._check()
-        # Its recent activity: a call as it starts (a long command shows while it runs).
-        with self.runner.lock:  # `records()` copies the list under the same lock
-            self.info.recent = [*self.info.recent, clip(tool_call(tool.name, args),
-                                                        RECENT_WIDTH)][-RECENT:]
-        self.runner.changed(sync=False)
+    # -- Permits: its parent's policy; in the background nobody is asked ------------------------
+    def check(self, tool: Tool, args: dict[str, Any], use_id: str,
+              must_ask: str | None = None) -> Decision:
         policy = self._quiet if self.info.background else self._asking
-        return policy.check(tool, args, use_id)  # with its parent's PreToolUse hooks
+        return policy.check(tool, args, use_id, must_ask)  # with its parent's PreToolUse hooks
 
+    # -- TurnControl: each step checks that it is still the subagent's current run -----------
     def guard(self, call: Callable[[], T]) -> T:
         self._check()
-        return call()
-
-    def before_call(self, loop: Loop) -> None:
-        self.compactor(loop)
-
-    def on_reply(self, reply: Any) -> None:
-        self.turns += 1
-        self.count(reply.usage)  # spent, even by a run that was stopped meanwhile
-        self._check()
-        self.compactor.last_input_tokens = (reply.usage.input_tokens
-                                            + reply.usage.cache_read_input_tokens
-                                            + reply.usage.cache_creation_input_tokens)
-        if reply.text().strip():
-            self.final_text = reply.text().strip()
-            self.trace(f"says: {self.final_text}")
-        self.runner.changed(sync=False)
-
-    def on_tool_result(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> ToolResult:
-        self._check()
-        self.info.tool_uses += 1
-        self.summaries.tool_done(tool.name)
+        result = call()
+        if self._stale():  # stopped meanwhile: the reply is dropped, the conversation untouched
+            if isinstance(result, ModelReply):
+                self.count(result.usage)  # spent, even by a run that was stopped meanwhile
+            raise SubagentStopped()
         return result
+
+    def before_call(self, conversation: Conversation) -> None:
+        self.compactor(conversation)
 
     def spend_limit(self, pending: Usage) -> str | None:
         return self.runner.host.spend_limit(pending)  # its spend is its parent's
@@ -204,11 +192,37 @@ class Subagent(LoopHooks):
             return "max_turns"
         return None
 
+    def before_tool(self, tool: Tool, args: dict[str, Any]) -> None:
+        self._check()
+
     def arrivals(self) -> tuple[list[dict[str, Any]], Callable[[], None]]:
         self._check()
         with self.runner.lock:
             taken, self._inbox = self._inbox, []
         return taken, lambda: None
+
+    # -- LoopHooks: what it did, for AgentStatus, the notification and `swarm status` --------
+    def on_tool_start(self, tool: Tool, args: dict[str, Any]) -> None:
+        # Its recent activity: a call as it starts (a long command shows while it runs).
+        with self.runner.lock:  # `records()` copies the list under the same lock
+            self.info.recent = [*self.info.recent, clip(tool_call(tool.name, args),
+                                                        RECENT_WIDTH)][-RECENT:]
+        self.runner.changed(sync=False)
+
+    def on_reply(self, reply: Any) -> None:
+        self.turns += 1
+        self.count(reply.usage)  # spent, even by a run that was stopped meanwhile
+        self.compactor.last_input_tokens = (reply.usage.input_tokens
+                                            + reply.usage.cache_read_input_tokens
+                                            + reply.usage.cache_creation_input_tokens)
+        if reply.text().strip():
+            self.final_text = reply.text().strip()
+            self.trace(f"says: {self.final_text}")
+        self.runner.changed(sync=False)
+
+    def on_tool_result(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> None:
+        self.info.tool_uses += 1
+        self.summaries.tool_done(tool.name)
 
     def record(self, message: dict[str, Any]) -> None:
         self.transcript.message(message)
@@ -218,15 +232,9 @@ class Subagent(LoopHooks):
 
     # -- ToolHost ------------------------------------------------------------------------------
     def track_process(self, proc: subprocess.Popen[bytes] | None) -> None:
-        self._proc = proc
+        self.command.track(proc)
         if proc is not None and self.run.stop.is_set():
             kill_tree(proc)  # stopped while it was starting the command
-
-    def structured_sent(self, message: Any) -> None:
-        pass
-
-    def pending_shutdown_id(self) -> str | None:
-        return None
 
     def exit_plan(self, plan: str) -> str:
         return "A subagent does not submit plans: put the plan in your final reply."

@@ -84,8 +84,8 @@ class CliTeammate(AgentBase):
                                            else self.member.permission_mode)
         detail = (previous.detail or "") if previous else ""
         resumed = (detail if detail.startswith(RESTARTED) else RESTARTED) if session else None
-        self.inputs = Inputs(self.team, name, self.box, NoSubagents(),  # type: ignore[arg-type]
-                             self.console, self, resumed)
+        self.inputs = Inputs(self.team, name, self.box, NoSubagents(), self.console,
+                             self.keeper, self.stop_reason, self.change_mode, resumed)
         self.kind = kinds.agent_cli(self.member.agent or "")
         driver: Callable[[DriverSetup], CliDriver] = kinds.load(str(self.kind.driver))
         self.driver: CliDriver = driver(self._setup(session))
@@ -346,8 +346,8 @@ class CliTeammate(AgentBase):
         self.driver.stop()
         if self.route.proxy is not None:
             self.route.proxy.stop()
-        if self._superseded:
-            self.transcript.event("exited", detail=self._superseded)
+        if self.superseded:
+            self.transcript.event("exited", detail=self.superseded)
             return
         released = self.team.tasks.release_owned_by(self.name)
         self.transcript.event("exited", detail=detail, released=[t.id for t in released])

@@ -23,12 +23,17 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from swarm.core.records.state import elapsed_text
 from swarm.core.text.tables import cut
 from swarm.core.text.terminal import visible, visible_line
 from swarm.core.text.view import INDENT, View
+from swarm.runtime.turn.hooks import LoopHooks
+
+if TYPE_CHECKING:
+    from swarm.runtime.models.base import ModelReply
+    from swarm.runtime.tools.base import Tool, ToolResult
 
 STAMP_WIDTH = 9  # "HH:MM:SS "
 STREAM_INDENT = " " * (STAMP_WIDTH + len("says: "))
@@ -258,3 +263,30 @@ def brief(text: str, limit: int = 100) -> str:
     cut = flat[: max(limit - 3, 0)]
     space = cut.rfind(" ")
     return (cut[:space] if space >= len(cut) * 2 // 3 else cut) + "..."
+
+
+class Pane(LoopHooks):
+    """The loop's observer that shows a teammate's turn in its pane (and agent.log)."""
+
+    def __init__(self, console: Console) -> None:
+        self.console = console
+
+    def activity(self, what: str | None) -> None:
+        self.console.activity(what)
+
+    def on_text(self, text: str) -> None:
+        self.console.stream(text)
+
+    def on_reply(self, reply: ModelReply) -> None:
+        text = reply.text().strip()
+        if not self.console.end_stream(text) and text:
+            self.console.show(*self.console.view.says(text))
+
+    def tool_output(self, text: str) -> None:
+        self.console.output(text)
+
+    def on_tool_result(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> None:
+        self.console.result(result.content, result.is_error)
+
+    def trace(self, line: str) -> None:
+        self.console.say(brief(line, 160))

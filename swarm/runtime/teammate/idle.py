@@ -3,21 +3,26 @@
 Its summary is the turn's last text or, when the model wrote none, its last tool call. Its task
 is the one the turn was about, with what became of it (`completed_status`): `failed` (marked
 failed, or the turn failed with it unfinished), `completed`, or `blocked` (it waits on unfinished tasks). Only the
-teammate's current task and those it updated this turn are read.
+teammate's current task and those it updated this turn are read. `TurnLog` is the loop's
+observer that keeps what the turn did (and records the files it wrote, for overlaps).
 """
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from msgspec import Struct, field
 
 from swarm.core.records.protocol import IdleNotification
 from swarm.core.records.task import ENDED, Task
+from swarm.core.shell.rules import tool_path
+from swarm.core.team.overlaps import record_write
 from swarm.core.team.team import Team
 from swarm.errors import NotFoundError
 from swarm.runtime.teammate.console import brief
-from swarm.runtime.tools.base import Tool
+from swarm.runtime.tools.base import Tool, ToolResult
+from swarm.runtime.turn.hooks import LoopHooks
 from swarm.runtime.turn.loop import TurnOutcome
 
 SUMMARY_LIMIT = 200  # characters of the idle note's summary (whitespace collapsed)
@@ -33,6 +38,25 @@ class TurnRecord(Struct, dict=True):
         self.last_action = tool.describe(args)
         if tool.name == "TaskUpdate" and args.get("task_id") is not None:
             self.updated_tasks.append(str(args["task_id"]))  # even refused: blocked, say
+
+
+class TurnLog(LoopHooks):
+    """The loop's observer that keeps what a teammate's turn did (`turn`, for its idle note),
+    and records each file it wrote, for overlapping writes among members sharing a checkout."""
+
+    def __init__(self, team: Team, name: str, cwd: Path) -> None:
+        self.team, self.name, self.cwd = team, name, cwd
+        self.turn = TurnRecord()
+
+    def begin(self) -> None:
+        """A new turn: nothing done yet."""
+        self.turn = TurnRecord()
+
+    def on_tool_result(self, tool: Tool, args: dict[str, Any], result: ToolResult) -> None:
+        self.turn.tool_ran(tool, args)
+        path = tool_path(args, self.cwd) if tool.edits_files and not result.is_error else None
+        if path is not None:
+            record_write(self.team, self.name, path)
 
 
 class TaskReport(NamedTuple):

@@ -30,13 +30,24 @@ from swarm.core.records.state import AgentState
 from swarm.core.records.task import Task
 from swarm.core.store import select as stores
 from swarm.core.store.api import Mailbox, Watcher
+from swarm.core.store.waker import Waker
 from swarm.core.team.lead_key import LeadSeal, is_order
 from swarm.core.team.team import Team
 from swarm.core.text.readable import structured_line
-from swarm.runtime.subagents.runner import Subagents
 from swarm.runtime.teammate.console import Console, brief
 
 Block = dict[str, Any]
+
+
+class Arrivals(Protocol):
+    """What a teammate's subagents hand its inputs: their ends and messages (the runner,
+    `swarm.runtime.subagents.runner.Subagents`), and what wakes it when one comes."""
+
+    waker: Waker
+
+    def has_arrivals(self) -> bool: ...
+
+    def take_arrivals(self) -> list[Block]: ...
 
 
 class Inbound(Struct, dict=True):
@@ -71,27 +82,25 @@ def is_shutdown(item: Inbound) -> bool:
     return isinstance(item.kind, ShutdownRequest)
 
 
-class InputHost(Protocol):
-    """What the inputs ask of their teammate: its limits, and its status to say why it holds."""
+class Status(Protocol):
+    """Where the inputs say why they hold messages unread: the teammate's state."""
 
     state: AgentState
 
-    def stop_reason(self) -> str | None:
-        """Out of turns or budget (or shutting down): then no new turn starts."""
-
-    def set_state(self, **fields: Any) -> None:
-        """Record state (the `detail` that says why messages wait unread)."""
-
-    def change_mode(self, change: ModeChange, order: Message) -> None:
-        """The lead set the permission mode (a `mode_change` in `order`): from the next tool
-        call on."""
+    def set(self, **fields: Any) -> None: ...
 
 
 class Inputs:
-    def __init__(self, team: Team, name: str, box: Mailbox, subagents: Subagents,
-                 console: Console, host: InputHost, resumed: str | None) -> None:
+    def __init__(self, team: Team, name: str, box: Mailbox, subagents: Arrivals,
+                 console: Console, status: Status, limit: Callable[[], str | None],
+                 on_mode_change: Callable[[ModeChange, Message], None],
+                 resumed: str | None) -> None:
+        """`limit`: why no new turn starts (out of turns or budget, shutting down), or None.
+        `on_mode_change`: the lead set the permission mode (a signed `mode_change` order):
+        from the next tool call on."""
         self.team, self.name, self.box = team, name, box
-        self.subagents, self.console, self.host = subagents, console, host
+        self.subagents, self.console, self.status = subagents, console, status
+        self.limit, self.on_mode_change = limit, on_mode_change
         self.resumed = resumed  # a restart: its first input says so, with the why
         self.seal = LeadSeal(team.name, name)
         self._waiting_at_start: set[str] = set()  # unread when the turn began
@@ -115,7 +124,7 @@ class Inputs:
             return inbound
         for item in changes:
             assert isinstance(item.kind, ModeChange)
-            self.host.change_mode(item.kind, item.message)
+            self.on_mode_change(item.kind, item.message)
         self.mark_read(changes)  # applied (and in state) before read: a crash re-applies it
         return [i for i in inbound if not isinstance(i.kind, ModeChange)]
 
@@ -132,13 +141,13 @@ class Inputs:
             shutdown = [i for i in inbound if is_shutdown(i)]
             if shutdown:
                 return shutdown[:1], None
-            limit = self.host.stop_reason()
+            limit = self.limit()
             if limit and inbound:
                 # Out of turns or budget: leave the messages unread for a respawn with a new
                 # limit, and say why in status rather than consume them unanswered.
                 detail = f"{limit}: {len(inbound)} message(s) wait unread"
-                if self.host.state.detail != detail:
-                    self.host.set_state(detail=detail)
+                if self.status.state.detail != detail:
+                    self.status.set(detail=detail)
             elif inbound or self.subagents.has_arrivals():  # a background subagent ended
                 lead = [i for i in inbound if i.message.sender == LEAD_NAME]
                 peers = sorted((i for i in inbound if i.message.sender != LEAD_NAME),

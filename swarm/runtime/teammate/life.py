@@ -41,18 +41,17 @@ def live(agent: Agent) -> int:
     try:
         mcp_tools = agent.extensions.start_mcp(agent.signals.interrupt)
         if mcp_tools:
-            agent.base_tools.update(mcp_tools)
-            agent.refresh()
+            agent.modes.add_tools(mcp_tools)
         with agent.inputs.watcher() as watcher:
             agent.set_state(state="idle", idle_reason="available")
             agent.console.idle()
-            while not agent.shutdown_approved:
+            while not agent.shutdown.approved:
                 inbound, task = agent.inputs.next_input(watcher)
                 agent.extensions.new_input()
                 outcome = agent.take_turn(inbound, task)
-                while not agent.shutdown_approved and (more := agent.follow_up(outcome)):
+                while not agent.shutdown.approved and (more := agent.follow_up(outcome)):
                     outcome = agent.continue_turn(more)
-                if agent.shutdown_approved:
+                if agent.shutdown.approved:
                     break
                 agent.after_turn(outcome)
     except AgentStopped:

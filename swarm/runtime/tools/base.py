@@ -1,8 +1,9 @@
 """What every tool is: the `Tool` base (its name, input model, permission flags), the
 `ToolContext` it runs with, its `ToolResult`, and `run_tool`, which turns every failure into an
 error result the model can read. `ToolHost`: what a tool may ask of the agent it runs in
-(`NoHost` outside an agent). The tools themselves: builtin (Read, Write, Edit, Bash, Glob,
-Grep), team_tools, and the subagents' Agent tools.
+(`NoHost`: none). `SubagentRunner`: what the Agent tools ask of the subagent runner. The
+tools themselves: builtin (Read, Write, Edit, Bash, Glob, Grep), team_tools, and the subagents'
+Agent tools (runtime.subagents.tools).
 """
 
 from __future__ import annotations
@@ -23,11 +24,12 @@ OUTPUT_CAP = 30_000  # characters of a tool's result the model is shown at most
 
 if TYPE_CHECKING:
     from swarm.core.team.team import Team
-    from swarm.runtime.subagents.runner import Subagents
     from swarm.runtime.tools.schema import ToolInput
 
 
 class ToolHost(Protocol):
+    """What a tool may ask of the agent it runs in."""
+
     def track_process(self, proc: subprocess.Popen[bytes] | None) -> None:
         """The Bash child now running (None: finished), so an interrupt can kill its tree."""
 
@@ -42,7 +44,9 @@ class ToolHost(Protocol):
 
 
 class NoHost:
-    """A `ToolHost` for tools run outside an agent (tests, scripts)."""
+    """The one `ToolHost` with nothing to tell (tools run outside an agent: tests, scripts);
+    an agent's host subclasses it and overrides what it has (the lead's, a subagent's, a
+    teammate's: runtime.teammate.control)."""
 
     def track_process(self, proc: subprocess.Popen[bytes] | None) -> None:
         pass
@@ -57,6 +61,21 @@ class NoHost:
         return "plan mode is not active"
 
 
+class SubagentRunner(Protocol):
+    """What the Agent tools and SendMessage ask of the agent's subagent runner
+    (`swarm.runtime.subagents.runner.Subagents`)."""
+
+    def start(self, request: Any) -> ToolResult: ...
+
+    def status(self, agent_id: str | None) -> ToolResult: ...
+
+    def stop(self, agent_id: str, why: str) -> ToolResult: ...
+
+    def owns(self, agent_id: str) -> bool: ...
+
+    def message(self, agent_id: str, text: str, summary: str | None) -> ToolResult: ...
+
+
 class ToolResult(Struct, dict=True):
     content: str
     is_error: bool = False
@@ -68,7 +87,7 @@ class ToolContext(Struct, dict=True):
     cwd: Path
     env: dict[str, str] = field(default_factory=dict)
     host: ToolHost = field(default_factory=NoHost)  # the agent the tool runs in
-    subagents: Subagents | None = None  # the Agent tools' runner; None in a subagent
+    subagents: SubagentRunner | None = None  # the Agent tools' runner; None in a subagent
     # Where a running command's output goes as it comes (the pane): the loop sets it per call.
     output: Callable[[str], None] | None = None
 

@@ -1,27 +1,30 @@
-"""One way to build an agent's runtime: its extensions (the user's hooks and MCP servers), its
-permission policy, tools, subagent runner, tools' context and loop, for the teammate
-(`runtime/teammate/agent.py`), the lead (`lead/process.py`) and a subagent (`runtime/subagents/`).
+"""One way to build an agent's turn: its extensions (the user's hooks and MCP servers), its
+permission policy and tools (`equip`), the tools' context (`tool_context`) and its loop
+(`build_loop`), for the teammate (`runtime/teammate/agent.py`), the lead (`lead/process.py`) and
+a subagent (`runtime/subagents/`).
 
 Every object is complete when it is made, never patched afterwards: the policy and the loop get
-the user's `ToolHooks` (PreToolUse, PostToolUse) at construction, the tools' context its subagent
-runner, the loop its `LoopHooks` (the host). A new host passes what differs (`AgentParts`,
-`LoopParts`) and gets the same wiring; a new hook event is one method of `Extensions`.
+the user's `ToolHooks` (PreToolUse, PostToolUse) at construction, the tools' context its host
+and subagent runner, the loop its `Permits` (the policy), its `TurnControl` and its observers.
+An agent equips itself first, makes what asks the policy (its control, its tool host), then its
+loop. A new host passes what differs (`AgentParts`, `LoopParts`) and gets the same wiring; a new
+hook event is one method of `Extensions`.
 """
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from msgspec import Struct, field
 
 from swarm.core.records.names import agent_id
 from swarm.runtime.extensions.loader import Extensions
 from swarm.runtime.permissions.policy import Asks, PermissionPolicy
-from swarm.runtime.subagents.host import SubagentHost
-from swarm.runtime.tools.base import Tool, ToolContext, ToolHost
-from swarm.runtime.turn.hooks import LoopHooks, ToolHooks
+from swarm.runtime.tools.base import SubagentRunner, Tool, ToolContext, ToolHost
+from swarm.runtime.turn.hooks import LoopHooks, Permits, ToolHooks, TurnControl
 from swarm.runtime.turn.loop import Loop
 
 if TYPE_CHECKING:
@@ -30,12 +33,6 @@ if TYPE_CHECKING:
     from swarm.core.team.team import Team
     from swarm.core.trust.workspace import ProjectConfig
     from swarm.runtime.models.base import Model
-    from swarm.runtime.subagents.runner import Subagents
-
-
-class AgentHost(ToolHost, SubagentHost, Protocol):
-    """An agent process that runs a loop (a teammate, the lead): the `ToolHost` of its tools
-    and the `SubagentHost` of its Agent tools."""
 
 
 class LoopParts(Struct, dict=True):
@@ -63,14 +60,12 @@ class AgentParts(Struct, dict=True):
     dangling: str  # the answer to a tool call an earlier process left open
 
 
-class Runtime(Struct, dict=True):
-    """An agent's runtime, as `build_agent` assembled it."""
+class Equipment(Struct, dict=True):
+    """What an agent is equipped with before its loop is made."""
 
-    extensions: Extensions
+    extensions: Extensions  # the user's hooks (its ToolHooks) and MCP servers
     policy: PermissionPolicy
     tools: dict[str, Tool]  # every tool it has (the Task tools with their hooks)
-    subagents: Subagents
-    loop: Loop
 
 
 def tool_env(team: str, name: str) -> dict[str, str]:
@@ -78,33 +73,35 @@ def tool_env(team: str, name: str) -> dict[str, str]:
     return {"SWARM_TEAM": team, "SWARM_AGENT_ID": agent_id(name, team)}
 
 
-def build_loop(hooks: LoopHooks, ctx: ToolContext, parts: LoopParts,
-               tool_hooks: ToolHooks) -> Loop:
-    """The loop of any host: its hooks and the user's tool hooks given at construction."""
-    return Loop(model=parts.model, tools=parts.tools, system=parts.system, ctx=ctx,
-                hooks=hooks, tool_hooks=tool_hooks, messages=parts.messages,
-                cache_marks=parts.cache_marks)
-
-
-def build_agent(parts: AgentParts, hooks: LoopHooks, host: AgentHost) -> Runtime:
-    """A teammate's or the lead's runtime. `hooks` and `host` are the agent itself (its loop's
-    `LoopHooks`; its tools' and subagents' host), which calls this while it is being built:
-    only its team, name and `track_process` are used now."""
-    # The runner imports this module (a subagent's loop): imported here, not at the top.
-    from swarm.runtime.subagents.runner import Subagents
-
+def equip(parts: AgentParts,
+          track_process: Callable[[subprocess.Popen[bytes] | None], None]) -> Equipment:
+    """A teammate's or the lead's extensions, policy and tools. `track_process`: where a hook's
+    command is told (an interrupt kills it)."""
     team, member = parts.team, parts.member
     extensions = Extensions.load(team, member, parts.definition, parts.cwd, parts.say,
-                                 host.track_process, project=parts.project)
+                                 track_process, project=parts.project)
     policy = PermissionPolicy.for_member(team, member, parts.cwd, parts.asker, mode=parts.mode,
                                          tool_hooks=extensions)
-    tools = extensions.wrap_task_tools(parts.loop.tools)
-    subagents = Subagents(host)  # the Agent tools' runner (subagents are threads here)
-    ctx = ToolContext(team=team, name=member.name, cwd=parts.cwd, host=host,
-                      env=tool_env(team.name, member.name), subagents=subagents)
-    loop = build_loop(hooks, ctx, LoopParts(parts.loop.model, dict(tools), parts.loop.system,
-                                            parts.loop.messages), extensions)
-    # Resumed after a crash mid-tool: answer the open calls, or the API rejects the history.
-    loop.close_dangling(parts.dangling)
-    return Runtime(extensions=extensions, policy=policy, tools=tools, subagents=subagents,
-                   loop=loop)
+    return Equipment(extensions=extensions, policy=policy,
+                     tools=extensions.wrap_task_tools(parts.loop.tools))
+
+
+def tool_context(parts: AgentParts, host: ToolHost,
+                 subagents: SubagentRunner | None) -> ToolContext:
+    """The context of a teammate's or the lead's tools: its host and its subagent runner."""
+    return ToolContext(team=parts.team, name=parts.member.name, cwd=parts.cwd, host=host,
+                       env=tool_env(parts.team.name, parts.member.name), subagents=subagents)
+
+
+def build_loop(parts: LoopParts, ctx: ToolContext, permits: Permits, control: TurnControl,
+               hooks: tuple[LoopHooks, ...], tool_hooks: ToolHooks,
+               dangling: str | None = None) -> Loop:
+    """The loop of any host, with its policy, control, observers and the user's tool hooks.
+    `dangling`: the answer to the tool calls an earlier process left open (resumed after a
+    crash mid-tool: answered, or the API rejects the history)."""
+    loop = Loop(model=parts.model, tools=parts.tools, system=parts.system, ctx=ctx,
+                permits=permits, control=control, hooks=hooks, tool_hooks=tool_hooks,
+                messages=parts.messages, cache_marks=parts.cache_marks)
+    if dangling is not None:
+        loop.close_dangling(dangling)
+    return loop

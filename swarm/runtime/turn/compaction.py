@@ -11,7 +11,7 @@ from swarm import settings
 from swarm.core.records.state import Usage
 from swarm.core.team.transcript import compaction_messages
 from swarm.runtime.models.base import SUMMARY_MARKER, ModelRequest
-from swarm.runtime.turn.loop import Loop
+from swarm.runtime.turn.hooks import Conversation
 
 DEFAULT_THRESHOLD = 120_000
 SUMMARY_PROMPT = (
@@ -45,7 +45,7 @@ def _is_summary(message: dict[str, Any]) -> bool:
 
 
 class Compactor:
-    """A `before_call` hook for the loop."""
+    """A `before_call` step of the loop (`TurnControl.before_call`)."""
 
     def __init__(self, on_compacted: Callable[[str, list[dict[str, Any]]], None],
                  on_usage: Callable[[Usage], None], limit: int | None = None) -> None:
@@ -54,7 +54,7 @@ class Compactor:
         self.limit = limit if limit is not None else threshold()
         self.last_input_tokens = 0
 
-    def __call__(self, loop: Loop) -> None:
+    def __call__(self, loop: Conversation) -> None:
         size = max(estimate_tokens(loop.system, loop.messages), self.last_input_tokens)
         if size <= self.limit:
             return
@@ -66,7 +66,7 @@ class Compactor:
         request = ModelRequest(SUMMARY_PROMPT, [{"role": "user", "content": [
             {"type": "text", "text": f"<conversation>\n{transcript}\n</conversation>\nSummarize it."}]}],
             tools=[], max_tokens=2048)
-        reply = loop.hooks.guard(lambda: loop.model.complete(request))
+        reply = loop.complete(request)
         self.on_usage(reply.usage)
         summary = reply.text().strip() or "(no summary)"
         loop.messages = compaction_messages(summary, kept)
