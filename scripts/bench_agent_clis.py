@@ -51,7 +51,6 @@ from swarm.core.records.names import LEAD_NAME  # noqa: E402
 from swarm.core.records.protocol import IdleNotification  # noqa: E402
 from swarm.core.store.api import Mailbox  # noqa: E402
 from swarm.core.store.liveness import is_alive  # noqa: E402
-from swarm.core.store.select import open_mailbox  # noqa: E402
 from swarm.core.team.state import read_state  # noqa: E402
 from swarm.core.team.team import Team  # noqa: E402
 
@@ -234,7 +233,7 @@ def one_run(kind: Kind, number: int, path_env: dict[str, str]) -> Run:
     team = Team.create(f"bench-{kind.name.split()[0]}-{number}")
     home = HOME / f"home-{team.name}"
     home.mkdir()
-    lead = open_mailbox(team.name, LEAD_NAME)
+    lead = team.inbox(LEAD_NAME, checked=False)
     with kind.server() if kind.server else contextlib.nullcontext() as server:
         env = {**kind.prepare(server, home), **path_env}
         name = "w"

@@ -50,7 +50,6 @@ import psutil  # noqa: E402
 from swarm.core.records.names import LEAD_NAME  # noqa: E402
 from swarm.core.records.protocol import IdleNotification  # noqa: E402
 from swarm.core.store.liveness import is_alive  # noqa: E402
-from swarm.core.store.select import open_mailbox  # noqa: E402
 from swarm.core.team.state import read_state  # noqa: E402
 from swarm.core.team.team import Team  # noqa: E402
 
@@ -166,7 +165,7 @@ def bench_idle_cpu(team: Team, names: list[str]) -> float:
 
 
 def bench_round_trip(team: Team, name: str) -> list[float]:
-    lead = open_mailbox(team.name, LEAD_NAME)
+    lead = team.inbox(LEAD_NAME, checked=False)
     lead.mark_read([m.id for m in lead.unread()])
     samples = []
     for i in range(ROUND_TRIPS + 2):  # the first two warm up
@@ -198,7 +197,7 @@ def bench_anthropic(team: Team) -> float:
         check(swarm("spawn", "claude", "--team", team.name, "--backend", "hidden", "--model", "sonnet",
                     "--prompt", "say hi", env=env))
         wait_for(lambda: any(m.sender == "claude" and isinstance(m.structured(), IdleNotification)
-                             for m in open_mailbox(team.name, LEAD_NAME).unread()), 30,
+                             for m in team.inbox(LEAD_NAME, checked=False).unread()), 30,
                  "the sonnet teammate's first turn")
         wait_for(lambda: is_idle(team, "claude"), 10, "the sonnet teammate to idle")
         assert api.messages_requests(), "the sonnet teammate never called the API"

@@ -41,7 +41,6 @@ from mcp import ClientSession, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
 from swarm.core.records.names import LEAD_NAME  # noqa: E402
-from swarm.core.store.select import open_mailbox  # noqa: E402
 from swarm.core.team.state import read_state  # noqa: E402
 from swarm.core.team.team import Team  # noqa: E402
 
@@ -85,7 +84,7 @@ async def rounds(count: int) -> tuple[list[float], list[float]]:
                                    env=passed, cwd=str(HOME))
     delivered: list[float] = []
     end_to_end: list[float] = []
-    box = open_mailbox(TEAM, LEAD_NAME)
+    box = Team(TEAM).inbox(LEAD_NAME, checked=False)
     async with stdio_client(params) as (read, write), ClientSession(read, write) as session:
         await session.initialize()
         for number in range(WARMUP + count):

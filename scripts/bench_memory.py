@@ -33,7 +33,6 @@ import psutil
 from swarm.core.records.names import LEAD_NAME
 from swarm.core.records.protocol import IdleNotification
 from swarm.core.store.liveness import is_alive
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 
@@ -95,7 +94,7 @@ def _pid(team: str, name: str) -> int:
 def _answered(team: str, name: str) -> bool:
     """Its first turn is over: its idle notification is in the lead's mailbox."""
     return any(m.sender == name and isinstance(m.structured(), IdleNotification)
-               for m in open_mailbox(team, LEAD_NAME).unread())
+               for m in Team(team).inbox(LEAD_NAME, checked=False).unread())
 
 
 class Bench:

@@ -38,7 +38,6 @@ from swarm.core.records.names import LEAD_NAME  # noqa: E402
 from swarm.core.records.protocol import Message, PermissionRequest  # noqa: E402
 from swarm.core.shell import rules  # noqa: E402
 from swarm.core.store.api import Mailbox  # noqa: E402
-from swarm.core.store.select import open_mailbox  # noqa: E402
 from swarm.core.team.team import Team  # noqa: E402
 from swarm.ops.approvals import approve_permission  # noqa: E402
 from swarm.ops.member.control import shutdown, stop_members  # noqa: E402
@@ -83,7 +82,7 @@ def run(team: Team, name: str, workdir: Path, n: int, via_cli: bool) -> dict[str
     out: dict[str, list[float]] = {"seen": [], "human": [], "api": [], "effect": [], "system": []}
     spawn(team, SpawnRequest(name, model="shell", backend="hidden", permission_mode="default",
                              cwd=str(workdir)))
-    lead = open_mailbox(team.name, LEAD_NAME)
+    lead = team.inbox(LEAD_NAME, checked=False)
     commands = [f"echo {i} > {name}-{i}.txt" for i in range(n)]
     team.send(name, "\n".join(f"$ {c}" for c in commands), sender=LEAD_NAME, summary="bench")
     for i, command in enumerate(commands):

@@ -32,7 +32,6 @@ from swarm.core.records.task import Task
 from swarm.core.records.team_config import Member
 from swarm.core.store import paths
 from swarm.core.store.liveness import is_alive
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.errors import SwarmError
@@ -147,7 +146,7 @@ class Crew:
         return found
 
     def lead_messages(self) -> list[Message]:
-        return open_mailbox(self.team.name, LEAD_NAME).messages(include_archive=True)
+        return Team(self.team.name).inbox(LEAD_NAME, checked=False).messages(include_archive=True)
 
     def idle_notes(self, name: str) -> list[IdleNotification]:
         return [s for m in self.lead_messages() if m.sender == name

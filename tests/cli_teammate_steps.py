@@ -14,7 +14,6 @@ from typing import Any
 
 import psutil
 
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from tests.agent_fixtures import run_swarm
@@ -87,7 +86,7 @@ def shutdown_ends_it(team: str, name: str, api: Any, processes: Processes,
 def notes(team: str, kind: str) -> list[dict[str, Any]]:
     """The lead's structured messages of one kind, with their senders."""
     found = []
-    for message in open_mailbox(team, "team-lead").messages(include_archive=True):
+    for message in Team(team).inbox("team-lead", checked=False).messages(include_archive=True):
         structured = message.structured()
         if structured is not None and structured.type == kind:
             found.append({"sender": message.sender, **json.loads(message.text)})
@@ -113,7 +112,7 @@ def first_task_done(team: str, name: str, timeout: float = 90) -> None:
     task = Team(team).tasks.get("1")
     assert task.owner == name and task.result == "hello written"
     wait_until(lambda: any(m.text == "task 1 done" and m.sender == name for m in
-                           open_mailbox(team, "team-lead").messages(include_archive=True)), 30)
+                           Team(team).inbox("team-lead", checked=False).messages(include_archive=True)), 30)
     idle = wait_until(lambda: notes(team, "idle_notification"), 30)
     assert idle[-1]["sender"] == name and idle[-1]["completed_task_id"] == "1"
     assert idle[-1]["summary"] == "All done with task 1."
@@ -129,7 +128,7 @@ def answers_a_message(team: str, name: str, api: Any,
     assert notes(team, "idle_notification")[-1]["summary"] == "Four."
     asked = requests_with(api, "what is 2+2?")[0]
     assert "hello written" in json.dumps(asked)  # the earlier turn is there
-    assert open_mailbox(team, name).unread() == []
+    assert Team(team).inbox(name, checked=False).unread() == []
 
 
 def end_members(team: str, processes: Processes) -> None:

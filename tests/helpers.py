@@ -12,8 +12,8 @@ from typing import Any, TypeVar
 import psutil
 import pytest
 
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import read_state
+from swarm.core.team.team import Team
 from swarm.runtime.models.base import ModelReply, ModelRequest
 
 T = TypeVar("T")
@@ -78,7 +78,7 @@ def turn_over(team: str, name: str) -> bool:
     starts, before it reads the prompt it was spawned with: `state == "idle"` is not enough.)"""
     state = read_state(team, name)
     return (state is not None and state.state == "idle"
-            and not open_mailbox(team, name).unread())
+            and not Team(team).inbox(name, checked=False).unread())
 
 
 def command_group_recorded(team: str, name: str, command: psutil.Process,

@@ -7,7 +7,6 @@ from typing import Any
 
 from swarm.core.records.protocol import ShutdownRequest, ShutdownResponse
 from swarm.core.store.liveness import is_alive
-from swarm.core.store.select import open_mailbox
 from tests.agent_fixtures import Crew, error_lines
 from tests.helpers import wait_until
 
@@ -56,7 +55,7 @@ def test_scripted_tools_work_and_shutdown_is_refused_then_approved(crew: Crew) -
     assert is_alive(result.pid) and crew.procs["w1"].poll() is None
     assert crew.state("w1").state == "idle"  # type: ignore[union-attr]
     # The refusal answered the request it was about.
-    request_ids = [s.request_id for m in open_mailbox(crew.team.name, "w1").messages(include_archive=True)
+    request_ids = [s.request_id for m in crew.team.inbox("w1", checked=False).messages(include_archive=True)
                    if isinstance(s := m.structured(), ShutdownRequest)]
     answers = [s for m in crew.lead_messages() if isinstance(s := m.structured(), ShutdownResponse)]
     assert [(a.request_id, a.approve) for a in answers] == [(request_ids[0], False)]
@@ -79,7 +78,7 @@ def test_input_order_shutdown_then_lead_then_peers_and_read_after_transcript(cre
 
     def read_only_once_in_transcript() -> bool:
         # Mailbox first, transcript second: a message seen read must already be in the transcript.
-        box = open_mailbox(crew.team.name, "w1")
+        box = crew.team.inbox("w1", checked=False)
         read = [m for m in box.messages(include_archive=True) if m.read]
         seen = "\n".join(t for texts in crew.inputs("w1") for t in texts)
         for message in read:
@@ -95,6 +94,6 @@ def test_input_order_shutdown_then_lead_then_peers_and_read_after_transcript(cre
     assert lead.startswith('<teammate-message from="team-lead" ')
     assert lead.endswith('summary="lead note">from the lead</teammate-message>')
     assert peer.startswith('<teammate-message from="peer"') and "from the peer" in peer
-    box = open_mailbox(crew.team.name, "w1")
+    box = crew.team.inbox("w1", checked=False)
     assert box.unread() == []
     assert {m.id for m in box.archived()} >= {peer_id, lead_id}

@@ -11,7 +11,6 @@ import psutil
 
 from swarm.core.records.protocol import ShutdownRequest, TeammateTerminated
 from swarm.core.store.liveness import is_alive
-from swarm.core.store.select import open_mailbox
 from tests.agent_fixtures import SWARM, Crew, error_lines
 from tests.helpers import wait_until
 
@@ -46,7 +45,7 @@ def test_shell_teammate_answers_claims_a_task_and_idles_once_per_turn(crew: Crew
     assert len(reports_from(crew, "w1")) == 3
     assert "No shell commands found" in reports_from(crew, "w1")[2]
     # Every message it was sent is read, and it is in the conversation.
-    assert open_mailbox(crew.team.name, "w1").unread() == []
+    assert crew.team.inbox("w1", checked=False).unread() == []
     assert len(crew.inputs("w1")) == 3
 
 
@@ -90,7 +89,7 @@ def test_shutdown_request_comes_first_and_unhandled_messages_stay_unread(crew: C
     assert len(inputs) == 1 and len(inputs[0]) == 1
     assert '"type":"shutdown_request"' in inputs[0][0]
     # The lead and peer messages never reached the conversation, so they are still unread.
-    unread = {m.id for m in open_mailbox(crew.team.name, "w1").unread()}
+    unread = {m.id for m in crew.team.inbox("w1", checked=False).unread()}
     assert unread == {peer_id, lead_id}
     assert reports_from(crew, "w1") == []
 

@@ -29,7 +29,6 @@ from swarm.core.records.protocol import (
     dump_structured,
 )
 from swarm.core.shell import rules
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.team import Team
 from swarm.errors import SwarmError, ToolError
 from swarm.lead.interactive import TerminalUI
@@ -66,13 +65,13 @@ def forge(team: Team, tool_name: str, args: dict[str, Any], sender: str = "mallo
     names another member at the source)."""
     request = PermissionRequest(agent_id=agent_id or f"{sender}@{team.name}", tool_name=tool_name,
                                 description="harmless", input=args)
-    open_mailbox(team.name, LEAD_NAME).deliver([Message(sender=sender,
+    team.inbox(LEAD_NAME, checked=False).deliver([Message(sender=sender,
                                                    text=dump_structured(request))])
     return request.request_id
 
 
 def answers(team: Team, name: str = "mallory") -> list[PermissionResponse]:
-    return [s for m in open_mailbox(team.name, name).messages()
+    return [s for m in team.inbox(name, checked=False).messages()
             if isinstance(s := m.structured(), PermissionResponse)]
 
 

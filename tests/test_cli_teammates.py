@@ -15,7 +15,6 @@ from typing import Any
 import psutil
 import pytest
 
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from tests.agent_clis import cli_home, cli_path
@@ -436,6 +435,6 @@ def test_swarm_mode_will_not_put_a_codex_teammate_in_plan_mode(
     assert code == 2
     assert err.strip() == ("swarm: error: --agent codex: plan mode needs a plan to put to the"
                            " lead, which only claude-code gives (give it default or acceptEdits)")
-    assert open_mailbox(TEAM, "cx").unread() == []  # no mode_change was sent
+    assert Team(TEAM).inbox("cx", checked=False).unread() == []  # no mode_change was sent
     code, out, _ = run_cli(capsys, "mode", "cx", "acceptEdits", "--team", TEAM)
     assert code == 0 and "acceptEdits" in out

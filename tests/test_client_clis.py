@@ -23,7 +23,6 @@ from typing import Any
 import pytest
 
 from swarm.core.records.names import LEAD_NAME
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from tests.agent_clis import cli_home, cli_path
@@ -175,8 +174,8 @@ def test_the_cli_plays_a_member_registered_with_team_add(name: str, tmp_path: Pa
     seen = run_client(client, tmp_path, "alpha", "bob", plan, "do your work as bob")
     results = client.results(seen[-1])
     assert len(results) == 2 and "please review x.py" in results[0]
-    [message] = open_mailbox("alpha", LEAD_NAME).unread()
+    [message] = Team("alpha").inbox(LEAD_NAME, checked=False).unread()
     assert message.sender == "bob" and message.text == "x.py looks fine"
-    assert open_mailbox("alpha", "bob").unread() == []  # handed over once, marked read
+    assert Team("alpha").inbox("bob", checked=False).unread() == []  # handed over once, marked read
     detail = ended_normally("alpha", "bob")
     assert "the MCP client" in detail

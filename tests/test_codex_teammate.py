@@ -14,7 +14,6 @@ from typing import Any
 import psutil
 import pytest
 
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from tests.agent_clis import cli_home, cli_path
@@ -257,9 +256,9 @@ def test_an_interrupt_withdraws_the_question_the_lead_has_not_answered(
     ok("interrupt", "cx")
     idle = wait_until(lambda: lead_messages("idle_notification"), 30)
     assert idle[-1]["idle_reason"] == "interrupted"
-    wait_until(lambda: open_mailbox(TEAM, "team-lead").unread() == [] or all(
+    wait_until(lambda: Team(TEAM).inbox("team-lead", checked=False).unread() == [] or all(
         m.structured() is None or m.structured().type != "permission_request"  # type: ignore[union-attr]
-        for m in open_mailbox(TEAM, "team-lead").unread()), 30, message="the request withdrawn")
+        for m in Team(TEAM).inbox("team-lead", checked=False).unread()), 30, message="the request withdrawn")
     assert not out.exists()
 
 

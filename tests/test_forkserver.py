@@ -17,8 +17,8 @@ import pytest
 
 from swarm.core.records.names import LEAD_NAME
 from swarm.core.store.liveness import agent_ancestor, is_alive
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import read_state
+from swarm.core.team.team import Team
 from tests.agent_fixtures import SWARM, stop_tree
 from tests.helpers import children_with, wait_until
 
@@ -90,7 +90,7 @@ def test_teammates_are_forked_by_one_parent_and_show_their_own_command_line(team
 def test_a_forked_teammates_command_speaks_as_it_without_its_variable(team: str) -> None:
     """A lead-only check finds the teammate above its command through /proc, not its env."""
     spawn("w1", prompt="$ env -u SWARM_AGENT_ID swarm send team-lead from-w1 --summary s")
-    lead = open_mailbox("alpha", LEAD_NAME)
+    lead = Team("alpha").inbox(LEAD_NAME, checked=False)
     message = wait_until(lambda: next((m for m in lead.unread() if "from-w1" in m.text), None),
                          timeout=30)
     assert message.sender == "w1"
@@ -122,7 +122,6 @@ def test_sigterm_ends_a_forked_teammate_which_is_reaped(team: str) -> None:
 
 def test_a_forked_teammate_whose_lead_is_gone_leaves(team: str,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
-    from swarm.core.team.team import Team
 
     monkeypatch.setenv("SWARM_ORPHAN_GRACE", "0.5")  # passed on in the teammate's environment
     lead = subprocess.Popen(["sleep", "60"])
@@ -223,7 +222,7 @@ def test_a_teammate_spawned_with_no_secrets_reads_none_of_anothers(team: str,
         assert (tmp_path / name).read_text().startswith("denied"), name
     assert psutil.Process(w1).ppid() == parent  # forked by the same parent, as before
     assert (tmp_path / "kill.rc").read_text().strip() == "2", (tmp_path / "kill.err").read_text()
-    lead = open_mailbox("alpha", LEAD_NAME)
+    lead = Team("alpha").inbox(LEAD_NAME, checked=False)
     assert [m.sender for m in lead.messages() if m.text == "from-w2"] == ["w2"]
     if os.geteuid() == 0:  # root reads what no teammate can: the parent holds no secret
         for pid in (parent, w1):

@@ -21,7 +21,6 @@ from swarm.core.records.protocol import (
     dump_structured,
 )
 from swarm.core.store import paths
-from swarm.core.store.select import open_mailbox
 from swarm.core.team import attention
 from swarm.core.team.team import Team
 from swarm.ops.demo import WORKERS
@@ -133,7 +132,7 @@ def test_send_to_everyone_of_a_team_with_no_members_fails(
     assert code == 1, (out, err)
     assert one_line(err) == (f"swarm: error: team {crew.team.name!r} has no members but"
                              f" {LEAD_NAME}: nobody to send to (`swarm spawn NAME` starts one)")
-    assert open_mailbox(crew.team.name, LEAD_NAME).messages() == []
+    assert crew.team.inbox(LEAD_NAME, checked=False).messages() == []
 
 
 # -- team create Alpha ---------------------------------------------------------------------------
@@ -152,13 +151,13 @@ def test_deny_needs_no_reason(capsys: CaptureFixture, tmp_path: Path) -> None:
     team.add_member("w1", cwd=str(tmp_path))
     request = PermissionRequest(agent_id=f"w1@{team.name}", tool_name="Bash",
                                 description="list", input={"command": "ls"})
-    open_mailbox(team.name, LEAD_NAME).deliver([Message(sender="w1",
+    team.inbox(LEAD_NAME, checked=False).deliver([Message(sender="w1",
                                                         text=dump_structured(request))])
     code, out, err = run_cli(capsys, "permissions", "deny", request.request_id[:8],
                              "--team", team.name)
     assert code == 0, err
     assert out.strip() == "denied Bash for w1"
-    (answer,) = [s for m in open_mailbox(team.name, "w1").messages()
+    (answer,) = [s for m in team.inbox("w1", checked=False).messages()
                  if isinstance(s := m.structured(), PermissionResponse)]
     assert not answer.approve and answer.feedback == "denied by the person"
 

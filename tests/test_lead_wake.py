@@ -20,7 +20,6 @@ from swarm.core.records.protocol import (
 )
 from swarm.core.records.state import AgentState
 from swarm.core.store.liveness import process_start_time
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import write_state
 from swarm.core.team.team import Team
 from swarm.lead import settle
@@ -85,7 +84,7 @@ def texts(found: wake.Wake) -> list[str]:
 
 
 def lead_unread(team: Team) -> list[Any]:
-    return open_mailbox(team.name, LEAD_NAME).unread()
+    return team.inbox(LEAD_NAME, checked=False).unread()
 
 
 def test_idle_notifications_never_wake_and_fold_into_the_next_status_block(
@@ -203,7 +202,7 @@ def test_a_verdict_given_in_the_lead_process_reaches_the_watch_directly(
     assert watch.next_wake() is None
     found = deny_permission(crew, request.request_id, "not now")
     assert found.verdict == "denied (not now)"
-    open_mailbox(crew.name, "bob").path.unlink()  # the answer the teammate got is not read back
+    Team(crew.name).inbox("bob", checked=False).path.unlink()  # the answer the teammate got is not read back
     watch.collect()
     assert "bob's request (Bash: make): denied (not now)" in watch.events
 
@@ -216,7 +215,7 @@ def test_a_verdict_sent_from_another_process_is_read_from_the_answer(
     assert watch.next_wake() is None
     # What `swarm permissions approve` from a shell leaves: the answer, the request read.
     crew.send("bob", PermissionResponse(request_id=request.request_id, approve=True))
-    open_mailbox(crew.name, LEAD_NAME).mark_read(ids)
+    Team(crew.name).inbox(LEAD_NAME, checked=False).mark_read(ids)
     watch.collect()
     assert "bob's request (Bash: make): approved" in watch.events
 
@@ -242,7 +241,7 @@ def test_a_request_nobody_answers_is_denied_at_its_timeout(
     request = PermissionRequest(agent_id="bob@w", tool_name="Bash", input={"command": "make"})
     crew.send(LEAD_NAME, request, sender="bob")
     watch.collect()
-    answers = [m.structured() for m in open_mailbox(crew.name, "bob").unread()]
+    answers = [m.structured() for m in Team(crew.name).inbox("bob", checked=False).unread()]
     assert len(answers) == 1 and isinstance(answers[0], PermissionResponse)
     assert not answers[0].approve and answers[0].feedback == "nobody answered within 0s"
     assert lead_unread(crew) == []
@@ -316,9 +315,9 @@ def test_a_teammate_taking_its_first_input_never_looks_quiet(
 
     def read_then_alice_takes_it(team: str, name: str) -> AgentState | None:
         seen = real_read_state(team, name)
-        if name == "alice" and open_mailbox(team, "alice").unread():
+        if name == "alice" and Team(team).inbox("alice", checked=False).unread():
             set_state(crew, "alice", "working")
-            open_mailbox(team, "alice").mark_read([prompt])
+            Team(team).inbox("alice", checked=False).mark_read([prompt])
         return seen
 
     monkeypatch.setattr(health, "read_state", read_then_alice_takes_it)

@@ -17,7 +17,6 @@ import pytest
 from swarm.core.records.names import LEAD_NAME
 from swarm.core.records.protocol import TeammateTerminated
 from swarm.core.records.state import AgentState
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import read_state, update_state, write_state
 from swarm.core.team.team import Team
 from swarm.ops.member.health import observe
@@ -62,7 +61,7 @@ def status_rows(crew: Crew, **env: str) -> dict[str, dict[str, object]]:
 
 
 def terminated_notes(crew: Crew) -> list[TeammateTerminated]:
-    return [s for m in open_mailbox(crew.team.name, LEAD_NAME).messages(include_archive=True)
+    return [s for m in crew.team.inbox(LEAD_NAME, checked=False).messages(include_archive=True)
             if isinstance(s := m.structured(), TeammateTerminated)]
 
 
@@ -255,6 +254,6 @@ def test_a_clean_exit_recorded_after_the_observer_looked_is_not_a_death(team: Te
     member = team.config().member("alice")
     assert member is not None
     assert observe_member(team, member).state == "exited"
-    notes = [m for m in open_mailbox(team.name, LEAD_NAME).messages()
+    notes = [m for m in team.inbox(LEAD_NAME, checked=False).messages()
              if isinstance(m.structured(), TeammateTerminated)]
     assert notes == []

@@ -17,7 +17,6 @@ import pytest
 
 from swarm.core.agents.definitions import load_definitions
 from swarm.core.records.names import LEAD_NAME, validate_color
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.team import Team
 from swarm.core.team.worktrees import create, finish, record_fields, record_of
 from swarm.errors import BadInputError, ToolError
@@ -210,7 +209,7 @@ def test_send_of_an_empty_message_is_exit_2_and_sends_nothing(
         code, _, err = run(capsys, "send", "team-lead", *args, "--team", "alpha")
         assert code == 2, err
         one_error(err, "empty")
-    assert open_mailbox("alpha", LEAD_NAME).messages(include_archive=True) == []
+    assert Team("alpha").inbox(LEAD_NAME, checked=False).messages(include_archive=True) == []
 
 
 def test_send_of_stdin_that_is_not_utf8_is_exit_2_and_sends_nothing(team: Team) -> None:
@@ -219,7 +218,7 @@ def test_send_of_stdin_that_is_not_utf8_is_exit_2_and_sends_nothing(team: Team) 
                           env={**os.environ})
     assert proc.returncode == 2, proc.stderr
     one_error(proc.stderr.decode(), "UTF-8")
-    assert open_mailbox("alpha", LEAD_NAME).messages(include_archive=True) == []
+    assert Team("alpha").inbox(LEAD_NAME, checked=False).messages(include_archive=True) == []
 
 
 def test_send_message_tool_refuses_an_empty_message(tmp_path: Path) -> None:
@@ -229,4 +228,4 @@ def test_send_message_tool_refuses_an_empty_message(tmp_path: Path) -> None:
     result = run_tool(all_tools()["SendMessage"],
                       {"to": LEAD_NAME, "message": " ", "summary": "nothing"}, ctx)
     assert result.is_error and "empty" in result.content
-    assert open_mailbox("tools", LEAD_NAME).messages() == []
+    assert Team("tools").inbox(LEAD_NAME, checked=False).messages() == []

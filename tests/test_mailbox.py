@@ -20,7 +20,6 @@ from swarm.core.records.protocol import (
 )
 from swarm.core.store import paths
 from swarm.core.store.disk import locked
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.team import Team
 from swarm.errors import MessageTooLargeError, ProtocolError, TooLargeError, UnknownRecipientError
 from tests.helpers import wait_until
@@ -471,6 +470,6 @@ def test_concurrent_senders_lose_nothing(team: Team) -> None:
 
 
 def test_mailbox_repr_and_direct_use(team: Team) -> None:
-    box = open_mailbox(team.name, "alice")
+    box = team.inbox("alice", checked=False)
     assert "alice@alpha" in repr(box)
     assert box.messages(include_archive=True) == []

@@ -18,7 +18,6 @@ import pytest
 from swarm.core.store import paths
 from swarm.core.store.disk import lock_path, signals_deferred
 from swarm.core.store.file.mailbox import FileMailbox
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.team import Team
 from swarm.errors import PartialSendError
 from tests.agent_fixtures import SWARM
@@ -80,7 +79,7 @@ def test_stopped_lock_holder_makes_a_send_fail_in_time_and_nothing_lands_later(
     assert "nothing was sent" in line and out == ""
     assert 1.0 <= took < 6.0
     release(stopped_holder)
-    box = open_mailbox(team.name, "alice")
+    box = team.inbox("alice", checked=False)
     assert box.messages() == []
     assert sorted(p.name for p in paths.inboxes_dir(team.name).iterdir()) == ["alice.jsonl.lock"]
     [sent] = team.send("alice", "after")  # the mailbox works again at once
@@ -97,7 +96,7 @@ def test_interrupted_send_is_withdrawn(team: Team, stopped_holder: psutil.Proces
     out, err = proc.communicate(timeout=30)
     assert proc.returncode == 130 and err.strip() == "swarm: error: interrupted"
     release(stopped_holder)
-    box = open_mailbox(team.name, "alice")
+    box = team.inbox("alice", checked=False)
     assert box.messages() == []
     [sent] = team.send("alice", "later")  # the next writer finds nothing queued to take in
     assert [m.id for m in box.messages()] == [sent]

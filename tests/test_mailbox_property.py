@@ -16,7 +16,6 @@ from hypothesis import strategies as st
 from swarm.core.records import base as records
 from swarm.core.store.api import Mailbox
 from swarm.core.store.file.mailbox import FileMailbox
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.team import Team
 
 FORK = multiprocessing.get_context("fork")
@@ -75,7 +74,7 @@ def test_interleaved_mailbox_operations_lose_and_duplicate_nothing(
     for index in range(len(plans)):
         team.add_member(f"w{index}")
     box = team.inbox("reader")
-    handles = [box, open_mailbox(team.name, "reader")]
+    handles = [box, team.inbox("reader", checked=False)]
 
     barrier = FORK.Barrier(len(plans) + 1)
     results: Queue[tuple[int, list[str]]] = FORK.Queue()

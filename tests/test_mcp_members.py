@@ -16,7 +16,6 @@ import anyio
 import pytest
 
 from swarm.core.records.names import LEAD_NAME
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from tests.agent_fixtures import agent_processes, error_lines, run_swarm
@@ -49,7 +48,7 @@ def test_a_member_registered_with_add_member_but_never_started_can_be_served(log
     team.add_member("bob")  # registered, never started: no pid, no state, no backend
     inbox = _serve_as_bob_reads_and_sends(team, log)
     assert "please review x.py" in inbox
-    [message] = open_mailbox("alpha", LEAD_NAME).unread()
+    [message] = Team("alpha").inbox(LEAD_NAME, checked=False).unread()
     assert message.sender == "bob" and message.text == "x.py looks fine"
 
 
@@ -161,7 +160,7 @@ def test_a_member_an_mcp_client_plays_is_never_started_as_a_swarm_agent(
 
     run(lead_sends)
     assert agent_processes(swarm_home) == []
-    assert [m.text for m in open_mailbox("alpha", "bob").unread()] == ["are you there?", "and now?"]
+    assert [m.text for m in Team("alpha").inbox("bob", checked=False).unread()] == ["are you there?", "and now?"]
     for name in ("bob", "carol"):
         state = read_state("alpha", name)
         assert state is not None and state.state == "exited"

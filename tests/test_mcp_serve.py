@@ -22,7 +22,6 @@ import pytest
 
 from swarm.core.records.names import LEAD_NAME
 from swarm.core.store.liveness import is_alive
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.mcp_server.host import ServedHost, ServeOptions
@@ -193,7 +192,7 @@ def test_read_inbox_returns_a_message_once_and_wait_for_team_wakes_early_or_time
                 "done: &lt;b&gt;&amp;&lt;/b&gt; \"quoted\"</teammate-message>")
     assert rendered in out["first"]
     assert "teammate-message" not in out["second"] and "(no unread messages)" in out["second"]
-    assert open_mailbox("alpha", LEAD_NAME).unread() == []
+    assert Team("alpha").inbox(LEAD_NAME, checked=False).unread() == []
 
 
 def test_a_member_server_speaks_as_its_member_and_answers_nothing(log: Path) -> None:
@@ -217,13 +216,13 @@ def test_a_member_server_speaks_as_its_member_and_answers_nothing(log: Path) -> 
 
     out = run(scenario)
     assert out["state"] is not None and out["state"].state == "idle"
-    [message] = open_mailbox("alpha", LEAD_NAME).unread()
+    [message] = Team("alpha").inbox(LEAD_NAME, checked=False).unread()
     assert message.sender == "bob" and message.text == "review done"
     text, error = out["answer"]
     assert error and "AnswerPermission is the lead's" in text
     text, error = out["shutdown"]
     assert error and text == "bob may not send shutdown_request: only team-lead sends it"
-    assert open_mailbox("alpha", "alice").unread() == []
+    assert Team("alpha").inbox("alice", checked=False).unread() == []
     assert out["woke"].startswith("woke: message (1 unread)")
     assert '<teammate-message from="team-lead"' in out["inbox"] and "please look at x.py" in out[
         "inbox"]

@@ -14,7 +14,6 @@ from pathlib import Path
 import psutil
 import pytest
 
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from tests.agent_clis import cli_home, cli_path
@@ -106,7 +105,7 @@ def test_claude_code_codex_gemini_and_a_shell_teammate_finish_a_task_list(
         ("cc", "cc did 1"), ("cx", "cx did 2"), ("gm", "gm did 3")]
     assert tasks["4"].owner == "sh" and "built" in (tasks["4"].result or "")
     def told() -> set[tuple[str, str]]:
-        return {(m.sender, m.text) for m in open_mailbox(TEAM, "team-lead").messages(
+        return {(m.sender, m.text) for m in Team(TEAM).inbox("team-lead", checked=False).messages(
             include_archive=True)}
     wait_until(lambda: {("cc", "1 done"), ("cx", "2 done"), ("gm", "3 done")} <= told(), 60,
                message="each CLI teammate tells the lead through swarm's SendMessage")

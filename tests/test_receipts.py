@@ -19,7 +19,6 @@ import pytest
 
 from swarm.core.records.names import LEAD_NAME
 from swarm.core.store.liveness import is_alive
-from swarm.core.store.select import open_mailbox
 from swarm.runtime.tools.base import ToolContext, run_tool
 from tests.agent_fixtures import SWARM, Crew, error_lines
 from tests.helpers import wait_until
@@ -34,12 +33,12 @@ def send_wait(crew: Crew, *args: str) -> subprocess.Popen[str]:
 
 
 def unread_ids(crew: Crew, name: str) -> set[str]:
-    return {m.id for m in open_mailbox(crew.team.name, name).unread()}
+    return {m.id for m in crew.team.inbox(name, checked=False).unread()}
 
 
 def sent_to(crew: Crew, name: str, text: str) -> str:
     """The id of the (only) message with `text` in `name`'s mailbox, live or archived."""
-    (found,) = [m for m in open_mailbox(crew.team.name, name).messages(include_archive=True)
+    (found,) = [m for m in crew.team.inbox(name, checked=False).messages(include_archive=True)
                 if m.text == text]
     return found.id
 
@@ -254,7 +253,7 @@ def test_a_read_on_redis_wakes_only_the_watchers_that_ask_for_it(redis_url: str)
     team = Team.create("feed")
     team.add_member("w", model="shell", backend="hidden")
     (message_id,) = team.send("w", "hi", summary="s")
-    box = open_mailbox(team.name, "w")
+    box = team.inbox("w", checked=False)
     with stores.team_watcher(team.name, [], False, [], reads=["w"]) as receipts, \
             stores.team_watcher(team.name, None, True, ["w"]) as lead, \
             stores.team_watcher(team.name, ["w"], True, []) as own:

@@ -122,8 +122,9 @@ def test_heartbeats_are_keys_that_expire(redis_url: str, monkeypatch: pytest.Mon
     update_state(team.name, "bob", lambda s: None)
     ttl = redis.Redis.from_url(redis_url).ttl("swarm:alpha:hb:bob")
     assert 0 < ttl <= 7
-    store = stores.remote()
-    assert store is not None and store.heartbeat_age("alpha", "bob") is not None
+    store = stores.team_store()
+    assert store.shared and store.heartbeat_age("alpha", "bob") is not None
+    assert not store.heartbeat_expired("alpha", "bob")
 
 
 def test_a_watcher_wakes_on_its_mailbox_only(redis_url: str) -> None:

@@ -18,7 +18,6 @@ from swarm.core.records.protocol import FileConflict
 from swarm.core.records.state import AgentState
 from swarm.core.store import paths
 from swarm.core.store.liveness import process_start_time
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.overlaps import overlapping, read_writes, record_write
 from swarm.core.team.scopes import matches, scope_denial, unmatched
 from swarm.core.team.state import write_state
@@ -32,7 +31,7 @@ from tests.helpers import wait_until
 
 
 def conflicts(team: Team) -> list[FileConflict]:
-    return [s for m in open_mailbox(team.name, LEAD_NAME).messages(include_archive=True)
+    return [s for m in team.inbox(LEAD_NAME, checked=False).messages(include_archive=True)
             if isinstance(s := m.structured(), FileConflict)]
 
 

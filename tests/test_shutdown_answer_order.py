@@ -13,7 +13,6 @@ from swarm.core.records.names import LEAD_NAME
 from swarm.core.records.protocol import ShutdownRequest, ShutdownResponse
 from swarm.core.records.state import AgentState
 from swarm.core.store.liveness import process_start_time
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import update_state, write_state
 from swarm.core.team.team import Team
 from swarm.ops.member import shutdown as stopping
@@ -32,7 +31,7 @@ def test_an_answer_sent_just_before_the_exit_is_reported(
         def answers_then_member_leaves(box: Any, asked: dict[str, str]) -> Any:
             found = looks(box, asked)
             if not found:  # the member answers and exits just after this look
-                request = next(m.structured() for m in open_mailbox("alpha", "w").messages()
+                request = next(m.structured() for m in Team("alpha").inbox("w", checked=False).messages()
                                if isinstance(m.structured(), ShutdownRequest))
                 team.send(LEAD_NAME, ShutdownResponse(
                     request_id=request.request_id, approve=True,  # type: ignore[union-attr]

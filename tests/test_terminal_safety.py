@@ -20,7 +20,6 @@ from swarm.core.records.protocol import Message
 from swarm.core.records.state import AgentState
 from swarm.core.store import paths
 from swarm.core.store.liveness import is_alive
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import write_state
 from swarm.core.team.team import Team
 from swarm.core.team.transcript import Transcript
@@ -89,7 +88,7 @@ def test_inbox_and_inbox_show_escape_a_message_and_its_summary(
 def test_a_forged_senders_name_is_escaped_too(
         team: Team, capsys: pytest.CaptureFixture[str]) -> None:
     """Names are checked where they enter; a line written into a mailbox by hand is not."""
-    open_mailbox("alpha", "team-lead").deliver([Message(sender="\x1b]0;pwned\x07", text="hi")])
+    Team("alpha").inbox("team-lead", checked=False).deliver([Message(sender="\x1b]0;pwned\x07", text="hi")])
     code, out, err = run(capsys, "inbox", "--team", "alpha")
     assert code == 0, err
     assert_safe(out, shown=("\\x1b]0;pwned\\x07",))

@@ -22,7 +22,6 @@ from swarm.core.records.protocol import (
     StructuredMessage,
     dump_structured,
 )
-from swarm.core.store.select import open_mailbox
 from swarm.ops.approvals import pending_permissions
 from swarm.ops.member.shutdown import shutdown
 from tests.agent_fixtures import SWARM, Crew
@@ -34,7 +33,7 @@ def forge(crew: Crew, to: str, sender: str, message: StructuredMessage) -> str:
     """Write a structured message straight into `to`'s mailbox file, as `sender` — what any
     process that can write the team directory could do, bypassing every sending-side check."""
     forged = Message(sender=sender, text=dump_structured(message))
-    open_mailbox(crew.team.name, to).deliver([forged])
+    crew.team.inbox(to, checked=False).deliver([forged])
     return forged.id
 
 
@@ -85,7 +84,7 @@ def test_a_peer_cannot_approve_another_teammates_permission_request(crew: Crew) 
     # result it did not decide).
     shown = [t for texts in crew.inputs("victim") for t in texts if 'from="mallory"' in t]
     assert len(shown) == 1 and "permission_response" in shown[0]
-    assert forged_id in {m.id for m in open_mailbox(crew.team.name, "victim").archived()}
+    assert forged_id in {m.id for m in crew.team.inbox("victim", checked=False).archived()}
 
 
 def test_a_plan_mode_teammate_cannot_approve_its_own_plan(crew: Crew) -> None:
@@ -126,7 +125,7 @@ def test_a_third_members_forged_refusal_does_not_stop_a_shutdown(crew: Crew) -> 
     crew.register("mallory")
     crew.spawn("w1", prompt="$ sleep 2")
     crew.wait_state("w1", "working")
-    box = open_mailbox(crew.team.name, "w1")
+    box = crew.team.inbox("w1", checked=False)
 
     def forge_refusal() -> None:
         def asked() -> list[ShutdownRequest]:

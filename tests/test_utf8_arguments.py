@@ -15,7 +15,6 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.team import Team
 from tests.helpers import run_cli
 
@@ -40,7 +39,7 @@ BAD_MID = os.fsdecode(b"caf\xe9 au lait")  # Latin-1, not UTF-8
 ])
 def test_a_non_utf8_argument_exits_2_with_one_line(
         team: Team, capsys: pytest.CaptureFixture[str], args: tuple[str, ...]) -> None:
-    mailboxes = {n: len(open_mailbox("alpha", n).messages()) for n in ("alice", "bob", "team-lead")}
+    mailboxes = {n: len(Team("alpha").inbox(n, checked=False).messages()) for n in ("alice", "bob", "team-lead")}
     code, out, err = run_cli(capsys, *args, *(("--team", "alpha") if args[:2] != (
         "team", "create") and args[0] != "team" else ()))
     assert code == 2, (code, out, err)
@@ -48,7 +47,7 @@ def test_a_non_utf8_argument_exits_2_with_one_line(
     assert "not UTF-8" in err and "unexpected" not in err, err
     assert "\udcff" not in err and "\udce9" not in err
     assert team.tasks.list() == []
-    assert {n: len(open_mailbox("alpha", n).messages()) for n in mailboxes} == mailboxes
+    assert {n: len(Team("alpha").inbox(n, checked=False).messages()) for n in mailboxes} == mailboxes
     assert sorted(m.name for m in team.members()) == ["alice", "bob", "team-lead"]
     assert [t.name for t in Team.list()] == ["alpha"]
 
@@ -66,4 +65,4 @@ def test_a_real_process_given_bytes_exits_2(team: Team, argv: list[bytes]) -> No
     assert len(lines) == 1 and lines[0].startswith("swarm: error: "), lines
     assert "not UTF-8" in lines[0], lines
     assert team.tasks.list() == []
-    assert open_mailbox("alpha", "alice").messages() == []
+    assert Team("alpha").inbox("alice", checked=False).messages() == []

@@ -14,7 +14,6 @@ import pytest
 
 from swarm.core.records.names import LEAD_NAME
 from swarm.core.records.protocol import Message, PermissionRequest, dump_structured
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.team import Team
 from tests.test_cli_help import complete
 from tests.test_startup import PROBE, ROOT, SDKS
@@ -48,7 +47,7 @@ def ask(team: Team, sender: str, request_id: str, read: bool = False,
         agent_id: str | None = None) -> None:
     request = PermissionRequest(request_id=request_id, agent_id=agent_id or f"{sender}@alpha",
                                 tool_name="Bash", description="d", input={"command": "ls"})
-    box = open_mailbox(team.name, LEAD_NAME)
+    box = team.inbox(LEAD_NAME, checked=False)
     message = Message(sender=sender, text=dump_structured(request))
     box.deliver([message])
     if read:  # answered

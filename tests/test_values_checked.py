@@ -12,7 +12,6 @@ import pytest
 
 from swarm.core.records.names import LEAD_NAME
 from swarm.core.records.protocol import Message, PermissionRequest, dump_structured
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.team import Team
 from tests.agent_fixtures import Crew
 from tests.helpers import run_cli
@@ -139,7 +138,7 @@ def test_a_typed_approval_rule_naming_an_unknown_tool_is_refused(
     team.add_member("w1", cwd=str(tmp_path))
     request = PermissionRequest(agent_id=f"w1@{team.name}", tool_name="Bash",
                                 description="list", input={"command": "ls"})
-    open_mailbox(team.name, LEAD_NAME).deliver([Message(sender="w1",
+    team.inbox(LEAD_NAME, checked=False).deliver([Message(sender="w1",
                                                         text=dump_structured(request))])
     code, out, err = run_cli(capsys, "permissions", "approve", request.request_id[:8],
                              "--team", team.name, "--rule", "Bsh(ls:*)")

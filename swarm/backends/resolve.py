@@ -10,6 +10,7 @@ from msgspec import Struct
 
 from swarm import settings
 from swarm.core.records.names import BACKENDS
+from swarm.core.store.select import team_store
 from swarm.errors import BadInputError, from_origin
 
 if TYPE_CHECKING:
@@ -77,7 +78,7 @@ def _ssh_choice(spec: str, source: str) -> Choice:
     from swarm.backends.ssh import parse_target
 
     target = parse_target(spec)
-    if settings.store() == "file":
+    if not team_store().shared:
         raise BadInputError(
             f"the ssh backend needs a network store: set SWARM_STORE=redis://HOST:PORT/DB "
             f"(the file store in {settings.home()} is not shared with {target.host})")

@@ -25,7 +25,6 @@ from swarm.core.records.names import LEAD_NAME
 from swarm.core.records.permissions import Decision
 from swarm.core.records.protocol import PermissionRequest
 from swarm.core.records.state import elapsed_text
-from swarm.core.store.select import open_mailbox
 from swarm.core.text.real_input import exact_rule, shown_input
 from swarm.core.text.terminal import visible, visible_line
 from swarm.errors import BadInputError, NotFoundError, SwarmError
@@ -236,7 +235,7 @@ def tasks_text(lead: Lead) -> str:
 
 
 def inbox_text(lead: Lead) -> str:
-    messages = open_mailbox(lead.team.name, LEAD_NAME).messages(include_archive=True)[-10:]
+    messages = lead.team.inbox(LEAD_NAME, checked=False).messages(include_archive=True)[-10:]
     if not messages:
         return "(no messages)"
     out = []

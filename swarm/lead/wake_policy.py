@@ -34,7 +34,6 @@ from swarm.core.records.protocol import (
     escape,
     render_for_model,
 )
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.lead_key import LeadSeal
 from swarm.core.team.team import Team
 from swarm.errors import SwarmError
@@ -108,7 +107,7 @@ class Watch(Struct, dict=True):
     settle: Settle = field(default_factory=Settle)  # reports held for a burst's others
 
     def __post_init__(self) -> None:
-        self.box = open_mailbox(self.team.name, LEAD_NAME)
+        self.box = self.team.inbox(LEAD_NAME, checked=False)
         self.seal = LeadSeal(self.team.name, LEAD_NAME)
         # A resumed lead starts from the newest notes its predecessor read (they are archived).
         for message in self.box.archived():

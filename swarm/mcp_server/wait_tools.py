@@ -27,7 +27,6 @@ from swarm.core.records.names import LEAD_NAME
 from swarm.core.records.protocol import Message, ShutdownRequest, escape, render_for_model
 from swarm.core.store import select as stores
 from swarm.core.store.api import Watcher
-from swarm.core.store.select import open_mailbox
 from swarm.core.store.waker import Waker
 from swarm.core.team.lead_key import LeadSeal
 from swarm.core.team.team import Team
@@ -173,7 +172,7 @@ class ReadInbox(Tool):
     input_model = NoInput
 
     def run(self, args: NoInput, ctx: ToolContext) -> ToolResult:
-        box = open_mailbox(ctx.team.name, ctx.name)
+        box = ctx.team.inbox(ctx.name, checked=False)
         seal = LeadSeal(ctx.team.name, ctx.name)
         unread = [Inbound.read(m, seal) for m in box.unread()]
         shutdown = [i for i in unread if is_shutdown(i)][:1]
@@ -227,7 +226,7 @@ class WaitForTeam(Tool):
     def run(self, args: WaitInput, ctx: ToolContext) -> ToolResult:
         timeout = DEFAULT_WAIT if args.timeout_s is None else args.timeout_s
         host = cast(WaitHost, ctx.host)
-        box = open_mailbox(ctx.team.name, ctx.name)
+        box = ctx.team.inbox(ctx.name, checked=False)
         with stores.team_watcher(ctx.team.name, [ctx.name], False, [], host.waker) as watcher:
             unread = wait_for(host, watcher, lambda: box.unread() or None, timeout)
         if not unread:

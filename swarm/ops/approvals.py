@@ -34,7 +34,6 @@ from swarm.core.records.protocol import (
     sender_may_send,
 )
 from swarm.core.records.team_config import Member, TeamConfig
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.team import Team
 from swarm.core.text.real_input import (
     SHOWN_LIMIT,
@@ -82,7 +81,7 @@ class Pending(Struct, dict=True):
 def _pending(team: Team, kind: type[PermissionRequest | PlanApprovalRequest]) -> list[Pending]:
     """Requests waiting in the lead's mailbox; one that does not come from the member it names
     is not a request (the lead reads it as a plain message)."""
-    box = open_mailbox(team.name, LEAD_NAME)
+    box = team.inbox(LEAD_NAME, checked=False)
     found = [Pending(m, m.structured()) for m in box.unread()]
     return sorted((p for p in found if isinstance(p.request, kind)
                    and sender_may_send(p.request, p.message.sender)
@@ -124,7 +123,7 @@ def _sent_answer(team: Team, pending: Pending) -> str | None:
     kind = PermissionResponse if isinstance(pending.request, PermissionRequest) \
         else PlanApprovalResponse
     try:
-        box = open_mailbox(team.name, pending.message.sender)
+        box = team.inbox(pending.message.sender, checked=False)
         answers = [m.structured() for m in box.messages(include_archive=True)
                    if m.sender == LEAD_NAME]
     except (SwarmError, OSError):
@@ -270,7 +269,7 @@ def approve_permission(team: Team, request_id: str, always: bool = False,
     reply = PermissionResponse(request_id=request.request_id, approve=True,
                                updated_input=updated, always=rule is not None)
     team.send(found.message.sender, reply, sender=LEAD_NAME)
-    open_mailbox(team.name, LEAD_NAME).mark_read([found.message.id])
+    team.inbox(LEAD_NAME, checked=False).mark_read([found.message.id])
     return _answered(found, reply)
 
 
@@ -285,7 +284,7 @@ def deny_permission(team: Team, request_id: str, reason: str) -> Pending:
     found = _find(team, request_id)
     reply = PermissionResponse(request_id=found.request.request_id, approve=False, feedback=reason)
     team.send(found.message.sender, reply, sender=LEAD_NAME)
-    open_mailbox(team.name, LEAD_NAME).mark_read([found.message.id])
+    team.inbox(LEAD_NAME, checked=False).mark_read([found.message.id])
     return _answered(found, reply)
 
 
@@ -320,5 +319,5 @@ def answer_plan(team: Team, name: str, approve: bool, feedback: str | None = Non
     team.send(found.message.sender, reply, sender=LEAD_NAME)
     # Older plans from the same teammate are superseded by this answer.
     stale = [p.message.id for p in pending_plans(team) if p.message.sender == found.message.sender]
-    open_mailbox(team.name, LEAD_NAME).mark_read(stale)
+    team.inbox(LEAD_NAME, checked=False).mark_read(stale)
     return _answered(found, reply)

@@ -247,9 +247,12 @@ class TeamDocument(ABC):
 
 class Store(ABC):
     """Where the teams live: their documents, mailboxes, task lists, member state and
-    heartbeats, and the watcher over all of a team's changes."""
+    heartbeats, and the watcher over all of a team's changes. It also answers what a caller
+    would otherwise ask of one kind of store: whether other hosts share it, how patient to be
+    with it, what `swarm doctor` says of it; no caller knows which store it has."""
 
-    kind: str  # "file" | "redis"
+    kind: str  # "file" | "redis", for messages and reports only
+    shared: bool  # other hosts reach the same teams (an ssh teammate needs one that is)
 
     @abstractmethod
     def mailbox(self, team: str, name: str) -> Mailbox: ...
@@ -282,6 +285,25 @@ class Store(ABC):
     @abstractmethod
     def heartbeat_age(self, team: str, name: str) -> float | None:
         """Seconds since the member's last heartbeat; None when it has none (or it expired)."""
+
+    def heartbeat_expired(self, team: str, name: str) -> bool:
+        """The member's heartbeat ran out (a store whose heartbeats expire, shared by hosts
+        that cannot see each other's processes); False where its pid tells instead."""
+        return False
+
+    def be_patient(self, say: Callable[[str], None]) -> None:
+        """From now on, wait out the store's outages instead of failing (an agent process:
+        `say` tells its pane). A store with no outages has nothing to wait for."""
+        return None
+
+    def give_up_after(self, seconds: float) -> None:
+        """Exiting: wait out an outage for `seconds` more at most, then fail."""
+        return None
+
+    @abstractmethod
+    def describe(self) -> dict[str, object]:
+        """What `swarm doctor` says of it: `kind`, `ok`, `where`, a one-line `summary` (or the
+        `error` when not ok), `warnings` (lines), and whatever the store adds."""
 
     @abstractmethod
     def watcher(self, team: str, inboxes: builtins.list[str] | None, tasks: bool,

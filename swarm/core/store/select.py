@@ -1,10 +1,8 @@
 """Which store holds the teams (SWARM_STORE): the one place that picks the file or the Redis
-store. Callers ask `team_store()` for a mailbox, a task list or a team document (or a `Team`
-for its own: `team.inbox(name)`, `team.tasks`). Interface: `swarm.core.store.api`.
-
-The file store is the default (nothing of Redis is imported). `remote()` is the process's
-Redis connection when SWARM_STORE is a redis:// URL, None on files: for what only Redis has
-(patience with an unreachable server, its info for `doctor`).
+store. Callers ask a `Team` for its document, mailboxes and tasks (`team.inbox(name)`,
+`team.tasks`), and `team_store()` for what is not one team's (member state, the watcher, and
+what a store says of itself: `shared`, `be_patient`, `describe`). Interface:
+`swarm.core.store.api`. The file store is the default (nothing of Redis is imported).
 """
 
 from __future__ import annotations
@@ -16,16 +14,10 @@ from typing import TYPE_CHECKING
 from swarm import settings
 
 if TYPE_CHECKING:
-    from swarm.core.store.api import Mailbox, Store, Watcher
-    from swarm.core.store.redis.connection import RedisConnection
+    from swarm.core.store.api import Store, Watcher
     from swarm.core.store.waker import Waker
 
 _STORES: dict[tuple[int, str], Store] = {}  # per process (a fork gets its own pool)
-
-
-def selected() -> str:
-    """`file`, or the Redis URL."""
-    return settings.store()
 
 
 def team_store() -> Store:
@@ -45,22 +37,6 @@ def team_store() -> Store:
             found = RedisStore(RedisConnection(url))
         _STORES[key] = found
     return found
-
-
-def remote() -> RedisConnection | None:
-    """The Redis connection, or None on the file store."""
-    store = team_store()
-    if store.kind == "file":
-        return None
-    from swarm.core.store.redis.store import RedisStore
-
-    assert isinstance(store, RedisStore)
-    return store.connection
-
-
-def open_mailbox(team: str, name: str) -> Mailbox:
-    """A member's mailbox, without checking that it is a member (`Team.inbox` checks)."""
-    return team_store().mailbox(team, name)
 
 
 def team_watcher(team: str, inboxes: list[str] | None, tasks: bool, states: list[str],

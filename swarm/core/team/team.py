@@ -267,8 +267,11 @@ class Team:
         self.update(remove)
 
     # -- messages ----------------------------------------------------------------------------
-    def inbox(self, name: str = LEAD_NAME) -> Mailbox:
-        return stores.team_store().mailbox(self.name, self._check_member(name))
+    def inbox(self, name: str = LEAD_NAME, checked: bool = True) -> Mailbox:
+        """A member's mailbox. `checked=False`: the name is not looked up in the team document
+        (the caller has the member already, or the document is what broke)."""
+        return stores.team_store().mailbox(self.name, self._check_member(name) if checked
+                                           else name)
 
     def send(
         self,

@@ -15,7 +15,7 @@ from swarm.core.store import paths
 from swarm.core.store import select as stores
 from swarm.core.team.team import Team
 from swarm.core.text.terminal import visible_line
-from swarm.core.trust.secrets import redact, redact_url
+from swarm.core.trust.secrets import redact
 from swarm.core.trust.workspace import decide
 from swarm.errors import SwarmError
 from swarm.ops.doctor.agent_clis import agent_cli_lines, check_agent_clis
@@ -82,36 +82,19 @@ def _provider_lines(report: dict[str, Any]) -> list[str]:
 
 
 def check_store() -> dict[str, Any]:
-    """Where teams live (SWARM_STORE); for Redis: reachable, its version, and whether it keeps
-    an append-only file (without one a restart drops what the last snapshot missed)."""
+    """Where teams live (SWARM_STORE), as the store describes itself: reachable or not, and
+    what it warns of."""
     try:
-        store = stores.remote()
-    except SwarmError as exc:  # redis-py not installed: the URL (it may hold a password) unshown
-        return {"kind": "redis", "ok": False, "where": "SWARM_STORE", "error": str(exc)}
-    if store is None:
-        return {"kind": "file", "ok": True, "where": str(paths.teams_dir())}
-    out: dict[str, Any] = {"kind": "redis", "where": redact_url(store.url)}
-    try:
-        info = store.server_info()
-    except SwarmError as exc:
-        return {**out, "ok": False, "error": redact(str(exc))}
-    aof = bool(int(info.get("aof_enabled", 0)))
-    return {**out, "ok": True, "version": str(info.get("redis_version", "?")), "aof": aof,
-            "used_memory": info.get("used_memory_human")}
+        return dict(stores.team_store().describe())
+    except SwarmError as exc:  # its client not installed: the URL (it may hold a password) unshown
+        return {"kind": "unavailable", "ok": False, "where": "SWARM_STORE", "error": str(exc)}
 
 
 def _store_lines(report: dict[str, Any]) -> list[str]:
     store = report["store"]
-    if store["kind"] == "file":
-        return [f"ok  store: files under {store['where']}"]
     if not store["ok"]:
         return [f"!!  store: {store['error']}"]
-    lines = [f"ok  store: Redis {store['version']} at {store['where']}"]
-    if not store["aof"]:
-        lines.append("!!  store: the server has no append-only file (appendonly no): a restart "
-                     "drops the messages and task changes since its last snapshot; set "
-                     "`appendonly yes` (docs/design/scale-out.md)")
-    return lines
+    return [f"ok  store: {store['summary']}", *(f"!!  store: {w}" for w in store["warnings"])]
 
 
 def diagnose(fix: bool = False) -> dict[str, Any]:

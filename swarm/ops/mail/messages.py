@@ -11,7 +11,6 @@ from collections.abc import Iterable
 from msgspec import Struct
 
 from swarm.core.records.protocol import Message
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.team import Team
 from swarm.errors import BadInputError, NotFoundError
 
@@ -23,9 +22,9 @@ class Addressed(Struct, frozen=True):
     message: Message
 
 
-def mailbox_messages(team: str, name: str) -> list[Message]:
+def mailbox_messages(team: Team, name: str) -> list[Message]:
     """One mailbox, live and archived, each message once, oldest first."""
-    box = open_mailbox(team, name)
+    box = team.inbox(name, checked=False)
     seen: dict[str, Message] = {}
     for message in [*box.archived(), *box.messages()]:
         seen[message.id] = message  # the live copy (read flag) wins over an archived one
@@ -36,7 +35,7 @@ def team_messages(team: Team, names: Iterable[str] | None = None) -> list[Addres
     """Every message in the mailboxes of `names` (default: the members), oldest first."""
     wanted = list(names) if names is not None else [m.name for m in team.members()]
     out = [Addressed(name, m) for name in dict.fromkeys(wanted)
-           for m in mailbox_messages(team.name, name)]
+           for m in mailbox_messages(team, name)]
     return sorted(out, key=lambda a: a.message.timestamp)
 
 

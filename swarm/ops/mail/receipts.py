@@ -20,7 +20,6 @@ from msgspec import Struct
 from swarm.core.records.names import LEAD_NAME
 from swarm.core.records.protocol import Message
 from swarm.core.store import select as stores
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import looks_stopped, read_state
 from swarm.core.team.team import Team
 from swarm.core.text.readable import will_not_read
@@ -34,9 +33,9 @@ CHECK_EVERY = 2.0  # seconds between looks for a death nobody recorded (a SIGKIL
 
 def read_by(team: str, sent: dict[str, list[str]]) -> dict[str, bool]:
     """Per recipient: True when every message of `sent[name]` has been read."""
-    out = {}
+    out, handle = {}, Team(team)
     for name, ids in sent.items():
-        waiting = {m.id for m in open_mailbox(team, name).unread()}
+        waiting = {m.id for m in handle.inbox(name, checked=False).unread()}
         out[name] = not waiting.intersection(ids)
     return out
 

@@ -26,7 +26,6 @@ from swarm.core.store import paths
 from swarm.core.store import select as stores
 from swarm.core.store.disk import iso_at, utcnow, warn
 from swarm.core.store.liveness import is_alive
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.overlaps import overlapping
 from swarm.core.team.state import read_state, update_state
 from swarm.core.team.team import Team
@@ -127,11 +126,9 @@ def _remote_death_reason(member: Member, state: AgentState | None) -> str | None
     stale = time.time() - state.heartbeat
     if state.pid is None:  # respawned, its process not up yet
         return None if stale < STARTUP_GRACE else f"never started on {member.host}"
-    store = stores.remote()
-    if store is not None:  # the heartbeat key's TTL ran out: nothing refreshed it
-        team = member.agent_id.partition("@")[2]
-        if store.heartbeat_age(team, member.name) is None:
-            return f"no heartbeat from {member.host} for {max(stale, heartbeat_stale_after()):.0f}s"
+    team = member.agent_id.partition("@")[2]
+    if stores.team_store().heartbeat_expired(team, member.name):  # nothing refreshed it
+        return f"no heartbeat from {member.host} for {max(stale, heartbeat_stale_after()):.0f}s"
     if stale > heartbeat_stale_after():
         return f"no heartbeat from {member.host} for {stale:.0f}s"
     return None
@@ -196,7 +193,7 @@ def observe_member(team: Team, member: Member, record: bool = True,
     # The mailbox before the state: a teammate writes `working` before it marks its input
     # read, so no interleaving shows an idle state with that input already gone (a team that
     # has only just been handed work would look quiet).
-    unread = len(open_mailbox(team.name, member.name).unread())
+    unread = len(team.inbox(member.name, checked=False).unread())
     state = read_state(team.name, member.name)
     reason = death_reason(member, state)
     if reason is not None:
@@ -255,7 +252,7 @@ def observe_lead(team: Team, record: bool = True) -> MemberStatus | None:
     return MemberStatus(
         name=LEAD_NAME, agent_id=member.agent_id, state=state.state, backend=None, pane_id=None,
         pid=state.pid, current_task=state.current_task,
-        unread=len(open_mailbox(team.name, LEAD_NAME).unread()), turns=state.turns,
+        unread=len(team.inbox(LEAD_NAME, checked=False).unread()), turns=state.turns,
         tokens=state.usage.total_tokens, cost_usd=round(state.usage.cost_usd, 6),
         last_activity=state.last_activity, detail=detail, idle_reason=state.idle_reason,
         color=member.color, model=member.model, mode=state.mode,

@@ -16,7 +16,6 @@ from swarm.core.records.task import ENDED
 from swarm.core.records.team_config import Member
 from swarm.core.store import paths
 from swarm.core.store.api import Mailbox
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.core.team.worktrees import Finished
@@ -70,7 +69,7 @@ def shutdown(team: Team, names: list[str], reason: str | None = None, timeout: f
         team.send(member.name, request, sender=LEAD_NAME)
         asked.request_id = request.request_id
         pending[member.name] = asked
-    lead_box = open_mailbox(team.name, LEAD_NAME)
+    lead_box = team.inbox(LEAD_NAME, checked=False)
     late_ones: list[tuple[_Asked, str]] = []
     with team_watcher(team) as watcher:
         while pending:
@@ -141,7 +140,7 @@ class _Asked:
 def _asked_before(team: Team, name: str) -> bool:
     """An earlier shutdown request from the lead still lies unread in `name`'s mailbox."""
     return any(isinstance(m.structured(), ShutdownRequest) and m.sender == LEAD_NAME
-               for m in open_mailbox(team.name, name).unread())
+               for m in team.inbox(name, checked=False).unread())
 
 
 def _late(late: str, state: AgentState | None) -> str:

@@ -21,7 +21,6 @@ from swarm.core.records.permissions import Decision
 from swarm.core.store import paths
 from swarm.core.store.disk import write_bytes_atomic
 from swarm.core.store.liveness import is_alive
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.core.team.transcript import Transcript
@@ -123,7 +122,7 @@ def member_policy(team: Team, name: str, cwd: Path, mode: str,
     `waiter`: the teammate process's own (its state shows the wait, an interrupt ends it)."""
     member = team.member(name)
     shown = functools.partial(tell_asking, team.name, member.name) if parent else None
-    asker = Asker(team, member.name, open_mailbox(team.name, member.name),
+    asker = Asker(team, member.name, team.inbox(member.name, checked=False),
                   waiter or _Waiter(cancelled, parent, shown))
     return PermissionPolicy.for_member(team, member, cwd, asker, mode=mode)
 

@@ -28,7 +28,6 @@ from swarm.core.records.protocol import (
     StructuredMessage,
 )
 from swarm.core.store.api import Mailbox
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.attention import Alert, lead_terminal, ring, until
 from swarm.core.team.lead_key import LeadSeal
 from swarm.core.text.readable import tool_call
@@ -172,7 +171,7 @@ class Asker:
     def _withdraw(self, message_ids: list[str]) -> None:
         """Take the request off the lead's pending list, so a late approve exits 2 instead of
         answering a call that was already denied."""
-        open_mailbox(self.team.name, LEAD_NAME).mark_read(message_ids)
+        self.team.inbox(LEAD_NAME, checked=False).mark_read(message_ids)
 
     def _from_lead(self, message: Message) -> StructuredMessage | None:
         """The lead's answer or order in `message`; None when its sender may not send it (only

@@ -29,7 +29,6 @@ from swarm.core.records.protocol import ShutdownRequest
 from swarm.core.records.state import RESTARTED, SubagentInfo, Usage, without_model
 from swarm.core.records.task import Task
 from swarm.core.store import paths
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.core.trust.workspace import decide
@@ -66,7 +65,7 @@ class Agent(AgentBase):
         previous = read_state(team.name, name)  # a respawn keeps its turns and usage
         super().__init__(team, name)
         self.member = self.team.member(name)
-        self.box = open_mailbox(self.team.name, name)
+        self.box = self.team.inbox(name, checked=False)  # a member: found above
         self.console = Console(paths.agent_log(self.team.name, name), name)
         in_turn = ("working", "waiting_permission", "awaiting_plan")
         self.command.mine = main_thread  # a subagent's hook, on its thread, is not the turn's

@@ -32,7 +32,6 @@ from swarm.core.records.protocol import Message, ModeChange, ShutdownRequest, Sh
 from swarm.core.records.state import RESTARTED
 from swarm.core.records.task import Task
 from swarm.core.store import paths
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import read_state, write_state
 from swarm.core.team.team import Team
 from swarm.core.text.readable import tool_call
@@ -62,7 +61,7 @@ class CliTeammate(AgentBase):
         previous = read_state(team.name, name)
         super().__init__(team, name)
         self.member = self.team.member(name)
-        self.box = open_mailbox(self.team.name, name)
+        self.box = self.team.inbox(name, checked=False)
         self.console = Console(paths.agent_log(self.team.name, name), name)
         self.cwd = Path(self.member.cwd or os.getcwd())
         trust = self._trust()  # the process decides for itself, as swarm's own teammates do
@@ -282,7 +281,7 @@ class CliTeammate(AgentBase):
         pending = self.pending_shutdown
         if pending is None:
             return
-        for message in open_mailbox(self.team.name, LEAD_NAME).messages(include_archive=True):
+        for message in self.team.inbox(LEAD_NAME, checked=False).messages(include_archive=True):
             kind = message.structured() if message.sender == self.name else None
             if (isinstance(kind, ShutdownResponse) and kind.request_id == pending.request_id
                     and kind.approve):

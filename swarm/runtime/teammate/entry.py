@@ -34,9 +34,9 @@ def run_agent(agent_id: str) -> int:
     # could read its memory and the environment it was started with (core.trust.process_memory).
     make_non_dumpable()
     scrub_starting_environ(is_secret)
-    remote = stores.remote()
-    if remote is not None:  # a network store: wait out its outages (the pane says so)
-        remote.be_patient(lambda text: print(visible(f"swarm: {name}: {text}"), flush=True))
+    # Wait out the store's outages (a network store's; the pane says so).
+    stores.team_store().be_patient(lambda text: print(visible(f"swarm: {name}: {text}"),
+                                                      flush=True))
     try:
         member = Team.open(team).config().member(name)
         if member is not None and member.agent:  # another agent CLI, driven headless

@@ -13,8 +13,8 @@ from swarm.core.records.names import LEAD_NAME
 from swarm.core.records.protocol import Message, TeammateTerminated, dump_structured
 from swarm.core.records.task import Task
 from swarm.core.store import select as stores
-from swarm.core.store.select import open_mailbox
 from swarm.core.team.state import write_state
+from swarm.core.team.team import Team
 from swarm.core.trust.secrets import redact
 from swarm.errors import AgentStopped, describe_error
 from swarm.runtime.process.orphan import close_own_pane
@@ -76,12 +76,10 @@ def finish(agent: Agent, detail: str, died: bool) -> None:
     """Record how it ended. Each step on its own: after a crash (a full disk, a corrupt
     file) one failing write must not keep the others from happening."""
     agent.signals.ignore_stops()
-    remote = stores.remote()
-    # Exiting with the network store down: its last writes (state, released tasks) wait
-    # out a short outage (SWARM_STORE_EXIT_GRACE), then it goes anyway (the heartbeat's
-    # expiry tells the rest).
-    if remote is not None:
-        remote.give_up_after(settings.store_exit_grace())
+    # Exiting with the store down: its last writes (state, released tasks) wait out a short
+    # outage (SWARM_STORE_EXIT_GRACE), then it goes anyway (the heartbeat's expiry tells the
+    # rest).
+    stores.team_store().give_up_after(settings.store_exit_grace())
     _attempt(agent, lambda: agent.extensions.session_end(detail))
     _attempt(agent, agent.extensions.close)  # no MCP server outlives us
     if agent.superseded:  # our tasks and state are someone else's now: touch neither
@@ -113,4 +111,4 @@ def _attempt(agent: Agent, step: Callable[[], object]) -> None:
 def tell_lead_of_death(team: str, name: str, reason: str) -> None:
     """Straight into the lead's mailbox: this must work even when the team file is what broke."""
     note = TeammateTerminated(agent_id=f"{name}@{team}", reason=reason)
-    open_mailbox(team, LEAD_NAME).deliver([Message(sender=name, text=dump_structured(note))])
+    Team(team).inbox(LEAD_NAME, checked=False).deliver([Message(sender=name, text=dump_structured(note))])

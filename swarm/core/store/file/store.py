@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
 class FileStore(Store):
     kind = "file"
+    shared = False
 
     def mailbox(self, team: str, name: str) -> FileMailbox:
         return FileMailbox(team, name)
@@ -60,6 +61,11 @@ class FileStore(Store):
 
     def heartbeat_age(self, team: str, name: str) -> float | None:
         return None  # a local process: its pid and start time say whether it lives
+
+    def describe(self) -> dict[str, object]:
+        where = str(paths.teams_dir())
+        return {"kind": self.kind, "ok": True, "where": where, "summary": f"files under {where}",
+                "warnings": []}
 
     def watcher(self, team: str, inboxes: builtins.list[str] | None, tasks: bool,
                 states: builtins.list[str], waker: Waker | None = None,

@@ -13,6 +13,8 @@ from swarm.core.store.redis.document import RedisTeamDocument, create_team
 from swarm.core.store.redis.mailbox import RedisMailbox
 from swarm.core.store.redis.tasks import RedisTaskList
 from swarm.core.store.redis.watch import RedisWatcher
+from swarm.core.trust.secrets import redact, redact_url
+from swarm.errors import SwarmError
 
 if TYPE_CHECKING:
     from swarm.core.records.state import AgentState
@@ -21,6 +23,7 @@ if TYPE_CHECKING:
 
 class RedisStore(Store):
     kind = "redis"
+    shared = True
 
     def __init__(self, connection: RedisConnection) -> None:
         self.connection = connection
@@ -52,6 +55,33 @@ class RedisStore(Store):
 
     def heartbeat_age(self, team: str, name: str) -> float | None:
         return self.connection.heartbeat_age(team, name)
+
+    def heartbeat_expired(self, team: str, name: str) -> bool:
+        return self.connection.heartbeat_age(team, name) is None  # its key's TTL ran out
+
+    def be_patient(self, say: Callable[[str], None]) -> None:
+        self.connection.be_patient(say)
+
+    def give_up_after(self, seconds: float) -> None:
+        self.connection.give_up_after(seconds)
+
+    def describe(self) -> dict[str, object]:
+        """Reachable, its version, and whether it keeps an append-only file (without one a
+        restart drops what the last snapshot missed)."""
+        out: dict[str, object] = {"kind": self.kind, "where": redact_url(self.connection.url)}
+        try:
+            info = self.connection.server_info()
+        except SwarmError as exc:
+            return {**out, "ok": False, "error": redact(str(exc))}
+        aof = bool(int(info.get("aof_enabled", 0)))
+        version = str(info.get("redis_version", "?"))
+        warnings = [] if aof else [
+            "the server has no append-only file (appendonly no): a restart drops the messages and"
+            " task changes since its last snapshot; set `appendonly yes`"
+            " (docs/design/scale-out.md)"]
+        return {**out, "ok": True, "version": version, "aof": aof,
+                "used_memory": info.get("used_memory_human"),
+                "summary": f"Redis {version} at {out['where']}", "warnings": warnings}
 
     def watcher(self, team: str, inboxes: builtins.list[str] | None, tasks: bool,
                 states: builtins.list[str], waker: Waker | None = None,
