@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Teammate kinds benchmark (issue 33): what each kind of teammate costs to start and to keep.
+"""Teammate kinds benchmark: what each kind of teammate costs to start and to keep.
 
 For each kind in KINDS (a shell teammate, an SDK teammate, and the agent CLIs as teammates), in a
 temporary SWARM_HOME with the hidden backend, RUNS times:

@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
-"""Agent benchmark (issue 3): start-up, memory, idle CPU and message round trip of real teammates.
+"""Agent benchmark: start-up, memory, idle CPU and message round trip of real teammates.
 
 Everything runs real `swarm` processes in a temporary SWARM_HOME with the hidden backend:
 - spawn: 8 `swarm spawn --backend hidden --model shell` CLI processes started at once; time until
   all 8 teammates are idle (their state.json says so); the same with `--backend tmux` into a
-  detached session on a private tmux server (issue 6);
+  detached session on a private tmux server;
 - memory: RSS of an idle `shell` teammate, and of an idle `sonnet` teammate that has made one call
   through the official SDK to a local fake Messages API (tests/fake_anthropic.py; no network);
 - idle CPU: the 8 shell teammates' CPU time over 10 s, per teammate;
 - round trip: lead -> teammate -> lead through the shell model running `echo`: `Team.send`, then
   `Mailbox.wait` on the lead's mailbox until the teammate's report arrives (30 samples).
 
-Memory (`--memory`, or `--memory-only`; issue 37): RSS, USS and PSS of each idle kind (shell,
+Memory (`--memory`, or `--memory-only`): RSS, USS and PSS of each idle kind (shell,
 sonnet before and after its first call, openai, the interactive lead) and the total of a fleet of
 `--teammates` shell and `--sdk-teammates` sonnet teammates spawned at once (scripts/
 bench_memory.py). `--swarm DIR` (repeatable) measures the checkout DIR too (its .venv/bin/swarm),
@@ -221,7 +221,7 @@ def stop(team: Team, names: list[str]) -> None:
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--memory", action="store_true", help="also measure memory (issue 37)")
+    parser.add_argument("--memory", action="store_true", help="also measure memory")
     parser.add_argument("--memory-only", action="store_true", help="only measure memory")
     parser.add_argument("--swarm", action="append", default=[], type=Path, metavar="DIR",
                         help="another checkout to measure memory of, in turn with this one")

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""CLI start-up benchmark (issue 27): each command's median wall time over the bare interpreter.
+"""CLI start-up benchmark: each command's median wall time over the bare interpreter.
 
 Every sample is a fresh process of the installed `swarm` executable, against a real team in a
 temporary SWARM_HOME: a live, idle `shell` teammate (hidden backend) named `worker` and three

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Lead benchmark (issue 12): what the lead's wake policy saves, in one run.
+"""Lead benchmark: what the lead's wake policy saves, in one run.
 
 The same scripted job under two wake policies: a lead model (the real anthropic SDK against the
 local fake Messages API, tests/fake_anthropic.py, which counts input tokens as the request's
@@ -7,7 +7,7 @@ size / 4) that answers its first input with 12 TaskCreate + 12 TaskUpdate (3 tas
 + 4 SpawnTeammate calls, and every later wake with a short text; 4 offline `shell` teammates
 (real `swarm agent` processes, hidden backend) that report each task with SendMessage.
 
-- swarm: SPEC's policy (idle notifications folded into a <team-status> block, one quiet-team
+- swarm: swarm's policy (idle notifications folded into a <team-status> block, one quiet-team
   wake, messages batched into the next input or the running turn);
 - anchor: the re-created anchor policy: every inbound message, idle notifications included, is
   its own lead turn, and messages wait for the running turn to end.

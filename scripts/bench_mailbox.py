@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Mailbox benchmark (issues 2 and 10): swarm's mailbox side by side with a re-creation of the
+"""Mailbox benchmark: swarm's mailbox side by side with a re-creation of the
 anchor, in the same run.
 
 The anchor design (the mailbox this project improves on): every send takes the mailbox lock with

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""`swarm mcp serve` benchmark (issue 25): a message sent with `swarm send` (the real CLI) to the
+"""`swarm mcp serve` benchmark: a message sent with `swarm send` (the real CLI) to the
 lead, returned by a WaitForTeam that was waiting for it.
 
 A real `swarm mcp serve --team bench` subprocess, driven by the official MCP client SDK

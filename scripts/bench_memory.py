@@ -1,4 +1,4 @@
-"""Memory of idle processes (issue 37 part 2): RSS, USS and PSS per kind, and a fleet's total.
+"""Memory of idle processes: RSS, USS and PSS per kind, and a fleet's total.
 
 Used by scripts/bench_agents.py (`--memory`, `--swarm DIR`). Every checkout given runs the same
 steps in turn, kind by kind, so a baseline and this tree are measured in the same minutes:

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Permission round-trip benchmark (issue 5): request written -> lead approves -> tool runs.
+"""Permission round-trip benchmark: request written -> lead approves -> tool runs.
 
 A real `swarm agent` process (offline `shell` model, hidden backend, `default` mode) is given N
 commands `echo i > f<i>.txt` in one message. Each runs through the Bash tool, so each asks the

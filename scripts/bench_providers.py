@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Provider benchmark (issue 24): what swarm adds to one model call, per provider, and a
+"""Provider benchmark: what swarm adds to one model call, per provider, and a
 teammate's memory on each provider.
 
 Every provider runs against a local fake (tests/fake_anthropic.py, fake_openai.py,

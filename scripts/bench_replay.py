@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Replay benchmark (issue 36 part 4): a recorded team job run again offline, against the run.
+"""Replay benchmark: a recorded team job run again offline, against the run.
 
 The job: `swarm lead --headless --record DIR` (the real CLI) whose lead model is the real
 anthropic SDK against the local fake Messages API (tests/fake_anthropic.py), answering its

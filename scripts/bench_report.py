@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Run report benchmark (issue 17): how long `swarm report --html` takes on a huge run, and how
+"""Run report benchmark: how long `swarm report --html` takes on a huge run, and how
 long a browser takes to render the page.
 
 Writes synthetic runs in a temporary SWARM_HOME, in the exact shape real teammates leave them

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Store benchmark (issue 26): the same runs on the file store and on Redis, one host.
+"""Store benchmark: the same runs on the file store and on Redis, one host.
 
 Rows: 16 sender processes x 200 sends into one mailbox (throughput, lost); delivery latency to a
 process blocked in wait() (p50/p99 over 200 sends); 8 processes claiming 200 tasks each from one
@@ -7,7 +7,7 @@ list (claims/s); the cost of one send with 10,000 unread messages waiting. Redis
 redis-server this script starts on a free loopback port (no persistence) and stops after. For
 the anchor's figures (the design this project improves on), run scripts/bench_mailbox.py.
 
-Then the same Redis as a second host would be (issue 37): behind a TCP proxy on another
+Then the same Redis as a second host would be: behind a TCP proxy on another
 loopback port that holds every chunk for half of --rtt-ms each way (`tc netem` needs the
 sch_netem kernel module, which this kind of machine lacks). Rows: the measured round trip (PING)
 and its floor 1/RTT; sends per second from one handle in a loop (one request each: the floor is

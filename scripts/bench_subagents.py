@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Subagent benchmark (issue 13): memory per running subagent, start latency, fork cache prefix.
+"""Subagent benchmark: memory per running subagent, start latency, fork cache prefix.
 
 One real `swarm agent --model sonnet` teammate (hidden backend) talks through the official SDK to
 the local fake Messages API (tests/fake_anthropic.py; no network), and uses its `Agent` tool:

@@ -1,7 +1,7 @@
 """Logging: one logger per module (`logging.getLogger(__name__)`), configured once per process.
 
 A teammate logs to its agent.log. `SWARM_DEBUG=1` (or `swarm --verbose`) adds debug lines there
-and on stderr. Every line is redacted (core.secrets): a logged error never shows a secret.
+and on stderr. Every line is redacted (core.trust.secrets): a logged error never shows a secret.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 
 
 class RedactingFormatter(logging.Formatter):
-    """A formatter whose lines (message and traceback) pass through core.secrets.redact."""
+    """A formatter whose lines (message and traceback) pass through core.trust.secrets.redact."""
 
     def format(self, record: logging.LogRecord) -> str:
         # Imported at the first line logged, not at start-up: its patterns cost ~1 ms to

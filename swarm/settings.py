@@ -259,7 +259,7 @@ def lock_timeout() -> float:
 
 def notify_command() -> str:
     """SWARM_NOTIFY_COMMAND: the person's command run when a teammate waits for them (see
-    core.attention)."""
+    core.team.attention)."""
     return raw("SWARM_NOTIFY_COMMAND")
 
 

@@ -91,13 +91,13 @@ OPAQUE = [
     "mapfile -C \"$CB\" -c 1 a < n.txt",
     "source \"$F\"",
     ". $F",
-    # issue 32: values bash sets itself (cd, pushd: PWD, OLDPWD, DIRSTACK) expanded as prompts
+    # values bash sets itself (cd, pushd: PWD, OLDPWD, DIRSTACK) expanded as prompts
     "mkdir -p '$(rm victim)' && cd '$(rm victim)' && echo ${PWD@P}",
     "mkdir -p '$(rm victim)' && builtin cd -- '$(rm victim)' && echo \"${PWD@P}\"",
     "mkdir -p '$(rm victim)' && cd '$(rm victim)' && cd .. && echo ${OLDPWD@P}",
     "mkdir -p '$(rm victim)' && pushd '$(rm victim)' && echo ${DIRSTACK[0]@P}",
     "mkdir -p '$(rm victim)' && pushd '$(rm victim)' && pushd .. && popd && echo ${PWD@P}",
-    # issue 32: subscripted @P and ${!x[0]}, arrays from for/read -a/mapfile, specials
+    # subscripted @P and ${!x[0]}, arrays from for/read -a/mapfile, specials
     "for x in '$(rm victim)'; do echo ${x[0]@P}; done",
     "for x in 'a[$(rm victim)]'; do echo ${!x[0]}; done",
     "x=('$(rm victim)'); echo ${x[@]@P}",
@@ -123,11 +123,11 @@ OPAQUE = [
     "PATH=\"$PWD/\\$(rm victim):$PATH\" && t1 && echo ${BASH_CMDS[t1]@P}",
     "mkdir -p '$(rm victim)' && cp /bin/bash '$(rm victim)/' && "
     "PATH=\"$PWD/\\$(rm victim):$PATH\" bash -c 'echo ${BASH@P}'",
-    # issue 32: a function handed to bash through the environment (env takes any NAME=value)
+    # a function handed to bash through the environment (env takes any NAME=value)
     "env 'BASH_FUNC_ls%%=() { rm victim; }' bash -c ls",
     "env -i PATH=\"$PATH\" 'BASH_FUNC_f%%=() { rm victim; }' bash -c f",
     "strace -o /dev/null -E 'BASH_FUNC_ls%%=() { rm victim; }' bash -c ls",
-    # issue 32: code read from input by source, ., or a shell's script operand
+    # code read from input by source, ., or a shell's script operand
     "source /dev/stdin <<< 'rm victim'",
     ". /dev/fd/0 <<< 'rm victim'",
     "source /proc/self/fd/0 <<< 'rm victim'",
@@ -137,7 +137,7 @@ OPAQUE = [
     "bash <(echo 'rm victim')",
     "bash /dev/stdin <<< 'rm victim'",
     "sh -e /proc/self/fd/0 <<< 'rm victim'",
-    # issue 32: wrappers that run a shell reading its input when given no command
+    # wrappers that run a shell reading its input when given no command
     "echo 'rm victim' | su",
     "echo 'rm victim' | su -",
     "echo 'rm victim' | chroot /",
@@ -148,7 +148,7 @@ OPAQUE = [
     "echo 'rm victim' | doas -s",
     "echo 'rm victim' | firejail",
     "echo 'rm victim' | script -q /dev/null",
-    # issue 32: wrappers that build commands from their arguments or input
+    # wrappers that build commands from their arguments or input
     "parallel rm ::: victim",
     "echo 'rm victim' | parallel",
     "echo 'rm victim' | at now",
@@ -181,7 +181,7 @@ PARSED = [
     "exec -- rm victim", "nohup -- rm victim", "echo x | xargs -- rm", "setsid -- rm victim",
     "stdbuf -o0 -- rm victim", "ionice -c 3 -- rm victim", "doas -- rm victim",
     "time -- rm victim", "time -p -- rm victim",
-    # issue 32: more wrappers looked through
+    # more wrappers looked through
     "taskset 0x1 rm victim", "taskset -c 0 rm victim", "taskset -a -c -- 0 rm victim",
     "chroot / rm victim", "chroot --userspec root:root / rm victim",
     "chroot --skip-chdir -- / rm victim",
@@ -246,7 +246,7 @@ CHECKABLE = [
     "source ./env.sh",
     ". ./env.sh && echo ok",
     "echo '$((x))' \"a[\\$(rm x)]\"",
-    # issue 32: prompt and indirect expansions of values that cannot hold code
+    # prompt and indirect expansions of values that cannot hold code
     "cd src && echo ${PWD} \"$OLDPWD\" ${PWD@Q} ${#PWD}",
     "echo ${PWD@P} ${HOME@P}",
     "for x in 1 2; do echo ${x[0]@P} ${!x}; done",

@@ -1,4 +1,4 @@
-"""Real `swarm agent` processes replaying a `scripted:` model: exact behaviours, SPEC input order."""
+"""Real `swarm agent` processes replaying a `scripted:` model: exact behaviours, the input order."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""What an approval may do (issue 32, part 3): a permission request's tool must be a tool the
+"""What an approval may do: a permission request's tool must be a tool the
 requester has; the rule `--always` (the terminal's `a`, the lead model's `always`) adds is built
 from the real input, never broader than the call, and never a bare tool or `Tool(*)` unless the
 person typed it (`--rule`).

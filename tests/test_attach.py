@@ -1,4 +1,4 @@
-"""`swarm attach` from inside tmux (issue 34, part 2): a real tmux client, moved with
+"""`swarm attach` from inside tmux: a real tmux client, moved with
 `switch-client` (never a nested tmux), to the team's session or to the leader's window its
 teammates split; one line says what it did."""
 

@@ -1,4 +1,4 @@
-"""Attention (issue 34, part 4): a teammate waiting for the person rings the bell in the lead's
+"""Attention: a teammate waiting for the person rings the bell in the lead's
 pane, shows a tmux message in the person's client (no tmux format from team data ever runs) and
 runs SWARM_NOTIFY_COMMAND with the request as data, in a minimal environment; the wait says
 how long is left."""

@@ -1,4 +1,4 @@
-"""`auto` backend resolution (SPEC order, with reasons) and building a backend by name."""
+"""`auto` backend resolution (in its order, with reasons) and building a backend by name."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Bash rules against bash's own evaluation (issue 21, SPEC "Trust, continued"): every string
+"""Bash rules against bash's own evaluation: every string
 bash may evaluate as code is parsed and checked, or makes the command opaque; what opaque means
 in each mode. Unit tests of `swarm.core.shell.rules` (table-driven), and one real teammate.
 Protected paths: tests/test_protected_paths.py."""

@@ -1,4 +1,4 @@
-"""Bash rules matched against the command as bash parses it (issue 9, item 3), and path rules
+"""Bash rules matched against the command as bash parses it, and path rules
 that cover every tool reading or writing the same files. Unit tests of `swarm.core.shell.rules`."""
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ def test_each_reported_bypass_of_a_deny_rule_is_denied(command: str, cwd: Path) 
 
 def test_a_program_from_an_expansion_asks_and_bypass_mode_denies_it(cwd: Path) -> None:
     """`$(echo rm) x` could be rm: no deny rule can tell, so it asks; bypassPermissions never
-    asks, and a deny rule that cannot be ruled out wins there (SPEC "Trust, continued")."""
+    asks, and a deny rule that cannot be ruled out wins there (docs/design/bash-rules.md)."""
     for command in ["$(echo rm) -f victim", "$CMD -f victim", "${X} victim", "`echo rm` victim"]:
         assert bash(command, cwd, "default", deny=RM).behavior == "ask", command
         decision = bash(command, cwd, "bypassPermissions", deny=RM)
@@ -269,13 +269,13 @@ def test_code_the_parser_cannot_see_asks(command: str, cwd: Path) -> None:
 
 def test_scripts_are_their_own_program_but_find_exec_is_looked_through(cwd: Path) -> None:
     """A known limit (docs/design/bash-rules.md): what a script file runs is not read. `find -exec` was
-    one too; since issue 32 its command is a layer, like a wrapper's."""
+    one too; its command is a layer, like a wrapper's."""
     assert bash("bash script.sh", cwd, "bypassPermissions", deny=RM).behavior == "allow"
     assert bash("find . -name x -exec rm {} +", cwd, "bypassPermissions", deny=RM).behavior == \
         "deny"
 
 
-# -- issue 21: code in bash's own evaluation, and writes to protected paths ----------------------
+# -- code in bash's own evaluation, and writes to protected paths ----------------------
 # Each reproduction as it was reported, with `--allow 'Bash(echo:*)' --deny 'Bash(rm:*)'` (plus
 # an allow rule for the builtin it uses). None may run unasked: `default` asks; in
 # `bypassPermissions` the deny rule that cannot be ruled out wins.

@@ -1,4 +1,4 @@
-"""Issue 32: more wrappers looked through, shells that read code from input, prompt and indirect
+"""More wrappers looked through, shells that read code from input, prompt and indirect
 expansions of values bash sets itself. What each kind of wrapper means to allow rules; the
 deny side and the real-bash cross-check are the tables of tests/test_bash_eval.py."""
 

@@ -1,4 +1,4 @@
-"""What environment swarm's child processes get (SPEC "Workspace trust", environment): hooks and
+"""What environment swarm's child processes get (docs/design/trust.md): hooks and
 MCP servers a minimal one plus what their entry's `env` names; Bash tool commands the agent's
 minus the model-provider credentials (and `SWARM_SECRET_VARS`). Real teammates, a real lead,
 real hook and server processes that write out the environment they were given."""

@@ -1,4 +1,4 @@
-"""The model credential is out of an agent CLI teammate's shell's reach (issue 45 part 4): a
+"""The model credential is out of an agent CLI teammate's shell's reach: a
 command the CLI runs reads its environment, the environment every process it can see was
 started with (its parent, the ancestors, the CLI's MCP server), the command lines of the
 teammate's processes and every file they name, and the CLIs' own config files: the real key is

@@ -1,5 +1,4 @@
-"""swarm's deny rules hold for every tool an agent CLI teammate has, reads included (issue 45
-part 3): with `Read(secret.txt)` and `Bash(cat:*)` denied, Claude Code's Read and `cat` and
+"""swarm's deny rules hold for every tool an agent CLI teammate has, reads included: with `Read(secret.txt)` and `Bash(cat:*)` denied, Claude Code's Read and `cat` and
 Gemini CLI's read_file and `cat` never bring the file's content to the model, though those CLIs
 read (and run what they deem read-only commands) without asking by themselves; nor does a read
 through a link to it (a path the rule does not spell)."""

@@ -298,7 +298,7 @@ def test_swarm_agent_id_sets_the_sender(
     monkeypatch.setenv("SWARM_AGENT_ID", "bob@alpha")
     monkeypatch.setenv("SWARM_TEAM", "alpha")
     assert run("send", "alice", "from bob's shell").code == 0
-    # A teammate cannot speak as the lead (or anyone else): --from is lead-only (SPEC).
+    # A teammate cannot speak as the lead (or anyone else): --from is lead-only.
     forged = run("send", "alice", "explicit", "--from", "team-lead")
     assert forged.code == 2 and "is for the team lead" in forged.err
     senders = [(m.sender, m.text) for m in team.inbox("alice").messages()]
@@ -489,7 +489,7 @@ def test_inbox_mark_read_archives_what_it_showed_but_pending_requests(run: Any, 
 
 
 def test_the_cli_changes_no_environment_and_stands_in_for_no_module() -> None:
-    """SPEC: no stand-in for a library's private modules; the CLI leaves the environment (which
+    """No stand-in for a library's private modules; the CLI leaves the environment (which
     the teammates and their commands inherit) as it found it."""
     code = (
         "import os, sys\nimport swarm.cli.main\nfrom swarm.cli.main import main\n"

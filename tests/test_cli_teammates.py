@@ -1,4 +1,4 @@
-"""Teammates that are another agent CLI (issue 33 parts 1 and 2): the real Claude Code, driven by
+"""Teammates that are another agent CLI: the real Claude Code, driven by
 `swarm agent` over its stream-json interface, pointed at the fake Anthropic API, with swarm's
 MCP server (`swarm mcp serve --as NAME`) as its team tools and its permission-prompt tool."""
 

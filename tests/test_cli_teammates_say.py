@@ -1,4 +1,4 @@
-"""Agent CLI teammates say when they wait and what went wrong (issue 47 part 3), with the real
+"""Agent CLI teammates say when they wait and what went wrong, with the real
 Claude Code, Codex and Gemini CLI on the fake model servers: a teammate whose question waits for
 the lead shows `waiting_permission` with the question in `swarm status`, as swarm's own do; its
 `model` is the model its CLI reports; the lead's denial reason reaches Gemini's model too; a

@@ -1,4 +1,4 @@
-"""An agent CLI teammate in an untrusted checkout (issue 45 part 1): the real Claude Code, Codex
+"""An agent CLI teammate in an untrusted checkout: the real Claude Code, Codex
 and Gemini CLI start with none of the checkout's own configuration for them (hooks, MCP
 servers, settings, agents, skills), by each CLI's own switches; its instructions (CLAUDE.md,
 GEMINI.md) are still text its model reads; the user's own configuration stays, untouched. Once

@@ -1,4 +1,4 @@
-"""Every agent CLI teammate's command is checked where it runs (issue 45 part 2): the directory a
+"""Every agent CLI teammate's command is checked where it runs: the directory a
 request carries (Codex's `workdir`, Gemini CLI's `dir_path`) and the shell cwd a CLI would keep
 between calls (Claude Code's Bash: it does not keep it). Under `Bash(echo:*)` alone, an `echo`
 into `.git/config`, `.swarm/settings.json` or a `.bashrc` outside the project is asked (here

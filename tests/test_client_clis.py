@@ -1,4 +1,4 @@
-"""Issue 33 part 3 with the REAL agent CLIs (tests/agent_clis.py): Claude Code, Codex and Gemini
+"""Outside members with the REAL agent CLIs (tests/agent_clis.py): Claude Code, Codex and Gemini
 CLI, each configured with exactly the text `swarm mcp snippet CLIENT` prints (what
 docs/guide/mcp.md shows), run headless (`claude -p`, `codex exec --json`, `gemini -p`) against a
 fake model server of our own on loopback, whose scripted model calls swarm's tools.

@@ -1,4 +1,4 @@
-"""A teammate that is the real Codex CLI (issue 33 parts 1 and 2): `swarm agent` drives `codex
+"""A teammate that is the real Codex CLI: `swarm agent` drives `codex
 app-server` over its JSON-RPC interface (threads, turns, approval requests sent to swarm),
 pointed at the fake Responses API, with swarm's MCP server (`swarm mcp serve --as NAME`) as its
 team tools. No screen is read: everything below comes from the protocol."""

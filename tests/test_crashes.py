@@ -1,4 +1,4 @@
-"""Stopping and crashing look like what they are (issue 9): an interrupt and SIGTERM work in the
+"""Stopping and crashing look like what they are: an interrupt and SIGTERM work in the
 middle of a slow model call; a crash is a death with its reason (tasks released, the lead told
 once, `swarm wait` exits 1), never a clean shutdown; a dead teammate's command does not linger."""
 

@@ -1,4 +1,4 @@
-"""A disk that stops taking writes (issue 9): the teammate's heartbeat keeps trying instead of
+"""A disk that stops taking writes: the teammate's heartbeat keeps trying instead of
 dying, and resumes when writes work again; nobody declares it dead for it.
 
 SWARM_HOME sits on a small tmpfs of its own here, filled to the last byte (ENOSPC) and freed

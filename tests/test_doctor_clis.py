@@ -1,4 +1,4 @@
-"""Issue 33 part 4: `swarm doctor` shows which agent CLIs (Claude Code, Codex, Gemini CLI) are
+"""`swarm doctor` shows which agent CLIs (Claude Code, Codex, Gemini CLI) are
 installed, their versions (from the real CLIs' `--version`), and whether each is logged in or
 has a key, from the variables and files the CLIs document; never a credential's value."""
 

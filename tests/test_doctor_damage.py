@@ -1,4 +1,4 @@
-"""`swarm doctor` finds damage under SWARM_HOME and `--fix` repairs what is safe (issue 9 item 9):
+"""`swarm doctor` finds damage under SWARM_HOME and `--fix` repairs what is safe:
 quarantined files, leftovers, loose or foreign modes and owners, a full or read-only disk,
 members dead without a record, a lead that is gone, stale git worktree entries."""
 

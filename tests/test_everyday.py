@@ -1,4 +1,4 @@
-"""Everyday use (issue 34, small findings): an old death does not fail every later `swarm wait`,
+"""Everyday use: an old death does not fail every later `swarm wait`,
 `swarm interrupt` of an idle teammate says there was nothing to interrupt, and the shell model
 reports a no-op as one."""
 

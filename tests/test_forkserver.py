@@ -136,7 +136,7 @@ def test_a_forked_teammate_whose_lead_is_gone_leaves(team: str,
     assert state.detail and "lead_gone" in state.detail
 
 
-# -- issue 46, part 3: the parent holds no secret, and no teammate reads another's -------------
+# -- the parent holds no secret, and no teammate reads another's -------------
 
 KEY = "sk-ant-w1-0123456789abcdef"
 TOKEN = "deploy-w1-0123456789"

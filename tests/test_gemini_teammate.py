@@ -1,4 +1,4 @@
-"""A teammate that is Gemini CLI (issue 33 parts 1 and 2): the real `gemini --acp`, driven by
+"""A teammate that is Gemini CLI: the real `gemini --acp`, driven by
 `swarm agent` over the Agent Client Protocol (JSON-RPC on its stdio), pointed at the fake Gemini
 API, with swarm's MCP server (`swarm mcp serve --as NAME`) as its team tools and its permission
 requests decided by swarm (and the lead)."""

@@ -1,4 +1,4 @@
-"""Honest approvals (issue 21, part 5): whoever answers a permission request sees the tool and its
+"""Honest approvals: whoever answers a permission request sees the tool and its
 real input, never only the requester's own description; `--always` and the terminal's `a`
 print the rule before adding it.
 
@@ -193,7 +193,7 @@ def test_the_terminal_prompt_shows_the_real_input_and_a_prints_the_rule(
         text = shows(pane, f"mallory wants to run: Bash: {REAL}", "[y/n/a] >")
         only_as_said(text)
         pane.send_keys("a", enter=True)
-        # How the request ended is printed once (issue 34), by the line every ending gets.
+        # How the request ended is printed once, by the line every ending gets.
         done = f"mallory's request (Bash: {REAL}"
         text = shows(pane, f"adding team rule: Bash({REAL})", done)
         assert text.index("adding team rule") < text.index(done)

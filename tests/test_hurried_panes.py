@@ -1,4 +1,4 @@
-"""Small things a hurried user meets in a teammate's pane (issue 47, part 4): a command whose
+"""Small things a hurried user meets in a teammate's pane: a command whose
 output streamed into the pane is shown once, then one line (`12 lines, exit 0`), while its log
 keeps the result; an idle teammate's pane says `idle 12s` under its output, as `status --watch`
 does. A private tmux server (libtmux's `server`/`session` fixtures), read with capture-pane."""

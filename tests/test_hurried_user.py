@@ -1,4 +1,4 @@
-"""Small things a hurried user meets (issue 47, part 4), each with what it should do: a kill of
+"""Small things a hurried user meets, each with what it should do: a kill of
 a stopped member, a wait with nothing to wait for, a bad --timeout, a mode's argument named, a
 team folder removed by hand, SWARM_HOME a file, `send '*'` to nobody, a team name lowered, a
 denial without a reason, `doctor` failing beside a problem, the notify command run as the

@@ -1,4 +1,4 @@
-"""Issue 34 part 3, the parts that need no terminal: a Bash command's output reaches the agent as
+"""Live feedback, the parts that need no terminal: a Bash command's output reaches the agent as
 it comes; the loop says what it is doing (a model call, a tool) and the state records it; `status
 --watch` fits its width and says what each member does, for how long."""
 

@@ -1,4 +1,4 @@
-"""Issue 34 part 3 on a real terminal: a teammate's pane streams a running command's output
+"""On a real terminal: a teammate's pane streams a running command's output
 (escaped, bounded) under a status line with its elapsed time, shows "thinking Ns" during a model
 call, `swarm status --watch` says what each member is doing and fits a 60-column pane, and the
 interactive lead's prompt shows how long its model call has run. A private tmux server (libtmux's

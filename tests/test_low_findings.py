@@ -1,4 +1,4 @@
-"""The low findings of the red-team pass (issue 21, part 9), each reproduced: a colour that breaks
+"""The low findings of the red-team pass, each reproduced: a colour that breaks
 out of the report's `style=`, Write/Edit taking a path from anything but `file_path`, a ref that
 git reads as an option, subagents without a cap, and `swarm send` of nothing or of bytes that
 are not UTF-8."""

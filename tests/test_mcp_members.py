@@ -1,4 +1,4 @@
-"""Issue 33 part 3 (the server side): `swarm mcp serve --as NAME` plays a member that was
+"""The MCP server's side of outside members: `swarm mcp serve --as NAME` plays a member that was
 registered but never started (`swarm team add NAME`, or `Team.add_member`), and a client's
 SIGINT/SIGTERM at the end of its session is a normal exit (`swarm status`: exited, not "ended by
 signal"). Real `swarm` processes, driven by the official MCP client SDK.

@@ -1,4 +1,4 @@
-"""`swarm mcp serve` (issue 25), driven by the official MCP client SDK (`stdio_client` +
+"""`swarm mcp serve`, driven by the official MCP client SDK (`stdio_client` +
 `ClientSession`) against the real `swarm mcp serve` executable: the tool lists, a lead that runs
 a real `shell` teammate (hidden backend) through two tasks, ReadInbox and WaitForTeam, a member's
 server, the mode cap, and the end of the server (stdin closed: clean exit, the orphan rule).

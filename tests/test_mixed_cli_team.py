@@ -1,4 +1,4 @@
-"""One team of four kinds (issue 33): the real Claude Code, Codex and Gemini CLI as teammates
+"""One team of four kinds: the real Claude Code, Codex and Gemini CLI as teammates
 beside a shell teammate, each against its own fake model server on loopback, finish a task list
 together through swarm's mailboxes and task list. Nothing reads a screen: `status --json` and
 the lead's mailbox say what happened."""

@@ -1,4 +1,4 @@
-"""No member grants more than it has (issue 21, part 6): modes order `plan < default <
+"""No member grants more than it has: modes order `plan < default <
 acceptEdits < bypassPermissions`; the lead's SpawnTeammate and AnswerPlan(mode), and lead-only
 commands run from a member's shell, grant at most that member's own mode. A person's shell (no
 SWARM_AGENT_ID) is not limited. A grant above the cap is refused with an error naming it.

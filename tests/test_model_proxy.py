@@ -108,7 +108,7 @@ def test_a_codex_teammate_is_proxied_for_the_provider_its_config_names(
 
 def test_a_kind_added_later_gets_the_same_boundary_from_its_entry(
         fake_api: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Issue 45 part 5: a kind registered at run time (an ACP agent, say) names its credential
+    """A kind registered at run time (an ACP agent, say) names its credential
     and its API's variable in its entry: they are secret by name for every shell, and its CLI
     gets the proxy and a token."""
     from swarm.core.trust.secrets import secret_by_name, without_secrets

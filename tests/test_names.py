@@ -1,4 +1,4 @@
-"""Name validation (SPEC "Names, ids and paths"): rejected, never rewritten, via the API."""
+"""Name validation (docs/design/decisions.md): rejected, never rewritten, via the API."""
 
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ from swarm.core.store import paths
 from swarm.core.team.team import Team
 from swarm.errors import BadInputError, InvalidNameError
 
-# Every kind of bad name SPEC lists, plus a few neighbours of the 63-character limit.
+# Every kind of bad name, plus a few neighbours of the 63-character limit.
 INVALID_NAMES = [
     pytest.param("../x", id="dotdot"),
     pytest.param("..", id="dotdot-only"),

@@ -1,4 +1,4 @@
-"""Protected paths see what in-place editors and extractors write (issue 46, part 2).
+"""Protected paths see what in-place editors and extractors write.
 
 `sed -i`, `perl -i`, `awk -i inplace`, `ed`, `dd of=`, `truncate`, `sort -o`, `patch` (the files
 its diff names), `tar -x` (`-C DIR`, and the members of an archive it can read), `unzip` (`-d

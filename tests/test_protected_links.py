@@ -1,4 +1,4 @@
-"""Protected paths hold against links and moves (issue 32 part 4, SPEC "Trust, continued").
+"""Protected paths hold against links and moves.
 
 A hard link to a protected file, a symlink to a protected directory, or a moved `.git` is a new
 name for what git or swarm runs next: `cp -l .git/config cfg`, then `core.fsmonitor` written

@@ -1,4 +1,4 @@
-"""Protected paths (issue 21, SPEC "Trust, continued"): writes into `.git/`, `.swarm/`,
+"""Protected paths: writes into `.git/`, `.swarm/`,
 `.claude/`, `.mcp.json` and `$SWARM_HOME`, by Write/Edit or a Bash write, ask in `default` and
 `acceptEdits` under any allow rule that does not name the path; `bypassPermissions` allows them.
 Unit tests of `swarm.core.shell.rules` (table-driven)."""

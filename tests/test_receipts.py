@@ -1,4 +1,4 @@
-"""Issue 36, part 3: receipts. `swarm send --wait-read` returns once the recipient has put the
+"""Read receipts: `swarm send --wait-read` returns once the recipient has put the
 message into its conversation (and not before), exits 124 when it has not by `--timeout`, and
 fails at once on a dead or exited recipient; `swarm inbox --sent` shows each sent message as
 unread, read or answered; the lead's SendMessage says when its recipient will not read.

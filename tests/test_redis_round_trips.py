@@ -1,4 +1,4 @@
-"""Round trips on the network store (issue 37): what one send and one inbox read ask of the
+"""Round trips on the network store: what one send and one inbox read ask of the
 server, counted on a real redis-server with MONITOR. A request is one command, or one
 MULTI...EXEC pipeline; what a server-side script runs inside is not a round trip."""
 

@@ -1,4 +1,4 @@
-"""Record and replay (issue 36 part 4): `--record DIR` keeps every model request and reply per
+"""Record and replay: `--record DIR` keeps every model request and reply per
 member; `swarm replay DIR` reruns the team offline from them and reports where it diverged.
 
 Real processes: a headless `swarm lead` whose model is the fake Messages API

@@ -1,4 +1,4 @@
-"""Secrets by value as well as by name (issue 32, part 5): a variable whose value holds
+"""Secrets by value as well as by name: a variable whose value holds
 credentials (URL userinfo, `key=`/`token=` query parameters, the store URL's password, a header
 line) and every provider's credential variables never reach a teammate's Bash, and a failed
 model call never prints the credentials of its base URL into state, inbox, status, report or

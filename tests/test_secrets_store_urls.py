@@ -1,5 +1,4 @@
-"""Every form of a Redis store URL keeps its password out of every message (issue 32, part 5,
-and "some Redis URL forms echo the password"): a real redis-server that requires a password,
+"""Every form of a Redis store URL keeps its password out of every message: a real redis-server that requires a password,
 reached with the wrong one, at a port nobody listens on, over TLS it does not speak, over its
 unix socket, with the password in the query or percent-encoded, and URLs that do not parse.
 `swarm status`, `swarm status --json`, `swarm doctor` and `swarm doctor --json` say what is

@@ -1,4 +1,4 @@
-"""Issue 32, part 2: the sender of a message is who really sent it, and the lead's orders are
+"""The sender of a message is who really sent it, and the lead's orders are
 provably the lead's.
 
 A real `swarm agent` teammate (offline shell model, hidden backend) runs `swarm send` detached

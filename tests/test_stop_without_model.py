@@ -1,4 +1,4 @@
-"""A stop that does not need the model (issue 47, part 1): a teammate that cannot make a model
+"""A stop that does not need the model: a teammate that cannot make a model
 call (idle after a failed turn, its provider unreachable, its shutdown turn failing) approves a
 shutdown request itself at once; one that does not answer is ended after a short grace, never
 the whole timeout; `--force` ends it at once."""

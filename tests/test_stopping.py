@@ -1,4 +1,4 @@
-"""Stopping members that cannot stop themselves (issue 34, "Everyday use"):
+"""Stopping members that cannot stop themselves:
 
 - a teammate whose model provider is down (its model call retrying with backoff) answers a
   shutdown request at once, and `shutdown --force` ends a member that did not answer an earlier

@@ -1,4 +1,4 @@
-"""A Redis at maxmemory with `maxmemory-policy noeviction` (issue 32, a low): every write that
+"""A Redis at maxmemory with `maxmemory-policy noeviction`: every write that
 could grow memory fails with OOM. The CLI says "store full" in one line (exit 1, nothing
 written); a teammate waits it out like an outage (its pane says so once) and loses no message:
 before the fix, the OOM error killed its heartbeat thread or crashed it at its next write.

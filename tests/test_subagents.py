@@ -366,7 +366,7 @@ def test_worktree_subagents_keep_only_a_worktree_with_changes(
 @pytest.mark.usefixtures("trust_projects")  # the hook is the project's
 def test_a_subagent_stop_hook_hears_of_each_ended_subagent(
         crew: Crew, fake_api: FakeAnthropic) -> None:
-    """SPEC "Hooks": SubagentStop, with the subagent's id, type, status and final text."""
+    """Hooks: SubagentStop, with the subagent's id, type, status and final text."""
     heard = crew.workdir / "heard.jsonl"
     settings = crew.workdir / ".swarm" / "settings.json"
     settings.parent.mkdir(parents=True)
@@ -387,7 +387,7 @@ def test_a_subagent_stop_hook_hears_of_each_ended_subagent(
 
 def test_a_subagent_calls_mcp_tools_and_its_post_tool_use_hook_runs(
         crew: Crew, fake_api: FakeAnthropic, tmp_path: Path) -> None:
-    """SPEC parity: subagents get their parent's MCP tools and their definition's servers;
+    """Parity: subagents get their parent's MCP tools and their definition's servers;
     PostToolUse runs for their calls; a definition's `background` applies."""
     from tests.mcp_fixtures import calc_spec
 

@@ -1,4 +1,4 @@
-"""A task whose blocker cannot be read stays blocked (issue 32, a low): a blocker whose file or
+"""A task whose blocker cannot be read stays blocked: a blocker whose file or
 Redis entry is corrupt, missing, or not a task is not "completed", so its dependents are never
 claimed, started or offered, on both stores (the file store and a real redis-server).
 """

@@ -1,4 +1,4 @@
-"""Task ownership (issue 21, part 7): a task owned by a member changes owner or status only by
+"""Task ownership: a task owned by a member changes owner or status only by
 that owner or the lead (or a person's shell); anyone else gets an error. So a file scope lasts
 while its task is owned: a peer cannot lift it by taking the task away. Claiming an unowned task
 stays allowed.

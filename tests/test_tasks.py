@@ -1,4 +1,4 @@
-"""The shared task list (SPEC "The task list"): ids, blocking, claims, releases, corruption."""
+"""The shared task list (docs/design/decisions.md): ids, blocking, claims, releases, corruption."""
 
 from __future__ import annotations
 
@@ -161,7 +161,7 @@ def test_update_to_in_progress_is_refused_while_blocked(team: Team) -> None:
 
 
 def test_a_deleted_blocker_keeps_its_dependent_blocked(team: Team) -> None:
-    # Issue 32: a blocker that cannot be read is not completed (tests/test_task_blockers.py).
+    # A blocker that cannot be read is not completed (tests/test_task_blockers.py).
     base = team.tasks.add("base")
     child = team.tasks.add("child", blocked_by=[base.id])
     paths.task_file(team.name, base.id).unlink()

@@ -1,4 +1,4 @@
-"""The team file and team lifecycle (SPEC "The team file", `Team` API)."""
+"""The team file and team lifecycle (`Team`, core.team.team)."""
 
 from __future__ import annotations
 
@@ -249,7 +249,7 @@ def test_corrupt_team_file_fails_clearly(capsys: pytest.CaptureFixture[str]) -> 
 
 def test_delete_force_from_the_python_api_stops_members_by_default(
         sleeper: subprocess.Popen[bytes]) -> None:
-    """`Team.delete(name, force=True)` as SPEC's Python API shows it must not leave a member
+    """`Team.delete(name, force=True)` as its Python API shows it must not leave a member
     process running behind a deleted team directory."""
     team = Team.create("alpha")
     team.add_member("alice")

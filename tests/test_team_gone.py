@@ -1,4 +1,4 @@
-"""A team whose document is gone (issue 32 part 6): a corrupt `config.json` moved aside by its
+"""A team whose document is gone: a corrupt `config.json` moved aside by its
 first reader, the file deleted, a Redis restarted without persistence (FLUSHALL) or the team key
 deleted. Its agents still run. Every command names the document and what to do; `swarm team
 delete --force`, `swarm kill` and `swarm doctor --fix` stop the agents, found from their state

@@ -1,4 +1,4 @@
-"""A teammate's shell has only the teammate's authority (issue 46, part 1).
+"""A teammate's shell has only the teammate's authority.
 
 Every `swarm` command and option that acts for the lead or the person is in one table
 (`swarm.cli.authority`) and is refused in one line, exit 2, when the caller runs under a

@@ -1,4 +1,4 @@
-"""Bidi controls and invisible characters reach a terminal as visible escapes (issue 32, a low):
+"""Bidi controls and invisible characters reach a terminal as visible escapes:
 a Right-to-Left Override makes `txt.exe` read as `exe.txt`, a zero-width space splits a word a
 person checks, a tag character hides text entirely ("Trojan Source", ASCII smuggling). The
 terminal filter (`core/text/terminal.visible`, docs/design/trust.md "Terminal safety") shows them as `\\u202e`-style

@@ -346,7 +346,7 @@ def test_attach_opens_the_team_session(
 def test_a_tmux_server_swarm_starts_keeps_no_secret_and_logs_are_private(
     server: Server, team: Team, tmux_env: dict[str, str]
 ) -> None:
-    """SPEC "Pane backends": secrets never enter a tmux server's global environment. Here no
+    """Pane backends: secrets never enter a tmux server's global environment. Here no
     server runs yet: `swarm spawn` starts it, with an API key in its environment."""
     assert not server.is_alive()
     env = {**tmux_env, "ANTHROPIC_API_KEY": "sk-secret-value", "MY_TOKEN": "t0k3n"}

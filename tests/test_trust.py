@@ -1,4 +1,4 @@
-"""Trusting the team (issue 9): who may send what, checked by the receiver whatever the mailbox
+"""Trusting the team: who may send what, checked by the receiver whatever the mailbox
 file says; wrapped text that cannot forge markup; lead-only commands.
 
 "mallory" is a real `scripted:` teammate trying what an attacker would; the victims are real

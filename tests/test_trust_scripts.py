@@ -1,4 +1,4 @@
-"""Workspace trust covers the scripts a project's configuration runs (issue 32, a low): a hook or
+"""Workspace trust covers the scripts a project's configuration runs: a hook or
 MCP server command that names a file of the checkout (`./scripts/hook.sh`, `bash
 .swarm/hooks/x.sh`, `python3 tools/server.py`, `$CLAUDE_PROJECT_DIR/.claude/hooks/y.sh`) puts that
 file's content in the digest, so editing it after `swarm trust` makes the project untrusted

@@ -1,4 +1,4 @@
-"""An argument that is not UTF-8 is bad input (issue 32, a low): exit 2 with one `swarm: error:`
+"""An argument that is not UTF-8 is bad input: exit 2 with one `swarm: error:`
 line naming it, and nothing written; not exit 1 with "unexpected UnicodeEncodeError".
 
 A shell passes bytes; Python reads the ones that are not UTF-8 as lone surrogates

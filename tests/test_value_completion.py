@@ -1,4 +1,4 @@
-"""Shell completion of values (issue 47, part 5): `--model` (names and `PROVIDER:` prefixes),
+"""Shell completion of values: `--model` (names and `PROVIDER:` prefixes),
 `--backend`, modes, `permissions approve|deny <TAB>` (the pending requests' ids, each as a
 unique prefix, and the members asking) and `'*'` for `send`; through the real executable, as
 Click's scripts ask it, with plain JSON reads only (no model, no SDK imported by a Tab)."""

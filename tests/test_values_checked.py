@@ -1,4 +1,4 @@
-"""Every value checked where it is written (issue 47, part 2): `swarm config show` checks each
+"""Every value checked where it is written: `swarm config show` checks each
 value of config.toml as the commands would and fails naming the file and the key; an error about
 a value from config.toml, a variable or an agent definition names where it came from; a rule
 naming a tool that does not exist is refused in one line listing the tools there are."""

@@ -1,4 +1,4 @@
-"""Workspace trust (SPEC "Workspace trust"): a cloned repository's hooks, MCP servers and agent
+"""Workspace trust (docs/design/trust.md): a cloned repository's hooks, MCP servers and agent
 definitions run only once the project is trusted, and trust is bound to a digest of those files.
 
 The end-to-end tests drive a real git clone through `swarm spawn` (real `swarm agent` processes

@@ -5,7 +5,7 @@ One parent per SWARM_HOME: its socket in a directory of this user's own under th
 directory (a socket's path has ~100 bytes at most; SWARM_HOME may be deeper), named after
 SWARM_HOME; its output in $SWARM_HOME/run/forkserver.log.
 
-The parent holds no secret (issue 46): it starts with `SERVER_ENV` of this environment and no
+The parent holds no secret: it starts with `SERVER_ENV` of this environment and no
 secret (core.trust.secrets), so the environment every fork shows in /proc/PID/environ has none;
 a request carries no environment, and each child reads its own member's from the socket after
 the fork, which the parent never reads.

@@ -50,7 +50,7 @@ def in_iterm2() -> bool:
 
 
 def resolve(requested: str | None = None) -> Choice:
-    """SPEC order: --backend / $SWARM_BACKEND, else inside tmux -> tmux; in iTerm2 with osascript
+    """In this order: --backend / $SWARM_BACKEND, else inside tmux -> tmux; in iTerm2 with osascript
     -> iterm2; tmux installed -> tmux (detached session); else hidden."""
     wanted = requested or settings.backend()
     if wanted != "auto":

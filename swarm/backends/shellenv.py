@@ -2,7 +2,7 @@
 
 A pane backend hands the agent's environment to a terminal (tmux `-e K=V`, an iTerm2 `write text`
 line). Those are visible: in `ps` for the tmux client's argv, on screen and in shell history for
-iTerm2. Secret-looking variables (a name with KEY, TOKEN, AUTH...) and every variable core.secrets
+iTerm2. Secret-looking variables (a name with KEY, TOKEN, AUTH...) and every variable core.trust.secrets
 finds a secret in (by name or by value: a URL's password or key, the store URL, a header line)
 therefore travel through a private 0600 temp file that the pane's shell sources and deletes
 before it starts the agent.

@@ -1,4 +1,4 @@
-"""What a teammate's shell may not do (issue 46): every `swarm` command and option that acts for
+"""What a teammate's shell may not do: every `swarm` command and option that acts for
 the lead or the person, in one table, refused in one line (exit 2) when the caller runs under a
 teammate. The caller is found as the sender of a message is (`caller.current_agent_name`: the
 `swarm agent` process above it, whatever its environment says), so a teammate's `Bash(swarm:*)`

@@ -1,4 +1,4 @@
-"""SWARM_FORKSERVER=1: hidden teammates forked from one preloaded parent (issue 37).
+"""SWARM_FORKSERVER=1: hidden teammates forked from one preloaded parent.
 
 Each `swarm agent` imports the runtime and a provider SDK on its own: ~75 MB of live objects a
 sonnet teammate, the same in every one. This parent (`python -m swarm.cli.forkserver SOCKET`,
@@ -6,14 +6,14 @@ started by the hidden backend on first use) imports them once; a teammate forked
 those pages copy-on-write (figures in docs/PERFORMANCE.md). What each child does first makes it
 what the hidden backend's Popen would have started: its own session, stdin from /dev/null,
 output to its agent.log, the member's environment and directory (signal dispositions are a fresh
-interpreter's: the parent never changes them), and its own command line in /proc (core.liveness.agent_ancestor reads it); then `swarm agent`.
+interpreter's: the parent never changes them), and its own command line in /proc (core.store.liveness.agent_ancestor reads it); then `swarm agent`.
 
 The parent answers only its own user (SO_PEERCRED), runs no thread (it forks), reaps its
 children, and exits when it has had neither child nor request for IDLE_EXIT seconds or when the
 installed swarm is not the one it loaded (backends.forkserver.stamp). Linux only (/proc,
 SO_PEERCRED).
 
-It holds no secret (issue 46): started with an environment without one
+It holds no secret: started with an environment without one
 (backends.forkserver.server_env), it never reads a member's environment: the child reads it
 from the socket after the fork. Parent and children are not dumpable (PR_SET_DUMPABLE 0, kept
 across fork): another process of the same user cannot read their /proc/PID/environ, mem, maps

@@ -1,5 +1,5 @@
 """The lead's side of attention: a question that waits for the person, as an Alert
-(core.attention), and when it is denied unanswered (the lead denies requests and plans alike
+(core.team.attention), and when it is denied unanswered (the lead denies requests and plans alike
 at SWARM_PERMISSION_TIMEOUT, counted from the request's timestamp)."""
 
 from __future__ import annotations

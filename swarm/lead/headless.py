@@ -1,7 +1,7 @@
 """Headless `swarm lead` (`--headless`, or standard input not a terminal): a CI step.
 
 Runs PROMPT and ends when the lead ends a turn with the team quiet (and nothing left to tell
-it), or at `--timeout`. Prints the lead's final text, or with `--json` SPEC's object. Exit codes:
+it), or at `--timeout`. Prints the lead's final text, or with `--json` one JSON object. Exit codes:
 0 done; 1 the lead or a teammate failed, or tasks are left unfinished; 124 timeout. Progress goes
 to stderr, one line per event, so a CI log shows what happened.
 """

@@ -75,7 +75,7 @@ def _host(ctx: ToolContext) -> LeadHost:
     return cast(LeadHost, ctx.host)
 
 
-Mode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]  # core.names' modes
+Mode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]  # core.records.permissions' modes
 
 
 def _agent_cli(value: str) -> str:
@@ -193,7 +193,7 @@ class LeadSendMessage(tt.SendMessage):
     @staticmethod
     def _receipt(to: str, what: str, ctx: ToolContext) -> str:
         """What became of the message: delivered and waiting to be read, or its recipient will
-        not read it (dead; exited and not woken). SPEC: a message to an exited (not dead)
+        not read it (dead; exited and not woken). A message to an exited (not dead)
         teammate respawns it with its transcript."""
         if to == "*":
             gone = [s for s in observe(ctx.team) if s.state in DONE_STATES]

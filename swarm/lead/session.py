@@ -41,7 +41,7 @@ PERSON_POLL = 0.05  # seconds between checks of the person's input (interactive)
 
 
 class Report(Struct, dict=True):
-    """What `--json` prints: SPEC's object, plus the exit code's reasons."""
+    """What `--json` prints: the session's object, plus the exit code's reasons."""
 
     team: str
     final_text: str

@@ -1,6 +1,6 @@
 """What wakes the lead, and what it is told when it wakes.
 
-SPEC's wake policy: the person's input, a plain message from a member, a (verified)
+The lead's wake policy (docs/design/prompt-and-wake.md): the person's input, a plain message from a member, a (verified)
 `teammate_terminated`, a refused `shutdown_response` and, with `--approvals lead`, permission and
 plan requests start a lead turn. An `idle_notification` never does: the newest one per member is
 folded into a compact `<team-status>` block at the head of the next input. The team going quiet

@@ -11,7 +11,7 @@ joins the team file (or takes over its stopped entry). Both keep a state.json wi
 so `swarm status` shows them and a served member that dies is noticed like any teammate.
 
 The mode cap: the served lead is an LLM, so it grants at most its --permission-mode (the lead
-tools' own check, core/names.ModeCap): a spawn or a plan approval in a higher mode is refused; a
+tools' own check, core.records.permissions.ModeCap): a spawn or a plan approval in a higher mode is refused; a
 teammate spawned without a mode starts in the served lead's.
 """
 
@@ -124,7 +124,7 @@ class ServedHost:
     """The ToolHost (and LeadHost) of one `swarm mcp serve` process."""
 
     def __init__(self, options: ServeOptions) -> None:
-        # The most it grants: SpawnTeammate and AnswerPlan check it (core/names.ModeCap).
+        # The most it grants: SpawnTeammate and AnswerPlan check it (core.records.permissions.ModeCap).
         self.mode = self.cap = validate_mode(options.permission_mode)
         self.depth = 1  # the client it serves is the person's delegate: its teammates are 2
         self.member = validate_agent_name(options.member) if options.member is not None else None

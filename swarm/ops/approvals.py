@@ -296,7 +296,7 @@ def _plan_of(team: Team, name: str) -> Pending:
     return plans[-1]
 
 
-# Modes a plan can be approved into: never plan again, never bypassPermissions (SPEC).
+# Modes a plan can be approved into: never plan again, never bypassPermissions (trust.md).
 PLAN_WORKING_MODES = tuple(m for m in PERMISSION_MODES if m not in ("plan", "bypassPermissions"))
 
 

@@ -88,7 +88,7 @@ def check_disallowed(value: Any) -> list[str]:
     return tools
 
 
-# The fields a plain type does not say enough about: each one's check (core/definitions.py).
+# The fields a plain type does not say enough about: each one's check (core/agents/agent_definition.py).
 CHECKS: dict[str, Callable[[Any], Any]] = {
     "name": check_name, "tools": tool_list, "disallowed_tools": check_disallowed,
     "mcp_servers": definition_servers, "permission_mode": check_mode,
@@ -121,8 +121,8 @@ class DefinitionFields(BaseModel):
     background: StrictBool = False  # a subagent of this type: background
     hooks: dict[str, Any] | None = None  # settings-format hooks for this agent only
     agent: str | None = None  # `agent: claude-code`: a teammate of this type is that CLI
-    skills: list[str] = Field(default_factory=list)  # preloaded into its prompt (core.skills)
-    memory: str | None = None  # user, project or local (core.agent_memory)
+    skills: list[str] = Field(default_factory=list)  # preloaded into its prompt (core.agents.skills)
+    memory: str | None = None  # user, project or local (core.agents.memory)
 
     @field_validator(*CHECKS, mode="before")
     @classmethod

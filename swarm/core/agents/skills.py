@@ -3,7 +3,7 @@
 A definition's `skills: [NAME, ...]` preloads each one's body (front matter stripped, capped)
 into the agent's system prompt. Places, highest first: the project's `.swarm/skills/NAME/` then
 `.claude/skills/NAME/` (project configuration: in a trusted project only, and in its digest:
-core.workspace_trust), then the user's `$SWARM_HOME/skills/NAME/` and `~/.claude/skills/NAME/`. Skills are text in a prompt:
+core.trust.workspace), then the user's `$SWARM_HOME/skills/NAME/` and `~/.claude/skills/NAME/`. Skills are text in a prompt:
 nothing in them runs.
 """
 

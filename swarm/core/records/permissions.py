@@ -11,8 +11,8 @@ from msgspec import Struct
 from swarm.errors import BadInputError, NotAllowedError
 
 PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
-# What each mode lets through, least first: a member grants at most its own mode (SPEC "Trust,
-# continued"). The one home of this order.
+# What each mode lets through, least first: a member grants at most its own mode
+# (docs/design/trust.md). The one home of this order.
 MODE_ORDER = ("plan", "default", "acceptEdits", "bypassPermissions")
 
 

@@ -36,7 +36,7 @@ class Message(Record, kw_only=True):
     color: str | None = None
     timestamp: str = field(default_factory=utcnow_iso)
     read: bool = False
-    # The lead's signature of an order (core.lead_key): what makes it the lead's, not its `from`.
+    # The lead's signature of an order (core.team.lead_key): what makes it the lead's, not its `from`.
     sig: str | None = None
 
     def structured(self) -> StructuredMessage | None:
@@ -124,7 +124,7 @@ class TaskAssignment(_Structured, kw_only=True):
 
 class ModeChange(_Structured, kw_only=True):
     """The lead sets a teammate's permission mode; it applies from the teammate's next tool
-    call (SPEC: `swarm mode`, the lead's SetMode)."""
+    call (`swarm mode`, the lead's SetMode)."""
 
     type: Literal["mode_change"] = "mode_change"
     mode: Literal["default", "acceptEdits", "plan", "bypassPermissions"]
@@ -247,7 +247,7 @@ def dump_structured(message: StructuredMessage) -> str:
     return records.encode(records.to_dict(message, drop_none=True)).decode()
 
 
-# Who may send what (SPEC "Who may send what"); the receiver checks, whatever the file says.
+# Who may send what (docs/design/messages.md); the receiver checks, whatever the file says.
 LEAD_ONLY_TYPES = frozenset(
     {"shutdown_request", "permission_response", "plan_approval_response", "task_assignment",
      "mode_change"})

@@ -1,4 +1,4 @@
-"""The files a program writes because its operands say so (issue 46): in-place editors (`sed -i`
+"""The files a program writes because its operands say so: in-place editors (`sed -i`
 and the files a sed script's `w` names, `perl -i`, `awk -i inplace`, `ed`/`ex`), `dd of=`,
 `truncate`, `sort -o`, the gzip family (the file beside its operand), and the extractors
 (`extractors`: `tar`, `unzip`, `patch`). `shellwrappers` hands over the files of `find -exec`

@@ -1,4 +1,4 @@
-"""What extractors write (issue 46): `tar -x` (into `-C DIR`) and `unzip` (into `-d DIR`) write
+"""What extractors write: `tar -x` (into `-C DIR`) and `unzip` (into `-d DIR`) write
 the members of their archive, `patch` the files its diff names (and `-o`, `-r`); `tar -c` writes
 its archive. The members and names are read at check time from the archive or diff file when
 it is a regular file that can be read (`< file` too), remembered per file state (device, inode,

@@ -1,4 +1,4 @@
-"""What a Bash command gives a new name to (issue 32): the sources of `mv`, `rename`, `ln`,
+"""What a Bash command gives a new name to: the sources of `mv`, `rename`, `ln`,
 `link`, `cp` with links (-l, -s) or a tree (-a, -r: a copied `.git` is a working git directory)
 and `rsync` (and its --link-dest); and the targets of `rsync`, `install` and `link`, which
 `shellparse` does not list as writes. A protected source is a protected write: `cp -l

@@ -83,7 +83,7 @@ def tool_path(args: dict[str, Any], cwd: Path) -> Path | None:
 
 
 def reads_lead_key(tool_name: str, args: dict[str, Any], cwd: Path) -> str | None:
-    """What names the team's lead key (core.lead_key: the file, or the Redis key), in a Read
+    """What names the team's lead key (core.team.lead_key: the file, or the Redis key), in a Read
     or a Grep over a directory holding it, or in a Bash word; None when nothing does. A name
     check only: a command that builds the name (a glob, `$x`) or greps all of $SWARM_HOME is
     not seen (the limits in docs/design/trust.md "Control messages")."""
@@ -234,7 +234,7 @@ def check(
     deny: list[str],
     own: tuple[Path, ...] = (),
 ) -> Decision:
-    """`own`: the agent's own files (its memory file: core.agent_memory) that acceptEdits lets
+    """`own`: the agent's own files (its memory file: core.agents.memory) that acceptEdits lets
     it write without asking, though they are protected paths."""
     denied = _check_deny(tool_name, args, cwd, deny)
     if denied is not None and denied.behavior == "deny":

@@ -124,7 +124,7 @@ def pane_lock() -> Path:
 
 
 def user_skills_dir() -> Path:
-    """The user's skills: `NAME/SKILL.md` (core.skills)."""
+    """The user's skills: `NAME/SKILL.md` (core.agents.skills)."""
     return home() / "skills"
 
 

@@ -337,7 +337,7 @@ class Team:
         if structured is None and summary is None:
             summary = _summary_of(body)
         check_size("summary", summary, MAX_SUMMARY_BYTES)
-        # Only the lead sends an order; it is signed for its recipient (core.lead_key). The
+        # Only the lead sends an order; it is signed for its recipient (core.team.lead_key). The
         # callers decide who speaks: the CLI never names the lead under a teammate.
         signed = lead_key.is_order(structured)
         messages = []

@@ -23,7 +23,7 @@ _INVISIBLE = ("\u00ad\u061c\u180e\u200b-\u200f\u202a-\u202e\u2060-\u206f\ufeff"
               "\ufff9-\ufffb\U000e0000-\U000e007f")
 # C0 but \t (09) and \n (0a), DEL, C1 (0x80-0x9f: U+0080-U+009F as text), and the above.
 _CONTROL = re.compile(f"[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f{_INVISIBLE}]")
-# Swarm's own styles (core/view.py, lead/interactive.py): reset, bold, dim and the 16 colours.
+# Swarm's own styles (core/text/view.py, lead/interactive.py): reset, bold, dim and the 16 colours.
 _OWN_STYLE = r"\x1b\[(?:[0-2]|3[0-7]|9[0-7])m"
 _CONTROL_OR_STYLE = re.compile(f"({_OWN_STYLE})|{_CONTROL.pattern}")
 

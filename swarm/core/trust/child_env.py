@@ -1,4 +1,4 @@
-"""The environment each kind of child process gets (SPEC "Workspace trust", environment).
+"""The environment each kind of child process gets (docs/design/trust.md).
 
 - Hooks and stdio MCP servers: a minimal environment (`MINIMAL_VARS`, `LC_*`, `PWD` set to their
   cwd, the agent's `SWARM_*` ids) plus what their own entry's `env` object names, with `${VAR}`
@@ -6,7 +6,7 @@
   agent's API key unless the entry asks for it by name.
 - Bash tool commands: the agent's environment minus every variable that holds a secret, by name
   (every provider's credentials, `SWARM_SECRET_VARS`) or by value (a URL's password or key, the
-  store URL's password, a header line): core.secrets.
+  store URL's password, a header line): core.trust.secrets.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ def minimal_env(environ: Mapping[str, str], cwd: str | None = None,
 
 
 def command_env(environ: Mapping[str, str]) -> dict[str, str]:
-    """A Bash tool command's environment: the agent's, minus every secret (core.secrets)."""
+    """A Bash tool command's environment: the agent's, minus every secret (core.trust.secrets)."""
     return without_secrets(environ)
 
 

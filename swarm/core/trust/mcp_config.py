@@ -6,7 +6,7 @@ name. An agent gets servers by name (`spawn --mcp NAME`, a definition's `mcp_ser
 specs in its definition. A bad entry is one problem naming its file and field; the others load.
 Values may use `${VAR}` or `${VAR:-default}`, expanded from the agent's environment when the
 server starts (so `swarm mcp list` never prints a secret). The project's file counts only in a
-trusted project (core/workspace_trust.py).
+trusted project (core/trust/workspace.py).
 """
 
 from __future__ import annotations

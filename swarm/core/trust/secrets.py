@@ -8,7 +8,7 @@ By value: a URL with a password in its userinfo (`scheme://user:pw@host`), a URL
 has a key/token/password/secret/signature parameter (`?key=...`), or a header line
 (`X-Api-Key: ...`). The store URL (`SWARM_STORE=redis://:pw@host`) is such a value.
 
-Those variables are kept from Bash commands (core.child_env) and from command lines and a tmux
+Those variables are kept from Bash commands (core.trust.child_env) and from command lines and a tmux
 server's environment (backends.shellenv). What an agent prints goes through `redact`: each URL's
 password and secret query values become `***`, and so does every fragment of a secret variable's
 value (raw and percent-decoded) wherever it appears, e.g. a server's error that echoes the path.

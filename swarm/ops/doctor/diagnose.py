@@ -48,7 +48,7 @@ def _home_writable() -> tuple[bool, str]:
 
 
 def project_trust() -> dict[str, Any]:
-    """Whether the project configuration found from here would be used (core/workspace_trust)."""
+    """Whether the project configuration found from here would be used (core.trust.workspace)."""
     try:
         decision = decide(os.getcwd())
     except OSError:  # the cwd is gone

@@ -1,7 +1,7 @@
 """Receipts: whether a sent message has been read, waiting until it is (`swarm send
 --wait-read`), and what became of each message a member sent (`swarm inbox --sent`).
 
-A message is read once its recipient has put it into its conversation (SPEC): then it is no
+A message is read once its recipient has put it into its conversation (messages.md): then it is no
 longer among the mailbox's unread messages, on either store (the file store's reader marks it
 and compacts it to the archive; Redis moves the acknowledged position or adds it to the read
 set). So a receipt is the recipient's own `unread()`: no second record to drift. Waiting

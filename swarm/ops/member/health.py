@@ -235,7 +235,7 @@ def _activity(state: AgentState) -> dict[str, Any]:
 def observe_lead(team: Team, record: bool = True) -> MemberStatus | None:
     """The lead's row, when a `swarm lead` process leads (or led) the team: it records its
     state.json like a teammate. A lead that is gone shows as dead; nothing is recorded for it
-    (its teammates notice on their own: see orphans in SPEC), but its Bash command, in a
+    (its teammates notice on their own: runtime.process.orphan), but its Bash command, in a
     process group of its own, is ended (unless `record` is False), as a teammate's is."""
     member = team.config().member(LEAD_NAME)
     state = read_state(team.name, LEAD_NAME)

@@ -120,7 +120,7 @@ class SpawnRequest(Struct, dict=True):
     # may not exceed it.
     cap: ModeCap | None = None
     # The mode it starts in when neither the request nor its definition names one (the
-    # lead's: SPEC, teammates inherit the lead's mode).
+    # lead's: teammates inherit the lead's mode).
     inherit_mode: str | None = None
     # Trust the project's configuration for this run (--trust-project): the teammate gets the
     # grant for this digest.

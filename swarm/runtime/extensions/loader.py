@@ -59,7 +59,7 @@ def feedback_block(event: str, text: str) -> dict[str, Any]:
 def checkout_of(member: Member) -> Path | None:
     """For a teammate in a worktree: the same directory in the checkout it was made from, where
     project configuration that is not committed (.swarm/settings.json, .mcp.json, definitions)
-    still is; it is used under the same trust as the rest (core/workspace_trust.py)."""
+    still is; it is used under the same trust as the rest (core/trust/workspace.py)."""
     if not (member.worktree_path and member.worktree_repo and member.cwd):
         return None
     try:
@@ -112,7 +112,7 @@ class Extensions(ToolHooks):
              project: ProjectConfig) -> Extensions:
         """Read hook settings and MCP config (the project's only when `project` is the trusted
         configuration); bad entries are one warning each, never fatal. Hooks and servers get
-        a minimal environment plus what their entry's `env` names (core/child_env.py)."""
+        a minimal environment plus what their entry's `env` names (core/trust/child_env.py)."""
         hooks, problems = load_hooks(cwd, project=project)
         if definition.hooks:  # the definition's own hooks, for this agent only
             own, own_problems = parse_hooks({"hooks": definition.hooks}, definition.path)

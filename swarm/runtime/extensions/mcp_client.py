@@ -1,4 +1,4 @@
-"""An agent's MCP servers: started when it starts, stopped when it exits (SPEC "MCP servers").
+"""An agent's MCP servers: started when it starts, stopped when it exits (docs/design/hooks-mcp.md).
 
 The official SDK (`mcp`, imported lazily) is asyncio; the agent is synchronous. One background
 thread runs an event loop, and each server lives in one task of it that holds the transport
@@ -129,7 +129,7 @@ class McpManager:
                  log_dir: Path | None = None) -> None:
         self.cwd = cwd
         self.environ = dict(os.environ if environ is None else environ)  # `${VAR}` source
-        # A stdio server's environment: a minimal one plus its own `env` (core/child_env.py).
+        # A stdio server's environment: a minimal one plus its own `env` (core/trust/child_env.py).
         self.base_env = dict(minimal_env(self.environ, str(cwd)) if base_env is None
                              else base_env)
         self.warn = warn

@@ -1,14 +1,14 @@
-"""Hooks: shell commands the user configures to run on an agent's events (SPEC "Hooks").
+"""Hooks: shell commands the user configures to run on an agent's events (docs/design/hooks-mcp.md).
 
 Settings: `hooks` in `$SWARM_HOME/settings.json` (user) and the nearest
 `<project>/.swarm/settings.json` from the agent's cwd up to the git root, in a trusted project
-only (core/workspace_trust.py); both apply, user hooks first.
+only (core/trust/workspace.py); both apply, user hooks first.
 `{EVENT: [{"matcher": "<regex on tool name>", "command": "<shell>", "timeout": 60, "env": {}}]}`;
 Claude Code's nested spelling `{"matcher": .., "hooks": [{"type": "command", "command": ..}]}`
 is read as the same. Loaded once when the agent starts; a malformed file or a bad field is one
 problem naming the file and field, and the valid rest applies.
 
-A hook runs with `bash -c` in the agent's cwd with a minimal environment (core/child_env.py)
+A hook runs with `bash -c` in the agent's cwd with a minimal environment (core/trust/child_env.py)
 plus what its entry's `env` names (`${VAR}` expanded from the agent's environment), its own
 process group, the event's JSON on stdin, and stdout/stderr going to unlinked temporary files (so a
 hook that never reads stdin, or leaves a background child holding its output, cannot block
@@ -161,7 +161,7 @@ class HookRunner:
     team: str
     agent_id: str
     cwd: Path
-    env: dict[str, str]  # every hook's base environment (a minimal one: core/child_env.py)
+    env: dict[str, str]  # every hook's base environment (a minimal one: core/trust/child_env.py)
     warn: Callable[[str], None] = lambda line: None
     # The agent tracks the running hook so an interrupt (SIGINT) can kill it like a Bash command.
     on_process: Callable[[subprocess.Popen[bytes] | None], None] = lambda proc: None

@@ -141,6 +141,6 @@ def describe() -> list[dict[str, str | bool | None]]:
 
 
 def _shown(url: str) -> str:
-    """An endpoint as doctor shows it: no userinfo, no query (core.secrets, the one home of
+    """An endpoint as doctor shows it: no userinfo, no query (core.trust.secrets, the one home of
     redaction)."""
     return bare_url(url)

@@ -175,6 +175,6 @@ class Asker:
 
     def _from_lead(self, message: Message) -> StructuredMessage | None:
         """The lead's answer or order in `message`; None when its sender may not send it (only
-        the lead answers requests and asks for a shutdown, signed: core.lead_key)."""
+        the lead answers requests and asks for a shutdown, signed: core.team.lead_key)."""
         kind = message.structured()
         return kind if kind is not None and self.seal.allows(kind, message) else None

@@ -75,7 +75,7 @@ class PermissionPolicy:
         return self._team_rules.get()
 
     def out_of_scope(self, tool: Tool, args: dict[str, Any]) -> Decision | None:
-        """File scopes on tasks (core/scopes.py): in every mode, bypassPermissions too."""
+        """File scopes on tasks (core/team/scopes.py): in every mode, bypassPermissions too."""
         if not tool.edits_files:
             return None
         denial = scope_denial(self.team, self.member.name, rules.tool_path(args, self.cwd))

@@ -4,7 +4,7 @@ A command its Bash tool starts can leave its shell behind (`setsid -f`, `nohup .
 fork); the kernel hands such an orphan to the nearest ancestor that asked to be a "child
 subreaper" (Linux: `prctl(PR_SET_CHILD_SUBREAPER)`), else to init. The agent asks at start, so
 a `swarm` command run anywhere below it finds it among its ancestors
-(`core.liveness.agent_ancestor`) and speaks as that teammate, never as the lead.
+(`core.store.liveness.agent_ancestor`) and speaks as that teammate, never as the lead.
 
 An adopted orphan that exits is the agent's zombie until the agent waits for it. `Reaper.reap`
 (every heartbeat) waits only for zombies it saw at the previous beat too: a child the agent

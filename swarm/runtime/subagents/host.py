@@ -68,5 +68,5 @@ class SubagentHost(Protocol):
         """The host's MCP tools (`mcp__server__tool`): its subagents may use them too."""
 
     def lends(self, tool_name: str) -> bool:
-        """May its subagents have this tool? Only one the host has (SPEC: no member grants
-        more than it has): a subagent's tools are its type's that the host lends."""
+        """May its subagents have this tool? Only one the host has (no member grants more than
+        it has): a subagent's tools are its type's that the host lends."""

@@ -109,7 +109,7 @@ def typed(runner: Subagents, request: SubagentRequest) -> tuple[Subagent, list[d
     policy = replace(host.policy, cwd=cwd, own_files=(its_memory,) if its_memory else (),
                      own_only=frozenset(only))
     if definition.permission_mode:
-        # Its definition's mode, but never more than the parent has (SPEC: mode cap).
+        # Its definition's mode, but never more than the parent has (the mode cap).
         policy.mode = mode_at_most(definition.permission_mode, host.policy.mode)
     sub = runner.new(request, agent_id, spec, SubagentParts(
         info=runner.info_for(request, definition, agent_id, worktree), cwd=cwd,

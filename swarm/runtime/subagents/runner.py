@@ -148,7 +148,7 @@ class Subagents:
 
     def info_for(self, request: SubagentRequest, definition: AgentDefinition | None, agent_id: str,
               worktree: WorktreeRecord | None) -> SubagentInfo:
-        # A fork is always background (SPEC); a type: as asked, else as its definition says.
+        # A fork is always background (subagents.md); a type: as asked, else as its definition says.
         background = definition is None or (request.background if request.background is not None
                                             else definition.background)
         return SubagentInfo(agent_id=agent_id, subagent_type=definition.name if definition

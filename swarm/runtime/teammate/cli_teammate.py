@@ -1,7 +1,7 @@
 """The teammate process of a member that is another agent CLI (`spawn --agent claude-code`).
 
 The same life as swarm's own teammate (runtime/teammate/agent.py), with the CLI in place of the loop:
-its inputs in SPEC order (`inputs.py`: messages and claimed tasks become turns, marked read
+its inputs in their order (`inputs.py`: messages and claimed tasks become turns, marked read
 once sent), one turn = one user message to the CLI's session and its events back to the
 `result`, then the idle note (`idle.py`). State, heartbeat, usage and cost (from the CLI's own
 result JSON) and the transcript are AgentBase's. Shutdown is negotiated: the request is a turn;

@@ -4,7 +4,7 @@ The lines come from `swarm.core.text.view` (the renderer `swarm transcript` uses
 of each thing shown gets the time, the rest are indented under it. Streamed model text is
 printed as it arrives; the log gets it once it is complete.
 
-The pane is a terminal, so nothing reaches it unfiltered (core/terminal.py): plain text (`say`,
+The pane is a terminal, so nothing reaches it unfiltered (core/text/terminal.py): plain text (`say`,
 `stream`) is made visible whole; styled lines from the View keep only swarm's own colours.
 
 Long work shows it is alive, on a terminal only (never in agent.log): a status line under the

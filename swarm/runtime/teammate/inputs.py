@@ -1,6 +1,6 @@
 """A teammate's inputs: what it handles next, and how the model sees it.
 
-SPEC's order: a shutdown request first, then the lead's messages, then peers' (oldest first),
+Their order: a shutdown request first, then the lead's messages, then peers' (oldest first),
 then a background subagent's end, then the next task it can claim. Out of turns or budget, the
 messages stay unread (a respawn with a new limit handles them) and its status says why.
 Messages that arrive during a turn reach the model at its next call (`arrivals`); those already
@@ -134,7 +134,7 @@ class Inputs:
             self.unread()
 
     def next_input(self, watcher: Watcher) -> tuple[list[Inbound], Task | None]:
-        """Block until there is something to do, in SPEC order."""
+        """Block until there is something to do, in that order."""
         self._watcher = watcher
         while True:
             inbound = self.unread()
@@ -185,7 +185,8 @@ class Inputs:
                 self._watcher.wait(remaining)
 
     def turn_began(self) -> None:
-        """What is unread now keeps its SPEC order: `arrivals` leaves it for the next input."""
+        """What is unread now keeps its place in the order: `arrivals` leaves it for the next
+        input."""
         self._waiting_at_start = {m.id for m in self.box.unread()}
 
     def begin(self, inbound: list[Inbound], task: Task | None) -> ShutdownRequest | None:

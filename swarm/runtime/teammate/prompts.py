@@ -1,7 +1,7 @@
 """An agent's system prompt, in four parts, the most stable first so the cached prefix holds:
 
-1. the definition body, then the skills it preloads (core.skills) and its own memory
-   (core.agent_memory; both read at start: fixed for the agent's life);
+1. the definition body, then the skills it preloads (core.agents.skills) and its own memory
+   (core.agents.memory; both read at start: fixed for the agent's life);
 2. project memory: `SWARM.md`, `AGENTS.md`, `CLAUDE.md` from the repository root down to the cwd,
    after `$SWARM_HOME/SWARM.md` (read once at start; left out with `omit_project_memory`);
 3. the team addendum: who it is, its lead, its current teammates, how to talk (rebuilt when the

@@ -3,7 +3,7 @@ an owner token and an expiry; `...:config:v` counts its versions (what caches co
 is created by SET NX, so two hosts creating the same name get two teams, as on files. What
 stays on the agent's host (transcripts, logs, worktrees) is under `paths.local_team_dir`.
 
-A send is one request (issue 37): the handle keeps the team file it last read with its version
+A send is one request: the handle keeps the team file it last read with its version
 (read together, in one MULTI), checks members against it, and one script appends the messages
 to the recipients' streams and the change feed only if the version is still that one. When the
 team file changed in between, the script writes nothing and the send starts again on the new
