@@ -16,16 +16,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from swarm.backends.tmux_names import (
-    AGENT_OPT,
-    NEW_PANE,
-    PLACEHOLDER,
-    SEP,
-    TEAM_OPT,
-    main_vertical,
-    session_name,
-    tiled,
-)
+from swarm.backends import tmux_names as tn
 from swarm.core.store.disk import locked
 
 if TYPE_CHECKING:
@@ -46,12 +37,12 @@ def new_window(backend: TmuxBackend, team: str, name: str, leader: str | None
         session = backend._tmux(["display-message", "-p", "-t", leader, "#{session_id}"])
         target = f"{(session or [''])[0]}:"
     elif backend.session_exists():
-        target = f"={session_name(team)}:"
+        target = f"={tn.session_name(team)}:"
     else:
-        pane_id, window_id = backend.new_session(session_name(team), name, team)
+        pane_id, window_id = backend.new_session(tn.session_name(team), name, team)
         return pane_id, window_id, []
-    created = backend._tmux(["new-window", "-d", "-t", target, "-n", name, *NEW_PANE])
-    pane_id, window_id = (created or [""])[0].split(SEP)
+    created = backend._tmux(["new-window", "-d", "-t", target, "-n", name, *tn.NEW_PANE])
+    pane_id, window_id = (created or [""])[0].split(tn.SEP)
     return pane_id, window_id, []
 
 
@@ -59,9 +50,9 @@ def hide(backend: TmuxBackend, pane_id: str) -> str:
     """Move a teammate's pane out of sight; what happened, in a few words."""
     team = backend._need_team()
     with locked(backend._lock()):
-        info = backend._query(pane_id, "#{" + TEAM_OPT + "}", "#{session_id}", "#{session_name}",
+        info = backend._query(pane_id, "#{" + tn.TEAM_OPT + "}", "#{session_id}", "#{session_name}",
                               "#{window_id}", "#{window_name}", "#{window_panes}",
-                              "#{" + AGENT_OPT + "}")
+                              "#{" + tn.AGENT_OPT + "}")
         if info is None or not backend._owns(info[0]):
             return f"not a pane of team {team}"
         _, session_id, session, window_id, window_name, count, agent = info
@@ -71,14 +62,14 @@ def hide(backend: TmuxBackend, pane_id: str) -> str:
         # Spaces apart (a query's fields are tab-separated), the window's name last: it may
         # have spaces of its own.
         home = " ".join((session_id, window_id, "1" if count == "1" else "0",
-                         window_name.replace(SEP, " ")))
+                         window_name.replace(tn.SEP, " ")))
         backend._tmux(["set-option", "-p", "-t", pane_id, HOME_OPT, home])
         target = f"={hidden}:"
         if backend._tmux(["has-session", "-t", target], check=False) is not None:
             backend._tmux(["break-pane", "-d", "-s", pane_id, "-t", target, "-n", agent])
         else:  # a new session always has a window: a placeholder, closed once the pane is in
             created = backend._tmux(["new-session", "-d", "-s", hidden, "-n", "placeholder",
-                                     "-P", "-F", "#{window_id}", *PLACEHOLDER])
+                                     "-P", "-F", "#{window_id}", *tn.PLACEHOLDER])
             backend._tmux(["break-pane", "-d", "-s", pane_id, "-t", target, "-n", agent],
                           ["kill-window", "-t", (created or [""])[0]])
         if count != "1":
@@ -90,8 +81,8 @@ def show(backend: TmuxBackend, pane_id: str) -> str:
     """Bring a hidden pane back where it was (see the module's doc)."""
     team = backend._need_team()
     with locked(backend._lock()):
-        info = backend._query(pane_id, "#{" + TEAM_OPT + "}", "#{session_name}",
-                              "#{" + HOME_OPT + "}", "#{" + AGENT_OPT + "}")
+        info = backend._query(pane_id, "#{" + tn.TEAM_OPT + "}", "#{session_name}",
+                              "#{" + HOME_OPT + "}", "#{" + tn.AGENT_OPT + "}")
         if info is None or not backend._owns(info[0]):
             return f"not a pane of team {team}"
         if info[1] != hidden_session(team):
@@ -105,10 +96,10 @@ def show(backend: TmuxBackend, pane_id: str) -> str:
             backend._tmux(["break-pane", "-d", "-s", pane_id, "-t", f"{session_id}:", "-n",
                            window_name or agent])
         elif backend.session_exists():
-            backend._tmux(["break-pane", "-d", "-s", pane_id, "-t", f"={session_name(team)}:",
+            backend._tmux(["break-pane", "-d", "-s", pane_id, "-t", f"={tn.session_name(team)}:",
                            "-n", window_name or agent])
         else:  # its session is gone: the team's own again, the placeholder making way for it
-            placeholder, _ = backend.new_session(session_name(team), window_name or agent, team)
+            placeholder, _ = backend.new_session(tn.session_name(team), window_name or agent, team)
             backend._tmux(["join-pane", "-d", "-s", pane_id, "-t", placeholder],
                           ["kill-pane", "-t", placeholder])
         backend._tmux(["set-option", "-p", "-u", "-t", pane_id, HOME_OPT], check=False)
@@ -125,9 +116,9 @@ def _exists(backend: TmuxBackend, target: str, field: str) -> bool:
 def _lay_out(backend: TmuxBackend, team: str, window_id: str) -> None:
     """A window a pane left or joined, laid out again: one with a pane not of the team (the
     leader's) main-vertical, the leader on the left; the team's own tiled."""
-    out = backend._tmux(["list-panes", "-t", window_id, "-F", "#{" + TEAM_OPT + "}"],
+    out = backend._tmux(["list-panes", "-t", window_id, "-F", "#{" + tn.TEAM_OPT + "}"],
                         check=False)
     if not out:
         return
-    commands = main_vertical(window_id) if any(m != team for m in out) else tiled(window_id)
+    commands = tn.main_vertical(window_id) if any(m != team for m in out) else tn.tiled(window_id)
     backend._tmux(*commands, check=False)
