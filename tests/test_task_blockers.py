@@ -20,7 +20,7 @@ def damage(team: Team, task_id: str, raw: bytes | None) -> None:
     """Replace a task's stored bytes (None: remove it), as a crash or a hand edit would."""
     tasks = team.tasks
     if isinstance(tasks, RedisTaskList):
-        client = tasks.store.client
+        client = tasks.connection.client
         if raw is None:
             client.hdel(tasks.hash, task_id)
         else:

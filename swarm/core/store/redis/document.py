@@ -49,30 +49,30 @@ class _Stale(Exception):
 
 
 class RedisTeamDocument(TeamDocument):
-    def __init__(self, store: RedisConnection, name: str) -> None:
+    def __init__(self, connection: RedisConnection, name: str) -> None:
         super().__init__(name, paths.local_team_dir(name))
-        self.store = store
-        self.key = store.key(name, "config")
-        self.version_key = store.key(name, "config", "v")
+        self.connection = connection
+        self.key = connection.key(name, "config")
+        self.version_key = connection.key(name, "config", "v")
         # The team file as last read and its version: what a send checks against (the send
         # script refuses a stale one). Per thread, the version the checks of a send used.
         self._known: tuple[str, TeamConfig] | None = None
         self._checked = threading.local()
-        self._send_script = store.script(_SEND)
+        self._send_script = connection.script(_SEND)
 
     def remove(self) -> None:
-        self.store.delete_team(self.name)
+        self.connection.delete_team(self.name)
         if self.dir.is_dir():
             shutil.rmtree(self.dir)
 
     def exists(self) -> bool:
-        return bool(self.store.run(lambda: self.store.client.exists(self.key)))
+        return bool(self.connection.run(lambda: self.connection.client.exists(self.key)))
 
     def location(self) -> str:
         return self.key
 
     def version(self) -> object:
-        return self.store.run(lambda: self.store.client.get(self.version_key))
+        return self.connection.run(lambda: self.connection.client.get(self.version_key))
 
     def _parse(self, raw: bytes | None) -> TeamConfig:
         if raw is None:
@@ -82,7 +82,7 @@ class RedisTeamDocument(TeamDocument):
         except (records.DecodeError, ValueError) as exc:
             stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
             aside = f"{self.key}.corrupt-{stamp}"
-            self.store.run(lambda: self.store.client.rename(self.key, aside))
+            self.connection.run(lambda: self.connection.client.rename(self.key, aside))
             warn(f"{self.key} could not be parsed ({str(exc).splitlines()[0]}); "
                  f"moved aside to {aside}")
             raise DocumentMissing(self.key) from None
@@ -90,12 +90,12 @@ class RedisTeamDocument(TeamDocument):
     def read(self) -> TeamConfig:
         """The team file and its version, read together (one request); kept for sends."""
         def read() -> Any:
-            pipe = self.store.client.pipeline(transaction=True)
+            pipe = self.connection.client.pipeline(transaction=True)
             pipe.get(self.key)
             pipe.get(self.version_key)
             return pipe.execute()
 
-        raw, version = self.store.run(read)
+        raw, version = self.connection.run(read)
         self._known = (_text(version), self._parse(raw))
         return self._known[1]
 
@@ -129,45 +129,45 @@ class RedisTeamDocument(TeamDocument):
     def deliver(self, recipients: builtins.list[str],
                 messages: builtins.list[Message]) -> builtins.list[str]:
         """Every recipient's message in one script: all land or none (a broadcast too)."""
-        keys = [self.version_key, self.store.key(self.name, "events"),
-                *(self.store.key(self.name, "inbox", n) for n in recipients)]
+        keys = [self.version_key, self.connection.key(self.name, "events"),
+                *(self.connection.key(self.name, "inbox", n) for n in recipients)]
         args: builtins.list[object] = [self._checked.version, EVENTS_KEPT]
         for name, message in zip(recipients, messages, strict=True):
             args += [name, records.encode(message)]
-        if not self.store.run(lambda: self._send_script(keys=keys, args=args)):
+        if not self.connection.run(lambda: self._send_script(keys=keys, args=args)):
             raise _Stale
         return [m.id for m in messages]
 
     def update(self, change: Callable[[TeamConfig], None]) -> TeamConfig:
-        with self.store.locked(self.name, "config"):
+        with self.connection.locked(self.name, "config"):
             config = self.read()
             change(config)
             data = records.encode(config)
 
             def write() -> Any:
-                pipe = self.store.client.pipeline(transaction=True)
+                pipe = self.connection.client.pipeline(transaction=True)
                 pipe.set(self.key, data)
                 pipe.incr(self.version_key)
-                self.store.event(pipe, self.name, "config", "")
+                self.connection.event(pipe, self.name, "config", "")
                 return pipe.execute()
 
-            version = self.store.run(write)[1]
+            version = self.connection.run(write)[1]
             self._known = (str(version), config)
         return config
 
 
-def create_team(store: RedisConnection, base: str, description: str,
+def create_team(connection: RedisConnection, base: str, description: str,
                 before: Callable[[str], object]) -> str:
     """SET NX on the document's key: a name taken (on any host) moves on to another."""
     candidate = base
     for _ in range(100):
         data = records.encode(new_config(candidate, description))
-        key = store.key(candidate, "config")
+        key = connection.key(candidate, "config")
         # Before the team file, so no team is seen without its key (NX: a name already
         # taken keeps its own key, and this loop moves on to another name).
         before(candidate)
-        if store.run(lambda k=key, d=data: store.client.set(k, d, nx=True)):  # type: ignore[misc]
-            store.run(lambda c=candidate: store.client.incr(store.key(c, "config", "v")))  # type: ignore[misc]
+        if connection.run(lambda k=key, d=data: connection.client.set(k, d, nx=True)):  # type: ignore[misc]
+            connection.run(lambda c=candidate: connection.client.incr(connection.key(c, "config", "v")))  # type: ignore[misc]
             return candidate
         candidate = f"{base[:58]}-{secrets.token_hex(2)}"
     raise SwarmError(f"could not find a free name for team {base!r}")  # pragma: no cover

@@ -86,16 +86,16 @@ return marked
 class RedisMailbox(Mailbox):
     """One member's mailbox: a stream, and how far the member has read."""
 
-    def __init__(self, store: RedisConnection, team: str, name: str) -> None:
+    def __init__(self, connection: RedisConnection, team: str, name: str) -> None:
         super().__init__(team, name)
-        self.store = store
-        self.stream = store.key(team, "inbox", name)
-        self.acked = store.key(team, "acked", name)
-        self.read_set = store.key(team, "read", name)
+        self.connection = connection
+        self.stream = connection.key(team, "inbox", name)
+        self.acked = connection.key(team, "acked", name)
+        self.read_set = connection.key(team, "read", name)
         self._entry_of: dict[str, str] = {}  # message id -> stream entry id, as last read
         self._last_unread: builtins.list[tuple[str, Message]] = []  # the last read's view
-        self._unread_script = store.script(_UNREAD)
-        self._mark_script = store.script(_MARK)
+        self._unread_script = connection.script(_UNREAD)
+        self._mark_script = connection.script(_MARK)
 
     # -- reading -----------------------------------------------------------------------------
     def _parse(self, entries: Iterable[Any], read: set[str], acked: str | None
@@ -123,24 +123,24 @@ class RedisMailbox(Mailbox):
     def _quarantine(self, bad: builtins.list[tuple[str, bytes]]) -> None:
         """Copy unreadable entries to `...:corrupt:<name>` and mark them read: one bad entry
         is set aside alone; the others stay deliverable."""
-        aside = self.store.key(self.team, "corrupt", self.name)
+        aside = self.connection.key(self.team, "corrupt", self.name)
 
         def move() -> None:
-            pipe = self.store.client.pipeline()
+            pipe = self.connection.client.pipeline()
             for _entry, data in bad:
                 pipe.rpush(aside, data)
             pipe.execute()
             self._mark_script(keys=[self.stream, self.acked, self.read_set,
-                                    self.store.key(self.team, "events")],
+                                    self.connection.key(self.team, "events")],
                               args=[_now_ms(), HISTORY_AGE_S * 1000, HISTORY_KEPT, 0, self.name,
                                     EVENTS_KEPT, *[e for e, _ in bad]])
 
-        self.store.run(move)
+        self.connection.run(move)
         warn(f"{self.stream}: {len(bad)} unreadable entr(y/ies) moved aside to {aside}; "
              "the other messages stay deliverable")
 
     def _unread_entries(self) -> builtins.list[tuple[str, Message]]:
-        reply = self.store.run(lambda: self._unread_script(
+        reply = self.connection.run(lambda: self._unread_script(
             keys=[self.stream, self.acked, self.read_set]))
         acked, entries, read = reply
         self._last_unread = self._parse(entries, {r.decode() for r in read}, acked.decode())
@@ -159,13 +159,13 @@ class RedisMailbox(Mailbox):
             return [m for m in live if not m.read] if unread_only else live
 
         def everything() -> Any:
-            pipe = self.store.client.pipeline()
+            pipe = self.connection.client.pipeline()
             pipe.get(self.acked)
             pipe.xrange(self.stream)
             pipe.smembers(self.read_set)
             return pipe.execute()
 
-        acked, entries, read = self.store.run(everything)
+        acked, entries, read = self.connection.run(everything)
         view = [m for _, m in self._parse(entries, {r.decode() for r in read},
                                           (acked or b"0-0").decode())]
         for index in superseded(view):
@@ -176,17 +176,17 @@ class RedisMailbox(Mailbox):
         """The history: messages at or below the acknowledged position (read out of order
         above it, they are still live, as a read message is until the file store compacts)."""
         def history() -> Any:
-            pipe = self.store.client.pipeline()
+            pipe = self.connection.client.pipeline()
             pipe.get(self.acked)
             pipe.xrange(self.stream)
             return pipe.execute()
 
-        acked_raw, entries = self.store.run(history)
+        acked_raw, entries = self.connection.run(history)
         acked = (acked_raw or b"0-0").decode()
         return [m for e, m in self._parse(entries, set(), acked) if not _after(e, acked)]
 
     def watcher(self) -> Watcher:
-        return RedisWatcher(self.store, self.team, [self.name], False, [])
+        return RedisWatcher(self.connection, self.team, [self.name], False, [])
 
     def wait(self, timeout: float | None = None) -> builtins.list[Message]:
         with self.watcher() as watcher:
@@ -200,13 +200,13 @@ class RedisMailbox(Mailbox):
             return
 
         def send() -> None:
-            pipe = self.store.client.pipeline(transaction=True)
+            pipe = self.connection.client.pipeline(transaction=True)
             for message in messages:
                 pipe.xadd(self.stream, {"m": records.encode(message)})
-            self.store.event(pipe, self.team, "inbox", self.name)
+            self.connection.event(pipe, self.team, "inbox", self.name)
             pipe.execute()
 
-        self.store.run(send)
+        self.connection.run(send)
         self.delivered = [m.id for m in messages]
 
     def mark_read(self, ids: Iterable[str], compact: bool = True) -> int:
@@ -225,8 +225,8 @@ class RedisMailbox(Mailbox):
         # A `read` entry on the change feed comes with it (the file store's watcher sees the
         # mailbox file rewritten instead): only watchers that ask for a member's reads wake on
         # it, never the member's own or the lead's.
-        return int(self.store.run(lambda: self._mark_script(
-            keys=[self.stream, self.acked, self.read_set, self.store.key(self.team, "events")],
+        return int(self.connection.run(lambda: self._mark_script(
+            keys=[self.stream, self.acked, self.read_set, self.connection.key(self.team, "events")],
             args=[_now_ms(), HISTORY_AGE_S * 1000, HISTORY_KEPT, len(entries), self.name,
                   EVENTS_KEPT, *entries, *older_idle])))
 

@@ -96,23 +96,23 @@ def _decoded(raw: bytes | str | None) -> Task | None:
 class RedisTaskList(TaskList):
     """Tasks of one team, in one hash."""
 
-    def __init__(self, store: RedisConnection, team: str,
+    def __init__(self, connection: RedisConnection, team: str,
                  check_owner: Callable[[str], str] | None = None) -> None:
         super().__init__(team, check_owner)
-        self.store = store
-        self.hash = store.key(team, "tasks")
-        self.open = store.key(team, "tasks", "open")
-        self.counter = store.key(team, "tasks", "hw")
-        self._claim_script = store.script(_CLAIM)
+        self.connection = connection
+        self.hash = connection.key(team, "tasks")
+        self.open = connection.key(team, "tasks", "open")
+        self.counter = connection.key(team, "tasks", "hw")
+        self._claim_script = connection.script(_CLAIM)
 
     # -- reading -----------------------------------------------------------------------------
     def read(self, task_id: str) -> Task | None:
         if not task_id.isdigit():
             return None
-        return _decoded(self.store.run(lambda: self.store.client.hget(self.hash, task_id)))
+        return _decoded(self.connection.run(lambda: self.connection.client.hget(self.hash, task_id)))
 
     def list(self) -> builtins.list[Task]:
-        raw = self.store.run(lambda: self.store.client.hgetall(self.hash))
+        raw = self.connection.run(lambda: self.connection.client.hgetall(self.hash))
         tasks = [t for k, v in raw.items() if k.isdigit() and (t := _decoded(v)) is not None]
         return sorted(tasks, key=lambda t: int(t.id))
 
@@ -141,10 +141,10 @@ class RedisTaskList(TaskList):
             for task in changed:
                 self._queue(pipe, task)
             if changed:
-                self.store.event(pipe, self.team, "tasks", "")
+                self.connection.event(pipe, self.team, "tasks", "")
             out[:] = changed
 
-        self.store.run(lambda: self.store.client.transaction(attempt, self.hash))
+        self.connection.run(lambda: self.connection.client.transaction(attempt, self.hash))
         return out
 
     @staticmethod
@@ -161,7 +161,7 @@ class RedisTaskList(TaskList):
         wanted = [str(b) for b in (blocked_by or [])]
         for blocker_id in wanted:
             self.get(blocker_id)  # a clear error before an id is spent
-        new_id = str(self.store.run(lambda: self.store.client.incr(self.counter)))
+        new_id = str(self.connection.run(lambda: self.connection.client.incr(self.counter)))
 
         def create(read: Callable[[str], Task | None]) -> builtins.list[Task]:
             blockers = [self._get(read, b, self.team) for b in wanted]
@@ -206,11 +206,11 @@ class RedisTaskList(TaskList):
 
     def _claim(self, task_id: str, name: str) -> Task | None:
         def run() -> Any:
-            return self._claim_script(keys=[self.hash, self.open, self.store.key(self.team,
+            return self._claim_script(keys=[self.hash, self.open, self.connection.key(self.team,
                                                                                  "events")],
                                       args=[name, utcnow_iso(), task_id, EVENTS_KEPT])
 
-        why, detail = (part.decode() for part in self.store.run(run))
+        why, detail = (part.decode() for part in self.connection.run(run))
         if why == "ok":
             return records.decode(detail, Task)
         if why == "none":

@@ -25,11 +25,11 @@ if TYPE_CHECKING:
 
 
 class RedisWatcher:
-    def __init__(self, store: RedisConnection, team: str, inboxes: list[str] | None, tasks: bool,
+    def __init__(self, connection: RedisConnection, team: str, inboxes: list[str] | None, tasks: bool,
                  states: list[str], waker: object | None = None,
                  reads: Sequence[str] = ()) -> None:
-        self.store = store
-        self.feed = store.key(team, "events")
+        self.connection = connection
+        self.feed = connection.key(team, "events")
         self.inboxes = None if inboxes is None else set(inboxes)
         self.tasks = tasks
         self.states = set(states)
@@ -48,7 +48,7 @@ class RedisWatcher:
             self._thread.start()
 
     def _newest(self) -> str:
-        found: Any = self.store.run(lambda: self.store.client.xrevrange(self.feed, count=1))
+        found: Any = self.connection.run(lambda: self.connection.client.xrevrange(self.feed, count=1))
         return found[0][0].decode() if found else "0-0"
 
     def _wanted(self, fields: dict[bytes, bytes]) -> bool:
@@ -67,9 +67,9 @@ class RedisWatcher:
     def _read(self, block_ms: int) -> bool:
         """One blocking XREAD of at most `block_ms`; True when a wanted entry came."""
         def read() -> Any:
-            return self.store.client.xread({self.feed: self._last}, count=256, block=block_ms)
+            return self.connection.client.xread({self.feed: self._last}, count=256, block=block_ms)
 
-        reply = self.store.run(read)
+        reply = self.connection.run(read)
         hit = False
         for _stream, entries in reply or []:
             for entry_id, fields in entries:
