@@ -9,7 +9,10 @@ Everything runs real `swarm` processes in a temporary SWARM_HOME with the hidden
   through the official SDK to a local fake Messages API (tests/fake_anthropic.py; no network);
 - idle CPU: the 8 shell teammates' CPU time over 10 s, per teammate;
 - round trip: lead -> teammate -> lead through the shell model running `echo`: `Team.send`, then
-  `Mailbox.wait` on the lead's mailbox until the teammate's report arrives (30 samples).
+  `Mailbox.wait` on the lead's mailbox until the teammate's report arrives (30 samples). With
+  `--swarm DIR`, a teammate of DIR's (its .venv/bin/swarm) joins the same team and the samples
+  are taken in turn (this one's, DIR's, then DIR's, this one's ...): the p50 of each, in the
+  same minutes.
 
 Memory (`--memory`, or `--memory-only`): RSS, USS and PSS of each idle kind (shell,
 sonnet before and after its first call, openai, the interactive lead) and the total of a fleet of
@@ -49,6 +52,7 @@ import psutil  # noqa: E402
 
 from swarm.core.records.names import LEAD_NAME  # noqa: E402
 from swarm.core.records.protocol import IdleNotification  # noqa: E402
+from swarm.core.store.api import Mailbox  # noqa: E402
 from swarm.core.store.liveness import is_alive  # noqa: E402
 from swarm.core.team.state import read_state  # noqa: E402
 from swarm.core.team.team import Team  # noqa: E402
@@ -61,8 +65,9 @@ ROUND_TRIPS = 30
 MB = 1024 * 1024
 
 
-def swarm(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen[str]:
-    return subprocess.Popen([SWARM, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+def swarm(*args: str, env: dict[str, str] | None = None,
+          executable: str = SWARM) -> subprocess.Popen[str]:
+    return subprocess.Popen([executable, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env={**os.environ, **(env or {})}, cwd=HOME)
 
 
@@ -164,28 +169,44 @@ def bench_idle_cpu(team: Team, names: list[str]) -> float:
     return max((a - b) / IDLE_SECONDS * 100 for a, b in zip(after, before, strict=True))
 
 
-def bench_round_trip(team: Team, name: str) -> list[float]:
+def bench_round_trip(team: Team, names: list[str]) -> dict[str, list[float]]:
+    """Round trips to each of `names`, one sample of each in turn (the order reversed every
+    other round), so load that comes and goes falls on each alike."""
     lead = team.inbox(LEAD_NAME, checked=False)
     lead.mark_read([m.id for m in lead.unread()])
-    samples = []
+    samples: dict[str, list[float]] = {name: [] for name in names}
     for i in range(ROUND_TRIPS + 2):  # the first two warm up
-        start = time.perf_counter()
-        team.send(name, f"$ echo ping-{i}", summary="ping")
-        got = None
-        while got is None:
-            for message in lead.wait(timeout=10):
-                if message.sender == name and f"ping-{i}" in message.text:
-                    got = time.perf_counter() - start
-            if got is None and not lead.unread():
-                raise SystemExit("round trip: no answer within 10 s")
-        # Wait for its idle notification so every sample starts from an idle teammate.
-        while not any(m.sender == name and isinstance(m.structured(), IdleNotification)
-                      for m in lead.unread()):
-            lead.wait(timeout=10)
-        lead.mark_read([m.id for m in lead.unread()])
-        if i >= 2:
-            samples.append(got * 1000)
+        for name in (names if i % 2 == 0 else names[::-1]):
+            got = round_trip(team, lead, name, i)
+            if i >= 2:
+                samples[name].append(got * 1000)
     return samples
+
+
+def round_trip(team: Team, lead: Mailbox, name: str, i: int) -> float:
+    start = time.perf_counter()
+    team.send(name, f"$ echo ping-{i}", summary="ping")
+    got = None
+    while got is None:
+        for message in lead.wait(timeout=10):
+            if message.sender == name and f"ping-{i}" in message.text:
+                got = time.perf_counter() - start
+        if got is None and not lead.unread():
+            raise SystemExit("round trip: no answer within 10 s")
+    # Wait for its idle notification so every sample starts from an idle teammate.
+    while not any(m.sender == name and isinstance(m.structured(), IdleNotification)
+                  for m in lead.unread()):
+        lead.wait(timeout=10)
+    lead.mark_read([m.id for m in lead.unread()])
+    return got
+
+
+def spawn_other(team: Team, root: Path, name: str) -> None:
+    """A shell teammate started by another checkout's `swarm` (its own code runs it)."""
+    check(swarm("spawn", name, "--team", team.name, "--backend", "hidden", "--model", "shell",
+                "--permission-mode", "bypassPermissions",
+                executable=str(root / ".venv" / "bin" / "swarm")))
+    wait_for(lambda: is_idle(team, name), 30, f"{name} to idle")
 
 
 def bench_anthropic(team: Team) -> float:
@@ -224,7 +245,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     parser.add_argument("--memory", action="store_true", help="also measure memory")
     parser.add_argument("--memory-only", action="store_true", help="only measure memory")
     parser.add_argument("--swarm", action="append", default=[], type=Path, metavar="DIR",
-                        help="another checkout to measure memory of, in turn with this one")
+                        help="another checkout to measure (round trips, memory) in turn with this one")
     parser.add_argument("--teammates", type=int, default=50, help="shell fleet size")
     parser.add_argument("--sdk-teammates", type=int, default=50, help="sonnet fleet size")
     parser.add_argument("--no-forkserver", action="store_true",
@@ -262,6 +283,7 @@ def main(argv: list[str]) -> int:
             shutil.rmtree(HOME, ignore_errors=True)
         return 0
     names: list[str] = []
+    others: dict[str, Path] = {}
     team: Team | None = None
     try:
         tmux_round = bench_tmux_spawn()
@@ -269,12 +291,18 @@ def main(argv: list[str]) -> int:
         time.sleep(1.0)
         shell_rss = max(rss_mb(agent_pid(team, n)) for n in names)
         idle_cpu = bench_idle_cpu(team, names)
-        trips = bench_round_trip(team, names[0])
+        others.update({f"o{i}": root.resolve() for i, root in enumerate(args.swarm, 1)})
+        for name, root in others.items():
+            compile_tree(root)
+            spawn_other(team, root, name)
+        by_name = bench_round_trip(team, [names[0], *others])
+        trips = by_name[names[0]]
+        stop(team, list(others))
         claude_rss = bench_anthropic(team)
         memory = bench_memory(args) if args.memory else []
     finally:
         if team is not None:
-            stop(team, names)
+            stop(team, [*names, *others])
         shutil.rmtree(HOME, ignore_errors=True)
 
     assert team is not None
@@ -303,6 +331,10 @@ def main(argv: list[str]) -> int:
         (f"round trip lead->teammate->lead, p50 ({ROUND_TRIPS})", "<= 100 ms", f"{p50:.1f} ms",
          p50 <= 100),
         ("round trip, p95 / max", "-", f"{p95:.1f} / {max(trips):.1f} ms", True),
+        *((f"  p50 in turn with {root.name}'s teammate", "-",
+           f"this {p50:.2f} ms, {root.name} {statistics.median(by_name[name]):.2f} ms"
+           f" ({p50 / statistics.median(by_name[name]) - 1:+.1%})", True)
+          for name, root in others.items()),
     ]
     widths = [max(len(str(r[i])) for r in rows) for i in range(3)]
     head = ("metric", "goal", "measured")
