@@ -35,7 +35,6 @@ from swarm.core.store.disk import utcnow_iso
 from swarm.core.store.waker import Waker
 from swarm.core.team.transcript import Transcript
 from swarm.errors import SwarmError, ToolError, describe_error
-from swarm.runtime.subagents.host import SubagentHost
 from swarm.runtime.subagents.reports import ending, notification, result, status_lines
 from swarm.runtime.subagents.tools import (
     ParentMessage,
@@ -53,6 +52,7 @@ from swarm.settings import (
 if TYPE_CHECKING:  # the thread machinery and git helpers load with the first subagent
     from swarm.core.team.worktrees import WorktreeRecord
     from swarm.runtime.extensions.mcp_client import McpManager
+    from swarm.runtime.subagents.host import SubagentHost
     from swarm.runtime.subagents.subagent import Run, Subagent, SubagentParts
 
 FORK_TYPE = "fork"
