@@ -26,6 +26,7 @@ flake-hunt: $(STAMP)
 lint: $(STAMP)
 	$(VENV)/bin/ruff check swarm tests scripts
 	$(VENV)/bin/mypy
+	$(VENV)/bin/mypy --explicit-package-bases --follow-imports=silent scripts
 	$(VENV)/bin/lint-imports
 
 bench: $(STAMP)

@@ -105,15 +105,16 @@ REQUEST = re.compile(r'<permission-request request_id="([^"]+)"')  # swarm's ren
 
 
 def one_run(api: FakeAnthropic, policy: str, job: str, number: int) -> dict[str, Any]:
-    state = {"first": True, "answered": set()}
+    first = [True]
+    answered: set[str] = set()
 
     def lead_model(body: dict[str, Any]) -> Scripted:
-        if state["first"]:
-            state["first"] = False
+        if first[0]:
+            first[0] = False
             return reply("Planning.", first_turn(job, number))
-        asked = [r for r in REQUEST.findall(last_user_text(body)) if r not in state["answered"]]
+        asked = [r for r in REQUEST.findall(last_user_text(body)) if r not in answered]
         if asked:
-            state["answered"].update(asked)
+            answered.update(asked)
             return reply("Allowed.", [("AnswerPermission", {"request_id": r, "approve": True})
                                       for r in asked])
         return reply("OK.")
@@ -140,6 +141,7 @@ def one_run(api: FakeAnthropic, policy: str, job: str, number: int) -> dict[str,
     quiet_at = [r.at for r in received if "<team-quiet>" in last_user_text(r.body)]
     asked_at = []
     if job == "ask":  # kept for this: the request's own timestamp
+        assert options.team is not None
         team = Team(options.team)
         asked_at = [stamp(m.timestamp) for m in team.inbox().messages(include_archive=True)
                     if '"permission_request"' in m.text]

@@ -40,7 +40,8 @@ from swarm.core.shell import rules  # noqa: E402
 from swarm.core.store.api import Mailbox  # noqa: E402
 from swarm.core.team.team import Team  # noqa: E402
 from swarm.ops.approvals import approve_permission  # noqa: E402
-from swarm.ops.member.control import shutdown, stop_members  # noqa: E402
+from swarm.ops.member.control import stop_members  # noqa: E402
+from swarm.ops.member.shutdown import shutdown  # noqa: E402
 from swarm.ops.member.spawner import SpawnRequest, spawn  # noqa: E402
 
 SWARM = str(Path(sys.executable).with_name("swarm"))
