@@ -127,7 +127,8 @@ class Codex:
         return self.proc.pid if self.proc is not None else None
 
     def argv(self) -> list[str]:
-        return [str(self.setup.executable), "app-server"]
+        s = self.setup
+        return [str(s.executable), "app-server", *s.kind.effort_argv(s.effort)]
 
     # -- the process and its wire -------------------------------------------------------------
     def start(self) -> None:
