@@ -15,9 +15,11 @@ from typing import Any
 import pytest
 
 from swarm.core.team.state import read_state
+from swarm.core.team.team import Team
 from tests.agent_fixtures import SWARM, Crew
-from tests.fake_anthropic import FakeAnthropic
+from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
 from tests.helpers import wait_until
+from tests.lead_fixtures import lead
 
 pytestmark = pytest.mark.slow
 
@@ -166,3 +168,37 @@ def test_a_run_with_thinking_blocks_replays_and_matches(
     (member,) = json.loads(again.stdout)["members"]
     assert member["matched"] == member["recorded"] == 2
     assert len(fake_api.requests) == before  # a replay calls no provider
+
+
+def spawning_lead(body: dict[str, Any]) -> Scripted:
+    """A lead that spawns one shell teammate with effort low, and ends once it is quiet."""
+    messages = body.get("messages") or []
+    if len(messages) == 1:
+        return reply("One teammate.", [("SpawnTeammate", {
+            "name": "w", "prompt": "$ echo hi", "effort": "low",
+            "permission_mode": "bypassPermissions"})])
+    if "<team-quiet>" in last_user_text(body):
+        return reply(None, [("SendMessage", {"to": "w", "message": {
+            "type": "shutdown_request", "reason": "done"}})])
+    if "sent shutdown_request to w" in json.dumps(messages[-1]):
+        return reply("All done.")
+    return reply("Noted.")
+
+
+@pytest.mark.usefixtures("lead_env")
+def test_the_lead_thinks_at_its_effort_and_spawns_at_its_own(
+        fake_api: FakeAnthropic, tmp_path: Path) -> None:
+    fake_api.fallback = spawning_lead
+    proc = lead("--effort", "high", "--permission-mode", "bypassPermissions", "--team", "ld",
+                "--keep", "Echo hi.", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    bodies = fake_api.messages_requests()
+    assert {json.dumps(thinking_config(b)[:2]) for b in bodies} == {
+        json.dumps([{"type": "adaptive"}, {"effort": "high"}])}
+    # The teammate (on the offline shell model) got its own effort, and the one warning,
+    # which the lead's model read in the tool's result.
+    member = Team.open("ld").config().member("w")
+    assert member is not None and member.effort == "low"
+    result = json.dumps(bodies[1]["messages"][-1])
+    assert "warning: effort low: model shell does not think" in result
+    assert proc.stderr.count("effort low: model shell does not think") <= 1

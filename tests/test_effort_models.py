@@ -133,3 +133,14 @@ def test_chat_completions_never_see_thinking_blocks() -> None:
     sent = json.dumps(to_chat_messages("sys", history))
     assert THINKING["signature"] not in sent and REDACTED["data"] not in sent
     assert "ls will do" not in sent and "Hello." in sent
+
+
+def test_ollama_thinking_models_get_reasoning_effort(
+        fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OLLAMA_HOST", fake_openai.base_url)
+    OpenAIModel("qwen3:8b", provider="ollama").complete(ask("low"))
+    OpenAIModel("llama3.2", provider="ollama").complete(ask("low"))
+    thinking, plain = fake_openai.completions_requests()
+    assert thinking["reasoning_effort"] == "low"
+    assert thinking["max_tokens"] == 4096 + BUDGETS["low"]
+    assert "reasoning_effort" not in plain and plain["max_tokens"] == 4096

@@ -122,3 +122,28 @@ def test_spawn_teammate_takes_an_effort() -> None:
         SpawnTeammateInput.model_validate({"name": "p", "prompt": "x", "effort": "huge"})
     schema = SpawnTeammate().spec()["input_schema"]
     assert schema["properties"]["effort"]["enum"] == ["low", "medium", "high", "max"]
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("claude-code", ["--effort", "max"]), ("codex", ["-c", "model_reasoning_effort=xhigh"]),
+    ("gemini", [])])
+def test_each_drivers_command_line_carries_the_effort(
+        tmp_path: Path, name: str, expected: list[str]) -> None:
+    from swarm.runtime.clis.base import DriverSetup
+    from swarm.runtime.clis.claude_code import ClaudeCode
+    from swarm.runtime.clis.codex import Codex
+    from swarm.runtime.clis.gemini import Gemini
+
+    kind = kinds.agent_cli(name)
+    drivers: dict[str, Any] = {"claude-code": ClaudeCode, "codex": Codex, "gemini": Gemini}
+
+    def argv(effort: str | None) -> list[str]:
+        setup = DriverSetup(kind=kind, executable=tmp_path / name, cwd=tmp_path, mode="default",
+                            model=None, effort=effort, system_append="", mcp_server=["swarm"],
+                            mcp_env={}, session=None, env={}, log=lambda line: None)
+        return list(drivers[name](setup).argv())
+
+    with_effort, without = argv("max"), argv(None)
+    assert [w for w in with_effort if w not in without] == [w for w in expected
+                                                            if w not in without]
+    assert len(with_effort) - len(without) == len(expected)
