@@ -202,3 +202,20 @@ def test_the_lead_thinks_at_its_effort_and_spawns_at_its_own(
     result = json.dumps(bodies[1]["messages"][-1])
     assert "warning: effort low: model shell does not think" in result
     assert proc.stderr.count("effort low: model shell does not think") <= 1
+
+
+def test_a_respawned_teammate_sends_its_thinking_again_at_its_effort(
+        crew: Crew, fake_api: FakeAnthropic) -> None:
+    fake_api.push_message([THINKING, REDACTED, {"type": "text", "text": "Noted."}])
+    crew.spawn("w1", prompt="remember", model="sonnet", effort="low")
+    crew.wait_idle_notes("w1", 1, timeout=WAIT)
+    killed = crew.cli("kill", "w1")
+    assert killed.returncode == 0, killed.stderr
+    crew.wait_state("w1", "dead", "exited")
+    proc = crew.cli("respawn", "w1")
+    assert proc.returncode == 0, proc.stderr
+    crew.send("w1", "and now?")
+    later = wait_until(lambda: fake_api.messages_requests()[1:], WAIT,
+                       message=f"a request after respawn (log: {crew.log('w1')[-600:]})")
+    assert later[0]["output_config"] == {"effort": "low"}  # its member entry kept it
+    assert later[0]["messages"][1]["content"][:2] == [THINKING, REDACTED]
