@@ -39,12 +39,12 @@ def test_agent_clis_take_the_effort_as_their_registry_entry_says() -> None:
 def test_the_spawner_warns_for_a_cli_without_an_effort_option() -> None:
     from swarm.ops.member.spawner import _effort_warning
 
-    (line,) = _effort_warning(kinds.agent_cli("gemini"), None, "high")
-    assert line.startswith("effort high: Gemini CLI takes no effort setting")
-    assert _effort_warning(kinds.agent_cli("codex"), None, "high") == []
-    assert _effort_warning(kinds.of_member(None), "sonnet", "high") == []
-    (offline,) = _effort_warning(kinds.of_member(None), "shell", "low")
-    assert "shell" in offline
+    line = _effort_warning(kinds.agent_cli("gemini"), None, "high")
+    assert line is not None and line.startswith("effort high: Gemini CLI takes no effort")
+    assert _effort_warning(kinds.agent_cli("codex"), None, "high") is None
+    assert _effort_warning(kinds.of_member(None), "sonnet", "high") is None
+    offline = _effort_warning(kinds.of_member(None), "shell", "low")
+    assert offline is not None and "shell" in offline
 
 
 @dataclass

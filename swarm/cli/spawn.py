@@ -102,7 +102,7 @@ def spawn(name: str, team_name: str | None, prompt: str | None, prompt_file: cli
         click.echo(f"swarm: warning: {line}", err=True)
     if result.notice and not as_json:
         click.echo(f"swarm: note: {result.notice}", err=True)
-    for warning in result.warnings:
+    for warning in [*result.warnings, *filter(None, [result.effort_warning])]:
         click.echo(f"swarm: warning: {warning}", err=True)
 
     def human(r: object) -> str:

@@ -162,11 +162,10 @@ class SpawnTeammate(Tool):
         ))
         host.notice(f"spawned {result.name} ({result.model}, {result.permission_mode},"
                     f" {result.backend})")
-        said = [w for w in result.warnings if w.startswith("effort ")]
-        for line in said:  # its model cannot take the effort: the lead and the person hear it
-            host.notice(f"warning: {line}")
-        return ToolResult("".join(f"warning: {w}\n" for w in said) +
-                          f"spawned {result.name} (model {result.model}, permission mode"
+        said = f"warning: {result.effort_warning}\n" if result.effort_warning else ""
+        if said:  # its model cannot take the effort: the lead and the person hear it
+            host.notice(said.strip())
+        return ToolResult(f"{said}spawned {result.name} (model {result.model}, permission mode"
                           f" {result.permission_mode}, backend {result.backend}). It has your"
                           " prompt; it reports back with SendMessage when it is done.")
 

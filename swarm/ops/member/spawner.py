@@ -74,6 +74,8 @@ class SpawnResult(Struct, dict=True):
     trust_notices: list[str] = field(default_factory=list)
     agent: str | None = None  # `--agent`: the agent CLI it is
     effort: str | None = None  # how hard it thinks (None: its model's default)
+    # Its model or agent CLI cannot take that effort: the one line that says so.
+    effort_warning: str | None = None
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -215,7 +217,7 @@ def spawn(team: Team, request: SpawnRequest,
         # Before anything is registered: credentials for its provider, a script that parses.
         with from_origin(origin):
             spec = check_model_spec(spec, cwd=str(workdir))
-    unsupported = _effort_warning(kind, spec, effort)
+    cannot = _effort_warning(kind, spec, effort)
     allow_rules = [validate_rule(r) for r in req.allow]
     deny_rules = [validate_rule(r) for r in req.deny]
     lasting_rules()  # a bad rule in config.toml fails here, not in the teammate at its start
@@ -252,23 +254,22 @@ def spawn(team: Team, request: SpawnRequest,
                        backend=choice.backend, backend_reason=choice.reason, pane_id=pane_id,
                        pid=pid, model=spec or f"{agent}'s default", agent=agent,
                        permission_mode=mode, notice=notice, effort=effort,
-                       warnings=[*definition.warnings, *link_warnings, *layout_note,
-                                 *unsupported],
+                       effort_warning=cannot,
+                       warnings=[*definition.warnings, *link_warnings, *layout_note],
                        trust_notices=[n for n in (trust.warning, trust.notice()) if n])
 
 
 def _effort_warning(kind: kinds.TeammateKind, spec: str | None,
-                    effort: str | None) -> list[str]:
+                    effort: str | None) -> str | None:
     """One line when the teammate cannot take its effort: its CLI has no such option, or its
     model no thinking setting (runtime.models.effort)."""
     if effort is None:
-        return []
+        return None
     if kind.is_cli:
-        return [] if kind.effort is not None else [
+        return None if kind.effort is not None else (
             f"effort {effort}: {kind.title} takes no effort setting swarm can pass; it runs"
-            " at its own default"]
-    line = effort_warning(spec, effort) if spec else None
-    return [line] if line else []
+            " at its own default")
+    return effort_warning(spec, effort) if spec else None
 
 
 def _layout_note(backend: str, host: str | None) -> list[str]:
