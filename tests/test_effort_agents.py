@@ -89,6 +89,9 @@ def test_a_fork_starts_with_its_parents_thinking_configuration_and_prefix(
         crew: Crew, fake_api: FakeAnthropic) -> None:
     fork = fake_api.route(is_fork)
     fork.push_text("fork report")
+    fake_api.push_message([THINKING, REDACTED, {"type": "tool_use", "id": "toolu_first",
+                                                "name": "Bash", "input": {"command": "true"}}],
+                          stop_reason="tool_use")
     fake_api.push_message([THINKING, {"type": "text", "text": "Forking."},
                            {"type": "tool_use", "id": "toolu_fork1", "name": "Agent",
                             "input": {"description": "side job", "prompt": "Do it."}}],
@@ -100,14 +103,15 @@ def test_a_fork_starts_with_its_parents_thinking_configuration_and_prefix(
         return [b for b in fake_api.messages_requests() if not is_fork(b)]
 
     forks = wait_until(lambda: [b for b in fake_api.messages_requests() if is_fork(b)], WAIT)
-    wait_until(lambda: len(parents()) >= 2, WAIT)
-    last, first = parents()[0], forks[0]
+    wait_until(lambda: len(parents()) >= 3, WAIT)
+    last, first = parents()[1], forks[0]
     assert thinking_config(first) == thinking_config(last)
     assert thinking_config(first)[:2] == ({"type": "adaptive"}, {"effort": "high"})
     for key in ("model", "system", "tools"):
         assert json.dumps(first[key]) == json.dumps(last[key]), key
     prefix = len(last["messages"])
     assert json.dumps(first["messages"][:prefix]) == json.dumps(last["messages"])
+    assert first["messages"][1]["content"][:2] == [THINKING, REDACTED]  # in the prefix
     # Then the parent's reply, its thinking block first with its signature.
     assert first["messages"][prefix]["content"][0] == THINKING
 
