@@ -272,8 +272,10 @@ KNOWN_KINDS: tuple[TeammateKind, ...] = (
         modes=_modes(default="default", acceptEdits="default", bypassPermissions="default"),
         price_provider="gemini",
         mcp_snippet="swarm.ops.clients:gemini_snippet",
-        # Its thinking budget lives in its settings' model configs only, with no switch or
-        # variable for one session: no EffortOption (a warning at spawn).
+        # Its thinking budget lives in its settings' model configs only (modelConfigs
+        # customOverrides), with no switch or variable for one session; a system-defaults file
+        # (GEMINI_CLI_SYSTEM_DEFAULTS_PATH) is skipped under any world-writable directory such
+        # as /tmp: no EffortOption (a warning at spawn).
     ),
 )
 
