@@ -144,3 +144,27 @@ def test_ollama_thinking_models_get_reasoning_effort(
     assert thinking["reasoning_effort"] == "low"
     assert thinking["max_tokens"] == 4096 + BUDGETS["low"]
     assert "reasoning_effort" not in plain and plain["max_tokens"] == 4096
+
+
+def test_a_tool_cycle_begun_without_thinking_finishes_without_it(fake_api: FakeAnthropic) -> None:
+    """The API refuses budgeted thinking on while the open cycle's assistant message has no
+    thinking block (an effort set on a respawn or a resume mid-cycle): that one request goes
+    without. Adaptive thinking skips steps by itself: its fields stay (and its cache)."""
+    use = {"type": "tool_use", "id": "toolu_1", "name": "Bash", "input": {"command": "ls"}}
+    result = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1",
+                                           "content": "a.txt"}]}
+    start = ask().messages
+    AnthropicModel("opus").complete(ask("high", [*start, {"role": "assistant", "content": [use]},
+                                                 result]))
+    model = AnthropicModel("claude-sonnet-4-5-20250929")
+    model.complete(ask("high", [*start, {"role": "assistant", "content": [use]}, result]))
+    model.complete(ask("high", [*start, {"role": "assistant", "content": [THINKING, use]},
+                                result]))
+    model.complete(ask("high", [*start, {"role": "assistant", "content": [use]}, result,
+                                {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+                                {"role": "user", "content": [{"type": "text", "text": "next"}]}]))
+    adaptive, without, cycle, next_turn = fake_api.messages_requests()
+    assert adaptive["thinking"] == {"type": "adaptive"}
+    assert "thinking" not in without and without["max_tokens"] == 4096
+    assert cycle["thinking"] == next_turn["thinking"] == {"type": "enabled",
+                                                          "budget_tokens": BUDGETS["high"]}
