@@ -61,6 +61,9 @@ def build_params(model_id: str, request: ModelRequest, provider: str = "anthropi
     The caller's request is never mutated.
     """
     thinking = mapped(provider, model_id, request.effort)
+    if (thinking is not None and thinking.params["thinking"]["type"] == "enabled"
+            and _open_cycle_without_thinking(request.messages)):
+        thinking = None
     params: dict[str, Any] = {
         "model": model_id,
         # Thinking counts toward max_tokens: raised by its budget, the reply keeps its room.
@@ -78,6 +81,20 @@ def build_params(model_id: str, request: ModelRequest, provider: str = "anthropi
         tools[-1]["cache_control"] = dict(_EPHEMERAL)
         params["tools"] = tools
     return params
+
+
+def _open_cycle_without_thinking(messages: list[dict[str, Any]]) -> bool:
+    """The request answers tool calls of an assistant message that has no thinking block (the
+    effort was set on a respawn or resume mid-cycle): the API refuses budgeted thinking on for
+    it, so that request goes without; the next input starts a cycle with it. (Adaptive thinking
+    may skip a step's thinking by itself: its requests keep their fields, and so their cache.)"""
+    if len(messages) < 2 or messages[-1].get("role") != "user":
+        return False
+    answers = any(isinstance(b, dict) and b.get("type") == "tool_result"
+                  for b in messages[-1].get("content") or [])
+    reply = messages[-2].get("content")
+    first = reply[0] if isinstance(reply, list) and reply else None
+    return answers and not (isinstance(first, dict) and first.get("type") in THINKING_BLOCKS)
 
 
 def _cache_last_block(messages: list[dict[str, Any]], marks: tuple[int, ...] = ()
