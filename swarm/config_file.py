@@ -6,6 +6,7 @@ backend = "hidden"               # default pane backend ($SWARM_BACKEND wins)
 permission_mode = "acceptEdits"  # default mode of `swarm spawn` and `swarm lead`
 policy_dir = "/etc/swarm"        # managed agent definitions, agents/*.md ($SWARM_POLICY_DIR wins)
 tmux_layout = "window"           # tmux: each teammate its own window ($SWARM_TMUX_LAYOUT wins)
+effort = "medium"                # default effort of new agents: low, medium, high or max
 
 [permissions]                    # rules every agent of this user has, on every team
 allow = ["Bash(git status:*)", "Bash(make test:*)"]
@@ -29,7 +30,7 @@ from msgspec import Struct
 from swarm.errors import BadInputError
 
 FILE_NAME = "config.toml"
-TOP_KEYS = ("model", "backend", "permission_mode", "policy_dir", "tmux_layout")
+TOP_KEYS = ("model", "backend", "permission_mode", "policy_dir", "tmux_layout", "effort")
 RULE_KEYS = ("allow", "deny")
 
 
@@ -41,6 +42,7 @@ class UserConfig(Struct, frozen=True):
     permission_mode: str = ""
     policy_dir: str = ""  # managed agent definitions (settings.policy_dir)
     tmux_layout: str = ""  # split or window (settings.tmux_layout)
+    effort: str = ""  # how hard new agents think (settings.effort)
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()  # unknown keys: named, never fatal

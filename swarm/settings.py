@@ -149,6 +149,11 @@ def model() -> str:
     return raw("SWARM_MODEL") or user_config().model
 
 
+def effort() -> str | None:
+    """config.toml's `effort` (checked where it is used, with the file named), or None."""
+    return user_config().effort or None
+
+
 def backend() -> str:
     return raw("SWARM_BACKEND") or user_config().backend or "auto"
 

@@ -102,7 +102,7 @@ class Script:
         content: list[dict[str, Any]],
         *,
         stop_reason: str = "end_turn",
-        usage: dict[str, int] | None = None,
+        usage: dict[str, Any] | None = None,  # Anthropic's: output_tokens_details too
     ) -> None:
         self.push(Scripted(200, {"content": content, "stop_reason": stop_reason,
                                  "usage": {**DEFAULT_USAGE, **(usage or {})}}))
@@ -318,6 +318,17 @@ def sse_events(message: dict[str, Any]) -> list[dict[str, Any]]:
                 **block, "input": {}}})
             events.append({"type": "content_block_delta", "index": index, "delta": {
                 "type": "input_json_delta", "partial_json": json.dumps(block.get("input", {}))}})
+        elif block.get("type") == "thinking":  # its text in deltas, then its signature
+            events.append({"type": "content_block_start", "index": index, "content_block": {
+                "type": "thinking", "thinking": "", "signature": ""}})
+            events += [{"type": "content_block_delta", "index": index,
+                        "delta": {"type": "thinking_delta", "thinking": chunk}}
+                       for chunk in _chunks(str(block.get("thinking", "")))]
+            events.append({"type": "content_block_delta", "index": index, "delta": {
+                "type": "signature_delta", "signature": block.get("signature", "")}})
+        elif block.get("type") == "redacted_thinking":  # whole, at its start
+            events.append({"type": "content_block_start", "index": index,
+                           "content_block": dict(block)})
         else:
             events.append({"type": "content_block_start", "index": index,
                            "content_block": {"type": "text", "text": ""}})
@@ -327,7 +338,8 @@ def sse_events(message: dict[str, Any]) -> list[dict[str, Any]]:
         events.append({"type": "content_block_stop", "index": index})
     events.append({"type": "message_delta", "delta": {"stop_reason": message["stop_reason"],
                                                       "stop_sequence": None},
-                   "usage": {"output_tokens": usage["output_tokens"]}})
+                   "usage": {k: v for k, v in usage.items()
+                             if k in ("output_tokens", "output_tokens_details")}})
     events.append({"type": "message_stop"})
     return events
 

@@ -139,9 +139,13 @@ def usage_of(partial: dict[str, Any]) -> dict[str, Any]:
     usage = {**DEFAULT_USAGE, **partial.get("usage", {})}
     cached = usage["cache_read_input_tokens"]
     prompt = usage["input_tokens"] + cached
-    return {"prompt_tokens": prompt, "completion_tokens": usage["output_tokens"],
-            "total_tokens": prompt + usage["output_tokens"],
-            "prompt_tokens_details": {"cached_tokens": cached}}
+    out = {"prompt_tokens": prompt, "completion_tokens": usage["output_tokens"],
+           "total_tokens": prompt + usage["output_tokens"],
+           "prompt_tokens_details": {"cached_tokens": cached}}
+    thinking = (usage.get("output_tokens_details") or {}).get("thinking_tokens")
+    if thinking is not None:  # scripted as Anthropic's: part of the output, as reasoning is
+        out["completion_tokens_details"] = {"reasoning_tokens": thinking}
+    return out
 
 
 def stream_chunks(whole: dict[str, Any], include_usage: bool) -> list[dict[str, Any]]:

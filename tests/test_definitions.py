@@ -371,7 +371,8 @@ def test_seed_spellings_and_model_inherit(project: Path) -> None:
         ("---\ntools: [Read, Fly]\n---\nbody\n", "field 'tools': unknown tool 'Fly' ignored"),
         ("---\ntools: [read]\n---\nbody\n", "unknown tool 'read' ignored (did you mean 'Read'?)"),
         ("---\ntoolz: [Read]\n---\nbody\n", "field 'toolz': unknown field, ignored"),
-        ("---\neffort: high\n---\nbody\n", "field 'effort': accepted, but does nothing"),
+        ("---\ncriticalSystemReminder_EXPERIMENTAL: x\n---\nbody\n",
+         "field 'criticalSystemReminder_EXPERIMENTAL': accepted, but does nothing"),
     ],
 )
 def test_an_unknown_key_or_tool_is_one_warning_and_the_rest_applies(
@@ -425,8 +426,8 @@ def test_a_claude_code_definition_with_seed_keys_loads_with_warnings(
     assert found.skills == ["review"]  # preloaded into its prompt (tests/test_skills.py)
     assert found.memory == "project"  # tests/test_agent_memory.py
     noted = sorted(w.removeprefix(f"{path}: ").split(":")[0] for w in found.warnings)
-    assert noted == sorted(["field 'tools'", "field 'effort'",
-                            "field 'criticalSystemReminder_EXPERIMENTAL'"])
+    assert noted == sorted(["field 'tools'", "field 'criticalSystemReminder_EXPERIMENTAL'"])
+    assert found.effort == "high"  # tests/test_effort_agents.py
 
 
 def test_claude_user_agents_load_below_swarms_own_and_the_project(

@@ -16,6 +16,7 @@ from swarm.cli.completion import (
 from swarm.cli.helptext import examples
 from swarm.cli.replay import record_option, start_recording
 from swarm.cli.trust import review_for_lead
+from swarm.core.records.names import EFFORT_LEVELS
 from swarm.core.trust.user_config import default_mode
 from swarm.errors import OperationFailedError, SessionInterrupted, WaitTimeoutError
 from swarm.lead.headless import print_outcome, run_headless
@@ -37,6 +38,9 @@ from swarm.lead.options import LEAD_MODES, LeadOptions
               shell_complete=complete_teammate_model,
               help="Teammates' model ([PROVIDER:]MODEL); inherit: the lead's (a scripted lead's:"
               " $SWARM_MODEL, sonnet with a key, else shell).")
+@click.option("--effort", type=click.Choice(EFFORT_LEVELS, case_sensitive=False), default=None,
+              help="How hard the lead thinks (default: config.toml's effort). Teammates: their"
+              " own (--effort on spawn, SpawnTeammate's effort, their definition's).")
 @click.option("--allow", multiple=True, metavar="RULE",
               help="Allow rule for the lead and its teammates, e.g. 'Bash(npm test:*)'.")
 @click.option("--deny", multiple=True, metavar="RULE", help="Deny rule (wins over allow).")
@@ -71,7 +75,8 @@ def lead(prompt: str | None, team_name: str | None, model: str | None,
          coordinator: bool, headless: bool, as_json: bool, timeout: float | None,
          max_teammates: int, max_budget_usd: float | None, keep: bool, resume: bool,
          trust_project: bool, report_path: Path | None, permission_mode: str | None,
-         allow: tuple[str, ...], deny: tuple[str, ...], record: Path | None) -> None:
+         allow: tuple[str, ...], deny: tuple[str, ...], record: Path | None,
+         effort: str | None) -> None:
     """An LLM lead turns one request into a coordinated team.
 
     In a terminal: type requests; the lead spawns teammates, hands out tasks, reacts to their
@@ -91,6 +96,7 @@ def lead(prompt: str | None, team_name: str | None, model: str | None,
         report=report_path.absolute() if report_path is not None else None,
         permission_mode=permission_mode or default_mode(LEAD_MODES) or "default",
         allow=allow, deny=deny, trust_project=trust_project,
+        effort=effort.lower() if effort else None,
     )
     review_for_lead(cwd, interactive, trust_project)  # asks once, or says what it ignores
     if interactive:

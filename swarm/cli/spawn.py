@@ -18,6 +18,7 @@ from swarm.cli.completion import complete_backend, complete_model
 from swarm.cli.helptext import examples
 from swarm.cli.replay import record_option, start_recording
 from swarm.core.kinds import agent_names
+from swarm.core.records.names import EFFORT_LEVELS
 from swarm.core.records.permissions import PERMISSION_MODES
 from swarm.core.team.team import Team
 from swarm.ops.member.spawner import SpawnRequest
@@ -63,6 +64,9 @@ def spawner_depth(team: Team) -> int:
 @click.option("--deny", multiple=True, help="Deny rule, e.g. 'Bash(rm:*)'.")
 @click.option("--color", default=None,
               help="Pane and status colour: a name (blue, bright_green, ...) or #rrggbb.")
+@click.option("--effort", type=click.Choice(EFFORT_LEVELS, case_sensitive=False), default=None,
+              help="How hard it thinks (its provider's thinking or reasoning setting; default:"
+              " its definition's, else config.toml's effort).")
 @click.option("--max-turns", type=int, default=None, help="Stop after this many model calls.")
 @click.option("--max-budget-usd", type=float, default=None,
               help="Stop at this cost (USD, its subagents' included), mid-reply if need be.")
@@ -80,7 +84,7 @@ def spawn(name: str, team_name: str | None, prompt: str | None, prompt_file: cli
           allow: tuple[str, ...], deny: tuple[str, ...], color: str | None,
           max_turns: int | None, max_budget_usd: float | None, max_tokens: int | None,
           mcp: tuple[str, ...], trust_project: bool, as_json: bool,
-          record: Path | None) -> None:
+          record: Path | None, effort: str | None) -> None:
     """Start a teammate NAME in its own pane (or hidden)."""
     if prompt_file is not None:
         prompt = prompt_file.read()  # type: ignore[attr-defined]
@@ -92,13 +96,13 @@ def spawn(name: str, team_name: str | None, prompt: str | None, prompt_file: cli
         permission_mode=permission_mode, allow=allow, deny=deny, color=color,
         max_turns=max_turns, max_budget_usd=max_budget_usd, max_tokens=max_tokens, mcp=mcp,
         cap=mode_cap(team), depth=spawner_depth(team) + 1,
-        trust_project=trust_project, agent=agent,
+        trust_project=trust_project, agent=agent, effort=effort,
     ))
     for line in result.trust_notices:  # project configuration ignored: one line says so
         click.echo(f"swarm: warning: {line}", err=True)
     if result.notice and not as_json:
         click.echo(f"swarm: note: {result.notice}", err=True)
-    for warning in result.warnings:
+    for warning in [*result.warnings, *filter(None, [result.effort_warning])]:
         click.echo(f"swarm: warning: {warning}", err=True)
 
     def human(r: object) -> str:

@@ -32,6 +32,11 @@ HEADERS = ["NAME", "STATE", "MODE", "BACKEND", "PANE", "PID", "TASK", "UNREAD", 
            "TOKENS", "COST", "ACTIVE"]
 
 
+def tokens_text(tokens: int, thinking: int) -> str:
+    """Tokens, and of them the thinking ones when there were any: `1200 (300 thinking)`."""
+    return f"{tokens} ({thinking} thinking)" if thinking else str(tokens)
+
+
 def render(statuses: list[Any], wide: bool = False, activity: bool = False) -> str:
     """The table of `swarm status`; `activity` (the live view): what each member does now and
     for how long (a column of its own: cutting the activity to fit never cuts its time), after
@@ -46,7 +51,8 @@ def render(statuses: list[Any], wide: bool = False, activity: bool = False) -> s
             state += f" ({s.idle_reason})"
         row = [s.name, state, s.mode or "-", s.backend or "-", s.pane_id or "-",
                str(s.pid or "-"), f"#{s.current_task}" if s.current_task else "-",
-               str(s.unread), str(s.turns), str(s.tokens), cost_text(s.cost_usd, s.cost_known),
+               str(s.unread), str(s.turns), tokens_text(s.tokens, s.thinking_tokens),
+               cost_text(s.cost_usd, s.cost_known),
                (s.last_activity or "-")[11:19]]
         if activity:
             row[2:2] = activity_text(s.state, s.activity, s.activity_since, s.last_activity,
@@ -54,6 +60,7 @@ def render(statuses: list[Any], wide: bool = False, activity: bool = False) -> s
             row.pop()
         rows.append(row)
     total_tokens = sum(s.tokens for s in statuses)
+    thinking = sum(s.thinking_tokens for s in statuses)
     total_cost = sum(s.cost_usd for s in statuses)
     headers = [*HEADERS[:2], "ACTIVITY", "FOR", *HEADERS[2:-1]] if activity else HEADERS
     out = fit_table(rows, headers, wide, OPTIONAL, ("ACTIVITY", "STATE") if activity
@@ -66,7 +73,8 @@ def render(statuses: list[Any], wide: bool = False, activity: bool = False) -> s
             subs, ["ID", "TYPE", "DESCRIPTION", "NOW", "TOOL USES", "TOKENS"], wide,
             ("TOOL USES",), ("DESCRIPTION", "NOW"))
     known = all(s.cost_known for s in statuses)
-    out += f"\nteam total: {total_tokens} tokens, {cost_text(total_cost, known)}"
+    out += (f"\nteam total: {tokens_text(total_tokens, thinking)} tokens,"
+            f" {cost_text(total_cost, known)}")
     shared: dict[str, list[str]] = {}
     for s in statuses:
         for path in s.overlaps:

@@ -76,6 +76,21 @@ class ConfiguredApi:
 
 
 @dataclass(frozen=True)
+class EffortOption:
+    """How an agent CLI takes swarm's effort (low, medium, high, max): its own word for each
+    level, put into `args` at `{level}` on its command line. A CLI without one gets a warning at
+    spawn and runs at its own default."""
+
+    levels: Mapping[str, str]
+    args: tuple[str, ...]
+
+    def argv(self, effort: str | None) -> list[str]:
+        if effort is None or effort not in self.levels:
+            return []
+        return [a.replace("{level}", self.levels[effort]) for a in self.args]
+
+
+@dataclass(frozen=True)
 class TeammateKind:
     """One kind of teammate. Agent CLIs have an executable and a driver; swarm's own loop has
     neither."""
@@ -103,6 +118,13 @@ class TeammateKind:
     model_api: ModelApi | None = None  # how it reaches its model (its credential's proxy)
     price_provider: str | None = None  # prices its usage under this provider's table
     mcp_snippet: str | None = None  # "module:function" printing its `swarm mcp snippet`
+    # How its CLI takes an effort (None: it takes none swarm can pass; swarm's own loop maps
+    # it per provider in runtime.models.effort).
+    effort: EffortOption | None = None
+
+    def effort_argv(self, effort: str | None) -> list[str]:
+        """Its command line's words for `effort` (none without an EffortOption)."""
+        return self.effort.argv(effort) if self.effort is not None else []
 
     @property
     def is_cli(self) -> bool:
@@ -186,6 +208,9 @@ KNOWN_KINDS: tuple[TeammateKind, ...] = (
         modes=_modes(plan="plan", default="default", acceptEdits="default",
                      bypassPermissions="default"),
         mcp_snippet="swarm.ops.clients:claude_code_snippet",
+        # `--effort low|medium|high|xhigh|max` (its thinking and effort for the session).
+        effort=EffortOption(_modes(low="low", medium="medium", high="high", max="max"),
+                            ("--effort", "{level}")),
     ),
     TeammateKind(
         name="codex", title="Codex",
@@ -215,6 +240,9 @@ KNOWN_KINDS: tuple[TeammateKind, ...] = (
         modes=_modes(default="untrusted", acceptEdits="untrusted",
                      bypassPermissions="untrusted"),
         mcp_snippet="swarm.ops.clients:codex_snippet",
+        # Its config's model_reasoning_effort (minimal|low|medium|high|xhigh), as an override.
+        effort=EffortOption(_modes(low="low", medium="medium", high="high", max="xhigh"),
+                            ("-c", "model_reasoning_effort={level}")),
     ),
     TeammateKind(
         name="gemini", title="Gemini CLI", aliases=("gemini-cli",),
@@ -244,6 +272,10 @@ KNOWN_KINDS: tuple[TeammateKind, ...] = (
         modes=_modes(default="default", acceptEdits="default", bypassPermissions="default"),
         price_provider="gemini",
         mcp_snippet="swarm.ops.clients:gemini_snippet",
+        # Its thinking budget lives in its settings' model configs only (modelConfigs
+        # customOverrides), with no switch or variable for one session; a system-defaults file
+        # (GEMINI_CLI_SYSTEM_DEFAULTS_PATH) is skipped under any world-writable directory such
+        # as /tmp: no EffortOption (a warning at spawn).
     ),
 )
 

@@ -19,7 +19,7 @@ from msgspec import Struct
 from pydantic import AfterValidator, WithJsonSchema
 
 from swarm.core import kinds
-from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.names import EFFORT_LEVELS, LEAD_NAME, validate_effort
 from swarm.core.records.permissions import ModeCap
 from swarm.core.records.protocol import ShutdownRequest, structured_object, validate_structured
 from swarm.core.text.readable import will_not_read
@@ -91,6 +91,17 @@ AgentCli = Annotated[str, AfterValidator(_agent_cli), WithJsonSchema(
     {"type": "string", "enum": [k.name for k in kinds.agent_clis()]})]
 
 
+def _effort(value: str) -> str:
+    try:
+        return str(validate_effort(value, "effort"))
+    except BadInputError:
+        raise ValueError(f"Input should be one of {', '.join(EFFORT_LEVELS)}") from None
+
+
+Effort = Annotated[str, AfterValidator(_effort), WithJsonSchema(
+    {"type": "string", "enum": list(EFFORT_LEVELS)})]
+
+
 class SpawnTeammateInput(ToolInput):
     name: str
     prompt: str
@@ -102,6 +113,7 @@ class SpawnTeammateInput(ToolInput):
     max_budget_usd: float | None = None
     max_tokens: int | None = None
     agent: Annotated[AgentCli | None, BlankIsNone] = None
+    effort: Annotated[Effort | None, BlankIsNone] = None
 
 
 class SpawnTeammate(Tool):
@@ -115,7 +127,8 @@ class SpawnTeammate(Tool):
         " refused). max_budget_usd / max_tokens: its spending cap (its subagents' included):"
         " it stops at it, mid-reply if need be. agent: the teammate is that agent CLI"
         f" ({', '.join(k.name for k in kinds.agent_clis())}), driven by swarm, with the team's"
-        " tools; model is then that CLI's."
+        " tools; model is then that CLI's. effort: how hard it thinks (low for routine"
+        " edits, high or max for planning and hard problems; default: its definition's)."
     )
     input_model = SpawnTeammateInput
 
@@ -145,11 +158,14 @@ class SpawnTeammate(Tool):
             inherit_mode=defaults.permission_mode, max_budget_usd=args.max_budget_usd,
             max_tokens=args.max_tokens, depth=host.depth + 1,
             allow=defaults.allow, deny=defaults.deny, cap=ModeCap("the lead", host.mode),
-            trust_project=defaults.trust_project, agent=args.agent,
+            trust_project=defaults.trust_project, agent=args.agent, effort=args.effort,
         ))
         host.notice(f"spawned {result.name} ({result.model}, {result.permission_mode},"
                     f" {result.backend})")
-        return ToolResult(f"spawned {result.name} (model {result.model}, permission mode"
+        said = f"warning: {result.effort_warning}\n" if result.effort_warning else ""
+        if said:  # its model cannot take the effort: the lead and the person hear it
+            host.notice(said.strip())
+        return ToolResult(f"{said}spawned {result.name} (model {result.model}, permission mode"
                           f" {result.permission_mode}, backend {result.backend}). It has your"
                           " prompt; it reports back with SendMessage when it is done.")
 

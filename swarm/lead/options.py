@@ -45,6 +45,7 @@ class LeadOptions(Struct, dict=True):
     # The wake policy; scripts/bench_lead.py passes its re-created anchor policy (not a CLI flag).
     watch_type: type[Watch] = Watch
     trust_project: bool = False  # --trust-project: the project is trusted for this run only
+    effort: str | None = None  # --effort: how hard the lead thinks (else config.toml's effort)
 
 
 def lead_model_spec(requested: str | None) -> str:

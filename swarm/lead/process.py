@@ -45,7 +45,7 @@ from swarm.lead.prompt import lead_system_prompt
 from swarm.lead.replay_wakes import ReplayedWakes
 from swarm.lead.wake_policy import Reporter, Wake
 from swarm.ops.member import control
-from swarm.runtime.models import check_model_spec, load_model
+from swarm.runtime.models import check_model_spec, default_effort, effort_warning, load_model
 from swarm.runtime.models.base import Model
 from swarm.runtime.models.recording import ReplayModel, wrap
 from swarm.runtime.subagents.runner import Subagents
@@ -140,9 +140,12 @@ class Lead(AgentBase, NoHost):
         # In the team file (its policy reads its rules there), so `team show` says it and
         # `swarm spawn` from its shell is capped.
         # Its --max-budget-usd too: the team's, which each teammate checks before its calls.
+        effort = options.effort or default_effort()
+        for line in filter(None, [effort_warning(self.model_spec, effort)]):
+            self.ui.notice(f"warning: {line}")
         me = self.team.update_member(LEAD_NAME, permission_mode=self.mode,
                                      allow_rules=list(options.allow), deny_rules=list(options.deny),
-                                     max_budget_usd=options.max_budget_usd)
+                                     max_budget_usd=options.max_budget_usd, effort=effort)
         # The project's hooks, servers and definitions only in a trusted project (the CLI has
         # said what it ignores, or asked): its teammates get the same run's trust.
         self.trust = decide(self.cwd, flag=options.trust_project)
@@ -177,7 +180,7 @@ class Lead(AgentBase, NoHost):
         self.control = LeadControl(self._interrupt, self.budget, self.compactor, self.watch,
                                    self.person, self.subagents)
         self.loop = build_loop(
-            LoopParts(model, dict(equipped.tools), system, messages),
+            LoopParts(model, dict(equipped.tools), system, messages, effort=effort),
             tool_context(parts, self, self.subagents), self.policy,
             self.control, (self.books, LeadView(self.ui)), self.extensions, parts.dangling)
 

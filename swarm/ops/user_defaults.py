@@ -9,6 +9,7 @@ from msgspec import Struct
 from swarm import settings
 from swarm.backends.resolve import resolve
 from swarm.config_file import UserConfig
+from swarm.core.records.names import validate_effort
 from swarm.core.trust.user_config import problems
 from swarm.errors import BadInputError
 from swarm.runtime.models.spec import check_model_spec, parse_model_spec
@@ -40,6 +41,11 @@ def _model_and_backend(user: UserConfig, warnings: list[str]) -> list[str]:
                 check_model_spec(user.model)
             except BadInputError as exc:
                 warnings.append(f"{user.path}: model: {exc}")
+    if user.effort:
+        try:
+            validate_effort(user.effort, f"{user.path}: effort")
+        except BadInputError as exc:
+            found.append(str(exc))
     if user.backend and user.backend != "auto":
         try:
             resolve(user.backend)

@@ -12,7 +12,7 @@ from typing import Any, Literal
 from swarm.core import kinds
 from swarm.core.agents.builtin import ONE_SHOT_TYPES
 from swarm.core.records.base import Record
-from swarm.core.records.names import validate_color, validate_name
+from swarm.core.records.names import validate_color, validate_effort, validate_name
 from swarm.core.records.permissions import PERMISSION_MODES
 from swarm.core.trust.config_files import ConfigProblem
 from swarm.errors import BadInputError, InvalidNameError
@@ -63,6 +63,13 @@ def check_model(value: Any) -> str | None:
     return _nonempty(value)
 
 
+def check_effort(value: Any) -> str | None:
+    try:
+        return validate_effort(value, "effort")
+    except BadInputError as exc:
+        raise ValueError(str(exc).removeprefix("effort: ")) from None
+
+
 def check_color(value: Any) -> str | None:
     clean = _nonempty(value)
     try:
@@ -111,6 +118,7 @@ class AgentDefinition(Record, kw_only=True):
     agent: str | None = None  # an agent CLI (core.kinds) a teammate of it is
     skills: list[str] = []  # skill names preloaded into its prompt (core.agents.skills)
     memory: str | None = None  # its memory scope: user, project, local (core.agents.memory)
+    effort: str | None = None  # low, medium, high, max (runtime.models.effort maps it)
     prompt: str = ""
     warnings: list[str] = []  # keys and tools that were ignored
     source: Source = "builtin"
@@ -131,7 +139,7 @@ class AgentDefinition(Record, kw_only=True):
     def defaults(self) -> dict[str, Any]:
         """Spawn defaults this definition gives (command-line flags override them)."""
         keys = ("model", "max_turns", "max_budget_usd", "max_tokens", "permission_mode", "color",
-                "agent")
+                "agent", "effort")
         return {k: getattr(self, k) for k in keys if getattr(self, k) is not None}
 
 

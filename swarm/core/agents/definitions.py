@@ -42,9 +42,9 @@ from swarm.errors import NotFoundError
 FIELDS = ("name", "description", "tools", "disallowed_tools", "model", "max_turns",
           "max_budget_usd", "max_tokens", "permission_mode", "color", "isolation",
           "omit_project_memory", "omit_git_status", "mcp_servers", "background", "hooks", "agent", "skills",
-          "memory")
+          "memory", "effort")
 # The seeds' keys that mean nothing here: accepted, with a note that they do nothing.
-NOTED_FIELDS = ("effort", "critical_system_reminder_experimental")
+NOTED_FIELDS = ("critical_system_reminder_experimental",)
 # A plugin's agent runs with its prompt, tools and model; these it may not bring (Claude Code).
 PLUGIN_IGNORED = ("hooks", "mcp_servers", "permission_mode")
 PLUGIN_MANIFEST = (".claude-plugin", "plugin.json")

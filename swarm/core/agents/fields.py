@@ -26,6 +26,7 @@ from swarm.core.agents.agent_definition import (
     Source,
     check_agent,
     check_color,
+    check_effort,
     check_isolation,
     check_mode,
     check_model,
@@ -94,7 +95,7 @@ CHECKS: dict[str, Callable[[Any], Any]] = {
     "mcp_servers": definition_servers, "permission_mode": check_mode,
     "isolation": check_isolation, "model": check_model, "color": check_color,
     "agent": check_agent, "skills": check_skills,
-    "memory": check_memory,
+    "memory": check_memory, "effort": check_effort,
 }
 
 
@@ -123,6 +124,7 @@ class DefinitionFields(BaseModel):
     agent: str | None = None  # `agent: claude-code`: a teammate of this type is that CLI
     skills: list[str] = Field(default_factory=list)  # preloaded into its prompt (core.agents.skills)
     memory: str | None = None  # user, project or local (core.agents.memory)
+    effort: str | None = None  # low, medium, high or max
 
     @field_validator(*CHECKS, mode="before")
     @classmethod

@@ -22,7 +22,10 @@ MODEL_ALIASES: dict[str, str] = {
 }
 # The providers of `PROVIDER:MODEL` (runtime.models.providers.PROVIDERS describes each).
 MODEL_PROVIDERS = ("anthropic", "bedrock", "vertex", "openai", "ollama")
-OFFLINE_MODELS = ("shell", "scripted:")  # models that call no provider: `shell`, `scripted:PATH`
+OFFLINE_MODELS = ("shell", "scripted:")
+# How hard a teammate thinks (a definition's `effort`, `--effort`, config.toml's `effort`):
+# runtime.models.effort maps each to its provider's setting.
+EFFORT_LEVELS = ("low", "medium", "high", "max")  # models that call no provider: `shell`, `scripted:PATH`
 # Tools that only talk to the team: every teammate keeps them whatever its definition says, and
 # they are allowed in every permission mode (a plan needs questions and answers).
 TEAM_TOOLS = ("SendMessage", "TaskCreate", "TaskList", "TaskGet", "TaskUpdate")
@@ -125,3 +128,14 @@ def parse_agent_id(value: str) -> tuple[str, str]:
 # The lead's key (swarm.core.team.lead_key): the file's name, the Redis key's last part.
 KEY_FILE = "lead.key"
 KEY_NAMES = (KEY_FILE, "lead_key")  # the file's name, the Redis key's last part
+
+
+def validate_effort(value: object, where: str = "--effort") -> str | None:
+    """An effort level (lower-cased), None for none, or one line naming the levels."""
+    if value is None:
+        return None
+    text = str(value).strip().lower() if isinstance(value, str) else ""
+    if text not in EFFORT_LEVELS:
+        raise BadInputError(f"{where}: unknown effort {value!r}: use one of"
+                            f" {', '.join(EFFORT_LEVELS)}")
+    return text

@@ -36,6 +36,9 @@ class Usage(Record, kw_only=True):
     output_tokens: int = 0
     cache_creation_input_tokens: int = 0
     cache_read_input_tokens: int = 0
+    # Output tokens spent thinking, apart from output_tokens (where the provider reports them:
+    # Anthropic's output_tokens_details, OpenAI's reasoning_tokens); priced as output.
+    thinking_tokens: int = 0
     cost_usd: float = 0.0
     # False once a call of a model with no price was counted: its cost is "n/a", not $0.
     cost_known: bool = True
@@ -45,6 +48,7 @@ class Usage(Record, kw_only=True):
         return (
             self.input_tokens
             + self.output_tokens
+            + self.thinking_tokens
             + self.cache_creation_input_tokens
             + self.cache_read_input_tokens
         )
@@ -52,6 +56,7 @@ class Usage(Record, kw_only=True):
     def add(self, other: Usage) -> None:
         self.input_tokens += other.input_tokens
         self.output_tokens += other.output_tokens
+        self.thinking_tokens += other.thinking_tokens
         self.cache_creation_input_tokens += other.cache_creation_input_tokens
         self.cache_read_input_tokens += other.cache_read_input_tokens
         self.cost_usd += other.cost_usd

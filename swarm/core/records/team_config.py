@@ -23,6 +23,7 @@ class Member(Record, kw_only=True):
     name: str
     agent_type: str = "general-purpose"
     model: str | None = None
+    effort: str | None = None  # how hard it thinks (runtime.models.effort), None: the default
     prompt: str = ""
     color: str | None = None
     plan_mode_required: bool = False

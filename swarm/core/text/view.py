@@ -23,6 +23,7 @@ from swarm.core.text.terminal import visible
 
 RESULT_LINES = 5  # lines of a tool's output a pane shows
 INCOMING_LINES = 3  # lines of an incoming message's text a pane shows under its summary
+THINKING_CHARS = 80  # of a thinking block, folded to one line in a transcript
 INDENT = "   "
 ANSI = {"black": 30, "red": 31, "green": 32, "yellow": 33, "blue": 34, "magenta": 35,
         "cyan": 36, "white": 37, "bright_black": 90, "bright_red": 91, "bright_green": 92,
@@ -76,6 +77,15 @@ class View(Struct, frozen=True):
         """What the model said, every line of it."""
         lines = visible(text).strip().splitlines() or [""]
         return [f"says: {lines[0]}", *(f"{INDENT}   {line}" for line in lines[1:])]
+
+    def thinking(self, block: dict[str, Any]) -> str:
+        """A thinking block, folded to one dim line: its size and how it begins (a redacted
+        one: only that it was there)."""
+        if block.get("type") == "redacted_thinking":
+            return self.dim("[thinking, redacted]")
+        text = flat(str(block.get("thinking", "")))
+        head = visible(text[:THINKING_CHARS] + ("..." if len(text) > THINKING_CHARS else ""))
+        return self.dim(f"[thinking, {len(text)} chars] {head}".rstrip())
 
     def call(self, name: str, args: Any) -> str:
         return f"-> {visible(tool_call(name, args))}"
@@ -172,6 +182,8 @@ class View(Struct, frozen=True):
                     lines += self.says(str(block["text"]))
             elif kind_of == "text":
                 lines += self._input(str(block.get("text", "")))
+            elif kind_of in ("thinking", "redacted_thinking"):
+                lines.append(self.thinking(block))
             elif kind_of == "tool_use":
                 lines.append(self.call(str(block.get("name")), block.get("input")))
             elif kind_of == "tool_result":

@@ -77,6 +77,8 @@ def describe() -> list[Setting]:
                 in_file if config.permission_mode else "default"),
         pick("policy_dir", "SWARM_POLICY_DIR", config.policy_dir, "(none)"),
         pick("tmux_layout", "SWARM_TMUX_LAYOUT", config.tmux_layout, "split"),
+        Setting("effort", config.effort or "(none: each model's own)",
+                in_file if config.effort else "default"),
     ]
     rows += [Setting(f"permissions.{key}", rule, in_file)
              for key, rules in (("allow", config.allow), ("deny", config.deny)) for rule in rules]

@@ -66,6 +66,9 @@ class MemberStatus(Struct, dict=True):
     # What it does now ("thinking", a tool call's line) since when (epoch seconds), if alive.
     activity: str | None = None
     activity_since: float | None = None
+    # Of `tokens`, those its model spent thinking (where its provider reports them).
+    thinking_tokens: int = 0
+    effort: str | None = None  # how hard it thinks (its member entry's)
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -217,6 +220,7 @@ def observe_member(team: Team, member: Member, record: bool = True,
         detail=state.detail, idle_reason=state.idle_reason, color=member.color,
         model=state.model or member.model,
         mode=mode_of(member, state), cost_known=state.usage.cost_known,
+        thinking_tokens=state.usage.thinking_tokens, effort=member.effort,
         subagents=[] if state.state in ("dead", "exited") else [
             {k: getattr(s, k) for k in ("agent_id", "subagent_type", "description", "status",
                                         "background", "tool_uses", "tokens", "started_at",

@@ -18,7 +18,12 @@ from swarm.backends.resolve import get_backend, resolve
 from swarm.backends.ssh import remote_swarm_argv
 from swarm.core import kinds
 from swarm.core.agents.definitions import get_definition
-from swarm.core.records.names import LEAD_NAME, validate_agent_name, validate_color
+from swarm.core.records.names import (
+    LEAD_NAME,
+    validate_agent_name,
+    validate_color,
+    validate_effort,
+)
 from swarm.core.records.permissions import ModeCap, mode_allows, validate_mode
 from swarm.core.records.team_config import Member
 from swarm.core.shell.rules import validate_rule
@@ -37,7 +42,12 @@ from swarm.core.trust.user_config import default_mode, lasting_rules
 from swarm.core.trust.workspace import ProjectConfig, TrustDecision, decide
 from swarm.errors import BadInputError, NotFoundError, SwarmError, from_origin
 from swarm.ops.member.health import observe
-from swarm.runtime.models import check_model_spec, default_model_spec
+from swarm.runtime.models import (
+    check_model_spec,
+    default_effort,
+    default_model_spec,
+    effort_warning,
+)
 from swarm.runtime.models.providers import PASS_VARIABLES
 from swarm.runtime.turn.budget import depth_refusal
 
@@ -63,6 +73,9 @@ class SpawnResult(Struct, dict=True):
     # Project configuration ignored (untrusted), and a trust file that could not be used.
     trust_notices: list[str] = field(default_factory=list)
     agent: str | None = None  # `--agent`: the agent CLI it is
+    effort: str | None = None  # how hard it thinks (None: its model's default)
+    # Its model or agent CLI cannot take that effort: the one line that says so.
+    effort_warning: str | None = None
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -127,6 +140,7 @@ class SpawnRequest(Struct, dict=True):
     trust_project: bool = False
     # `--agent claude-code`: the teammate is that CLI (swarm.runtime.clis), not swarm's loop.
     agent: str | None = None
+    effort: str | None = None  # low|medium|high|max; None: its definition's, else config.toml's
 
 
 def _check_cap(team: Team) -> None:
@@ -185,6 +199,7 @@ def spawn(team: Team, request: SpawnRequest,
     if refused:
         raise BadInputError(refused)
     notice = None
+    effort = validate_effort(req.effort) or defaults.get("effort") or default_effort()
     spec = req.model or defaults.get("model")
     agent = kinds.canonical(req.agent or defaults.get("agent"))
     kind = kinds.of_member(agent)
@@ -202,6 +217,7 @@ def spawn(team: Team, request: SpawnRequest,
         # Before anything is registered: credentials for its provider, a script that parses.
         with from_origin(origin):
             spec = check_model_spec(spec, cwd=str(workdir))
+    cannot = _effort_warning(kind, spec, effort)
     allow_rules = [validate_rule(r) for r in req.allow]
     deny_rules = [validate_rule(r) for r in req.deny]
     lasting_rules()  # a bad rule in config.toml fails here, not in the teammate at its start
@@ -216,7 +232,7 @@ def spawn(team: Team, request: SpawnRequest,
     registered = False
     try:
         member = team.add_member(
-            clean, agent_type=definition.name, model=spec, prompt=req.prompt or "",
+            clean, agent_type=definition.name, model=spec, effort=effort, prompt=req.prompt or "",
             color=color or defaults.get("color"), plan_mode_required=req.plan_mode_required,
             permission_mode=mode, backend=choice.backend, allow_rules=allow_rules,
             deny_rules=deny_rules, max_turns=req.max_turns or defaults.get("max_turns"),
@@ -237,9 +253,23 @@ def spawn(team: Team, request: SpawnRequest,
     return SpawnResult(agent_id=member.agent_id, name=clean, team=team.name,
                        backend=choice.backend, backend_reason=choice.reason, pane_id=pane_id,
                        pid=pid, model=spec or f"{agent}'s default", agent=agent,
-                       permission_mode=mode, notice=notice,
+                       permission_mode=mode, notice=notice, effort=effort,
+                       effort_warning=cannot,
                        warnings=[*definition.warnings, *link_warnings, *layout_note],
                        trust_notices=[n for n in (trust.warning, trust.notice()) if n])
+
+
+def _effort_warning(kind: kinds.TeammateKind, spec: str | None,
+                    effort: str | None) -> str | None:
+    """One line when the teammate cannot take its effort: its CLI has no such option, or its
+    model no thinking setting (runtime.models.effort)."""
+    if effort is None:
+        return None
+    if kind.is_cli:
+        return None if kind.effort is not None else (
+            f"effort {effort}: {kind.title} takes no effort setting swarm can pass; it runs"
+            " at its own default")
+    return effort_warning(spec, effort) if spec else None
 
 
 def _layout_note(backend: str, host: str | None) -> list[str]:

@@ -54,6 +54,7 @@ class MemberRow:
     messages_sent: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    thinking_tokens: int = 0  # output spent thinking, apart from output_tokens
     cache_tokens: int = 0
     tokens: int = 0
     cost_usd: float = 0.0
@@ -207,7 +208,7 @@ def build_report(team_name: str, now: float | None = None) -> RunReport:
     totals = MemberRow("team", state=f"{len(rows)} member(s)")
     for row in rows:
         for key in ("turns", "tool_calls", "messages_sent", "input_tokens", "output_tokens",
-                    "cache_tokens", "tokens", "cost_usd", "busy_s", "dead_s"):
+                    "thinking_tokens", "cache_tokens", "tokens", "cost_usd", "busy_s", "dead_s"):
             setattr(totals, key, getattr(totals, key) + getattr(row, key))
     totals.cost_usd = round(totals.cost_usd, 6)
     totals.busy_s = round(totals.busy_s, 3)
@@ -245,6 +246,7 @@ def _member_row(name: str, member: Member | None, state: AgentState | None, trac
     if state is not None:
         usage = state.usage
         row.input_tokens, row.output_tokens = usage.input_tokens, usage.output_tokens
+        row.thinking_tokens = usage.thinking_tokens
         row.cache_tokens = usage.cache_creation_input_tokens + usage.cache_read_input_tokens
         row.tokens = usage.total_tokens
         row.cost_usd = round(usage.cost_usd, 6)

@@ -47,7 +47,8 @@ LEGEND = [("work", "handling an input"), ("model", "model call"), ("tool", "tool
 COLUMNS: list[tuple[str, str, str]] = [
     ("state", "State", "s"), ("turns", "Turns", "d"), ("tool_calls", "Tool calls", "d"),
     ("messages_sent", "Messages sent", "d"), ("input_tokens", "Input tokens", "d"),
-    ("output_tokens", "Output tokens", "d"), ("cache_tokens", "Cache tokens", "d"),
+    ("output_tokens", "Output tokens", "d"), ("thinking_tokens", "Thinking tokens", "d"),
+    ("cache_tokens", "Cache tokens", "d"),
     ("tokens", "Tokens", "d"), ("cost_usd", "Cost", "$"), ("busy_s", "Busy", "t"),
     ("wall_s", "Wall time", "t"), ("dead_s", "Dead", "t")]
 

@@ -62,6 +62,7 @@ class DriverSetup:
     cwd: Path
     mode: str  # swarm's permission mode
     model: str | None
+    effort: str | None  # swarm's level: its kind's EffortOption puts it on the command line
     system_append: str  # swarm's part of the prompt (who it is, the team protocol)
     mcp_server: list[str]  # argv of `swarm mcp serve --team T --as NAME`
     mcp_env: dict[str, str]

@@ -87,6 +87,7 @@ class ClaudeCode:
             argv += ["--add-dir", str(s.cwd)]
         if s.model:
             argv += ["--model", s.model]
+        argv += s.kind.effort_argv(s.effort)
         if self.session:
             argv += ["--resume", self.session]
         return argv

@@ -127,7 +127,8 @@ class Codex:
         return self.proc.pid if self.proc is not None else None
 
     def argv(self) -> list[str]:
-        return [str(self.setup.executable), "app-server"]
+        s = self.setup
+        return [str(s.executable), "app-server", *s.kind.effort_argv(s.effort)]
 
     # -- the process and its wire -------------------------------------------------------------
     def start(self) -> None:
@@ -316,9 +317,12 @@ class Codex:
             elif method == "thread/tokenUsage/updated":
                 last = (params.get("tokenUsage") or {}).get("last") or {}
                 cached = int(last.get("cachedInputTokens") or 0)
+                output = int(last.get("outputTokens") or 0)
+                # Reasoning is part of its output (as OpenAI counts it): counted apart.
+                thinking = min(int(last.get("reasoningOutputTokens") or 0), output)
                 usage.add(Usage(input_tokens=max(0, int(last.get("inputTokens") or 0) - cached),
-                                cache_read_input_tokens=cached,
-                                output_tokens=int(last.get("outputTokens") or 0)))
+                                cache_read_input_tokens=cached, output_tokens=output - thinking,
+                                thinking_tokens=thinking))
         result.usage = price_usage("openai", self.model or "", usage)
         return result
 

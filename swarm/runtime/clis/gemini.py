@@ -138,7 +138,7 @@ class Gemini:
         s = self.setup
         argv = [str(s.executable), "--acp", "--policy", str(self._policy),
                 "--approval-mode", s.kind.own_mode(s.mode)]
-        return argv + (["--model", s.model] if s.model else [])
+        return argv + (["--model", s.model] if s.model else []) + s.kind.effort_argv(s.effort)
 
     def start(self) -> None:
         s = self.setup

@@ -10,13 +10,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from swarm import settings
+from swarm.core.records.names import validate_effort
+from swarm.runtime.models.effort import unsupported
 from swarm.runtime.models.spec import ModelSpec, check_model_spec, parse_model_spec, script_path
 
 if TYPE_CHECKING:  # the spawn command needs default_model_spec only, not the model classes
     from swarm.runtime.models.base import Model
 
-__all__ = ["ModelSpec", "check_model_spec", "default_model_spec", "load_model",
-           "parse_model_spec", "provider_of"]
+__all__ = ["ModelSpec", "check_model_spec", "default_effort", "default_model_spec",
+           "effort_warning", "load_model", "parse_model_spec", "provider_of"]
 
 NO_KEY_NOTICE = ("no Anthropic credentials (ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN):"
                  " teammates use the offline shell model")
@@ -64,3 +66,19 @@ def default_model_spec() -> tuple[str, str | None]:
     if settings.anthropic_credentials():
         return "sonnet", None
     return "shell", NO_KEY_NOTICE
+
+
+def default_effort() -> str | None:
+    """config.toml's `effort`, checked (a bad one: one line naming the file), or None."""
+    value = settings.effort()
+    return validate_effort(value, f"{settings.user_config().path}: effort") if value else None
+
+
+def effort_warning(spec: str, effort: str | None) -> str | None:
+    """The one warning at spawn for an effort the spec's model cannot take (None: it can)."""
+    if effort is None:
+        return None
+    parsed = parse_model_spec(spec)
+    if parsed.offline:
+        return f"effort {effort}: model {parsed.text} does not think; it runs without one"
+    return unsupported(parsed.provider, parsed.model, effort)

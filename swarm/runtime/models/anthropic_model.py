@@ -21,7 +21,8 @@ from swarm.core.records.names import MODEL_ALIASES as ALIASES
 from swarm.core.records.state import Usage
 from swarm.core.trust.secrets import redact
 from swarm.errors import ModelAPIError
-from swarm.runtime.models.base import Block, ModelReply, ModelRequest
+from swarm.runtime.models.base import THINKING_BLOCKS, Block, ModelReply, ModelRequest
+from swarm.runtime.models.effort import mapped
 from swarm.runtime.models.prices import price_usage
 from swarm.runtime.models.providers import PROVIDERS
 from swarm.runtime.turn.budget import estimate_output
@@ -50,7 +51,8 @@ def _one_line(text: str, limit: int = 300) -> str:
     return flat if len(flat) <= limit else flat[: limit - 3] + "..."
 
 
-def build_params(model_id: str, request: ModelRequest) -> dict[str, Any]:
+def build_params(model_id: str, request: ModelRequest, provider: str = "anthropic"
+                 ) -> dict[str, Any]:
     """The `messages.create` arguments, with cache breakpoints on the stable prefix.
 
     Breakpoints: the system prompt, the last tool (caches every tool before it), and the last
@@ -58,11 +60,18 @@ def build_params(model_id: str, request: ModelRequest) -> dict[str, Any]:
     plus the request's `cache_marks` (a fork's parent prefix): four at most, as the API allows.
     The caller's request is never mutated.
     """
+    thinking = mapped(provider, model_id, request.effort)
+    if (thinking is not None and thinking.params["thinking"]["type"] == "enabled"
+            and _open_cycle_without_thinking(request.messages)):
+        thinking = None
     params: dict[str, Any] = {
         "model": model_id,
-        "max_tokens": request.max_tokens,
+        # Thinking counts toward max_tokens: raised by its budget, the reply keeps its room.
+        "max_tokens": request.max_tokens + (thinking.extra_tokens if thinking else 0),
         "messages": _cache_last_block(request.messages, request.cache_marks),
     }
+    if thinking is not None:
+        params.update(thinking.params)
     if request.system:  # the API rejects empty text blocks
         params["system"] = [
             {"type": "text", "text": request.system, "cache_control": dict(_EPHEMERAL)}
@@ -74,13 +83,32 @@ def build_params(model_id: str, request: ModelRequest) -> dict[str, Any]:
     return params
 
 
+def _open_cycle_without_thinking(messages: list[dict[str, Any]]) -> bool:
+    """The request answers tool calls of an assistant message that has no thinking block (the
+    effort was set on a respawn or resume mid-cycle): the API refuses budgeted thinking on for
+    it, so that request goes without; the next input starts a cycle with it. (Adaptive thinking
+    may skip a step's thinking by itself: its requests keep their fields, and so their cache.)"""
+    if len(messages) < 2 or messages[-1].get("role") != "user":
+        return False
+    answers = any(isinstance(b, dict) and b.get("type") == "tool_result"
+                  for b in messages[-1].get("content") or [])
+    reply = messages[-2].get("content")
+    first = reply[0] if isinstance(reply, list) and reply else None
+    return answers and not (isinstance(first, dict) and first.get("type") in THINKING_BLOCKS)
+
+
 def _cache_last_block(messages: list[dict[str, Any]], marks: tuple[int, ...] = ()
                       ) -> list[dict[str, Any]]:
     out = [_non_empty(m) for m in messages]
     for index in {len(out) - 1, *marks[-1:]}:  # one mark: with system, tools and last, four
         content = out[index].get("content") if 0 <= index < len(out) else None
-        if isinstance(content, list) and content and isinstance(content[-1], dict):
-            content[-1] = {**content[-1], "cache_control": dict(_EPHEMERAL)}
+        if not isinstance(content, list):
+            continue
+        # A thinking block takes no cache_control: the last other block of the message does.
+        last = next((i for i in range(len(content) - 1, -1, -1) if isinstance(content[i], dict)
+                     and content[i].get("type") not in THINKING_BLOCKS), None)
+        if last is not None:
+            content[last] = {**content[last], "cache_control": dict(_EPHEMERAL)}
     return out
 
 
@@ -114,16 +142,27 @@ def reply_from_message(model_id: str, message: Any, provider: str = "anthropic",
             blocks.append(
                 {"type": "tool_use", "id": block.id, "name": block.name, "input": block.input}
             )
-        # thinking / server-tool blocks are not part of swarm's conversation shape
+        # Kept whole: the API checks a thinking block's signature when it comes back. A reply
+        # cut off mid-stream keeps none (a half-streamed one has no signature yet).
+        elif kind == "thinking" and stopped is None:
+            blocks.append({"type": "thinking", "thinking": block.thinking,
+                           "signature": block.signature})
+        elif kind == "redacted_thinking" and stopped is None:
+            blocks.append({"type": "redacted_thinking", "data": block.data})
+        # server-tool blocks are not part of swarm's conversation shape
     usage = _usage(model_id, provider, message.usage, streamed_chars)
     return ModelReply(content=blocks, stop_reason="budget_exhausted" if stopped
                       else message.stop_reason or "end_turn", usage=usage, stopped=stopped)
 
 
 def _usage(model_id: str, provider: str, u: Any, streamed_chars: int = 0) -> Usage:
+    output = estimate_output(u.output_tokens or 0, streamed_chars)
+    details = getattr(u, "output_tokens_details", None)
+    thinking = min(getattr(details, "thinking_tokens", 0) or 0, output)  # of output_tokens
     usage = Usage(
         input_tokens=u.input_tokens or 0,
-        output_tokens=estimate_output(u.output_tokens or 0, streamed_chars),
+        output_tokens=output - thinking,
+        thinking_tokens=thinking,
         cache_creation_input_tokens=u.cache_creation_input_tokens or 0,
         cache_read_input_tokens=u.cache_read_input_tokens or 0,
     )
@@ -182,12 +221,14 @@ class AnthropicModel:
         return str(self._client.base_url)
 
     def complete(self, request: ModelRequest) -> ModelReply:
-        params = build_params(self.name, request)
+        params = build_params(self.name, request, self.provider)
         attempt = 0
         wait = request.on_retry or (lambda problem, delay: time.sleep(delay))
         while True:
             try:
-                if request.on_text is None:
+                # A thinking call streams: the SDK refuses a long call without it (max_tokens
+                # raised by a thinking budget), and a stream's reader sees its usage as it goes.
+                if request.on_text is None and "thinking" not in params:
                     return reply_from_message(self.name, self._client.messages.create(**params),
                                               self.provider)
                 return self._stream(params, request)
@@ -215,6 +256,8 @@ class AnthropicModel:
                             on_text(delta.text)
                     elif delta.type == "input_json_delta":
                         streamed += len(delta.partial_json)
+                    elif delta.type == "thinking_delta":  # spent, never shown
+                        streamed += len(delta.thinking)
                 if on_usage is not None and event.type != "message_stop":
                     snapshot = stream.current_message_snapshot
                     stop = on_usage(_usage(self.name, self.provider, snapshot.usage, streamed))

@@ -19,7 +19,11 @@ from swarm.core.records.state import Usage
 # "summarize the conversation" call from a turn of work.
 SUMMARY_MARKER = "[swarm:compaction]"
 
-Block = dict[str, Any]  # {"type": "text", "text": ...} | {"type": "tool_use", "id", "name", "input"}
+# {"type": "text", "text"} | {"type": "tool_use", "id", "name", "input"} | {"type": "thinking",
+# "thinking", "signature"} | {"type": "redacted_thinking", "data"}: thinking blocks are kept
+# whole and sent back as they came (Anthropic checks their signatures).
+Block = dict[str, Any]
+THINKING_BLOCKS = ("thinking", "redacted_thinking")
 
 
 @dataclass
@@ -41,6 +45,9 @@ class ModelRequest:
     # Messages whose last block also gets a cache breakpoint: a fork marks where its parent's
     # last request ended, so that prefix is sent byte for byte as the parent sent it.
     cache_marks: tuple[int, ...] = ()
+    # How hard to think (core.records.names.EFFORT_LEVELS, None: the model's default): each
+    # provider maps it (runtime.models.effort); a fork's first request keeps its parent's.
+    effort: str | None = None
 
 
 class ModelReply(Struct, dict=True):

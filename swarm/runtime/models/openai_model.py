@@ -25,6 +25,7 @@ from swarm.core.records.state import Usage
 from swarm.core.trust.secrets import redact
 from swarm.errors import ModelAPIError
 from swarm.runtime.models.base import Block, ModelReply, ModelRequest
+from swarm.runtime.models.effort import mapped
 from swarm.runtime.models.prices import price_usage
 from swarm.runtime.models.providers import ollama_base_url
 from swarm.runtime.turn.budget import CHARS_PER_TOKEN, estimate_output
@@ -96,8 +97,13 @@ def build_params(model_id: str, request: ModelRequest, provider: str = "openai")
             "name": t["name"], "description": t.get("description", ""),
             "parameters": t.get("input_schema") or {"type": "object", "properties": {}}}}
             for t in request.tools]
+    # Reasoning tokens count toward the cap: raised by the effort's budget.
+    reasoning = mapped(provider, model_id, request.effort)
+    if reasoning is not None:
+        params.update(reasoning.params)
     # OpenAI's newer models take only max_completion_tokens; Ollama knows max_tokens.
-    params["max_tokens" if provider == "ollama" else "max_completion_tokens"] = request.max_tokens
+    params["max_tokens" if provider == "ollama" else "max_completion_tokens"] = (
+        request.max_tokens + (reasoning.extra_tokens if reasoning else 0))
     return params
 
 
@@ -108,8 +114,11 @@ def usage_of(model_id: str, provider: str, raw: Any) -> Usage:
     details = getattr(raw, "prompt_tokens_details", None)
     cached = (getattr(details, "cached_tokens", None) or 0) if details is not None else 0
     prompt = raw.prompt_tokens or 0
-    usage = Usage(input_tokens=max(prompt - cached, 0), output_tokens=raw.completion_tokens or 0,
-                  cache_read_input_tokens=cached)
+    output = raw.completion_tokens or 0
+    done = getattr(raw, "completion_tokens_details", None)  # reasoning: part of the completion
+    reasoning = min((getattr(done, "reasoning_tokens", None) or 0) if done else 0, output)
+    usage = Usage(input_tokens=max(prompt - cached, 0), output_tokens=output - reasoning,
+                  thinking_tokens=reasoning, cache_read_input_tokens=cached)
     return price_usage(provider, model_id, usage)
 
 

@@ -161,7 +161,7 @@ def price_usage(provider: str, model_id: str, usage: Usage) -> Usage:
     usage.cost_usd = (usage.input_tokens * price.input
                       + usage.cache_creation_input_tokens * cache_write
                       + usage.cache_read_input_tokens * cache_read
-                      + usage.output_tokens * price.output) / 1_000_000
+                      + (usage.output_tokens + usage.thinking_tokens) * price.output) / 1_000_000
     return usage
 
 

@@ -41,8 +41,9 @@ def recording_path(directory: str | Path, member: str) -> Path:
 
 
 def request_data(request: ModelRequest, model: str) -> dict[str, Any]:
-    return {"model": model, "system": request.system, "messages": request.messages,
+    data = {"model": model, "system": request.system, "messages": request.messages,
             "tools": request.tools, "max_tokens": request.max_tokens}
+    return {**data, "effort": request.effort} if request.effort else data
 
 
 def read_recording(path: Path) -> list[dict[str, Any]]:

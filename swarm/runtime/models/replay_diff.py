@@ -161,6 +161,8 @@ def first_difference(recorded: dict[str, Any], recorded_team: str, now: dict[str
     now_names = [t.get("name", "") for t in now.get("tools", [])]
     if names != now_names:
         return Difference("tools", ", ".join(names), ", ".join(now_names))
+    if recorded.get("effort") != now.get("effort"):  # its thinking configuration
+        return Difference("effort", str(recorded.get("effort")), str(now.get("effort")))
     old, new = recorded.get("messages", []), now.get("messages", [])
     for index, (a, b) in enumerate(zip(old, new, strict=False), start=1):
         where = f"message {index} ({b.get('role')})"

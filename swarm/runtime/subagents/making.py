@@ -56,8 +56,10 @@ def fork(runner: Subagents, request: SubagentRequest) -> tuple[Subagent, list[di
     reply = host.loop.messages[-1]
     tools = fork_tools(last.tools, runner.tools, runner.message_tool(agent_id),
                        host.mcp_tools(), host.lends)
+    # Its parent's thinking configuration too: the same request fields, the same cached prefix.
     parts = LoopParts(model, tools, last.system, [*last.messages, reply],
-                      cache_marks=(len(last.messages) - 1,) if last.messages else ())
+                      cache_marks=(len(last.messages) - 1,) if last.messages else (),
+                      effort=last.effort)
     content = [{"type": "tool_result", "tool_use_id": b["id"], "content": FORK_PLACEHOLDER}
                for b in reply["content"] if b.get("type") == "tool_use"]
     content.append({"type": "text", "text": f"{FORK_RULE}\n\n{directive}"})
@@ -114,7 +116,8 @@ def typed(runner: Subagents, request: SubagentRequest) -> tuple[Subagent, list[d
     sub = runner.new(request, agent_id, spec, SubagentParts(
         info=runner.info_for(request, definition, agent_id, worktree), cwd=cwd,
         worktree=worktree, policy=policy, max_turns=definition.max_turns,
-        loop=LoopParts(model, tools, system), mcp=mcp, stopped=stopped, withheld=withheld,
+        loop=LoopParts(model, tools, system, effort=definition.effort or host.loop.effort),
+        mcp=mcp, stopped=stopped, withheld=withheld,
         one_shot=definition.one_shot))
     return sub, [{"type": "text", "text": directive}]
 

@@ -95,6 +95,9 @@ class Agent(AgentBase):
                                          policy_dir=self.team.config().policy_dir)
         self.model_name = (self.member.model or self.definition.model
                            or default_model_spec()[0])
+        # Spawn settled it (flag, definition, config.toml); a member registered otherwise
+        # falls back to its definition's.
+        effort = self.member.effort or self.definition.effort
         self.depth = self.member.depth  # SubagentHost: its subagents are one deeper
         self.budget = Budget(lambda: self.state.usage, self._lock,
                              self.member.max_budget_usd or self.definition.max_budget_usd,
@@ -143,7 +146,8 @@ class Agent(AgentBase):
                                   self.compactor, self.keeper, self.shutdown)
         host = TeammateToolHost(self.command, self.shutdown, self.modes)
         self.loop = build_loop(
-            LoopParts(model, self.modes.tools(), self.modes.system(), parts.loop.messages),
+            LoopParts(model, self.modes.tools(), self.modes.system(), parts.loop.messages,
+                      effort=effort),
             tool_context(parts, host, self.subagents), self.policy, control,
             (self.books, self.turn_log, Pane(self.console)), self.extensions, parts.dangling)
 

@@ -102,7 +102,8 @@ class CliTeammate(AgentBase):
         if settings.raw("SWARM_STORE"):
             mcp_env["SWARM_STORE"] = settings.raw("SWARM_STORE")
         return DriverSetup(kind=self.kind, executable=self.kind.executable_path(), cwd=self.cwd, mode=self.state.mode or
-                           "default", model=self.member.model, system_append=self._prompt(),
+                           "default", model=self.member.model, effort=self.member.effort,
+                           system_append=self._prompt(),
                            mcp_server=serve, mcp_env=mcp_env, session=session,
                            env=self.route.env, model_url=self.route.url,
                            provider=self.route.provider,

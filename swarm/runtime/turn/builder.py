@@ -43,6 +43,7 @@ class LoopParts(Struct, dict=True):
     system: str
     messages: list[dict[str, Any]] = field(default_factory=list)
     cache_marks: tuple[int, ...] = ()  # a fork's parent prefix (ModelRequest.cache_marks)
+    effort: str | None = None  # how hard it thinks (ModelRequest.effort)
 
 
 class AgentParts(Struct, dict=True):
@@ -101,7 +102,7 @@ def build_loop(parts: LoopParts, ctx: ToolContext, permits: Permits, control: Tu
     crash mid-tool: answered, or the API rejects the history)."""
     loop = Loop(model=parts.model, tools=parts.tools, system=parts.system, ctx=ctx,
                 permits=permits, control=control, hooks=hooks, tool_hooks=tool_hooks,
-                messages=parts.messages, cache_marks=parts.cache_marks)
+                messages=parts.messages, cache_marks=parts.cache_marks, effort=parts.effort)
     if dangling is not None:
         loop.close_dangling(dangling)
     return loop

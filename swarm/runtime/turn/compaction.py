@@ -44,6 +44,16 @@ def _is_summary(message: dict[str, Any]) -> bool:
         "<conversation-summary>" in b.get("text", "") for b in message["content"])
 
 
+def _readable(message: dict[str, Any]) -> dict[str, Any]:
+    """A message for the summary model: thinking as its text only, redacted thinking left out."""
+    content = message.get("content")
+    if not isinstance(content, list):
+        return message
+    return {**message, "content": [
+        {"type": "thinking", "thinking": b.get("thinking", "")} if b.get("type") == "thinking"
+        else b for b in content if b.get("type") != "redacted_thinking"]}
+
+
 class Compactor:
     """A `before_call` step of the loop (`TurnControl.before_call`)."""
 
@@ -61,8 +71,10 @@ class Compactor:
         cut = _current_turn_start(loop.messages)
         if cut == 0 or (cut <= 2 and _is_summary(loop.messages[0])):
             return  # only the current turn (and an earlier summary): nothing older to fold away
+        # The kept turn keeps its thinking blocks whole (the API wants them back with the tool
+        # calls they led to); the summary model reads older thinking as text, no signatures.
         older, kept = loop.messages[:cut], loop.messages[cut:]
-        transcript = json.dumps(older, ensure_ascii=False)
+        transcript = json.dumps([_readable(m) for m in older], ensure_ascii=False)
         request = ModelRequest(SUMMARY_PROMPT, [{"role": "user", "content": [
             {"type": "text", "text": f"<conversation>\n{transcript}\n</conversation>\nSummarize it."}]}],
             tools=[], max_tokens=2048)

@@ -42,6 +42,7 @@ class Loop:
     tool_hooks: ToolHooks = field(default_factory=ToolHooks)  # the user's (PostToolUse here)
     messages: list[dict[str, Any]] = field(default_factory=list)
     cache_marks: tuple[int, ...] = ()  # see ModelRequest.cache_marks (a fork's parent prefix)
+    effort: str | None = None  # see ModelRequest.effort: every request of the loop carries it
     # The request of the latest model call, as sent (a fork starts from it byte for byte).
     last_request: ModelRequest | None = None
 
@@ -58,7 +59,8 @@ class Loop:
     def request(self) -> ModelRequest:
         return ModelRequest(self.system, self.messages, [t.spec() for t in self.tools.values()],
                             on_text=self._text, on_retry=self.control.retry_wait,
-                            on_usage=self.control.spend_limit, cache_marks=self.cache_marks)
+                            on_usage=self.control.spend_limit, cache_marks=self.cache_marks,
+                            effort=self.effort)
 
     def complete(self, request: ModelRequest) -> ModelReply:
         """A model call of the turn's own (compaction's summary), guarded like the turn's."""
