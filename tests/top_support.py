@@ -1,0 +1,89 @@
+"""Helpers for the `swarm top` tests: drive the app with Textual's Pilot from a sync test, wait
+for exact conditions inside the app's loop (never a sleep, never the sync `wait_until`, which
+would block the loop that handles the feed's messages), read what the screen shows, and
+compare SVG screenshots with files under tests/snapshots/top/."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import time
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual.pilot import Pilot
+from textual.widgets import OptionList, Static
+
+from swarm.cli.top_app import TopApp
+
+SNAPSHOTS = Path(__file__).parent / "snapshots" / "top"
+
+
+def run(scenario: Callable[[], Awaitable[None]]) -> None:
+    asyncio.run(scenario())  # type: ignore[arg-type]
+
+
+async def until(pilot: Pilot[Any], predicate: Callable[[], object], timeout: float = 10.0,
+                what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        await pilot.pause(0.02)
+
+
+def static_text(app: TopApp, selector: str) -> str:
+    content = app.query_one(selector, Static).content
+    return content.plain if isinstance(content, Text) else str(content)
+
+
+def member_lines(app: TopApp) -> list[str]:
+    """The members list as shown: group headings and rows."""
+    widget = app.query_one("#members", OptionList)
+    out = []
+    for index in range(widget.option_count):
+        prompt = widget.get_option_at_index(index).prompt
+        out.append(prompt.plain if isinstance(prompt, Text) else str(prompt))
+    return out
+
+
+def groups(app: TopApp) -> dict[str, list[str]]:
+    """Heading -> the names of its members (the first word of each row)."""
+    found: dict[str, list[str]] = {}
+    current = ""
+    for line in member_lines(app):
+        if not line.startswith("  "):
+            current = line.rsplit(" (", 1)[0]
+            found[current] = []
+        else:
+            found[current].append(line.split()[0])
+    return found
+
+
+def screen_text(app: TopApp) -> str:
+    return "\n".join([static_text(app, "#head"), *member_lines(app), static_text(app, "#bar"),
+                      static_text(app, "#line")])
+
+
+async def settled_svg(pilot: Pilot[Any]) -> str:
+    await pilot.pause()
+    await pilot.wait_for_scheduled_animations()
+    await pilot.pause()
+    return pilot.app.export_screenshot(simplify=True)
+
+
+def compare_svg(name: str, svg: str) -> None:
+    """The screenshot equals tests/snapshots/top/NAME.svg (SWARM_UPDATE_SNAPSHOTS=1 rewrites
+    it). On a mismatch the new one is written beside it as NAME.new.svg to look at."""
+    path = SNAPSHOTS / f"{name}.svg"
+    if os.environ.get("SWARM_UPDATE_SNAPSHOTS") == "1" or not path.exists():
+        if os.environ.get("SWARM_UPDATE_SNAPSHOTS") != "1":
+            raise AssertionError(f"no snapshot {path}: run with SWARM_UPDATE_SNAPSHOTS=1")
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(svg)
+        return
+    if path.read_text() != svg:
+        path.with_suffix(".new.svg").write_text(svg)
+        raise AssertionError(f"{name}: the screen differs from {path} (see {name}.new.svg)")
