@@ -17,7 +17,15 @@ from textual.pilot import Pilot
 from textual.widgets import OptionList, Static
 
 from swarm.cli.top_app import TopApp
+from swarm.core import kinds
+from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.protocol import PermissionRequest
+from swarm.core.records.state import AgentState, Usage
+from swarm.core.store.liveness import process_start_time
+from swarm.core.team.state import write_state
+from swarm.core.team.team import Team
 
+CLI_KIND = kinds.agent_clis()[0].name  # an agent CLI teammate (no test spells a kind's name)
 SNAPSHOTS = Path(__file__).parent / "snapshots" / "top"
 
 
@@ -87,3 +95,37 @@ def compare_svg(name: str, svg: str) -> None:
     if path.read_text() != svg:
         path.with_suffix(".new.svg").write_text(svg)
         raise AssertionError(f"{name}: the screen differs from {path} (see {name}.new.svg)")
+
+
+# -- a fixed team for screenshots and the text view: states and requests written directly ----
+FIXED = 1_800_000_000.0  # the frozen clock (2027-01-15 08:00 UTC)
+
+
+def fixed_team(name: str = "alpha") -> Team:
+    """Four members, one of each group, with fixed times (no process but this one: the live
+    ones carry this test's pid, so they count as alive); ada asks to run `make test`."""
+    team = Team.create(name)
+    me = os.getpid()
+    started = process_start_time(me)
+    team.add_member("ada", model="shell", backend="hidden", permission_mode="default")
+    team.add_member("bob", model="sonnet", backend="hidden")
+    team.add_member("cy", model="shell", agent=CLI_KIND, backend="hidden")
+    team.add_member("dee", model="haiku", backend="hidden")
+    task = team.tasks.add("fix the parser", "the parser drops the last line", owner="bob")
+    usage = Usage(input_tokens=9000, output_tokens=3345, cost_usd=0.0421)
+    write_state(name, "ada", AgentState(state="waiting_permission", pid=me, started_at=started,
+                                        mode="default", detail="asks: Bash: make test",
+                                        turns=2, activity='Bash "make test"',
+                                        activity_since=FIXED - 12))
+    write_state(name, "bob", AgentState(state="working", pid=me, started_at=started,
+                                        current_task=task.id, turns=7, usage=usage,
+                                        mode="bypassPermissions", activity='Bash "pytest -q"',
+                                        activity_since=FIXED - 65))
+    write_state(name, "cy", AgentState(state="idle", pid=me, started_at=started, turns=1,
+                                       last_activity="2027-01-15T07:57:00+00:00"))
+    write_state(name, "dee", AgentState(state="exited", detail="shut down", turns=3))
+    request = PermissionRequest(request_id="3f2a9c1d-fixed", agent_id=f"ada@{name}",
+                                tool_name="Bash", description="run the tests",
+                                input={"command": "make test"})
+    team.send(LEAD_NAME, request, sender="ada")  # type: ignore[arg-type]
+    return team
