@@ -8,6 +8,7 @@ from __future__ import annotations
 import asyncio
 import os
 import time
+from datetime import UTC, datetime
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -99,6 +100,7 @@ def compare_svg(name: str, svg: str) -> None:
 
 # -- a fixed team for screenshots and the text view: states and requests written directly ----
 FIXED = 1_800_000_000.0  # the frozen clock (2027-01-15 08:00 UTC)
+THREE_MINUTES_BEFORE = datetime.fromtimestamp(FIXED - 180, UTC).isoformat()
 
 
 def fixed_team(name: str = "alpha") -> Team:
@@ -122,7 +124,7 @@ def fixed_team(name: str = "alpha") -> Team:
                                         mode="bypassPermissions", activity='Bash "pytest -q"',
                                         activity_since=FIXED - 65))
     write_state(name, "cy", AgentState(state="idle", pid=me, started_at=started, turns=1,
-                                       last_activity="2027-01-15T07:57:00+00:00"))
+                                       last_activity=THREE_MINUTES_BEFORE))
     write_state(name, "dee", AgentState(state="exited", detail="shut down", turns=3))
     request = PermissionRequest(request_id="3f2a9c1d-fixed", agent_id=f"ada@{name}",
                                 tool_name="Bash", description="run the tests",

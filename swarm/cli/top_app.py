@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import signal
 import threading
 import time
@@ -18,42 +19,38 @@ from rich.text import Text
 from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
+from textual.css.query import NoMatches
 from textual.message import Message
 from textual.widget import Widget
 from textual.widgets import Footer, OptionList, RichLog, Static, TabbedContent, TabPane
 from textual.widgets.option_list import Option
 
-from swarm.cli import authority, top_screens
+from swarm.cli import authority, top_screens, top_tabs
 from swarm.cli.caller import current_agent_name
 from swarm.cli.common import mode_cap
 from swarm.cli.permissions import DENIED
 from swarm.cli.top import header_line, member_table, request_line
 from swarm.core.records.names import LEAD_NAME
-from swarm.core.store import paths
 from swarm.core.team.team import Team
 from swarm.core.text.terminal import visible, visible_line
 from swarm.errors import SwarmError
 from swarm.ops import approvals
-from swarm.ops.diff import member_diff
-from swarm.ops.mail.messages import mailbox_messages
 from swarm.ops.member.control import interrupt, interrupted_line, kill
 from swarm.ops.top import GROUPS, Feed, RequestRow, TeamView
 
 W = TypeVar("W", bound=Widget)
 TABS = ("output", "tasks", "mail", "diff", "info")
-LOG_TAIL = 64 * 1024  # bytes of a member's agent.log read for the Output tab
-LOG_LINES = 500  # lines the Output tab keeps
 
-CSS = top_screens.DIALOG_CSS + """
-#head { height: 1; background: $primary-background; text-style: bold; }
-#cols { height: 1; color: $text-muted; }
-#members { height: 1fr; min-height: 4; border: none; text-wrap: nowrap;
-           text-overflow: ellipsis; }
-#bar { height: auto; max-height: 4; display: none; background: $warning-muted; }
-#bar.waiting { display: block; }
-#line { height: 1; }
-#tabs { height: 1fr; }
-"""
+def _while_shown(method: Callable[..., None]) -> Callable[..., None]:
+    """A drawing method that does nothing once the app is closing (its widgets are removed
+    while the clock's timer or a last view may still call it)."""
+    @functools.wraps(method)
+    def draw(self: TopApp, *args: Any) -> None:
+        if self.screen_stack:
+            with contextlib.suppress(NoMatches):
+                method(self, *args)
+
+    return draw
 
 
 class ViewChanged(Message):
@@ -64,7 +61,7 @@ class ViewChanged(Message):
 
 class TopApp(App[None]):
     TITLE = "swarm top"
-    CSS = CSS
+    CSS = top_screens.SCREEN_CSS
     ENABLE_COMMAND_PALETTE = False
     BINDINGS = [
         Binding("q", "quit", "quit"), Binding("ctrl+c", "quit", show=False, priority=True),
@@ -107,7 +104,7 @@ class TopApp(App[None]):
             for tab in TABS:
                 with TabPane(tab.capitalize(), id=tab):
                     if tab == "output":
-                        yield RichLog(max_lines=LOG_LINES, wrap=True, min_width=20,
+                        yield RichLog(max_lines=top_tabs.LOG_LINES, wrap=True, min_width=20,
                                       markup=False, id="log")
                     else:
                         yield Static(Text(""), id=f"{tab}-text")
@@ -142,9 +139,8 @@ class TopApp(App[None]):
             return []
         return [m for m in self.view.members if self.filter.lower() in m.name.lower()]
 
+    @_while_shown
     def _redraw(self) -> None:
-        if not self.screen_stack:  # closing
-            return
         if self.view is None:
             return
         head = header_line(self.view) + (f" · filter: {visible_line(self.filter)}"
@@ -154,15 +150,14 @@ class TopApp(App[None]):
         self._redraw_bar()
         self._fill_tabs()
 
+    @_while_shown
     def _redraw_members(self) -> None:
-        if not self.screen_stack:  # closing
-            return
         if self.view is None:
             return
         members = self._shown()
         widget = self.main("#members", OptionList)
         lines = member_table(members, self.clock(), max(widget.size.width - 2, 20))
-        self.main("#cols", Static).update(Text("  " + lines[0] if lines else ""))
+        self.main("#cols", Static).update(Text("   " + lines[0] if lines else ""))
         keep = self.selected()
         options: list[Option] = []
         for key, title in GROUPS.items():
@@ -189,9 +184,8 @@ class TopApp(App[None]):
         mine = [r for r in waiting if r.sender == self.selected()]
         return (mine or waiting or [None])[0]  # type: ignore[list-item]
 
+    @_while_shown
     def _redraw_bar(self) -> None:
-        if not self.screen_stack:  # closing
-            return
         bar = self.main("#bar", Static)
         found = self.request(None)
         bar.set_class(found is not None, "waiting")
@@ -204,11 +198,10 @@ class TopApp(App[None]):
         text.append(f"\n{keys}" + (f" · {more} more waiting" if more else ""), style="")
         bar.update(text)
 
+    @_while_shown
     def say(self, line: str) -> None:
         """The one-line message: a result, or a refusal naming who may."""
         self.last_line = visible_line(line.strip().split("\n")[0])
-        if not self.screen_stack:
-            return
         self.main("#line", Static).update(Text(self.last_line))
 
     # -- the selected member's tabs (read on a change of the team or of the selection) -------
@@ -219,11 +212,10 @@ class TopApp(App[None]):
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         self._fill_tabs()
 
+    @_while_shown
     def _fill_tabs(self) -> None:
         """Read what the tab shows, once per view, member and tab (the clock's redraws of the
         list highlight the same row again: no read)."""
-        if not self.screen_stack:  # closing
-            return
         name = self.selected()
         tab = self.main("#tabs", TabbedContent).active
         if name is None or self.view is None or self.filled == (id(self.view), name, tab):
@@ -234,58 +226,25 @@ class TopApp(App[None]):
         elif tab == "diff":
             self._fill_diff(name)
         else:
-            text = {"tasks": self._tasks_text, "mail": self._mail_text,
-                    "info": self._info_text}[tab](name)
+            row = self.view.member(name)
+            text = {"tasks": lambda: top_tabs.tasks_text(self.team, name),
+                    "mail": lambda: top_tabs.mail_text(self.team, name),
+                    "info": lambda: top_tabs.info_text(self.team, row, name)}[tab]()
             self.main(f"#{tab}-text", Static).update(Text(visible(text)))
 
     def _fill_output(self, name: str) -> None:
         log = self.main("#log", RichLog)
         log.clear()
-        path = paths.agent_log(self.team.name, name)
-        try:
-            with open(path, "rb") as handle:
-                handle.seek(max(path.stat().st_size - LOG_TAIL, 0))
-                tail = handle.read().decode("utf-8", "replace")
-        except OSError:
+        lines = top_tabs.log_lines(self.team, name)
+        if lines is None:
             log.write(Text("(no output yet)", style="dim"))
-            return
-        for line in tail.splitlines()[-LOG_LINES:]:
+        for line in lines or []:
             log.write(Text.from_ansi(visible(line, styles=True)))
-
-    def _tasks_text(self, name: str) -> str:
-        tasks = [t for t in self.team.tasks.list() if t.owner == name]
-        if not tasks:
-            return f"{name} owns no task"
-        return "\n".join(f"#{t.id} [{t.status}] {t.subject}" + (
-            f" (blocked by {', '.join('#' + b for b in t.blocked_by)})" if t.blocked_by else "")
-            for t in tasks)
-
-    def _mail_text(self, name: str) -> str:
-        got = mailbox_messages(self.team, name)[-20:]
-        lines = [f"{'  ' if m.read else '* '}{m.timestamp[11:19]} from {m.sender}: "
-                 f"{m.summary or ' '.join(m.text.split())[:120]}" for m in got]
-        return "\n".join(lines) or f"no mail to {name}"
-
-    def _info_text(self, name: str) -> str:
-        row = self.view.member(name) if self.view else None
-        member = self.team.config().member(name)
-        if row is None or member is None:
-            return name
-        return "\n".join([
-            f"name     {row.name} ({row.kind})", f"model    {row.model or '-'}",
-            f"state    {row.state}" + (f": {row.detail}" if row.detail else ""),
-            f"mode     {row.mode or '-'}", f"allow    {', '.join(member.allow_rules) or '-'}",
-            f"team     {', '.join(self.team.config().allowed_rules) or '-'}",
-            f"pid      {row.pid or '-'}   host {row.host or 'here'}   backend {row.backend}"])
 
     @work(thread=True, exclusive=True, group="diff")
     def _fill_diff(self, name: str) -> None:
-        try:
-            found = member_diff(self.team, name)
-            text = found.diff or found.note or f"{name} changed nothing"
-        except SwarmError as exc:
-            text = str(exc)
-        self.call_from_thread(self.main("#diff-text", Static).update, Text(visible(text)))
+        text = Text(visible(top_tabs.diff_text(self.team, name)))
+        self.call_from_thread(lambda: self.main("#diff-text", Static).update(text))
 
     # -- keys -------------------------------------------------------------------------------------
     def action_move(self, step: int) -> None:
@@ -304,12 +263,17 @@ class TopApp(App[None]):
 
     def _act(self, path: str, params: dict[str, Any], act: Callable[[], str]) -> None:
         """Check who may (as the CLI does), then act in a worker; the outcome is one line."""
+        if self._may(path, params):
+            self._run(act)
+
+    def _may(self, path: str, params: dict[str, Any]) -> bool:
+        """Whether this shell may do what `swarm PATH` does (cli.authority); else says why."""
         try:
             authority.check(path, params)
         except SwarmError as exc:
             self.say(str(exc))
-            return
-        self._run(act)
+            return False
+        return True
 
     @work(thread=True, group="act")
     def _run(self, act: Callable[[], str]) -> None:
@@ -328,12 +292,12 @@ class TopApp(App[None]):
 
     def action_approve(self) -> None:
         if (found := self._asked()) is not None:
-            self._act("permissions approve", {}, lambda: _approved(
+            self._act("permissions approve", {}, lambda: top_screens.approved(
                 approvals.approve_permission(self.team, found.request_id)))
 
     def action_deny(self, reason: str = DENIED) -> None:
         if (found := self._asked()) is not None:
-            self._act("permissions deny", {}, lambda: _denied(
+            self._act("permissions deny", {}, lambda: top_screens.denied(
                 approvals.deny_permission(self.team, found.request_id, reason)))
 
     def action_deny_why(self) -> None:
@@ -345,8 +309,9 @@ class TopApp(App[None]):
         found = self._asked()
         if found is None:
             return
+        if not self._may("permissions approve", {"always": True}):
+            return
         try:
-            authority.check("permissions approve", {"always": True})
             rule = approvals.always_rule(self.team, found.request_id)
         except SwarmError as exc:
             self.say(str(exc))
@@ -357,7 +322,7 @@ class TopApp(App[None]):
 
         def answer(yes: bool | None) -> None:
             if yes:
-                self._act("permissions approve", {"always": True}, lambda: _approved(
+                self._act("permissions approve", {"always": True}, lambda: top_screens.approved(
                     approvals.approve_permission(self.team, found.request_id, always=True),
                     f" and added team rule {rule}"))
             else:
@@ -387,11 +352,11 @@ class TopApp(App[None]):
 
         def answer(yes: bool | None) -> None:
             if yes:
-                self._act("plans approve", {}, lambda: _planned(
+                self._act("plans approve", {}, lambda: top_screens.planned(
                     approvals.answer_plan(self.team, found.sender, True, cap=cap)))
             else:
                 self._ask_line("Feedback for the rejected plan:", lambda why: self._act(
-                    "plans reject", {}, lambda: _planned(approvals.answer_plan(
+                    "plans reject", {}, lambda: top_screens.planned(approvals.answer_plan(
                         self.team, found.sender, False, why, cap=cap))) if why.strip() else None)
 
         self.push_screen(top_screens.Confirm(question), answer)
@@ -419,12 +384,7 @@ class TopApp(App[None]):
 
     def action_kill(self) -> None:
         name = self.selected()
-        if name is None:
-            return
-        try:
-            authority.check("kill", {"name": name})
-        except SwarmError as exc:
-            self.say(str(exc))
+        if name is None or not self._may("kill", {"name": name}):
             return
 
         def answer(yes: bool | None) -> None:
@@ -449,18 +409,6 @@ class TopApp(App[None]):
                 then(text)
 
         self.push_screen(top_screens.Field(Text(visible_line(prompt)), value, self.blink), done)
-
-
-def _approved(found: approvals.Pending, more: str = "") -> str:
-    return f"approved {found.request.tool_name} for {found.message.sender}{more}"
-
-
-def _denied(found: approvals.Pending) -> str:
-    return f"denied {found.request.tool_name} for {found.message.sender}"
-
-
-def _planned(found: approvals.Pending) -> str:
-    return f"plan of {found.message.sender}: {found.verdict}"
 
 
 def run_app(team: Team) -> None:

@@ -11,10 +11,24 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Static
 
+from swarm.ops.approvals import Pending
+
 DIALOG_CSS = """
 Confirm, Field, Help { align: center middle; }
 #dialog { width: 90%; max-width: 100; height: auto; border: round $accent;
           background: $surface; padding: 0 1; }
+"""
+
+# The main screen (cli.top_app): the header, the members, the approval bar, the line, the tabs.
+SCREEN_CSS = DIALOG_CSS + """
+#head { height: 1; background: $primary-background; text-style: bold; }
+#cols { height: 1; color: $text-muted; }
+#members { height: 1fr; min-height: 4; border: none; text-wrap: nowrap;
+           text-overflow: ellipsis; }
+#bar { height: auto; max-height: 4; display: none; background: $warning-muted; }
+#bar.waiting { display: block; }
+#line { height: auto; max-height: 3; }
+#tabs { height: 1fr; }
 """
 
 
@@ -96,3 +110,16 @@ class Help(ModalScreen[None]):
 
     def action_close(self) -> None:
         self.dismiss(None)
+
+
+# -- the one-line outcome of an answer -------------------------------------------------------
+def approved(found: Pending, more: str = "") -> str:
+    return f"approved {found.request.tool_name} for {found.message.sender}{more}"
+
+
+def denied(found: Pending) -> str:
+    return f"denied {found.request.tool_name} for {found.message.sender}"
+
+
+def planned(found: Pending) -> str:
+    return f"plan of {found.message.sender}: {found.verdict}"
