@@ -6,6 +6,7 @@ what it shows does. Also: a teammate's text never reaches the terminal as contro
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -24,6 +25,8 @@ from tests.top_support import (
     until,
 )
 
+ROOT = Path(__file__).resolve().parents[1]
+
 
 @pytest.fixture(autouse=True)
 def plain_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -33,7 +36,8 @@ def plain_terminal(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def shot(name: str, size: tuple[int, int],
-         keys: Callable[[Pilot[Any], TopApp], Awaitable[None]] | None = None) -> str:
+         keys: Callable[[Pilot[Any], TopApp], Awaitable[None]] | None = None,
+         path: Path | None = None) -> str:
     team = fixed_team()
     svgs: list[str] = []
 
@@ -47,7 +51,7 @@ def shot(name: str, size: tuple[int, int],
             svgs.append(await settled_svg(pilot))
 
     run(scenario)
-    compare_svg(name, svgs[0])
+    compare_svg(name, svgs[0], path)
     return svgs[0]
 
 
@@ -55,6 +59,16 @@ def shot(name: str, size: tuple[int, int],
 def test_the_main_screen(size: tuple[int, int]) -> None:
     svg = shot(f"main-{size[0]}x{size[1]}", size)
     assert "Needs&#160;you" in svg and "make&#160;test" in svg
+
+
+def test_the_readme_screenshot_is_this_screen() -> None:
+    """docs/top.svg (the README's and the guide's) is made here, not by hand: a teammate
+    asking, one working with a task, one idle, one gone; the selected one's Tasks tab."""
+    async def tasks_of_bob(pilot: Pilot[Any], app: TopApp) -> None:
+        await pilot.press("j", "2")
+        await until(pilot, lambda: "fix the parser" in static_text(app, "#tasks-text"), 5)
+
+    shot("readme", (120, 32), tasks_of_bob, ROOT / "docs" / "top.svg")
 
 
 async def _always(pilot: Pilot[Any], app: TopApp) -> None:

@@ -83,10 +83,10 @@ async def settled_svg(pilot: Pilot[Any]) -> str:
     return pilot.app.export_screenshot(simplify=True)
 
 
-def compare_svg(name: str, svg: str) -> None:
-    """The screenshot equals tests/snapshots/top/NAME.svg (SWARM_UPDATE_SNAPSHOTS=1 rewrites
-    it). On a mismatch the new one is written beside it as NAME.new.svg to look at."""
-    path = SNAPSHOTS / f"{name}.svg"
+def compare_svg(name: str, svg: str, path: Path | None = None) -> None:
+    """The screenshot equals tests/snapshots/top/NAME.svg, or `path` (SWARM_UPDATE_SNAPSHOTS=1
+    rewrites it). On a mismatch the new one is written beside it as NAME.new.svg to look at."""
+    path = path or SNAPSHOTS / f"{name}.svg"
     if os.environ.get("SWARM_UPDATE_SNAPSHOTS") == "1" or not path.exists():
         if os.environ.get("SWARM_UPDATE_SNAPSHOTS") != "1":
             raise AssertionError(f"no snapshot {path}: run with SWARM_UPDATE_SNAPSHOTS=1")
@@ -114,6 +114,7 @@ def fixed_team(name: str = "alpha") -> Team:
     team.add_member("cy", model="shell", agent=CLI_KIND, backend="hidden")
     team.add_member("dee", model="haiku", backend="hidden")
     task = team.tasks.add("fix the parser", "the parser drops the last line", owner="bob")
+    team.tasks.update(task.id, status="in_progress")
     usage = Usage(input_tokens=9000, output_tokens=3345, cost_usd=0.0421)
     write_state(name, "ada", AgentState(state="waiting_permission", pid=me, started_at=started,
                                         mode="default", detail="asks: Bash: make test",
