@@ -48,7 +48,7 @@ class Pane:
     def app_pid(self) -> int | None:
         shell = psutil.Process(int(self.show("#{pane_pid}")))
         found = [p for p in shell.children(recursive=True)
-                 if any("top" == a for a in p.cmdline()[1:])]
+                 if any(a == "top" for a in p.cmdline()[1:])]
         return found[0].pid if found else None
 
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 import asyncio
 import os
 import time
-from datetime import UTC, datetime
 from collections.abc import Awaitable, Callable
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
