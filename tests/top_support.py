@@ -43,6 +43,19 @@ async def until(pilot: Pilot[Any], predicate: Callable[[], object], timeout: flo
         await pilot.pause(0.02)
 
 
+async def select(pilot: Pilot[Any], app: TopApp, name: str) -> None:
+    """Move the selection to `name` with the keys a person uses (k to the top, then j)."""
+    for key in ("k", "j"):
+        for _ in range(len(member_lines(app))):
+            if app.selected() == name:
+                return
+            before = app.selected()
+            await pilot.press(key)
+            if app.selected() == before:
+                break
+    assert app.selected() == name, (app.selected(), member_lines(app))
+
+
 def static_text(app: TopApp, selector: str) -> str:
     content = app.query_one(selector, Static).content
     return content.plain if isinstance(content, Text) else str(content)

@@ -26,16 +26,15 @@ from textual.widgets import Footer, OptionList, RichLog, Static, TabbedContent, 
 from textual.widgets.option_list import Option
 
 from swarm.cli import authority, top_screens, top_tabs
-from swarm.cli.caller import current_agent_name
 from swarm.cli.common import mode_cap
 from swarm.cli.permissions import DENIED
 from swarm.cli.top import header_line, member_table, request_line
-from swarm.core.records.names import LEAD_NAME
+from swarm.cli.top_steer import Steering
+from swarm.core.team import attention
 from swarm.core.team.team import Team
 from swarm.core.text.terminal import visible, visible_line
 from swarm.errors import SwarmError
 from swarm.ops import approvals
-from swarm.ops.member.control import interrupt, interrupted_line, kill
 from swarm.ops.top import GROUPS, Feed, RequestRow, TeamView
 
 W = TypeVar("W", bound=Widget)
@@ -59,7 +58,7 @@ class ViewChanged(Message):
         self.view = view
 
 
-class TopApp(App[None]):
+class TopApp(Steering, App[None]):
     TITLE = "swarm top"
     CSS = top_screens.SCREEN_CSS
     ENABLE_COMMAND_PALETTE = False
@@ -73,7 +72,9 @@ class TopApp(App[None]):
         Binding("a", "always", "always"), Binding("Y,shift+y", "approve_alike", show=False),
         Binding("p", "plan", "plan"), Binding("m", "message", "msg"),
         Binding("asterisk", "message_all", show=False), Binding("i", "interrupt", show=False),
-        Binding("X,shift+x", "kill", show=False), Binding("slash", "filter", "filter"),
+        Binding("X,shift+x", "kill", show=False), Binding("x", "shutdown", show=False),
+        Binding("r", "wake", show=False), Binding("M,shift+m", "mode", show=False),
+        Binding("slash", "filter", "filter"),
         Binding("question_mark", "help", "keys"),
     ]
 
@@ -87,6 +88,8 @@ class TopApp(App[None]):
         self.filter = ""
         self.last_line = ""
         self.filled: tuple[int, str, str] | None = None  # the view, member and tab shown
+        self.alerted: set[str] = set()  # requests seen (each rings at most once)
+        self.alerts = 0  # requests rung for while the terminal was not focused
         self.feed = Feed(team, self._post_view)
 
     # -- layout and the feed -------------------------------------------------------------------
@@ -126,8 +129,23 @@ class TopApp(App[None]):
         return self.post_message(ViewChanged(view))
 
     def on_view_changed(self, event: ViewChanged) -> None:
+        first = self.view is None
         self.view = event.view
         self._redraw()
+        new = [r for r in event.view.requests if r.request_id not in self.alerted]
+        self.alerted.update(r.request_id for r in new)
+        if new and not first and not self.app_focus:  # you look elsewhere: once per request
+            self.bell()
+            self.alerts += len(new)
+            for request in new:
+                attention.notify(attention.Alert(
+                    team=self.team.name, sender=request.sender,
+                    kind=f"{request.kind}_request" if request.kind == "permission"
+                    else "plan_approval_request", request_id=request.request_id,
+                    text=request.what, answer=(
+                        f"swarm permissions approve {request.request_id[:8]}"
+                        if request.kind == "permission"
+                        else f"swarm plans approve {request.sender}")))
 
     # -- drawing --------------------------------------------------------------------------------
     def selected(self) -> str | None:
@@ -360,41 +378,6 @@ class TopApp(App[None]):
                         self.team, found.sender, False, why, cap=cap))) if why.strip() else None)
 
         self.push_screen(top_screens.Confirm(question), answer)
-
-    def action_message(self, everyone: bool = False) -> None:
-        to = "*" if everyone else self.selected()
-        if to is None:
-            return
-        who = current_agent_name() or LEAD_NAME
-
-        def send(text: str) -> None:
-            if text.strip():
-                self._act("send", {}, lambda: (self.team.send(to, text, sender=who), (
-                    f"sent to {to}"))[1])
-
-        self._ask_line(f"Message to {to}:", send)
-
-    def action_message_all(self) -> None:
-        self.action_message(everyone=True)
-
-    def action_interrupt(self) -> None:
-        if (name := self.selected()) is not None:
-            self._act("interrupt", {"name": name},
-                      lambda: interrupted_line(interrupt(self.team, name)))
-
-    def action_kill(self) -> None:
-        name = self.selected()
-        if name is None or not self._may("kill", {"name": name}):
-            return
-
-        def answer(yes: bool | None) -> None:
-            if yes:
-                self._act("kill", {"name": name}, lambda: kill(self.team, name).describe())
-            else:
-                self.say(f"{name} not killed")
-
-        self.push_screen(top_screens.Confirm(Text(visible_line(
-            f"Kill {name} now? Its tasks go back to pending."))), answer)
 
     def action_filter(self) -> None:
         def apply(text: str) -> None:
