@@ -249,6 +249,8 @@ def test_the_store_is_not_read_while_the_team_is_idle(crew: Crew) -> None:
             feed: Feed = app.feed
             await until(pilot, lambda: groups(app).get("Idle") == ["w1", "w2"], 20)
             await until(pilot, lambda: feed.reads >= 1)
+            # The selected member's tab is read once per view, after the list is painted.
+            await until(pilot, lambda: app.filled is not None and app.filled[0] == id(app.view))
             reads = feed.reads
             state = paths.agent_dir(crew.team.name, "w1") / "state.json"
             first = state.stat().st_mtime  # a stat is no open: the hook does not count it

@@ -88,6 +88,7 @@ class TopApp(Steering, App[None]):
         self.filter = ""
         self.last_line = ""
         self.filled: tuple[int, str, str] | None = None  # the view, member and tab shown
+        self.log_at: tuple[str | None, int | None] = (None, None)  # the Output tab's member, end
         self.alerted: set[str] = set()  # requests seen (each rings at most once)
         self.alerts = 0  # requests rung for while the terminal was not focused
         self.feed = Feed(team, self._post_view)
@@ -166,7 +167,7 @@ class TopApp(Steering, App[None]):
         self.main("#head", Static).update(Text(head))
         self._redraw_members()
         self._redraw_bar()
-        self._fill_tabs()
+        self.call_after_refresh(self._fill_tabs)  # the list and the bar are painted first
 
     @_while_shown
     def _redraw_members(self) -> None:
@@ -251,13 +252,19 @@ class TopApp(Steering, App[None]):
             self.main(f"#{tab}-text", Static).update(Text(visible(text)))
 
     def _fill_output(self, name: str) -> None:
+        """The end of its log; for the same member again, only what was added since."""
         log = self.main("#log", RichLog)
-        log.clear()
-        lines = top_tabs.log_lines(self.team, name)
-        if lines is None:
+        offset = self.log_at[1] if self.log_at[0] == name else None
+        found = top_tabs.log_lines(self.team, name, offset)
+        if offset is None or found is None or found.restarted:
+            log.clear()
+        if found is None:
             log.write(Text("(no output yet)", style="dim"))
-        for line in lines or []:
+            self.log_at = (name, None)
+            return
+        for line in found.lines:
             log.write(Text.from_ansi(visible(line, styles=True)))
+        self.log_at = (name, found.end)
 
     @work(thread=True, exclusive=True, group="diff")
     def _fill_diff(self, name: str) -> None:

@@ -3,6 +3,9 @@ visible and draws it): read when the team or the selection changes, never on a t
 
 from __future__ import annotations
 
+import os
+from typing import NamedTuple
+
 from swarm.core.store import paths
 from swarm.core.team.team import Team
 from swarm.errors import SwarmError
@@ -15,16 +18,28 @@ LOG_LINES = 500  # lines the Output tab keeps
 MAIL_SHOWN = 20  # the newest messages in the Mail tab
 
 
-def log_lines(team: Team, name: str) -> list[str] | None:
-    """The end of the member's agent.log (raw: the caller makes it visible); None: none yet."""
+class LogPart(NamedTuple):
+    lines: list[str]
+    end: int  # where the next read starts (a whole line's end)
+    restarted: bool  # the file is shorter than the last read: a new log, read from its end
+
+
+def log_lines(team: Team, name: str, offset: int | None = None) -> LogPart | None:
+    """The member's agent.log from `offset` (None: its last LOG_TAIL bytes), whole lines only
+    (raw: the caller makes them visible); None when it has none yet."""
     path = paths.agent_log(team.name, name)
     try:
         with open(path, "rb") as handle:
-            handle.seek(max(path.stat().st_size - LOG_TAIL, 0))
-            tail = handle.read().decode("utf-8", "replace")
+            size = os.fstat(handle.fileno()).st_size
+            restarted = offset is not None and offset > size
+            start = max(size - LOG_TAIL, 0) if offset is None or restarted else offset
+            handle.seek(start)
+            data = handle.read()
     except OSError:
         return None
-    return tail.splitlines()[-LOG_LINES:]
+    whole = data[:data.rfind(b"\n") + 1]
+    lines = whole.decode("utf-8", "replace").splitlines()[-LOG_LINES:]
+    return LogPart(lines, start + len(whole), restarted)
 
 
 def tasks_text(team: Team, name: str) -> str:
