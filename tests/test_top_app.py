@@ -38,7 +38,9 @@ def requests_from(crew: Crew, name: str) -> list[PermissionRequest]:
             and isinstance(m.structured(), PermissionRequest)]
 
 
-def test_a_request_shows_in_needs_you_with_its_real_input_and_y_approves(crew: Crew) -> None:
+def test_a_request_shows_in_needs_you_with_its_real_input_and_y_approves(
+        store: str, crew: Crew) -> None:
+    """On both stores (the Redis one through the store interface alone)."""
     asking(crew, "w1")
     crew.spawn("w2")  # no prompt: idle
     target = crew.workdir / "f.txt"
