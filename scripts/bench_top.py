@@ -31,6 +31,7 @@ Run: .venv/bin/python scripts/bench_top.py [--runs 5] [--requests 20] [--startup
 from __future__ import annotations
 
 import argparse
+import codecs
 import contextlib
 import fcntl
 import json
@@ -56,7 +57,81 @@ ROOT = Path(__file__).resolve().parent.parent
 PYTHON = Path(sys.executable)
 SWARM = PYTHON.with_name("swarm")
 MEMBERS = 16
-ANSI = re.compile(rb"\x1b(\[[0-9;?<>=]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[()][0-9A-Za-z]|.)")
+# A control sequence (CSI with its parameters, OSC, a charset choice, one ESC char) or a text run.
+TOKEN = re.compile(r"\x1b\[([0-9;?<>=]*)[ -/]*([@-~])|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"
+                   r"|\x1b[()][0-9A-Za-z]|\x1b.|([\r\n\x08])|([^\x1b\r\n\x08]+)")
+
+COMPLETE = re.compile(r"\x1b(\[[0-9;?<>=]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[()][0-9A-Za-z]"
+                      r"|[^\[\]()])")
+
+
+class Grid:
+    """Just enough of a terminal to know what is on screen: cursor moves, erases and text
+    (Textual rewrites only the cells that changed, so the byte stream alone does not say)."""
+
+    def __init__(self, width: int, height: int) -> None:
+        self.width, self.height = width, height
+        self.cells = [[" "] * width for _ in range(height)]
+        self.row = self.col = 0
+        self.pending = ""
+        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
+
+    def rows(self) -> list[str]:
+        return ["".join(r) for r in self.cells]
+
+    def feed(self, data: bytes) -> None:
+        text = self.pending + self.decoder.decode(data)
+        cut = text.rfind("\x1b")
+        if cut >= 0 and COMPLETE.match(text, cut) is None:
+            text, self.pending = text[:cut], text[cut:]  # a sequence split between reads
+        else:
+            self.pending = ""
+        for match in TOKEN.finditer(text):
+            params, final, control, run = match.group(1), match.group(2), match.group(3), \
+                match.group(4)
+            if run:
+                self._write(run)
+            elif control == "\r":
+                self.col = 0
+            elif control == "\n":
+                self.row = min(self.row + 1, self.height - 1)
+            elif control == "\x08":
+                self.col = max(self.col - 1, 0)
+            elif final:
+                self._csi(params or "", final)
+
+    def _write(self, run: str) -> None:
+        for char in run:
+            if self.col < self.width:
+                self.cells[self.row][self.col] = char
+            self.col += 1
+
+    def _csi(self, params: str, final: str) -> None:
+        if params.startswith("?"):
+            return
+        numbers = [int(p) if p.isdigit() else 0 for p in params.split(";")] if params else []
+        first = numbers[0] if numbers else 0
+        if final in "Hf":
+            self.row = min(max((numbers[0] if numbers and numbers[0] else 1) - 1, 0),
+                           self.height - 1)
+            self.col = max((numbers[1] if len(numbers) > 1 and numbers[1] else 1) - 1, 0)
+        elif final == "G":
+            self.col = max((first or 1) - 1, 0)
+        elif final == "C":
+            self.col += first or 1
+        elif final == "D":
+            self.col = max(self.col - (first or 1), 0)
+        elif final == "A":
+            self.row = max(self.row - (first or 1), 0)
+        elif final == "B":
+            self.row = min(self.row + (first or 1), self.height - 1)
+        elif final == "K":
+            start, end = {0: (self.col, self.width), 1: (0, self.col + 1)}.get(
+                first, (0, self.width))
+            for col in range(start, min(end, self.width)):
+                self.cells[self.row][col] = " "
+        elif final == "J" and first == 2:
+            self.cells = [[" "] * self.width for _ in range(self.height)]
 
 
 def env(home: Path) -> dict[str, str]:
@@ -98,8 +173,8 @@ class Screen:
             os.chdir(home)
             os.execve(str(SWARM), [str(SWARM), "top", "--team", "bench"], env(home))
         fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
-        self.text = b""
-        self.arrivals: list[tuple[float, int]] = []  # (time, length of text then)
+        self.grid = Grid(80, 24)
+        self.seen: list[tuple[float, list[str]]] = []  # (when, the screen's rows then)
         self.lock = threading.Lock()
         threading.Thread(target=self._read, daemon=True).start()
 
@@ -114,24 +189,25 @@ class Screen:
                 return
             if not chunk:
                 return
-            now = time.time()
             with self.lock:
-                self.text += ANSI.sub(b"", chunk)
-                self.arrivals.append((now, len(self.text)))
+                self.grid.feed(chunk)
+                self.seen.append((time.time(), self.grid.rows()))
 
-    def first(self, needle: bytes, since: int = 0, timeout: float = 60) -> tuple[float, int]:
-        """(when, where) the kept text first held `needle` after offset `since`."""
+    def first(self, needle: str, after: float = 0.0, timeout: float = 60) -> float:
+        """When the screen first showed `needle` (on one row), after time `after`."""
         deadline = time.monotonic() + timeout
+        checked = 0
         while time.monotonic() < deadline:
             with self.lock:
-                at = self.text.find(needle, since)
-                if at >= 0:
-                    end = at + len(needle)
-                    when = next(t for t, length in self.arrivals if length >= end)
-                    return when, end
+                frames = self.seen[checked:]
+                checked = len(self.seen)
+            for when, rows in frames:
+                if when > after and any(needle in row for row in rows):
+                    return when
             time.sleep(0.002)
-        raise SystemExit(f"{needle!r} never shown; the screen's text ends: "
-                         f"{self.text[-600:].decode('utf-8', 'replace')!r}")
+        with self.lock:
+            shown = "\n".join(self.grid.rows())
+        raise SystemExit(f"{needle!r} never shown; the screen:\n{shown}")
 
     def cpu_s(self) -> float:
         fields = Path(f"/proc/{self.pid}/stat").read_text().rsplit(")", 1)[1].split()
@@ -165,7 +241,7 @@ def first_paints(home: Path, runs: int) -> tuple[list[float], list[float], Scree
     cpus: list[float] = []
     for run in range(runs + 1):
         screen = Screen(home)
-        when, _ = screen.first(b"waiting for you")
+        when = screen.first("waiting for you")
         wall = when - screen.started
         cpu = screen.cpu_s()
         if run == runs:
@@ -185,14 +261,15 @@ def request_latency(home: Path, screen: Screen, count: int) -> list[float]:
     from swarm.core.team.team import Team
 
     team = Team("bench")
-    since = len(screen.text)
+    since = time.time()
     out = []
     for n in range(count):
         name = f"w{n % MEMBERS:02d}"
         target = home / f"fk{n}.txt"
         team.send(name, f"$ echo k > fk{n}.txt", sender=LEAD_NAME, summary="bench")
         # The approval bar's words (the log in the Output tab shows the command earlier).
-        shown, since = screen.first(f"asks: Bash: echo k > fk{n}.txt".encode(), since)
+        shown = screen.first(f"asks: Bash: echo k > fk{n}.txt", since)
+        since = shown
         asked = [m for m in team.inbox(LEAD_NAME, checked=False).messages(include_archive=True)
                  if isinstance(s := m.structured(), PermissionRequest)
                  and s.input.get("command") == f"echo k > fk{n}.txt"]
