@@ -21,7 +21,7 @@ smallest it is made for), as a person's terminal would run it.
   source (`--before REV`, default fix/structure, from `git archive`) and this checkout's,
   interleaved, `--startup-runs` each: median wall and CPU.
 
-Goals (issue 51): first paint <= 1.0 s on 2 cores, request shown p50 <= 200 ms, RSS <= 80 MB,
+Goals: first paint <= 1.0 s on 2 cores, request shown p50 <= 200 ms, RSS <= 80 MB,
 other commands' start-up unchanged.
 
 Run: .venv/bin/python scripts/bench_top.py [--runs 5] [--requests 20] [--startup-runs 15]

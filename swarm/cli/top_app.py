@@ -28,8 +28,8 @@ from textual.widgets.option_list import Option
 from swarm.cli import authority, top_screens, top_tabs
 from swarm.cli.common import mode_cap
 from swarm.cli.permissions import DENIED
-from swarm.cli.top import header_line, member_table, request_line
 from swarm.cli.top_steer import Steering
+from swarm.cli.top_text import header_line, member_table, request_line
 from swarm.core.team import attention
 from swarm.core.team.team import Team
 from swarm.core.text.terminal import visible, visible_line
