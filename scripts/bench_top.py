@@ -4,17 +4,17 @@
 after this change, in the same run.
 
 A temporary SWARM_HOME holds team `bench`: 16 live `shell` teammates (hidden backend, default
-mode, so a Bash command asks the person). `swarm top` runs in a pseudo-terminal of 80x24 (the
-smallest it is made for), as a person's terminal would run it.
+mode, so a Bash command asks the person). `swarm top` runs in a tmux pane of 80x24 (the smallest it
+is made for), read back with `capture-pane` every 5 ms.
 
-- First paint: from the fork of `swarm top` to the first output that contains the header's
+- First paint: from the start of `swarm top` to the first screen that shows the header's
   "waiting for you" (drawn only once the first view of the team is read), `--runs` times;
   beside the wall time, the CPU the process had used by then (/proc/PID/stat), and the load.
 - Memory: VmRSS and VmHWM (/proc/PID/status) after the first paint, and again after the
   requests below.
 - Request shown: `--requests` times, a message `$ echo k > fkN.txt` to the next teammate;
   it runs the Bash tool, which asks; written = the request message's own timestamp (ms, UTC,
-  set by the teammate as it sends it), shown = when the pty output first holds the approval bar's
+  set by the teammate as it sends it), shown = when the screen first shows the approval bar's
   `asks: Bash: echo k > fkN.txt`;
   then `y` and wait until the file exists.
 - Start-up: `python -m swarm status` and `python -m swarm send ...` with the base branch's
@@ -31,24 +31,16 @@ Run: .venv/bin/python scripts/bench_top.py [--runs 5] [--requests 20] [--startup
 from __future__ import annotations
 
 import argparse
-import codecs
 import contextlib
-import fcntl
 import json
 import os
-import pty
-import re
 import resource
-import select
 import shutil
 import signal
 import statistics
-import struct
 import subprocess
 import sys
 import tempfile
-import termios
-import threading
 import time
 from datetime import datetime
 from pathlib import Path
@@ -57,81 +49,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PYTHON = Path(sys.executable)
 SWARM = PYTHON.with_name("swarm")
 MEMBERS = 16
-# A control sequence (CSI with its parameters, OSC, a charset choice, one ESC char) or a text run.
-TOKEN = re.compile(r"\x1b\[([0-9;?<>=]*)[ -/]*([@-~])|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)"
-                   r"|\x1b[()][0-9A-Za-z]|\x1b.|([\r\n\x08])|([^\x1b\r\n\x08]+)")
-
-COMPLETE = re.compile(r"\x1b(\[[0-9;?<>=]*[ -/]*[@-~]|\][^\x07\x1b]*(\x07|\x1b\\)|[()][0-9A-Za-z]"
-                      r"|[^\[\]()])")
-
-
-class Grid:
-    """Just enough of a terminal to know what is on screen: cursor moves, erases and text
-    (Textual rewrites only the cells that changed, so the byte stream alone does not say)."""
-
-    def __init__(self, width: int, height: int) -> None:
-        self.width, self.height = width, height
-        self.cells = [[" "] * width for _ in range(height)]
-        self.row = self.col = 0
-        self.pending = ""
-        self.decoder = codecs.getincrementaldecoder("utf-8")("replace")
-
-    def rows(self) -> list[str]:
-        return ["".join(r) for r in self.cells]
-
-    def feed(self, data: bytes) -> None:
-        text = self.pending + self.decoder.decode(data)
-        cut = text.rfind("\x1b")
-        if cut >= 0 and COMPLETE.match(text, cut) is None:
-            text, self.pending = text[:cut], text[cut:]  # a sequence split between reads
-        else:
-            self.pending = ""
-        for match in TOKEN.finditer(text):
-            params, final, control, run = match.group(1), match.group(2), match.group(3), \
-                match.group(4)
-            if run:
-                self._write(run)
-            elif control == "\r":
-                self.col = 0
-            elif control == "\n":
-                self.row = min(self.row + 1, self.height - 1)
-            elif control == "\x08":
-                self.col = max(self.col - 1, 0)
-            elif final:
-                self._csi(params or "", final)
-
-    def _write(self, run: str) -> None:
-        for char in run:
-            if self.col < self.width:
-                self.cells[self.row][self.col] = char
-            self.col += 1
-
-    def _csi(self, params: str, final: str) -> None:
-        if params.startswith("?"):
-            return
-        numbers = [int(p) if p.isdigit() else 0 for p in params.split(";")] if params else []
-        first = numbers[0] if numbers else 0
-        if final in "Hf":
-            self.row = min(max((numbers[0] if numbers and numbers[0] else 1) - 1, 0),
-                           self.height - 1)
-            self.col = max((numbers[1] if len(numbers) > 1 and numbers[1] else 1) - 1, 0)
-        elif final == "G":
-            self.col = max((first or 1) - 1, 0)
-        elif final == "C":
-            self.col += first or 1
-        elif final == "D":
-            self.col = max(self.col - (first or 1), 0)
-        elif final == "A":
-            self.row = max(self.row - (first or 1), 0)
-        elif final == "B":
-            self.row = min(self.row + (first or 1), self.height - 1)
-        elif final == "K":
-            start, end = {0: (self.col, self.width), 1: (0, self.col + 1)}.get(
-                first, (0, self.width))
-            for col in range(start, min(end, self.width)):
-                self.cells[self.row][col] = " "
-        elif final == "J" and first == 2:
-            self.cells = [[" "] * self.width for _ in range(self.height)]
+POLL = 0.005  # seconds between two reads of the screen
 
 
 def env(home: Path) -> dict[str, str]:
@@ -164,49 +82,33 @@ def wait(predicate: object, timeout: float, what: str) -> None:
 
 
 class Screen:
-    """`swarm top` in a pseudo-terminal of 80x24; its output, without escape codes, kept."""
+    """`swarm top` in a tmux pane of 80x24 (tmux is the terminal: what it shows is what a person
+    sees; Textual rewrites only the cells that change, so its byte stream alone does not say),
+    read with `capture-pane` every POLL seconds: a time shown is late by up to a poll and one
+    capture."""
 
-    def __init__(self, home: Path) -> None:
+    def __init__(self, home: Path, socket: str) -> None:
+        self.socket = socket
+        variables = [f"{k}={v}" for k, v in env(home).items()
+                     if k in ("SWARM_HOME", "SWARM_TEAM", "PATH", "HOME", "LANG", "LC_ALL")]
         self.started = time.time()
-        self.pid, self.fd = pty.fork()
-        if self.pid == 0:  # the child: the full path as argv[0] (else `python` is the system's)
-            os.chdir(home)
-            os.execve(str(SWARM), [str(SWARM), "top", "--team", "bench"], env(home))
-        fcntl.ioctl(self.fd, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 80, 0, 0))
-        self.grid = Grid(80, 24)
-        self.seen: list[tuple[float, list[str]]] = []  # (when, the screen's rows then)
-        self.lock = threading.Lock()
-        threading.Thread(target=self._read, daemon=True).start()
+        self.tmux("new-session", "-d", "-s", "top", "-x", "80", "-y", "24", "-c", str(home),
+                  "env", "TERM=xterm-256color", *variables, str(SWARM), "top", "--team", "bench")
+        self.tmux("set", "-g", "status", "off")
+        self.pid = int(self.tmux("display-message", "-p", "-t", "top", "#{pane_pid}").strip())
 
-    def _read(self) -> None:
-        while True:
-            try:
-                ready, _, _ = select.select([self.fd], [], [], 1.0)
-                if not ready:
-                    continue
-                chunk = os.read(self.fd, 65536)
-            except OSError:
-                return
-            if not chunk:
-                return
-            with self.lock:
-                self.grid.feed(chunk)
-                self.seen.append((time.time(), self.grid.rows()))
+    def tmux(self, *args: str) -> str:
+        return subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", *args],
+                              capture_output=True, text=True, check=True, timeout=30).stdout
 
-    def first(self, needle: str, after: float = 0.0, timeout: float = 60) -> float:
-        """When the screen first showed `needle` (on one row), after time `after`."""
+    def first(self, needle: str, timeout: float = 60) -> float:
+        """When the screen first showed `needle` (on one row)."""
         deadline = time.monotonic() + timeout
-        checked = 0
         while time.monotonic() < deadline:
-            with self.lock:
-                frames = self.seen[checked:]
-                checked = len(self.seen)
-            for when, rows in frames:
-                if when > after and any(needle in row for row in rows):
-                    return when
-            time.sleep(0.002)
-        with self.lock:
-            shown = "\n".join(self.grid.rows())
+            shown = self.tmux("capture-pane", "-p", "-t", "top")
+            if needle in shown:
+                return time.time()
+            time.sleep(POLL)
         raise SystemExit(f"{needle!r} never shown; the screen:\n{shown}")
 
     def cpu_s(self) -> float:
@@ -220,27 +122,22 @@ class Screen:
         return kb["VmRSS"] / 1024, kb["VmHWM"] / 1024
 
     def press(self, key: str) -> None:
-        os.write(self.fd, key.encode())
+        self.tmux("send-keys", "-t", "top", key)
 
     def close(self) -> None:
         self.press("q")
         deadline = time.monotonic() + 10
-        while time.monotonic() < deadline:
-            done, _ = os.waitpid(self.pid, os.WNOHANG)
-            if done:
-                break
+        while time.monotonic() < deadline and Path(f"/proc/{self.pid}").exists():
             time.sleep(0.01)
-        else:
-            os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
-        os.close(self.fd)
+        subprocess.run(["tmux", "-L", self.socket, "kill-server"], capture_output=True,
+                       timeout=30)
 
 
 def first_paints(home: Path, runs: int) -> tuple[list[float], list[float], Screen]:
     walls: list[float] = []
     cpus: list[float] = []
     for run in range(runs + 1):
-        screen = Screen(home)
+        screen = Screen(home, f"bench-top-{os.getpid()}-{run}")
         when = screen.first("waiting for you")
         wall = when - screen.started
         cpu = screen.cpu_s()
@@ -261,15 +158,13 @@ def request_latency(home: Path, screen: Screen, count: int) -> list[float]:
     from swarm.core.team.team import Team
 
     team = Team("bench")
-    since = time.time()
     out = []
     for n in range(count):
         name = f"w{n % MEMBERS:02d}"
         target = home / f"fk{n}.txt"
         team.send(name, f"$ echo k > fk{n}.txt", sender=LEAD_NAME, summary="bench")
         # The approval bar's words (the log in the Output tab shows the command earlier).
-        shown = screen.first(f"asks: Bash: echo k > fk{n}.txt", since)
-        since = shown
+        shown = screen.first(f"asks: Bash: echo k > fk{n}.txt")
         asked = [m for m in team.inbox(LEAD_NAME, checked=False).messages(include_archive=True)
                  if isinstance(s := m.structured(), PermissionRequest)
                  and s.input.get("command") == f"echo k > fk{n}.txt"]
@@ -350,7 +245,7 @@ def main() -> int:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGTERM)
         shutil.rmtree(tmp, ignore_errors=True)
-    print(f"swarm top, {MEMBERS} members, 80x24 pty; {os.cpu_count()} cores; load "
+    print(f"swarm top, {MEMBERS} members, 80x24 tmux pane; {os.cpu_count()} cores; load "
           f"{load[0]:.1f} at start, {load_end[0]:.1f} at end")
     print(f"first paint ({len(walls)} runs): median {statistics.median(walls):.2f} s, max "
           f"{max(walls):.2f} s wall; CPU by then median {statistics.median(cpus):.2f} s "
