@@ -141,3 +141,31 @@ def test_teammates_text_reaches_the_screen_escaped() -> None:
         assert raw not in svg and raw not in bar
     assert "\\x1b]0;PWNED" in svg.replace("&#160;", " ") and "\\u202e" in bar
     assert "[@click=app.quit]x[/]" in bar
+
+
+def test_the_tabs_show_the_selected_member_s_tasks_mail_diff_and_info() -> None:
+    """Each tab shows what its CLI command would say about the selected member (bob)."""
+    from tests.agent_fixtures import run_swarm
+
+    fixed_team()
+    diff = run_swarm("diff", "bob", "--team", "alpha")
+    said = (diff.stdout.strip() or diff.stderr.strip().removeprefix("swarm: error: "))
+
+    async def scenario() -> None:
+        app = TopApp(Team("alpha"), clock=lambda: FIXED, blink=False)
+        async with app.run_test(size=(120, 40)) as pilot:
+            await until(pilot, lambda: groups(app).get("Working") == ["bob"], 10)
+            await pilot.press("j", "2")
+            await until(pilot, lambda: "#1 [in_progress] fix the parser"
+                        in static_text(app, "#tasks-text"), 5, "Tasks")
+            await pilot.press("3")
+            await until(pilot, lambda: "no mail to bob" in static_text(app, "#mail-text"), 5)
+            await pilot.press("4")
+            await until(pilot, lambda: said.splitlines()[0] in static_text(app, "#diff-text"),
+                        10, f"Diff: {said!r}")
+            await pilot.press("5")
+            await until(pilot, lambda: "model    sonnet" in static_text(app, "#info-text"), 5)
+            await pilot.press("tab")
+            assert app.query_one("#tabs").active == "output"  # type: ignore[attr-defined]
+
+    run(scenario)
