@@ -118,3 +118,19 @@ def test_the_feed_stops_when_its_reader_says_so() -> None:
     thread.start()
     thread.join(5)
     assert not thread.is_alive() and len(seen) == 1
+
+
+def test_a_member_added_without_a_prompt_shows_at_once(store: str) -> None:
+    """It writes no mail and no task: only the team file changes (watched on both stores)."""
+    team = fixed_team()
+    views: list[TeamView] = []
+    feed = Feed(Team(team.name), lambda v: views.append(v) is None)
+    thread = threading.Thread(target=feed.run, daemon=True)
+    thread.start()
+    try:
+        wait_until(lambda: views, 10, message="the first view")
+        team.add_member("eve", model="shell", backend="hidden")
+        wait_until(lambda: views[-1].member("eve") is not None, 5, message="eve in the view")
+    finally:
+        feed.stop()
+        thread.join(5)
