@@ -25,6 +25,8 @@ from tests.top_support import (
     until,
 )
 
+pytestmark = pytest.mark.slow  # about a second a screen
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

@@ -14,6 +14,8 @@ from swarm.core.team.state import write_state
 from swarm.core.team.team import Team
 from tests.test_startup import loaded, under
 
+pytestmark = pytest.mark.slow  # fresh interpreters
+
 SCREEN = ("textual", "swarm.cli.top", "swarm.cli.top_app", "swarm.cli.top_screens")
 
 

@@ -17,6 +17,8 @@ from tests.agent_fixtures import Crew, run_swarm
 from tests.helpers import wait_until
 from tests.top_support import CLI_KIND, fixed_team
 
+pytestmark = pytest.mark.slow  # the swarm executable, teammates, a Redis server
+
 
 def test_members_are_grouped_by_what_they_need_with_each_request_s_real_input(
         store: str) -> None:
@@ -82,7 +84,6 @@ def test_top_without_a_terminal_says_so_in_one_line() -> None:
         "`swarm top --json` for a pipe or a file"]
 
 
-@pytest.mark.slow
 def test_the_feed_reads_once_while_idle_and_at_once_on_a_request(store: str, crew: Crew) -> None:
     """On both stores: after its first read, heartbeats of idle teammates wake no read; a
     request is read at once (well inside the 200 ms goal, bounded here at 5 s)."""
