@@ -52,6 +52,7 @@ COMMANDS: dict[str, str] = {
     "trust": "swarm.cli.trust:trust",
     "completion": "swarm.cli.completion:completion",
     "config": "swarm.cli.config:config",
+    "top": "swarm.cli.top:top",
 }
 
 # What `swarm --help` lists beside each command, so that it imports no command module (a test
@@ -85,6 +86,7 @@ SUMMARIES: dict[str, str] = {
     "status": "Show what each teammate is doing.",
     "tasks": "Add, list, show, update, claim and release tasks.",
     "team": "Create, list, show and delete teams; remove a member.",
+    "top": "One live screen for the whole team, answering requests with one key.",
     "transcript": "Print everything a teammate's model saw and said.",
     "trust": "Show what the project's configuration would do, and trust it.",
     "wait": "Wait for idle teammates, finished tasks, or exits.",

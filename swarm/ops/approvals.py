@@ -260,8 +260,7 @@ def approve_permission(team: Team, request_id: str, always: bool = False,
     if typed is not None:
         rule = typed_rule(typed, request.tool_name)
     elif always:
-        rule = exact_rule(request.tool_name, updated or request.input,
-                          Path(member.cwd or os.getcwd()))
+        rule = _exact(member, request.tool_name, updated or request.input)
     if rule is not None:
         if announce is not None:
             announce(rule)
@@ -271,6 +270,32 @@ def approve_permission(team: Team, request_id: str, always: bool = False,
     team.send(found.message.sender, reply, sender=LEAD_NAME)
     team.inbox(LEAD_NAME, checked=False).mark_read([found.message.id])
     return _answered(found, reply)
+
+
+def _exact(member: Member, tool_name: str, args: dict[str, Any]) -> str:
+    return exact_rule(tool_name, args, Path(member.cwd or os.getcwd()))
+
+
+def always_rule(team: Team, request_id: str) -> str:
+    """The team rule `approve --always` would add for this request, without adding it (what
+    `swarm top` shows before it is confirmed): the same computation, so both agree."""
+    found = _find(team, request_id)
+    member = _requester(team, found.message.sender, found.request.agent_id)
+    return _exact(member, found.request.tool_name, found.request.input)
+
+
+def alike(team: Team, request_id: str) -> list[Pending]:
+    """Every pending request identical to this one (the same tool and the same input, from any
+    member), this one first: what `swarm top`'s `Y` approves at once."""
+    found = _find(team, request_id)
+    key = _canonical(found.request)
+    return [found, *(p for p in pending_permissions(team)
+                     if p.request.request_id != found.request.request_id
+                     and _canonical(p.request) == key)]
+
+
+def _canonical(request: PermissionRequest) -> str:
+    return json.dumps([request.tool_name, request.input], sort_keys=True)
 
 
 def _add_rule(config: TeamConfig, rule: str) -> None:

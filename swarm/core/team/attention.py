@@ -102,6 +102,11 @@ def ring(alert: Alert, where: dict[str, str]) -> None:
         _status_message(where.get(TMUX_VAR, ""), text)
     except (OSError, subprocess.SubprocessError) as exc:
         log.debug("no bell for %s: %s", alert.request_id, exc)
+    notify(alert)
+
+
+def notify(alert: Alert) -> None:
+    """Run SWARM_NOTIFY_COMMAND for `alert`, if set, in a thread of its own (never blocks)."""
     command = settings.notify_command()
     if command:
         threading.Thread(target=_notify, args=(command, alert), daemon=True,

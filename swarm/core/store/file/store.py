@@ -73,8 +73,8 @@ class FileStore(Store):
         from swarm.core.store.file.watch import FileWatcher
 
         targets: list[tuple[object, str | None]] = []
-        if inboxes is None:
-            targets.append((paths.inboxes_dir(team), None))
+        if inboxes is None:  # a team-wide watcher: members joining or leaving too (as Redis's)
+            targets += [(paths.inboxes_dir(team), None), (paths.team_dir(team), "config.json")]
         else:
             targets += [(paths.inboxes_dir(team), paths.inbox(team, n).name) for n in inboxes]
         # A reader rewrites its mailbox file (by rename) when it marks messages read.

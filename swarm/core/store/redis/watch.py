@@ -102,13 +102,14 @@ class RedisWatcher:
         return hit
 
     def _follow(self) -> None:
-        assert self._pipe is not None
+        pipe = self._pipe  # its own reference: `close` drops the attribute while this runs
+        assert pipe is not None
         while not self._closed.is_set():
             try:
                 if self._read(1000):
-                    self._pipe.set()
+                    pipe.set()
             except Exception:  # the store went away for good (not patient): wake the caller
-                self._pipe.set()
+                pipe.set()
                 self._closed.wait(1.0)
 
     def close(self) -> None:
