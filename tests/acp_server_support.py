@@ -136,7 +136,7 @@ class Editor:
                 proc.stdin.close()
             try:
                 return await asyncio.wait_for(proc.wait(), timeout)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 return None
             finally:
                 await self.conn.close()

@@ -197,7 +197,7 @@ def test_an_untrusted_directory_runs_nothing_of_its_configuration(tmp_path: Path
     project = tmp_path / "project"
     (project / ".swarm").mkdir(parents=True)
     marker = tmp_path / "hook-ran"
-    (project / ".swarm" / "settings.json").writeacp.text_block(json.dumps(
+    (project / ".swarm" / "settings.json").write_text(json.dumps(
         {"hooks": {"PreToolUse": [{"command": f"touch {marker}"}]}}))
     model = scripted_lead(tmp_path / "lead.json", [
         {"tool_uses": [{"name": "TaskList", "input": {}}]}, {"text": "Looked."}])
