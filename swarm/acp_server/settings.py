@@ -64,6 +64,7 @@ def set_mode(lead: Lead, mode: str) -> None:
     lead.mode = lead.state.mode = lead.policy.mode = mode
     lead.spawn_defaults.permission_mode = mode
     lead.team.update_member(LEAD_NAME, permission_mode=mode)
+    _tell_the_lead(lead)
 
 
 def set_option(lead: Lead, option_id: str, value: str | bool) -> None:
