@@ -74,20 +74,21 @@ class SwarmAgent:
     async def new_session(self, cwd: str, additional_directories: list[str] | None = None,
                           mcp_servers: list[Any] | None = None,
                           **kwargs: Any) -> NewSessionResponse:
-        session = await self._open(cwd, None)
+        session = await self._open(cwd, None, mcp_servers or [])
         return NewSessionResponse(session_id=session.id, modes=settings.modes(session.lead),
                                   config_options=settings.config_options(session.lead))
 
     async def load_session(self, cwd: str, session_id: str, mcp_servers: list[Any] | None = None,
                            additional_directories: list[str] | None = None,
                            **kwargs: Any) -> LoadSessionResponse:
-        session = self.sessions.get(session_id) or await self._open(cwd, session_id)
+        session = (self.sessions.get(session_id)
+                   or await self._open(cwd, session_id, mcp_servers or []))
         session.link.replay()
         await session.link.flush()  # the whole history before the answer
         return LoadSessionResponse(modes=settings.modes(session.lead),
                                    config_options=settings.config_options(session.lead))
 
-    async def _open(self, cwd: str, team: str | None) -> TeamSession:
+    async def _open(self, cwd: str, team: str | None, mcp_servers: list[Any]) -> TeamSession:
         if not os.path.isabs(cwd):
             raise RequestError.invalid_params({"cwd": f"not an absolute path: {cwd}"})
         options = msgspec.structs.replace(self.base, cwd=cwd, team=team, resume=team is not None)
@@ -99,7 +100,7 @@ class SwarmAgent:
 
         def build() -> TeamSession:
             return TeamSession(options, lambda sid, history: _on_loop(
-                loop, lambda: link_for(sid, history)))
+                loop, lambda: link_for(sid, history)), mcp_servers)
 
         session = await _in_thread(build)
         self.sessions[session.id] = session

@@ -29,6 +29,7 @@ from swarm.ops.member import control
 from swarm.ops.member.health import observe
 
 from .link import HISTORY_NAME, EditorLink
+from .reach import EditFollower, editor_servers, give_to_lead
 from .requests import TeammateRequests
 from .view import EditorUI, plan_of
 
@@ -51,9 +52,9 @@ class PromptSession(Session):
 
 
 class TeamSession:
-    def __init__(self, options: LeadOptions, link_for: Any) -> None:
+    def __init__(self, options: LeadOptions, link_for: Any, mcp_servers: list[Any]) -> None:
         """`link_for(team_name, history_path)` makes the session's EditorLink (the team's name
-        is the session id)."""
+        is the session id); `mcp_servers`: the editor's, for the lead."""
         self.ui: EditorUI | None = None
         cwd = Path(options.cwd or ".")
         holder = _LazyUI(cwd)
@@ -74,6 +75,9 @@ class TeamSession:
         self._stop = threading.Event()
         self._busy = threading.Lock()  # one prompt at a time
         self.lead.start()
+        self.abort = threading.Event()  # a running MCP call of the lead ends on cancel
+        give_to_lead(self.lead, editor_servers(mcp_servers, self.ui.notice), self.abort)
+        self.edits = EditFollower(self.lead, self.link)
         notice = self.lead.trust.notice()
         self.untrusted = f"swarm: {notice}" if notice else ""  # said once, in the first answer
         self._watcher = threading.Thread(target=self._watch, name=f"acp-{self.id}", daemon=True)
@@ -87,12 +91,14 @@ class TeamSession:
         with self._busy:
             session, lead = self.session, self.lead
             session.cancelled.clear()
+            self.abort.clear()
             if self.untrusted:  # once, at the head of the session's first answer
                 self.link.send(acp.update_agent_message_text(self.untrusted + "\n\n"))
                 self.untrusted = ""
             self.link.send(acp.update_user_message_text(text), show=False)  # for a replay
             self.requests.open_turn()
             self._send_plan(force=False)
+            self.edits.look()  # what teammates edited between turns
             try:
                 wake = session.first_input(text)
                 while not session.over():
@@ -105,6 +111,7 @@ class TeamSession:
                         break
                     wake = next_wake
             finally:
+                self.edits.look()
                 self.requests.close_turn()
                 self._send_plan(force=False)
             if lead.team_deleted:
@@ -114,6 +121,7 @@ class TeamSession:
     def cancel(self) -> None:
         """`session/cancel`: the lead's turn and every teammate's turn are interrupted."""
         self.session.cancelled.set()
+        self.abort.set()
         self.lead.interrupt()
         try:
             for status in observe(self.lead.team):
@@ -144,6 +152,7 @@ class TeamSession:
     def _look(self) -> None:
         if self.requests.turn_open:
             self._send_plan(force=False)
+            self.edits.look()
         elif self.lead.watch.approvals == "human":
             self.requests.look()  # between turns: held for the next turn
 
