@@ -80,7 +80,8 @@ def test_a_prompt_runs_two_teammates_through_two_tasks_with_the_plan_following(
         assert all(done[u.tool_call_id].status == "completed" for u in started[:4])
         # The plan follows the task list: first both pending, at the end both completed.
         plans = [[(e.content, e.status) for e in u.entries] for u in ed.updates("plan")]
-        assert plans[0][0] == ("#1 one", "pending")
+        assert plans[:2] == [[("#1 one", "pending")],
+                             [("#1 one", "pending"), ("#2 two", "pending")]]
         assert plans[-1] == [("#1 one", "completed"), ("#2 two", "completed")]
         assert "Two tasks, two teammates." in ed.text() and "Both tasks are done." in ed.text()
     finally:
@@ -128,7 +129,9 @@ def test_teammates_requests_go_to_the_editor_and_one_between_turns_is_not_lost(
         assert len(ed.client.asked) == seen + 1
         later = ed.client.asked[-1]
         assert "touch later.txt" in json.dumps(later.tool_call.raw_input)
-        assert later.at_update <= before + 2  # at the start of the turn, before the lead's text
+        # At the start of the turn, before the lead runs: only its tool call came first.
+        assert later.at_update == before + 1
+        assert ed.updates()[before].tool_call_id == later.tool_call.tool_call_id
         assert (tmp_path / "later.txt").exists()
     finally:
         go.set()

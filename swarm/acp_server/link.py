@@ -9,6 +9,7 @@ import contextlib
 import json
 import logging
 import os
+import threading
 from collections.abc import Coroutine
 from concurrent.futures import Future
 from pathlib import Path
@@ -90,8 +91,12 @@ class EditorLink:
         """From any thread: the chosen option's kind, or None (cancelled, or no answer)."""
         return self.run(self.asked(tool_call, options))
 
-    async def asked(self, tool_call: ToolCallUpdate, options: list[PermissionOption]) -> str | None:
+    async def asked(self, tool_call: ToolCallUpdate, options: list[PermissionOption],
+                    sent: threading.Event | None = None) -> str | None:
+        """`sent`: set as the question goes out (what waits for it may go on)."""
         await self.flush()  # the editor has the tool call it is asked about
+        if sent is not None:
+            sent.set()  # the request is written before any update queued after this
         answer = await self.client.request_permission(
             session_id=self.session_id, tool_call=tool_call, options=options)
         if not isinstance(answer.outcome, AllowedOutcome):

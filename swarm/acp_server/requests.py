@@ -29,6 +29,7 @@ from .view import KINDS, edit_content
 
 log = logging.getLogger(__name__)
 REJECTED = "the person rejected it in the editor"
+SEND_WAIT = 5.0  # seconds a turn's start waits for a held question to go out (a stuck editor)
 PERMISSION_OPTIONS = [
     PermissionOption(option_id="once", name="Allow once", kind="allow_once"),
     PermissionOption(option_id="always", name="Always (a team rule for exactly this)",
@@ -48,17 +49,20 @@ class TeammateRequests:
         self._offered: set[str] = set()  # message ids sent to the editor, not yet answered
         self._waiting: list[Pending] = []  # arrived between turns, in order
 
-    def offer(self, pending: Pending) -> None:
-        """From any thread: ask the editor now (a turn is open) or at the next turn's start."""
+    def offer(self, pending: Pending, sent: threading.Event | None = None) -> None:
+        """From any thread: ask the editor now (a turn is open) or at the next turn's start.
+        `sent` is set once the question is on its way (or will not be)."""
         with self._lock:
             key = pending.message.id
             if key in self._offered or any(p.message.id == key for p in self._waiting):
+                if sent is not None:
+                    sent.set()
                 return
             if not self.turn_open:
                 self._waiting.append(pending)
                 return
             self._offered.add(key)
-        self.link.run(self._ask(pending))
+        self.link.run(self._ask(pending, sent))
 
     def look(self) -> None:
         """Every request pending in the team now (the between-turn watcher calls this)."""
@@ -71,18 +75,21 @@ class TeammateRequests:
             self.offer(pending)
 
     def open_turn(self) -> None:
-        """A prompt's turn starts: what waited goes out first, in order."""
+        """A prompt's turn starts: what waited goes out first, in order, before the lead runs."""
         with self._lock:
             self.turn_open = True
             waiting, self._waiting = self._waiting, []
-        for pending in waiting:
-            self.offer(pending)
+        sent = [threading.Event() for _ in waiting]
+        for pending, event in zip(waiting, sent, strict=True):
+            self.offer(pending, event)
+        for event in sent:
+            event.wait(SEND_WAIT)
 
     def close_turn(self) -> None:
         with self._lock:
             self.turn_open = False
 
-    async def _ask(self, pending: Pending) -> None:
+    async def _ask(self, pending: Pending, sent: threading.Event | None) -> None:
         call = tool_call_of(pending, self.cwd)
         self.link.send(acp.start_tool_call(call.tool_call_id, call.title or "", kind=call.kind,
                                            status="pending", raw_input=call.raw_input,
@@ -90,9 +97,13 @@ class TeammateRequests:
         is_plan = not isinstance(pending.request, PermissionRequest)
         kind: str | None = None
         try:
-            kind = await self.link.asked(call, PLAN_OPTIONS if is_plan else PERMISSION_OPTIONS)
+            kind = await self.link.asked(call, PLAN_OPTIONS if is_plan else PERMISSION_OPTIONS,
+                                         sent)
         except Exception as exc:  # the editor failed the request: it stays pending
             log.warning("the editor did not answer %s: %s", call.tool_call_id, exc)
+        finally:
+            if sent is not None:
+                sent.set()
         if kind is None:  # cancelled: pending still, asked again at the next turn
             with self._lock:
                 self._offered.discard(pending.message.id)

@@ -67,6 +67,9 @@ class TeamSession:
         self.requests = TeammateRequests(self.lead.team, self.link, self.lead.cwd)
         self.ui.requests = self.requests
         self.lead.loop.hooks = (*self.lead.loop.hooks, self.ui.view)
+        # The lead's own task calls: the plan at once, before what it does next (a spawn).
+        self.ui.view.after_tool = lambda name: (self._send_plan(force=False)
+                                                if name.startswith("Task") else None)
         self.session = PromptSession(self.lead)
         self.id = self.lead.team.name
         self.ended = False
@@ -103,8 +106,9 @@ class TeamSession:
                 wake = session.first_input(text)
                 while not session.over():
                     outcome = lead.turn(wake)
-                    if outcome.reason in ("failed", "budget_exhausted"):
-                        self.ui_notice(f"the lead stopped: {outcome.failure or outcome.reason}")
+                    if outcome.reason in ("failed", "budget_exhausted"):  # said as its answer
+                        self.link.send(acp.update_agent_message_text(
+                            f"swarm: the lead stopped: {outcome.failure or outcome.reason}\n"))
                         break
                     next_wake = session.wait(interactive=False)
                     if next_wake is None:
@@ -132,10 +136,6 @@ class TeamSession:
                         log.debug("%s not interrupted: %s", status.name, exc)
         except SwarmError as exc:
             log.warning("teammates not interrupted: %s", describe_error(exc))
-
-    def ui_notice(self, text: str) -> None:
-        if self.ui is not None:
-            self.ui.notice(text)
 
     # -- the watcher -----------------------------------------------------------------------------
     def _watch(self) -> None:

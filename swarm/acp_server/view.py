@@ -71,6 +71,7 @@ class TurnView(LoopHooks):
         self.streamed = False  # text came in pieces for the current reply
         self._ids = itertools.count(1)
         self._calls: dict[int, str] = {}
+        self.after_tool: Callable[[str], None] = lambda name: None  # the plan after a Task call
 
     def on_text(self, text: str) -> None:
         if text:
@@ -102,6 +103,7 @@ class TurnView(LoopHooks):
             call_id, status="failed" if result.is_error else "completed",
             content=[acp.tool_content(acp.text_block(result.content[:RESULT_LIMIT]))],
             raw_output={"content": result.content[:RESULT_LIMIT], "is_error": result.is_error}))
+        self.after_tool(tool.name)
 
 
 class EditorUI:
