@@ -11,6 +11,7 @@ teammate's request waits for the next turn (requests)."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 from pathlib import Path
@@ -20,6 +21,7 @@ import acp
 
 from swarm.core.records.names import LEAD_NAME
 from swarm.core.store import paths
+from swarm.core.team.team import Team
 from swarm.errors import SwarmError, describe_error
 from swarm.lead.options import LeadOptions
 from swarm.lead.process import Lead
@@ -55,17 +57,26 @@ class TeamSession:
     def __init__(self, options: LeadOptions, link_for: Any, mcp_servers: list[Any]) -> None:
         """`link_for(team_name, history_path)` makes the session's EditorLink (the team's name
         is the session id); `mcp_servers`: the editor's, for the lead."""
-        self.ui: EditorUI | None = None
-        cwd = Path(options.cwd or ".")
-        holder = _LazyUI(cwd)
+        holder = _LazyUI()
         self.lead = Lead(options, cast("LeadUI", holder))  # creates or opens the team
+        try:
+            self._build(holder, link_for, mcp_servers)
+        except BaseException:  # a session never answered: its lead gone, a new team too
+            with contextlib.suppress(SwarmError, OSError):
+                self.lead.extensions.close()  # an editor's MCP server already started
+                self.lead.release("the session did not start")
+                if not options.resume:
+                    Team.delete(self.lead.team.name, force=True)
+            raise
+
+    def _build(self, holder: _LazyUI, link_for: Any, mcp_servers: list[Any]) -> None:
         history = paths.agent_dir(self.lead.team.name, LEAD_NAME) / HISTORY_NAME
         self.link: EditorLink = link_for(self.lead.team.name, history)
-        self.ui = holder.bind(self.link)
+        self.ui = holder.bind(self.link, self.lead.cwd)
         self.ui.allow_rules = self.lead.policy.member.allow_rules
         self.ui.interrupted = self.lead.interrupted
         self.requests = TeammateRequests(self.lead.team, self.link, self.lead.cwd)
-        self.ui.requests = self.requests
+        self.ui.offer_request = self.requests.offer
         self.lead.loop.hooks = (*self.lead.loop.hooks, self.ui.view)
         # The lead's own task calls: the plan at once, before what it does next (a spawn).
         self.ui.view.after_tool = lambda name: (self._send_plan(force=False)
@@ -186,13 +197,12 @@ class _LazyUI:
     """The Lead needs its UI before the team (and so the editor link) exists: notices said
     while it is built are kept and sent once the link is there."""
 
-    def __init__(self, cwd: Path) -> None:
-        self.cwd = cwd
+    def __init__(self) -> None:
         self.real: EditorUI | None = None
         self.early: list[str] = []
 
-    def bind(self, link: EditorLink) -> EditorUI:
-        self.real = EditorUI(link, self.cwd)
+    def bind(self, link: EditorLink, cwd: Path) -> EditorUI:
+        self.real = EditorUI(link, cwd)
         for text in self.early:
             self.real.notice(text)
         return self.real

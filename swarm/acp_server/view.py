@@ -113,7 +113,8 @@ class EditorUI:
         self.link = link
         self.cwd = cwd
         self.view = TurnView(link, cwd)
-        self.requests: Any = None  # the session's TeammateRequests, once built
+        # A teammate's request for the person: the session's TeammateRequests.offer.
+        self.offer_request: Callable[[Pending], None] = lambda pending: None
         self.allow_rules: list[str] | None = None  # the lead's own, for "always" of its calls
         self.interrupted: Callable[[], bool] = lambda: False  # the lead's turn was interrupted
         self._messages = itertools.count(1)
@@ -135,8 +136,7 @@ class EditorUI:
         self.link.send(acp.update_agent_thought_text(f"swarm: {text}\n"))
 
     def request(self, pending: Pending) -> None:
-        if self.requests is not None:
-            self.requests.offer(pending)
+        self.offer_request(pending)
 
     def resolved(self, pending: Pending) -> None:
         pass
