@@ -12,6 +12,7 @@ import pytest
 from acp.schema import EnvVariable, McpServerStdio
 
 from tests.acp_server_support import Editor, scripted_lead, spawn
+from tests.fake_anthropic import FakeAnthropic
 from tests.helpers import wait_until
 from tests.mcp_fixtures import pids, write_server
 
@@ -76,3 +77,24 @@ def _alive(pid: int) -> bool:
         return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
     except psutil.NoSuchProcess:
         return False
+
+
+def test_the_leads_text_streams_and_the_approvals_option_changes_its_tools(
+        fake_api: FakeAnthropic, tmp_path: Path) -> None:
+    """A real model SDK against the fake Messages API: the reply arrives in pieces and each
+    piece is a message chunk; `approvals: lead` gives the lead AnswerPermission and says so."""
+    text = "The team is ready for work, and nothing needs doing yet."
+    fake_api.push_text(text)
+    ed = Editor("--model", "sonnet", "--backend", "hidden", cwd=tmp_path, env=ENV)
+    try:
+        ed.initialize()
+        sid = ed.new_session(tmp_path).session_id
+        ed.call(ed.conn.set_config_option(config_id="approvals", session_id=sid, value="lead"))
+        assert ed.prompt(sid, "Anything to do?").stop_reason == "end_turn", ed.stderr()
+        chunks = [u.content.text for u in ed.updates("agent_message_chunk")]
+        assert "".join(chunks).strip() == text and len([c for c in chunks if c.strip()]) > 1
+        first = fake_api.messages_requests()[0]
+        assert "AnswerPermission" in [t["name"] for t in first["tools"]]
+        assert "AnswerPermission" in first["system"][0]["text"]
+    finally:
+        assert ed.close() == 0, ed.stderr()
