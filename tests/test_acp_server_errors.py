@@ -64,3 +64,26 @@ def test_sigterm_shuts_the_teammates_down_and_keeps_the_team(tmp_path: Path,
         assert Team.open(sid).config().lead_pid is None
     finally:
         ed.close()
+
+
+def test_session_close_shuts_its_teammates_down_and_the_process_goes_on(
+        tmp_path: Path, swarm_home: Path) -> None:
+    model = scripted_lead(tmp_path / "lead.json", [
+        {"tool_uses": [task("one", "echo one"), spawn("gina")]}, {"text": "Done."}])
+    ed = Editor("--model", model, "--teammate-model", "shell", "--backend", "hidden",
+                "--permission-mode", "bypassPermissions", cwd=tmp_path,
+                env={"SWARM_BACKEND": "hidden"})
+    try:
+        init = ed.initialize()
+        assert init.agent_capabilities.session_capabilities.close is not None
+        sid = ed.new_session(tmp_path).session_id
+        assert ed.prompt(sid, "Echo one.").stop_reason == "end_turn", ed.stderr()
+        assert agent_processes(swarm_home)
+        ed.call(ed.conn.close_session(session_id=sid))
+        assert agent_processes(swarm_home) == []
+        assert Team.open(sid).config().lead_pid is None  # kept for a load
+        with pytest.raises(RequestError):
+            ed.prompt(sid, "Again.")
+        assert ed.new_session(tmp_path).session_id != sid  # the process goes on
+    finally:
+        assert ed.close() == 0, ed.stderr()
