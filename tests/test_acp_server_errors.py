@@ -80,7 +80,7 @@ def test_session_close_shuts_its_teammates_down_and_the_process_goes_on(
         assert ed.prompt(sid, "Echo one.").stop_reason == "end_turn", ed.stderr()
         assert agent_processes(swarm_home)
         ed.call(ed.conn.close_session(session_id=sid))
-        assert agent_processes(swarm_home) == []
+        wait_until(lambda: agent_processes(swarm_home) == [], 15, message="gina exits")
         assert Team.open(sid).config().lead_pid is None  # kept for a load
         with pytest.raises(RequestError):
             ed.prompt(sid, "Again.")

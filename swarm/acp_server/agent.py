@@ -20,6 +20,7 @@ from acp.helpers import update_current_mode
 from acp.interfaces import Client
 from acp.schema import (
     AgentCapabilities,
+    CloseSessionResponse,
     Implementation,
     InitializeResponse,
     LoadSessionResponse,
@@ -27,6 +28,8 @@ from acp.schema import (
     NewSessionResponse,
     PromptCapabilities,
     PromptResponse,
+    SessionCapabilities,
+    SessionCloseCapabilities,
     SetSessionConfigOptionResponse,
     SetSessionModeResponse,
 )
@@ -66,7 +69,8 @@ class SwarmAgent:
             agent_capabilities=AgentCapabilities(
                 load_session=True,
                 prompt_capabilities=PromptCapabilities(embedded_context=True),
-                mcp_capabilities=McpCapabilities(http=False, sse=False)),
+                mcp_capabilities=McpCapabilities(http=False, sse=False),
+                session_capabilities=SessionCapabilities(close=SessionCloseCapabilities())),
             auth_methods=[],
             agent_info=Implementation(name="swarm", title="swarm (a team of agents)",
                                       version=swarm.__version__))
@@ -134,6 +138,14 @@ class SwarmAgent:
         return SetSessionConfigOptionResponse(
             config_options=settings.config_options(session.lead))
 
+    async def close_session(self, session_id: str, **kwargs: Any) -> CloseSessionResponse:
+        """The editor closed the thread: its teammates shut down, the team kept for a load."""
+        session = self._session(session_id)
+        del self.sessions[session_id]
+        session.link.close()
+        await asyncio.get_running_loop().run_in_executor(None, session.end)
+        return CloseSessionResponse()
+
     def _session(self, session_id: str) -> TeamSession:
         session = self.sessions.get(session_id)
         if session is None:
@@ -182,8 +194,10 @@ async def serve(base: LeadOptions, pipes: ProtocolPipes) -> None:
     agent = SwarmAgent(base)
     writer, reader = await pipes.streams()
     loop = asyncio.get_running_loop()
-    # The SDK answers "method not found" for what SwarmAgent lacks (authenticate, list, fork...).
-    listening = loop.create_task(acp.run_agent(cast("Agent", agent), writer, reader))
+    # The SDK answers "method not found" for what SwarmAgent lacks (authenticate, list, fork...);
+    # session/close is in its unstable set.
+    listening = loop.create_task(acp.run_agent(cast("Agent", agent), writer, reader,
+                                               use_unstable_protocol=True))
     for signum in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
         loop.add_signal_handler(signum, listening.cancel)
     try:
