@@ -110,6 +110,8 @@ class TeamSession:
                 self.link.send(acp.update_agent_message_text(self.untrusted + "\n\n"))
                 self.untrusted = ""
             self.link.send(acp.update_user_message_text(text), show=False)  # for a replay
+            if lead.watch.approvals == "human":
+                self.requests.look()  # what is pending now, whether the watcher saw it or not
             self.requests.open_turn()
             self._send_plan(force=False)
             self.edits.look()  # what teammates edited between turns
