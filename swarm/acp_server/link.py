@@ -35,6 +35,7 @@ class EditorLink:
         self.session_id = session_id
         self.history = history
         self.closed = False
+        self._keeping = threading.Lock()
         self._outbox: asyncio.Queue[Any] = asyncio.Queue()
         self._sender = loop.create_task(self._send_all())
 
@@ -71,12 +72,17 @@ class EditorLink:
 
     def _keep(self, update: Any) -> None:
         line = json.dumps(update.model_dump(mode="json", by_alias=True, exclude_none=True))
-        try:
-            fd = os.open(self.history, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            with os.fdopen(fd, "a", encoding="utf-8") as out:
-                out.write(line + "\n")
-        except OSError as exc:
-            log.warning("the session's history is not kept: %s", exc)
+        data = (line + "\n").encode()
+        with self._keeping:  # whole lines, never two threads' bytes interleaved
+            try:
+                fd = os.open(self.history, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                try:
+                    while data:
+                        data = data[os.write(fd, data):]
+                finally:
+                    os.close(fd)
+            except OSError as exc:
+                log.warning("the session's history is not kept: %s", exc)
 
     def replay(self) -> int:
         """`session/load`: every kept update again, in order; how many."""
