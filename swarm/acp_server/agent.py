@@ -39,7 +39,7 @@ from swarm.errors import BadInputError, SwarmError, describe_error
 from swarm.lead.options import LeadOptions
 
 from . import settings
-from .link import EditorLink
+from .link import EditorLink, in_own_thread
 from .stdio import ProtocolPipes
 from .team_session import TeamSession
 
@@ -122,7 +122,7 @@ class SwarmAgent:
     async def cancel(self, session_id: str, **kwargs: Any) -> None:
         session = self.sessions.get(session_id)
         if session is not None:
-            await asyncio.get_running_loop().run_in_executor(None, session.cancel)
+            await in_own_thread(session.cancel)
 
     async def set_session_mode(self, session_id: str, mode_id: str,
                                **kwargs: Any) -> SetSessionModeResponse:
@@ -143,7 +143,7 @@ class SwarmAgent:
         session = self._session(session_id)
         del self.sessions[session_id]
         session.link.close()
-        await asyncio.get_running_loop().run_in_executor(None, session.end)
+        await in_own_thread(session.end)
         return CloseSessionResponse()
 
     def _session(self, session_id: str) -> TeamSession:
@@ -156,13 +156,13 @@ class SwarmAgent:
         """The editor went away: every session's teammates shut down, the teams kept."""
         for session in list(self.sessions.values()):
             session.link.close()
-            await asyncio.get_running_loop().run_in_executor(None, session.end)
+            await in_own_thread(session.end)
 
 
 async def _in_thread(work: Callable[[], T]) -> T:
     """Blocking team work; swarm's own errors become one-line JSON-RPC errors."""
     try:
-        return await asyncio.get_running_loop().run_in_executor(None, work)
+        return await in_own_thread(work)
     except BadInputError as exc:
         raise RequestError.invalid_params({"message": describe_error(exc)}) from None
     except SwarmError as exc:

@@ -10,10 +10,10 @@ import json
 import logging
 import os
 import threading
-from collections.abc import Coroutine
+from collections.abc import Callable, Coroutine
 from concurrent.futures import Future
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from acp.interfaces import Client
 from acp.schema import (
@@ -24,6 +24,7 @@ from acp.schema import (
 )
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 HISTORY_NAME = "acp-history.jsonl"  # in the lead's agent directory: what the editor was shown
 
 
@@ -116,6 +117,29 @@ class EditorLink:
     def close(self) -> None:
         self.closed = True
         self._sender.cancel()
+
+
+async def in_own_thread(work: Callable[[], T]) -> T:
+    """Blocking team work in a thread of its own: a prompt's turn lasts minutes, so a pool of
+    worker threads would run out with a few sessions working and leave a cancel waiting."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[T] = loop.create_future()
+
+    def settle(outcome: Callable[[], None]) -> None:
+        if not done.done():  # the request was dropped (the editor went away)
+            outcome()
+
+    def run() -> None:
+        try:
+            result = work()
+        except BaseException as exc:  # handed to the awaiting request, re-raised there
+            error = exc
+            loop.call_soon_threadsafe(settle, lambda: done.set_exception(error))
+        else:
+            loop.call_soon_threadsafe(settle, lambda: done.set_result(result))
+
+    threading.Thread(target=run, name="acp-work", daemon=True).start()
+    return await done
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

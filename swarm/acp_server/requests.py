@@ -24,7 +24,7 @@ from swarm.errors import SwarmError
 from swarm.ops import approvals
 from swarm.ops.approvals import Pending
 
-from .link import EditorLink
+from .link import EditorLink, in_own_thread
 from .view import KINDS, edit_content
 
 log = logging.getLogger(__name__)
@@ -110,8 +110,7 @@ class TeammateRequests:
                 self._waiting.append(pending)
             self.link.send(acp.update_tool_call(call.tool_call_id, status="pending"))
             return
-        loop = self.link.loop
-        verdict = await loop.run_in_executor(None, self._answer, pending, kind)
+        verdict = await in_own_thread(lambda: self._answer(pending, kind))
         with self._lock:
             self._offered.discard(pending.message.id)
         self.link.send(acp.update_tool_call(
