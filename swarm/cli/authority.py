@@ -43,6 +43,7 @@ class Rule(NamedTuple):
 LEAD_ONLY: dict[str, tuple[Rule, ...]] = {
     # The lead's seat and the person's own acts.
     "lead": (Rule("lead"),),
+    "acp": (Rule("acp"),),  # an editor's lead: the person answers its teammates through it
     # A member's process (spawn and resume start it). Its own environment names the member it
     # is, so only a `swarm agent` above it says a teammate started it.
     "agent": (Rule("agent", lambda p, me: agent_ancestor() is not None),),

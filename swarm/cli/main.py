@@ -49,6 +49,7 @@ COMMANDS: dict[str, str] = {
     "replay": "swarm.cli.replay:replay",
     "mcp": "swarm.cli.mcp:mcp",
     "lead": "swarm.cli.lead:lead",
+    "acp": "swarm.cli.acp:acp",
     "trust": "swarm.cli.trust:trust",
     "completion": "swarm.cli.completion:completion",
     "config": "swarm.cli.config:config",
@@ -59,6 +60,7 @@ COMMANDS: dict[str, str] = {
 # keeps each line equal to the command's own short help). A command missing here is imported.
 SUMMARIES: dict[str, str] = {
     "agent": "Run a teammate process (swarm spawn starts this for you).",
+    "acp": "Run swarm as an ACP agent on stdin/stdout, for an editor to start.",
     "agents": "List and show agent definitions.",
     "attach": "Open the team's tmux session (NAME: the one on that teammate's host).",
     "completion": "Print the shell completion script for bash, zsh or fish.",
