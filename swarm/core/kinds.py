@@ -76,6 +76,27 @@ class ConfiguredApi:
 
 
 @dataclass(frozen=True)
+class AcpAgent:
+    """How swarm drives a kind that speaks the Agent Client Protocol (runtime.clis.acp_driver):
+    data only, the same driver for every one."""
+
+    id: str  # as the ACP registry spells it: `--agent acp:ID`
+    args: tuple[str, ...] = ()  # after the executable
+    # Run `node NODE_ARGS... <its package>/ENTRY` in place of its launcher (which starts more
+    # node processes only to relaunch itself): (node flags..., entry file).
+    node_entry: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    secret_env: tuple[str, ...] = ()  # variables given a random value at each start
+    # "module:function(setup, own_mode) -> {variable: path}": its private settings, written
+    # 0600 for this start (never the user's own files), named to it by those variables.
+    settings: str | None = None
+    # Its modes are a session config option of this id (`session/set_config_option`); None:
+    # ACP's session modes (`session/set_mode`).
+    mode_option: str | None = None
+    tested: bool = False  # driven end to end by swarm's tests against the real agent
+
+
+@dataclass(frozen=True)
 class TeammateKind:
     """One kind of teammate. Agent CLIs have an executable and a driver; swarm's own loop has
     neither."""
@@ -103,6 +124,8 @@ class TeammateKind:
     model_api: ModelApi | None = None  # how it reaches its model (its credential's proxy)
     price_provider: str | None = None  # prices its usage under this provider's table
     mcp_snippet: str | None = None  # "module:function" printing its `swarm mcp snippet`
+    acp: AcpAgent | None = None  # it speaks ACP: how swarm launches and drives it
+    tools_hint: str = ""  # how its model reaches swarm's tools, for its prompt
 
     @property
     def is_cli(self) -> bool:
@@ -244,6 +267,115 @@ KNOWN_KINDS: tuple[TeammateKind, ...] = (
         modes=_modes(default="default", acceptEdits="default", bypassPermissions="default"),
         price_provider="gemini",
         mcp_snippet="swarm.ops.clients:gemini_snippet",
+    ),
+    # Agents that speak the Agent Client Protocol, driven by one driver (runtime.clis.acp_driver).
+    # Neither Qwen Code nor OpenCode can keep the session's MCP servers while dropping a
+    # checkout's configuration (its plugins run even with OPENCODE_DISABLE_PROJECT_CONFIG), so
+    # they run only in a trusted checkout (or one with none of it): refused otherwise.
+    TeammateKind(
+        name="acp:qwen-code", title="Qwen Code", aliases=("qwen-code",),
+        executable="qwen", npm_package="@qwen-code/qwen-code", tested_version="0.24.4",
+        driver="swarm.runtime.clis.acp_driver:AcpDriver",
+        env_prefixes=("OPENAI_", "QWEN_"),
+        credentials=("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"),
+        project_config=(
+            ConfigPath("qwen_settings", ".qwen/settings.json"),
+            ConfigPath("qwen_env", ".qwen/.env", "dotenv"),
+            ConfigPath("qwen_commands", ".qwen/commands", "text", "**/*"),
+            ConfigPath("qwen_agents", ".qwen/agents", "markdown", "*.md"),
+            ConfigPath("qwen_skills", ".qwen/skills", "text", "*/SKILL.md"),
+            ConfigPath("qwen_extensions", ".qwen/extensions", "text", "**/*"),
+            ConfigPath("qwen_md", "QWEN.md", "text", runs_code=False), AGENTS_MD),
+        protected=(".qwen/", "QWEN.md", "AGENTS.md"),
+        user_home=UserHome(".qwen", None, ("oauth_creds.json",)),
+        sign_in_hint="set OPENAI_API_KEY (and OPENAI_BASE_URL, OPENAI_MODEL) or run `qwen` and /auth",
+        model_api=ModelApi(keys=("OPENAI_API_KEY",), base_url_var="OPENAI_BASE_URL",
+                           default_base_url="https://api.openai.com/v1"),
+        # Its `default` asks about every command and edit (reads too: its private settings);
+        # its `plan` has no plan to put to the lead, and `auto`/`yolo` ask nothing.
+        modes=_modes(default="default", acceptEdits="default", bypassPermissions="default"),
+        tools_hint="They are deferred: find each with tool_search (query"
+                   " `select:mcp__swarm__NAME`), then call it with tool_call.",
+        acp=AcpAgent(
+            id="qwen-code", args=("--acp", "--approval-mode", "{mode}"),
+            node_entry=("--expose-gc", "cli.js"),
+            # One node process, not three; the session's MCP servers connected before
+            # `session/new` answers (else its first turn runs without swarm's tools).
+            env=MappingProxyType({"QWEN_CODE_NO_RELAUNCH": "true",
+                                  "QWEN_CODE_LEGACY_MCP_BLOCKING": "1"}),
+            settings="swarm.runtime.clis.acp_settings:qwen_settings", tested=True),
+    ),
+    TeammateKind(
+        name="acp:opencode", title="OpenCode", aliases=("opencode",),
+        executable="opencode", npm_package="opencode-ai", tested_version="1.18.33",
+        driver="swarm.runtime.clis.acp_driver:AcpDriver", tool_prefix="swarm_",
+        env_prefixes=("OPENCODE_", "OPENAI_"),
+        credentials=("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENCODE_API_KEY"),
+        project_config=(
+            ConfigPath("opencode_json", "opencode.json"),
+            ConfigPath("opencode_jsonc", "opencode.jsonc", "text"),
+            # Plugins here run their top-level code at start, whatever its switches say.
+            ConfigPath("opencode_folder", ".opencode", "text", "**/*"), AGENTS_MD),
+        protected=(".opencode/", "opencode.json", "opencode.jsonc", "AGENTS.md"),
+        user_home=UserHome(".local/share/opencode", None, ("auth.json",)),
+        sign_in_hint="set OPENAI_API_KEY and OPENAI_BASE_URL, or run `opencode auth login`",
+        model_api=ModelApi(keys=("OPENAI_API_KEY",), base_url_var="OPENAI_BASE_URL",
+                           default_base_url="https://api.openai.com/v1"),
+        # It asks nothing by default: its private config makes it ask about every tool but
+        # swarm's; `plan` has no plan for the lead.
+        modes=_modes(default="build", acceptEdits="build", bypassPermissions="build"),
+        acp=AcpAgent(
+            id="opencode", args=("acp",), mode_option="mode",
+            env=MappingProxyType({"OPENCODE_DISABLE_AUTOUPDATE": "true",
+                                  "OPENCODE_DISABLE_MODELS_FETCH": "true",
+                                  "OPENCODE_DISABLE_CLAUDE_CODE": "1",
+                                  "OPENCODE_DISABLE_SHARE": "true"}),
+            # Its HTTP API on loopback (the whole config, keys included) needs this password.
+            secret_env=("OPENCODE_SERVER_PASSWORD",),
+            settings="swarm.runtime.clis.acp_settings:opencode_settings", tested=True),
+    ),
+    # From their documentation, not driven by swarm's tests here (not on npm, or a login with
+    # no local stand-in): launch, files and credentials as documented.
+    TeammateKind(
+        name="acp:goose", title="Goose", aliases=("goose",), executable="goose",
+        driver="swarm.runtime.clis.acp_driver:AcpDriver", env_prefixes=("GOOSE_",),
+        credentials=("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY",
+                     "OPENROUTER_API_KEY", "DATABRICKS_TOKEN"),
+        project_config=(ConfigPath("goosehints", ".goosehints", "text", runs_code=False),
+                        AGENTS_MD),
+        protected=(".goosehints", "AGENTS.md"),
+        user_home=UserHome(".config/goose"),
+        sign_in_hint="run `goose configure`",
+        modes=_modes(default="approve", acceptEdits="approve", bypassPermissions="approve"),
+        acp=AcpAgent(id="goose", args=("acp",), env=MappingProxyType({"GOOSE_MODE": "{mode}"})),
+    ),
+    TeammateKind(
+        name="acp:kimi", title="Kimi Code CLI", aliases=("kimi",), executable="kimi",
+        driver="swarm.runtime.clis.acp_driver:AcpDriver", env_prefixes=("KIMI_",),
+        project_config=(ConfigPath("kimi_folder", ".kimi", "text", "**/*"), AGENTS_MD),
+        protected=(".kimi/", "AGENTS.md"),
+        user_home=UserHome(".kimi", "KIMI_CODE_HOME", ("config.toml",)),
+        sign_in_hint="run `kimi` and /login",
+        modes=_modes(default="default", acceptEdits="default", bypassPermissions="default"),
+        acp=AcpAgent(id="kimi", args=("acp",)),
+    ),
+    TeammateKind(
+        name="acp:github-copilot-cli", title="GitHub Copilot CLI", aliases=("copilot",),
+        executable="copilot", npm_package="@github/copilot",
+        driver="swarm.runtime.clis.acp_driver:AcpDriver", env_prefixes=("COPILOT_",),
+        credentials=("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"),
+        project_config=(
+            ConfigPath("copilot_hooks", ".github/hooks", "json", "*.json"),
+            ConfigPath("copilot_agents", ".github/agents", "markdown", "*.md"),
+            ConfigPath("copilot_md", ".github/copilot-instructions.md", "text",
+                       runs_code=False),
+            ConfigPath("copilot_instructions", ".github/instructions", "text",
+                       "**/*.instructions.md", runs_code=False), AGENTS_MD),
+        protected=(".github/", "AGENTS.md"),
+        user_home=UserHome(".copilot", "COPILOT_HOME", ("config.json",)),
+        sign_in_hint="run `copilot login`",
+        modes=_modes(default="default", acceptEdits="default", bypassPermissions="default"),
+        acp=AcpAgent(id="github-copilot-cli", args=("--acp", "--stdio")),
     ),
 )
 

@@ -32,6 +32,7 @@ from swarm.core.team.worktrees import (
     finish,
     record_fields,
 )
+from swarm.core.text.terminal import visible_line
 from swarm.core.trust.secrets import redact
 from swarm.core.trust.user_config import default_mode, lasting_rules
 from swarm.core.trust.workspace import ProjectConfig, TrustDecision, decide
@@ -84,6 +85,17 @@ def agent_env(team: str, member: Member) -> dict[str, str]:
     if not settings.debug():
         env.pop("SWARM_DEBUG", None)
     return env
+
+
+def acp_trust_refusal(kind: kinds.TeammateKind, trust: TrustDecision) -> str | None:
+    """An ACP agent runs a checkout's own configuration with no switch that keeps swarm's MCP
+    server (runtime.clis.acp_driver): in an untrusted checkout that has any, it is refused."""
+    if kind.acp is None or trust.trusted:
+        return None
+    root = visible_line(str(trust.config.root))
+    return (f"--agent {kind.name} would run this checkout's own configuration"
+            f" ({', '.join(visible_line(n) for n in trust.config.names()[:5])}), which is"
+            f" untrusted: review it with `swarm trust {root}` (or --trust-project for one run)")
 
 
 def configured_variables(kind: kinds.TeammateKind) -> tuple[str, ...]:
@@ -194,6 +206,9 @@ def spawn(team: Team, request: SpawnRequest,
         raise BadInputError(refused)
     if kind.is_cli:  # the CLI has its own models and credentials
         kind.executable_path()  # installed, or one line saying so before anything is made
+        refused = acp_trust_refusal(kind, trust)
+        if refused:
+            raise BadInputError(refused)
     else:
         origin = None if req.model else (f"{definition.path or definition.name}: model" if spec
                                          else settings.model_origin())

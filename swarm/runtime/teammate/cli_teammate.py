@@ -132,7 +132,8 @@ class CliTeammate(AgentBase):
                                  self.state.mode or "default")
         p = self.kind.tool_prefix
         return (f"{addendum}\nYour team tools are swarm's: {p}SendMessage, {p}TaskList,"
-                f" {p}TaskGet, {p}TaskCreate, {p}TaskUpdate, {p}TeamStatus.")
+                f" {p}TaskGet, {p}TaskCreate, {p}TaskUpdate, {p}TeamStatus."
+                + (f" {self.kind.tools_hint}" if self.kind.tools_hint else ""))
 
     def driver_proc(self) -> Any:
         return getattr(self.driver, "proc", None)
