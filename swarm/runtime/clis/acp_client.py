@@ -20,6 +20,7 @@ its agent process is spawned, so the import overlaps the agent's own start.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import queue
 import subprocess
@@ -40,7 +41,6 @@ from acp.schema import (
 )
 
 T = TypeVar("T")
-Permission = Callable[[dict[str, Any]], bool]  # the merged tool call -> allowed?
 SDK_LOGGER = "acp"
 
 
@@ -84,8 +84,7 @@ class _Client:
         self.session = session
 
     async def session_update(self, session_id: str, update: Any, **kwargs: Any) -> None:
-        data = as_json(update)
-        self.session.remember(data)
+        data = self.session.remember(as_json(update))
         sink = self.session.sink
         if sink is not None:
             sink.items.put(data)
@@ -93,7 +92,7 @@ class _Client:
     async def request_permission(self, options: list[PermissionOption], session_id: str,
                                  tool_call: Any, **kwargs: Any) -> RequestPermissionResponse:
         sink = self.session.sink
-        call = self.session.merged(as_json(tool_call))
+        call = self.session.remember({**as_json(tool_call), "sessionUpdate": "tool_call"})
         loop = asyncio.get_running_loop()
         allowed = False
         if sink is not None and not sink.cancelled.is_set():
@@ -150,22 +149,23 @@ class AcpSession:
             protocol_version=acp.PROTOCOL_VERSION,
             client_info=Implementation(name="swarm", version="1")), timeout)
 
-    def remember(self, update: dict[str, Any]) -> None:
+    def remember(self, update: dict[str, Any]) -> dict[str, Any]:
+        """A tool call's update (or question) as its whole state so far; others as they are."""
         call_id = update.get("toolCallId")
-        if call_id and update.get("sessionUpdate") in ("tool_call", "tool_call_update"):
-            self.calls[str(call_id)] = _merge(self.calls.get(str(call_id), {}), update)
-
-    def merged(self, call: dict[str, Any]) -> dict[str, Any]:
-        return _merge(self.calls.get(str(call.get("toolCallId") or ""), {}), call)
+        kind = update.get("sessionUpdate")
+        if not call_id or kind not in ("tool_call", "tool_call_update"):
+            return update
+        merged = _merge(self.calls.get(str(call_id), {}), update)
+        merged["sessionUpdate"] = kind
+        self.calls[str(call_id)] = merged
+        return merged
 
     def close(self) -> None:
         """The connection and the loop (the process is the driver's)."""
         if self.loop.is_closed():
             return
-        try:
+        with contextlib.suppress(Exception):  # the agent is gone already: nothing to close
             self.run(self.conn.close(), 5.0)
-        except Exception:  # noqa: BLE001 - the agent is gone already: nothing to close
-            pass
         self.loop.call_soon_threadsafe(self.loop.stop)
         self._thread.join(5.0)
 
