@@ -37,7 +37,7 @@ def is_swarms_own(call: dict[str, Any], prefix: str) -> bool:
 
 def swarm_calls(call: dict[str, Any], cwd: Path) -> list[SwarmCall]:
     kind = call.get("kind")
-    raw = call.get("rawInput") if isinstance(call.get("rawInput"), dict) else {}
+    raw = _raw(call)
     title = str(call.get("title") or "")
     if kind == "execute":
         command = raw.get("command")
@@ -72,6 +72,11 @@ def swarm_calls(call: dict[str, Any], cwd: Path) -> list[SwarmCall]:
     return [SwarmCall(tool_name(call), {"title": title, **raw})]
 
 
+def _raw(call: dict[str, Any]) -> dict[str, Any]:
+    raw = call.get("rawInput")
+    return raw if isinstance(raw, dict) else {}
+
+
 def _path(raw: dict[str, Any]) -> str | None:
     return next((str(raw[k]) for k in _PATH_KEYS if isinstance(raw.get(k), str) and raw[k]),
                 None)
@@ -91,7 +96,7 @@ def shown_call(update: dict[str, Any], prefix: str) -> tuple[str, dict[str, Any]
     name = tool_name(update)
     if name.startswith(prefix):
         return "mcp__swarm__" + name[len(prefix):], dict(update.get("rawInput") or {})
-    raw = update.get("rawInput") if isinstance(update.get("rawInput"), dict) else {}
+    raw = _raw(update)
     if update.get("kind") == "execute" and isinstance(raw.get("command"), str):
         return "Bash", {"command": raw["command"]}
     return name, {"title": str(update.get("title") or "")}

@@ -134,7 +134,8 @@ class AcpSession:
         transport, protocol = await self.loop.connect_write_pipe(
             asyncio.streams.FlowControlMixin, self.proc.stdin)
         writer = asyncio.StreamWriter(transport, protocol, None, self.loop)
-        return acp.connect_to_agent(_Client(self), writer, reader, observers=observers)
+        return acp.connect_to_agent(_Client(self), writer, reader,  # type: ignore[arg-type]
+                                    observers=observers)
 
     def run(self, coro: Coroutine[Any, Any, T], timeout: float | None = None) -> T:
         """`coro` on the loop; its result (or its error) here, within `timeout` seconds."""
