@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +16,9 @@ import psutil
 
 from swarm.core.store import paths
 from swarm.core.team.transcript import Transcript
+from tests.agent_fixtures import run_swarm
 from tests.cli_teammate_steps import notes
+from tests.fake_anthropic import Script
 from tests.helpers import children_with
 
 REPO = Path(__file__).resolve().parents[1]
@@ -88,3 +92,42 @@ def prompts(team: str, name: str) -> list[dict[str, Any]]:
     """What the agent asked and swarm answered, from the member's transcript."""
     return [e for e in Transcript(paths.agent_transcript(team, name)).entries()
             if e.get("event") == "permission_prompt"]
+
+
+# -- the real agents (tests/test_acp_agents.py, tests/test_acp_team.py) --------------------------
+@dataclass(frozen=True)
+class Agent:
+    kind: str  # --agent
+    cache: str  # tests/agent_clis.py name
+    marker: str  # in its process's command line
+    shell: str  # its shell tool and the input it takes
+    shell_args: Callable[[str], dict[str, Any]]
+    swarm_tool: Callable[[str], list[tuple[str, dict[str, Any]]]]  # how it calls swarm's tool
+
+
+def _qwen_tool(tool: str) -> list[tuple[str, dict[str, Any]]]:
+    # Session MCP tools are deferred: found with tool_search, then called with tool_call.
+    return [("tool_search", {"query": f"select:mcp__swarm__{tool}"}),
+            ("tool_call", {"name": f"mcp__swarm__{tool}", "arguments": "ARGS"})]
+
+
+QWEN = Agent("acp:qwen-code", "qwen-code", "qwen-code", "run_shell_command",
+             lambda c: {"command": c, "description": "run it"}, _qwen_tool)
+OPENCODE = Agent("acp:opencode", "opencode", "opencode", "bash",
+                 lambda c: {"command": c, "description": "run it"},
+                 lambda tool: [(f"swarm_{tool}", {})])
+
+
+def push_swarm_call(api: Script, agent: Agent, tool: str, args: dict[str, Any]) -> None:
+    for name, first in agent.swarm_tool(tool):
+        if first.get("arguments") == "ARGS":
+            first = {**first, "arguments": args}
+        api.push_tool_use(name, first or args)
+
+
+def ok(*args: str, timeout: float = 90.0) -> str:
+    proc = run_swarm(*args, timeout=timeout)
+    assert proc.returncode == 0, f"swarm {' '.join(args)}: {proc.stderr}"
+    return proc.stdout
+
+

@@ -11,7 +11,6 @@ import os
 import urllib.error
 import urllib.request
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,16 @@ import pytest
 
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
-from tests.acp_support import answered, lead_notes, prompts
+from tests.acp_support import (
+    OPENCODE,
+    QWEN,
+    Agent,
+    answered,
+    lead_notes,
+    ok,
+    prompts,
+    push_swarm_call,
+)
 from tests.agent_clis import cli_home, cli_path
 from tests.agent_fixtures import run_swarm
 from tests.cli_teammate_steps import approve_shutdown, end_members, gone
@@ -30,42 +38,6 @@ from tests.helpers import children_with, process_gone, wait_until
 TEAM = "alpha"
 MODEL = "gpt-fake"
 pytestmark = pytest.mark.slow
-
-
-@dataclass(frozen=True)
-class Agent:
-    kind: str  # --agent
-    cache: str  # tests/agent_clis.py name
-    marker: str  # in its process's command line
-    shell: str  # its shell tool and the input it takes
-    shell_args: Callable[[str], dict[str, Any]]
-    swarm_tool: Callable[[str], list[tuple[str, dict[str, Any]]]]  # how it calls swarm's tool
-
-
-def _qwen_tool(tool: str) -> list[tuple[str, dict[str, Any]]]:
-    # Session MCP tools are deferred: found with tool_search, then called with tool_call.
-    return [("tool_search", {"query": f"select:mcp__swarm__{tool}"}),
-            ("tool_call", {"name": f"mcp__swarm__{tool}", "arguments": "ARGS"})]
-
-
-QWEN = Agent("acp:qwen-code", "qwen-code", "qwen-code", "run_shell_command",
-             lambda c: {"command": c, "description": "run it"}, _qwen_tool)
-OPENCODE = Agent("acp:opencode", "opencode", "opencode", "bash",
-                 lambda c: {"command": c, "description": "run it"},
-                 lambda tool: [(f"swarm_{tool}", {})])
-
-
-def push_swarm_call(api: FakeOpenAI, agent: Agent, tool: str, args: dict[str, Any]) -> None:
-    for name, first in agent.swarm_tool(tool):
-        if first.get("arguments") == "ARGS":
-            first = {**first, "arguments": args}
-        api.push_tool_use(name, first or args)
-
-
-def ok(*args: str, timeout: float = 90.0) -> str:
-    proc = run_swarm(*args, timeout=timeout)
-    assert proc.returncode == 0, f"swarm {' '.join(args)}: {proc.stderr}"
-    return proc.stdout
 
 
 def agent_processes(agent: Agent) -> Callable[[int], list[psutil.Process]]:
