@@ -198,3 +198,31 @@ def test_an_untrusted_checkout_with_the_agents_files_refuses_the_spawn(
     assert "untrusted" in lines[0] and "swarm trust" in lines[0]
     assert fake_log(fake) == []  # the agent never started
     assert all(m.name != "fa" for m in Team(TEAM).config().members)
+
+
+def test_any_other_acp_agent_runs_by_its_command_only_where_trusted_for_it(
+        fake: dict[str, str]) -> None:
+    """`--agent acp -- CMD ARGS`: an agent swarm knows nothing about. It may read anything of
+    the checkout, so even one with no configuration swarm knows needs --trust-project."""
+    script(fake, [[{"say": "hello from an agent swarm does not know"}]])
+    refused = run_swarm("spawn", "anon", "--agent", "acp", "--backend", "hidden",
+                        "--prompt", "hi", "--", "fake-acp", "--some-flag")
+    assert refused.returncode != 0
+    lines = refused.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("swarm: error: --agent acp -- CMD runs")
+    assert "--trust-project" in lines[0]
+    missing = run_swarm("spawn", "anon", "--agent", "acp", "--backend", "hidden",
+                        "--trust-project")
+    assert missing.returncode != 0 and "needs the agent's command after `--`" in missing.stderr
+    assert fake_log(fake) == []  # nothing started
+
+    ok("spawn", "anon", "--agent", "acp", "--backend", "hidden", "--trust-project",
+       "--prompt", "hi", "--", "fake-acp", "--some-flag")
+    wait_until(lambda: answered(TEAM, "anon"), 60)
+    summary = lead_notes(TEAM, "idle_notification")[-1]["summary"]
+    assert summary == "hello from an agent swarm does not know"
+    member = Team(TEAM).member("anon")
+    assert member.agent == "acp" and member.agent_command == ["fake-acp", "--some-flag"]
+    state = read_state(TEAM, "anon")
+    assert state is not None and state.pid is not None
+    assert any("--some-flag" in p.cmdline() for p in fake_processes(state.pid))

@@ -94,6 +94,9 @@ class AcpAgent:
     # ACP's session modes (`session/set_mode`).
     mode_option: str | None = None
     tested: bool = False  # driven end to end by swarm's tests against the real agent
+    # Its command is the member's own (`--agent acp -- CMD ARGS`): an agent swarm knows nothing
+    # about, so it runs only in a checkout trusted explicitly.
+    anonymous: bool = False
 
 
 @dataclass(frozen=True)
@@ -143,8 +146,21 @@ class TeammateKind:
     def install_hint(self) -> str:
         return f"npm install -g {self.npm_package}" if self.npm_package else "see its docs"
 
-    def executable_path(self) -> Path:
-        """Its executable on PATH, or one clear line saying it is missing."""
+    @property
+    def anonymous(self) -> bool:
+        return self.acp is not None and self.acp.anonymous
+
+    def executable_path(self, command: list[str] | None = None) -> Path:
+        """Its executable on PATH (an anonymous ACP agent's: the member's command's), or one
+        clear line saying it is missing."""
+        if self.anonymous:
+            if not command:
+                raise BadInputError(f"--agent {self.name} needs the agent's command after `--`"
+                                    f" (swarm spawn NAME --agent {self.name} -- CMD ARGS...)")
+            found = shutil.which(command[0])
+            if found is None:
+                raise BadInputError(f"--agent {self.name}: `{command[0]}` is not on PATH")
+            return Path(found)
         found = shutil.which(self.executable) if self.executable else None
         if found is None:
             raise BadInputError(f"--agent {self.name} needs the `{self.executable}` CLI, which is"
@@ -333,6 +349,13 @@ KNOWN_KINDS: tuple[TeammateKind, ...] = (
             # Its HTTP API on loopback (the whole config, keys included) needs this password.
             secret_env=("OPENCODE_SERVER_PASSWORD",),
             settings="swarm.runtime.clis.acp_settings:opencode_settings", tested=True),
+    ),
+    # Any other ACP agent: `--agent acp -- CMD ARGS` (its modes as ACP's session modes).
+    TeammateKind(
+        name="acp", title="ACP agent", driver="swarm.runtime.clis.acp_driver:AcpDriver",
+        sign_in_hint="see the agent's docs for its login",
+        modes=_modes(default="default", acceptEdits="default", bypassPermissions="default"),
+        acp=AcpAgent(id="", anonymous=True),
     ),
     # From their documentation, not driven by swarm's tests here (not on npm, or a login with
     # no local stand-in): launch, files and credentials as documented.

@@ -104,7 +104,7 @@ def check_agent_clis() -> list[dict[str, Any]]:
                 "problem": problem, "signed_in": signed_in(kind), "hint": kind.sign_in_hint,
                 "install": kind.install_hint()}
 
-    clis = agent_clis()
+    clis = [k for k in agent_clis() if not k.anonymous]  # `--agent acp -- CMD`: no CLI to check
     with ThreadPoolExecutor(max_workers=len(clis)) as pool:  # each may take seconds
         return list(pool.map(one, clis))
 

@@ -33,7 +33,7 @@ from swarm.core.team.worktrees import (
     record_fields,
 )
 from swarm.core.text.terminal import visible_line
-from swarm.core.trust.secrets import redact
+from swarm.core.trust.secrets import redact, without_secrets
 from swarm.core.trust.user_config import default_mode, lasting_rules
 from swarm.core.trust.workspace import ProjectConfig, TrustDecision, decide
 from swarm.errors import BadInputError, NotFoundError, SwarmError, from_origin
@@ -75,6 +75,8 @@ def agent_env(team: str, member: Member) -> dict[str, str]:
     named = configured_variables(kind)  # what its CLI's own config names (a provider's key)
     env = {k: v for k, v in os.environ.items()
            if k in PASS_ENV or k in PASS_VARIABLES or k in named or k.startswith(prefixes)}
+    if kind.anonymous:  # an agent swarm knows nothing about: all but the secrets swarm knows
+        env.update(without_secrets(os.environ))
     env.update(SWARM_HOME=str(paths.home()), SWARM_TEAM=team, SWARM_AGENT_ID=member.agent_id)
     # Where the person is (this terminal), to ring when the teammate waits for them; a
     # terminal here means nothing on another host.
@@ -87,12 +89,18 @@ def agent_env(team: str, member: Member) -> dict[str, str]:
     return env
 
 
-def acp_trust_refusal(kind: kinds.TeammateKind, trust: TrustDecision) -> str | None:
+def acp_trust_refusal(kind: kinds.TeammateKind, trust: TrustDecision,
+                      granted: bool = False) -> str | None:
     """An ACP agent runs a checkout's own configuration with no switch that keeps swarm's MCP
-    server (runtime.clis.acp_driver): in an untrusted checkout that has any, it is refused."""
+    server (runtime.clis.acp_driver): in an untrusted checkout that has any, it is refused; an
+    agent swarm knows nothing about (`granted`: --trust-project) only where trusted for it."""
+    root = visible_line(str(trust.config.root or Path.cwd()))
+    if kind.anonymous and not granted and trust.reason != "trusted":
+        # swarm cannot know what an agent it knows nothing about reads from a checkout.
+        return (f"--agent {kind.name} -- CMD runs an agent swarm knows nothing about: only in a"
+                f" checkout trusted for it (--trust-project, or `swarm trust {root}`)")
     if kind.acp is None or trust.trusted:
         return None
-    root = visible_line(str(trust.config.root))
     return (f"--agent {kind.name} would run this checkout's own configuration"
             f" ({', '.join(visible_line(n) for n in trust.config.names()[:5])}), which is"
             f" untrusted: review it with `swarm trust {root}` (or --trust-project for one run)")
@@ -139,6 +147,7 @@ class SpawnRequest(Struct, dict=True):
     trust_project: bool = False
     # `--agent claude-code`: the teammate is that CLI (swarm.runtime.clis), not swarm's loop.
     agent: str | None = None
+    agent_command: list[str] | None = None  # `--agent acp -- CMD ARGS`
 
 
 def _check_cap(team: Team) -> None:
@@ -204,9 +213,12 @@ def spawn(team: Team, request: SpawnRequest,
                                  "spawn it in default or acceptEdits; `swarm mode` changes it later")
     if refused:
         raise BadInputError(refused)
+    if req.agent_command and not kind.anonymous:
+        raise BadInputError("a command after `--` is for `--agent acp` (an ACP agent swarm's"
+                            " table does not know)")
     if kind.is_cli:  # the CLI has its own models and credentials
-        kind.executable_path()  # installed, or one line saying so before anything is made
-        refused = acp_trust_refusal(kind, trust)
+        kind.executable_path(req.agent_command)  # installed, or one line saying so first
+        refused = acp_trust_refusal(kind, trust, req.trust_project or settings.trust_project())
         if refused:
             raise BadInputError(refused)
     else:
@@ -238,6 +250,7 @@ def spawn(team: Team, request: SpawnRequest,
             max_budget_usd=req.max_budget_usd or defaults.get("max_budget_usd"),
             max_tokens=req.max_tokens or defaults.get("max_tokens"), depth=req.depth,
             tmux_socket=settings.tmux_socket(), mcp_servers=mcp_servers, agent=agent,
+            agent_command=list(req.agent_command) if req.agent_command else None,
             trusted_config=trust.config.digest() if trust.for_run else None, **place,
         )
         registered = True

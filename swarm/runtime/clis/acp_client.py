@@ -41,7 +41,7 @@ from acp.schema import (
 )
 
 T = TypeVar("T")
-SDK_LOGGER = "acp"
+SDK_LOGGER = acp.__name__
 
 
 class _VendorNoise(logging.Filter):
@@ -120,7 +120,7 @@ class AcpSession:
         self.sink: TurnSink | None = None
         self.calls: dict[str, dict[str, Any]] = {}  # tool call id -> its state so far
         self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, name="acp", daemon=True)
+        self._thread = threading.Thread(target=self.loop.run_forever, name="acp-client", daemon=True)
         self._thread.start()
         observers = [lambda event: trace(f"acp {event.direction}: {event.message}")] \
             if trace is not None else []

@@ -88,7 +88,8 @@ class AcpDriver:
             entry = Path(os.path.realpath(exe_argv[0])).parent / self.agent.node_entry[-1]
             if entry.is_file():
                 exe_argv = [node, *self.agent.node_entry[:-1], str(entry)]
-        return exe_argv + [a.replace("{mode}", own_mode) for a in self.agent.args]
+        return [*exe_argv, *(a.replace("{mode}", own_mode) for a in self.agent.args),
+                *self.setup.command_args]
 
     def _env(self, own_mode: str) -> dict[str, str]:
         s = self.setup

@@ -101,8 +101,10 @@ class CliTeammate(AgentBase):
                    "SWARM_AGENT_ID": self.member.agent_id, "PATH": env.get("PATH", "")}
         if settings.raw("SWARM_STORE"):
             mcp_env["SWARM_STORE"] = settings.raw("SWARM_STORE")
-        return DriverSetup(kind=self.kind, executable=self.kind.executable_path(), cwd=self.cwd, mode=self.state.mode or
-                           "default", model=self.member.model, system_append=self._prompt(),
+        command = self.member.agent_command  # an anonymous ACP agent's (`-- CMD ARGS`)
+        return DriverSetup(kind=self.kind, executable=self.kind.executable_path(command),
+                           command_args=tuple((command or [])[1:]), cwd=self.cwd,
+                           mode=self.state.mode or "default", model=self.member.model, system_append=self._prompt(),
                            mcp_server=serve, mcp_env=mcp_env, session=session,
                            env=self.route.env, model_url=self.route.url,
                            provider=self.route.provider,
