@@ -120,9 +120,10 @@ class AcpSession:
         self.sink: TurnSink | None = None
         self.calls: dict[str, dict[str, Any]] = {}  # tool call id -> its state so far
         self.loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self.loop.run_forever, name="acp-client", daemon=True)
+        self._thread = threading.Thread(target=self.loop.run_forever, name="acp-client",
+                                        daemon=True)
         self._thread.start()
-        observers = [lambda event: trace(f"acp {event.direction}: {event.message}")] \
+        observers = [lambda event: trace(f"ACP: {event.direction}: {event.message}")] \
             if trace is not None else []
         self.conn = self.run(self._connect(observers))
 
