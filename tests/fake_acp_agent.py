@@ -14,6 +14,7 @@ Run as `python -m tests.fake_acp_agent`; driven by files named in its environmen
 - `FAKE_ACP_STATE`: a directory: `log.jsonl` (every request it got and every permission answer,
   one JSON a line), `sessions/<id>.json` (history, for `session/load` in a new process).
 - `FAKE_ACP_NEEDS_LOGIN=1`: `session/new` fails "Authentication required".
+- `FAKE_ACP_MODES`: the session modes it offers (default `default,yolo`; it starts in yolo).
 
 Every permission request offers all four option kinds, so a test sees swarm pick `*_once`.
 """
@@ -50,7 +51,7 @@ from acp.schema import (
     Usage,
 )
 
-MODES = ("default", "yolo")
+MODES = tuple(os.environ.get("FAKE_ACP_MODES", "default,yolo").split(","))
 OPTIONS = [PermissionOption(option_id="always", name="Always allow", kind="allow_always"),
            PermissionOption(option_id="once", name="Allow", kind="allow_once"),
            PermissionOption(option_id="never", name="Never", kind="reject_always"),

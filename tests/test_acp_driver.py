@@ -226,3 +226,19 @@ def test_any_other_acp_agent_runs_by_its_command_only_where_trusted_for_it(
     state = read_state(TEAM, "anon")
     assert state is not None and state.pid is not None
     assert any("--some-flag" in p.cmdline() for p in fake_processes(state.pid))
+
+
+def test_a_mode_the_agent_cannot_be_put_in_is_refused(
+        fake: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Never run with fewer questions than the mode asks: plan (no plan for the lead) is refused
+    at spawn; an agent that offers no asking mode fails its start, naming its modes."""
+    plan = run_swarm("spawn", "fa", "--agent", FAKE_KIND, "--backend", "hidden",
+                     "--plan-mode-required", "--prompt", "hi")
+    assert plan.returncode != 0
+    assert plan.stderr.startswith("swarm: error: --agent acp:fake-acp: plan mode needs a plan")
+    monkeypatch.setenv("FAKE_ACP_MODES", "yolo,auto")
+    ok("spawn", "fa", "--agent", FAKE_KIND, "--backend", "hidden", "--prompt", "hi")
+    wait_until(lambda: (s := read_state(TEAM, "fa")) is not None and s.state == "dead", 60)
+    detail = str(read_state(TEAM, "fa").detail)  # type: ignore[union-attr]
+    assert "it offers no mode 'default' (its modes: auto, yolo)" in detail
+    assert fake_log(fake, "session/prompt") == []  # it never ran a turn
