@@ -242,3 +242,11 @@ def test_a_mode_the_agent_cannot_be_put_in_is_refused(
     detail = str(read_state(TEAM, "fa").detail)  # type: ignore[union-attr]
     assert "it offers no mode 'default' (its modes: auto, yolo)" in detail
     assert fake_log(fake, "session/prompt") == []  # it never ran a turn
+
+
+def test_doctor_asks_an_acp_agent_initialize_and_shows_what_it_says(
+        fake: dict[str, str]) -> None:
+    out = run_swarm("doctor").stdout
+    line = next(x for x in out.splitlines() if f"agent CLI {FAKE_KIND}" in x)
+    assert "ACP fake-acp 0" in line
+    assert fake_log(fake) == []  # a private environment: not the teammate's state
