@@ -10,6 +10,12 @@ tmux_layout = "window"           # tmux: each teammate its own window ($SWARM_TM
 [permissions]                    # rules every agent of this user has, on every team
 allow = ["Bash(git status:*)", "Bash(make test:*)"]
 deny = ["Bash(rm:*)"]
+
+[acp.my-agent]                   # an ACP agent as a teammate: `swarm spawn X --agent acp:my-agent`
+command = "my-agent"             # as editors spell agent servers: command, args, env
+args = ["--acp"]
+env = { MY_AGENT_TELEMETRY = "0" }
+modes = { default = "ask" }      # swarm mode -> its session mode (default: "default")
 ```
 
 Precedence: a command's flag, then the environment variable, then this file, then swarm's
@@ -33,6 +39,16 @@ TOP_KEYS = ("model", "backend", "permission_mode", "policy_dir", "tmux_layout")
 RULE_KEYS = ("allow", "deny")
 
 
+class AcpTable(Struct, frozen=True):
+    """An `[acp.ID]` table: an ACP agent the user added (core.kinds makes it a kind)."""
+
+    id: str
+    command: str
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    modes: tuple[tuple[str, str], ...] = ()
+
+
 class UserConfig(Struct, frozen=True):
     path: Path
     exists: bool = False
@@ -43,6 +59,7 @@ class UserConfig(Struct, frozen=True):
     tmux_layout: str = ""  # split or window (settings.tmux_layout)
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
+    acp: tuple[AcpTable, ...] = ()  # [acp.ID] tables
     warnings: tuple[str, ...] = ()  # unknown keys: named, never fatal
 
 
@@ -94,6 +111,8 @@ def _parse(path: Path) -> UserConfig:
                     warnings.append(f"{path}: unknown key permissions.{name} (ignored)")
         elif key == "permissions":
             raise BadInputError(f"{path}: [permissions] must be a table with allow and deny lists")
+        elif key == "acp" and isinstance(value, dict):
+            values["acp"] = tuple(_acp(path, name, table) for name, table in value.items())
         else:
             warnings.append(f"{path}: unknown key {key} (ignored)")
     return UserConfig(path, exists=True, warnings=tuple(warnings), **values)
@@ -109,3 +128,21 @@ def _rules(path: Path, key: str, value: object) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
         raise BadInputError(f"{path}: {key} must be a list of rule strings, got {value!r}")
     return tuple(v.strip() for v in value)
+
+
+def _acp(path: Path, name: str, table: object) -> AcpTable:
+    where = f"{path}: [acp.{name}]"
+    if not isinstance(table, dict) or not isinstance(table.get("command"), str) \
+            or not table["command"].strip():
+        raise BadInputError(f"{where} needs command = \"EXECUTABLE\"")
+    unknown = set(table) - {"command", "args", "env", "modes"}
+    if unknown:
+        raise BadInputError(f"{where}: unknown key {sorted(unknown)[0]} (command, args, env, modes)")
+    args, env, modes = table.get("args", []), table.get("env", {}), table.get("modes", {})
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise BadInputError(f"{where}: args must be a list of strings")
+    for key, pairs in (("env", env), ("modes", modes)):
+        if not isinstance(pairs, dict) or not all(isinstance(v, str) for v in pairs.values()):
+            raise BadInputError(f"{where}: {key} must be a table of strings")
+    return AcpTable(name, table["command"].strip(), tuple(args), tuple(env.items()),
+                    tuple(modes.items()))

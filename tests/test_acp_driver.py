@@ -5,6 +5,7 @@ registered as a kind, driven by real `swarm` processes through swarm's real MCP 
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -250,3 +251,21 @@ def test_doctor_asks_an_acp_agent_initialize_and_shows_what_it_says(
     line = next(x for x in out.splitlines() if f"agent CLI {FAKE_KIND}" in x)
     assert "ACP fake-acp 0" in line
     assert fake_log(fake) == []  # a private environment: not the teammate's state
+
+
+def test_an_acp_table_in_config_toml_is_a_kind_with_its_command_env_and_modes(
+        fake: dict[str, str]) -> None:
+    home = Path(os.environ["SWARM_HOME"])
+    (home / "config.toml").write_text(
+        '[acp.my-agent]\ncommand = "fake-acp"\nargs = ["--from-config"]\n'
+        'env = { FAKE_ACP_MODES = "ask,yolo" }\nmodes = { default = "ask" }\n')
+    script(fake, [[{"say": "configured and running"}]])
+    ok("spawn", "mine", "--agent", "acp:my-agent", "--backend", "hidden", "--prompt", "hi")
+    wait_until(lambda: answered(TEAM, "mine"), 60)
+    assert lead_notes(TEAM, "idle_notification")[-1]["summary"] == "configured and running"
+    assert [e["mode"] for e in fake_log(fake, "session/set_mode")] == ["ask"]
+    state = read_state(TEAM, "mine")
+    assert state is not None and state.pid is not None
+    assert any("--from-config" in p.cmdline() for p in fake_processes(state.pid))
+    doctor = run_swarm("doctor").stdout
+    assert any("agent CLI acp:my-agent" in line for line in doctor.splitlines())

@@ -17,6 +17,8 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
+from swarm import settings
+from swarm.config_file import AcpTable
 from swarm.errors import BadInputError
 
 Format = Literal["json", "toml", "markdown", "text", "dotenv", "folder"]
@@ -97,6 +99,9 @@ class AcpAgent:
     # Its command is the member's own (`--agent acp -- CMD ARGS`): an agent swarm knows nothing
     # about, so it runs only in a checkout trusted explicitly.
     anonymous: bool = False
+    # It gets the spawner's environment minus every secret swarm knows (an agent whose
+    # variables swarm's table does not list: `--agent acp`, `[acp.ID]` tables).
+    whole_env: bool = False
 
 
 @dataclass(frozen=True)
@@ -355,7 +360,7 @@ KNOWN_KINDS: tuple[TeammateKind, ...] = (
         name="acp", title="ACP agent", driver="swarm.runtime.clis.acp_driver:AcpDriver",
         sign_in_hint="see the agent's docs for its login",
         modes=_modes(default="default", acceptEdits="default", bypassPermissions="default"),
-        acp=AcpAgent(id="", anonymous=True),
+        acp=AcpAgent(id="", anonymous=True, whole_env=True),
     ),
     # From their documentation, not driven by swarm's tests here (not on npm, or a login with
     # no local stand-in): launch, files and credentials as documented.
@@ -417,7 +422,39 @@ def register(kind: TeammateKind) -> None:
 
 
 def all_kinds() -> tuple[TeammateKind, ...]:
-    return (*KNOWN_KINDS, *_registered)
+    return (*KNOWN_KINDS, *_registered, *configured())
+
+
+_configured: list[tuple[object, tuple[TeammateKind, ...]]] = []  # (the config read, its kinds)
+
+
+def configured() -> tuple[TeammateKind, ...]:
+    """The ACP agents of the user's `[acp.ID]` tables in `$SWARM_HOME/config.toml` (user
+    configuration, trusted as such: a checkout cannot bring one), each as the table's kinds are."""
+    try:
+        tables = settings.user_config().acp
+    except BadInputError:  # a config.toml that does not parse fails where it is read for use
+        return ()
+    if _configured and _configured[0][0] is tables:
+        return _configured[0][1]
+    built = tuple(_from_table(t) for t in tables if not any(
+        t.id == k.acp.id for k in (*KNOWN_KINDS, *_registered) if k.acp is not None))
+    _configured[:] = [(tables, built)]
+    _protected.clear()
+    return built
+
+
+def _from_table(table: AcpTable) -> TeammateKind:
+    modes = dict(table.modes) or {"default": "default", "acceptEdits": "default",
+                                  "bypassPermissions": "default"}
+    modes.pop("plan", None)  # no plan is put to the lead
+    return TeammateKind(
+        name=f"acp:{table.id}", title=table.id, executable=table.command,
+        driver="swarm.runtime.clis.acp_driver:AcpDriver",
+        sign_in_hint=f"see {table.command}'s docs for its login",
+        modes=MappingProxyType(modes),
+        acp=AcpAgent(id=table.id, args=table.args, env=MappingProxyType(dict(table.env)),
+                     whole_env=True))
 
 
 def agent_clis() -> tuple[TeammateKind, ...]:

@@ -75,7 +75,7 @@ def agent_env(team: str, member: Member) -> dict[str, str]:
     named = configured_variables(kind)  # what its CLI's own config names (a provider's key)
     env = {k: v for k, v in os.environ.items()
            if k in PASS_ENV or k in PASS_VARIABLES or k in named or k.startswith(prefixes)}
-    if kind.anonymous:  # an agent swarm knows nothing about: all but the secrets swarm knows
+    if kind.acp is not None and kind.acp.whole_env:  # all but the secrets swarm knows
         env.update(without_secrets(os.environ))
     env.update(SWARM_HOME=str(paths.home()), SWARM_TEAM=team, SWARM_AGENT_ID=member.agent_id)
     # Where the person is (this terminal), to ring when the teammate waits for them; a
