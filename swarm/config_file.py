@@ -11,12 +11,9 @@ tmux_layout = "window"           # tmux: each teammate its own window ($SWARM_TM
 allow = ["Bash(git status:*)", "Bash(make test:*)"]
 deny = ["Bash(rm:*)"]
 
-[acp.my-agent]                   # an ACP agent as a teammate: `swarm spawn X --agent acp:my-agent`
-command = "my-agent"             # as editors spell agent servers: command, args, env
-args = ["--acp"]
-env = { MY_AGENT_TELEMETRY = "0" }
-modes = { default = "ask" }      # swarm mode -> its session mode (default: "default")
 ```
+
+Tables other modules own are kept as parsed for them (core.kinds: ACP agents' tables).
 
 Precedence: a command's flag, then the environment variable, then this file, then swarm's
 built-in default. It is user configuration (like `$SWARM_HOME/agents/`), so it is trusted; a
@@ -37,16 +34,8 @@ from swarm.errors import BadInputError
 FILE_NAME = "config.toml"
 TOP_KEYS = ("model", "backend", "permission_mode", "policy_dir", "tmux_layout")
 RULE_KEYS = ("allow", "deny")
-
-
-class AcpTable(Struct, frozen=True):
-    """An `[acp.ID]` table: an ACP agent the user added (core.kinds makes it a kind)."""
-
-    id: str
-    command: str
-    args: tuple[str, ...] = ()
-    env: tuple[tuple[str, str], ...] = ()
-    modes: tuple[tuple[str, str], ...] = ()
+# Top-level tables another module owns and checks (it adds its key at import).
+OWNED_TABLES: set[str] = set()
 
 
 class UserConfig(Struct, frozen=True):
@@ -59,7 +48,8 @@ class UserConfig(Struct, frozen=True):
     tmux_layout: str = ""  # split or window (settings.tmux_layout)
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
-    acp: tuple[AcpTable, ...] = ()  # [acp.ID] tables
+    # Tables other modules read (OWNED_TABLES: core.kinds' agent tables), as parsed.
+    tables: tuple[tuple[str, Any], ...] = ()
     warnings: tuple[str, ...] = ()  # unknown keys: named, never fatal
 
 
@@ -111,8 +101,9 @@ def _parse(path: Path) -> UserConfig:
                     warnings.append(f"{path}: unknown key permissions.{name} (ignored)")
         elif key == "permissions":
             raise BadInputError(f"{path}: [permissions] must be a table with allow and deny lists")
-        elif key == "acp" and isinstance(value, dict):
-            values["acp"] = tuple(_acp(path, name, table) for name, table in value.items())
+        elif key in OWNED_TABLES and isinstance(value, dict):
+            values.setdefault("tables", ())
+            values["tables"] += ((key, value),)
         else:
             warnings.append(f"{path}: unknown key {key} (ignored)")
     return UserConfig(path, exists=True, warnings=tuple(warnings), **values)
@@ -129,20 +120,3 @@ def _rules(path: Path, key: str, value: object) -> tuple[str, ...]:
         raise BadInputError(f"{path}: {key} must be a list of rule strings, got {value!r}")
     return tuple(v.strip() for v in value)
 
-
-def _acp(path: Path, name: str, table: object) -> AcpTable:
-    where = f"{path}: [acp.{name}]"
-    if not isinstance(table, dict) or not isinstance(table.get("command"), str) \
-            or not table["command"].strip():
-        raise BadInputError(f"{where} needs command = \"EXECUTABLE\"")
-    unknown = set(table) - {"command", "args", "env", "modes"}
-    if unknown:
-        raise BadInputError(f"{where}: unknown key {sorted(unknown)[0]} (command, args, env, modes)")
-    args, env, modes = table.get("args", []), table.get("env", {}), table.get("modes", {})
-    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-        raise BadInputError(f"{where}: args must be a list of strings")
-    for key, pairs in (("env", env), ("modes", modes)):
-        if not isinstance(pairs, dict) or not all(isinstance(v, str) for v in pairs.values()):
-            raise BadInputError(f"{where}: {key} must be a table of strings")
-    return AcpTable(name, table["command"].strip(), tuple(args), tuple(env.items()),
-                    tuple(modes.items()))

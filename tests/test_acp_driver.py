@@ -249,7 +249,7 @@ def test_doctor_asks_an_acp_agent_initialize_and_shows_what_it_says(
         fake: dict[str, str]) -> None:
     out = run_swarm("doctor").stdout
     line = next(x for x in out.splitlines() if f"agent CLI {FAKE_KIND}" in x)
-    assert "ACP fake-acp 0" in line
+    assert "initialize: fake-acp 0" in line
     assert fake_log(fake) == []  # a private environment: not the teammate's state
 
 
@@ -269,3 +269,15 @@ def test_an_acp_table_in_config_toml_is_a_kind_with_its_command_env_and_modes(
     assert any("--from-config" in p.cmdline() for p in fake_processes(state.pid))
     doctor = run_swarm("doctor").stdout
     assert any("agent CLI acp:my-agent" in line for line in doctor.splitlines())
+
+
+def test_a_bad_acp_table_is_named_when_its_kind_is_asked_for(fake: dict[str, str]) -> None:
+    home = Path(os.environ["SWARM_HOME"])
+    (home / "config.toml").write_text('[acp.broken]\nargs = ["x"]\n')
+    proc = run_swarm("doctor")
+    assert proc.returncode in (0, 1) and "acp:broken" not in proc.stdout
+    from swarm.core import kinds
+
+    with pytest.raises(Exception, match=r"\[acp.broken\] needs command"):
+        kinds.configured()
+        kinds.agent_cli("acp:broken")

@@ -17,8 +17,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
-from swarm import settings
-from swarm.config_file import AcpTable
+from swarm import config_file, settings
 from swarm.errors import BadInputError
 
 Format = Literal["json", "toml", "markdown", "text", "dotenv", "folder"]
@@ -186,6 +185,8 @@ AGENTS_MD = ConfigPath("agents_md", "AGENTS.md", "text", runs_code=False)
 CLAUDE_MD = ConfigPath("claude_md", "CLAUDE.md", "text", runs_code=False)
 
 SWARM_KIND = "swarm"  # swarm's own loop: a member with no `agent`
+ANY_ACP = "acp"  # `--agent acp -- CMD`; `[acp.ID]` tables of config.toml: `--agent acp:ID`
+config_file.OWNED_TABLES.add(ANY_ACP)
 
 KNOWN_KINDS: tuple[TeammateKind, ...] = (
     TeammateKind(
@@ -357,7 +358,7 @@ KNOWN_KINDS: tuple[TeammateKind, ...] = (
     ),
     # Any other ACP agent: `--agent acp -- CMD ARGS` (its modes as ACP's session modes).
     TeammateKind(
-        name="acp", title="ACP agent", driver="swarm.runtime.clis.acp_driver:AcpDriver",
+        name=ANY_ACP, title="ACP agent", driver="swarm.runtime.clis.acp_driver:AcpDriver",
         sign_in_hint="see the agent's docs for its login",
         modes=_modes(default="default", acceptEdits="default", bypassPermissions="default"),
         acp=AcpAgent(id="", anonymous=True, whole_env=True),
@@ -425,35 +426,56 @@ def all_kinds() -> tuple[TeammateKind, ...]:
     return (*KNOWN_KINDS, *_registered, *configured())
 
 
-_configured: list[tuple[object, tuple[TeammateKind, ...]]] = []  # (the config read, its kinds)
+# (the config read, its kinds, why its bad tables are not kinds)
+_configured: list[tuple[object, tuple[TeammateKind, ...], tuple[str, ...]]] = []
 
 
 def configured() -> tuple[TeammateKind, ...]:
     """The ACP agents of the user's `[acp.ID]` tables in `$SWARM_HOME/config.toml` (user
     configuration, trusted as such: a checkout cannot bring one), each as the table's kinds are."""
     try:
-        tables = settings.user_config().acp
+        user = settings.user_config()
     except BadInputError:  # a config.toml that does not parse fails where it is read for use
         return ()
-    if _configured and _configured[0][0] is tables:
+    if _configured and _configured[0][0] is user:
         return _configured[0][1]
-    built = tuple(_from_table(t) for t in tables if not any(
-        t.id == k.acp.id for k in (*KNOWN_KINDS, *_registered) if k.acp is not None))
-    _configured[:] = [(tables, built)]
+    taken = {k.acp.id for k in (*KNOWN_KINDS, *_registered) if k.acp is not None}
+    built, errors = [], []
+    for name, table in dict(user.tables).get(ANY_ACP, {}).items():
+        try:
+            if name not in taken:
+                built.append(_from_table(user.path, name, table))
+        except BadInputError as exc:  # said where a kind is asked for by name (agent_cli)
+            errors.append(str(exc))
+    _configured[:] = [(user, tuple(built), tuple(errors))]
     _protected.clear()
-    return built
+    return tuple(built)
 
 
-def _from_table(table: AcpTable) -> TeammateKind:
-    modes = dict(table.modes) or {"default": "default", "acceptEdits": "default",
-                                  "bypassPermissions": "default"}
-    modes.pop("plan", None)  # no plan is put to the lead
+def _from_table(path: Path, name: str, table: object) -> TeammateKind:
+    """An `[acp.ID]` table (as editors spell agent servers: command, args, env; and modes)."""
+    where = f"{path}: [{ANY_ACP}.{name}]"
+    if not isinstance(table, dict) or not isinstance(table.get("command"), str) \
+            or not table["command"].strip():
+        raise BadInputError(f'{where} needs command = "EXECUTABLE"')
+    unknown = set(table) - {"command", "args", "env", "modes"}
+    if unknown:
+        raise BadInputError(f"{where}: unknown key {sorted(unknown)[0]} (command, args, env,"
+                            " modes)")
+    args, env, modes = table.get("args", []), table.get("env", {}), table.get("modes", {})
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise BadInputError(f"{where}: args must be a list of strings")
+    for key, pairs in (("env", env), ("modes", modes)):
+        if not isinstance(pairs, dict) or not all(isinstance(v, str) for v in pairs.values()):
+            raise BadInputError(f"{where}: {key} must be a table of strings")
+    mapped = {k: v for k, v in modes.items() if k != "plan"} or {
+        "default": "default", "acceptEdits": "default", "bypassPermissions": "default"}
     return TeammateKind(
-        name=f"acp:{table.id}", title=table.id, executable=table.command,
+        name=f"{ANY_ACP}:{name}", title=name, executable=table["command"].strip(),
         driver="swarm.runtime.clis.acp_driver:AcpDriver",
-        sign_in_hint=f"see {table.command}'s docs for its login",
-        modes=MappingProxyType(modes),
-        acp=AcpAgent(id=table.id, args=table.args, env=MappingProxyType(dict(table.env)),
+        sign_in_hint=f"see {table['command']}'s docs for its login",
+        modes=MappingProxyType(mapped),
+        acp=AcpAgent(id=name, args=tuple(args), env=MappingProxyType(dict(env)),
                      whole_env=True))
 
 
@@ -488,7 +510,9 @@ def agent_cli(name: str) -> TeammateKind:
     """The agent CLI `name` spells, or one line listing them."""
     found = find(name)
     if found is None or not found.is_cli:
-        raise BadInputError(f"unknown agent CLI {name!r}: one of {', '.join(agent_names())}")
+        bad = _configured[0][2] if _configured else ()
+        raise BadInputError(f"unknown agent CLI {name!r}: one of {', '.join(agent_names())}"
+                            + (f" ({bad[0]})" if bad else ""))
     return found
 
 

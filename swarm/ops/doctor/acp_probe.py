@@ -88,4 +88,4 @@ def _said(result: dict[str, Any]) -> str:
                     if v) or "answered"
     methods = [str(m.get("id")) for m in result.get("authMethods") or [] if isinstance(m, dict)]
     logins = f"; logins: {', '.join(methods)}" if methods else ""
-    return visible_line(f"ACP {name}{logins}")[:160]
+    return visible_line(f"initialize: {name}{logins}")[:160]

@@ -1,5 +1,6 @@
 """The agent CLIs of the registry of teammate kinds (core.kinds), for `swarm doctor`: on PATH or
-not, their `--version` (an ACP agent's `initialize` too: ops.doctor.acp_probe), and whether each is signed in, judged from the variables and files each
+not, their `--version` (an ACP agent's `initialize` too: ops.doctor.acp_probe), and whether
+each is signed in, judged from the variables and files each
 kind's entry names and those its own config names (a Codex provider's `env_key`). Never a
 credential's value: only its name or the file's path.
 """
@@ -105,7 +106,7 @@ def check_agent_clis() -> list[dict[str, Any]]:
                "problem": problem, "signed_in": signed_in(kind), "hint": kind.sign_in_hint,
                "install": kind.install_hint()}
         if kind.acp is not None and exe:  # an ACP agent: does it answer `initialize`?
-            row["acp"], row["acp_problem"] = initialize(kind, exe)
+            row["initialize"], row["initialize_problem"] = initialize(kind, exe)
         return row
 
     clis = [k for k in agent_clis() if not k.anonymous]  # `--agent acp -- CMD`: no CLI to check
@@ -126,8 +127,8 @@ def agent_cli_lines(rows: list[dict[str, Any]]) -> list[str]:
         what = row["version"] or f"version unknown: {row['problem']}"
         sign = row["signed_in"] or f"not signed in ({row['hint']})"
         ok = row["signed_in"] and row["version"]
-        acp = row.get("acp") or row.get("acp_problem")
-        ok = ok and not row.get("acp_problem")
+        said = row.get("initialize") or row.get("initialize_problem")
+        ok = ok and not row.get("initialize_problem")
         lines.append(f"{'ok  ' if ok else '--  '}{head} ({row['title']}): {what}; {sign}"
-                     + (f"; {acp}" if acp else ""))
+                     + (f"; {said}" if said else ""))
     return lines
