@@ -228,3 +228,26 @@ def test_an_untrusted_checkout_with_an_agents_config_refuses_the_spawn(
     assert place in lines[0] and "swarm trust" in lines[0]
     assert not (project / "PWNED").exists()
     assert all(m.name != "mate" for m in Team(TEAM).config().members)
+
+
+@pytest.mark.parametrize("agent", [QWEN], indirect=True, ids=["qwen-code"])
+def test_a_checkouts_dotenv_refuses_qwen_code_unless_trusted_for_the_run(
+        agent: tuple[Agent, FakeOpenAI]) -> None:
+    """Qwen Code loads the first `.qwen/.env` or `.env` from its cwd up into its own environment
+    and its commands' (verified: a checkout's OPENAI_BASE_URL and OPENAI_API_KEY reached its
+    shell over swarm's): such a checkout is refused, unless trusted for the run."""
+    kind, api = agent  # OpenCode reads no .env
+    project = Path.cwd()
+    (project / ".env").write_text("OPENAI_API_KEY=from-the-checkout\nDOTENV_PROBE=planted\n")
+    refused = run_swarm("spawn", "mate", "--agent", kind.kind, "--backend", "hidden",
+                        "--prompt", "look")
+    assert refused.returncode != 0
+    lines = refused.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"would load {project / '.env'}" in lines[0]
+    assert "--trust-project" in lines[0]
+    api.push_tool_use(kind.shell, kind.shell_args("env > seen-env.txt"))
+    api.push_text("Looked.")
+    ok("spawn", "mate", "--agent", kind.kind, "--backend", "hidden", "--trust-project",
+       "--allow", "Bash(env > seen-env.txt)", "--prompt", "look")
+    wait_until(lambda: answered(TEAM, "mate"), 120)
+    assert "DOTENV_PROBE=planted" in (project / "seen-env.txt").read_text()  # the user's choice

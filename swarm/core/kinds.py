@@ -101,6 +101,10 @@ class AcpAgent:
     # It gets the spawner's environment minus every secret swarm knows (an agent whose
     # variables swarm's table does not list: `--agent acp`, `[acp.ID]` tables).
     whole_env: bool = False
+    # Files it loads into its own environment (its shell's too) from its cwd or any folder
+    # above it below HOME, first found (Qwen Code's `.env`): swarm's trust records no digest
+    # of them, so one there refuses the spawn unless the checkout is trusted for this run.
+    env_files: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -325,7 +329,8 @@ KNOWN_KINDS: tuple[TeammateKind, ...] = (
             # `session/new` answers (else its first turn runs without swarm's tools).
             env=MappingProxyType({"QWEN_CODE_NO_RELAUNCH": "true",
                                   "QWEN_CODE_LEGACY_MCP_BLOCKING": "1"}),
-            settings="swarm.runtime.clis.acp_settings:qwen_settings", tested=True),
+            settings="swarm.runtime.clis.acp_settings:qwen_settings", tested=True,
+            env_files=(".qwen/.env", ".env")),
     ),
     TeammateKind(
         name="acp:opencode", title="OpenCode", aliases=("opencode",),

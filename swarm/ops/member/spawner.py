@@ -89,7 +89,7 @@ def agent_env(team: str, member: Member) -> dict[str, str]:
     return env
 
 
-def acp_trust_refusal(kind: kinds.TeammateKind, trust: TrustDecision,
+def acp_trust_refusal(kind: kinds.TeammateKind, trust: TrustDecision, workdir: Path,
                       granted: bool = False) -> str | None:
     """An ACP agent runs a checkout's own configuration with no switch that keeps swarm's MCP
     server (runtime.clis.acp_driver): in an untrusted checkout that has any, it is refused; an
@@ -99,11 +99,30 @@ def acp_trust_refusal(kind: kinds.TeammateKind, trust: TrustDecision,
         # swarm cannot know what an agent it knows nothing about reads from a checkout.
         return (f"--agent {kind.name} -- CMD runs an agent swarm knows nothing about: only in a"
                 f" checkout trusted for it (--trust-project, or `swarm trust {root}`)")
+    loaded = _env_file(kind.acp.env_files, workdir) \
+        if kind.acp is not None and not granted and trust.reason != "trusted" else None
+    if loaded is not None:
+        return (f"--agent {kind.name} would load {visible_line(str(loaded))} into its own"
+                f" environment and its commands': trust this checkout for the run"
+                f" (--trust-project) or move the file")
     if kind.acp is None or trust.trusted:
         return None
     return (f"--agent {kind.name} would run this checkout's own configuration"
             f" ({', '.join(visible_line(n) for n in trust.config.names()[:5])}), which is"
             f" untrusted: review it with `swarm trust {root}` (or --trust-project for one run)")
+
+
+def _env_file(names: tuple[str, ...], start: Path) -> Path | None:
+    """The first of `names` an agent would load from `start` or a folder above it, below HOME
+    (the user's own, at HOME, is theirs)."""
+    home = Path.home().resolve()
+    for folder in (start.resolve(), *start.resolve().parents):
+        if folder == home or not names:
+            return None
+        found = next((folder / n for n in names if (folder / n).is_file()), None)
+        if found is not None:
+            return found
+    return None
 
 
 def configured_variables(kind: kinds.TeammateKind) -> tuple[str, ...]:
@@ -218,7 +237,8 @@ def spawn(team: Team, request: SpawnRequest,
                             " table does not know)")
     if kind.is_cli:  # the CLI has its own models and credentials
         kind.executable_path(req.agent_command)  # installed, or one line saying so first
-        refused = acp_trust_refusal(kind, trust, req.trust_project or settings.trust_project())
+        refused = acp_trust_refusal(kind, trust, workdir,
+                                    req.trust_project or settings.trust_project())
         if refused:
             raise BadInputError(refused)
     else:
