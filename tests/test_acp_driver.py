@@ -281,3 +281,17 @@ def test_a_bad_acp_table_is_named_when_its_kind_is_asked_for(fake: dict[str, str
     with pytest.raises(Exception, match=r"\[acp.broken\] needs command"):
         kinds.configured()
         kinds.agent_cli("acp:broken")
+
+
+def test_a_definition_names_an_acp_agent_with_agent(fake: dict[str, str]) -> None:
+    """`agent: acp:ID` in an agent definition (the user's own: a checkout's would make it
+    untrusted, and an ACP agent is refused there)."""
+    agents = Path(os.environ["SWARM_HOME"]) / "agents"
+    agents.mkdir(parents=True, exist_ok=True)
+    (agents / "helper.md").write_text(f"---\nname: helper\ndescription: helps\nagent: {FAKE_KIND}\n"
+                                      "---\nYou help.\n")
+    script(fake, [[{"say": "helping"}]])
+    ok("spawn", "fa", "--agent-type", "helper", "--backend", "hidden", "--prompt", "hi")
+    wait_until(lambda: answered(TEAM, "fa"), 60)
+    assert Team(TEAM).member("fa").agent == FAKE_KIND
+    assert lead_notes(TEAM, "idle_notification")[-1]["summary"] == "helping"
