@@ -295,3 +295,22 @@ def test_a_definition_names_an_acp_agent_with_agent(fake: dict[str, str]) -> Non
     wait_until(lambda: answered(TEAM, "fa"), 60)
     assert Team(TEAM).member("fa").agent == FAKE_KIND
     assert lead_notes(TEAM, "idle_notification")[-1]["summary"] == "helping"
+
+
+def test_an_agent_that_dies_mid_turn_fails_the_turn_and_starts_again(
+        fake: dict[str, str]) -> None:
+    script(fake, [[{"say": "thinking"}, {"wait": True}], [{"say": "alive again"}]])
+    ok("spawn", "fa", "--agent", FAKE_KIND, "--backend", "hidden", "--prompt", "think long")
+    wait_until(lambda: fake_log(fake, "session/prompt"), 60)
+    state = read_state(TEAM, "fa")
+    assert state is not None and state.pid is not None
+    first = fake_processes(state.pid)
+    assert len(first) == 1
+    first[0].kill()
+    wait_until(lambda: answered(TEAM, "fa"), 30)
+    note = lead_notes(TEAM, "idle_notification")[-1]
+    assert "exited during the turn" in json.dumps(note)
+    ok("send", "fa", "still there?")
+    wait_until(lambda: answered(TEAM, "fa", 2), 60)
+    assert lead_notes(TEAM, "idle_notification")[-1]["summary"] == "alive again"
+    assert [e["session"] for e in fake_log(fake, "session/load")]  # the session, loaded again

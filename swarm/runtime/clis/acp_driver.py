@@ -197,6 +197,7 @@ class AcpDriver:
     # -- a turn ------------------------------------------------------------------------------
     def turn(self, text: str, events: TurnEvents) -> TurnResult:
         if self.proc is None or self.proc.poll() is not None or self.client is None:
+            self.stop()  # what is left of an agent that ended
             self.start()
         from swarm.runtime.clis import acp_client  # imported by start() already
 
@@ -225,9 +226,13 @@ class AcpDriver:
         try:
             answer = future.result()
         except Exception as exc:  # noqa: BLE001 - the agent's error, or its exit
+            if self.proc is not None:
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    self.proc.wait(CLOSE_GRACE)  # a closed connection: is it gone?
             if self.proc is not None and self.proc.poll() is not None:
-                self.proc = None
-                result.failure = f"{self.name} exited during the turn: {stderr_tail(self._stderr)}"
+                code, tail = self.proc.returncode, stderr_tail(self._stderr)
+                self.stop()  # the next turn starts it again and loads the session
+                result.failure = f"{self.name} exited during the turn (code {code}): {tail}"
             else:
                 result.failure = f"{self.name}: {str(exc)[:300]}"
             return result
