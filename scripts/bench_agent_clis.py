@@ -10,7 +10,7 @@ temporary SWARM_HOME with the hidden backend, RUNS times:
   `memory_full_info`) summed over the teammate's whole process tree: its `swarm agent` process,
   the CLI's process and the CLI's children (swarm's MCP server, node helpers).
 Medians are printed (the first answer's best run too), one table. Models are fake servers on loopback (tests/fake_anthropic.py,
-fake_responses.py, fake_gemini.py) answering at once, so the times are swarm's and the CLI's own;
+fake_responses.py, fake_gemini.py, fake_openai.py) answering at once, so the times are swarm's and the CLI's own;
 each CLI gets a private HOME and the pinned build from tests/agent_clis.py (installed on first
 use). A kind this swarm cannot spawn yet (an `--agent` not in the registry of teammate kinds, core.kinds, or a CLI
 npm cannot install here) is printed as "not available: <reason>".
@@ -102,6 +102,19 @@ def _gemini() -> Any:
     return FakeGemini()
 
 
+def _openai() -> Any:
+    from tests.fake_openai import FakeOpenAI
+
+    return FakeOpenAI()
+
+
+def _acp_env(server: Any, home: Path) -> dict[str, str]:
+    """An ACP agent (Qwen Code, OpenCode) on the fake OpenAI-compatible server: swarm's model
+    proxy stands for it and the agent's private settings name the model."""
+    return {"OPENAI_API_KEY": "bench-key", "OPENAI_BASE_URL": server.api_url,
+            "OPENAI_MODEL": "gpt-fake", "HOME": str(home), **LOOPBACK}
+
+
 def _sdk_env(server: Any, home: Path) -> dict[str, str]:
     return {"ANTHROPIC_API_KEY": "bench-key", "ANTHROPIC_BASE_URL": server.base_url,
             "HOME": str(home), **LOOPBACK}
@@ -140,6 +153,10 @@ KINDS = (
          prepare=_codex_env, answer=_reply_with),
     Kind("gemini", ("--agent", "gemini", "--model", "gemini-2.5-flash"), agent="gemini", cli="gemini", server=_gemini,
          prepare=_gemini_env, answer=_reply_with),
+    Kind("acp:qwen-code", ("--agent", "acp:qwen-code"), agent="acp:qwen-code",
+         cli="qwen-code", server=_openai, prepare=_acp_env, answer=_reply_with),
+    Kind("acp:opencode", ("--agent", "acp:opencode"), agent="acp:opencode", cli="opencode",
+         server=_openai, prepare=_acp_env, answer=_reply_with),
 )
 
 
@@ -230,7 +247,7 @@ def spawn(team: Team, name: str, kind: Kind, env: dict[str, str], cwd: Path) -> 
 
 
 def one_run(kind: Kind, number: int, path_env: dict[str, str]) -> Run:
-    team = Team.create(f"bench-{kind.name.split()[0]}-{number}")
+    team = Team.create(f"bench-{kind.name.split()[0].replace(':', '-')}-{number}")
     home = HOME / f"home-{team.name}"
     home.mkdir()
     lead = team.inbox(LEAD_NAME, checked=False)

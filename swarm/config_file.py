@@ -11,7 +11,10 @@ effort = "medium"                # default effort of new agents: low, medium, hi
 [permissions]                    # rules every agent of this user has, on every team
 allow = ["Bash(git status:*)", "Bash(make test:*)"]
 deny = ["Bash(rm:*)"]
+
 ```
+
+Tables other modules own are kept as parsed for them (core.kinds: ACP agents' tables).
 
 Precedence: a command's flag, then the environment variable, then this file, then swarm's
 built-in default. It is user configuration (like `$SWARM_HOME/agents/`), so it is trusted; a
@@ -32,6 +35,8 @@ from swarm.errors import BadInputError
 FILE_NAME = "config.toml"
 TOP_KEYS = ("model", "backend", "permission_mode", "policy_dir", "tmux_layout", "effort")
 RULE_KEYS = ("allow", "deny")
+# Top-level tables another module owns and checks (it adds its key at import).
+OWNED_TABLES: set[str] = set()
 
 
 class UserConfig(Struct, frozen=True):
@@ -45,6 +50,8 @@ class UserConfig(Struct, frozen=True):
     effort: str = ""  # how hard new agents think (settings.effort)
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
+    # Tables other modules read (OWNED_TABLES: core.kinds' agent tables), as parsed.
+    tables: tuple[tuple[str, Any], ...] = ()
     warnings: tuple[str, ...] = ()  # unknown keys: named, never fatal
 
 
@@ -96,6 +103,9 @@ def _parse(path: Path) -> UserConfig:
                     warnings.append(f"{path}: unknown key permissions.{name} (ignored)")
         elif key == "permissions":
             raise BadInputError(f"{path}: [permissions] must be a table with allow and deny lists")
+        elif key in OWNED_TABLES and isinstance(value, dict):
+            values.setdefault("tables", ())
+            values["tables"] += ((key, value),)
         else:
             warnings.append(f"{path}: unknown key {key} (ignored)")
     return UserConfig(path, exists=True, warnings=tuple(warnings), **values)
@@ -111,3 +121,4 @@ def _rules(path: Path, key: str, value: object) -> tuple[str, ...]:
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
         raise BadInputError(f"{path}: {key} must be a list of rule strings, got {value!r}")
     return tuple(v.strip() for v in value)
+

@@ -25,6 +25,9 @@ PACKAGES: dict[str, tuple[str, str]] = {
     "claude": ("@anthropic-ai/claude-code@2.1.332", "claude"),
     "codex": ("@openai/codex@0.171.0", "codex"),
     "gemini": ("@google/gemini-cli@0.61.0", "gemini"),
+    # ACP agents (tests/test_acp_*.py)
+    "qwen-code": ("@qwen-code/qwen-code@0.24.4", "qwen"),
+    "opencode": ("opencode-ai@1.18.33", "opencode"),
 }
 
 

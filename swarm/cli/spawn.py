@@ -39,8 +39,10 @@ def spawner_depth(team: Team) -> int:
     "swarm spawn reviewer --agent-type explore --model haiku --prompt-file review.md",
     "swarm spawn fixer --worktree --permission-mode acceptEdits --allow 'Bash(make:*)'",
     "swarm spawn runner --model shell --backend hidden",
-    "swarm spawn coder --agent claude-code --model sonnet"))
+    "swarm spawn coder --agent claude-code --model sonnet",
+    "swarm spawn helper --agent acp --trust-project -- my-agent --acp"))
 @click.argument("name")
+@click.argument("command", nargs=-1, type=click.UNPROCESSED)
 @team_option
 @click.option("--prompt", "-p", default=None, help="First message to the teammate.")
 @click.option("--prompt-file", type=click.File("r"), default=None, help="Read the prompt from a file.")
@@ -78,7 +80,7 @@ def spawner_depth(team: Team) -> int:
               help="Trust the project's hooks, servers and definitions for this run only.")
 @record_option
 @json_option
-def spawn(name: str, team_name: str | None, prompt: str | None, prompt_file: click.File | None,
+def spawn(name: str, command: tuple[str, ...], team_name: str | None, prompt: str | None, prompt_file: click.File | None,
           agent_type: str, model: str | None, agent: str | None, backend: str | None, cwd: str | None,
           worktree: bool, plan_mode_required: bool, permission_mode: str | None,
           allow: tuple[str, ...], deny: tuple[str, ...], color: str | None,
@@ -97,6 +99,7 @@ def spawn(name: str, team_name: str | None, prompt: str | None, prompt_file: cli
         max_turns=max_turns, max_budget_usd=max_budget_usd, max_tokens=max_tokens, mcp=mcp,
         cap=mode_cap(team), depth=spawner_depth(team) + 1,
         trust_project=trust_project, agent=agent, effort=effort,
+        agent_command=list(command) or None,
     ))
     for line in result.trust_notices:  # project configuration ignored: one line says so
         click.echo(f"swarm: warning: {line}", err=True)

@@ -17,6 +17,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal
 
+from swarm import config_file, settings
 from swarm.errors import BadInputError
 
 Format = Literal["json", "toml", "markdown", "text", "dotenv", "folder"]
@@ -91,6 +92,37 @@ class EffortOption:
 
 
 @dataclass(frozen=True)
+class AcpAgent:
+    """How swarm drives a kind that speaks the Agent Client Protocol (runtime.clis.acp_driver):
+    data only, the same driver for every one."""
+
+    id: str  # as the ACP registry spells it: `--agent acp:ID`
+    args: tuple[str, ...] = ()  # after the executable
+    # Run `node NODE_ARGS... <its package>/ENTRY` in place of its launcher (which starts more
+    # node processes only to relaunch itself): (node flags..., entry file).
+    node_entry: tuple[str, ...] = ()
+    env: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    secret_env: tuple[str, ...] = ()  # variables given a random value at each start
+    # "module:function(setup, own_mode) -> {variable: path}": its private settings, written
+    # 0600 for this start (never the user's own files), named to it by those variables.
+    settings: str | None = None
+    # Its modes are a session config option of this id (`session/set_config_option`); None:
+    # ACP's session modes (`session/set_mode`).
+    mode_option: str | None = None
+    tested: bool = False  # driven end to end by swarm's tests against the real agent
+    # Its command is the member's own (`--agent acp -- CMD ARGS`): an agent swarm knows nothing
+    # about, so it runs only in a checkout trusted explicitly.
+    anonymous: bool = False
+    # It gets the spawner's environment minus every secret swarm knows (an agent whose
+    # variables swarm's table does not list: `--agent acp`, `[acp.ID]` tables).
+    whole_env: bool = False
+    # Files it loads into its own environment (its shell's too) from its cwd or any folder
+    # above it below HOME, first found (Qwen Code's `.env`): swarm's trust records no digest
+    # of them, so one there refuses the spawn unless the checkout is trusted for this run.
+    env_files: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class TeammateKind:
     """One kind of teammate. Agent CLIs have an executable and a driver; swarm's own loop has
     neither."""
@@ -126,6 +158,9 @@ class TeammateKind:
         """Its command line's words for `effort` (none without an EffortOption)."""
         return self.effort.argv(effort) if self.effort is not None else []
 
+    acp: AcpAgent | None = None  # it speaks ACP: how swarm launches and drives it
+    tools_hint: str = ""  # how its model reaches swarm's tools, for its prompt
+
     @property
     def is_cli(self) -> bool:
         return self.driver is not None
@@ -142,8 +177,21 @@ class TeammateKind:
     def install_hint(self) -> str:
         return f"npm install -g {self.npm_package}" if self.npm_package else "see its docs"
 
-    def executable_path(self) -> Path:
-        """Its executable on PATH, or one clear line saying it is missing."""
+    @property
+    def anonymous(self) -> bool:
+        return self.acp is not None and self.acp.anonymous
+
+    def executable_path(self, command: list[str] | None = None) -> Path:
+        """Its executable on PATH (an anonymous ACP agent's: the member's command's), or one
+        clear line saying it is missing."""
+        if self.anonymous:
+            if not command:
+                raise BadInputError(f"--agent {self.name} needs the agent's command after `--`"
+                                    f" (swarm spawn NAME --agent {self.name} -- CMD ARGS...)")
+            found = shutil.which(command[0])
+            if found is None:
+                raise BadInputError(f"--agent {self.name}: `{command[0]}` is not on PATH")
+            return Path(found)
         found = shutil.which(self.executable) if self.executable else None
         if found is None:
             raise BadInputError(f"--agent {self.name} needs the `{self.executable}` CLI, which is"
@@ -164,6 +212,8 @@ AGENTS_MD = ConfigPath("agents_md", "AGENTS.md", "text", runs_code=False)
 CLAUDE_MD = ConfigPath("claude_md", "CLAUDE.md", "text", runs_code=False)
 
 SWARM_KIND = "swarm"  # swarm's own loop: a member with no `agent`
+ANY_ACP = "acp"  # `--agent acp -- CMD`; `[acp.ID]` tables of config.toml: `--agent acp:ID`
+config_file.OWNED_TABLES.add(ANY_ACP)
 
 KNOWN_KINDS: tuple[TeammateKind, ...] = (
     TeammateKind(
@@ -277,6 +327,123 @@ KNOWN_KINDS: tuple[TeammateKind, ...] = (
         # (GEMINI_CLI_SYSTEM_DEFAULTS_PATH) is skipped under any world-writable directory such
         # as /tmp: no EffortOption (a warning at spawn).
     ),
+    # Agents that speak the Agent Client Protocol, driven by one driver (runtime.clis.acp_driver).
+    # Neither Qwen Code nor OpenCode can keep the session's MCP servers while dropping a
+    # checkout's configuration (its plugins run even with OPENCODE_DISABLE_PROJECT_CONFIG), so
+    # they run only in a trusted checkout (or one with none of it): refused otherwise.
+    TeammateKind(
+        name="acp:qwen-code", title="Qwen Code", aliases=("qwen-code",),
+        executable="qwen", npm_package="@qwen-code/qwen-code", tested_version="0.24.4",
+        driver="swarm.runtime.clis.acp_driver:AcpDriver",
+        env_prefixes=("OPENAI_", "QWEN_"),
+        credentials=("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GEMINI_API_KEY", "GOOGLE_API_KEY"),
+        project_config=(
+            ConfigPath("qwen_settings", ".qwen/settings.json"),
+            ConfigPath("qwen_env", ".qwen/.env", "dotenv"),
+            ConfigPath("qwen_commands", ".qwen/commands", "text", "**/*"),
+            ConfigPath("qwen_agents", ".qwen/agents", "markdown", "*.md"),
+            ConfigPath("qwen_skills", ".qwen/skills", "text", "*/SKILL.md"),
+            ConfigPath("qwen_extensions", ".qwen/extensions", "text", "**/*"),
+            ConfigPath("qwen_md", "QWEN.md", "text", runs_code=False), AGENTS_MD),
+        protected=(".qwen/", "QWEN.md", "AGENTS.md"),
+        user_home=UserHome(".qwen", None, ("oauth_creds.json",)),
+        sign_in_hint="set OPENAI_API_KEY (and OPENAI_BASE_URL, OPENAI_MODEL) or run `qwen` and /auth",
+        model_api=ModelApi(keys=("OPENAI_API_KEY",), base_url_var="OPENAI_BASE_URL",
+                           default_base_url="https://api.openai.com/v1"),
+        # Its `default` asks about every command and edit (reads too: its private settings);
+        # its `plan` has no plan to put to the lead, and `auto`/`yolo` ask nothing.
+        modes=_modes(default="default", acceptEdits="default", bypassPermissions="default"),
+        tools_hint="They are deferred: find each with tool_search (query"
+                   " `select:mcp__swarm__NAME`), then call it with tool_call.",
+        acp=AcpAgent(
+            id="qwen-code", args=("--acp", "--approval-mode", "{mode}"),
+            node_entry=("--expose-gc", "cli.js"),
+            # One node process, not three; the session's MCP servers connected before
+            # `session/new` answers (else its first turn runs without swarm's tools).
+            env=MappingProxyType({"QWEN_CODE_NO_RELAUNCH": "true",
+                                  "QWEN_CODE_LEGACY_MCP_BLOCKING": "1"}),
+            settings="swarm.runtime.clis.acp_settings:qwen_settings", tested=True,
+            env_files=(".qwen/.env", ".env")),
+    ),
+    TeammateKind(
+        name="acp:opencode", title="OpenCode", aliases=("opencode",),
+        executable="opencode", npm_package="opencode-ai", tested_version="1.18.33",
+        driver="swarm.runtime.clis.acp_driver:AcpDriver", tool_prefix="swarm_",
+        env_prefixes=("OPENCODE_", "OPENAI_"),
+        credentials=("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OPENCODE_API_KEY"),
+        project_config=(
+            ConfigPath("opencode_json", "opencode.json"),
+            ConfigPath("opencode_jsonc", "opencode.jsonc", "text"),
+            # Plugins here run their top-level code at start, whatever its switches say.
+            ConfigPath("opencode_folder", ".opencode", "text", "**/*"), AGENTS_MD),
+        protected=(".opencode/", "opencode.json", "opencode.jsonc", "AGENTS.md"),
+        user_home=UserHome(".local/share/opencode", None, ("auth.json",)),
+        sign_in_hint="set OPENAI_API_KEY and OPENAI_BASE_URL, or run `opencode auth login`",
+        model_api=ModelApi(keys=("OPENAI_API_KEY",), base_url_var="OPENAI_BASE_URL",
+                           default_base_url="https://api.openai.com/v1"),
+        # It asks nothing by default: its private config makes it ask about every tool but
+        # swarm's; `plan` has no plan for the lead.
+        modes=_modes(default="build", acceptEdits="build", bypassPermissions="build"),
+        acp=AcpAgent(
+            id="opencode", args=("acp",), mode_option="mode",
+            env=MappingProxyType({"OPENCODE_DISABLE_AUTOUPDATE": "true",
+                                  "OPENCODE_DISABLE_MODELS_FETCH": "true",
+                                  "OPENCODE_DISABLE_CLAUDE_CODE": "1",
+                                  "OPENCODE_DISABLE_SHARE": "true"}),
+            # Its HTTP API on loopback (the whole config, keys included) needs this password.
+            secret_env=("OPENCODE_SERVER_PASSWORD",),
+            settings="swarm.runtime.clis.acp_settings:opencode_settings", tested=True),
+    ),
+    # Any other ACP agent: `--agent acp -- CMD ARGS` (its modes as ACP's session modes).
+    TeammateKind(
+        name=ANY_ACP, title="ACP agent", driver="swarm.runtime.clis.acp_driver:AcpDriver",
+        sign_in_hint="see the agent's docs for its login",
+        modes=_modes(default="default", acceptEdits="default", bypassPermissions="default"),
+        acp=AcpAgent(id="", anonymous=True, whole_env=True),
+    ),
+    # From their documentation, not driven by swarm's tests here (not on npm, or a login with
+    # no local stand-in): launch, files and credentials as documented.
+    TeammateKind(
+        name="acp:goose", title="Goose", aliases=("goose",), executable="goose",
+        driver="swarm.runtime.clis.acp_driver:AcpDriver", env_prefixes=("GOOSE_",),
+        credentials=("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY",
+                     "OPENROUTER_API_KEY", "DATABRICKS_TOKEN"),
+        project_config=(ConfigPath("goosehints", ".goosehints", "text", runs_code=False),
+                        AGENTS_MD),
+        protected=(".goosehints", "AGENTS.md"),
+        user_home=UserHome(".config/goose"),
+        sign_in_hint="run `goose configure`",
+        modes=_modes(default="approve", acceptEdits="approve", bypassPermissions="approve"),
+        acp=AcpAgent(id="goose", args=("acp",), env=MappingProxyType({"GOOSE_MODE": "{mode}"})),
+    ),
+    TeammateKind(
+        name="acp:kimi", title="Kimi Code CLI", aliases=("kimi",), executable="kimi",
+        driver="swarm.runtime.clis.acp_driver:AcpDriver", env_prefixes=("KIMI_",),
+        project_config=(ConfigPath("kimi_folder", ".kimi", "text", "**/*"), AGENTS_MD),
+        protected=(".kimi/", "AGENTS.md"),
+        user_home=UserHome(".kimi", "KIMI_CODE_HOME", ("config.toml",)),
+        sign_in_hint="run `kimi` and /login",
+        modes=_modes(default="default", acceptEdits="default", bypassPermissions="default"),
+        acp=AcpAgent(id="kimi", args=("acp",)),
+    ),
+    TeammateKind(
+        name="acp:github-copilot-cli", title="GitHub Copilot CLI", aliases=("copilot",),
+        executable="copilot", npm_package="@github/copilot",
+        driver="swarm.runtime.clis.acp_driver:AcpDriver", env_prefixes=("COPILOT_",),
+        credentials=("COPILOT_GITHUB_TOKEN", "GH_TOKEN", "GITHUB_TOKEN"),
+        project_config=(
+            ConfigPath("copilot_hooks", ".github/hooks", "json", "*.json"),
+            ConfigPath("copilot_agents", ".github/agents", "markdown", "*.md"),
+            ConfigPath("copilot_md", ".github/copilot-instructions.md", "text",
+                       runs_code=False),
+            ConfigPath("copilot_instructions", ".github/instructions", "text",
+                       "**/*.instructions.md", runs_code=False), AGENTS_MD),
+        protected=(".github/", "AGENTS.md"),
+        user_home=UserHome(".copilot", "COPILOT_HOME", ("config.json",)),
+        sign_in_hint="run `copilot login`",
+        modes=_modes(default="default", acceptEdits="default", bypassPermissions="default"),
+        acp=AcpAgent(id="github-copilot-cli", args=("--acp", "--stdio")),
+    ),
 )
 
 _registered: list[TeammateKind] = []
@@ -294,7 +461,60 @@ def register(kind: TeammateKind) -> None:
 
 
 def all_kinds() -> tuple[TeammateKind, ...]:
-    return (*KNOWN_KINDS, *_registered)
+    return (*KNOWN_KINDS, *_registered, *configured())
+
+
+# (the config read, its kinds, why its bad tables are not kinds)
+_configured: list[tuple[object, tuple[TeammateKind, ...], tuple[str, ...]]] = []
+
+
+def configured() -> tuple[TeammateKind, ...]:
+    """The ACP agents of the user's `[acp.ID]` tables in `$SWARM_HOME/config.toml` (user
+    configuration, trusted as such: a checkout cannot bring one), each as the table's kinds are."""
+    try:
+        user = settings.user_config()
+    except BadInputError:  # a config.toml that does not parse fails where it is read for use
+        return ()
+    if _configured and _configured[0][0] is user:
+        return _configured[0][1]
+    taken = {k.acp.id for k in (*KNOWN_KINDS, *_registered) if k.acp is not None}
+    built, errors = [], []
+    for name, table in dict(user.tables).get(ANY_ACP, {}).items():
+        try:
+            if name not in taken:
+                built.append(_from_table(user.path, name, table))
+        except BadInputError as exc:  # said where a kind is asked for by name (agent_cli)
+            errors.append(str(exc))
+    _configured[:] = [(user, tuple(built), tuple(errors))]
+    _protected.clear()
+    return tuple(built)
+
+
+def _from_table(path: Path, name: str, table: object) -> TeammateKind:
+    """An `[acp.ID]` table (as editors spell agent servers: command, args, env; and modes)."""
+    where = f"{path}: [{ANY_ACP}.{name}]"
+    if not isinstance(table, dict) or not isinstance(table.get("command"), str) \
+            or not table["command"].strip():
+        raise BadInputError(f'{where} needs command = "EXECUTABLE"')
+    unknown = set(table) - {"command", "args", "env", "modes"}
+    if unknown:
+        raise BadInputError(f"{where}: unknown key {sorted(unknown)[0]} (command, args, env,"
+                            " modes)")
+    args, env, modes = table.get("args", []), table.get("env", {}), table.get("modes", {})
+    if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+        raise BadInputError(f"{where}: args must be a list of strings")
+    for key, pairs in (("env", env), ("modes", modes)):
+        if not isinstance(pairs, dict) or not all(isinstance(v, str) for v in pairs.values()):
+            raise BadInputError(f"{where}: {key} must be a table of strings")
+    mapped = {k: v for k, v in modes.items() if k != "plan"} or {
+        "default": "default", "acceptEdits": "default", "bypassPermissions": "default"}
+    return TeammateKind(
+        name=f"{ANY_ACP}:{name}", title=name, executable=table["command"].strip(),
+        driver="swarm.runtime.clis.acp_driver:AcpDriver",
+        sign_in_hint=f"see {table['command']}'s docs for its login",
+        modes=MappingProxyType(mapped),
+        acp=AcpAgent(id=name, args=tuple(args), env=MappingProxyType(dict(env)),
+                     whole_env=True))
 
 
 def agent_clis() -> tuple[TeammateKind, ...]:
@@ -328,7 +548,9 @@ def agent_cli(name: str) -> TeammateKind:
     """The agent CLI `name` spells, or one line listing them."""
     found = find(name)
     if found is None or not found.is_cli:
-        raise BadInputError(f"unknown agent CLI {name!r}: one of {', '.join(agent_names())}")
+        bad = _configured[0][2] if _configured else ()
+        raise BadInputError(f"unknown agent CLI {name!r}: one of {', '.join(agent_names())}"
+                            + (f" ({bad[0]})" if bad else ""))
     return found
 
 

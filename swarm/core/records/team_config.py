@@ -55,6 +55,7 @@ class Member(Record, kw_only=True):
     # `spawn --agent claude-code`: the teammate is that CLI, driven by `swarm agent`
     # (swarm.runtime.clis); None: swarm's own loop.
     agent: str | None = None
+    agent_command: list[str] | None = None  # `--agent acp -- CMD ARGS`: the agent's command
     # The digest of the project configuration its spawner trusted for this run only
     # (--trust-project, SWARM_TRUST_PROJECT=1): the process trusts that digest, nothing else.
     trusted_config: str | None = None

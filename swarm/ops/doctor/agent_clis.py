@@ -1,5 +1,6 @@
 """The agent CLIs of the registry of teammate kinds (core.kinds), for `swarm doctor`: on PATH or
-not, their `--version`, and whether each is signed in, judged from the variables and files each
+not, their `--version` (an ACP agent's `initialize` too: ops.doctor.acp_probe), and whether
+each is signed in, judged from the variables and files each
 kind's entry names and those its own config names (a Codex provider's `env_key`). Never a
 credential's value: only its name or the file's path.
 """
@@ -19,6 +20,7 @@ from typing import Any
 from swarm import settings
 from swarm.core.kinds import TeammateKind, agent_clis, load
 from swarm.core.text.terminal import visible_line
+from swarm.ops.doctor.acp_probe import initialize
 
 VERSION_TIMEOUT_S = 10.0  # a CLI that has not answered `--version` by then is reported so
 
@@ -99,12 +101,15 @@ def check_agent_clis() -> list[dict[str, Any]]:
     def one(kind: TeammateKind) -> dict[str, Any]:
         exe = shutil.which(kind.executable) if kind.executable else None
         found, problem = version(exe) if exe else (None, None)
-        return {"name": kind.name, "title": kind.title, "executable": kind.executable,
-                "path": exe, "installed": exe is not None, "version": found,
-                "problem": problem, "signed_in": signed_in(kind), "hint": kind.sign_in_hint,
-                "install": kind.install_hint()}
+        row = {"name": kind.name, "title": kind.title, "executable": kind.executable,
+               "path": exe, "installed": exe is not None, "version": found,
+               "problem": problem, "signed_in": signed_in(kind), "hint": kind.sign_in_hint,
+               "install": kind.install_hint()}
+        if kind.acp is not None and exe:  # an ACP agent: does it answer `initialize`?
+            row["initialize"], row["initialize_problem"] = initialize(kind, exe)
+        return row
 
-    clis = agent_clis()
+    clis = [k for k in agent_clis() if not k.anonymous]  # `--agent acp -- CMD`: no CLI to check
     with ThreadPoolExecutor(max_workers=len(clis)) as pool:  # each may take seconds
         return list(pool.map(one, clis))
 
@@ -122,5 +127,8 @@ def agent_cli_lines(rows: list[dict[str, Any]]) -> list[str]:
         what = row["version"] or f"version unknown: {row['problem']}"
         sign = row["signed_in"] or f"not signed in ({row['hint']})"
         ok = row["signed_in"] and row["version"]
-        lines.append(f"{'ok  ' if ok else '--  '}{head} ({row['title']}): {what}; {sign}")
+        said = row.get("initialize") or row.get("initialize_problem")
+        ok = ok and not row.get("initialize_problem")
+        lines.append(f"{'ok  ' if ok else '--  '}{head} ({row['title']}): {what}; {sign}"
+                     + (f"; {said}" if said else ""))
     return lines

@@ -37,7 +37,8 @@ from swarm.core.team.worktrees import (
     finish,
     record_fields,
 )
-from swarm.core.trust.secrets import redact
+from swarm.core.text.terminal import visible_line
+from swarm.core.trust.secrets import redact, without_secrets
 from swarm.core.trust.user_config import default_mode, lasting_rules
 from swarm.core.trust.workspace import ProjectConfig, TrustDecision, decide
 from swarm.errors import BadInputError, NotFoundError, SwarmError, from_origin
@@ -87,6 +88,8 @@ def agent_env(team: str, member: Member) -> dict[str, str]:
     named = configured_variables(kind)  # what its CLI's own config names (a provider's key)
     env = {k: v for k, v in os.environ.items()
            if k in PASS_ENV or k in PASS_VARIABLES or k in named or k.startswith(prefixes)}
+    if kind.acp is not None and kind.acp.whole_env:  # all but the secrets swarm knows
+        env.update(without_secrets(os.environ))
     env.update(SWARM_HOME=str(paths.home()), SWARM_TEAM=team, SWARM_AGENT_ID=member.agent_id)
     # Where the person is (this terminal), to ring when the teammate waits for them; a
     # terminal here means nothing on another host.
@@ -97,6 +100,42 @@ def agent_env(team: str, member: Member) -> dict[str, str]:
     if not settings.debug():
         env.pop("SWARM_DEBUG", None)
     return env
+
+
+def acp_trust_refusal(kind: kinds.TeammateKind, trust: TrustDecision, workdir: Path,
+                      granted: bool = False) -> str | None:
+    """An ACP agent runs a checkout's own configuration with no switch that keeps swarm's MCP
+    server (runtime.clis.acp_driver): in an untrusted checkout that has any, it is refused; an
+    agent swarm knows nothing about (`granted`: --trust-project) only where trusted for it."""
+    root = visible_line(str(trust.config.root or Path.cwd()))
+    if kind.anonymous and not granted and trust.reason != "trusted":
+        # swarm cannot know what an agent it knows nothing about reads from a checkout.
+        return (f"--agent {kind.name} -- CMD runs an agent swarm knows nothing about: only in a"
+                f" checkout trusted for it (--trust-project, or `swarm trust {root}`)")
+    loaded = _env_file(kind.acp.env_files, workdir) \
+        if kind.acp is not None and not granted and trust.reason != "trusted" else None
+    if loaded is not None:
+        return (f"--agent {kind.name} would load {visible_line(str(loaded))} into its own"
+                f" environment and its commands': trust this checkout for the run"
+                f" (--trust-project) or move the file")
+    if kind.acp is None or trust.trusted:
+        return None
+    return (f"--agent {kind.name} would run this checkout's own configuration"
+            f" ({', '.join(visible_line(n) for n in trust.config.names()[:5])}), which is"
+            f" untrusted: review it with `swarm trust {root}` (or --trust-project for one run)")
+
+
+def _env_file(names: tuple[str, ...], start: Path) -> Path | None:
+    """The first of `names` an agent would load from `start` or a folder above it, below HOME
+    (the user's own, at HOME, is theirs)."""
+    home = Path.home().resolve()
+    for folder in (start.resolve(), *start.resolve().parents):
+        if folder == home or not names:
+            return None
+        found = next((folder / n for n in names if (folder / n).is_file()), None)
+        if found is not None:
+            return found
+    return None
 
 
 def configured_variables(kind: kinds.TeammateKind) -> tuple[str, ...]:
@@ -141,6 +180,7 @@ class SpawnRequest(Struct, dict=True):
     # `--agent claude-code`: the teammate is that CLI (swarm.runtime.clis), not swarm's loop.
     agent: str | None = None
     effort: str | None = None  # low|medium|high|max; None: its definition's, else config.toml's
+    agent_command: list[str] | None = None  # `--agent acp -- CMD ARGS`
 
 
 def _check_cap(team: Team) -> None:
@@ -207,8 +247,15 @@ def spawn(team: Team, request: SpawnRequest,
                                  "spawn it in default or acceptEdits; `swarm mode` changes it later")
     if refused:
         raise BadInputError(refused)
+    if req.agent_command and not kind.anonymous:
+        raise BadInputError("a command after `--` is for `--agent acp` (an ACP agent swarm's"
+                            " table does not know)")
     if kind.is_cli:  # the CLI has its own models and credentials
-        kind.executable_path()  # installed, or one line saying so before anything is made
+        kind.executable_path(req.agent_command)  # installed, or one line saying so first
+        refused = acp_trust_refusal(kind, trust, workdir,
+                                    req.trust_project or settings.trust_project())
+        if refused:
+            raise BadInputError(refused)
     else:
         origin = None if req.model else (f"{definition.path or definition.name}: model" if spec
                                          else settings.model_origin())
@@ -239,6 +286,7 @@ def spawn(team: Team, request: SpawnRequest,
             max_budget_usd=req.max_budget_usd or defaults.get("max_budget_usd"),
             max_tokens=req.max_tokens or defaults.get("max_tokens"), depth=req.depth,
             tmux_socket=settings.tmux_socket(), mcp_servers=mcp_servers, agent=agent,
+            agent_command=list(req.agent_command) if req.agent_command else None,
             trusted_config=trust.config.digest() if trust.for_run else None, **place,
         )
         registered = True

@@ -82,6 +82,7 @@ class DriverSetup:
     # reaches its API itself (its environment says how).
     model_url: str | None = None
     provider: str | None = None
+    command_args: tuple[str, ...] = ()  # an anonymous ACP agent's arguments (`-- CMD ARGS`)
 
 
 class CliDriver(Protocol):

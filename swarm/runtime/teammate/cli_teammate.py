@@ -101,9 +101,11 @@ class CliTeammate(AgentBase):
                    "SWARM_AGENT_ID": self.member.agent_id, "PATH": env.get("PATH", "")}
         if settings.raw("SWARM_STORE"):
             mcp_env["SWARM_STORE"] = settings.raw("SWARM_STORE")
-        return DriverSetup(kind=self.kind, executable=self.kind.executable_path(), cwd=self.cwd, mode=self.state.mode or
-                           "default", model=self.member.model, effort=self.member.effort,
-                           system_append=self._prompt(),
+        command = self.member.agent_command  # an anonymous ACP agent's (`-- CMD ARGS`)
+        return DriverSetup(kind=self.kind, executable=self.kind.executable_path(command),
+                           command_args=tuple((command or [])[1:]), cwd=self.cwd,
+                           mode=self.state.mode or "default", model=self.member.model,
+                           effort=self.member.effort, system_append=self._prompt(),
                            mcp_server=serve, mcp_env=mcp_env, session=session,
                            env=self.route.env, model_url=self.route.url,
                            provider=self.route.provider,
@@ -133,7 +135,8 @@ class CliTeammate(AgentBase):
                                  self.state.mode or "default")
         p = self.kind.tool_prefix
         return (f"{addendum}\nYour team tools are swarm's: {p}SendMessage, {p}TaskList,"
-                f" {p}TaskGet, {p}TaskCreate, {p}TaskUpdate, {p}TeamStatus.")
+                f" {p}TaskGet, {p}TaskCreate, {p}TaskUpdate, {p}TeamStatus."
+                + (f" {self.kind.tools_hint}" if self.kind.tools_hint else ""))
 
     def driver_proc(self) -> Any:
         return getattr(self.driver, "proc", None)
