@@ -220,7 +220,11 @@ def test_plan_mode_follows_each_kinds_modes() -> None:
 
 
 def _kind_words() -> set[str]:
-    return {w for k in kinds.KNOWN_KINDS if k.is_cli for w in (k.name, *k.aliases)}
+    """Every kind's name and alias, less those that are also a command's name (`swarm acp`
+    runs swarm as an ACP agent; `--agent acp` is an ACP agent swarm knows nothing about)."""
+    from swarm.cli.main import COMMANDS
+
+    return {w for k in kinds.KNOWN_KINDS if k.is_cli for w in (k.name, *k.aliases)} - set(COMMANDS)
 
 
 def test_no_module_but_the_registry_spells_a_kinds_name() -> None:
