@@ -43,7 +43,7 @@ from swarm.core.text.real_input import (
     typed_rule,
 )
 from swarm.core.trust.workspace import decide
-from swarm.errors import BadInputError, NotFoundError, SwarmError, ToolError
+from swarm.errors import BadInputError, NotAllowedError, NotFoundError, SwarmError, ToolError
 from swarm.runtime.extensions.loader import checkout_of
 from swarm.runtime.tools.registry import all_tools
 
@@ -246,13 +246,17 @@ def edited_input(tool_name: str, raw: str) -> dict[str, Any]:
 def approve_permission(team: Team, request_id: str, always: bool = False,
                        new_input: str | None = None,
                        announce: Callable[[str], None] | None = None,
-                       typed: str | None = None) -> Pending:
+                       typed: str | None = None, by_model: bool = False) -> Pending:
     """Approve a pending request; with `always` also add the rule naming exactly this call
     (`approval_rule.exact_rule`), or with `typed` the rule the person typed; `announce` is given
     it first (whoever answers sees the exact rule before it exists). A request for a tool its
     asker does not have, or an `always` no exact rule can honour, is refused before anything."""
     found = _find(team, request_id)
     request: PermissionRequest = found.request
+    if by_model and request.person_only:  # the lead's model (AnswerPermission)
+        raise NotAllowedError(f"only a person approves this request ({request.tier or 'ask'}"
+                              " tier): it waits for `swarm permissions approve` or the lead's"
+                              " person")
     member = _requester(team, found.message.sender, request.agent_id)
     _check_tool(team, member, request.tool_name)
     updated = edited_input(request.tool_name, new_input) if new_input is not None else None

@@ -76,7 +76,7 @@ class Asker:
     def permission(self, tool: Tool, args: dict[str, Any], use_id: str, why: Decision) -> Decision:
         request = PermissionRequest(agent_id=f"{self.name}@{self.team.name}", tool_name=tool.name,
                                     tool_use_id=use_id, description=tool.describe(args),
-                                    input=args)
+                                    input=args, person_only=why.person_only, tier=why.tier)
         timeout = settings.permission_timeout()
         deadline = time.time() + timeout
         self.waiter.show(VIEW.asks(f"may I run {tool_call(tool.name, args)}? ({why.reason});"
