@@ -55,7 +55,7 @@ def test_three_denials_in_a_row_switch_to_asking_until_auto_is_set_again(
     assert crew.cli("permissions", "deny", request.request_id, "-r", "no").returncode == 0
     crew.wait_idle_notes("w1", 1)
     assert [r["who"] for r in records(crew, "w1")[:4]] == ["reviewer"] * 3 + ["person"]
-    assert "the reviewer denied 3 calls in a row" in records(crew, "w1")[3]["why"]
+    assert "the reviewer denied 3 calls in a row" in records(crew, "w1")[3]["asked"]["why"]
     proc = crew.cli("mode", "w1", "auto")  # a person sets auto again: the reviewer decides
     assert proc.returncode == 0, proc.stderr
     crew.send("w1", "$ touch a5.txt")
