@@ -1,0 +1,54 @@
+"""An auto lead (`swarm lead --permission-mode auto --reviewer command:R --ask RULE`): its own
+forbidden calls are denied in bypass and in auto, and a teammate it spawns is auto with its
+reviewer and ask rules."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from swarm.core.team import decisions
+from swarm.core.team.team import Team
+from tests.agent_fixtures import run_swarm
+from tests.auto_support import reviewer
+from tests.lead_fixtures import lead
+
+pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("lead_env")]
+
+
+@pytest.mark.parametrize("mode", ["auto", "bypassPermissions"])
+def test_a_leads_forbidden_calls_are_denied_and_its_teammate_is_auto(tmp_path: Path,
+                                                                     mode: str) -> None:
+    (tmp_path / ".ssh").mkdir()  # lead_env: HOME is tmp_path
+    (tmp_path / ".ssh" / "id_rsa").write_text("KEY-MARKER-77\n")
+    work = tmp_path / "work"
+    (work / ".git").mkdir(parents=True)
+    (work / ".git" / "config").write_text("[core]\n")
+    prog, log = reviewer(tmp_path, "allow")
+    script = tmp_path / "lead.json"
+    script.write_text(json.dumps([
+        {"tool_uses": [
+            {"name": "Bash", "input": {"command": "echo x >> .git/config"}},
+            {"name": "Bash", "input": {"command": "cat ~/.ssh/id_rsa"}},
+            {"name": "SpawnTeammate", "input": {
+                "name": "w", "prompt": "$ cat ~/.ssh/id_rsa", "model": "shell"}}]},
+        {"text": "Done."}]))
+    proc = lead("--permission-mode", mode, "--reviewer", f"command:{prog}", "--ask",
+                "Bash(git push:*)", "--allow", "Bash(echo x >> .git/config)", "--keep",
+                "--team", "boss", "go", cwd=work, model=f"scripted:{script}")
+    assert proc.returncode == 0, proc.stderr
+    assert (work / ".git" / "config").read_text() == "[core]\n"
+    own = decisions.calls("boss", "team-lead")
+    assert [(r["tier"], r["behavior"]) for r in own[:2]] == [("forbidden", "deny")] * 2
+    member = Team.open("boss").member("w")
+    assert (member.permission_mode, member.reviewer, member.ask_rules) == (
+        mode, f"command:{prog}", ["Bash(git push:*)"])
+    (read,) = decisions.calls("boss", "w")[:1]
+    assert (read["tier"], read["behavior"]) == ("forbidden", "deny")
+    status = run_swarm("status", "--team", "boss", "--json")
+    assert status.returncode == 0, status.stderr
+    assert f'"mode": "{mode}"' in status.stdout.replace('":"', '": "')
+    assert "KEY-MARKER-77" not in proc.stdout + proc.stderr
+    assert not log.exists()
