@@ -1,16 +1,20 @@
-"""`swarm permissions list | approve | deny`."""
+"""`swarm permissions list | approve | deny | check | log`."""
 
 from __future__ import annotations
 
+import json
+import shlex
 from typing import Any
 
 import click
+import msgspec
 
 from swarm import settings
 from swarm.cli.common import emit, json_option, open_team, table, team_option
 from swarm.cli.completion import complete_request
 from swarm.cli.helptext import examples
 from swarm.core.team.attention import span
+from swarm.errors import BadInputError
 from swarm.ops.approvals import approve_permission, deny_permission, pending_permissions
 from swarm.ops.member.health import age_s
 
@@ -76,3 +80,66 @@ def deny(request_id: str, reason: str | None, team_name: str | None) -> None:
     found = deny_permission(open_team(team_name), request_id,
                             DENIED if reason is None else reason)
     click.echo(f"denied {found.request.tool_name} for {found.message.sender}")
+
+
+@permissions.command("check", epilog=examples(
+    "swarm permissions check --as alice -- git status",
+    "swarm permissions check --as alice --tool Edit --path src/app.py --json"))
+@click.argument("command", nargs=-1)
+@click.option("--as", "name", default=None, metavar="NAME",
+              help="The member whose rules and mode decide (default: the lead).")
+@click.option("--tool", default="Bash", show_default=True, help="The tool called.")
+@click.option("--path", default=None, help="The file an Edit, Write or Read names.")
+@team_option
+@json_option
+def check_call(command: tuple[str, ...], name: str | None, tool: str, path: str | None,
+               team_name: str | None, as_json: bool) -> None:
+    """Which tier would decide a call, and why; runs nothing (no hook, no reviewer)."""
+    from swarm.ops.permission_check import check
+
+    if tool == "Bash":
+        if not command:
+            raise BadInputError("give the command after --, e.g. `-- git status`")
+        args: dict[str, Any] = {"command": shlex.join(command) if len(command) > 1
+                                else command[0]}
+    else:
+        if path is None:
+            raise BadInputError(f"--tool {tool} needs --path")
+        args = {"file_path": path}
+    result = check(open_team(team_name), name, tool, args)
+
+    def human(_: Any) -> str:
+        who = "a person" if result.person_only else "the person or the lead"
+        lines = [f"tier: {result.tier}", f"decision: {result.behavior}"
+                 + (f" ({who} is asked)" if result.behavior == "ask" else ""),
+                 f"why: {result.why}", f"member: {result.member} ({result.mode})"]
+        if result.rule:
+            lines.append(f"rule: {result.rule}")
+        if result.review_request is not None:
+            lines += ["the reviewer would be shown:",
+                      json.dumps(result.review_request, indent=2)]
+        return "\n".join(lines)
+
+    emit(msgspec.structs.asdict(result), as_json, human)
+
+
+@permissions.command("log", epilog=examples("swarm permissions log alice",
+                                            "swarm permissions log --json"))
+@click.argument("name", required=False)
+@team_option
+@json_option
+def log_decisions(name: str | None, team_name: str | None, as_json: bool) -> None:
+    """Every permission decision: its tier, who decided and why."""
+    from swarm.ops.permission_check import log_rows
+
+    rows = log_rows(open_team(team_name), name)
+
+    def human(_: Any) -> str:
+        if not rows:
+            return "(no decisions recorded)"
+        return table([[str(r.get("ts", ""))[11:19], str(r["member"]), str(r.get("call", "")),
+                       str(r.get("tier")), str(r.get("who")), str(r.get("behavior")),
+                       str(r.get("why", ""))[:WHAT_WIDTH]] for r in rows],
+                     ["AT", "MEMBER", "CALL", "TIER", "WHO", "DECISION", "WHY"])
+
+    emit(rows, as_json, human)

@@ -140,9 +140,10 @@ class PermissionPolicy:
         self._record(tool, args, use_id, decision, who, review, asked, decided_ms)
         return decision
 
-    def decide(self, tool: Tool, args: dict[str, Any], must_ask: str | None = None
-               ) -> tuple[Decision, Review | None]:
-        """The decision before anyone is asked: allow, deny or ask (and the review, if any)."""
+    def decide(self, tool: Tool, args: dict[str, Any], must_ask: str | None = None,
+               dry: bool = False) -> tuple[Decision, Review | None]:
+        """The decision before anyone is asked: allow, deny or ask (and the review, if any).
+        `dry` (`swarm permissions check`): run nothing, neither hooks nor the reviewer."""
         scoped = self.not_its_own(tool, args) or self.out_of_scope(tool, args)
         if scoped is not None:
             return _tiered(scoped, "scope"), None
@@ -168,7 +169,7 @@ class PermissionPolicy:
         log.debug("%s: %s (%s)", tool.name, decision.behavior, decision.reason)
         if decision.behavior == "deny":
             return _tiered(decision, "deny rule" if decision.rule else "mode"), None
-        blocked = self.tool_hooks.pre_tool_use(tool, args)
+        blocked = None if dry else self.tool_hooks.pre_tool_use(tool, args)
         if blocked is not None:
             return _tiered(blocked, "hook"), None
         if must_ask is not None and decision.behavior == "allow":
@@ -184,6 +185,8 @@ class PermissionPolicy:
         why_not = self.auto.why_not_safe(tool, args)
         if why_not is None:
             return Decision("allow", "auto: proven safe", tier="safe"), None
+        if dry:
+            return Decision("ask", why_not, tier="reviewer"), None
         return self.auto.review(tool, args, self.mode, why_not)
 
     def _person_only(self, tool: Tool, args: dict[str, Any], decision: Decision
