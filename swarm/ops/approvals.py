@@ -142,7 +142,7 @@ def pending_plans(team: Team) -> list[Pending]:
     return _pending(team, PlanApprovalRequest)
 
 
-def _find(team: Team, request_id: str) -> Pending:
+def find_request(team: Team, request_id: str) -> Pending:
     """A pending request by (a unique start of) its id, or by the name of the teammate asking
     (as `swarm plans approve NAME`): what a person types after reading `permissions list`."""
     wanted = request_id.strip()
@@ -167,7 +167,7 @@ def _find(team: Team, request_id: str) -> Pending:
 MCP_TOOL = re.compile(r"mcp__[A-Za-z0-9_-]+__[A-Za-z0-9_-]+\Z")
 
 
-def _requester(team: Team, sender: str, agent_id: str) -> Member:
+def requester(team: Team, sender: str, agent_id: str) -> Member:
     """The member a request comes from: it names itself, in this team."""
     member = team.config().member(sender)
     if member is None or member.name == LEAD_NAME or agent_id != member.agent_id:
@@ -251,13 +251,13 @@ def approve_permission(team: Team, request_id: str, always: bool = False,
     (`approval_rule.exact_rule`), or with `typed` the rule the person typed; `announce` is given
     it first (whoever answers sees the exact rule before it exists). A request for a tool its
     asker does not have, or an `always` no exact rule can honour, is refused before anything."""
-    found = _find(team, request_id)
+    found = find_request(team, request_id)
     request: PermissionRequest = found.request
     if by_model and request.person_only:  # the lead's model (AnswerPermission)
         raise NotAllowedError(f"only a person approves this request ({request.tier or 'ask'}"
                               " tier): it waits for `swarm permissions approve` or the lead's"
                               " person")
-    member = _requester(team, found.message.sender, request.agent_id)
+    member = requester(team, found.message.sender, request.agent_id)
     _check_tool(team, member, request.tool_name)
     updated = edited_input(request.tool_name, new_input) if new_input is not None else None
     rule = None
@@ -285,7 +285,7 @@ def _add_rule(config: TeamConfig, rule: str) -> None:
 def deny_permission(team: Team, request_id: str, reason: str) -> Pending:
     if not reason.strip():
         raise BadInputError("--reason is required: the teammate's model reads it")
-    found = _find(team, request_id)
+    found = find_request(team, request_id)
     reply = PermissionResponse(request_id=found.request.request_id, approve=False, feedback=reason)
     team.send(found.message.sender, reply, sender=LEAD_NAME)
     team.inbox(LEAD_NAME, checked=False).mark_read([found.message.id])

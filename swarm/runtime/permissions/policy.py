@@ -87,11 +87,16 @@ class PermissionPolicy:
                    user_rules=(*lasting_rules(), []))
 
     def team_rules(self) -> list[str]:
-        """The team file's "always allow" rules, parsed again only when the file changed."""
+        """The team file's "always allow" rules and the member's own as the file has them now
+        (a rule added at its scope while it runs), read again only when the file changed."""
         if self._team_rules is None:
-            self._team_rules = ChangeCache(self.team.config_key,
-                                           lambda: list(self.team.config().allowed_rules))
+            self._team_rules = ChangeCache(self.team.config_key, self._rules_now)
         return self._team_rules.get()
+
+    def _rules_now(self) -> list[str]:
+        config = self.team.config()
+        me = config.member(self.member.name)
+        return [*config.allowed_rules, *(me.allow_rules if me is not None else [])]
 
     def out_of_scope(self, tool: Tool, args: dict[str, Any]) -> Decision | None:
         """File scopes on tasks (core/team/scopes.py): in every mode, bypassPermissions too."""
