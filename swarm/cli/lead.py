@@ -42,8 +42,8 @@ from swarm.lead.options import LEAD_MODES, LeadOptions
 @click.option("--deny", multiple=True, metavar="RULE", help="Deny rule (wins over allow).")
 @click.option("--ask", multiple=True, metavar="RULE",
               help="Ask rule: a person decides, in every mode, e.g. 'Bash(git push:*)'.")
-@click.option("--reviewer", default=None, metavar="SPEC",
-              help="auto's reviewer for the lead and its teammates: command:PROG, model:SPEC,"
+@click.option("--reviewer", default=None, metavar="WHO",
+              help="auto's reviewer for the lead and its teammates: command:PROG, model:NAME,"
               " lead or none.")
 @click.option("--backend", default=None, shell_complete=complete_backend, metavar="auto|tmux|iterm2|hidden|ssh:[USER@]HOST[:PORT]",
               help="Where teammates run (default: $SWARM_BACKEND or auto).")

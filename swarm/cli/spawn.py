@@ -63,8 +63,8 @@ def spawner_depth(team: Team) -> int:
 @click.option("--deny", multiple=True, help="Deny rule, e.g. 'Bash(rm:*)'.")
 @click.option("--ask", multiple=True, help="Ask rule: a person decides, in every mode, e.g."
               " 'Bash(git push:*)'.")
-@click.option("--reviewer", default=None, metavar="SPEC",
-              help="auto's reviewer: command:PROG, model:SPEC, lead or none.")
+@click.option("--reviewer", default=None, metavar="WHO",
+              help="auto's reviewer: command:PROG, model:NAME, lead or none.")
 @click.option("--color", default=None,
               help="Pane and status colour: a name (blue, bright_green, ...) or #rrggbb.")
 @click.option("--max-turns", type=int, default=None, help="Stop after this many model calls.")

@@ -46,8 +46,8 @@ class Member(Record, kw_only=True):
     deny_rules: list[str] = []
     # `--ask RULE`: calls a person decides, in every mode (an auto lead's are inherited).
     ask_rules: list[str] = []
-    # auto's reviewer: `command:PROG`, `model:SPEC`, `lead` or `none` (None: `none`); from the
-    # command line or the user's settings only (core.records.permissions REVIEWERS).
+    # auto's reviewer: `command:PROG`, `model:NAME`, `lead` or `none` (None: `none`); from the
+    # command line or the user's settings only (runtime.permissions.reviewer).
     reviewer: str | None = None
     max_turns: int | None = None
     max_budget_usd: float | None = None

@@ -6,7 +6,7 @@ the permission policy calls it, and a `model:` reviewer is one of swarm's models
   object on stdin; it prints one JSON verdict. An exit code other than 0, a signal, a timeout
   (SWARM_REVIEW_TIMEOUT, default 60 s; the process group is killed) or anything but one verdict
   is no verdict.
-- `model:SPEC`: a fresh one-message conversation with SPEC (any model spec), no tools; the
+- `model:NAME`: a fresh one-message conversation with NAME (any model spec), no tools; the
   first JSON object of its reply is the verdict. An error is no verdict.
 - `lead`: the lead member's model, called the same way (never its conversation).
 - `none`: no reviewer: a person is asked.
@@ -62,7 +62,7 @@ def check_reviewer(spec: str | None) -> str | None:
     kind, _, rest = spec.partition(":")
     if kind not in KINDS or not rest.strip():
         raise BadInputError(f"invalid --reviewer {spec!r}: use lead, none, command:PROG or"
-                            " model:SPEC")
+                            " model:NAME")
     if kind == "command":
         prog = os.path.abspath(os.path.expanduser(rest.strip()))
         if not (os.path.isfile(prog) and os.access(prog, os.X_OK)):
