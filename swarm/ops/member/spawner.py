@@ -172,6 +172,10 @@ def spawn(team: Team, request: SpawnRequest,
     except NotFoundError as exc:
         raise NotFoundError(f"{exc}{_ignored_definition(req.agent_type, trust)}") from None
     defaults = definition.defaults()
+    if definition.source in ("project", "plugin") and defaults.get("permission_mode") == "auto":
+        # auto and its reviewer come from the person (the command line, their own files)
+        # only: a checkout's definition may not choose who approves its calls.
+        defaults.pop("permission_mode")
     # A plan-mode teammate works in acceptEdits once its plan is approved, unless told otherwise.
     fallback = "acceptEdits" if req.plan_mode_required else (
         req.inherit_mode or default_mode() or "default")
