@@ -10,6 +10,7 @@ files, the lead's key). `forbidden()` gives ("deny", why), ("ask", why) when it 
 from __future__ import annotations
 
 import os
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -39,19 +40,31 @@ _FORCE = frozenset({"-f", "--force", "--force-with-lease", "--force-if-includes"
                     "--delete", "-d"})
 
 
-def credential_paths() -> list[str]:
-    home = os.path.realpath(os.path.expanduser("~"))
+def credential_paths() -> tuple[str, ...]:
+    """The credential stores of this HOME (and the agent CLIs' homes where variables move them)."""
+    moved = tuple(os.environ.get(u.variable or "", "") for u in kinds.user_config_dirs())
+    return _credential_paths(os.path.expanduser("~"), moved)
+
+
+@lru_cache(maxsize=8)
+def _credential_paths(home_dir: str, moved: tuple[str, ...]) -> tuple[str, ...]:
+    home = os.path.realpath(home_dir)
     found = [os.path.join(home, c) for c in CREDENTIALS]
-    for user_home in kinds.user_config_dirs():
-        base = os.environ.get(user_home.variable or "") or os.path.join(home, user_home.default)
-        found += [os.path.join(os.path.realpath(base), f) for f in user_home.login_files]
-    return found
+    for user_home, base in zip(kinds.user_config_dirs(), moved, strict=True):
+        where = base or os.path.join(home, user_home.default)
+        found += [os.path.join(os.path.realpath(where), f) for f in user_home.login_files]
+    return tuple(found)
 
 
 def _is_credential(text: str, cwd: Path) -> str | None:
     if not text or text.startswith("-"):
         return None
-    real = os.path.realpath(absolute(text.split("=", 1)[-1], cwd))
+    value = text.split("=", 1)[-1]
+    # A plain name is a credential only from inside a credential store (never a cwd).
+    if "/" not in value and not value.startswith("~") and value != KEY_FILE and not any(
+            str(cwd).startswith(s) for s in credential_paths()):
+        return None
+    real = os.path.realpath(absolute(value, cwd))
     if os.path.basename(real) == KEY_FILE:
         return real
     if real.startswith("/proc/") and real.rsplit("/", 1)[-1] in ("environ", "mem"):

@@ -75,6 +75,7 @@ class GitState:
         self._key: object = None
         self._entries: frozenset[Entry] | None = None
         self._origins: tuple[Path, ...] = ()
+        self.last_hooks: dict[str, str] = {}
 
     def _candidates(self) -> list[Path]:
         home = Path(os.path.expanduser("~"))
@@ -87,11 +88,14 @@ class GitState:
         return found
 
     def _stamp(self) -> object:
+        """What changes when the configuration or the hooks may have: the config files (and
+        those it included), the hooks folder (a hook added, removed or renamed) and each hook."""
         files = [*self._candidates(), *self._origins]
         hooks = self.hooks_dir()
-        listing = tuple(sorted(os.listdir(hooks))) if hooks and hooks.is_dir() else ()
-        return (tuple(_stat(f) for f in files), listing,
-                tuple(_stat(hooks / n) for n in listing) if hooks else ())
+        live = tuple(sorted(n for n in os.listdir(hooks) if not n.endswith(".sample"))) \
+            if hooks is not None and hooks.is_dir() else ()
+        return (tuple(_stat(f) for f in files), live,
+                tuple(_stat(hooks / n) for n in live) if hooks is not None else ())
 
     def entries(self) -> frozenset[Entry] | None:
         """The code-running entries with their origin; None when git could not say."""
@@ -116,6 +120,7 @@ class GitState:
             if _CODE_RE.match(key.casefold()):
                 entries.add((key.casefold(), value, origin))
         self._origins = tuple(sorted(origins))
+        self.last_hooks = self._read_hooks()
         self._key, self._entries = self._stamp(), frozenset(entries)
         return self._entries
 
@@ -125,7 +130,13 @@ class GitState:
         return _common_dir(self.git_dir) / "hooks"
 
     def hooks(self) -> dict[str, str]:
-        """Executable hooks (name -> sha256) in the repository's own hooks directory."""
+        """Executable hooks (name -> sha256) in the repository's hooks folder, as of the last
+        `entries()`."""
+        if self.entries() is None:
+            return self._read_hooks()
+        return self.last_hooks
+
+    def _read_hooks(self) -> dict[str, str]:
         folder = self.hooks_dir()
         found: dict[str, str] = {}
         if folder is None or not folder.is_dir():
@@ -196,7 +207,7 @@ class GitCheck:
         new = sorted(e for e in entries if e not in known)
         if new:
             return f"git's configuration changed since the team started: {new[0][0]}"
-        if self.state.hooks() != snap.get("hooks", {}):
+        if self.state.last_hooks != snap.get("hooks", {}):
             return "git's hooks changed since the team started"
         for key, value, _ in entries:
             if key in _NOT_PROGRAMS or key.endswith(".path"):
