@@ -55,3 +55,19 @@ def test_log_shows_who_decided(crew: Crew, tmp_path: Path) -> None:
         ("Bash: ls", "safe", "rules", "allow"), ("Bash: touch x", "reviewer", "reviewer", "deny")]
     human = crew.cli("permissions", "log")
     assert "reviewer" in human.stdout and "Bash: touch x" in human.stdout
+
+
+def test_the_report_counts_each_members_decisions(crew: Crew, tmp_path: Path) -> None:
+    checkout(crew)
+    prog, _ = reviewer(tmp_path, "deny")
+    crew.spawn("w1", prompt="$ ls\n$ cat src/a.py\n$ touch x\n$ cat ~/.ssh/id_rsa",
+               permission_mode="auto", reviewer=f"command:{prog}")
+    crew.wait_idle_notes("w1", 1)
+    proc = crew.cli("report", "--json")
+    assert proc.returncode == 0, proc.stderr
+    (row,) = [m for m in json.loads(proc.stdout)["members"] if m["name"] == "w1"]
+    found = row["permissions"]
+    assert found["by_tier"] == {"safe": 3, "reviewer": 1, "forbidden": 1}  # with its report
+    assert (found["reviewer"]["deny"], found["reviewer"]["allow"]) == (1, 0)
+    assert found["forbidden"] == 1 and found["asked"] == {"count": 0, "wait_s": 0}
+    assert found["paused"] is False

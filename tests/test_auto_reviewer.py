@@ -120,3 +120,18 @@ def test_a_teammate_spawned_by_an_auto_member_is_auto_with_its_reviewer(
     status = json.loads(proc.stdout)
     members = status["members"] if isinstance(status, dict) else status
     assert any(m.get("name") == "w1" and m.get("mode") == "auto" for m in members), status
+
+
+def test_the_lead_reviewer_is_the_leads_model_given_only_the_request(crew: Crew,
+                                                                     tmp_path: Path) -> None:
+    work = checkout(crew)
+    script = tmp_path / "lead-verdict.json"
+    script.write_text(json.dumps([{"text": '{"decision": "deny", "risk": "high",'
+                                   ' "reason": "not in its task"}'}]))
+    crew.team.update_member("team-lead", model=f"scripted:{script}")
+    crew.spawn("w1", prompt="$ touch l.txt", permission_mode="auto", reviewer="lead")
+    crew.wait_idle_notes("w1", 1)
+    (record,) = records(crew, "w1")[:1]
+    assert (record["tier"], record["who"], record["behavior"]) == ("reviewer", "reviewer", "deny")
+    assert record["review"]["spec"] == "lead" and record["review"]["reason"] == "not in its task"
+    assert not (work / "l.txt").exists()

@@ -84,3 +84,33 @@ def paused(team: str, name: str) -> str | None:
     if total >= IN_ALL:
         return f"the reviewer denied {total} calls in all"
     return None
+
+
+def summary(team: str, name: str) -> dict[str, Any]:
+    """What `swarm report` shows of a member's decisions: calls by tier, the reviewer's verdicts
+    and cost, the person's waits, forbidden calls refused, and whether auto is paused."""
+    found = calls(team, name)
+    if not found:
+        return {}
+    by_tier: dict[str, int] = {}
+    review = {"allow": 0, "deny": 0, "no_verdict": 0, "cached": 0, "tokens": 0,
+              "cost_usd": 0.0}
+    waits = []
+    for record in found:
+        tier = str(record.get("tier") or "mode")
+        by_tier[tier] = by_tier.get(tier, 0) + 1
+        done = record.get("review")
+        if isinstance(done, dict):
+            verdict = done.get("verdict")
+            key = verdict if verdict in ("allow", "deny") else "no_verdict"
+            review[key] += 1
+            review["cached"] += int(bool(done.get("cached")))
+            tokens = done.get("tokens") or {}
+            review["tokens"] += int(tokens.get("input", 0)) + int(tokens.get("output", 0))
+            review["cost_usd"] += float(done.get("cost_usd") or 0.0)
+        asked = record.get("asked")
+        if isinstance(asked, dict):
+            waits.append(float(asked.get("wait_ms") or 0.0) / 1000)
+    return {"by_tier": by_tier, "reviewer": review,
+            "asked": {"count": len(waits), "wait_s": round(sum(waits), 3)},
+            "forbidden": by_tier.get("forbidden", 0), "paused": paused(team, name) is not None}
