@@ -36,6 +36,9 @@ INTERPRETERS = frozenset({"python", "python2", "python3", "pypy", "node", "deno"
 # In a git dir: what makes git run code.
 _GIT_CODE = ("config", "config.worktree", "hooks", "info/attributes")
 DEFAULT_BRANCHES = ("main", "master")
+# Under $SWARM_HOME: agents' memory (core.agents.memory), not configuration; a write there is
+# a protected path as before (its own memory file, acceptEdits).
+MEMORY = (("agent-memory",),)
 _FORCE = frozenset({"-f", "--force", "--force-with-lease", "--force-if-includes", "--mirror",
                     "--delete", "-d"})
 
@@ -75,6 +78,19 @@ def _is_credential(text: str, cwd: Path) -> str | None:
     return None
 
 
+def _swarm_config(rest: tuple[str, ...]) -> bool:
+    """Is `rest` (from `.swarm` on) configuration swarm runs code from (its kind's project
+    configuration: settings, agents, skills), or a folder holding it?"""
+    relative = "/".join(rest)
+    for config in kinds.of_member(None).project_config:
+        path = config.path.rstrip("/")
+        if config.runs_code and path.startswith(".swarm") and (
+                relative == path or relative.startswith(path + "/")
+                or path.startswith(relative + "/")):
+            return True
+    return False
+
+
 def _code_write(text: str, cwd: Path) -> str | None:
     """A write that changes what git or swarm runs: where, else None."""
     real = os.path.realpath(absolute(text, cwd))
@@ -85,13 +101,13 @@ def _code_write(text: str, cwd: Path) -> str | None:
             if any(rest == c or rest.startswith(c + "/") for c in _GIT_CODE) or (
                     rest.startswith(("modules/", "worktrees/")) and rest.endswith("config")):
                 return real
-        if part == ".swarm" and i < len(parts) - 1 or real.endswith("/.swarm"):
+        if part == ".swarm" and _swarm_config(parts[i:]):
             return real
     home = os.path.realpath(paths.home())
     if real == home or real.startswith(home + os.sep):
         rel = Path(real).relative_to(home).parts
         in_tree = (rel[:1] == ("teams",) and len(rel) >= 4 and rel[2] == "worktrees") or (
-            rel[:1] == ("kept-worktrees",) and len(rel) >= 2)
+            rel[:1] == ("kept-worktrees",) and len(rel) >= 2) or rel[:1] in MEMORY
         if not in_tree:
             return real
     return None
