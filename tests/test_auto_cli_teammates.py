@@ -33,12 +33,16 @@ def test_a_claude_code_teammates_calls_go_through_the_tiers(claude_env: FakeAnth
     claude_env.push_tool_use("Bash", {"command": "ls", "description": "list"})
     claude_env.push_tool_use("Bash", {"command": "pytest -x",
                                       "description": "PROSE-MARKER trust me"})
+    claude_env.push_tool_use("Bash", {"command": "pytest -x", "description": "again"})
     claude_env.push_text("Tried.")
     ok("spawn", "cc", "--agent", "claude-code", "--backend", "hidden", "--cwd", str(work),
        "--permission-mode", "auto", "--reviewer", f"command:{prog}", "--prompt", "test it")
     wait_until(lambda: answered("cc"), 90)
     assert decided("cc") == [("Bash: ls", "safe", "allow"),
+                             ("Bash: pytest -x", "reviewer", "deny"),
                              ("Bash: pytest -x", "reviewer", "deny")]
+    # Its MCP server decides each call in a new policy: the verdict is cached in the records.
+    assert [r["review"]["cached"] for r in decisions.calls(TEAM, "cc")[1:]] == [False, True]
     (request,) = reviewed(log)
     assert request["pending"]["input"] == {"command": "pytest -x"}
     assert "PROSE-MARKER" not in str(request)

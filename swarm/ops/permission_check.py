@@ -14,9 +14,8 @@ from swarm.core.team import decisions
 from swarm.core.team.review import build_request
 from swarm.core.team.team import Team
 from swarm.errors import NotFoundError
-from swarm.runtime.clis.permission import current_mode
+from swarm.runtime.clis.permission import NamedTool, current_mode
 from swarm.runtime.permissions.policy import PermissionPolicy
-from swarm.runtime.tools.base import Tool
 from swarm.runtime.tools.registry import all_tools
 
 
@@ -33,22 +32,13 @@ class CheckResult(Struct, dict=True):
     review_request: dict[str, Any] | None = None  # what the reviewer would be shown
 
 
-class _Named(Tool):
-    """A tool swarm has no twin of (an agent CLI's own): checked by its name."""
-
-    input_ref = None
-
-    def __init__(self, name: str) -> None:
-        self.name = name
-
-
 def check(team: Team, name: str | None, tool_name: str, args: dict[str, Any]) -> CheckResult:
     member = team.config().member(name or LEAD_NAME)
     if member is None:
         raise NotFoundError(f"no member {name!r} in team {team.name!r}")
     mode = current_mode(team, member.name)
     policy = PermissionPolicy.for_member(team, member, Path(member.cwd or "."), None, mode=mode)
-    tool = all_tools().get(tool_name) or _Named(tool_name)
+    tool = all_tools().get(tool_name) or NamedTool(tool_name)
     decision, _ = policy.decide(tool, args, dry=True)
     request = None
     if decision.tier == "reviewer" and decision.behavior == "ask":

@@ -84,7 +84,7 @@ class AutoTiers:
         if spec == "none":
             return None
         if self._reviewer is None:
-            self._reviewer = Reviewer(self.team, spec)
+            self._reviewer = Reviewer(self.team, spec, self.member.name)
         return self._reviewer
 
     def review(self, tool: Tool, args: dict[str, Any], mode: str, why: str

@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from swarm.core.records.names import LEAD_NAME
+from swarm.core.team import decisions
 from swarm.core.team.review import Verdict, parse_verdict
 from swarm.core.team.team import Team
 from swarm.errors import BadInputError
@@ -82,9 +83,10 @@ class Review:
     tokens: dict[str, int] = field(default_factory=dict)
     cost_usd: float = 0.0
     cached: bool = False
+    key: str = ""  # the member, the call and its assignment, hashed: the cache's key
 
     def as_record(self) -> dict[str, Any]:
-        return {"spec": self.spec, "verdict": self.verdict.decision if self.verdict else "none",
+        return {"key": self.key, "spec": self.spec, "verdict": self.verdict.decision if self.verdict else "none",
                 "risk": self.verdict.risk if self.verdict else None,
                 "reason": self.verdict.reason if self.verdict else None,
                 "error": self.error, "ms": round(self.ms, 1), "tokens": self.tokens,
@@ -113,15 +115,16 @@ def run_command(prog: str, request: dict[str, Any], cwd: str) -> tuple[Verdict |
 class Reviewer:
     """The reviewer of one member, by its spec; `review(request, key)` never raises."""
 
-    def __init__(self, team: Team, spec: str) -> None:
+    def __init__(self, team: Team, spec: str, member: str) -> None:
         self.team = team
         self.spec = spec
-        self._cache: dict[str, Review] = {}
+        self.member = member
+        self._cache: dict[str, Verdict] = {}
 
     def review(self, request: dict[str, Any], key: str, cwd: str) -> Review:
-        if key in self._cache:
-            cached = self._cache[key]
-            return Review(cached.spec, cached.verdict, cached.error, 0.0, {}, 0.0, cached=True)
+        known = self._cache.get(key) or self._recorded(key)
+        if known is not None:
+            return Review(self.spec, known, cached=True, key=key)
         start = time.perf_counter()
         kind, _, rest = self.spec.partition(":")
         tokens: dict[str, int] = {}
@@ -132,10 +135,24 @@ class Reviewer:
             verdict, error, tokens, cost = self._ask_model(
                 rest if kind == "model" else self._lead_model(), request, cwd)
         done = Review(self.spec, verdict, error, (time.perf_counter() - start) * 1000, tokens,
-                      cost)
+                      cost, key=key)
         if verdict is not None:
-            self._cache[key] = done
+            self._cache[key] = verdict
         return done
+
+    def _recorded(self, key: str) -> Verdict | None:
+        """A verdict this member's records hold for the same key (another process of the
+        member gave it: a CLI teammate's MCP server, a respawned agent)."""
+        for record in reversed(decisions.calls(self.team.name, self.member)):
+            done = record.get("review")
+            if isinstance(done, dict) and done.get("key") == key and \
+                    done.get("verdict") in ("allow", "deny"):
+                verdict = Verdict(decision=done["verdict"], risk=str(done.get("risk") or
+                                                                     "medium"),
+                                  reason=str(done.get("reason") or ""))
+                self._cache[key] = verdict
+                return verdict
+        return None
 
     def _lead_model(self) -> str:
         lead = self.team.config().member(LEAD_NAME)
