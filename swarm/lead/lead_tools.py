@@ -294,7 +294,8 @@ class AnswerPermission(Tool):
                                        announce=rules.append, by_model=True)
             verdict = "approved" + "".join(f" (always: added the team rule {r})" for r in rules)
         else:
-            found = deny_permission(ctx.team, request_id, args.feedback or "denied by the lead")
+            found = deny_permission(ctx.team, request_id, args.feedback or "denied by the lead",
+                                    by="lead")
             verdict = "denied"
         _host(ctx).notice(f"{verdict}: {found.message.sender}'s {describe_request(found)}")
         return ToolResult(f"{verdict} {found.message.sender}'s request: {describe_request(found)}")

@@ -198,7 +198,7 @@ class Watch(Struct, dict=True):
         reason = f"nobody answered within {timeout:g}s"
         try:
             if isinstance(pending.request, PermissionRequest):
-                deny_permission(self.team, pending.request.request_id, reason)
+                deny_permission(self.team, pending.request.request_id, reason, by="timeout")
             else:
                 answer_plan(self.team, pending.message.sender, approve=False, feedback=reason)
         except SwarmError:

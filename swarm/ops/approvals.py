@@ -271,7 +271,8 @@ def approve_permission(team: Team, request_id: str, always: bool = False,
             announce(rule)
         team.update(functools.partial(_add_rule, rule=rule))
     reply = PermissionResponse(request_id=request.request_id, approve=True,
-                               updated_input=updated, always=rule is not None)
+                               updated_input=updated, always=rule is not None,
+                               by="lead" if by_model else "person")
     team.send(found.message.sender, reply, sender=LEAD_NAME)
     team.inbox(LEAD_NAME, checked=False).mark_read([found.message.id])
     return _answered(found, reply)
@@ -282,11 +283,13 @@ def _add_rule(config: TeamConfig, rule: str) -> None:
         config.allowed_rules.append(rule)
 
 
-def deny_permission(team: Team, request_id: str, reason: str) -> Pending:
+def deny_permission(team: Team, request_id: str, reason: str, by: str = "person") -> Pending:
+    """`by`: who denies (person, lead: its model, timeout), for the decision record."""
     if not reason.strip():
         raise BadInputError("--reason is required: the teammate's model reads it")
     found = find_request(team, request_id)
-    reply = PermissionResponse(request_id=found.request.request_id, approve=False, feedback=reason)
+    reply = PermissionResponse(request_id=found.request.request_id, approve=False, feedback=reason,
+                               by=by)
     team.send(found.message.sender, reply, sender=LEAD_NAME)
     team.inbox(LEAD_NAME, checked=False).mark_read([found.message.id])
     return _answered(found, reply)

@@ -67,7 +67,7 @@ def frequent(team: Team, min_count: int) -> list[dict[str, Any]]:
     for member in team.config().members:
         cwd = Path(member.cwd or ".")
         for record in decisions.calls(team.name, member.name):
-            if record.get("who") in ("person", "lead or person") and \
+            if record.get("who") in ("person", "lead", "lead or person") and \
                     record.get("behavior") == "allow" and record.get("tool") == "Bash":
                 command = str(record.get("call", "")).removeprefix("Bash: ")
                 offers = suggestions("Bash", {"command": command}, cwd)

@@ -59,6 +59,7 @@ class Decision(Struct, frozen=True):
     # Ask only a person (an ask rule, a protected path, a deny rule that may match, a reviewer
     # with no verdict): never the lead's model.
     person_only: bool = False
+    by: str | None = None  # who answered when asked (PermissionResponse.by)
 
 
 def validate_mode(mode: str) -> str:

@@ -117,6 +117,8 @@ class PermissionResponse(_Structured, kw_only=True):
     updated_input: dict[str, Any] | None = None
     always: bool = False
     feedback: str | None = None
+    # Who answered: "person" (a shell, the lead's terminal), "lead" (its model), "timeout".
+    by: str | None = None
 
 
 class TaskAssignment(_Structured, kw_only=True):

@@ -93,17 +93,17 @@ class Asker:
                 decision = Decision("deny", "a shutdown was requested while waiting for approval")
             else:
                 decision = Decision("deny", f"no answer from the lead within {timeout:g}s "
-                                    f"({why.reason})")
+                                    f"({why.reason})", by="timeout")
         else:
             assert isinstance(answer, PermissionResponse)
             if answer.approve:
                 reason = "approved by the lead" + (" (always)" if answer.always else "")
                 decision = Decision("allow", reason + (", with an edited input"
                                                        if answer.updated_input else ""),
-                                    updated_input=answer.updated_input)
+                                    updated_input=answer.updated_input, by=answer.by)
             else:
                 decision = Decision("deny", "the lead denied it: "
-                                    f"{answer.feedback or 'no reason given'}")
+                                    f"{answer.feedback or 'no reason given'}", by=answer.by)
         self.waiter.show(VIEW.answered(decision.behavior == "allow", decision.reason))
         return decision
 

@@ -134,14 +134,14 @@ class PermissionPolicy:
                 answer = self.asker.permission(tool, args, use_id, decision)
                 asked = {"wait_ms": round((time.perf_counter() - waited) * 1000, 1),
                          "why": decision.reason, "person_only": decision.person_only}
-                who = "person" if decision.person_only else "lead or person"
+                who = answer.by or ("person" if decision.person_only else "lead or person")
                 if answer.behavior == "allow" and answer.updated_input is not None:
                     edited = answer.updated_input  # the edited path: checked again
                     answer = self.not_its_own(tool, edited) or self.out_of_scope(
                         tool, edited) or answer
                 decision = Decision(answer.behavior, answer.reason, answer.rule,
                                     answer.updated_input, tier=decision.tier,
-                                    person_only=decision.person_only)
+                                    person_only=decision.person_only, by=answer.by)
         self._record(tool, args, use_id, decision, who, review, asked, decided_ms)
         return decision
 
@@ -258,4 +258,4 @@ class PermissionPolicy:
 
 def _tiered(decision: Decision, tier: str) -> Decision:
     return Decision(decision.behavior, decision.reason, decision.rule, decision.updated_input,
-                    tier=decision.tier or tier, person_only=decision.person_only)
+                    tier=decision.tier or tier, person_only=decision.person_only, by=decision.by)
