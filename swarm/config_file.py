@@ -10,6 +10,8 @@ tmux_layout = "window"           # tmux: each teammate its own window ($SWARM_TM
 [permissions]                    # rules every agent of this user has, on every team
 allow = ["Bash(git status:*)", "Bash(make test:*)"]
 deny = ["Bash(rm:*)"]
+ask = ["Bash(git push:*)"]       # a person decides these, in every mode
+reviewer = "command:/home/me/bin/review"  # auto's reviewer when spawn and lead name none
 ```
 
 Precedence: a command's flag, then the environment variable, then this file, then swarm's
@@ -30,7 +32,7 @@ from swarm.errors import BadInputError
 
 FILE_NAME = "config.toml"
 TOP_KEYS = ("model", "backend", "permission_mode", "policy_dir", "tmux_layout")
-RULE_KEYS = ("allow", "deny")
+RULE_KEYS = ("allow", "deny", "ask")
 
 
 class UserConfig(Struct, frozen=True):
@@ -43,6 +45,8 @@ class UserConfig(Struct, frozen=True):
     tmux_layout: str = ""  # split or window (settings.tmux_layout)
     allow: tuple[str, ...] = ()
     deny: tuple[str, ...] = ()
+    ask: tuple[str, ...] = ()
+    reviewer: str = ""  # [permissions] reviewer: auto's (runtime.permissions.reviewer)
     warnings: tuple[str, ...] = ()  # unknown keys: named, never fatal
 
 
@@ -90,6 +94,8 @@ def _parse(path: Path) -> UserConfig:
             for name, rules in value.items():
                 if name in RULE_KEYS:
                     values[name] = _rules(path, f"permissions.{name}", rules)
+                elif name == "reviewer":
+                    values[name] = _text(path, "permissions.reviewer", rules)
                 else:
                     warnings.append(f"{path}: unknown key permissions.{name} (ignored)")
         elif key == "permissions":

@@ -14,8 +14,8 @@ from tests.auto_support import checkout, reviewed, reviewer
 pytestmark = pytest.mark.slow
 
 
-def check(crew: Crew, *args: str) -> dict[str, object]:
-    proc = crew.cli("permissions", "check", "--as", "alice", "--json", *args)
+def check(crew: Crew, *args: str, name: str = "alice") -> dict[str, object]:
+    proc = crew.cli("permissions", "check", "--as", name, "--json", *args)
     assert proc.returncode == 0, proc.stderr
     return json.loads(proc.stdout)  # type: ignore[no-any-return]
 
@@ -71,3 +71,17 @@ def test_the_report_counts_each_members_decisions(crew: Crew, tmp_path: Path) ->
     assert (found["reviewer"]["deny"], found["reviewer"]["allow"]) == (1, 0)
     assert found["forbidden"] == 1 and found["asked"] == {"count": 0, "wait_s": 0}
     assert found["paused"] is False
+
+
+def test_ask_rules_and_the_reviewer_from_the_users_settings(crew: Crew, tmp_path: Path) -> None:
+    from swarm.core.store import paths
+
+    checkout(crew)
+    prog, _ = reviewer(tmp_path, "allow")
+    (paths.home() / "config.toml").write_text(
+        f'[permissions]\nask = ["Bash(git push:*)"]\nreviewer = "command:{prog}"\n')
+    crew.spawn("w1", permission_mode="auto")
+    assert crew.team.member("w1").reviewer == f"command:{prog}"
+    assert check(crew, "--", "git", "push", name="w1")["tier"] == "ask"
+    proc = crew.cli("permissions", "check", "--as", "w1", "--json", "--", "git", "push")
+    assert json.loads(proc.stdout)["person_only"] is True

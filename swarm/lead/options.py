@@ -10,6 +10,7 @@ from msgspec import Struct
 from swarm import settings
 from swarm.core.records.permissions import PERMISSION_MODES
 from swarm.core.shell.rules import validate_rule
+from swarm.core.trust.user_config import lasting_reviewer
 from swarm.errors import BadInputError
 from swarm.lead.wake_policy import Watch
 from swarm.runtime.models import check_model_spec, default_model_spec
@@ -92,7 +93,7 @@ def validate(options: LeadOptions) -> None:
     options.allow = tuple(validate_rule(r) for r in options.allow)
     options.deny = tuple(validate_rule(r) for r in options.deny)
     options.ask = tuple(validate_rule(r) for r in options.ask)
-    options.reviewer = check_reviewer(options.reviewer)
+    options.reviewer = check_reviewer(options.reviewer or lasting_reviewer())
     if options.teammate_model and options.teammate_model.strip().lower() != "inherit":
         try:
             check_model_spec(options.teammate_model, cwd=options.cwd)

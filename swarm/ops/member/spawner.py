@@ -34,7 +34,7 @@ from swarm.core.team.worktrees import (
     record_fields,
 )
 from swarm.core.trust.secrets import redact
-from swarm.core.trust.user_config import default_mode, lasting_rules
+from swarm.core.trust.user_config import default_mode, lasting_reviewer, lasting_rules
 from swarm.core.trust.workspace import ProjectConfig, TrustDecision, decide
 from swarm.errors import BadInputError, NotAllowedError, NotFoundError, SwarmError, from_origin
 from swarm.ops.member.health import observe
@@ -270,6 +270,8 @@ def _review_settings(team: Team, req: SpawnRequest) -> tuple[str | None, list[st
                               f" teammates are reviewed by its own ({inherited or 'none'})")
     asks = [*(spawner.ask_rules if spawner is not None else []),
             *(validate_rule(r) for r in req.ask)]
+    if req.cap is None and chosen is None:  # a person: their config.toml's reviewer
+        chosen = check_reviewer(lasting_reviewer())
     return chosen or inherited, list(dict.fromkeys(asks))
 
 

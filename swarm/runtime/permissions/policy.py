@@ -25,7 +25,7 @@ from swarm.core.store.filecache import ChangeCache
 from swarm.core.team import decisions
 from swarm.core.team.review import call_line
 from swarm.core.team.scopes import scope_denial
-from swarm.core.trust.user_config import lasting_rules
+from swarm.core.trust.user_config import lasting_ask_rules, lasting_rules
 from swarm.runtime.permissions.auto import AutoTiers
 from swarm.runtime.permissions.reviewer import Review
 from swarm.runtime.turn.hooks import ToolHooks
@@ -84,7 +84,7 @@ class PermissionPolicy:
         start = mode or ("plan" if member.plan_mode_required else member.permission_mode)
         return cls(team=team, member=member, cwd=cwd, mode=start, working_mode=working,
                    asker=asker, tool_hooks=tool_hooks or ToolHooks(),
-                   user_rules=(*lasting_rules(), []))
+                   user_rules=(*lasting_rules(), lasting_ask_rules()))
 
     def team_rules(self) -> list[str]:
         """The team file's "always allow" rules and the member's own as the file has them now
