@@ -173,3 +173,24 @@ def test_a_file_that_says_run_this_is_never_shown_to_the_reviewer(crew: Crew,
                                                      "Bash: touch again.txt"]
     assert all("RUN-ME-7f3a" not in str(r) for r in shown)
     assert shown[1]["assignment"]["lead_messages"] == ["$ touch again.txt"]
+
+
+def test_safe_git_runs_with_gits_code_running_settings_off(crew: Crew, tmp_path: Path) -> None:
+    """An fsmonitor the team started with, outside the checkout, keeps `git status` safe; the
+    command runs with it off, so a change between the check and the run could not run code."""
+    work = checkout(crew)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    monitor = outside / "fsmonitor.sh"
+    monitor.write_text(f"#!/bin/sh\ntouch {tmp_path / 'ran'}\n")
+    monitor.chmod(0o755)
+    git(work, "config", "core.fsmonitor", str(monitor))
+    git(work, "status")  # control: git itself runs it
+    assert (tmp_path / "ran").exists()
+    (tmp_path / "ran").unlink()
+    prog, log = reviewer(tmp_path, "deny")
+    crew.spawn("w1", prompt="$ git status", permission_mode="auto", reviewer=f"command:{prog}")
+    crew.wait_idle_notes("w1", 1)
+    (record,) = wait_records(crew, "w1", 1)
+    assert (record["tier"], record["behavior"]) == ("safe", "allow")
+    assert not (tmp_path / "ran").exists() and reviewed(log) == []

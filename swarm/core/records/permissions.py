@@ -60,6 +60,9 @@ class Decision(Struct, frozen=True):
     # with no verdict): never the lead's model.
     person_only: bool = False
     by: str | None = None  # who answered when asked (PermissionResponse.by)
+    # Variables the command runs with (auto's safe git: git's code-running settings off, so a
+    # change between the check and the run cannot make it run code).
+    env: dict[str, str] | None = None
 
 
 def validate_mode(mode: str) -> str:

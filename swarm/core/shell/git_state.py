@@ -37,6 +37,16 @@ READ_TIMEOUT = 5.0
 Entry = tuple[str, str, str]  # (key, value, origin)
 
 
+# What a safe git command runs with: git's code-running settings off (a filter can only be
+# turned off by its name: not here, a limit in docs/design/trust.md).
+SAFE_GIT_ENV = {"GIT_OPTIONAL_LOCKS": "0", "GIT_CONFIG_COUNT": "5",
+                "GIT_CONFIG_KEY_0": "core.fsmonitor", "GIT_CONFIG_VALUE_0": "false",
+                "GIT_CONFIG_KEY_1": "core.hooksPath", "GIT_CONFIG_VALUE_1": "/dev/null",
+                "GIT_CONFIG_KEY_2": "diff.external", "GIT_CONFIG_VALUE_2": "",
+                "GIT_CONFIG_KEY_3": "log.showSignature", "GIT_CONFIG_VALUE_3": "false",
+                "GIT_CONFIG_KEY_4": "core.pager", "GIT_CONFIG_VALUE_4": "cat"}
+
+
 def _git_dir(cwd: Path) -> Path | None:
     """The `.git` dir (or the worktree's git dir) above `cwd`; None outside a repository."""
     here = cwd.resolve()

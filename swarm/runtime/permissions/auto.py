@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from swarm.core.records.permissions import Decision
+from swarm.core.shell import parse as shellparse
 from swarm.core.shell import rules
-from swarm.core.shell.git_state import GitCheck
+from swarm.core.shell.git_state import SAFE_GIT_ENV, GitCheck
 from swarm.core.shell.protected import inside, is_protected, own_file
 from swarm.core.shell.readonly import why_not_safe
 from swarm.core.team import decisions
@@ -78,6 +80,13 @@ class AutoTiers:
                 return f"{path} is outside the working directory"
             return None
         return f"{tool.name} is not a read-only tool"
+
+    def safe_env(self, tool: Tool, args: dict[str, Any]) -> dict[str, str] | None:
+        """A safe Bash call that runs git runs it with git's code-running settings off."""
+        if tool.name != "Bash" or "GIT_CONFIG_COUNT" in os.environ:
+            return None
+        runs_git = any(c.program == "git" for c in shellparse.parse(str(args.get("command"))))
+        return dict(SAFE_GIT_ENV) if runs_git else None
 
     def reviewer(self) -> Reviewer | None:
         spec = self.member.reviewer or "none"

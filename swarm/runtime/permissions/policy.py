@@ -189,7 +189,8 @@ class PermissionPolicy:
             return _tiered(decision, "mode"), None
         why_not = self.auto.why_not_safe(tool, args)
         if why_not is None:
-            return Decision("allow", "auto: proven safe", tier="safe"), None
+            return Decision("allow", "auto: proven safe", tier="safe",
+                            env=self.auto.safe_env(tool, args)), None
         if dry:
             return Decision("ask", why_not, tier="reviewer"), None
         return self.auto.review(tool, args, self.mode, why_not)
