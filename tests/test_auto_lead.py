@@ -5,6 +5,7 @@ reviewer and ask rules."""
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -51,4 +52,33 @@ def test_a_leads_forbidden_calls_are_denied_and_its_teammate_is_auto(tmp_path: P
     assert status.returncode == 0, status.stderr
     assert f'"mode": "{mode}"' in status.stdout.replace('":"', '": "')
     assert "KEY-MARKER-77" not in proc.stdout + proc.stderr
+    assert not log.exists()
+
+
+def test_with_approvals_lead_an_ask_rule_waits_for_a_person_not_the_leads_model(
+        tmp_path: Path) -> None:
+    """Headless, nobody is there: the request is denied at the permission timeout, and the
+    lead's model was never woken with it."""
+    work = tmp_path / "work"
+    work.mkdir()
+    prog, log = reviewer(tmp_path, "allow")
+    script = tmp_path / "lead.json"
+    script.write_text(json.dumps([
+        {"tool_uses": [{"name": "SpawnTeammate", "input": {
+            "name": "w", "prompt": "$ git push origin HEAD", "model": "shell"}}]},
+        {"text": "Done."}]))
+    proc = lead("--permission-mode", "auto", "--approvals", "lead", "--reviewer",
+                f"command:{prog}", "--ask", "Bash(git push:*)", "--keep", "--team", "asks",
+                "go", cwd=work, model=f"scripted:{script}",
+                env={"SWARM_PERMISSION_TIMEOUT": "3"})
+    assert proc.returncode == 0, proc.stderr
+    (push,) = [r for r in decisions.calls("asks", "w") if r["call"] == "Bash: git push origin HEAD"]
+    assert (push["tier"], push["behavior"], push["who"]) == ("ask", "deny", "timeout")
+    assert push["asked"]["person_only"] is True
+    path = Path(os.environ["SWARM_HOME"]) / "teams" / "asks" / "agents" / "team-lead"
+    entries = [json.loads(line) for line in (path / "transcript.jsonl").read_text().splitlines()]
+    woken_with = [b.get("text", "") for e in entries if e.get("kind") == "message"
+                  and e["message"]["role"] == "user" for b in e["message"]["content"]
+                  if isinstance(b, dict) and b.get("type") == "text"]
+    assert woken_with and not any("git push" in text for text in woken_with), woken_with
     assert not log.exists()
