@@ -56,11 +56,22 @@ def test_three_denials_in_a_row_switch_to_asking_until_auto_is_set_again(
     crew.wait_idle_notes("w1", 1)
     assert [r["who"] for r in records(crew, "w1")[:4]] == ["reviewer"] * 3 + ["person"]
     assert "the reviewer denied 3 calls in a row" in records(crew, "w1")[3]["asked"]["why"]
+    assert paused_in_status(crew, "w1") == "the reviewer denied 3 calls in a row"
     proc = crew.cli("mode", "w1", "auto")  # a person sets auto again: the reviewer decides
     assert proc.returncode == 0, proc.stderr
     crew.send("w1", "$ touch a5.txt")
     crew.wait_idle_notes("w1", 2)
     assert len(reviewed(log)) == 4 and len(requests(crew, "w1")) == 1
+    assert paused_in_status(crew, "w1") is None  # a4 was the person's; a5 the reviewer's
+
+
+def paused_in_status(crew: Crew, name: str) -> str | None:
+    proc = crew.cli("status", "--json")
+    assert proc.returncode == 0, proc.stderr
+    data = json.loads(proc.stdout)
+    members = data["members"] if isinstance(data, dict) else data
+    (row,) = [m for m in members if m["name"] == name]
+    return row["auto_paused"]  # type: ignore[no-any-return]
 
 
 def test_twenty_denials_in_all_switch_to_asking(crew: Crew, tmp_path: Path) -> None:
