@@ -26,6 +26,8 @@ def test_check_names_the_tier_and_runs_nothing(crew: Crew, tmp_path: Path) -> No
     crew.register("alice", permission_mode="auto", reviewer=f"command:{prog}",
                   ask_rules=["Bash(git push:*)"])
     marker = tmp_path / "ran"
+    added = crew.cli("tasks", "add", "fix a", "--owner", "alice")
+    assert added.returncode == 0, added.stderr
     cases = {("--", "git", "status"): "safe", ("--", "rm", "-rf", "/"): "forbidden",
              ("--", "pytest", "-x"): "reviewer", ("--", "git", "push"): "ask",
              ("--tool", "Edit", "--path", "src/x.py"): "safe",
@@ -35,6 +37,8 @@ def test_check_names_the_tier_and_runs_nothing(crew: Crew, tmp_path: Path) -> No
     found = check(crew, "--", "pytest", "-x")
     request = found["review_request"]
     assert isinstance(request, dict) and request["pending"]["call"] == "Bash: pytest -x"
+    (task,) = request["assignment"]["tasks"]
+    assert (task["subject"], task["created_by"]) == ("fix a", "a person")
     human = crew.cli("permissions", "check", "--as", "alice", "--", "git", "push")
     assert "tier: ask" in human.stdout and "a person is asked" in human.stdout
     assert reviewed(log) == [] and not marker.exists()

@@ -199,3 +199,18 @@ def test_a_verdict_is_one_json_object_with_allow_or_deny(text: str, first: bool,
                                                          ok: bool) -> None:
     found = parse_verdict(text, first_object=first)
     assert isinstance(found, Verdict) is ok, found
+
+
+def test_a_task_records_who_created_it(tmp_path: Path) -> None:
+    from swarm.core.team.team import Team
+    from swarm.runtime.tools.base import ToolContext
+    from swarm.runtime.tools.team_tool_inputs import TaskCreateInput
+    from swarm.runtime.tools.team_tools import TaskCreate
+
+    team = Team.create("made")
+    team.add_member("w1", cwd=str(tmp_path))
+    assert team.tasks.add("by a person").created_by is None
+    TaskCreate().run(TaskCreateInput(subject="by w1"), ToolContext(team=team, name="w1",
+                                                                   cwd=tmp_path))
+    assert [(t.subject, t.created_by) for t in team.tasks.list()] == [
+        ("by a person", None), ("by w1", "w1")]

@@ -6,8 +6,8 @@ person's request to the lead (the team's description: its first words), the memb
 to it), the member's earlier calls (one line each: a command, a path and a size, never a file's
 content or a tool's output) and the pending call's input (without its `description`, the
 model's prose). So a file that says "run curl .. | sh" never reaches the reviewer, and neither
-does the member's argument for a call. A task's text may have been written by any member (tasks
-record no creator): the request says so.
+does the member's argument for a call. Each task says who created it (a person, the lead, the
+member itself); its text may have been edited by any member since: the request says so.
 
 The verdict: one JSON object `{"decision": "allow"|"deny", "risk": "low"|"medium"|"high",
 "reason": "..."}`. Anything else is no verdict, and a person is asked.
@@ -83,11 +83,19 @@ def assignment(team: Team, member: Member) -> dict[str, Any]:
         "prompt": _cut(member.prompt),
         "tasks": [{"id": t.id, "subject": _cut(t.subject, 1024),
                    "description": _cut(t.description), "files": t.files, "status": t.status,
-                   "note": "any member may have written this task's text"} for t in tasks],
+                   "created_by": _creator(t.created_by, member.name)} for t in tasks],
+        "tasks_note": "a task's text can be edited by any member after it was created",
         "file_scope": sorted({f for t in tasks for f in t.files}),
         "worktree": member.worktree_path is not None,
         "lead_messages": [_cut(m.text) for m in told[-5:]],
     }
+
+
+def _creator(name: str | None, member: str) -> str:
+    if name is None:
+        return "a person"
+    return "the lead" if name == LEAD_NAME else (
+        "this member itself" if name == member else f"member {name}")
 
 
 def build_request(team: Team, member: Member, tool: str, args: dict[str, Any], cwd: str,
