@@ -80,5 +80,6 @@ def test_with_approvals_lead_an_ask_rule_waits_for_a_person_not_the_leads_model(
     woken_with = [b.get("text", "") for e in entries if e.get("kind") == "message"
                   and e["message"]["role"] == "user" for b in e["message"]["content"]
                   if isinstance(b, dict) and b.get("type") == "text"]
-    assert woken_with and not any("git push" in text for text in woken_with), woken_with
+    # (The teammate's own report of the denial may wake it: a message, not a request.)
+    assert woken_with and not any("<permission-request" in text for text in woken_with)
     assert not log.exists()
