@@ -11,7 +11,8 @@ effort = "medium"                # default effort of new agents: low, medium, hi
 [permissions]                    # rules every agent of this user has, on every team
 allow = ["Bash(git status:*)", "Bash(make test:*)"]
 deny = ["Bash(rm:*)"]
-
+ask = ["Bash(git push:*)"]       # a person decides these, in every mode
+reviewer = "command:/home/me/bin/review"  # auto's reviewer when spawn and lead name none
 ```
 
 Tables other modules own are kept as parsed for them (core.kinds: ACP agents' tables).
@@ -34,7 +35,7 @@ from swarm.errors import BadInputError
 
 FILE_NAME = "config.toml"
 TOP_KEYS = ("model", "backend", "permission_mode", "policy_dir", "tmux_layout", "effort")
-RULE_KEYS = ("allow", "deny")
+RULE_KEYS = ("allow", "deny", "ask")
 # Top-level tables another module owns and checks (it adds its key at import).
 OWNED_TABLES: set[str] = set()
 
@@ -52,6 +53,8 @@ class UserConfig(Struct, frozen=True):
     deny: tuple[str, ...] = ()
     # Tables other modules read (OWNED_TABLES: core.kinds' agent tables), as parsed.
     tables: tuple[tuple[str, Any], ...] = ()
+    ask: tuple[str, ...] = ()
+    reviewer: str = ""  # [permissions] reviewer: auto's (runtime.permissions.reviewer)
     warnings: tuple[str, ...] = ()  # unknown keys: named, never fatal
 
 
@@ -99,6 +102,8 @@ def _parse(path: Path) -> UserConfig:
             for name, rules in value.items():
                 if name in RULE_KEYS:
                     values[name] = _rules(path, f"permissions.{name}", rules)
+                elif name == "reviewer":
+                    values[name] = _text(path, "permissions.reviewer", rules)
                 else:
                     warnings.append(f"{path}: unknown key permissions.{name} (ignored)")
         elif key == "permissions":

@@ -265,20 +265,19 @@ def test_an_interrupt_withdraws_the_question_the_lead_has_not_answered(
 def test_every_command_is_swarms_to_decide_even_a_read(
         codex_env: FakeResponses, swarm_home: Path, tmp_path: Path) -> None:
     """Codex asks about every command in the policy swarm gives it (measured: even `ls`), so
-    swarm's rules see reads too: `ls` is allowed by a rule, reading the lead's key is asked of
-    the lead whatever the rules say."""
+    swarm's rules see reads too: `ls` is allowed by a rule, reading the lead's key is forbidden
+    whatever the rules say (nobody is asked)."""
     key = swarm_home / "teams" / TEAM / "lead.key"
     codex_env.push_tool_use("exec_command", {"cmd": "ls"})
     codex_env.push_tool_use("exec_command", {"cmd": f"cat {key}"})
     codex_env.push_text("Tried.")
     ok("spawn", "cx", "--agent", "codex", "--backend", "hidden", "--cwd", str(tmp_path),
        "--allow", "Bash(ls:*)", "--allow", "Bash(cat:*)", "--prompt", "look around")
-    asks = wait_until(lambda: lead_messages("permission_request"), 60)
-    assert asks[0]["input"]["command"] == f"cat {key}"
-    ok("permissions", "deny", asks[0]["request_id"][:8], "--reason", "no")
     wait_until(lambda: answered("cx"), 60)
+    assert lead_messages("permission_request") == []
     decided = [(p["tool"], p["decision"]) for p in prompts("cx")]
     assert decided == [("Bash", "allow"), ("Bash", "deny")]
+    assert "forbidden" in prompts("cx")[1]["reason"]
 
 
 def test_a_kill_mid_command_ends_codex_and_its_command(codex_env: FakeResponses) -> None:

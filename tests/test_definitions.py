@@ -163,7 +163,7 @@ def test_a_definition_caps_spend(project: Path) -> None:
         ("---\nname: [unclosed\n---\nbody\n", None, "not valid YAML"),
         ("---\n- a\n- b\n---\nbody\n", None, "YAML mapping"),
         ("---\npermission_mode: yolo\n---\nbody\n", "permission_mode",
-         "must be one of default, acceptEdits, plan, bypassPermissions"),
+         "must be one of default, acceptEdits, plan, auto, bypassPermissions"),
         ("---\nmax_turns: -3\n---\nbody\n", "max_turns", "greater than or equal to 1"),
         ("---\nmax_turns: many\n---\nbody\n", "max_turns", "integer"),
         ("---\nmax_budget_usd: 0\n---\nbody\n", "max_budget_usd", "greater than 0"),

@@ -88,7 +88,7 @@ def test_a_bad_mode_names_the_argument_and_lists_the_modes(
     assert "'acceptEdits'" in line and "'bypassPermissions'" in line, line
     code, out, _ = run_cli(capsys, "mode", "--help")
     assert "Usage: swarm mode [OPTIONS] NAME MODE" in out, out
-    assert "default, acceptEdits, plan or bypassPermissions" in out, out
+    assert "default, acceptEdits, plan, auto or bypassPermissions" in out, out
 
 
 # -- a team folder removed by hand --------------------------------------------------------------

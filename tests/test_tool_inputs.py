@@ -98,7 +98,7 @@ def test_a_lead_tool_answers_bad_input_with_one_error_naming_every_problem(
                              "permission_mode": "root"}, lead)
     assert wrong.is_error and wrong.content.startswith("Invalid input for SpawnTeammate: ")
     assert "worktree: Input should be a valid boolean" in wrong.content
-    assert ("permission_mode: Input should be 'default', 'acceptEdits', 'plan' or"
+    assert ("permission_mode: Input should be 'default', 'acceptEdits', 'plan', 'auto' or"
             " 'bypassPermissions'") in wrong.content
     assert ctx.team.config().member("bob") is None  # nothing was spawned
 

@@ -104,7 +104,7 @@ def test_the_lead_refuses_a_mode_from_the_file_it_cannot_take(
     code, _, err = run_cli(capsys, "lead", "--headless", "--model", "scripted:x.json", "hi")
     assert code == 2
     assert err.strip() == (f"swarm: error: {path}: permission_mode must be one of default, "
-                           "acceptEdits, bypassPermissions, got 'plan'")
+                           "acceptEdits, auto, bypassPermissions, got 'plan'")
 
 
 @pytest.mark.slow

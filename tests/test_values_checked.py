@@ -40,7 +40,7 @@ def one_error(err: str) -> str:
     ('model = "sonet"\n', "model: unknown model 'sonet': did you mean sonnet?"),
     ('model = "olama:qwen3"\n', "model: unknown model provider 'olama'"),
     ('permission_mode = "yolo"\n', "permission_mode must be one of default, acceptEdits, plan,"
-                                   " bypassPermissions, got 'yolo'"),
+                                   " auto, bypassPermissions, got 'yolo'"),
     ('[permissions]\nallow = ["Bsh(ls:*)"]\n', f"permissions.allow: {UNKNOWN_TOOL}"),
 ])
 def test_config_show_refuses_a_bad_value_naming_the_file_and_the_key(

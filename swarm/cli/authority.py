@@ -84,7 +84,8 @@ LEAD_ONLY: dict[str, tuple[Rule, ...]] = {
 TEAMMATE_MAY = frozenset({
     "send", "inbox", "tasks add", "tasks list", "tasks show", "tasks update", "tasks claim",
     "tasks release", "status", "wait", "logs", "transcript", "report", "worktrees", "diff",
-    "team list", "team show", "permissions list", "plans list", "agents list", "agents show",
+    "team list", "team show", "permissions list", "permissions check", "permissions log",
+    "permissions suggest", "plans list", "agents list", "agents show",
     "mcp list", "mcp snippet", "config show", "doctor", "interrupt", "completion",
     "top",  # to watch; what it does for the lead is checked action by action (cli.top_app)
 })

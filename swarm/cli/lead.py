@@ -44,6 +44,11 @@ from swarm.lead.options import LEAD_MODES, LeadOptions
 @click.option("--allow", multiple=True, metavar="RULE",
               help="Allow rule for the lead and its teammates, e.g. 'Bash(npm test:*)'.")
 @click.option("--deny", multiple=True, metavar="RULE", help="Deny rule (wins over allow).")
+@click.option("--ask", multiple=True, metavar="RULE",
+              help="Ask rule: a person decides, in every mode, e.g. 'Bash(git push:*)'.")
+@click.option("--reviewer", default=None, metavar="WHO",
+              help="auto's reviewer for the lead and its teammates: command:PROG, model:NAME,"
+              " lead or none.")
 @click.option("--backend", default=None, shell_complete=complete_backend, metavar="auto|tmux|iterm2|hidden|ssh:[USER@]HOST[:PORT]",
               help="Where teammates run (default: $SWARM_BACKEND or auto).")
 @click.option("--cwd", default=None, help="Working directory of the lead and its teammates.")
@@ -75,8 +80,8 @@ def lead(prompt: str | None, team_name: str | None, model: str | None,
          coordinator: bool, headless: bool, as_json: bool, timeout: float | None,
          max_teammates: int, max_budget_usd: float | None, keep: bool, resume: bool,
          trust_project: bool, report_path: Path | None, permission_mode: str | None,
-         allow: tuple[str, ...], deny: tuple[str, ...], record: Path | None,
-         effort: str | None) -> None:
+         allow: tuple[str, ...], deny: tuple[str, ...], ask: tuple[str, ...],
+         reviewer: str | None, record: Path | None, effort: str | None) -> None:
     """An LLM lead turns one request into a coordinated team.
 
     In a terminal: type requests; the lead spawns teammates, hands out tasks, reacts to their
@@ -95,7 +100,7 @@ def lead(prompt: str | None, team_name: str | None, model: str | None,
         max_teammates=max_teammates, max_budget_usd=max_budget_usd, keep=keep, resume=resume,
         report=report_path.absolute() if report_path is not None else None,
         permission_mode=permission_mode or default_mode(LEAD_MODES) or "default",
-        allow=allow, deny=deny, trust_project=trust_project,
+        allow=allow, deny=deny, ask=ask, reviewer=reviewer, trust_project=trust_project,
         effort=effort.lower() if effort else None,
     )
     review_for_lead(cwd, interactive, trust_project)  # asks once, or says what it ignores

@@ -145,7 +145,8 @@ def wait(team_name: str | None, until: str, timeout: float | None, wide: bool,
 def mode(name: str, mode: str, team_name: str | None, reason: str | None, as_json: bool) -> None:
     """Change a teammate's permission mode, from its next tool call.
 
-    MODE is default, acceptEdits, plan or bypassPermissions.
+    MODE is default, acceptEdits, plan, auto or bypassPermissions. Setting auto again resumes
+    a reviewer paused after its denials.
     """
     team = open_team(team_name)
     status = set_mode(team, name, mode, reason, cap=mode_cap(team))

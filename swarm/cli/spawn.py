@@ -64,6 +64,10 @@ def spawner_depth(team: Team) -> int:
               default=None, help="What the teammate may do without asking.")
 @click.option("--allow", multiple=True, help="Allow rule, e.g. 'Bash(git status:*)'.")
 @click.option("--deny", multiple=True, help="Deny rule, e.g. 'Bash(rm:*)'.")
+@click.option("--ask", multiple=True, help="Ask rule: a person decides, in every mode, e.g."
+              " 'Bash(git push:*)'.")
+@click.option("--reviewer", default=None, metavar="WHO",
+              help="auto's reviewer: command:PROG, model:NAME, lead or none.")
 @click.option("--color", default=None,
               help="Pane and status colour: a name (blue, bright_green, ...) or #rrggbb.")
 @click.option("--effort", type=click.Choice(EFFORT_LEVELS, case_sensitive=False), default=None,
@@ -83,7 +87,8 @@ def spawner_depth(team: Team) -> int:
 def spawn(name: str, command: tuple[str, ...], team_name: str | None, prompt: str | None, prompt_file: click.File | None,
           agent_type: str, model: str | None, agent: str | None, backend: str | None, cwd: str | None,
           worktree: bool, plan_mode_required: bool, permission_mode: str | None,
-          allow: tuple[str, ...], deny: tuple[str, ...], color: str | None,
+          allow: tuple[str, ...], deny: tuple[str, ...], ask: tuple[str, ...],
+          reviewer: str | None, color: str | None,
           max_turns: int | None, max_budget_usd: float | None, max_tokens: int | None,
           mcp: tuple[str, ...], trust_project: bool, as_json: bool,
           record: Path | None, effort: str | None) -> None:
@@ -95,7 +100,8 @@ def spawn(name: str, command: tuple[str, ...], team_name: str | None, prompt: st
     result = do_spawn(team, SpawnRequest(
         name, prompt=prompt, agent_type=agent_type, model=model,
         backend=backend, cwd=cwd, worktree=worktree, plan_mode_required=plan_mode_required,
-        permission_mode=permission_mode, allow=allow, deny=deny, color=color,
+        permission_mode=permission_mode, allow=allow, deny=deny, ask=ask, reviewer=reviewer,
+        color=color,
         max_turns=max_turns, max_budget_usd=max_budget_usd, max_tokens=max_tokens, mcp=mcp,
         cap=mode_cap(team), depth=spawner_depth(team) + 1,
         trust_project=trust_project, agent=agent, effort=effort,

@@ -62,7 +62,8 @@ def add(subject: str, description: str, blocked_by: tuple[str, ...], owner: str 
     """Add a task."""
     globs = clean_globs(files)
     task = open_team(team_name).tasks.add(
-        subject, description=description, blocked_by=list(blocked_by), owner=owner, files=globs
+        subject, description=description, blocked_by=list(blocked_by), owner=owner, files=globs,
+        created_by=acting_member(),
     )
     for glob in unmatched(globs, Path.cwd()) if globs else []:
         warn(f"--files {glob!r} matches nothing under {Path.cwd()} yet (kept as given)")

@@ -227,7 +227,7 @@ KNOWN_KINDS: tuple[TeammateKind, ...] = (
             # Its project memory, in this order in each directory (runtime.teammate.prompts).
             ConfigPath("swarm_md", "SWARM.md", "text", runs_code=False), AGENTS_MD, CLAUDE_MD),
         protected=(".swarm/", ".claude/", ".mcp.json", "SWARM.md", "AGENTS.md", "CLAUDE.md"),
-        modes=_modes(plan="plan", default="default", acceptEdits="acceptEdits",
+        modes=_modes(plan="plan", default="default", acceptEdits="acceptEdits", auto="auto",
                      bypassPermissions="bypassPermissions"),
     ),
     TeammateKind(
@@ -254,8 +254,9 @@ KNOWN_KINDS: tuple[TeammateKind, ...] = (
             other_routes=("CLAUDE_CODE_USE_BEDROCK", "CLAUDE_CODE_USE_VERTEX",
                           "CLAUDE_CODE_USE_FOUNDRY")),
         # Its own plan mode ends in ExitPlanMode, put to the lead through PermissionPrompt;
-        # otherwise it asks and swarm answers with the member's mode, rules and scopes.
-        modes=_modes(plan="plan", default="default", acceptEdits="default",
+        # otherwise it asks and swarm answers with the member's mode, rules and scopes. Its
+        # own auto mode stays off: in swarm's auto it asks about every call and swarm decides.
+        modes=_modes(plan="plan", default="default", acceptEdits="default", auto="default",
                      bypassPermissions="default"),
         mcp_snippet="swarm.ops.clients:claude_code_snippet",
         # `--effort low|medium|high|xhigh|max` (its thinking and effort for the session).
@@ -287,7 +288,7 @@ KNOWN_KINDS: tuple[TeammateKind, ...] = (
         model_api=ModelApi(config="swarm.runtime.clis.codex_config:configured_api"),
         # Approval policy `untrusted` in every mode: it asks about every command and patch,
         # and swarm answers with the member's mode (runtime.clis.codex).
-        modes=_modes(default="untrusted", acceptEdits="untrusted",
+        modes=_modes(default="untrusted", acceptEdits="untrusted", auto="untrusted",
                      bypassPermissions="untrusted"),
         mcp_snippet="swarm.ops.clients:codex_snippet",
         # Its config's model_reasoning_effort (minimal|low|medium|high|xhigh), as an override.
@@ -318,7 +319,9 @@ KNOWN_KINDS: tuple[TeammateKind, ...] = (
             default_base_url="https://generativelanguage.googleapis.com",
             other_routes=("GOOGLE_GENAI_USE_VERTEXAI", "GOOGLE_GENAI_USE_GCA")),
         # It asks about every command and edit in `default`; swarm answers with the member's
-        # mode. Its own plan mode has no plan to put to the lead, so plan is refused.
+        # mode. Its own plan mode has no plan to put to the lead, so plan is refused; auto
+        # too: it reads files by its own defaults unasked, so the forbidden reads (credential
+        # stores) could not hold.
         modes=_modes(default="default", acceptEdits="default", bypassPermissions="default"),
         price_provider="gemini",
         mcp_snippet="swarm.ops.clients:gemini_snippet",

@@ -75,7 +75,7 @@ def _host(ctx: ToolContext) -> LeadHost:
     return cast(LeadHost, ctx.host)
 
 
-Mode = Literal["default", "acceptEdits", "plan", "bypassPermissions"]  # core.records.permissions' modes
+Mode = Literal["default", "acceptEdits", "plan", "auto", "bypassPermissions"]  # core.records.permissions' modes
 
 
 def _agent_cli(value: str) -> str:
@@ -307,10 +307,11 @@ class AnswerPermission(Tool):
             rules: list[str] = []
             found = approve_permission(ctx.team, request_id, always=bool(args.always),
                                        new_input=json.dumps(edited) if edited else None,
-                                       announce=rules.append)
+                                       announce=rules.append, by_model=True)
             verdict = "approved" + "".join(f" (always: added the team rule {r})" for r in rules)
         else:
-            found = deny_permission(ctx.team, request_id, args.feedback or "denied by the lead")
+            found = deny_permission(ctx.team, request_id, args.feedback or "denied by the lead",
+                                    by="lead")
             verdict = "denied"
         _host(ctx).notice(f"{verdict}: {found.message.sender}'s {describe_request(found)}")
         return ToolResult(f"{verdict} {found.message.sender}'s request: {describe_request(found)}")

@@ -10,9 +10,11 @@ from msgspec import Struct
 from swarm import settings
 from swarm.core.records.permissions import PERMISSION_MODES
 from swarm.core.shell.rules import validate_rule
+from swarm.core.trust.user_config import lasting_reviewer
 from swarm.errors import BadInputError
 from swarm.lead.wake_policy import Watch
 from swarm.runtime.models import check_model_spec, default_model_spec
+from swarm.runtime.permissions.reviewer import check_reviewer
 
 APPROVALS = ("human", "lead")
 # A lead in plan mode would have nobody to approve its plan.
@@ -42,6 +44,8 @@ class LeadOptions(Struct, dict=True):
     permission_mode: str = "default"  # its own tool use; the most it grants; teammates' default
     allow: tuple[str, ...] = ()  # --allow RULE: the lead's, and its teammates'
     deny: tuple[str, ...] = ()
+    ask: tuple[str, ...] = ()  # --ask RULE: a person decides, for the lead and its teammates
+    reviewer: str | None = None  # --reviewer: auto's, the lead's and its teammates'
     # The wake policy; scripts/bench_lead.py passes its re-created anchor policy (not a CLI flag).
     watch_type: type[Watch] = Watch
     trust_project: bool = False  # --trust-project: the project is trusted for this run only
@@ -89,6 +93,8 @@ def validate(options: LeadOptions) -> None:
             else f"no directory {options.report.parent} to write it in"))
     options.allow = tuple(validate_rule(r) for r in options.allow)
     options.deny = tuple(validate_rule(r) for r in options.deny)
+    options.ask = tuple(validate_rule(r) for r in options.ask)
+    options.reviewer = check_reviewer(options.reviewer or lasting_reviewer())
     if options.teammate_model and options.teammate_model.strip().lower() != "inherit":
         try:
             check_model_spec(options.teammate_model, cwd=options.cwd)

@@ -26,6 +26,7 @@ from swarm.core.records.permissions import Decision
 from swarm.core.records.protocol import PlanApprovalResponse
 from swarm.core.records.state import SubagentInfo, Usage, end_child_command
 from swarm.core.records.team_config import TeamConfig
+from swarm.core.shell.git_state import take_snapshot
 from swarm.core.store.liveness import is_alive
 from swarm.core.team.state import read_state, write_state
 from swarm.core.team.team import Team
@@ -145,7 +146,10 @@ class Lead(AgentBase, NoHost):
             self.ui.notice(f"warning: {line}")
         me = self.team.update_member(LEAD_NAME, permission_mode=self.mode,
                                      allow_rules=list(options.allow), deny_rules=list(options.deny),
+                                     ask_rules=list(options.ask), reviewer=options.reviewer,
                                      max_budget_usd=options.max_budget_usd, effort=effort)
+        if self.mode == "auto":  # what git may run, as the team starts
+            take_snapshot(self.team.name, self.cwd)
         # The project's hooks, servers and definitions only in a trusted project (the CLI has
         # said what it ignores, or asked): its teammates get the same run's trust.
         self.trust = decide(self.cwd, flag=options.trust_project)

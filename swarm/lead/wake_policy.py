@@ -156,7 +156,8 @@ class Watch(Struct, dict=True):
                 approvals.names_this_team(self.team, kind):
             pending = Pending(message, kind)
             self._open[message.id] = pending
-            if self.approvals == "lead":
+            person_only = isinstance(kind, PermissionRequest) and kind.person_only
+            if self.approvals == "lead" and not person_only:
                 self.reporter.notice(f"{sender} asks: {describe_request(pending)}")
                 self._waking.append(("request", message, text_block(render_request(pending))))
             else:
@@ -197,7 +198,7 @@ class Watch(Struct, dict=True):
         reason = f"nobody answered within {timeout:g}s"
         try:
             if isinstance(pending.request, PermissionRequest):
-                deny_permission(self.team, pending.request.request_id, reason)
+                deny_permission(self.team, pending.request.request_id, reason, by="timeout")
             else:
                 answer_plan(self.team, pending.message.sender, approve=False, feedback=reason)
         except SwarmError:

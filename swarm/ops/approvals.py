@@ -43,7 +43,7 @@ from swarm.core.text.real_input import (
     typed_rule,
 )
 from swarm.core.trust.workspace import decide
-from swarm.errors import BadInputError, NotFoundError, SwarmError, ToolError
+from swarm.errors import BadInputError, NotAllowedError, NotFoundError, SwarmError, ToolError
 from swarm.runtime.extensions.loader import checkout_of
 from swarm.runtime.tools.registry import all_tools
 
@@ -142,7 +142,7 @@ def pending_plans(team: Team) -> list[Pending]:
     return _pending(team, PlanApprovalRequest)
 
 
-def _find(team: Team, request_id: str) -> Pending:
+def find_request(team: Team, request_id: str) -> Pending:
     """A pending request by (a unique start of) its id, or by the name of the teammate asking
     (as `swarm plans approve NAME`): what a person types after reading `permissions list`."""
     wanted = request_id.strip()
@@ -167,7 +167,7 @@ def _find(team: Team, request_id: str) -> Pending:
 MCP_TOOL = re.compile(r"mcp__[A-Za-z0-9_-]+__[A-Za-z0-9_-]+\Z")
 
 
-def _requester(team: Team, sender: str, agent_id: str) -> Member:
+def requester(team: Team, sender: str, agent_id: str) -> Member:
     """The member a request comes from: it names itself, in this team."""
     member = team.config().member(sender)
     if member is None or member.name == LEAD_NAME or agent_id != member.agent_id:
@@ -246,14 +246,18 @@ def edited_input(tool_name: str, raw: str) -> dict[str, Any]:
 def approve_permission(team: Team, request_id: str, always: bool = False,
                        new_input: str | None = None,
                        announce: Callable[[str], None] | None = None,
-                       typed: str | None = None) -> Pending:
+                       typed: str | None = None, by_model: bool = False) -> Pending:
     """Approve a pending request; with `always` also add the rule naming exactly this call
     (`approval_rule.exact_rule`), or with `typed` the rule the person typed; `announce` is given
     it first (whoever answers sees the exact rule before it exists). A request for a tool its
     asker does not have, or an `always` no exact rule can honour, is refused before anything."""
-    found = _find(team, request_id)
+    found = find_request(team, request_id)
     request: PermissionRequest = found.request
-    member = _requester(team, found.message.sender, request.agent_id)
+    if by_model and request.person_only:  # the lead's model (AnswerPermission)
+        raise NotAllowedError(f"only a person approves this request ({request.tier or 'ask'}"
+                              " tier): it waits for `swarm permissions approve` or the lead's"
+                              " person")
+    member = requester(team, found.message.sender, request.agent_id)
     _check_tool(team, member, request.tool_name)
     updated = edited_input(request.tool_name, new_input) if new_input is not None else None
     rule = None
@@ -266,7 +270,8 @@ def approve_permission(team: Team, request_id: str, always: bool = False,
             announce(rule)
         team.update(functools.partial(_add_rule, rule=rule))
     reply = PermissionResponse(request_id=request.request_id, approve=True,
-                               updated_input=updated, always=rule is not None)
+                               updated_input=updated, always=rule is not None,
+                               by="lead" if by_model else "person")
     team.send(found.message.sender, reply, sender=LEAD_NAME)
     team.inbox(LEAD_NAME, checked=False).mark_read([found.message.id])
     return _answered(found, reply)
@@ -279,15 +284,15 @@ def _exact(member: Member, tool_name: str, args: dict[str, Any]) -> str:
 def always_rule(team: Team, request_id: str) -> str:
     """The team rule `approve --always` would add for this request, without adding it (what
     `swarm top` shows before it is confirmed): the same computation, so both agree."""
-    found = _find(team, request_id)
-    member = _requester(team, found.message.sender, found.request.agent_id)
+    found = find_request(team, request_id)
+    member = requester(team, found.message.sender, found.request.agent_id)
     return _exact(member, found.request.tool_name, found.request.input)
 
 
 def alike(team: Team, request_id: str) -> list[Pending]:
     """Every pending request identical to this one (the same tool and the same input, from any
     member), this one first: what `swarm top`'s `Y` approves at once."""
-    found = _find(team, request_id)
+    found = find_request(team, request_id)
     key = _canonical(found.request)
     return [found, *(p for p in pending_permissions(team)
                      if p.request.request_id != found.request.request_id
@@ -303,11 +308,13 @@ def _add_rule(config: TeamConfig, rule: str) -> None:
         config.allowed_rules.append(rule)
 
 
-def deny_permission(team: Team, request_id: str, reason: str) -> Pending:
+def deny_permission(team: Team, request_id: str, reason: str, by: str = "person") -> Pending:
+    """`by`: who denies (person, lead: its model, timeout), for the decision record."""
     if not reason.strip():
         raise BadInputError("--reason is required: the teammate's model reads it")
-    found = _find(team, request_id)
-    reply = PermissionResponse(request_id=found.request.request_id, approve=False, feedback=reason)
+    found = find_request(team, request_id)
+    reply = PermissionResponse(request_id=found.request.request_id, approve=False, feedback=reason,
+                               by=by)
     team.send(found.message.sender, reply, sender=LEAD_NAME)
     team.inbox(LEAD_NAME, checked=False).mark_read([found.message.id])
     return _answered(found, reply)

@@ -10,10 +10,16 @@ from msgspec import Struct
 
 from swarm.errors import BadInputError, NotAllowedError
 
-PERMISSION_MODES = ("default", "acceptEdits", "plan", "bypassPermissions")
+PERMISSION_MODES = ("default", "acceptEdits", "plan", "auto", "bypassPermissions")
 # What each mode lets through, least first: a member grants at most its own mode
-# (docs/design/trust.md). The one home of this order.
-MODE_ORDER = ("plan", "default", "acceptEdits", "bypassPermissions")
+# (docs/design/trust.md). The one home of this order. `auto` runs what it proves safe, has a
+# reviewer decide the rest and asks a person only when that matters (docs/design/auto.md).
+MODE_ORDER = ("plan", "default", "acceptEdits", "auto", "bypassPermissions")
+# Which step decided a call (the decision record, `swarm permissions check`), first match wins:
+# forbidden and deny rules, ask rules, the rest of the rules and the mode, the safe tier, the
+# reviewer; `person`/`lead` when one of them answered.
+TIERS = ("forbidden", "deny rule", "ask", "scope", "hook", "allow rule", "mode", "safe",
+         "reviewer", "person", "lead")
 
 
 def mode_allows(cap: str, mode: str) -> bool:
@@ -49,6 +55,14 @@ class Decision(Struct, frozen=True):
     reason: str
     rule: str | None = None
     updated_input: dict[str, Any] | None = None  # the lead edited the tool input when approving
+    tier: str | None = None  # one of TIERS, where known
+    # Ask only a person (an ask rule, a protected path, a deny rule that may match, a reviewer
+    # with no verdict): never the lead's model.
+    person_only: bool = False
+    by: str | None = None  # who answered when asked (PermissionResponse.by)
+    # Variables the command runs with (auto's safe git: git's code-running settings off, so a
+    # change between the check and the run cannot make it run code).
+    env: dict[str, str] | None = None
 
 
 def validate_mode(mode: str) -> str:

@@ -103,6 +103,11 @@ class PermissionRequest(_Structured, kw_only=True):
     tool_use_id: str | None = None
     description: str = ""
     input: dict[str, Any] = {}  # msgspec copies an empty default per instance
+    # Only a person answers it (an ask rule, a forbidden call that may be, a protected path, a
+    # reviewer with no verdict): never the lead's model. `tier`: what asked
+    # (core.records.permissions TIERS).
+    person_only: bool = False
+    tier: str | None = None
 
 
 class PermissionResponse(_Structured, kw_only=True):
@@ -112,6 +117,8 @@ class PermissionResponse(_Structured, kw_only=True):
     updated_input: dict[str, Any] | None = None
     always: bool = False
     feedback: str | None = None
+    # Who answered: "person" (a shell, the lead's terminal), "lead" (its model), "timeout".
+    by: str | None = None
 
 
 class TaskAssignment(_Structured, kw_only=True):
@@ -127,7 +134,7 @@ class ModeChange(_Structured, kw_only=True):
     call (`swarm mode`, the lead's SetMode)."""
 
     type: Literal["mode_change"] = "mode_change"
-    mode: Literal["default", "acceptEdits", "plan", "bypassPermissions"]
+    mode: Literal["default", "acceptEdits", "plan", "auto", "bypassPermissions"]
     reason: str | None = None
 
 

@@ -36,6 +36,9 @@ class Task(Record, kw_only=True):
     # File scopes (globs): while in progress, its owner writes only there, others not there.
     files: list[str] = []
     result: str | None = None
+    # Who added it: a member's name (the lead's too), None: a person's shell. auto's reviewer
+    # tells the lead's and the person's tasks from a member's own (core.team.review).
+    created_by: str | None = None
     created_at: str = field(default_factory=utcnow_iso)
     updated_at: str = field(default_factory=utcnow_iso)
 

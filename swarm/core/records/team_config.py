@@ -45,6 +45,11 @@ class Member(Record, kw_only=True):
     pid: int | None = None
     allow_rules: list[str] = []
     deny_rules: list[str] = []
+    # `--ask RULE`: calls a person decides, in every mode (an auto lead's are inherited).
+    ask_rules: list[str] = []
+    # auto's reviewer: `command:PROG`, `model:NAME`, `lead` or `none` (None: `none`); from the
+    # command line or the user's settings only (runtime.permissions.reviewer).
+    reviewer: str | None = None
     max_turns: int | None = None
     max_budget_usd: float | None = None
     max_tokens: int | None = None  # its tokens, its subagents' included

@@ -49,7 +49,7 @@ _GLOB_CHARS = re.compile(r"[*?\[]")
 def validate_rule(rule: str, also: tuple[str, ...] = ()) -> str:
     """The rule, stripped, or one line saying what is wrong. `also`: tools known here besides
     rule_tools() (the tool a pending request names)."""
-    split = _split(rule)
+    split = split_rule(rule)
     if split is None:
         raise BadInputError(f"invalid rule {rule!r}: use Tool, Tool(prefix:*) or Tool(glob)")
     tool, spec = split
@@ -62,7 +62,7 @@ def validate_rule(rule: str, also: tuple[str, ...] = ()) -> str:
     return rule.strip()
 
 
-def _split(rule: str) -> tuple[str, str | None] | None:
+def split_rule(rule: str) -> tuple[str, str | None] | None:
     """(tool, specifier or None for a bare tool rule); None if malformed."""
     match = RULE_RE.match(rule.strip())
     if not match:
@@ -154,7 +154,7 @@ def _names_path(spec: str | None, path: Path, cwd: Path) -> bool:
 def _deny_writes(commands: tuple[SimpleCommand, ...], rules: list[str], cwd: Path) -> str | None:
     """A Bash write to a file an Edit/Write deny rule protects."""
     for rule in rules:
-        split = _split(rule)
+        split = split_rule(rule)
         if split is None or not covers(split[0], "Write"):
             continue
         for command in commands:
@@ -179,7 +179,7 @@ def rule_matches(rule: str, tool_name: str, args: dict[str, Any], cwd: Path,
                  deny: bool = False) -> bool:
     """Does this one rule cover the call? (Bash deny: some simple command surely matches; Bash
     allow: the rule alone allows every simple command.)"""
-    split = _split(rule)
+    split = split_rule(rule)
     if split is None or not covers(split[0], tool_name):
         return False
     spec = split[1]
@@ -199,7 +199,7 @@ def _check_deny(tool_name: str, args: dict[str, Any], cwd: Path,
     unsure: Decision | None = None
     commands = shellparse.parse(str(args.get("command", ""))) if tool_name == "Bash" else ()
     for rule in deny:
-        split = _split(rule)
+        split = split_rule(rule)
         if split is None or not covers(split[0], tool_name):
             continue
         if tool_name != "Bash" or split[1] is None:
@@ -263,7 +263,7 @@ def check(
     why = ""
     bash_rules: list[tuple[str, str]] = []
     for rule in allow:
-        split = _split(rule)
+        split = split_rule(rule)
         if split is None or not covers(split[0], tool_name):
             continue
         if tool_name == "Bash" and split[1] is not None:

@@ -130,7 +130,8 @@ class TaskList(ABC):
     @abstractmethod
     def add(self, subject: str, description: str = "",
             blocked_by: builtins.list[str] | None = None, owner: str | None = None,
-            active_form: str | None = None, files: builtins.list[str] | None = None) -> Task: ...
+            active_form: str | None = None, files: builtins.list[str] | None = None,
+            created_by: str | None = None) -> Task: ...
 
     @abstractmethod
     def update(self, task_id: str, *, status: str | None = None, owner: object = ...,

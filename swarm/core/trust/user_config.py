@@ -29,6 +29,17 @@ def lasting_rules() -> tuple[list[str], list[str]]:
     return _checked(config.path, "allow", config.allow), _checked(config.path, "deny", config.deny)
 
 
+def lasting_ask_rules() -> list[str]:
+    """The `[permissions] ask` rules: calls a person decides for every agent of this user."""
+    config = settings.user_config()
+    return _checked(config.path, "ask", config.ask)
+
+
+def lasting_reviewer() -> str | None:
+    """`[permissions] reviewer`: auto's reviewer when the command line names none."""
+    return settings.user_config().reviewer or None
+
+
 def _checked(path: object, key: str, rules: Sequence[str]) -> list[str]:
     checked = []
     for rule in rules:

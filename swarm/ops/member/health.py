@@ -26,6 +26,7 @@ from swarm.core.store import paths
 from swarm.core.store import select as stores
 from swarm.core.store.disk import iso_at, utcnow, warn
 from swarm.core.store.liveness import is_alive
+from swarm.core.team import decisions
 from swarm.core.team.overlaps import overlapping
 from swarm.core.team.state import read_state, update_state
 from swarm.core.team.team import Team
@@ -69,6 +70,9 @@ class MemberStatus(Struct, dict=True):
     # Of `tokens`, those its model spent thinking (where its provider reports them).
     thinking_tokens: int = 0
     effort: str | None = None  # how hard it thinks (its member entry's)
+    # In auto: why its reviewer no longer decides (3 denials in a row, 20 in all) until auto is
+    # set again; a person is asked meanwhile (core.team.decisions).
+    auto_paused: str | None = None
 
     def as_dict(self) -> dict[str, object]:
         return asdict(self)
@@ -221,6 +225,8 @@ def observe_member(team: Team, member: Member, record: bool = True,
         model=state.model or member.model,
         mode=mode_of(member, state), cost_known=state.usage.cost_known,
         thinking_tokens=state.usage.thinking_tokens, effort=member.effort,
+        auto_paused=decisions.paused(team.name, member.name)
+        if mode_of(member, state) == "auto" else None,
         subagents=[] if state.state in ("dead", "exited") else [
             {k: getattr(s, k) for k in ("agent_id", "subagent_type", "description", "status",
                                         "background", "tool_uses", "tokens", "started_at",

@@ -26,6 +26,7 @@ from swarm.core.records.names import (
 )
 from swarm.core.records.permissions import ModeCap, mode_allows, validate_mode
 from swarm.core.records.team_config import Member
+from swarm.core.shell.git_state import take_snapshot
 from swarm.core.shell.rules import validate_rule
 from swarm.core.store import paths
 from swarm.core.team import attention
@@ -39,9 +40,9 @@ from swarm.core.team.worktrees import (
 )
 from swarm.core.text.terminal import visible_line
 from swarm.core.trust.secrets import redact, without_secrets
-from swarm.core.trust.user_config import default_mode, lasting_rules
+from swarm.core.trust.user_config import default_mode, lasting_reviewer, lasting_rules
 from swarm.core.trust.workspace import ProjectConfig, TrustDecision, decide
-from swarm.errors import BadInputError, NotFoundError, SwarmError, from_origin
+from swarm.errors import BadInputError, NotAllowedError, NotFoundError, SwarmError, from_origin
 from swarm.ops.member.health import observe
 from swarm.runtime.models import (
     check_model_spec,
@@ -50,6 +51,7 @@ from swarm.runtime.models import (
     effort_warning,
 )
 from swarm.runtime.models.providers import PASS_VARIABLES
+from swarm.runtime.permissions.reviewer import check_reviewer
 from swarm.runtime.turn.budget import depth_refusal
 
 log = logging.getLogger(__name__)
@@ -181,6 +183,11 @@ class SpawnRequest(Struct, dict=True):
     agent: str | None = None
     effort: str | None = None  # low|medium|high|max; None: its definition's, else config.toml's
     agent_command: list[str] | None = None  # `--agent acp -- CMD ARGS`
+    # `--ask RULE`: calls a person decides, in every mode; the spawner's are added.
+    ask: tuple[str, ...] = ()
+    # auto's reviewer (runtime.permissions.reviewer); None: the spawner's (a member's is
+    # always its spawner's: a teammate never picks who reviews it).
+    reviewer: str | None = None
 
 
 def _check_cap(team: Team) -> None:
@@ -219,6 +226,10 @@ def spawn(team: Team, request: SpawnRequest,
     except NotFoundError as exc:
         raise NotFoundError(f"{exc}{_ignored_definition(req.agent_type, trust)}") from None
     defaults = definition.defaults()
+    if definition.source in ("project", "plugin") and defaults.get("permission_mode") == "auto":
+        # auto and its reviewer come from the person (the command line, their own files)
+        # only: a checkout's definition may not choose who approves its calls.
+        defaults.pop("permission_mode")
     # A plan-mode teammate works in acceptEdits once its plan is approved, unless told otherwise.
     fallback = "acceptEdits" if req.plan_mode_required else (
         req.inherit_mode or default_mode() or "default")
@@ -267,6 +278,7 @@ def spawn(team: Team, request: SpawnRequest,
     cannot = _effort_warning(kind, spec, effort)
     allow_rules = [validate_rule(r) for r in req.allow]
     deny_rules = [validate_rule(r) for r in req.deny]
+    reviewer, ask_rules = _review_settings(team, req)
     lasting_rules()  # a bad rule in config.toml fails here, not in the teammate at its start
     mcp_servers = _check_mcp(req.mcp, workdir, trust.project)
     # `worktree: true` (SpawnTeammate) and `isolation: worktree` (the definition) come here too.
@@ -282,7 +294,7 @@ def spawn(team: Team, request: SpawnRequest,
             clean, agent_type=definition.name, model=spec, effort=effort, prompt=req.prompt or "",
             color=color or defaults.get("color"), plan_mode_required=req.plan_mode_required,
             permission_mode=mode, backend=choice.backend, allow_rules=allow_rules,
-            deny_rules=deny_rules, max_turns=req.max_turns or defaults.get("max_turns"),
+            deny_rules=deny_rules, ask_rules=ask_rules, reviewer=reviewer, max_turns=req.max_turns or defaults.get("max_turns"),
             max_budget_usd=req.max_budget_usd or defaults.get("max_budget_usd"),
             max_tokens=req.max_tokens or defaults.get("max_tokens"), depth=req.depth,
             tmux_socket=settings.tmux_socket(), mcp_servers=mcp_servers, agent=agent,
@@ -292,6 +304,8 @@ def spawn(team: Team, request: SpawnRequest,
         registered = True
         if req.prompt:
             team.send(clean, req.prompt, sender=LEAD_NAME, summary="initial prompt")
+        if mode == "auto" and not choice.host:  # what git may run, as the team starts
+            take_snapshot(team.name, Path(str(place["cwd"])))
         pane_id, pid = launch(team, member, pane_backend)
     except BaseException:
         if registered:
@@ -318,6 +332,25 @@ def _effort_warning(kind: kinds.TeammateKind, spec: str | None,
             f"effort {effort}: {kind.title} takes no effort setting swarm can pass; it runs"
             " at its own default")
     return effort_warning(spec, effort) if spec else None
+
+
+def _review_settings(team: Team, req: SpawnRequest) -> tuple[str | None, list[str]]:
+    """(reviewer, ask rules) of the new teammate: its spawner's, and a person's choice on top.
+    A member spawning (`cap`) cannot pick another reviewer than its own: that would let it
+    choose who approves its teammate's calls."""
+    spawner = None
+    if req.cap is not None:
+        spawner = team.config().member(LEAD_NAME if req.cap.who == "the lead" else req.cap.who)
+    inherited = spawner.reviewer if spawner is not None else None
+    chosen = check_reviewer(req.reviewer)
+    if req.cap is not None and chosen is not None and chosen != inherited:
+        raise NotAllowedError(f"--reviewer: {req.cap.who} cannot choose a reviewer; its"
+                              f" teammates are reviewed by its own ({inherited or 'none'})")
+    asks = [*(spawner.ask_rules if spawner is not None else []),
+            *(validate_rule(r) for r in req.ask)]
+    if req.cap is None and chosen is None:  # a person: their config.toml's reviewer
+        chosen = check_reviewer(lasting_reviewer())
+    return chosen or inherited, list(dict.fromkeys(asks))
 
 
 def _layout_note(backend: str, host: str | None) -> list[str]:

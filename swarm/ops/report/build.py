@@ -22,6 +22,7 @@ from swarm.core.records.task import Task
 from swarm.core.records.team_config import Member
 from swarm.core.store import paths
 from swarm.core.store.disk import iso_at
+from swarm.core.team import decisions
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.core.team.transcript import read_entries
@@ -61,6 +62,9 @@ class MemberRow:
     busy_s: float = 0.0
     wall_s: float = 0.0
     dead_s: float = 0.0  # killed (or crashed) until respawned, or to the end
+    # Its permission decisions (core.team.decisions.summary): by tier, the reviewer's verdicts
+    # and cost, the person's waits.
+    permissions: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -198,6 +202,7 @@ def build_report(team_name: str, now: float | None = None) -> RunReport:
                        for r in task_rows if r.owner == name and r.claimed is not None]
         lane.spans.sort(key=lambda s: s.start)
         row = _member_row(name, member, state, track, sent.get(name, 0), lane, t1)
+        row.permissions = decisions.summary(team.name, name)
         # A lead led from the shell has no process, and a removed member may have left an empty
         # directory: show those only when they took part.
         quiet = not (lane.spans or lane.marks or row.messages_sent or row.turns or name in received)

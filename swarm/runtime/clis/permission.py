@@ -40,7 +40,7 @@ class Cancelled(Exception):
     """The turn that asked has ended: nobody waits for the answer any more."""
 
 
-class _Other(Tool):
+class NamedTool(Tool):
     """A CLI tool swarm has no twin of (WebFetch, NotebookEdit, ...): checked by its name."""
 
     input_ref = None
@@ -151,7 +151,7 @@ def decide(team_name: str, name: str, cwd: Path, tool_name: str, args: dict[str,
     team = Team.open(team_name)
     policy = member_policy(team, name, cwd, mode or current_mode(team, name), cancelled, parent,
                            waiter)
-    tool = all_tools().get(tool_name.removeprefix(SERVED_PREFIX)) or _Other(tool_name)
+    tool = all_tools().get(tool_name.removeprefix(SERVED_PREFIX)) or NamedTool(tool_name)
     try:
         decision = policy.check(tool, args, use_id, must_ask)
     except Cancelled:

@@ -76,7 +76,7 @@ class Asker:
     def permission(self, tool: Tool, args: dict[str, Any], use_id: str, why: Decision) -> Decision:
         request = PermissionRequest(agent_id=f"{self.name}@{self.team.name}", tool_name=tool.name,
                                     tool_use_id=use_id, description=tool.describe(args),
-                                    input=args)
+                                    input=args, person_only=why.person_only, tier=why.tier)
         timeout = settings.permission_timeout()
         deadline = time.time() + timeout
         self.waiter.show(VIEW.asks(f"may I run {tool_call(tool.name, args)}? ({why.reason});"
@@ -93,17 +93,17 @@ class Asker:
                 decision = Decision("deny", "a shutdown was requested while waiting for approval")
             else:
                 decision = Decision("deny", f"no answer from the lead within {timeout:g}s "
-                                    f"({why.reason})")
+                                    f"({why.reason})", by="timeout")
         else:
             assert isinstance(answer, PermissionResponse)
             if answer.approve:
                 reason = "approved by the lead" + (" (always)" if answer.always else "")
                 decision = Decision("allow", reason + (", with an edited input"
                                                        if answer.updated_input else ""),
-                                    updated_input=answer.updated_input)
+                                    updated_input=answer.updated_input, by=answer.by)
             else:
                 decision = Decision("deny", "the lead denied it: "
-                                    f"{answer.feedback or 'no reason given'}")
+                                    f"{answer.feedback or 'no reason given'}", by=answer.by)
         self.waiter.show(VIEW.answered(decision.behavior == "allow", decision.reason))
         return decision
 

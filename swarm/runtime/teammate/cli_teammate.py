@@ -32,6 +32,7 @@ from swarm.core.records.protocol import Message, ModeChange, ShutdownRequest, Sh
 from swarm.core.records.state import RESTARTED
 from swarm.core.records.task import Task
 from swarm.core.store import paths
+from swarm.core.team import decisions
 from swarm.core.team.state import read_state, write_state
 from swarm.core.team.team import Team
 from swarm.core.text.readable import tool_call
@@ -181,6 +182,8 @@ class CliTeammate(AgentBase):
         return None
 
     def change_mode(self, change: ModeChange, order: Message) -> None:
+        if change.mode == "auto":  # set again: its reviewer's denial counts start anew
+            decisions.resume_auto(self.team.name, self.member.name)
         if change.mode != self.state.mode:
             self.driver.set_mode(change.mode)
             self.transcript.event("mode_changed", mode=change.mode, previous=self.state.mode)

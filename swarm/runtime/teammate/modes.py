@@ -10,6 +10,7 @@ from collections.abc import Callable
 
 from swarm.core.records.names import LEAD_NAME
 from swarm.core.records.protocol import Message, ModeChange
+from swarm.core.team import decisions
 from swarm.core.team.transcript import Transcript
 from swarm.runtime.permissions.policy import PermissionPolicy
 from swarm.runtime.teammate.base import StateKeeper
@@ -55,6 +56,8 @@ class Modes:
         if newest is not None and (order.timestamp, order.id) <= _order_key(newest):
             log.warning("mode_change %s ignored: not newer than the last one obeyed", order.id)
             return  # an older order arriving late, or a signed one copied back in: a replay
+        if change.mode == "auto":  # set again: its reviewer's denial counts start anew
+            decisions.resume_auto(self.policy.team.name, self.policy.member.name)
         if change.mode == self.policy.mode:
             self.keeper.set(mode_order=f"{order.timestamp} {order.id}")
             return

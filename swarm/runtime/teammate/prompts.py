@@ -32,6 +32,7 @@ from swarm.core.agents.agent_definition import AgentDefinition
 from swarm.core.agents.memory import memory_part
 from swarm.core.agents.skills import skills_part
 from swarm.core.records.names import LEAD_NAME
+from swarm.core.shell.git_state import SAFE_GIT_ENV
 from swarm.core.store import paths
 from swarm.core.store.filecache import ChangeCache
 from swarm.core.team.team import Team
@@ -157,11 +158,12 @@ def team_addendum(name: str, team: str, lead_id: str, peers: list[Peer], mode: s
 # -- environment ---------------------------------------------------------------------------------
 def git_status(cwd: Path) -> tuple[str, list[str]] | None:
     """(branch, short status lines) when cwd is in a git repository, else None. One `git`
-    call; GIT_OPTIONAL_LOCKS=0 so it never takes the index lock from the user's own git."""
+    call; GIT_OPTIONAL_LOCKS=0 so it never takes the index lock from the user's own git, and
+    git's code-running settings off (SAFE_GIT_ENV: no fsmonitor or hook a checkout set runs)."""
     try:
         proc = subprocess.run(["git", "status", "--short", "--branch"], cwd=cwd,
                               capture_output=True, text=True, timeout=GIT_TIMEOUT,
-                              env={**os.environ, "GIT_OPTIONAL_LOCKS": "0"})
+                              env={**os.environ, **SAFE_GIT_ENV})
     except (OSError, subprocess.SubprocessError):
         return None
     if proc.returncode != 0 or not proc.stdout.startswith("## "):

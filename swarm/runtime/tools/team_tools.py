@@ -84,7 +84,8 @@ class TaskCreate(Tool):
 
     def run(self, args: TaskCreateInput, ctx: ToolContext) -> ToolResult:
         task = ctx.team.tasks.add(args.subject, description=args.description or "",
-                                  blocked_by=args.blocked_by or [], files=args.files or [])
+                                  blocked_by=args.blocked_by or [], files=args.files or [],
+                                  created_by=ctx.name)
         return ToolResult(f"created task #{task.id}: {task.subject}")
 
 

@@ -150,7 +150,9 @@ class Loop:
                     args = parsed = decision.updated_input
                 self._activity(tool_call(tool.name, args))
                 try:  # its output as it comes goes to the hooks (the pane)
-                    result = run_tool(tool, parsed, replace_struct(self.ctx, output=self._output))
+                    env = {**self.ctx.env, **decision.env} if decision.env else self.ctx.env
+                    result = run_tool(tool, parsed, replace_struct(self.ctx, output=self._output,
+                                                                   env=env))
                 finally:
                     self._activity(None)
                 if decision.updated_input is not None:  # the model must know what really ran

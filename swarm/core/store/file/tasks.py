@@ -67,6 +67,7 @@ class FileTaskList(TaskList):
         owner: str | None = None,
         active_form: str | None = None,
         files: builtins.list[str] | None = None,
+        created_by: str | None = None,
     ) -> Task:
         owner, scopes = self.checked_new(subject, description, owner, active_form, files)
         ensure_dir(self.dir)
@@ -81,6 +82,7 @@ class FileTaskList(TaskList):
                 blocked_by=[b.id for b in blockers],
                 active_form=active_form,
                 files=scopes,
+                created_by=created_by,
             )
             write_bytes_atomic(paths.tasks_highwater(self.team), new_id.encode())
             self._write(task)

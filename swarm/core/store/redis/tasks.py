@@ -156,7 +156,8 @@ class RedisTaskList(TaskList):
 
     def add(self, subject: str, description: str = "",
             blocked_by: builtins.list[str] | None = None, owner: str | None = None,
-            active_form: str | None = None, files: builtins.list[str] | None = None) -> Task:
+            active_form: str | None = None, files: builtins.list[str] | None = None,
+            created_by: str | None = None) -> Task:
         owner, scopes = self.checked_new(subject, description, owner, active_form, files)
         wanted = [str(b) for b in (blocked_by or [])]
         for blocker_id in wanted:
@@ -167,7 +168,7 @@ class RedisTaskList(TaskList):
             blockers = [self._get(read, b, self.team) for b in wanted]
             task = Task(id=new_id, subject=subject, description=description, owner=owner,
                         blocked_by=[b.id for b in blockers], active_form=active_form,
-                        files=scopes)
+                        files=scopes, created_by=created_by)
             for blocker in blockers:
                 if new_id not in blocker.blocks:
                     blocker.blocks.append(new_id)
