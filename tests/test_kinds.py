@@ -293,3 +293,15 @@ def test_a_kinds_user_config_under_home_is_never_project_config(
     (tmp_path / ".codex" / "config.toml").write_text('model = "x"\n')
     (tmp_path / "src").mkdir()
     assert find_project_config(tmp_path / "src").names() == []
+
+
+def test_the_leads_spawn_offers_no_agent_whose_command_a_person_gives() -> None:
+    from swarm.lead.lead_tools import lead_tools
+    from swarm.errors import ToolError
+
+    spawn = lead_tools("lead", coordinator=False)["SpawnTeammate"]
+    offered = spawn.input_schema["properties"]["agent"]["enum"]
+    assert "acp" not in offered and "acp:qwen-code" in offered
+    with pytest.raises(ToolError, match="one of claude-code"):
+        spawn.parse({"name": "x", "prompt": "p", "agent": "acp"})
+    assert spawn.parse({"name": "x", "prompt": "p", "agent": "claude"}).agent == "claude-code"

@@ -166,6 +166,12 @@ class TeammateKind:
         return self.driver is not None
 
     @property
+    def needs_command(self) -> bool:
+        """Its command is the member's own (`--agent acp -- CMD ARGS`): a person names it, so
+        the lead's SpawnTeammate, which has no command, cannot."""
+        return self.acp is not None and self.acp.anonymous
+
+    @property
     def plans_to_the_lead(self) -> bool:
         """Its plan mode ends in a plan swarm puts to the lead (so plan mode is allowed)."""
         return "plan" in self.modes

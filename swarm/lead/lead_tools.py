@@ -80,15 +80,19 @@ Mode = Literal["default", "acceptEdits", "plan", "auto", "bypassPermissions"]  #
 
 def _agent_cli(value: str) -> str:
     found = kinds.find(value)
-    if found is None or not found.is_cli:
-        raise ValueError(f"Input should be one of {', '.join(kinds.agent_names())}")
+    if found is None or not found.is_cli or found.needs_command:
+        raise ValueError(f"Input should be one of {', '.join(_LEADS_AGENTS)}")
     return found.name
+
+
+# What the lead may name: every agent CLI but one whose command a person must give.
+_LEADS_AGENTS = [k.name for k in kinds.agent_clis() if not k.needs_command]
 
 
 # An agent CLI of the registry of teammate kinds, by name or alias (stored by name).
 # The model is shown the canonical names; an alias it writes is taken too.
 AgentCli = Annotated[str, AfterValidator(_agent_cli), WithJsonSchema(
-    {"type": "string", "enum": [k.name for k in kinds.agent_clis()]})]
+    {"type": "string", "enum": _LEADS_AGENTS})]
 
 
 def _effort(value: str) -> str:
