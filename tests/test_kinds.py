@@ -296,8 +296,8 @@ def test_a_kinds_user_config_under_home_is_never_project_config(
 
 
 def test_the_leads_spawn_offers_no_agent_whose_command_a_person_gives() -> None:
-    from swarm.lead.lead_tools import lead_tools
     from swarm.errors import ToolError
+    from swarm.lead.lead_tools import lead_tools
 
     spawn = lead_tools("lead", coordinator=False)["SpawnTeammate"]
     offered = spawn.input_schema["properties"]["agent"]["enum"]
