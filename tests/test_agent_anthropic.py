@@ -1,5 +1,5 @@
 """The real SDK path end to end: a spawned `swarm agent --model sonnet` talks through the official
-`anthropic` SDK to the local fake Messages API (tests/fake_anthropic.py) via ANTHROPIC_BASE_URL."""
+`anthropic` SDK to the local fake Messages API (tests/support/fake_anthropic.py) via ANTHROPIC_BASE_URL."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from swarm.runtime.models.anthropic_model import ALIASES
-from tests.agent_fixtures import Crew, error_lines
-from tests.fake_anthropic import FakeAnthropic
+from tests.support.agent_fixtures import Crew, error_lines
+from tests.support.fake_anthropic import FakeAnthropic
 
 TOOL_NAMES = ["Read", "Write", "Edit", "Bash", "Glob", "Grep", "SendMessage", "TaskCreate",
               "TaskList", "TaskGet", "TaskUpdate", "Agent", "AgentStatus", "AgentStop"]

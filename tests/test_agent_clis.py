@@ -1,4 +1,4 @@
-"""The real agent CLIs the tests drive (tests/agent_clis.py): where npm cannot install one, a
+"""The real agent CLIs the tests drive (tests/support/agent_clis.py): where npm cannot install one, a
 developer's run skips the test with why, and a CI run (`CI=true`) fails it, so a broken install
 never passes CI as a skip."""
 
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agent_clis import cli_path
+from tests.support.agent_clis import cli_path
 
 
 @pytest.fixture

@@ -22,10 +22,10 @@ from swarm.core.store import paths
 from swarm.core.team.team import Team
 from swarm.errors import BadInputError
 from swarm.ops.approvals import approve_permission
-from tests.agent_fixtures import Crew
-from tests.fake_anthropic import FakeAnthropic
-from tests.helpers import wait_until
-from tests.subagent_host import FnModel, Host, ask, runner_with, text, tool
+from tests.support.agent_fixtures import Crew
+from tests.support.fake_anthropic import FakeAnthropic
+from tests.support.helpers import wait_until
+from tests.support.subagent_host import FnModel, Host, ask, runner_with, text, tool
 
 
 @pytest.fixture(autouse=True)

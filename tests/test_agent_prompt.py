@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from swarm.core.store import paths
-from tests.agent_fixtures import Crew
-from tests.fake_anthropic import FakeAnthropic
+from tests.support.agent_fixtures import Crew
+from tests.support.fake_anthropic import FakeAnthropic
 
 
 @pytest.fixture(autouse=True)

@@ -7,8 +7,8 @@ from typing import Any
 
 from swarm.core.records.protocol import ShutdownRequest, ShutdownResponse
 from swarm.core.store.liveness import is_alive
-from tests.agent_fixtures import Crew, error_lines
-from tests.helpers import wait_until
+from tests.support.agent_fixtures import Crew, error_lines
+from tests.support.helpers import wait_until
 
 
 def write_script(crew: Crew, turns: list[dict[str, Any]], name: str = "script.json") -> str:

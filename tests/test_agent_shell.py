@@ -11,8 +11,8 @@ import psutil
 
 from swarm.core.records.protocol import ShutdownRequest, TeammateTerminated
 from swarm.core.store.liveness import is_alive
-from tests.agent_fixtures import SWARM, Crew, error_lines
-from tests.helpers import wait_until
+from tests.support.agent_fixtures import SWARM, Crew, error_lines
+from tests.support.helpers import wait_until
 
 
 def reports_from(crew: Crew, name: str) -> list[str]:

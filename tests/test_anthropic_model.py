@@ -17,7 +17,7 @@ from swarm.runtime.models import NO_KEY_NOTICE, default_model_spec, load_model, 
 from swarm.runtime.models.anthropic_model import ALIASES, AnthropicModel, resolve_model_id
 from swarm.runtime.models.base import ModelRequest
 from swarm.runtime.models.prices import cost_usd
-from tests.fake_anthropic import FakeAnthropic
+from tests.support.fake_anthropic import FakeAnthropic
 
 TOOLS = [
     {"name": "Bash", "description": "Run a command.",

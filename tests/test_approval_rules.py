@@ -36,7 +36,7 @@ from swarm.lead.lead_tools import AnswerPermission
 from swarm.ops.approvals import pending_permissions
 from swarm.runtime.tools.base import ToolContext
 from swarm.runtime.tools.registry import all_tools
-from tests.helpers import run_cli, wait_until
+from tests.support.helpers import run_cli, wait_until
 
 CaptureFixture = pytest.CaptureFixture[str]
 

@@ -11,10 +11,11 @@ import pytest
 from libtmux.server import Server
 
 from swarm.core.team.team import Team
-from tests import test_tmux_cli, tmux_terminal
-from tests.agent_fixtures import SWARM
+from tests import test_tmux_cli
+from tests.support import tmux_terminal
+from tests.support.agent_fixtures import SWARM
+from tests.support.tmux_terminal import Terminal, tmux
 from tests.test_tmux_cli import SHELL, TEAM, panes, spawn_all
-from tests.tmux_terminal import Terminal, tmux
 
 # The fixtures of the tmux CLI tests (a private server, team alpha) and a person's terminal.
 tmux_env = test_tmux_cli.tmux_env

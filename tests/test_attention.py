@@ -17,13 +17,14 @@ from libtmux.server import Server
 from libtmux.session import Session
 
 from swarm.core.team.team import Team
-from tests import test_tmux_cli, tmux_terminal
-from tests.agent_fixtures import SWARM, agent_processes, stop_tree
-from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
-from tests.helpers import wait_until
+from tests import test_tmux_cli
+from tests.support import tmux_terminal
+from tests.support.agent_fixtures import SWARM, agent_processes, stop_tree
+from tests.support.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
+from tests.support.helpers import wait_until
+from tests.support.tmux_terminal import Terminal, tmux
 from tests.test_lead_interactive import screen, shows
 from tests.test_tmux_cli import TEAM, ok
-from tests.tmux_terminal import Terminal, tmux
 
 pytestmark = pytest.mark.slow
 

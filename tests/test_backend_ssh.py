@@ -1,6 +1,6 @@
 """The ssh backend: `ssh:` specs, the command lines it builds (nothing reaches a remote shell
 unquoted), the file store refused, and its transport against a real sshd on loopback
-(tests/sshd_fixtures.py). Teams running across "hosts" with Redis: test_ssh_teams.py."""
+(tests/support/sshd_fixtures.py). Teams running across "hosts" with Redis: test_ssh_teams.py."""
 
 from __future__ import annotations
 
@@ -27,9 +27,9 @@ from swarm.backends.ssh import (
 )
 from swarm.core.team.team import Team
 from swarm.errors import BadInputError, SshError
-from tests.agent_fixtures import error_lines, run_swarm
-from tests.helpers import wait_until
-from tests.sshd_fixtures import SshHost
+from tests.support.agent_fixtures import error_lines, run_swarm
+from tests.support.helpers import wait_until
+from tests.support.sshd_fixtures import SshHost
 
 # Values a shell would act on if any reached it unquoted.
 NASTY = ["$(touch {canary})", "`touch {canary}`", "'; touch {canary}; '", '"; touch {canary} #',

@@ -18,7 +18,7 @@ from libtmux.session import Session
 from swarm.backends.base import PaneBackend
 from swarm.backends.tmux import TmuxBackend, inside_server, tmux_argv, tmux_color
 from swarm.errors import BadInputError, TmuxError
-from tests.helpers import wait_until
+from tests.support.helpers import wait_until
 
 REPO = Path(__file__).resolve().parents[1]
 # The "agent": prints its arguments on one line, then waits to be killed.

@@ -16,12 +16,12 @@ from swarm.core.records.permissions import Decision
 from swarm.core.records.protocol import PermissionRequest
 from swarm.core.shell.parse import parse
 from swarm.ops.approvals import deny_permission, pending_permissions
-from tests.agent_fixtures import Crew
-from tests.bash_cases import CHECKABLE, EVERYTHING, OPAQUE, PARSED, RM
-from tests.helpers import wait_until
-from tests.rule_helpers import bash
+from tests.support.agent_fixtures import Crew
+from tests.support.bash_cases import CHECKABLE, EVERYTHING, OPAQUE, PARSED, RM
+from tests.support.helpers import wait_until
+from tests.support.rule_helpers import bash
 
-# -- evaluation contexts: code inside becomes opaque (tests/bash_cases.py OPAQUE) ----------
+# -- evaluation contexts: code inside becomes opaque (tests/support/bash_cases.py OPAQUE) ----------
 
 
 @pytest.mark.parametrize("command", OPAQUE)
@@ -96,7 +96,7 @@ def test_whatever_real_bash_runs_the_parse_sees_or_calls_opaque(tmp_path: Path) 
     assert ran >= len(OPAQUE + PARSED) // 2  # bash did run most of them: the check is real
 
 
-# -- ordinary scripts stay checkable (tests/bash_cases.py CHECKABLE) ------------------------
+# -- ordinary scripts stay checkable (tests/support/bash_cases.py CHECKABLE) ------------------------
 
 
 @pytest.mark.parametrize("command", CHECKABLE)

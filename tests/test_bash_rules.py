@@ -11,7 +11,7 @@ from swarm.core.records.permissions import Decision
 from swarm.core.shell.rules import validate_rule
 from swarm.core.text.real_input import exact_rule
 from swarm.errors import BadInputError
-from tests.rule_helpers import bash, decide
+from tests.support.rule_helpers import bash, decide
 
 RM = ["Bash(rm:*)"]
 

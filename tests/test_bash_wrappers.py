@@ -13,9 +13,9 @@ from swarm.core.shell.parse import parse
 from swarm.core.shell.rules import validate_rule
 from swarm.errors import BadInputError
 from swarm.ops.approvals import deny_permission, pending_permissions
-from tests.agent_fixtures import Crew
-from tests.helpers import wait_until
-from tests.rule_helpers import bash
+from tests.support.agent_fixtures import Crew
+from tests.support.helpers import wait_until
+from tests.support.rule_helpers import bash
 
 GIT = ["Bash(git status:*)"]
 

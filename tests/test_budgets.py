@@ -15,9 +15,9 @@ import pytest
 
 from swarm.core.records.state import AgentState, Usage
 from swarm.core.team.state import read_state, write_state
-from tests.agent_fixtures import Crew, run_swarm
-from tests.fake_anthropic import FakeAnthropic
-from tests.helpers import wait_until
+from tests.support.agent_fixtures import Crew, run_swarm
+from tests.support.fake_anthropic import FakeAnthropic
+from tests.support.helpers import wait_until
 
 pytestmark = pytest.mark.slow
 WAIT = 30.0
@@ -210,7 +210,7 @@ def test_an_openai_stream_is_cut_off_at_the_cap(monkeypatch: pytest.MonkeyPatch)
     stand for it meanwhile; a stream the cap stops is hung up on."""
     from swarm.runtime.models.base import ModelRequest
     from swarm.runtime.models.openai_model import OpenAIModel
-    from tests.fake_openai import FakeOpenAI
+    from tests.support.fake_openai import FakeOpenAI
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     seen: list[Usage] = []
@@ -256,7 +256,7 @@ def test_a_leads_teammates_are_at_depth_two_with_the_caps_it_gave(
     import subprocess
 
     from swarm.core.team.team import Team
-    from tests.agent_fixtures import SWARM
+    from tests.support.agent_fixtures import SWARM
 
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     monkeypatch.setenv("SWARM_MODEL", "shell")
@@ -279,7 +279,7 @@ def test_a_leads_teammates_are_at_depth_two_with_the_caps_it_gave(
 
 
 def test_the_team_budget_stops_the_lead_mid_reply(paced: FakeAnthropic, tmp_path: Path) -> None:
-    from tests.lead_fixtures import lead
+    from tests.support.lead_fixtures import lead
 
     paced.push_text(LONG, usage={"input_tokens": 2000, "output_tokens": 1200})
     proc = lead("--max-budget-usd", "0.01", "--json", "Go.", cwd=tmp_path)

@@ -18,8 +18,8 @@ from swarm.core.store import paths
 from swarm.runtime.extensions.user_hooks import parse_hooks
 from swarm.runtime.tools.base import ToolContext
 from swarm.runtime.tools.registry import all_tools
-from tests.agent_fixtures import SWARM, Crew
-from tests.mcp_fixtures import write_server
+from tests.support.agent_fixtures import SWARM, Crew
+from tests.support.mcp_fixtures import write_server
 
 # What a hook or server may see besides LC_*: the minimal set, and what bash/sh add themselves.
 MINIMAL = {"PATH", "HOME", "USER", "LOGNAME", "SHELL", "LANG", "TERM", "TMPDIR", "PWD",

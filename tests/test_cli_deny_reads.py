@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_anthropic import FakeAnthropic
-from tests.fake_gemini import FakeGemini
-from tests.helpers import wait_until
+from tests.support.fake_anthropic import FakeAnthropic
+from tests.support.fake_gemini import FakeGemini
+from tests.support.helpers import wait_until
 from tests.test_cli_teammates import answered, claude_env, lead_messages, ok  # noqa: F401
 from tests.test_cli_teammates import prompts as claude_prompts
 from tests.test_cli_untrusted import checkout

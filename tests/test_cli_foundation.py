@@ -27,7 +27,7 @@ from swarm.core.records.state import AgentState
 from swarm.core.store import paths
 from swarm.core.team.state import write_state
 from swarm.core.team.team import Team
-from tests.helpers import wait_until
+from tests.support.helpers import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 SWARM_EXE = Path(sys.executable).parent / "swarm"

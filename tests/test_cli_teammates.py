@@ -17,9 +17,9 @@ import pytest
 
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
-from tests.agent_clis import cli_home, cli_path
-from tests.agent_fixtures import run_swarm
-from tests.cli_teammate_steps import (
+from tests.support.agent_clis import cli_home, cli_path
+from tests.support.agent_fixtures import run_swarm
+from tests.support.cli_teammate_steps import (
     answers_a_message,
     end_members,
     first_task_done,
@@ -28,8 +28,8 @@ from tests.cli_teammate_steps import (
     script_first_task,
     shutdown_ends_it,
 )
-from tests.fake_anthropic import FakeAnthropic, last_user_text
-from tests.helpers import child_named, children_with, process_gone, wait_until
+from tests.support.fake_anthropic import FakeAnthropic, last_user_text
+from tests.support.helpers import child_named, children_with, process_gone, wait_until
 
 TEAM = "alpha"
 
@@ -412,7 +412,7 @@ def test_plan_mode_is_refused_for_a_cli_with_no_plan_to_put_to_the_lead(
         agent: str, capsys: pytest.CaptureFixture[str]) -> None:
     """Codex and Gemini CLI have no ExitPlanMode swarm can put to the lead: spawn says so,
     rather than start a teammate that could leave plan mode only by `swarm mode`."""
-    from tests.helpers import run_cli
+    from tests.support.helpers import run_cli
 
     Team.create(TEAM)
     for flags in (["--plan-mode-required"], ["--permission-mode", "plan"]):
@@ -427,7 +427,7 @@ def test_plan_mode_is_refused_for_a_cli_with_no_plan_to_put_to_the_lead(
 
 def test_swarm_mode_will_not_put_a_codex_teammate_in_plan_mode(
         capsys: pytest.CaptureFixture[str]) -> None:
-    from tests.helpers import run_cli
+    from tests.support.helpers import run_cli
 
     team = Team.create(TEAM)
     team.add_member("cx", agent="codex")

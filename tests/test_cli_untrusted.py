@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.fake_anthropic import FakeAnthropic
-from tests.fake_gemini import FakeGemini
-from tests.fake_responses import FakeResponses
-from tests.helpers import wait_until
+from tests.support.fake_anthropic import FakeAnthropic
+from tests.support.fake_gemini import FakeGemini
+from tests.support.fake_responses import FakeResponses
+from tests.support.helpers import wait_until
 from tests.test_cli_teammates import answered, claude_env, ok  # noqa: F401 - the fixture
 from tests.test_codex_teammate import codex_env  # noqa: F401 - the fixture
 from tests.test_gemini_teammate import MODEL, gemini_env  # noqa: F401 - the fixture

@@ -1,4 +1,4 @@
-"""Outside members with the REAL agent CLIs (tests/agent_clis.py): Claude Code, Codex and Gemini
+"""Outside members with the REAL agent CLIs (tests/support/agent_clis.py): Claude Code, Codex and Gemini
 CLI, each configured with exactly the text `swarm mcp snippet CLIENT` prints (what
 docs/guide/mcp.md shows), run headless (`claude -p`, `codex exec --json`, `gemini -p`) against a
 fake model server of our own on loopback, whose scripted model calls swarm's tools.
@@ -25,12 +25,12 @@ import pytest
 from swarm.core.records.names import LEAD_NAME
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
-from tests.agent_clis import cli_home, cli_path
-from tests.agent_fixtures import run_swarm
-from tests.fake_anthropic import FakeAnthropic, Scripted, reply
-from tests.fake_gemini import FakeGemini
-from tests.fake_responses import FakeResponses
-from tests.helpers import wait_until
+from tests.support.agent_clis import cli_home, cli_path
+from tests.support.agent_fixtures import run_swarm
+from tests.support.fake_anthropic import FakeAnthropic, Scripted, reply
+from tests.support.fake_gemini import FakeGemini
+from tests.support.fake_responses import FakeResponses
+from tests.support.helpers import wait_until
 
 pytestmark = pytest.mark.slow
 VENV_BIN = str(Path(sys.executable).parent)  # where `swarm` is

@@ -1,5 +1,5 @@
 """Claude on Bedrock and Vertex through the anthropic SDK's own clients, pointed at the local
-fakes in tests/fake_clouds.py: the request each client builds (path, signature or token, body
+fakes in tests/support/fake_clouds.py: the request each client builds (path, signature or token, body
 with prompt caching), streaming and not, and the reply, usage and price read back."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pytest
 
 from swarm.runtime.models import check_model_spec, load_model
 from swarm.runtime.models.base import ModelRequest
-from tests.agent_fixtures import Crew
-from tests.fake_clouds import ACCESS_TOKEN, FakeClouds
+from tests.support.agent_fixtures import Crew
+from tests.support.fake_clouds import ACCESS_TOKEN, FakeClouds
 
 BEDROCK_ID = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
 VERTEX_ID = "claude-sonnet-4-5@20250929"

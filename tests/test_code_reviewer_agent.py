@@ -8,7 +8,7 @@ from pathlib import Path
 
 from swarm.core.agents.definitions import effective_tools, load_definitions
 from swarm.core.records.names import KNOWN_TOOLS, TEAM_TOOLS
-from tests.agent_fixtures import Crew
+from tests.support.agent_fixtures import Crew
 
 TOOLS = ["Read", "Glob", "Grep", "Bash"]
 

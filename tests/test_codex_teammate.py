@@ -16,8 +16,8 @@ import pytest
 
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
-from tests.agent_clis import cli_home, cli_path
-from tests.cli_teammate_steps import (
+from tests.support.agent_clis import cli_home, cli_path
+from tests.support.cli_teammate_steps import (
     answers_a_message,
     end_members,
     first_task_done,
@@ -26,8 +26,8 @@ from tests.cli_teammate_steps import (
     script_first_task,
     shutdown_ends_it,
 )
-from tests.fake_responses import FakeResponses
-from tests.helpers import child_named, children_with, wait_until
+from tests.support.fake_responses import FakeResponses
+from tests.support.helpers import child_named, children_with, wait_until
 from tests.test_cli_teammates import TEAM, answered, lead_messages, ok, prompts
 
 pytestmark = pytest.mark.slow
@@ -35,7 +35,7 @@ pytestmark = pytest.mark.slow
 
 def tool(name: str) -> str:
     """How the fake model names swarm's tool NAME: Codex offers an MCP server's tools in a
-    namespace (tests/fake_responses.py)."""
+    namespace (tests/support/fake_responses.py)."""
     return f"mcp__swarm/{name}"
 
 

@@ -13,8 +13,8 @@ import pytest
 from swarm.core.store import paths
 from swarm.core.team.transcript import Transcript
 from swarm.runtime.models.base import SUMMARY_MARKER
-from tests.agent_fixtures import Crew
-from tests.fake_anthropic import FakeAnthropic, Scripted
+from tests.support.agent_fixtures import Crew
+from tests.support.fake_anthropic import FakeAnthropic, Scripted
 
 SUMMARY = "Summary: the lead sent two turns of birdsong; each time I listed the tasks."
 # The system prompt is ~2.5k characters, and each turn below adds ~1k: at ~4 characters a token

@@ -15,9 +15,9 @@ import pytest
 
 from swarm.core.records.protocol import TeammateTerminated
 from swarm.core.store import paths
-from tests.agent_fixtures import Crew
-from tests.fake_anthropic import FakeAnthropic, Scripted
-from tests.helpers import child_named, command_group_recorded, process_gone, wait_until
+from tests.support.agent_fixtures import Crew
+from tests.support.fake_anthropic import FakeAnthropic, Scripted
+from tests.support.helpers import child_named, command_group_recorded, process_gone, wait_until
 
 SLOW_CALL_S = 30.0  # far longer than any wait below: finishing early means the stop worked
 

@@ -21,8 +21,8 @@ from swarm.cli.main import cli
 from swarm.core.agents.definitions import get_definition, load_definitions
 from swarm.core.store import paths
 from swarm.core.team.team import Team
-from tests.agent_fixtures import Crew
-from tests.fake_anthropic import FakeAnthropic
+from tests.support.agent_fixtures import Crew
+from tests.support.fake_anthropic import FakeAnthropic
 
 pytestmark = pytest.mark.usefixtures("trust_projects")
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.agent_fixtures import Crew
-from tests.fake_anthropic import FakeAnthropic
-from tests.helpers import wait_until
+from tests.support.agent_fixtures import Crew
+from tests.support.fake_anthropic import FakeAnthropic
+from tests.support.helpers import wait_until
 
 # These tests are about what project configuration does: the project is trusted.
 pytestmark = pytest.mark.usefixtures("trust_projects")

@@ -22,7 +22,7 @@ from swarm.core.records.names import KNOWN_TOOLS, TEAM_TOOLS
 from swarm.core.store import paths
 from swarm.core.trust.workspace import find_project_config
 from swarm.errors import NotFoundError
-from tests.helpers import wait_until
+from tests.support.helpers import wait_until
 
 REPO = Path(__file__).resolve().parents[1]
 

@@ -18,8 +18,8 @@ from libtmux.session import Session
 from swarm.core.store import paths
 from swarm.core.store.liveness import is_alive
 from swarm.ops.demo import TEAMMATE_SCRIPT, WORKERS, demo_tasks
-from tests.agent_fixtures import SWARM, agent_processes, stop_tree
-from tests.helpers import wait_until
+from tests.support.agent_fixtures import SWARM, agent_processes, stop_tree
+from tests.support.helpers import wait_until
 
 pytestmark = pytest.mark.slow  # runs the demo: real teammate processes
 

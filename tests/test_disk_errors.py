@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.agent_fixtures import Crew
-from tests.helpers import wait_until
+from tests.support.agent_fixtures import Crew
+from tests.support.helpers import wait_until
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="mounting a tmpfs needs root")
 
@@ -28,7 +28,7 @@ def _mount(*args: str) -> None:
 
 @pytest.fixture
 def swarm_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """Overrides conftest's: the same private SWARM_HOME, on its own tmpfs."""
+    """Overrides the suite plugin's (tests/support/pytest_plugin.py): the same private SWARM_HOME, on its own tmpfs."""
     mount = tmp_path / "disk"
     mount.mkdir()
     _mount("-t", "tmpfs", "-o", "size=16m,mode=0700", "tmpfs", str(mount))

@@ -16,7 +16,7 @@ import pytest
 
 from swarm.core.store import paths
 from swarm.core.store.liveness import is_alive
-from tests.agent_fixtures import SWARM, Crew
+from tests.support.agent_fixtures import SWARM, Crew
 
 TMUX = shutil.which("tmux")
 

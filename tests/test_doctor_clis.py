@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from tests.agent_clis import PACKAGES, cli_path
+from tests.support.agent_clis import PACKAGES, cli_path
 from tests.test_doctor import doctor
 
 pytestmark = pytest.mark.slow

@@ -22,7 +22,7 @@ from swarm.core.team.state import read_state, write_state
 from swarm.core.team.team import Team
 from swarm.ops.doctor import damage
 from swarm.ops.doctor.diagnose import diagnose, render
-from tests.agent_fixtures import SWARM, Crew, crew_fixture  # noqa: F401
+from tests.support.agent_fixtures import SWARM, Crew, crew_fixture  # noqa: F401
 
 
 def doctor(*args: str) -> dict[str, Any]:

@@ -20,9 +20,15 @@ from swarm.core.store import paths
 from swarm.lead.interactive import TerminalUI, command
 from swarm.runtime.models.base import ModelRequest
 from swarm.runtime.models.shell import ShellModel
-from tests.agent_fixtures import SWARM, Crew, agent_processes, run_swarm, stop_tree
-from tests.fake_anthropic import FakeAnthropic, reply
-from tests.helpers import child_named, command_group_recorded, process_gone, turn_over, wait_until
+from tests.support.agent_fixtures import SWARM, Crew, agent_processes, run_swarm, stop_tree
+from tests.support.fake_anthropic import FakeAnthropic, reply
+from tests.support.helpers import (
+    child_named,
+    command_group_recorded,
+    process_gone,
+    turn_over,
+    wait_until,
+)
 
 
 def dead(crew: Crew, name: str) -> None:

@@ -17,8 +17,8 @@ from swarm.ops.demo import EXAMPLES, LEAD_SCRIPT, TEAMMATE_SCRIPT
 from swarm.runtime.models.scripted import load_turns, to_blocks
 from swarm.runtime.tools.base import Tool
 from swarm.runtime.tools.registry import all_tools
-from tests.agent_fixtures import Crew
-from tests.helpers import wait_until
+from tests.support.agent_fixtures import Crew
+from tests.support.helpers import wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 DOC = ROOT / "docs" / "scripted.md"

@@ -16,9 +16,9 @@ import pytest
 
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
-from tests.agent_clis import cli_home, cli_path
-from tests.agent_fixtures import run_swarm
-from tests.cli_teammate_steps import (
+from tests.support.agent_clis import cli_home, cli_path
+from tests.support.agent_fixtures import run_swarm
+from tests.support.cli_teammate_steps import (
     answers_a_message,
     end_members,
     first_task_done,
@@ -26,8 +26,8 @@ from tests.cli_teammate_steps import (
     script_first_task,
     shutdown_ends_it,
 )
-from tests.fake_gemini import FakeGemini
-from tests.helpers import child_named, children_with, process_gone, wait_until
+from tests.support.fake_gemini import FakeGemini
+from tests.support.helpers import child_named, children_with, process_gone, wait_until
 from tests.test_cli_teammates import TEAM, lead_messages, ok
 
 MODEL = "gemini-2.5-flash"  # a named model: `auto` would ask the fake to route first

@@ -31,10 +31,10 @@ import pytest
 from click.testing import CliRunner
 
 from swarm.cli.main import cli
-from tests.agent_fixtures import SWARM, agent_processes, stop_tree
-from tests.fake_anthropic import FakeAnthropic
-from tests.fake_openai import FakeOpenAI
-from tests.git_helpers import init_repo
+from tests.support.agent_fixtures import SWARM, agent_processes, stop_tree
+from tests.support.fake_anthropic import FakeAnthropic
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.git_helpers import init_repo
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"

@@ -23,10 +23,10 @@ from libtmux.session import Session
 from swarm.core.records.protocol import PermissionRequest
 from swarm.core.team.team import Team
 from swarm.ops.approvals import pending_permissions
-from tests.agent_fixtures import SWARM, Crew, agent_processes, stop_tree
-from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
-from tests.helpers import wait_until
-from tests.lead_fixtures import lead
+from tests.support.agent_fixtures import SWARM, Crew, agent_processes, stop_tree
+from tests.support.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
+from tests.support.helpers import wait_until
+from tests.support.lead_fixtures import lead
 from tests.test_lead_interactive import screen, shows
 
 REAL = "rm -rf victimdir"

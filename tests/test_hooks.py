@@ -16,7 +16,7 @@ from swarm.core.records.team_config import Member
 from swarm.core.store import paths
 from swarm.runtime.extensions.loader import checkout_of
 from swarm.runtime.extensions.user_hooks import Hook, HookRunner, load_hooks, parse_hooks
-from tests.helpers import process_gone, wait_until
+from tests.support.helpers import process_gone, wait_until
 
 # These tests are about what project configuration does: the project is trusted.
 pytestmark = pytest.mark.usefixtures("trust_projects")

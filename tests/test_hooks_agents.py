@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from swarm.core.store import paths
-from tests.agent_fixtures import SWARM, Crew
-from tests.git_helpers import init_repo
-from tests.helpers import wait_until
+from tests.support.agent_fixtures import SWARM, Crew
+from tests.support.git_helpers import init_repo
+from tests.support.helpers import wait_until
 
 pytestmark = pytest.mark.slow
 

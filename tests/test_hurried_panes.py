@@ -12,7 +12,7 @@ from libtmux.server import Server
 
 from swarm.core.store import paths
 from tests import test_live_panes
-from tests.helpers import wait_until
+from tests.support.helpers import wait_until
 from tests.test_live_panes import TEAM, capture, ok, showing, spawn_in_pane
 
 pytestmark = pytest.mark.slow

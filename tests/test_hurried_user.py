@@ -24,8 +24,8 @@ from swarm.core.store import paths
 from swarm.core.team import attention
 from swarm.core.team.team import Team
 from swarm.ops.demo import WORKERS
-from tests.agent_fixtures import SWARM, Crew, agent_processes, run_swarm, stop_tree
-from tests.helpers import run_cli, turn_over, wait_until
+from tests.support.agent_fixtures import SWARM, Crew, agent_processes, run_swarm, stop_tree
+from tests.support.helpers import run_cli, turn_over, wait_until
 
 CaptureFixture = pytest.CaptureFixture[str]
 

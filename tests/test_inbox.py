@@ -24,7 +24,7 @@ from swarm.core.records.state import AgentState
 from swarm.core.team.state import write_state
 from swarm.core.team.team import Team
 from swarm.core.text.readable import flat, fold, structured_line, tool_call
-from tests.helpers import run_cli as run
+from tests.support.helpers import run_cli as run
 
 
 @pytest.fixture(autouse=True)

@@ -9,8 +9,8 @@ import psutil
 import pytest
 
 from swarm.core.records.protocol import TeammateTerminated
-from tests.agent_fixtures import Crew
-from tests.helpers import child_named, process_gone, wait_until
+from tests.support.agent_fixtures import Crew
+from tests.support.helpers import child_named, process_gone, wait_until
 
 
 @pytest.fixture(autouse=True)

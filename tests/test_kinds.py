@@ -20,8 +20,8 @@ import pytest
 from swarm.core import kinds
 from swarm.core.shell.protected import is_protected
 from swarm.core.team.state import read_state
-from tests.agent_fixtures import run_swarm
-from tests.helpers import wait_until
+from tests.support.agent_fixtures import run_swarm
+from tests.support.helpers import wait_until
 
 SWARM_PACKAGE = Path(__file__).resolve().parents[1] / "swarm"
 

@@ -1,5 +1,5 @@
 """`swarm lead --headless` end to end: the real CLI in a subprocess, the lead model through the
-real anthropic SDK against the local fake Messages API (tests/fake_anthropic.py), teammates
+real anthropic SDK against the local fake Messages API (tests/support/fake_anthropic.py), teammates
 running the offline `shell` model as real `swarm agent` processes."""
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from swarm.core.store.liveness import is_alive
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.core.team.transcript import Transcript
-from tests.agent_fixtures import SWARM, agent_processes
-from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
-from tests.helpers import wait_until
-from tests.lead_fixtures import lead
+from tests.support.agent_fixtures import SWARM, agent_processes
+from tests.support.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
+from tests.support.helpers import wait_until
+from tests.support.lead_fixtures import lead
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("lead_env")]
 

@@ -16,9 +16,9 @@ from libtmux.pane import Pane
 from libtmux.session import Session
 
 from swarm.core.store import paths
-from tests.agent_fixtures import SWARM, agent_processes, stop_tree
-from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
-from tests.helpers import wait_until
+from tests.support.agent_fixtures import SWARM, agent_processes, stop_tree
+from tests.support.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
+from tests.support.helpers import wait_until
 
 pytestmark = pytest.mark.slow
 

@@ -12,7 +12,7 @@ from swarm.core.records.protocol import PermissionRequest, TeammateTerminated
 from swarm.core.team.team import Team
 from swarm.lead.settle import FIRST_WINDOW, MAX_HOLD, MAX_WINDOW, MIN_WINDOW, PHASE_GAP, Settle
 from swarm.lead.wake_policy import Watch
-from tests.helpers import wait_until
+from tests.support.helpers import wait_until
 from tests.test_lead_wake import Recorder, set_state, texts
 
 

@@ -27,7 +27,7 @@ from swarm.lead import wake_policy as wake
 from swarm.lead.wake_policy import Watch
 from swarm.ops.approvals import Pending, approve_permission, deny_permission
 from swarm.ops.member import health
-from tests.helpers import wait_until
+from tests.support.helpers import wait_until
 
 
 class Recorder:

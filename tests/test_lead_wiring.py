@@ -13,9 +13,9 @@ import pytest
 
 from swarm.core.store import paths
 from swarm.core.team.state import read_state
-from tests.fake_anthropic import FakeAnthropic, Scripted, reply
-from tests.helpers import wait_until, without_usage
-from tests.lead_fixtures import lead
+from tests.support.fake_anthropic import FakeAnthropic, Scripted, reply
+from tests.support.helpers import wait_until, without_usage
+from tests.support.lead_fixtures import lead
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("lead_env")]
 WAIT = 30.0

@@ -8,9 +8,9 @@ import json
 import pytest
 
 from swarm.core.store.liveness import is_alive
-from tests.agent_fixtures import Crew
-from tests.fake_anthropic import FakeAnthropic
-from tests.helpers import wait_until
+from tests.support.agent_fixtures import Crew
+from tests.support.fake_anthropic import FakeAnthropic
+from tests.support.helpers import wait_until
 
 
 @pytest.fixture(autouse=True)

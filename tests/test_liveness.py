@@ -20,8 +20,8 @@ from swarm.core.records.state import AgentState
 from swarm.core.team.state import read_state, update_state, write_state
 from swarm.core.team.team import Team
 from swarm.ops.member.health import observe
-from tests.agent_fixtures import SWARM, Crew
-from tests.helpers import child_named, process_gone, wait_until
+from tests.support.agent_fixtures import SWARM, Crew
+from tests.support.helpers import child_named, process_gone, wait_until
 
 
 @pytest.fixture(autouse=True)

@@ -28,10 +28,10 @@ from swarm.runtime.tools.base import ToolContext, run_tool
 from swarm.runtime.tools.registry import all_tools
 from swarm.runtime.turn.hooks import AllowAll
 from swarm.runtime.turn.loop import Loop
-from tests.agent_fixtures import SWARM
-from tests.git_helpers import branches, git, init_repo
-from tests.helpers import run_cli as run
-from tests.helpers import wait_until
+from tests.support.agent_fixtures import SWARM
+from tests.support.git_helpers import branches, git, init_repo
+from tests.support.helpers import run_cli as run
+from tests.support.helpers import wait_until
 from tests.test_subagent_runner import FnModel, Host, ask, runner_with, text
 
 BREAKOUT = '#"><!--'

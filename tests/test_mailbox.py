@@ -22,7 +22,7 @@ from swarm.core.store import paths
 from swarm.core.store.disk import locked
 from swarm.core.team.team import Team
 from swarm.errors import MessageTooLargeError, ProtocolError, TooLargeError, UnknownRecipientError
-from tests.helpers import wait_until
+from tests.support.helpers import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 

@@ -20,8 +20,8 @@ from swarm.core.store.disk import lock_path, signals_deferred
 from swarm.core.store.file.mailbox import FileMailbox
 from swarm.core.team.team import Team
 from swarm.errors import PartialSendError
-from tests.agent_fixtures import SWARM
-from tests.helpers import wait_until
+from tests.support.agent_fixtures import SWARM
+from tests.support.helpers import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 

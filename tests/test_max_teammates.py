@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from swarm.core.store import paths
-from tests.agent_fixtures import Crew, error_lines
+from tests.support.agent_fixtures import Crew, error_lines
 
 pytestmark = pytest.mark.slow
 HIDDEN = ("--backend", "hidden", "--model", "shell")

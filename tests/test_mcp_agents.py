@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 
 from swarm.core.records.protocol import PermissionRequest
-from tests.agent_fixtures import Crew
-from tests.fake_anthropic import FakeAnthropic
-from tests.helpers import process_gone, wait_until
-from tests.mcp_fixtures import calc_spec, pids
+from tests.support.agent_fixtures import Crew
+from tests.support.fake_anthropic import FakeAnthropic
+from tests.support.helpers import process_gone, wait_until
+from tests.support.mcp_fixtures import calc_spec, pids
 
 # The project (.mcp.json) is trusted: these tests are about what its servers do.
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("trust_projects")]

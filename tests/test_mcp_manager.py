@@ -20,8 +20,8 @@ import pytest
 from swarm.core.trust.mcp_config import McpServer, McpServerSpec
 from swarm.runtime.extensions import mcp_guard
 from swarm.runtime.extensions.mcp_client import McpManager
-from tests.helpers import process_gone, wait_until
-from tests.mcp_fixtures import SERVER_SOURCE, calc_server, pids, write_server
+from tests.support.helpers import process_gone, wait_until
+from tests.support.mcp_fixtures import SERVER_SOURCE, calc_server, pids, write_server
 
 pytestmark = pytest.mark.slow
 

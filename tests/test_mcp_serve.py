@@ -25,8 +25,8 @@ from swarm.core.store.liveness import is_alive
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.mcp_server.host import ServedHost, ServeOptions
-from tests.agent_fixtures import agent_processes, error_lines, run_swarm, stop_tree
-from tests.helpers import wait_until
+from tests.support.agent_fixtures import agent_processes, error_lines, run_swarm, stop_tree
+from tests.support.helpers import wait_until
 
 if TYPE_CHECKING:
     from mcp import ClientSession

@@ -12,8 +12,8 @@ from swarm.core.records.protocol import Message, ModeChange, dump_structured
 from swarm.core.store import paths
 from swarm.errors import ProtocolError
 from swarm.ops.report.build import build_report
-from tests.agent_fixtures import Crew, error_lines, run_swarm
-from tests.helpers import wait_until
+from tests.support.agent_fixtures import Crew, error_lines, run_swarm
+from tests.support.helpers import wait_until
 
 
 def test_mode_changes_a_running_teammate_from_its_next_tool_call(crew: Crew) -> None:

@@ -16,11 +16,11 @@ import pytest
 
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
-from tests.agent_clis import cli_home, cli_path
-from tests.fake_anthropic import FakeAnthropic
-from tests.fake_gemini import FakeGemini
-from tests.fake_responses import FakeResponses
-from tests.helpers import wait_until
+from tests.support.agent_clis import cli_home, cli_path
+from tests.support.fake_anthropic import FakeAnthropic
+from tests.support.fake_gemini import FakeGemini
+from tests.support.fake_responses import FakeResponses
+from tests.support.helpers import wait_until
 from tests.test_cli_teammates import TEAM, lead_messages, ok
 
 pytestmark = pytest.mark.slow

@@ -17,9 +17,9 @@ from swarm.core.records.protocol import PlanApprovalRequest
 from swarm.core.store import paths
 from swarm.core.team.team import Team
 from swarm.ops.approvals import pending_plans
-from tests.agent_fixtures import Crew, error_lines, run_swarm
-from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
-from tests.lead_fixtures import lead
+from tests.support.agent_fixtures import Crew, error_lines, run_swarm
+from tests.support.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
+from tests.support.lead_fixtures import lead
 
 
 def test_the_order_of_modes() -> None:

@@ -14,7 +14,7 @@ import pytest
 
 from swarm.core import kinds
 from swarm.runtime.clis.model_proxy import ModelProxy, model_route
-from tests.fake_anthropic import FakeAnthropic
+from tests.support.fake_anthropic import FakeAnthropic
 
 KEY = "sk-ant-real-key-5e0c9a"
 

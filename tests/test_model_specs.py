@@ -18,8 +18,8 @@ from swarm.runtime.models import check_model_spec, default_model_spec, parse_mod
 from swarm.runtime.models.anthropic_model import ALIASES, AnthropicModel
 from swarm.runtime.models.base import ModelRequest
 from swarm.runtime.models.providers import ollama_base_url
-from tests.agent_fixtures import run_swarm
-from tests.fake_anthropic import FakeAnthropic
+from tests.support.agent_fixtures import run_swarm
+from tests.support.fake_anthropic import FakeAnthropic
 
 
 @pytest.fixture(autouse=True)

@@ -13,8 +13,8 @@ from swarm.core.team.team import Team
 from swarm.runtime.subagents.tools import AgentTool
 from swarm.runtime.tools.base import ToolContext, ToolResult, run_tool
 from swarm.runtime.tools.team_tools import SendMessage
-from tests.helpers import wait_until
-from tests.subagent_host import FnModel, Host, ask, runner_with, text
+from tests.support.helpers import wait_until
+from tests.support.subagent_host import FnModel, Host, ask, runner_with, text
 
 
 @pytest.fixture

@@ -1,5 +1,5 @@
 """`openai:` and `ollama:` models through the real `openai` SDK against the suite's fake Chat
-Completions server (tests/fake_openai.py): the mapping both ways, streaming, usage and cost,
+Completions server (tests/support/fake_openai.py): the mapping both ways, streaming, usage and cost,
 retries, errors; and the price table."""
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from swarm.runtime.models import load_model
 from swarm.runtime.models.base import ModelRequest
 from swarm.runtime.models.openai_model import IMAGE_NOTE, OpenAIModel
 from swarm.runtime.models.prices import cost_usd, price_for
-from tests.fake_openai import FakeOpenAI
+from tests.support.fake_openai import FakeOpenAI
 
 TOOLS = [{"name": "Bash", "description": "Run a command.",
           "input_schema": {"type": "object", "properties": {"command": {"type": "string"}},

@@ -15,8 +15,8 @@ import pytest
 
 from swarm.core.records.protocol import PermissionRequest
 from swarm.ops.approvals import pending_permissions
-from tests.agent_fixtures import Crew, error_lines
-from tests.helpers import wait_until
+from tests.support.agent_fixtures import Crew, error_lines
+from tests.support.helpers import wait_until
 
 ECHO = "echo x > f.txt"
 

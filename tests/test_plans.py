@@ -14,9 +14,9 @@ import pytest
 
 from swarm.core.records.protocol import PermissionRequest, PlanApprovalRequest
 from swarm.ops.approvals import pending_plans
-from tests.agent_fixtures import Crew, error_lines
-from tests.fake_anthropic import FakeAnthropic
-from tests.helpers import wait_until
+from tests.support.agent_fixtures import Crew, error_lines
+from tests.support.fake_anthropic import FakeAnthropic
+from tests.support.helpers import wait_until
 
 
 def plans(crew: Crew) -> list[dict[str, Any]]:

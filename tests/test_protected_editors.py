@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from tests.bash_cases import EVERYTHING
-from tests.git_helpers import init_repo
-from tests.rule_helpers import bash, decide
+from tests.support.bash_cases import EVERYTHING
+from tests.support.git_helpers import init_repo
+from tests.support.rule_helpers import bash, decide
 
 EDITORS = ("sed", "perl", "awk", "gawk", "ed", "ex", "dd", "truncate", "sort", "patch", "tar",
            "unzip", "install", "rsync", "gzip", "gunzip", "git")

@@ -20,10 +20,10 @@ import pytest
 from swarm.core.records.protocol import PermissionRequest
 from swarm.core.store import paths
 from swarm.ops.approvals import deny_permission, pending_permissions
-from tests.agent_fixtures import Crew
-from tests.git_helpers import init_repo
-from tests.helpers import wait_until
-from tests.rule_helpers import bash, decide
+from tests.support.agent_fixtures import Crew
+from tests.support.git_helpers import init_repo
+from tests.support.helpers import wait_until
+from tests.support.rule_helpers import bash, decide
 from tests.test_bash_eval import EVERYTHING
 
 ALLOW = [*EVERYTHING, *(f"Bash({p}:*)" for p in ("rsync", "install", "link", "rename", "git",

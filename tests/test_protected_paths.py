@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from swarm.core.store import paths
-from tests.rule_helpers import bash, decide
+from tests.support.rule_helpers import bash, decide
 from tests.test_bash_eval import EVERYTHING
 
 # -- protected paths ---------------------------------------------------------------------------

@@ -14,11 +14,11 @@ import pytest
 
 from swarm.core.team.team import Team
 from swarm.core.text.view import plain
-from tests.agent_fixtures import Crew
-from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
-from tests.fake_openai import FakeOpenAI
-from tests.helpers import wait_until
-from tests.lead_fixtures import lead
+from tests.support.agent_fixtures import Crew
+from tests.support.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.helpers import wait_until
+from tests.support.lead_fixtures import lead
 
 TASK_RE = re.compile(r'<task-assignment id="(\d+)"')
 pytestmark = pytest.mark.slow  # real agent processes and the swarm executable

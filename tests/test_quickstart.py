@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from swarm.core.store import paths
-from tests.agent_fixtures import SWARM, agent_processes, stop_tree
-from tests.git_helpers import git, init_repo, snapshot
+from tests.support.agent_fixtures import SWARM, agent_processes, stop_tree
+from tests.support.git_helpers import git, init_repo, snapshot
 
 pytestmark = pytest.mark.slow  # runs the demos and real teammates
 

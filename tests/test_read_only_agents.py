@@ -12,7 +12,7 @@ import pytest
 from swarm.core.agents.definitions import get_definition, parse_definition
 from swarm.core.team.team import Team
 from swarm.runtime.teammate.prompts import TeammatePrompt, environment
-from tests.subagent_host import FnModel, Host, ask, make_repo, runner_with, text
+from tests.support.subagent_host import FnModel, Host, ask, make_repo, runner_with, text
 
 
 @pytest.fixture

@@ -20,8 +20,8 @@ import pytest
 from swarm.core.records.names import LEAD_NAME
 from swarm.core.store.liveness import is_alive
 from swarm.runtime.tools.base import ToolContext, run_tool
-from tests.agent_fixtures import SWARM, Crew, error_lines
-from tests.helpers import wait_until
+from tests.support.agent_fixtures import SWARM, Crew, error_lines
+from tests.support.helpers import wait_until
 
 pytestmark = pytest.mark.slow
 

@@ -13,8 +13,8 @@ import redis
 
 from swarm.core.team.team import Team
 from swarm.errors import NotFoundError, UnknownRecipientError
-from tests.agent_fixtures import run_swarm
-from tests.helpers import wait_until
+from tests.support.agent_fixtures import run_swarm
+from tests.support.helpers import wait_until
 
 
 class Monitor:

@@ -1,5 +1,5 @@
 """The network store (SWARM_STORE=redis://...): the same guarantees as the file store, on a real
-redis-server the test starts (tests/redis_server.py). The concurrency tests run on both stores."""
+redis-server the test starts (tests/support/redis_server.py). The concurrency tests run on both stores."""
 
 from __future__ import annotations
 
@@ -20,9 +20,9 @@ from swarm.core.records.state import AgentState
 from swarm.core.team.state import read_state, update_state
 from swarm.core.team.team import Team
 from swarm.errors import StoreUnavailableError, TaskConflictError
-from tests.agent_fixtures import Crew, run_swarm
-from tests.helpers import process_gone, wait_until
-from tests.redis_server import RedisServer
+from tests.support.agent_fixtures import Crew, run_swarm
+from tests.support.helpers import process_gone, wait_until
+from tests.support.redis_server import RedisServer
 
 FORK = multiprocessing.get_context("fork")
 

@@ -2,7 +2,7 @@
 member; `swarm replay DIR` reruns the team offline from them and reports where it diverged.
 
 Real processes: a headless `swarm lead` whose model is the fake Messages API
-(tests/fake_anthropic.py), `shell` teammates as real `swarm agent` processes; the replay runs
+(tests/support/fake_anthropic.py), `shell` teammates as real `swarm agent` processes; the replay runs
 with the fake server stopped."""
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ import pytest
 from swarm.core.team.team import Team
 from swarm.ops.demo import WORKERS
 from swarm.ops.mail.messages import team_messages
-from tests.agent_fixtures import SWARM
-from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
-from tests.helpers import wait_until
-from tests.lead_fixtures import lead
+from tests.support.agent_fixtures import SWARM
+from tests.support.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
+from tests.support.helpers import wait_until
+from tests.support.lead_fixtures import lead
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("lead_env")]
 

@@ -18,9 +18,9 @@ from swarm.core.team.team import Team
 from swarm.ops.approvals import pending_permissions
 from swarm.ops.report.build import build_report
 from swarm.ops.report.html import render_html
-from tests.agent_fixtures import Crew, run_swarm
-from tests.helpers import wait_until
-from tests.report_helpers import CHROMIUM, member_table, render, same_numbers, synthetic_run
+from tests.support.agent_fixtures import Crew, run_swarm
+from tests.support.helpers import wait_until
+from tests.support.report_helpers import CHROMIUM, member_table, render, same_numbers, synthetic_run
 
 EXTERNAL = re.compile(r"""(src|href)\s*=\s*["']?\s*(https?:|//)|url\(|@import|<script|<link""",
                       re.IGNORECASE)

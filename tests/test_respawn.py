@@ -15,9 +15,9 @@ import pytest
 from swarm.core.records.protocol import TeammateTerminated
 from swarm.core.store import paths
 from swarm.core.team.transcript import Transcript
-from tests.agent_fixtures import Crew
-from tests.fake_anthropic import FakeAnthropic
-from tests.helpers import child_named, wait_until
+from tests.support.agent_fixtures import Crew
+from tests.support.fake_anthropic import FakeAnthropic
+from tests.support.helpers import child_named, wait_until
 
 
 @pytest.fixture(autouse=True)

@@ -26,8 +26,8 @@ from swarm.errors import BadInputError
 from swarm.ops.approvals import pending_permissions
 from swarm.runtime.tools.base import ToolContext, run_tool
 from swarm.runtime.tools.registry import all_tools
-from tests.agent_fixtures import Crew, run_swarm
-from tests.helpers import wait_until
+from tests.support.agent_fixtures import Crew, run_swarm
+from tests.support.helpers import wait_until
 
 
 def conflicts(team: Team) -> list[FileConflict]:

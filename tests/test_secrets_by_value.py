@@ -17,9 +17,9 @@ from swarm.core.store import paths
 from swarm.core.team.team import Team
 from swarm.runtime.tools.base import ToolContext
 from swarm.runtime.tools.registry import all_tools
-from tests.agent_fixtures import Crew, run_swarm
-from tests.fake_openai import FakeOpenAI
-from tests.redis_server import RedisServer, free_port
+from tests.support.agent_fixtures import Crew, run_swarm
+from tests.support.fake_openai import FakeOpenAI
+from tests.support.redis_server import RedisServer, free_port
 from tests.test_child_env import read_env
 
 # name -> value: every one of these values must stay out of a Bash command's environment.
@@ -113,7 +113,7 @@ STORE_PASSWORD = "store-pass-16"
 def locked_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
     """A redis-server that requires STORE_PASSWORD, selected as the store (SWARM_STORE with
     the password in it). Request it before `crew`, so the crew's team lives there."""
-    from tests.redis_server import REDIS_SERVER
+    from tests.support.redis_server import REDIS_SERVER
 
     if not Path(REDIS_SERVER).exists():
         pytest.skip("redis-server is not installed")

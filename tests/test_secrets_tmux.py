@@ -19,9 +19,9 @@ import pytest
 from libtmux.server import Server
 
 from swarm.core.team.team import Team
-from tests.agent_fixtures import SWARM, stop_tree
-from tests.helpers import started_with, wait_until
-from tests.redis_server import RedisServer
+from tests.support.agent_fixtures import SWARM, stop_tree
+from tests.support.helpers import started_with, wait_until
+from tests.support.redis_server import RedisServer
 from tests.test_secrets_by_value import PLAIN, SECRETS, STORE_PASSWORD, leaks
 
 TEAM = "alpha"

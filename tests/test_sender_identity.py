@@ -30,8 +30,8 @@ from swarm.core.records.protocol import (
 )
 from swarm.core.store import paths
 from swarm.errors import SwarmError
-from tests.agent_fixtures import SWARM, Crew
-from tests.helpers import children_with, wait_until
+from tests.support.agent_fixtures import SWARM, Crew
+from tests.support.helpers import children_with, wait_until
 from tests.test_permissions_flow import tool_results, wait_request
 
 pytestmark = pytest.mark.slow

@@ -13,8 +13,8 @@ from swarm.core.agents.skills import skills_part
 from swarm.core.store import paths
 from swarm.core.trust.summary import summarize
 from swarm.core.trust.workspace import ProjectConfig, find_project_config
-from tests.agent_fixtures import Crew
-from tests.fake_anthropic import FakeAnthropic
+from tests.support.agent_fixtures import Crew
+from tests.support.fake_anthropic import FakeAnthropic
 
 
 @pytest.fixture(autouse=True)

@@ -9,7 +9,7 @@ import pytest
 
 from swarm.core.store import paths
 from swarm.core.store.liveness import is_alive
-from tests.agent_fixtures import Crew, error_lines
+from tests.support.agent_fixtures import Crew, error_lines
 
 HIDDEN = ("--backend", "hidden", "--model", "shell")
 

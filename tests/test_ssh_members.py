@@ -21,9 +21,9 @@ from swarm.core.records.task import Task
 from swarm.core.team.state import read_state, write_state
 from swarm.core.team.team import Team
 from swarm.ops.member.health import death_reason, observe_member
-from tests.agent_fixtures import run_swarm
-from tests.helpers import wait_until
-from tests.sshd_fixtures import SshHost
+from tests.support.agent_fixtures import run_swarm
+from tests.support.helpers import wait_until
+from tests.support.sshd_fixtures import SshHost
 
 # Something `ps` shows as member w's agent (`--agent-id w@alpha`), doing nothing.
 LOOKALIKE = "import signal, time; signal.signal(signal.SIGINT, lambda *a: print('INT', flush=True)); time.sleep(600)"

@@ -1,6 +1,6 @@
 """Teams across machines, end to end: `swarm spawn --backend ssh:...` starts a real `swarm agent`
-on "another host" (a real sshd on loopback, tests/sshd_fixtures.py) that shares the team through
-a real Redis (tests/redis_server.py). Its report arrives here, `swarm shutdown` ends it, and one
+on "another host" (a real sshd on loopback, tests/support/sshd_fixtures.py) that shares the team through
+a real Redis (tests/support/redis_server.py). Its report arrives here, `swarm shutdown` ends it, and one
 SIGKILLed there is `dead` once its heartbeat expires, its task back on the list."""
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import psutil
 import pytest
 
 from swarm.core.team.team import Team
-from tests.agent_fixtures import run_swarm
-from tests.helpers import children_with, process_gone, wait_until
-from tests.sshd_fixtures import SshHost
+from tests.support.agent_fixtures import run_swarm
+from tests.support.helpers import children_with, process_gone, wait_until
+from tests.support.sshd_fixtures import SshHost
 
 pytestmark = pytest.mark.slow
 SHELL = ("--model", "shell", "--permission-mode", "bypassPermissions")

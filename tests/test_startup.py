@@ -19,7 +19,7 @@ from swarm.core.records.state import AgentState
 from swarm.core.store.liveness import process_start_time
 from swarm.core.team.state import read_state, write_state
 from swarm.core.team.team import Team
-from tests.helpers import wait_until
+from tests.support.helpers import wait_until
 
 ROOT = Path(__file__).resolve().parent.parent
 SDKS = ("anthropic", "libtmux", "rich", "portalocker", "prompt_toolkit", "mcp", "tree_sitter")

@@ -15,9 +15,9 @@ import pytest
 from swarm.core.records.state import AgentState
 from swarm.core.store.liveness import is_alive, process_start_time
 from swarm.core.team.state import write_state
-from tests.agent_fixtures import Crew
-from tests.fake_anthropic import ERROR_TYPES, FakeAnthropic, Scripted
-from tests.helpers import process_gone, turn_over, wait_until
+from tests.support.agent_fixtures import Crew
+from tests.support.fake_anthropic import ERROR_TYPES, FakeAnthropic, Scripted
+from tests.support.helpers import process_gone, turn_over, wait_until
 
 pytestmark = pytest.mark.slow
 

@@ -27,9 +27,9 @@ import pytest
 from swarm.core.records.names import LEAD_NAME
 from swarm.core.store.liveness import is_alive
 from swarm.core.team.state import read_state
-from tests.agent_fixtures import SWARM, Crew, stop_tree
-from tests.fake_anthropic import ERROR_TYPES, FakeAnthropic, Received, Scripted, reply
-from tests.helpers import child_named, command_group_recorded, turn_over, wait_until
+from tests.support.agent_fixtures import SWARM, Crew, stop_tree
+from tests.support.fake_anthropic import ERROR_TYPES, FakeAnthropic, Received, Scripted, reply
+from tests.support.helpers import child_named, command_group_recorded, turn_over, wait_until
 
 pytestmark = pytest.mark.slow
 

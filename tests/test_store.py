@@ -15,7 +15,7 @@ import pytest
 
 from swarm.core.records import base as records
 from swarm.core.store import disk as store
-from tests.helpers import wait_until
+from tests.support.helpers import wait_until
 
 
 class Thing(records.Record, kw_only=True):

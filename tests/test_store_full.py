@@ -14,9 +14,9 @@ import pytest
 import redis
 
 from swarm.core.store.liveness import is_alive
-from tests.agent_fixtures import Crew, error_lines
-from tests.helpers import wait_until
-from tests.redis_server import REDIS_SERVER, RedisServer
+from tests.support.agent_fixtures import Crew, error_lines
+from tests.support.helpers import wait_until
+from tests.support.redis_server import REDIS_SERVER, RedisServer
 
 pytestmark = pytest.mark.slow
 

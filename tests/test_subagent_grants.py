@@ -18,8 +18,8 @@ from swarm.core.team.worktree_view import team_worktrees
 from swarm.errors import ToolError
 from swarm.runtime.models.base import ModelRequest
 from swarm.runtime.tools.registry import all_tools
-from tests.agent_fixtures import Crew
-from tests.helpers import wait_until
+from tests.support.agent_fixtures import Crew
+from tests.support.helpers import wait_until
 from tests.test_subagent_runner import (
     FnModel,
     Host,
@@ -220,7 +220,7 @@ def test_an_unrestricted_teammate_lends_everything_its_type_gives(crew: Crew) ->
 
 def adder_type(crew: Crew) -> None:
     """A subagent type with its own MCP server (`calc2`: add, fail, die, nap) and nothing else."""
-    from tests.mcp_fixtures import calc_spec
+    from tests.support.mcp_fixtures import calc_spec
 
     spec = calc_spec(crew.workdir).model_dump(exclude_defaults=True)
     definition("adder", f"tools: [mcp__calc2]\nmcpServers:\n  - calc2: {json.dumps(spec)}")

@@ -28,8 +28,8 @@ from swarm.runtime.subagents import runner as runner_module
 from swarm.runtime.subagents.tools import AgentTool, SubagentRequest, subagent_tools
 from swarm.runtime.subagents.worktree import finish_worktree, start_worktree
 from swarm.runtime.tools.base import ToolContext, run_tool
-from tests.helpers import wait_until, without_usage
-from tests.subagent_host import (
+from tests.support.helpers import wait_until, without_usage
+from tests.support.subagent_host import (
     FnModel,
     Host,
     ask,

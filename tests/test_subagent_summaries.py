@@ -16,10 +16,10 @@ from swarm.core.records.state import SubagentInfo
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.runtime.models.base import ModelReply
-from tests.agent_fixtures import Crew
-from tests.fake_anthropic import FakeAnthropic, Scripted
-from tests.helpers import wait_until
-from tests.subagent_host import FnModel, Host, ask, runner_with, text, tool
+from tests.support.agent_fixtures import Crew
+from tests.support.fake_anthropic import FakeAnthropic, Scripted
+from tests.support.helpers import wait_until
+from tests.support.subagent_host import FnModel, Host, ask, runner_with, text, tool
 
 SUMMARY = "[swarm:subagent-summary]"
 

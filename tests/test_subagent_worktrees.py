@@ -15,9 +15,9 @@ import pytest
 from swarm.core.store import paths
 from swarm.core.team.team import Team
 from swarm.core.team.worktree_view import team_worktrees
-from tests.git_helpers import init_repo, worktree_paths
-from tests.helpers import wait_until
-from tests.subagent_host import FnModel, Host, ask, forkable, runner_with, text
+from tests.support.git_helpers import init_repo, worktree_paths
+from tests.support.helpers import wait_until
+from tests.support.subagent_host import FnModel, Host, ask, forkable, runner_with, text
 
 
 @pytest.fixture

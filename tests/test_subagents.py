@@ -16,9 +16,9 @@ import pytest
 from swarm.core.records import base as records
 from swarm.core.store import paths
 from swarm.core.team.state import read_state
-from tests.agent_fixtures import Crew
-from tests.fake_anthropic import FakeAnthropic, Scripted
-from tests.helpers import child_named, process_gone, wait_until, without_usage
+from tests.support.agent_fixtures import Crew
+from tests.support.fake_anthropic import FakeAnthropic, Scripted
+from tests.support.helpers import child_named, process_gone, wait_until, without_usage
 
 WAIT = 30.0
 
@@ -389,7 +389,7 @@ def test_a_subagent_calls_mcp_tools_and_its_post_tool_use_hook_runs(
         crew: Crew, fake_api: FakeAnthropic, tmp_path: Path) -> None:
     """Parity: subagents get their parent's MCP tools and their definition's servers;
     PostToolUse runs for their calls; a definition's `background` applies."""
-    from tests.mcp_fixtures import calc_spec
+    from tests.support.mcp_fixtures import calc_spec
 
     spec = calc_spec(tmp_path).model_dump(exclude_defaults=True)
     paths.user_mcp_config().parent.mkdir(parents=True, exist_ok=True)

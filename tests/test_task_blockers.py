@@ -13,7 +13,7 @@ from swarm.core.store import paths
 from swarm.core.store.redis.tasks import RedisTaskList
 from swarm.core.team.team import Team
 from swarm.errors import TaskConflictError
-from tests.helpers import run_cli
+from tests.support.helpers import run_cli
 
 
 def damage(team: Team, task_id: str, raw: bytes | None) -> None:

@@ -15,8 +15,8 @@ import pytest
 from swarm.core.records.names import LEAD_NAME
 from swarm.core.team.team import Team
 from swarm.errors import NotAllowedError, TaskConflictError
-from tests.agent_fixtures import SWARM, Crew
-from tests.helpers import wait_until
+from tests.support.agent_fixtures import SWARM, Crew
+from tests.support.helpers import wait_until
 
 REFUSED = "task #1 is owned by alice: only alice or the lead may change its owner or status"
 

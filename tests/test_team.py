@@ -22,7 +22,7 @@ from swarm.core.team.state import write_state
 from swarm.core.team.team import Team
 from swarm.errors import BadInputError, NotFoundError, SwarmError, TeamBusyError
 from swarm.ops.member.control import stop_members
-from tests.helpers import wait_until
+from tests.support.helpers import wait_until
 
 
 @pytest.fixture

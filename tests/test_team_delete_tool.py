@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from swarm.core.team.team import Team
-from tests.agent_fixtures import SWARM, agent_processes
-from tests.helpers import wait_until
+from tests.support.agent_fixtures import SWARM, agent_processes
+from tests.support.helpers import wait_until
 from tests.test_mcp_serve import call, ok, run, served
 
 pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("lead_env")]

@@ -19,8 +19,8 @@ import redis
 from swarm.core.store import paths
 from swarm.core.store.liveness import is_alive
 from swarm.core.team.state import read_state
-from tests.agent_fixtures import Crew, error_lines, run_swarm
-from tests.helpers import wait_until
+from tests.support.agent_fixtures import Crew, error_lines, run_swarm
+from tests.support.helpers import wait_until
 
 pytestmark = pytest.mark.slow
 

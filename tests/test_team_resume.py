@@ -20,9 +20,9 @@ import pytest
 from swarm.core.store import paths
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
-from tests.agent_fixtures import Crew, agent_processes
-from tests.git_helpers import init_repo
-from tests.helpers import wait_until
+from tests.support.agent_fixtures import Crew, agent_processes
+from tests.support.git_helpers import init_repo
+from tests.support.helpers import wait_until
 
 FOUR = ("w1", "w2", "w3", "w4")
 

@@ -22,8 +22,8 @@ from swarm.cli import authority
 from swarm.cli.main import COMMANDS, cli
 from swarm.core.store import paths
 from swarm.core.team.state import read_state
-from tests.agent_fixtures import SWARM, Crew
-from tests.helpers import wait_until
+from tests.support.agent_fixtures import SWARM, Crew
+from tests.support.helpers import wait_until
 
 RULES = ("Bash(swarm:*)", "Bash(echo:*)", "Bash(env:*)")
 

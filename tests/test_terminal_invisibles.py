@@ -14,7 +14,7 @@ import pytest
 
 from swarm.core.team.team import Team
 from swarm.core.text.terminal import visible, visible_line
-from tests.helpers import run_cli
+from tests.support.helpers import run_cli
 
 BIDI = ["\u202a", "\u202b", "\u202c", "\u202d", "\u202e", "\u2066", "\u2067", "\u2068", "\u2069",
         "\u200e", "\u200f", "\u061c"]

@@ -25,8 +25,8 @@ from swarm.core.team.team import Team
 from swarm.core.team.transcript import Transcript
 from swarm.core.text.terminal import visible
 from swarm.core.text.view import View
-from tests.helpers import run_cli as run
-from tests.helpers import wait_until
+from tests.support.helpers import run_cli as run
+from tests.support.helpers import wait_until
 
 # Everything a hostile message could carry: OSC 52 (clipboard), OSC 0 (title), a clear screen,
 # an 8-bit CSI (C1 0x9b), DEL, a bell and a carriage return that would overwrite the line.
@@ -240,7 +240,7 @@ def test_a_teammates_pane_shows_escapes_and_keeps_its_title(
     """A shell teammate in a real tmux pane prints a title change, a clipboard write and a clear
     screen with its command; a message to it carries a title change too. The pane shows them as
     text, and tmux's pane title stays the teammate's name."""
-    from tests.agent_fixtures import SWARM, stop_tree
+    from tests.support.agent_fixtures import SWARM, stop_tree
     from tests.test_tmux_cli import SHELL, ok, panes, tmux
 
     monkeypatch.setenv("SWARM_TMUX_SOCKET", str(server.socket_name))

@@ -22,8 +22,8 @@ from swarm.backends.tmux import TmuxBackend
 from swarm.core.store import paths
 from swarm.core.team.team import Team
 from swarm.errors import BadInputError
-from tests.agent_fixtures import SWARM, stop_tree
-from tests.helpers import wait_until
+from tests.support.agent_fixtures import SWARM, stop_tree
+from tests.support.helpers import wait_until
 
 REPO = Path(__file__).resolve().parents[1]
 AGENT = "import sys, time; print('AGENT', sys.argv[1], flush=True); time.sleep(600)"

@@ -21,7 +21,7 @@ from swarm.runtime.tools.base import Tool, ToolContext, ToolResult, run_tool
 from swarm.runtime.tools.registry import all_tools
 from swarm.runtime.turn.hooks import LoopHooks
 from swarm.runtime.turn.loop import Loop
-from tests.helpers import OneCall
+from tests.support.helpers import OneCall
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ from swarm.runtime.tools.builtin import READ_MAX_BYTES
 from swarm.runtime.tools.registry import all_tools
 from swarm.runtime.turn.hooks import AllowAll
 from swarm.runtime.turn.loop import Loop
-from tests.helpers import OneCall, process_gone, wait_until
+from tests.support.helpers import OneCall, process_gone, wait_until
 
 
 @pytest.fixture

@@ -24,9 +24,9 @@ from swarm.core.records.protocol import (
 )
 from swarm.ops.approvals import pending_permissions
 from swarm.ops.member.shutdown import shutdown
-from tests.agent_fixtures import SWARM, Crew
-from tests.fake_anthropic import FakeAnthropic
-from tests.helpers import wait_until
+from tests.support.agent_fixtures import SWARM, Crew
+from tests.support.fake_anthropic import FakeAnthropic
+from tests.support.helpers import wait_until
 
 
 def forge(crew: Crew, to: str, sender: str, message: StructuredMessage) -> str:

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from swarm.core.trust.workspace import decide, find_project_config, record
-from tests.agent_fixtures import Crew, error_lines, run_swarm
-from tests.git_helpers import init_repo
+from tests.support.agent_fixtures import Crew, error_lines, run_swarm
+from tests.support.git_helpers import init_repo
 
 pytestmark = pytest.mark.slow
 

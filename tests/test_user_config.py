@@ -11,8 +11,8 @@ import pytest
 
 from swarm.core.records.protocol import PermissionRequest
 from swarm.core.store import paths
-from tests.agent_fixtures import Crew, error_lines
-from tests.helpers import run_cli, wait_until
+from tests.support.agent_fixtures import Crew, error_lines
+from tests.support.helpers import run_cli, wait_until
 
 
 def write_config(home: Path, text: str) -> Path:

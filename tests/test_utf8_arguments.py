@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from swarm.core.team.team import Team
-from tests.helpers import run_cli
+from tests.support.helpers import run_cli
 
 BAD = os.fsdecode(b"\xff")  # '\udcff', as sys.argv holds it
 BAD_MID = os.fsdecode(b"caf\xe9 au lait")  # Latin-1, not UTF-8

@@ -13,8 +13,8 @@ import pytest
 from swarm.core.records.names import LEAD_NAME
 from swarm.core.records.protocol import Message, PermissionRequest, dump_structured
 from swarm.core.team.team import Team
-from tests.agent_fixtures import Crew
-from tests.helpers import run_cli
+from tests.support.agent_fixtures import Crew
+from tests.support.helpers import run_cli
 
 CaptureFixture = pytest.CaptureFixture[str]
 UNKNOWN_TOOL = ("invalid rule 'Bsh(ls:*)': unknown tool 'Bsh' (did you mean Bash?); known tools:"

@@ -14,9 +14,9 @@ import pytest
 
 from swarm.core.records.protocol import PermissionRequest, PlanApprovalRequest
 from swarm.ops.member.restart import wake
-from tests.agent_fixtures import Crew, error_lines, run_swarm
-from tests.fake_anthropic import FakeAnthropic
-from tests.helpers import wait_until
+from tests.support.agent_fixtures import Crew, error_lines, run_swarm
+from tests.support.fake_anthropic import FakeAnthropic
+from tests.support.helpers import wait_until
 
 
 @pytest.fixture

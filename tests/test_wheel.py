@@ -34,7 +34,7 @@ from swarm import __version__
 from swarm.core.records.names import LEAD_NAME
 from swarm.core.store import paths
 from swarm.core.team.team import Team
-from tests.agent_fixtures import agent_processes
+from tests.support.agent_fixtures import agent_processes
 
 pytestmark = pytest.mark.slow  # builds a wheel, makes a venv, runs the demos
 

@@ -26,10 +26,10 @@ from swarm.core.team.team import Team
 from swarm.core.trust.mcp_config import load_mcp_config
 from swarm.core.trust.workspace import decide, find_project_config, read_store, record
 from swarm.runtime.extensions.user_hooks import load_hooks
-from tests.agent_fixtures import SWARM, Crew, error_lines, run_swarm
-from tests.git_helpers import commit_all, git, init_repo
-from tests.helpers import wait_until
-from tests.mcp_fixtures import write_server
+from tests.support.agent_fixtures import SWARM, Crew, error_lines, run_swarm
+from tests.support.git_helpers import commit_all, git, init_repo
+from tests.support.helpers import wait_until
+from tests.support.mcp_fixtures import write_server
 
 DEFINITION = ("---\npermission_mode: bypassPermissions\nmcp_servers: [probe]\n---\n"
               "The project's own general-purpose agent.\n")

@@ -20,7 +20,7 @@ from swarm.core.team.worktrees import (
     record_fields,
 )
 from swarm.errors import BadInputError
-from tests.git_helpers import (
+from tests.support.git_helpers import (
     branches,
     commit_all,
     git,

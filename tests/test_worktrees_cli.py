@@ -12,8 +12,8 @@ import pytest
 from swarm.core.store import paths
 from swarm.core.team.team import Team
 from swarm.core.team.worktrees import create, record_fields
-from tests.agent_fixtures import Crew, error_lines, run_swarm
-from tests.git_helpers import (
+from tests.support.agent_fixtures import Crew, error_lines, run_swarm
+from tests.support.git_helpers import (
     branches,
     commit_all,
     git,

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.helpers import wait_until
+from tests.support.helpers import wait_until
 
 SSHD = "/usr/sbin/sshd"  # sshd re-executes itself: it needs its absolute path
 

@@ -1,7 +1,7 @@
 """A local fake of OpenAI's Responses API (`POST /v1/responses`), the only wire Codex speaks to
 a custom provider (`wire_api = "responses"`; Chat Completions is no longer accepted).
 
-Same scripting as the other fakes (tests/fake_anthropic.py): `push_text`, `push_tool_use`,
+Same scripting as the other fakes (tests/support/fake_anthropic.py): `push_text`, `push_tool_use`,
 `push(callable)`, `fallback`; replies are scripted in the Anthropic shape (content blocks,
 usage) and served as a Response: text -> a `message` item with one `output_text` part, tool_use
 -> a `function_call` item (`call_id`, `name`, `arguments` as a JSON string; a name
@@ -22,7 +22,7 @@ import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.fake_anthropic import (
+from tests.support.fake_anthropic import (
     DEFAULT_USAGE,
     ApiHandler,
     LocalServer,
@@ -31,7 +31,7 @@ from tests.fake_anthropic import (
     Scripted,
     _chunks,
 )
-from tests.fake_openai import _error
+from tests.support.fake_openai import _error
 
 
 class FakeResponses(Script, LocalServer):

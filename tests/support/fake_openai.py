@@ -1,6 +1,6 @@
 """A local fake of OpenAI's Chat Completions API, real enough for the official `openai` SDK.
 
-Same scripting as the fake Messages API (tests/fake_anthropic.py), so a test reads the same for
+Same scripting as the fake Messages API (tests/support/fake_anthropic.py), so a test reads the same for
 both: `push_text`, `push_tool_use`, `push_error`, `push(callable)`, `route(match)`, `fallback`.
 Replies are scripted in the Anthropic shape (content blocks, stop_reason, usage) and served as
 Chat Completions: text -> `message.content`, tool_use -> `tool_calls` (arguments as a JSON
@@ -30,7 +30,7 @@ from typing import Any
 
 import pytest
 
-from tests.fake_anthropic import (
+from tests.support.fake_anthropic import (
     DEFAULT_USAGE,
     ApiHandler,
     LocalServer,

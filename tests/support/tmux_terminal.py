@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from libtmux.server import Server
 
-from tests.helpers import wait_until
+from tests.support.helpers import wait_until
 
 PASS = ("SWARM_HOME", "SWARM_TEAM", "SWARM_TMUX_SOCKET", "PATH", "SWARM_NOTIFY_COMMAND",
         "SWARM_PERMISSION_TIMEOUT", "ANTHROPIC_API_KEY")

@@ -1,7 +1,7 @@
 """A local fake of the Gemini API (`generateContent`, `streamGenerateContent?alt=sse`), enough
 for Gemini CLI pointed at it with GOOGLE_GEMINI_BASE_URL and a GEMINI_API_KEY.
 
-Same scripting as the other fakes (tests/fake_anthropic.py): `push_text`, `push_tool_use`,
+Same scripting as the other fakes (tests/support/fake_anthropic.py): `push_text`, `push_tool_use`,
 `push(callable)`, `fallback`; replies are scripted in the Anthropic shape and served as one
 candidate: text -> a `text` part, tool_use -> a `functionCall` part (`name`, `args`), usage ->
 `usageMetadata`. Streamed, the text comes in several `data:` events, the last with the
@@ -16,7 +16,7 @@ import threading
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.fake_anthropic import (
+from tests.support.fake_anthropic import (
     DEFAULT_USAGE,
     ApiHandler,
     LocalServer,

@@ -16,9 +16,9 @@ import psutil
 
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
-from tests.agent_fixtures import run_swarm
-from tests.fake_anthropic import Scripted, reply
-from tests.helpers import process_gone, wait_until
+from tests.support.agent_fixtures import run_swarm
+from tests.support.fake_anthropic import Scripted, reply
+from tests.support.helpers import process_gone, wait_until
 
 Processes = Callable[[int], list[psutil.Process]]
 REQUEST_ID = re.compile(r'request_id[\\"]*:\s*[\\"]*([0-9a-f-]{8,})')

@@ -36,7 +36,7 @@ from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.errors import SwarmError
 from swarm.ops.member.spawner import SpawnResult
-from tests.helpers import wait_until
+from tests.support.helpers import wait_until
 
 SWARM = str(Path(sys.executable).with_name("swarm"))
 

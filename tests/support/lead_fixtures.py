@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agent_fixtures import SWARM, agent_processes, stop_tree
+from tests.support.agent_fixtures import SWARM, agent_processes, stop_tree
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from typing import Any
 
-from tests.fake_anthropic import ApiHandler, FakeAnthropic, sse_body, sse_events
+from tests.support.fake_anthropic import ApiHandler, FakeAnthropic, sse_body, sse_events
 
 BEDROCK_PATH = re.compile(r"^/model/(?P<model>[^/]+)/(?P<kind>invoke|invoke-with-response-stream)$")
 VERTEX_PATH = re.compile(r"^/v1/projects/(?P<project>[^/]+)/locations/(?P<region>[^/]+)/publishers"

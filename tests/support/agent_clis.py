@@ -4,7 +4,7 @@ cache shared by every test run and worker, pinned, never from the developer's ow
 `cli_path("claude")` installs on first use (under a file lock, so parallel xdist workers wait
 for one install) and returns the executable; when npm cannot install it (no npm, no registry) it
 skips the test with the reason, or fails it under `CI` (true, 1, ...): `.ci/run` installs them
-before the suite (`python -m tests.agent_clis`), so on CI a missing CLI is a broken install,
+before the suite (`python -m tests.support.agent_clis`), so on CI a missing CLI is a broken install,
 never a skip. Each test gives a CLI its own HOME (`cli_home`) and
 points it at a fake model server of its own on loopback: nothing reaches the network.
 """
