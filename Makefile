@@ -40,7 +40,7 @@ demo-lead: $(STAMP)
 
 # Install from the clone without PyPI: the wheel in dist/, then `pipx install` it (its
 # dependencies come from the index). WHEEL_FLAGS=--no-build-isolation builds offline with
-# PYTHON's own setuptools (tests/test_wheel.py).
+# PYTHON's own setuptools (tests/system/cli/test_wheel.py).
 PYTHON ?= python3
 WHEEL_FLAGS ?=
 

@@ -45,8 +45,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 # The modules whose tests take longest (10-50 s each on 2 cores), longest first: dealt out
 # before the other slow tests.
-LONGEST = ("tests/test_quickstart.py::", "tests/test_ssh_teams.py::", "tests/test_wheel.py::",
-           "tests/test_lead.py::", "tests/test_workspace_trust.py::")
+LONGEST = ("tests/system/cli/test_quickstart.py::", "tests/system/ssh/test_ssh_teams.py::", "tests/system/cli/test_wheel.py::",
+           "tests/system/lead/test_headless.py::", "tests/unit/core/trust/test_workspace.py::")
 
 
 def slow_first_in_each_share(items: list[pytest.Item], workers: int) -> list[pytest.Item]:

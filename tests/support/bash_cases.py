@@ -1,4 +1,4 @@
-"""The command tables of the Bash evaluation tests (tests/test_bash_eval.py): what must be
+"""The command tables of the Bash evaluation tests (tests/unit/core/shell/test_evaluation.py): what must be
 opaque, what is parsed and denied, what stays checkable. Each opaque or parsed entry is also run
 in the real bash there (with `touch ran` for `rm victim`)."""
 

@@ -1,5 +1,5 @@
 """A small `SubagentHost` and models written in the test, for running the subagent runner
-in-process (tests/test_subagent_runner.py and the tests of Claude Code's subagent rows)."""
+in-process (tests/unit/runtime/subagents/test_runner.py and the tests of Claude Code's subagent rows)."""
 
 from __future__ import annotations
 
