@@ -6,6 +6,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -19,10 +20,12 @@ sys.dont_write_bytecode = False
 pytest_plugins = ["tests.support.pytest_plugin"]
 
 
-# Tests that start real agent processes or a tmux server are `slow` (others that start the swarm
-# executable or take about a second are marked by hand): `pytest -m "not slow"` runs
-# the fast half in well under a minute.
-SLOW_FIXTURES = frozenset({"crew", "server", "session", "ssh_host"})
+# Where a test lives says what it starts (docs/design/tests.md): tests/unit/ runs in this
+# process; tests/system/ starts processes (swarm agents, tmux, redis-server, sshd) and
+# tests/agents/ drives the real agent CLIs, and both are `slow` by folder (`pytest -m "not
+# slow"` runs the in-process half in well under a minute).
+TESTS = Path(__file__).resolve().parent
+SLOW_FOLDERS = (TESTS / "system", TESTS / "agents")
 
 
 def pytest_collection(session: pytest.Session) -> None:
@@ -38,15 +41,16 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())):
+        if any(folder in item.path.parents for folder in SLOW_FOLDERS):
             item.add_marker(pytest.mark.slow)
     items[:] = slow_first_in_each_share(items, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", 1)))
 
 
 # The modules whose tests take longest (10-50 s each on 2 cores), longest first: dealt out
 # before the other slow tests.
-LONGEST = ("tests/system/cli/test_quickstart.py::", "tests/system/ssh/test_ssh_teams.py::", "tests/system/cli/test_wheel.py::",
-           "tests/system/lead/test_headless.py::", "tests/unit/core/trust/test_workspace.py::")
+LONGEST = ("tests/system/cli/test_quickstart.py::", "tests/system/ssh/test_ssh_teams.py::",
+           "tests/system/cli/test_wheel.py::", "tests/system/lead/test_headless.py::",
+           "tests/unit/core/trust/test_workspace.py::")
 
 
 def slow_first_in_each_share(items: list[pytest.Item], workers: int) -> list[pytest.Item]:

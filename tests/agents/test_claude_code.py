@@ -70,7 +70,6 @@ def claude_processes(pid: int) -> list[psutil.Process]:
     return children_with(pid, lambda argv: "claude" in " ".join(argv[:2]))
 
 
-@pytest.mark.slow
 def test_a_claude_code_teammate_works_through_swarms_tools(
         claude_env: FakeAnthropic, tmp_path: Path) -> None:
     api = claude_env
@@ -126,7 +125,6 @@ def test_a_claude_code_teammate_works_through_swarms_tools(
                      last_user_text)
 
 
-@pytest.mark.slow
 def test_spawn_refuses_a_cli_that_is_not_installed(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     bare = tmp_path / "bin"
@@ -159,7 +157,6 @@ def answered(name: str) -> bool:
     return any(m["sender"] == name for m in lead_messages("idle_notification"))
 
 
-@pytest.mark.slow
 def test_a_definitions_agent_field_makes_the_teammate_that_cli(
         claude_env: FakeAnthropic, swarm_home: Path) -> None:
     agents = swarm_home / "agents"
@@ -175,7 +172,6 @@ def test_a_definitions_agent_field_makes_the_teammate_that_cli(
     assert lead_messages("idle_notification")[-1]["summary"] == "Ready to code."
 
 
-@pytest.mark.slow
 def test_the_leads_spawnteammate_takes_an_agent(
         claude_env: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> None:
     from swarm.mcp_server.host import ServedHost, ServeOptions
@@ -206,7 +202,6 @@ def test_spawn_teammate_offers_the_registrys_agent_clis() -> None:
     assert schema["enum"] == [k.name for k in agent_clis()]
 
 
-@pytest.mark.slow
 def test_interrupt_ends_the_clis_turn_and_an_allow_rule_answers_its_question(
         claude_env: FakeAnthropic, tmp_path: Path) -> None:
     """`--allow 'Bash(tail:*)'` answers Claude Code's permission prompt without the lead;
@@ -231,7 +226,6 @@ def test_interrupt_ends_the_clis_turn_and_an_allow_rule_answers_its_question(
     assert lead_messages("idle_notification")[-1]["summary"] == "Still here."
 
 
-@pytest.mark.slow
 def test_swarms_mode_is_the_clis_mode(claude_env: FakeAnthropic, tmp_path: Path) -> None:
     """acceptEdits in swarm: Claude Code writes in its directory without asking the lead;
     swarm's PermissionPrompt allowed it by swarm's mode (Claude Code runs in its default)."""
@@ -251,7 +245,6 @@ def test_swarms_mode_is_the_clis_mode(claude_env: FakeAnthropic, tmp_path: Path)
     assert "acceptEdits" not in " ".join(claude_processes(pid)[0].cmdline())
 
 
-@pytest.mark.slow
 def test_a_mode_change_reaches_the_running_cli(claude_env: FakeAnthropic, tmp_path: Path) -> None:
     """`swarm mode cc acceptEdits` on a default-mode teammate: its next Write is not asked."""
     work = tmp_path / "work"
@@ -272,7 +265,6 @@ def test_a_mode_change_reaches_the_running_cli(claude_env: FakeAnthropic, tmp_pa
     assert read_state(TEAM, "cc").mode == "acceptEdits"  # type: ignore[union-attr]
 
 
-@pytest.mark.slow
 def test_file_scopes_hold_for_a_cli_teammate_in_bypass_mode(
         claude_env: FakeAnthropic, tmp_path: Path) -> None:
     """bypassPermissions (which Claude Code refuses to root: swarm decides it instead): a Write
@@ -298,7 +290,6 @@ def test_file_scopes_hold_for_a_cli_teammate_in_bypass_mode(
     assert lead_messages("permission_request") == []
 
 
-@pytest.mark.slow
 def test_a_cli_teammate_works_in_its_worktree(claude_env: FakeAnthropic, tmp_path: Path) -> None:
     repo = tmp_path / "repo"
     repo.mkdir()
@@ -322,7 +313,6 @@ def plan_requests() -> list[dict[str, Any]]:
     return lead_messages("plan_approval_request")
 
 
-@pytest.mark.slow
 def test_an_approved_plan_lets_the_cli_teammate_work(
         claude_env: FakeAnthropic, tmp_path: Path) -> None:
     """`--plan-mode-required`: Claude Code runs in its plan mode; its ExitPlanMode is swarm's
@@ -356,7 +346,6 @@ def test_an_approved_plan_lets_the_cli_teammate_work(
         ("plan", "acceptEdits")]
 
 
-@pytest.mark.slow
 def test_a_rejected_plan_keeps_the_cli_teammate_planning(
         claude_env: FakeAnthropic, tmp_path: Path) -> None:
     """`swarm plans reject --feedback`: the CLI's ExitPlanMode is denied with the lead's
@@ -389,7 +378,6 @@ def events(name: str, kind: str) -> list[dict[str, Any]]:
             if e.get("event") == kind]
 
 
-@pytest.mark.slow
 def test_a_plan_wait_ends_with_the_cli_that_asked(claude_env: FakeAnthropic,
                                                    tmp_path: Path) -> None:
     """A plan has no timeout: if its Claude Code dies while the lead has not answered, swarm's

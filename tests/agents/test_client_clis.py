@@ -32,7 +32,6 @@ from tests.support.fake_gemini import FakeGemini
 from tests.support.fake_responses import FakeResponses
 from tests.support.helpers import wait_until
 
-pytestmark = pytest.mark.slow
 VENV_BIN = str(Path(sys.executable).parent)  # where `swarm` is
 Plan = list[tuple[str, dict[str, Any]]]
 

@@ -30,8 +30,6 @@ from tests.support.cli_teammate_steps import (
 from tests.support.fake_responses import FakeResponses
 from tests.support.helpers import child_named, children_with, wait_until
 
-pytestmark = pytest.mark.slow
-
 
 def tool(name: str) -> str:
     """How the fake model names swarm's tool NAME: Codex offers an MCP server's tools in a

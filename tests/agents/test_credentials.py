@@ -25,8 +25,6 @@ from tests.support.fake_gemini import FakeGemini
 from tests.support.fake_responses import FakeResponses
 from tests.support.helpers import wait_until
 
-pytestmark = pytest.mark.slow
-
 # What the teammate's shell runs: everything it can read that might hold the key, into a file.
 PROBE = r'''
 import json, os, sys

@@ -9,8 +9,6 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
-
 from tests.agents.test_claude_code import answered, claude_env, lead_messages, ok  # noqa: F401
 from tests.agents.test_claude_code import prompts as claude_prompts
 from tests.agents.test_gemini import MODEL, gemini_env  # noqa: F401 - the fixture
@@ -20,7 +18,6 @@ from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.fake_gemini import FakeGemini
 from tests.support.helpers import wait_until
 
-pytestmark = pytest.mark.slow
 SECRET = "SECRET-CONTENT-4c1f9e"
 DENY = ("--deny", "Read(secret.txt)", "--deny", "Bash(cat:*)")
 

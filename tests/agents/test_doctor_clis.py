@@ -11,12 +11,9 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.support.agent_clis import PACKAGES, cli_path
 from tests.system.cli.test_doctor import doctor
 
-pytestmark = pytest.mark.slow
 SECRET = "sk-ant-very-secret-value-123"
 VERSIONS = {name: package.rsplit("@", 1)[1] for name, (package, _) in PACKAGES.items()}
 

@@ -84,7 +84,6 @@ def spawn(*extra: str) -> str:
               *extra)
 
 
-@pytest.mark.slow
 def test_a_gemini_teammate_works_through_swarms_tools(
         gemini_env: FakeGemini, tmp_path: Path) -> None:
     api = gemini_env
@@ -140,7 +139,6 @@ def test_a_gemini_teammate_works_through_swarms_tools(
     shutdown_ends_it(TEAM, "gm", api, gemini_processes, "mcp_swarm_SendMessage")
 
 
-@pytest.mark.slow
 def test_interrupt_ends_the_turn_and_an_allow_rule_answers_its_question(
         gemini_env: FakeGemini) -> None:
     """`--allow 'Bash(tail:*)'` answers Gemini CLI's permission request without the lead;
@@ -165,7 +163,6 @@ def test_interrupt_ends_the_turn_and_an_allow_rule_answers_its_question(
     assert lead_messages("idle_notification")[-1]["summary"] == "Still here."
 
 
-@pytest.mark.slow
 def test_accept_edits_writes_in_its_directory_without_the_lead(
         gemini_env: FakeGemini, tmp_path: Path) -> None:
     """swarm's acceptEdits decides Gemini CLI's edit request (Gemini runs in its default)."""
@@ -181,7 +178,6 @@ def test_accept_edits_writes_in_its_directory_without_the_lead(
     assert [(p["tool"], p["decision"]) for p in prompts()] == [("Write", "allow")]
 
 
-@pytest.mark.slow
 def test_a_definition_and_the_leads_spawnteammate_make_a_gemini_teammate(
         gemini_env: FakeGemini, swarm_home: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from swarm.mcp_server.host import ServedHost, ServeOptions
@@ -211,7 +207,6 @@ def test_a_definition_and_the_leads_spawnteammate_make_a_gemini_teammate(
         host.close("test over")
 
 
-@pytest.mark.slow
 def test_an_interrupt_ends_a_wait_for_the_lead(gemini_env: FakeGemini, tmp_path: Path) -> None:
     """While its question waits for the lead the teammate shows it; `swarm interrupt` ends the
     wait (the question withdrawn, the command never run) and the turn."""
@@ -230,7 +225,6 @@ def test_an_interrupt_ends_a_wait_for_the_lead(gemini_env: FakeGemini, tmp_path:
     assert [(p["tool"], p["decision"]) for p in prompts()] == [("Bash", "deny")]
 
 
-@pytest.mark.slow
 def test_a_mode_change_reaches_its_next_question(gemini_env: FakeGemini, tmp_path: Path) -> None:
     """`swarm mode gm acceptEdits` on a default-mode teammate: its next write is not asked."""
     work = tmp_path / "work"
@@ -272,7 +266,6 @@ def test_gemini_credentials_reach_its_teammate_not_its_commands(
     assert clean["GOOGLE_GEMINI_BASE_URL"] == "http://127.0.0.1:1"
 
 
-@pytest.mark.slow
 def test_file_scopes_hold_in_bypass_mode(gemini_env: FakeGemini, tmp_path: Path) -> None:
     """bypassPermissions: Gemini CLI still asks (its default mode) and swarm answers: a write
     outside its task's file scope is refused, one inside is made, a command runs unasked."""
@@ -296,7 +289,6 @@ def test_file_scopes_hold_in_bypass_mode(gemini_env: FakeGemini, tmp_path: Path)
     assert lead_messages("permission_request") == []
 
 
-@pytest.mark.slow
 def test_a_gemini_cli_without_credentials_is_a_death_that_says_why(
         gemini_env: FakeGemini, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("GEMINI_API_KEY")

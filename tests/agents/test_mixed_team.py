@@ -23,8 +23,6 @@ from tests.support.fake_gemini import FakeGemini
 from tests.support.fake_responses import FakeResponses
 from tests.support.helpers import wait_until
 
-pytestmark = pytest.mark.slow
-
 # Each CLI names swarm's MCP tools its own way.
 CLAUDE, CODEX, GEMINI = "mcp__swarm__", "mcp__swarm/", "mcp_swarm_"
 

@@ -26,8 +26,6 @@ from tests.support.fake_gemini import FakeGemini
 from tests.support.fake_responses import FakeResponses
 from tests.support.helpers import wait_until
 
-pytestmark = pytest.mark.slow
-
 
 def row(name: str) -> dict[str, Any]:
     return {r["name"]: r for r in json.loads(ok("status", "--json"))}[name]

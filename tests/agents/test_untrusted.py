@@ -12,8 +12,6 @@ import os
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from tests.agents.test_claude_code import answered, claude_env, ok  # noqa: F401 - the fixture
 from tests.agents.test_codex import codex_env  # noqa: F401 - the fixture
 from tests.agents.test_gemini import MODEL, gemini_env  # noqa: F401 - the fixture
@@ -21,8 +19,6 @@ from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.fake_gemini import FakeGemini
 from tests.support.fake_responses import FakeResponses
 from tests.support.helpers import wait_until
-
-pytestmark = pytest.mark.slow
 
 
 def checkout(path: Path, files: dict[str, str]) -> Path:

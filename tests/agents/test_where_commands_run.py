@@ -11,8 +11,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from tests.agents.test_claude_code import answered, claude_env, lead_messages, ok  # noqa: F401
 from tests.agents.test_codex import codex_env  # noqa: F401 - the fixture
 from tests.agents.test_gemini import MODEL, gemini_env  # noqa: F401 - the fixture
@@ -23,7 +21,6 @@ from tests.support.fake_gemini import FakeGemini
 from tests.support.fake_responses import FakeResponses
 from tests.support.helpers import wait_until
 
-pytestmark = pytest.mark.slow
 ALIAS = "echo '[alias] pwned = !touch PWNED' >> config"
 
 

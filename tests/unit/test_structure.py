@@ -196,7 +196,7 @@ def test_the_contract_is_in_the_repository_and_code_names_no_issue() -> None:
     spec += [str(p.relative_to(ROOT)) for p in [*SWARM.rglob("*.py"), ROOT / "README.md"]
              if re.search(r"\bSPEC\b|SPEC\.md|\.\./shared/", p.read_text())]
     assert spec == []
-    code = [*SWARM.rglob("*.py"), *(ROOT / "scripts").glob("*.py"), *(ROOT / "tests").glob("*.py")]
+    code = [*SWARM.rglob("*.py"), *(ROOT / "scripts").glob("*.py"), *(ROOT / "tests").rglob("*.py")]
     issues = [f"{p.relative_to(ROOT)}: {m.group(0)}" for p in code
               for m in re.finditer(r"\b[Ii]ssues? #?\d+", p.read_text())]
     assert issues == []

@@ -21,8 +21,6 @@ from swarm.ops.demo import TEAMMATE_SCRIPT, WORKERS, demo_tasks
 from tests.support.agent_fixtures import SWARM, agent_processes, stop_tree
 from tests.support.helpers import wait_until
 
-pytestmark = pytest.mark.slow  # runs the demo: real teammate processes
-
 REPO = Path(__file__).resolve().parents[3]
 
 

@@ -12,8 +12,6 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from swarm.core.store import paths
 from swarm.core.store.liveness import is_alive
 from tests.support.agent_fixtures import SWARM, Crew
@@ -50,7 +48,6 @@ def bin_dir(tmp_path: Path, *tools: str) -> str:
     return str(directory)
 
 
-@pytest.mark.slow
 def test_outside_tmux_with_tmux_installed_picks_tmux(swarm_home: Path) -> None:
     assert TMUX is not None  # this machine has tmux 3.3a
     version = subprocess.run([TMUX, "-V"], capture_output=True, text=True).stdout.strip()
@@ -74,7 +71,6 @@ def test_outside_tmux_with_tmux_installed_picks_tmux(swarm_home: Path) -> None:
                for line in lines)
 
 
-@pytest.mark.slow
 def test_auto_picks_hidden_when_tmux_is_not_on_path(tmp_path: Path) -> None:
     out = report({"PATH": bin_dir(tmp_path)})  # swarm itself runs by absolute path
     assert out["tmux"] is None
@@ -84,7 +80,6 @@ def test_auto_picks_hidden_when_tmux_is_not_on_path(tmp_path: Path) -> None:
     assert "--  tmux: not installed (teammates run hidden)" in human.stdout.splitlines()
 
 
-@pytest.mark.slow
 def test_inside_tmux_iterm2_and_overrides(tmp_path: Path) -> None:
     inside = report({"TMUX": "/tmp/tmux-0/default,1234,0", "TMUX_PANE": "%0"})
     assert inside["inside_tmux"] is True
@@ -98,7 +93,6 @@ def test_inside_tmux_iterm2_and_overrides(tmp_path: Path) -> None:
                                                              "$SWARM_BACKEND asked for hidden")
 
 
-@pytest.mark.slow
 def test_api_key_is_reported_present_but_never_printed() -> None:
     secret = "sk-ant-doctor-must-not-print-this"
     out = report({"ANTHROPIC_API_KEY": secret})
@@ -108,7 +102,6 @@ def test_api_key_is_reported_present_but_never_printed() -> None:
         assert proc.returncode == 0 and secret not in proc.stdout + proc.stderr
 
 
-@pytest.mark.slow
 def test_unwritable_swarm_home_is_reported(tmp_path: Path) -> None:
     blocker = tmp_path / "a-file"
     blocker.write_text("")

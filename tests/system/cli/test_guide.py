@@ -305,7 +305,6 @@ def runnable_pages() -> list[Path]:
     return [page for page in pages() if page_steps(page)[1]]
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize("page", runnable_pages(), ids=lambda p: p.name)
 def test_the_page_commands_run(page: Path, tmp_path: Path, swarm_home: Path) -> None:
     files, steps = page_steps(page)

@@ -10,13 +10,9 @@ import shlex
 import subprocess
 from pathlib import Path
 
-import pytest
-
 from swarm.core.store import paths
 from tests.support.agent_fixtures import SWARM, agent_processes, stop_tree
 from tests.support.git_helpers import git, init_repo, snapshot
-
-pytestmark = pytest.mark.slow  # runs the demos and real teammates
 
 README = Path(__file__).resolve().parents[3] / "README.md"
 FAILED = 100  # the script's exit code when a line fails

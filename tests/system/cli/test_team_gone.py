@@ -22,8 +22,6 @@ from swarm.core.team.state import read_state
 from tests.support.agent_fixtures import Crew, error_lines, run_swarm
 from tests.support.helpers import wait_until
 
-pytestmark = pytest.mark.slow
-
 
 def _pids(crew: Crew, *names: str) -> dict[str, tuple[int, float | None]]:
     out = {}

@@ -64,7 +64,6 @@ def lines_of(path: Path) -> list[str]:
     return path.read_text().split() if path.exists() else []
 
 
-@pytest.mark.slow
 def test_a_team_of_four_killed_at_once_resumes_and_finishes_with_nothing_lost_or_done_twice(
         store: str, crew: Crew) -> None:
     init_repo(crew.workdir, {"README": "x\n"})
@@ -155,7 +154,6 @@ def test_a_team_of_four_killed_at_once_resumes_and_finishes_with_nothing_lost_or
     assert text.returncode == 0 and "started nothing" in text.stdout, text.stdout + text.stderr
 
 
-@pytest.mark.slow
 def test_a_teammate_that_left_as_an_orphan_is_resumed_one_dead_before_it_is_too(
         crew: Crew) -> None:
     """Exited with lead_gone (its lead died first) is part of the crash: it comes back; so does
@@ -221,7 +219,6 @@ def test_resume_of_a_team_that_does_not_exist_is_one_line(crew: Crew) -> None:
     assert Team.open(crew.team.name).config().members  # nothing touched
 
 
-@pytest.mark.slow
 def test_tmux_members_come_back_in_a_new_session_when_the_server_is_gone(
         server: Any, crew: Crew, monkeypatch: pytest.MonkeyPatch) -> None:
     """A reboot takes the tmux server too: resume makes the team's session again, a pane per
@@ -251,7 +248,6 @@ def test_tmux_members_come_back_in_a_new_session_when_the_server_is_gone(
     wait_until(lambda: lines_of(out) == ["from-t2"], 20, message="t2 handles its mail")
 
 
-@pytest.mark.slow
 def test_a_worktree_deleted_while_down_is_checked_out_again_on_its_branch(crew: Crew) -> None:
     """Its directory gone (deleted, a wiped disk) but its branch kept: the member comes back
     in a worktree at the same path on the same branch, its commits there, not in a fresh
@@ -277,7 +273,6 @@ def test_a_worktree_deleted_while_down_is_checked_out_again_on_its_branch(crew: 
     assert head == branch
 
 
-@pytest.mark.slow
 def test_a_task_in_progress_stays_with_its_owner_who_continues_it(crew: Crew) -> None:
     """The owner is resumed: its task is kept with it (not given back for the idle teammate to
     start over) and it continues that task first, with the conversation that began it."""

@@ -10,15 +10,11 @@ import os
 import subprocess
 import sys
 
-import pytest
-
 from swarm.core.records.names import LEAD_NAME
 from swarm.core.records.protocol import Message, PermissionRequest, dump_structured
 from swarm.core.team.team import Team
 from tests.unit.cli.test_helptext import complete
 from tests.unit.test_startup import PROBE, ROOT, SDKS
-
-pytestmark = pytest.mark.slow  # each Tab runs the real executable
 
 MODELS = ["sonnet", "opus", "haiku", "shell", "scripted:", "anthropic:", "bedrock:", "vertex:",
           "openai:", "ollama:"]

@@ -36,8 +36,6 @@ from swarm.core.store import paths
 from swarm.core.team.team import Team
 from tests.support.agent_fixtures import agent_processes
 
-pytestmark = pytest.mark.slow  # builds a wheel, makes a venv, runs the demos
-
 ROOT = Path(__file__).resolve().parents[3]
 LEFT_OUT = shutil.ignore_patterns(".git", ".venv", "build", "dist", "*.egg-info", "__pycache__",
                                   ".hypothesis", ".mypy_cache", ".ruff_cache", ".pytest_cache")

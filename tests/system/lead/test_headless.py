@@ -26,7 +26,7 @@ from tests.support.fake_anthropic import FakeAnthropic, Scripted, last_user_text
 from tests.support.helpers import wait_until
 from tests.support.lead_fixtures import lead
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("lead_env")]
+pytestmark = pytest.mark.usefixtures("lead_env")
 
 # The lead's own mode: what it may grant the bypassPermissions teammates these tests spawn.
 BYPASS = ("--permission-mode", "bypassPermissions")

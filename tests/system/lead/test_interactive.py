@@ -20,8 +20,6 @@ from tests.support.agent_fixtures import SWARM, agent_processes, stop_tree
 from tests.support.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
 from tests.support.helpers import wait_until
 
-pytestmark = pytest.mark.slow
-
 
 @pytest.fixture
 def session_params() -> dict[str, Any]:

@@ -14,7 +14,7 @@ from tests.support.agent_fixtures import SWARM, agent_processes
 from tests.support.helpers import wait_until
 from tests.system.mcp.test_mcp_serve import call, ok, run, served
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("lead_env")]
+pytestmark = pytest.mark.usefixtures("lead_env")
 
 
 def test_a_scripted_lead_deletes_its_team_with_a_running_shell_teammate(

@@ -17,7 +17,7 @@ from tests.support.fake_anthropic import FakeAnthropic, Scripted, reply
 from tests.support.helpers import wait_until, without_usage
 from tests.support.lead_fixtures import lead
 
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("lead_env")]
+pytestmark = pytest.mark.usefixtures("lead_env")
 WAIT = 30.0
 
 

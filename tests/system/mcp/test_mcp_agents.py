@@ -18,7 +18,7 @@ from tests.support.helpers import process_gone, wait_until
 from tests.support.mcp_fixtures import calc_spec, pids
 
 # The project (.mcp.json) is trusted: these tests are about what its servers do.
-pytestmark = [pytest.mark.slow, pytest.mark.usefixtures("trust_projects")]
+pytestmark = pytest.mark.usefixtures("trust_projects")
 
 APPROVE_SHUTDOWN = {"tool_uses": [{"name": "SendMessage", "input": {
     "to": "team-lead", "message": {"type": "shutdown_response", "approve": True}}}]}

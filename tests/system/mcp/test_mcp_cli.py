@@ -27,7 +27,6 @@ def write_config(path: Path, servers: dict[str, object]) -> None:
     path.write_text(json.dumps({"mcpServers": servers}))
 
 
-@pytest.mark.slow
 def test_list_shows_servers_and_warns_about_a_bad_entry(project: Path) -> None:
     write_config(paths.user_mcp_config(), {"web": {"url": "http://127.0.0.1:9/mcp"}})
     write_config(project / ".mcp.json", {"calc": {"command": "calc-server", "args": ["--x"]},
@@ -52,7 +51,6 @@ def test_list_with_nothing_configured_says_so(project: Path) -> None:
     assert proc.returncode == 0 and "no MCP servers configured" in proc.stdout
 
 
-@pytest.mark.slow
 def test_check_starts_each_server_lists_its_tools_and_fails_for_a_broken_one(
         project: Path) -> None:
     write_config(project / ".mcp.json", {
@@ -74,7 +72,6 @@ def test_check_starts_each_server_lists_its_tools_and_fails_for_a_broken_one(
     assert {t["qualified"] for t in calc["tools"]} >= {"mcp__calc__add"}
 
 
-@pytest.mark.slow
 def test_spawn_mcp_with_an_unknown_server_is_exit_2_and_registers_nothing(project: Path) -> None:
     run_swarm("team", "create", "t")
     proc = run_swarm("spawn", "bob", "--team", "t", "--model", "shell", "--backend", "hidden",

@@ -15,15 +15,12 @@ import time
 from pathlib import Path
 
 import psutil
-import pytest
 
 from swarm.core.trust.mcp_config import McpServer, McpServerSpec
 from swarm.runtime.extensions import mcp_guard
 from swarm.runtime.extensions.mcp_client import McpManager
 from tests.support.helpers import process_gone, wait_until
 from tests.support.mcp_fixtures import SERVER_SOURCE, calc_server, pids, write_server
-
-pytestmark = pytest.mark.slow
 
 
 def test_a_stdio_server_tools_calls_errors_and_a_failed_neighbour(tmp_path: Path) -> None:

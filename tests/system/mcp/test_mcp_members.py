@@ -22,8 +22,6 @@ from tests.support.agent_fixtures import agent_processes, error_lines, run_swarm
 from tests.support.helpers import wait_until
 from tests.system.mcp.test_mcp_serve import SWARM, ok, run, served
 
-pytestmark = pytest.mark.slow
-
 
 @pytest.fixture
 def log(tmp_path: Path) -> Path:

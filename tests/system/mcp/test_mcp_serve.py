@@ -31,7 +31,6 @@ from tests.support.helpers import wait_until
 if TYPE_CHECKING:
     from mcp import ClientSession
 
-pytestmark = pytest.mark.slow  # every test starts the swarm executable
 SWARM = str(Path(sys.executable).with_name("swarm"))
 T = TypeVar("T")
 LEAD_TOOLS = {"TeamCreate", "TeamDelete", "SpawnTeammate", "SendMessage", "ReadInbox", "TaskCreate",

@@ -14,7 +14,6 @@ import time
 from pathlib import Path
 
 import psutil
-import pytest
 
 from swarm.core.records.state import AgentState
 from swarm.core.records.task import Task
@@ -69,7 +68,6 @@ def test_a_local_member_with_a_gone_pid_is_still_dead() -> None:
     assert "is gone" in (death_reason(team.member("w"), read_state("alpha", "w")) or "")
 
 
-@pytest.mark.slow
 def test_interrupt_and_kill_go_through_ssh(ssh_host: SshHost, tmp_path: Path) -> None:
     out = tmp_path / "out"
     with open(out, "wb") as sink:
@@ -93,7 +91,6 @@ def test_interrupt_and_kill_go_through_ssh(ssh_host: SshHost, tmp_path: Path) ->
             proc.wait()
 
 
-@pytest.mark.slow
 def test_kill_leaves_a_process_that_is_not_the_members_alone(ssh_host: SshHost) -> None:
     """A pid reused on that host by something else is never signalled."""
     other = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"],
@@ -108,7 +105,6 @@ def test_kill_leaves_a_process_that_is_not_the_members_alone(ssh_host: SshHost) 
         other.wait()
 
 
-@pytest.mark.slow
 def test_logs_and_doctor_reach_the_host(ssh_host: SshHost) -> None:
     team = Team.create("alpha")
     _remote_member(team, ssh_host.spec, None)
@@ -128,7 +124,6 @@ def test_logs_and_doctor_reach_the_host(ssh_host: SshHost) -> None:
     assert f"!!  ssh {ssh_host.spec} (alpha/w): " in text
 
 
-@pytest.mark.slow
 def test_logs_of_an_unreachable_host_is_one_line(ssh_host: SshHost) -> None:
     team = Team.create("alpha")
     _remote_member(team, "root@127.0.0.1:1", None)

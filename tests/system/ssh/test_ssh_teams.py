@@ -19,7 +19,6 @@ from tests.support.agent_fixtures import run_swarm
 from tests.support.helpers import children_with, process_gone, wait_until
 from tests.support.sshd_fixtures import SshHost
 
-pytestmark = pytest.mark.slow
 SHELL = ("--model", "shell", "--permission-mode", "bypassPermissions")
 
 

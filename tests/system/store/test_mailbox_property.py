@@ -9,7 +9,6 @@ import multiprocessing.synchronize
 from multiprocessing.queues import Queue
 from typing import Any
 
-import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -65,7 +64,6 @@ def _check_snapshot(box: Mailbox, include_archive: bool) -> None:
 @settings(max_examples=15, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
 @given(plans=PLANS, ops=OPS)
-@pytest.mark.slow
 def test_interleaved_mailbox_operations_lose_and_duplicate_nothing(
     store: str, plans: list[list[str]], ops: list[tuple[Any, ...]]
 ) -> None:

@@ -175,7 +175,6 @@ def _blocked(url: str) -> bool:
     return any(c.get("cmd") == "xread" for c in redis.Redis.from_url(url).client_list())
 
 
-@pytest.mark.slow
 def test_a_swarm_send_process_is_three_requests_its_connection_included(
         monitor: Monitor, redis_url: str, swarm_home: object) -> None:
     team = _team()

@@ -147,7 +147,6 @@ def _sender(team_name: str, index: int, count: int,
         team.send("owner", f"{index}:{number}", sender=f"w{index}")
 
 
-@pytest.mark.slow
 def test_eight_writers_two_hundred_each_while_the_owner_reads(store: str) -> None:
     writers, count = 8, 200
     team = Team.create("many")
@@ -189,7 +188,6 @@ def _racer(team_name: str, name: str, barrier: multiprocessing.synchronize.Barri
     out.put((name, "done"))
 
 
-@pytest.mark.slow
 def test_six_processes_race_over_thirty_tasks(store: str) -> None:
     team = Team.create("race")
     names = [f"r{i}" for i in range(6)]
@@ -230,7 +228,6 @@ def test_six_processes_race_over_thirty_tasks(store: str) -> None:
 
 
 # -- faults --------------------------------------------------------------------------------------
-@pytest.mark.slow
 def test_redis_stopped_is_a_one_line_cli_error(redis_server: RedisServer,
                                                monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SWARM_STORE", redis_server.url)
@@ -286,7 +283,6 @@ def test_state_written_by_two_writers_loses_neither(redis_url: str) -> None:
 
 
 # -- a whole team on Redis -----------------------------------------------------------------------
-@pytest.mark.slow
 def test_a_whole_team_runs_on_redis_with_nothing_under_teams(
         redis_url: str, swarm_home: Path, crew: Crew) -> None:
     final, _ = crew.six_jobs_over_two_teammates(timeout=30)
@@ -309,7 +305,6 @@ def test_a_whole_team_runs_on_redis_with_nothing_under_teams(
     assert _keys(redis_url) == []
 
 
-@pytest.mark.slow
 def test_doctor_checks_the_server_and_warns_without_an_append_only_file(
         redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SWARM_STORE", redis_server.url)
@@ -338,7 +333,6 @@ def test_an_exiting_patient_store_gives_up_after_its_grace(
     assert said and said[0].startswith("store unreachable")
 
 
-@pytest.mark.slow
 def test_sigterm_ends_an_agent_whose_store_is_gone(
         redis_server: RedisServer, redis_url: str, crew: Crew,
         monkeypatch: pytest.MonkeyPatch) -> None:

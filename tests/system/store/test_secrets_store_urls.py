@@ -61,7 +61,6 @@ def _said(url: str, args: tuple[str, ...]) -> str:
     return proc.stdout + ("\0" if args[-1] == "--json" else "") + proc.stderr
 
 
-@pytest.mark.slow
 def test_no_store_url_form_shows_its_password(locked: RedisServer) -> None:
     cases = forms(locked)
     runs = [(url, args) for url, _ in cases for args in COMMANDS]

@@ -18,8 +18,6 @@ from tests.support.agent_fixtures import Crew, error_lines
 from tests.support.helpers import wait_until
 from tests.support.redis_server import REDIS_SERVER, RedisServer
 
-pytestmark = pytest.mark.slow
-
 
 @pytest.fixture
 def full_redis(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[RedisServer]:

@@ -82,7 +82,6 @@ def assert_refused(result: dict[str, Any], tool: str) -> None:
     assert tool not in content.split("you have:", 1)[1].split(", ")
 
 
-@pytest.mark.slow
 def test_a_teammate_without_bash_lends_no_bash_to_a_general_purpose_subagent(
         crew: Crew) -> None:
     """bypassPermissions: on the old code the subagent's `touch` ran without asking."""
@@ -98,7 +97,6 @@ def test_a_teammate_without_bash_lends_no_bash_to_a_general_purpose_subagent(
     assert not result.get("is_error") and result["content"].startswith("tried")
 
 
-@pytest.mark.slow
 def test_an_allow_list_without_bash_binds_its_subagents_under_an_allow_rule(
         crew: Crew) -> None:
     """acceptEdits with a team allow rule for `touch`: the rule never reached a Bash the
@@ -116,7 +114,6 @@ def test_an_allow_list_without_bash_binds_its_subagents_under_an_allow_rule(
     assert not write.get("is_error"), write
 
 
-@pytest.mark.slow
 def test_a_read_only_teammate_with_agent_lends_no_write(crew: Crew) -> None:
     """A read-only allow-list plus Agent: the general-purpose subagent reads, never writes."""
     definition("reader", "tools: [Read, Glob, Grep, Agent]")
@@ -133,7 +130,6 @@ def test_a_read_only_teammate_with_agent_lends_no_write(crew: Crew) -> None:
     assert_refused(edit, "Edit")
 
 
-@pytest.mark.slow
 def test_an_explore_teammate_cannot_reach_write_through_agent(crew: Crew) -> None:
     """The built-in read-only `explore` type has no Agent tool at all: the call is refused and
     no subagent starts."""
@@ -145,7 +141,6 @@ def test_an_explore_teammate_cannot_reach_write_through_agent(crew: Crew) -> Non
     assert not paths.subagent_transcript(crew.team.name, "w1", "w1.sub-1").exists()
 
 
-@pytest.mark.slow
 def test_a_type_whose_tools_are_all_withheld_is_refused_in_one_line(crew: Crew) -> None:
     """A teammate with Bash but no file tools asks for an `explore` subagent (Read, Glob,
     Grep): nothing is left, so no subagent starts and the model is told why."""
@@ -160,7 +155,6 @@ def test_a_type_whose_tools_are_all_withheld_is_refused_in_one_line(crew: Crew) 
     assert not paths.subagent_transcript(crew.team.name, "w1", "w1.sub-1").exists()
 
 
-@pytest.mark.slow
 def test_a_fork_of_a_teammate_without_bash_has_no_bash(crew: Crew) -> None:
     """A fork gets its parent's own tool definitions: Bash is not among them."""
     definition("nobash", "disallowed_tools: [Bash]")
@@ -175,7 +169,6 @@ def test_a_fork_of_a_teammate_without_bash_has_no_bash(crew: Crew) -> None:
     assert_refused(bash, "Bash")
 
 
-@pytest.mark.slow
 def test_a_subagent_of_a_subagent_gets_nothing_either(crew: Crew) -> None:
     """A subagent never starts subagents (Agent is not among its tools), and its own Bash is
     withheld as its parent's is."""
@@ -191,7 +184,6 @@ def test_a_subagent_of_a_subagent_gets_nothing_either(crew: Crew) -> None:
     assert not paths.subagent_transcript(crew.team.name, "w1", "w1.sub-2").exists()
 
 
-@pytest.mark.slow
 def test_a_teammate_with_bash_lends_it_and_withholds_only_what_it_lacks(crew: Crew) -> None:
     """The positive control: Bash runs in the subagent; the Write its parent lacks does not."""
     definition("nowrite", "disallowed_tools: [Write]")
@@ -206,7 +198,6 @@ def test_a_teammate_with_bash_lends_it_and_withholds_only_what_it_lacks(crew: Cr
     assert_refused(write, "Write")
 
 
-@pytest.mark.slow
 def test_an_unrestricted_teammate_lends_everything_its_type_gives(crew: Crew) -> None:
     """general-purpose (no lists): its general-purpose subagent has every file and shell tool."""
     sub = script(crew, "sub.json", [call("Bash", command="touch made"),
@@ -226,7 +217,6 @@ def adder_type(crew: Crew) -> None:
     definition("adder", f"tools: [mcp__calc2]\nmcpServers:\n  - calc2: {json.dumps(spec)}")
 
 
-@pytest.mark.slow
 def test_a_parents_disallowed_mcp_tool_binds_a_subagent_types_own_server(crew: Crew) -> None:
     """The type's own server starts, but the tool its parent's definition disallows is not
     the subagent's; the others are (a definition's allow-list narrows built-in tools only)."""
@@ -240,7 +230,6 @@ def test_a_parents_disallowed_mcp_tool_binds_a_subagent_types_own_server(crew: C
     assert nap == {**nap, "content": "rested"} and not nap.get("is_error")  # the server ran it
 
 
-@pytest.mark.slow
 def test_a_type_whose_own_server_its_parent_disallows_is_refused(crew: Crew) -> None:
     adder_type(crew)
     definition("nocalc", "disallowed_tools: [mcp__calc2]")

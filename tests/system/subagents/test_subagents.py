@@ -429,7 +429,6 @@ def test_a_subagent_calls_mcp_tools_and_its_post_tool_use_hook_runs(
     assert record["background"] is True  # its definition's `background: true`
 
 
-@pytest.mark.slow
 def test_a_person_sends_a_foreground_subagent_to_the_background(
         crew: Crew, fake_api: FakeAnthropic) -> None:
     sub = fake_api.route(is_typed_subagent)

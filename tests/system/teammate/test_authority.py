@@ -77,7 +77,6 @@ def report_of(crew: Crew, name: str) -> str:
     return next(m.text for m in crew.lead_messages() if m.sender == name and m.text.startswith("$ "))
 
 
-@pytest.mark.slow
 def test_a_teammate_cannot_take_the_leads_seat_detached(crew: Crew, on_path: None) -> None:
     """The issue's line, under `Bash(swarm:*)`: the lead it would start holds the team's key."""
     team = crew.team.name
@@ -99,7 +98,6 @@ def test_a_teammate_cannot_take_the_leads_seat_detached(crew: Crew, on_path: Non
     assert state is not None and state.mode in (None, "default")
 
 
-@pytest.mark.slow
 def test_a_teammate_cannot_trust_its_checkout(crew: Crew, on_path: None) -> None:
     """The issue's `swarm trust . --yes`: the next member would run the checkout's hooks."""
     (crew.workdir / ".mcp.json").write_text(json.dumps(
@@ -117,7 +115,6 @@ def test_a_teammate_cannot_trust_its_checkout(crew: Crew, on_path: None) -> None
     assert not trust_file.exists() or str(crew.workdir) not in trust_file.read_text()
 
 
-@pytest.mark.slow
 def test_other_lead_only_commands_are_refused_and_a_teammates_own_work_is_not(
         crew: Crew, on_path: None) -> None:
     """Variants the issue does not name: a member's process, another's turn, the lead's

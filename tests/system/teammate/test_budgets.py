@@ -19,7 +19,6 @@ from tests.support.agent_fixtures import Crew, run_swarm
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.helpers import wait_until
 
-pytestmark = pytest.mark.slow
 WAIT = 30.0
 LONG = "word " * 960  # 4800 characters: 400 deltas of 12
 ONE_DELTA_USD = 3 * 15 / 1_000_000  # 12 characters ~ 3 output tokens

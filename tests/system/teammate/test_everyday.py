@@ -44,7 +44,6 @@ def dead(crew: Crew, name: str) -> None:
     wait_until(seen, 15, message=f"{name} seen dead")
 
 
-@pytest.mark.slow
 def test_a_death_before_the_wait_is_a_note_not_a_failure(crew: Crew) -> None:
     crew.spawn("w1")
     crew.spawn("w2")
@@ -74,7 +73,6 @@ def test_a_death_before_the_wait_is_a_note_not_a_failure(crew: Crew) -> None:
     assert crew.cli("wait", "--until", "exited", "--timeout", "10").returncode == 0
 
 
-@pytest.mark.slow
 def test_slash_interrupt_of_an_idle_teammate_says_nothing_was_running(
     crew: Crew, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -122,7 +120,6 @@ def test_short_lines_are_cut_between_words() -> None:
         "counted", "the", "python", "files", "in", "repository"}
 
 
-@pytest.mark.slow
 @pytest.mark.usefixtures("lead_env")
 @pytest.mark.parametrize("teammates", [1, 0])
 def test_a_killed_leads_bash_command_is_ended(

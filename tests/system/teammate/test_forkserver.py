@@ -22,8 +22,6 @@ from swarm.core.team.team import Team
 from tests.support.agent_fixtures import SWARM, stop_tree
 from tests.support.helpers import children_with, wait_until
 
-pytestmark = pytest.mark.slow
-
 
 @pytest.fixture
 def team(swarm_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:

@@ -110,7 +110,6 @@ def test_every_shell_view_shows_the_real_input_and_always_prints_its_rule(
 
 # -- the headless lead: the progress line, and the lead model under --approvals lead -------------
 
-@pytest.mark.slow
 @pytest.mark.usefixtures("lead_env")
 def test_the_headless_asks_line_shows_the_real_input(tmp_path: Path) -> None:
     script = tmp_path / "lead.json"
@@ -130,7 +129,6 @@ def test_the_headless_asks_line_shows_the_real_input(tmp_path: Path) -> None:
     assert settled and all(f"Bash: {REAL}" in line for line in settled), proc.stderr
 
 
-@pytest.mark.slow
 @pytest.mark.usefixtures("lead_env")
 def test_the_lead_model_is_shown_the_real_input(fake_api: FakeAnthropic, tmp_path: Path) -> None:
     model = mallory_script(tmp_path / "mallory.json", "liar")
@@ -166,7 +164,6 @@ def session_params() -> dict[str, Any]:
     return {"x": 200, "y": 50}
 
 
-@pytest.mark.slow
 def test_the_terminal_prompt_shows_the_real_input_and_a_prints_the_rule(
         fake_api: FakeAnthropic, session: Session, tmp_path: Path, swarm_home: Path) -> None:
     model = mallory_script(tmp_path / "mallory.json", "term")

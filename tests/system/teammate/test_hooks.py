@@ -15,8 +15,6 @@ from tests.support.agent_fixtures import SWARM, Crew
 from tests.support.git_helpers import init_repo
 from tests.support.helpers import wait_until
 
-pytestmark = pytest.mark.slow
-
 
 def settings(hooks: dict[str, Any], path: Path | None = None) -> Path:
     target = path or paths.user_settings()

@@ -38,7 +38,6 @@ def one_line(err: str) -> str:
 
 # -- kill of a member that is not running --------------------------------------------------------
 
-@pytest.mark.slow
 def test_kill_of_a_stopped_member_says_it_is_not_running(crew: Crew) -> None:
     crew.spawn("w1")
     crew.wait_state("w1", "idle")
@@ -93,7 +92,6 @@ def test_a_bad_mode_names_the_argument_and_lists_the_modes(
 
 # -- a team folder removed by hand --------------------------------------------------------------
 
-@pytest.mark.slow
 def test_status_of_a_team_removed_by_hand_says_what_still_runs(
         crew: Crew, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     # Beats far apart: its state is not written again while we look.
@@ -218,7 +216,6 @@ def test_an_untrusted_projects_definition_is_named_with_swarm_trust(
 
 # -- the demo: whole paths, no hint for a team that is gone ---------------------------------------
 
-@pytest.mark.slow
 def test_the_demo_shows_whole_relative_paths_and_no_hint_for_a_deleted_team(
         tmp_path: Path, swarm_home: Path) -> None:
     root = tmp_path / ("a-rather-long-directory-name-" * 3) / "project"

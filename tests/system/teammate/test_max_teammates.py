@@ -8,7 +8,6 @@ import pytest
 from swarm.core.store import paths
 from tests.support.agent_fixtures import Crew, error_lines
 
-pytestmark = pytest.mark.slow
 HIDDEN = ("--backend", "hidden", "--model", "shell")
 
 

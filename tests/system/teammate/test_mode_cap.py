@@ -38,7 +38,6 @@ def lead_results(team: str) -> list[dict[str, Any]]:
             and b.get("type") == "tool_result"]
 
 
-@pytest.mark.slow
 @pytest.mark.usefixtures("lead_env")
 def test_a_lead_cannot_spawn_a_teammate_above_its_own_mode(tmp_path: Path) -> None:
     script = tmp_path / "lead.json"
@@ -61,7 +60,6 @@ def test_a_lead_cannot_spawn_a_teammate_above_its_own_mode(tmp_path: Path) -> No
     assert [m.name for m in Team.open("capped").members()] == ["team-lead"]
 
 
-@pytest.mark.slow
 @pytest.mark.usefixtures("lead_env")
 def test_a_bypass_lead_may_grant_bypass_and_its_shell_says_who_it_is(tmp_path: Path) -> None:
     script = tmp_path / "lead.json"
@@ -79,7 +77,6 @@ def test_a_bypass_lead_may_grant_bypass_and_its_shell_says_who_it_is(tmp_path: P
     assert (tmp_path / "who.txt").read_text().strip() == "team-lead@open"
 
 
-@pytest.mark.slow
 @pytest.mark.usefixtures("lead_env")
 def test_answer_plan_grants_at_most_the_leads_mode(fake_api: FakeAnthropic,
                                                    tmp_path: Path) -> None:

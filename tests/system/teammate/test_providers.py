@@ -21,7 +21,6 @@ from tests.support.helpers import wait_until
 from tests.support.lead_fixtures import lead
 
 TASK_RE = re.compile(r'<task-assignment id="(\d+)"')
-pytestmark = pytest.mark.slow  # real agent processes and the swarm executable
 
 
 @pytest.fixture(autouse=True)

@@ -15,15 +15,11 @@ import signal
 import subprocess
 import time
 
-import pytest
-
 from swarm.core.records.names import LEAD_NAME
 from swarm.core.store.liveness import is_alive
 from swarm.runtime.tools.base import ToolContext, run_tool
 from tests.support.agent_fixtures import SWARM, Crew, error_lines
 from tests.support.helpers import wait_until
-
-pytestmark = pytest.mark.slow
 
 
 def send_wait(crew: Crew, *args: str) -> subprocess.Popen[str]:

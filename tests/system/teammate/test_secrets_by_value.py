@@ -85,7 +85,6 @@ def read_env_text(text: str) -> dict[str, str]:
     return out
 
 
-@pytest.mark.slow
 def test_a_teammates_bash_env_shows_no_secret_value(
         crew: Crew, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     seed(monkeypatch)
@@ -127,7 +126,6 @@ def locked_store(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[st
         server.stop()
 
 
-@pytest.mark.slow
 def test_a_teammates_bash_does_not_see_the_store_password(
         locked_store: str, crew: Crew, tmp_path: Path) -> None:
     from swarm.core.store import select as stores
@@ -183,7 +181,6 @@ def assert_nowhere(crew: Crew, name: str, hidden: list[str]) -> None:
     assert found == {}
 
 
-@pytest.mark.slow
 def test_a_failed_anthropic_call_never_shows_the_base_urls_credentials(
         crew: Crew, monkeypatch: pytest.MonkeyPatch) -> None:
     """The base URL (userinfo and `?key=`) points at a closed loopback port."""
@@ -200,7 +197,6 @@ def test_a_failed_anthropic_call_never_shows_the_base_urls_credentials(
     assert_nowhere(crew, "bob", ["url-pass-21", "url-key-22"])
 
 
-@pytest.mark.slow
 def test_a_failed_openai_call_never_shows_the_base_urls_credentials(
         crew: Crew, fake_openai: FakeOpenAI, monkeypatch: pytest.MonkeyPatch) -> None:
     """A server that answers 500, one that is not there, and one whose error text echoes the

@@ -34,8 +34,6 @@ from tests.support.agent_fixtures import SWARM, Crew
 from tests.support.helpers import children_with, wait_until
 from tests.system.teammate.test_permissions import tool_results, wait_request
 
-pytestmark = pytest.mark.slow
-
 MODE_CHANGE = '{"type":"mode_change","mode":"bypassPermissions"}'
 
 

@@ -19,8 +19,6 @@ from tests.support.agent_fixtures import Crew
 from tests.support.fake_anthropic import ERROR_TYPES, FakeAnthropic, Scripted
 from tests.support.helpers import process_gone, turn_over, wait_until
 
-pytestmark = pytest.mark.slow
-
 
 @pytest.fixture
 def unreachable_ollama(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

@@ -31,8 +31,6 @@ from tests.support.agent_fixtures import SWARM, Crew, stop_tree
 from tests.support.fake_anthropic import ERROR_TYPES, FakeAnthropic, Received, Scripted, reply
 from tests.support.helpers import child_named, command_group_recorded, turn_over, wait_until
 
-pytestmark = pytest.mark.slow
-
 
 @pytest.fixture
 def provider_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

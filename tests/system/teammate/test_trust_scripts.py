@@ -17,8 +17,6 @@ from swarm.core.trust.workspace import decide, find_project_config, record
 from tests.support.agent_fixtures import Crew, error_lines, run_swarm
 from tests.support.git_helpers import init_repo
 
-pytestmark = pytest.mark.slow
-
 
 def _write(path: Path, text: str, executable: bool = False) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)

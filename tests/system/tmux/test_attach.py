@@ -7,7 +7,6 @@ from __future__ import annotations
 import os
 import subprocess
 
-import pytest
 from libtmux.server import Server
 
 import tests.system.tmux.test_tmux_cli as test_tmux_cli
@@ -22,7 +21,6 @@ tmux_env = test_tmux_cli.tmux_env
 team = test_tmux_cli.team
 terminal = tmux_terminal.terminal
 
-pytestmark = pytest.mark.slow
 
 
 def status_line(lines: list[str]) -> int:

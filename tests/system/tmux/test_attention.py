@@ -26,8 +26,6 @@ from tests.support.tmux_terminal import Terminal, tmux
 from tests.system.lead.test_interactive import screen, shows
 from tests.system.tmux.test_tmux_cli import TEAM, ok
 
-pytestmark = pytest.mark.slow
-
 tmux_env = test_tmux_cli.tmux_env
 team = test_tmux_cli.team
 terminal = tmux_terminal.terminal

@@ -15,8 +15,6 @@ from swarm.core.store import paths
 from tests.support.helpers import wait_until
 from tests.system.tmux.test_live_panes import TEAM, capture, ok, showing, spawn_in_pane
 
-pytestmark = pytest.mark.slow
-
 env = test_live_panes.env
 session_params = test_live_panes.session_params
 IDLE = re.compile(r"^\s+idle (\d+)s\s*$", re.M)

@@ -34,7 +34,6 @@ def all_cmdlines() -> str:
     return "\n".join(lines)
 
 
-@pytest.mark.slow
 def test_a_tmux_spawn_puts_no_secret_on_a_command_line_or_in_the_servers_environment(
         server: Server, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     if not shutil.which("redis-server"):

@@ -199,7 +199,6 @@ def cli_env(server: Server, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[st
                 stop_tree(member.pid)
 
 
-@pytest.mark.slow
 def test_swarm_pane_hide_and_show(server: Server, cli_env: dict[str, str]) -> None:
     for name in ("alice", "bob"):
         spawned = swarm(cli_env, "spawn", name, "--backend", "tmux", "--model", "shell",
@@ -219,7 +218,6 @@ def test_swarm_pane_hide_and_show(server: Server, cli_env: dict[str, str]) -> No
     assert where(server)["alice"] == ("swarm-alpha", "swarm-view")
 
 
-@pytest.mark.slow
 def test_hidden_and_iterm2_teammates_say_so_in_one_line(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("SWARM_TMUX_LAYOUT", "window")

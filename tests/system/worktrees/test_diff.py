@@ -42,7 +42,6 @@ def one_error(proc: subprocess.CompletedProcess[str], code: int) -> str:
     return line
 
 
-@pytest.mark.slow
 def test_a_worktree_shows_its_commits_changes_and_new_files_against_its_base(crew: Crew) -> None:
     repo = init_repo(crew.workdir, {"a.txt": "one\n"}).resolve()
     base = git(repo, "rev-parse", "HEAD").strip()
@@ -78,7 +77,6 @@ def test_a_worktree_shows_its_commits_changes_and_new_files_against_its_base(cre
     assert snapshot(tree) == tree_before and snapshot(repo) == lead_before
 
 
-@pytest.mark.slow
 def test_without_a_worktree_the_files_it_wrote_show_as_a_diff_or_a_list(
         crew: Crew, tmp_path: Path) -> None:
     repo = init_repo(crew.workdir, {"a.txt": "one\n", "same.txt": "same\n"}).resolve()
@@ -111,7 +109,6 @@ def test_without_a_worktree_the_files_it_wrote_show_as_a_diff_or_a_list(
     assert any(line.startswith(f" {outside} ") and line.endswith("  not in git") for line in stat)
 
 
-@pytest.mark.slow
 def test_unknown_members_and_nothing_to_show_are_one_line(crew: Crew) -> None:
     init_repo(crew.workdir)
     spawn(crew, "quiet", "$ echo hi")

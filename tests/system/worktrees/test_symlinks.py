@@ -14,7 +14,6 @@ from swarm.core.team.team import Team
 from tests.support.agent_fixtures import run_swarm
 from tests.support.git_helpers import init_repo, worktree_paths
 
-pytestmark = pytest.mark.slow
 SPAWN = ("--backend", "hidden", "--model", "shell", "--prompt", "$ echo hi", "--worktree")
 
 
