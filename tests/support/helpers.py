@@ -144,3 +144,14 @@ def started_with(pid: int, name: str) -> bytes | None:
         zeros = len(value) - len(value.lstrip(b"\0"))  # a zeroed value and its terminator
         return b"\0" * (zeros - 1) if zeros else value.split(b"\0", 1)[0]
     return None
+
+
+BREAKOUT = '#"><!--'
+
+
+def one_error(err: str, *needles: str) -> None:
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("swarm: error: "), err
+    for needle in needles:
+        assert needle in lines[0], lines[0]
+

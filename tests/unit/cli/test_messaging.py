@@ -3,11 +3,16 @@ readable line, and `swarm inbox show ID` one message whole, from the live mailbo
 
 from __future__ import annotations
 
+import io
 import json
+import os
+import subprocess
+import sys
 from typing import Any
 
 import pytest
 
+from swarm.core.records.names import LEAD_NAME
 from swarm.core.records.protocol import (
     IdleNotification,
     Message,
@@ -24,6 +29,8 @@ from swarm.core.records.state import AgentState
 from swarm.core.team.state import write_state
 from swarm.core.team.team import Team
 from swarm.core.text.readable import flat, fold, structured_line, tool_call
+from tests.support.agent_fixtures import SWARM
+from tests.support.helpers import one_error
 from tests.support.helpers import run_cli as run
 
 
@@ -176,3 +183,25 @@ def test_the_hint_for_a_stopped_recipient_fits_who_is_sending(
     assert code == 0 and out.splitlines()[1] == (
         "alice has exited (shut down): the message waits in its mailbox until the lead wakes it")
     assert [m.sender for m in team.inbox("alice").messages()] == ["team-lead", "bob"]
+
+
+# -- swarm send: nothing, or not UTF-8 ----------------------------------------------------------
+def test_send_of_an_empty_message_is_exit_2_and_sends_nothing(
+        team: Team, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    for args, stdin in ((("",), None), (("   \n",), None), (("-",), "")):
+        if stdin is not None:
+            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(stdin.encode())))
+        code, _, err = run(capsys, "send", "team-lead", *args, "--team", "alpha")
+        assert code == 2, err
+        one_error(err, "empty")
+    assert Team("alpha").inbox(LEAD_NAME, checked=False).messages(include_archive=True) == []
+
+
+def test_send_of_stdin_that_is_not_utf8_is_exit_2_and_sends_nothing(team: Team) -> None:
+    proc = subprocess.run([SWARM, "send", "team-lead", "-", "--team", "alpha"],
+                          input=b"\xff\xfe", capture_output=True, timeout=30,
+                          env={**os.environ})
+    assert proc.returncode == 2, proc.stderr
+    one_error(proc.stderr.decode(), "UTF-8")
+    assert Team("alpha").inbox(LEAD_NAME, checked=False).messages(include_archive=True) == []
+

@@ -22,7 +22,7 @@ from swarm.core.records.names import KNOWN_TOOLS, TEAM_TOOLS
 from swarm.core.store import paths
 from swarm.core.trust.workspace import find_project_config
 from swarm.errors import NotFoundError
-from tests.support.helpers import wait_until
+from tests.support.helpers import BREAKOUT, wait_until
 
 REPO = Path(__file__).resolve().parents[4]
 
@@ -445,3 +445,16 @@ def test_claude_user_agents_load_below_swarms_own_and_the_project(
     assert [s.path for s in helper.overrides] == [
         str(project / ".claude/agents/helper.md"), str(paths.user_agents_dir() / "helper.md"),
         str(home / ".claude/agents/helper.md")]
+
+
+@pytest.mark.usefixtures("trust_projects")
+def test_a_definitions_bad_colour_is_a_problem_a_good_one_loads(tmp_path: Path) -> None:
+    agents = tmp_path / ".swarm" / "agents"
+    agents.mkdir(parents=True)
+    (agents / "bad.md").write_text(f"---\ncolor: '{BREAKOUT}'\n---\nbody\n")
+    (agents / "good.md").write_text("---\ncolor: '#12AB9F'\n---\nbody\n")
+    loaded = load_definitions(tmp_path)
+    assert "bad" not in loaded.definitions
+    assert [p.field for p in loaded.problems] == ["color"]
+    assert loaded.definitions["good"].color == "#12ab9f"
+

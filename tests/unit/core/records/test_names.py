@@ -10,11 +10,13 @@ from swarm.core.records.names import (
     agent_id,
     parse_agent_id,
     validate_agent_name,
+    validate_color,
     validate_team_name,
 )
 from swarm.core.store import paths
 from swarm.core.team.team import Team
 from swarm.errors import BadInputError, InvalidNameError
+from tests.support.helpers import BREAKOUT
 
 # Every kind of bad name, plus a few neighbours of the 63-character limit.
 INVALID_NAMES = [
@@ -137,3 +139,15 @@ def test_agent_ids() -> None:
     for bad in ["alice", "alice@", "@alpha", "a/b@alpha", "alice@../x"]:
         with pytest.raises(InvalidNameError):
             parse_agent_id(bad)
+
+
+# -- colours ------------------------------------------------------------------------------------
+def test_a_colour_is_a_palette_name_or_rrggbb() -> None:
+    assert validate_color("blue") == "blue"
+    assert validate_color("Bright_Green") == "bright_green"
+    assert validate_color("#12AB9f") == "#12ab9f"
+    assert validate_color("purple") == "magenta"  # Claude Code's agent colours are read too
+    for bad in (BREAKOUT, "", "#12ab9", "#12ab9fz", "red;x", "javascript:", "#fff"):
+        with pytest.raises(BadInputError, match="colou?r"):
+            validate_color(bad)
+

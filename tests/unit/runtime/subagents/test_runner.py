@@ -19,7 +19,10 @@ from swarm.core.store.file.watch import FileWatcher
 from swarm.core.store.waker import Waker
 from swarm.core.team.team import Team
 from swarm.core.team.worktree_view import team_worktrees
-from swarm.core.team.worktrees import kept_path, leave_team
+from swarm.core.team.worktrees import (
+    kept_path,
+    leave_team,
+)
 from swarm.errors import BadInputError, ToolError, TurnInterrupted
 from swarm.runtime.models import parse_model_spec
 from swarm.runtime.models.anthropic_model import build_params
@@ -319,3 +322,25 @@ def test_status_and_notification_summarize_recent_activity(
     assert (f' recent="Bash &quot;echo step 2&quot; | Bash &quot;echo step 3&quot; | Read'
             f' &quot;{notes}&quot;">all read</subagent-notification>') in note
     assert re.search(r' duration_s="\d+"', note)
+
+
+# -- the subagent cap ---------------------------------------------------------------------------
+def test_at_most_swarm_max_subagents_run_at_once(
+        host: Host, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SWARM_MAX_SUBAGENTS", "2")
+    gate = threading.Event()
+    runner = runner_with(host, monkeypatch, FnModel(*[lambda r: (gate.wait(10), text("x"))[1]]
+                                                     * 3))
+    try:
+        assert not runner.start(ask(background=True)).is_error
+        assert not runner.start(ask(background=True)).is_error
+        with pytest.raises(ToolError) as refused:  # the Agent tool's error result
+            runner.start(ask(background=True))
+        assert "2 subagents are running" in str(refused.value)
+        assert "limit is 2 at once (SWARM_MAX_SUBAGENTS)" in str(refused.value)
+        assert len(runner.records()) == 2  # the third never started
+    finally:
+        gate.set()
+    wait_until(lambda: not any(s.status == "running" for s in runner.records()), 10)
+    assert not runner.start(ask(background=True)).is_error  # room again once they ended
+

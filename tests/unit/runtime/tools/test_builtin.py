@@ -8,6 +8,7 @@ import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -17,6 +18,7 @@ import pytest
 from swarm.core.records.protocol import ShutdownResponse
 from swarm.core.store import paths
 from swarm.core.team.team import Team
+from swarm.runtime.models.base import ModelReply, ModelRequest
 from swarm.runtime.tools.base import OUTPUT_CAP, NoHost, Tool, ToolContext, ToolResult, run_tool
 from swarm.runtime.tools.builtin import READ_MAX_BYTES
 from swarm.runtime.tools.registry import all_tools
@@ -357,7 +359,6 @@ def test_bash_gets_the_users_environment_as_it_is(
 def test_a_reader_never_sees_a_file_half_written(ctx: ToolContext, tool: str) -> None:
     """Write and Edit replace the file in one rename: a peer reading it meanwhile gets the old
     content or the new, never a part (each version is 4 MB of one letter)."""
-    import threading
 
     path = ctx.cwd / "big.txt"
     size = 4 * 2**20
@@ -404,3 +405,67 @@ def test_write_keeps_the_files_mode_and_writes_through_a_symlink(ctx: ToolContex
 def _umask() -> int:
     out = subprocess.run(["sh", "-c", "umask"], capture_output=True, text=True, check=True)
     return int(out.stdout.strip(), 8)
+
+
+# -- Write and Edit take file_path, only ----------------------------------------------------------
+@pytest.fixture
+def src_ctx(tmp_path: Path) -> ToolContext:
+    """A member's context whose working directory holds src/a.py ("old")."""
+    team = Team.create("tools")
+    team.add_member("w1")
+    work = tmp_path / "work"
+    (work / "src").mkdir(parents=True)
+    (work / "src" / "a.py").write_text("old\n")
+    return ToolContext(team=team, name="w1", cwd=work)
+
+
+BAD_PATHS: list[Any] = [0, False, "", "  ", None, ["src/a.py"], {"p": 1}]
+
+
+class Calls:
+    def __init__(self, uses: list[dict[str, Any]]) -> None:
+        self.uses = uses
+        self.name = "calls"
+
+    def complete(self, request: ModelRequest) -> ModelReply:
+        if request.messages[-1]["content"][0].get("type") == "tool_result":
+            return ModelReply([{"type": "text", "text": "ok"}])
+        return ModelReply(self.uses, "tool_use")
+
+
+@pytest.mark.parametrize("tool", ["Write", "Edit", "Read"])
+def test_the_file_tools_take_a_non_empty_string_file_path_only(
+        src_ctx: ToolContext, tool: str) -> None:
+    for bad in [*BAD_PATHS, "missing"]:
+        args: dict[str, Any] = {"path": "src/a.py", "content": "new\n", "old_string": "old",
+                                "new_string": "new"}
+        if bad != "missing":
+            args["file_path"] = bad
+        result = run_tool(all_tools()[tool], args, src_ctx)
+        assert result.is_error and "file_path" in result.content, (bad, result.content)
+    assert sorted(p.name for p in src_ctx.cwd.iterdir()) == ["src"]  # no `0`, no `False`
+    assert (src_ctx.cwd / "src" / "a.py").read_text() == "old\n"  # `path` was never used
+
+
+def test_a_bad_file_path_is_refused_before_any_permission_is_asked(
+        src_ctx: ToolContext) -> None:
+    asked: list[str] = []
+
+    class Recording(AllowAll):
+        def check(self, tool: Any, args: dict[str, Any], use_id: str,
+                  must_ask: str | None = None) -> Any:
+            asked.append(use_id)
+            return super().check(tool, args, use_id)
+
+    uses = [{"type": "tool_use", "id": f"u{i}", "name": name,
+             "input": {"file_path": bad, "path": "src/a.py", "content": "x",
+                       "old_string": "old", "new_string": "x"}}
+            for i, (name, bad) in enumerate([("Write", 0), ("Write", False), ("Edit", "")])]
+    loop = Loop(model=Calls(uses), tools=all_tools(), system="s", ctx=src_ctx,
+                permits=Recording())
+    loop.run([{"type": "text", "text": "go"}])
+    results = loop.messages[2]["content"]
+    assert all(r.get("is_error") and "file_path" in r["content"] for r in results), results
+    assert asked == []  # nobody was asked about a call that names no file
+    assert sorted(p.name for p in src_ctx.cwd.iterdir()) == ["src"]
+
