@@ -155,3 +155,12 @@ def one_error(err: str, *needles: str) -> None:
     for needle in needles:
         assert needle in lines[0], lines[0]
 
+
+CaptureFixture = pytest.CaptureFixture[str]
+
+
+def one_line(err: str) -> str:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    return lines[0]
+

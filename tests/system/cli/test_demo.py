@@ -196,3 +196,25 @@ def test_make_demo_lead_uses_tmux_when_there_is_one(project: Path, swarm_home: P
     assert "teammates on tmux" in proc.stdout
     assert agent_processes(swarm_home) == []
     assert not server.has_session("swarm-demo-lead")
+
+
+def test_the_demo_shows_whole_relative_paths_and_no_hint_for_a_deleted_team(
+        tmp_path: Path, swarm_home: Path) -> None:
+    root = tmp_path / ("a-rather-long-directory-name-" * 3) / "project"
+    (root / "alpha").mkdir(parents=True)
+    (root / "alpha" / "module_with_a_long_name.py").write_text("a = 1\nb = 2\n")
+    try:
+        proc = subprocess.run([SWARM, "demo", "--backend", "hidden"], capture_output=True,
+                              text=True, cwd=root, timeout=60,
+                              env={**os.environ, "COLUMNS": "200"})
+    finally:
+        for agent in agent_processes(swarm_home):
+            stop_tree(agent.pid)
+    assert proc.returncode == 0, proc.stderr
+    row = next(line for line in proc.stdout.splitlines()
+               if line.startswith("#") and "find the five largest Python files" in line)
+    assert row.split()[-2:] == ["2", "alpha/module_with_a_long_name.py"], row
+    assert "…" not in proc.stdout and str(root) not in proc.stdout, proc.stdout
+    assert "swarm attach" not in proc.stdout
+    assert set(WORKERS) <= set(proc.stdout.split())
+

@@ -14,7 +14,8 @@ from typing import Any
 
 from swarm.core.store import paths
 from swarm.core.store.liveness import is_alive
-from tests.support.agent_fixtures import SWARM, Crew
+from tests.support.agent_fixtures import SWARM, Crew, run_swarm
+from tests.support.helpers import one_line
 
 TMUX = shutil.which("tmux")
 
@@ -158,3 +159,18 @@ def test_a_corrupt_team_file_is_reported_and_others_still_are(crew: Crew) -> Non
     assert set(teams) == {"broken", "crew"}
     assert "corrupt" in teams["broken"]["error"] and teams["crew"]["members"] == 0
     assert list(paths.team_dir("broken").glob("config.json.corrupt-*"))  # moved aside, kept
+
+
+def test_doctor_exits_non_zero_when_it_prints_a_problem(swarm_home: Path) -> None:
+    clean = run_swarm("doctor")
+    assert clean.returncode == 0, (clean.stdout, clean.stderr)
+    assert "!!" not in clean.stdout
+    prices = swarm_home / "prices.json"
+    prices.write_text("{")
+    prices.chmod(0o600)  # only the one problem: its modes are swarm's own
+    proc = run_swarm("doctor")
+    assert "!!  prices:" in proc.stdout, proc.stdout
+    assert proc.returncode == 1, proc.stderr
+    assert one_line(proc.stderr) == "swarm: error: doctor found 1 problem (the !! line above)"
+    assert run_swarm("doctor", "--json").returncode == 1
+

@@ -19,8 +19,13 @@ import redis
 from swarm.core.store import paths
 from swarm.core.store.liveness import is_alive
 from swarm.core.team.state import read_state
-from tests.support.agent_fixtures import Crew, error_lines, run_swarm
-from tests.support.helpers import wait_until
+from swarm.core.team.team import Team
+from tests.support.agent_fixtures import (
+    Crew,
+    error_lines,
+    run_swarm,
+)
+from tests.support.helpers import one_line, turn_over, wait_until
 
 
 def _pids(crew: Crew, *names: str) -> dict[str, tuple[int, float | None]]:
@@ -227,7 +232,6 @@ def test_a_state_without_a_start_time_never_gets_its_pid_killed(tmp_path: Path) 
     time) may name anyone's process by now, so nothing signals it."""
     from swarm.core.records.state import AgentState
     from swarm.core.team.state import write_state
-    from swarm.core.team.team import Team
 
     team = Team.create("strays")
     bystander = subprocess.Popen(["sleep", "60"])
@@ -243,3 +247,23 @@ def test_a_state_without_a_start_time_never_gets_its_pid_killed(tmp_path: Path) 
     finally:
         bystander.kill()
         bystander.wait()
+
+
+def test_status_of_a_team_removed_by_hand_says_what_still_runs(
+        crew: Crew, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # Beats far apart: its state is not written again while we look.
+    monkeypatch.setenv("SWARM_HEARTBEAT_INTERVAL", "60")
+    result = crew.spawn("w1")
+    wait_until(lambda: turn_over(crew.team.name, "w1"), 15, message="w1 idle")
+    # Moved away whole (one rename: the agent may write a file there as rmtree walks it).
+    paths.team_dir(crew.team.name).rename(tmp_path / "removed-by-hand")
+    proc = crew.cli("status")
+    assert proc.returncode == 1, (proc.stdout, proc.stderr)
+    line = one_line(proc.stderr)
+    assert f"w1 (pid {result.pid}) still runs" in line, line
+    assert "no agent of it runs" not in line and "no team named" not in line, line
+    # ... and `swarm kill` finds it by its process.
+    killed = crew.cli("kill", "w1")
+    assert killed.returncode == 0, killed.stderr
+    assert crew.exit_code("w1") != 0
+

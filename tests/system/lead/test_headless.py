@@ -4,6 +4,7 @@ running the offline `shell` model as real `swarm agent` processes."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -13,17 +14,25 @@ import time
 from pathlib import Path
 from typing import Any
 
+import psutil
 import pytest
 from libtmux.server import Server
 
+from swarm.core.records.names import LEAD_NAME
 from swarm.core.store import paths
 from swarm.core.store.liveness import is_alive
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.core.team.transcript import Transcript
-from tests.support.agent_fixtures import SWARM, agent_processes
+from tests.support.agent_fixtures import SWARM, agent_processes, run_swarm, stop_tree
 from tests.support.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
-from tests.support.helpers import wait_until
+from tests.support.helpers import (
+    child_named,
+    command_group_recorded,
+    process_gone,
+    turn_over,
+    wait_until,
+)
 from tests.support.lead_fixtures import lead
 
 pytestmark = pytest.mark.usefixtures("lead_env")
@@ -550,3 +559,43 @@ def test_a_headless_lead_in_default_mode_cannot_run_its_own_bash(
                           capture_output=True, text=True, cwd=tmp_path, timeout=60)
     assert proc.returncode == 0, proc.stderr
     assert not (tmp_path / "nope").exists()
+
+
+@pytest.mark.usefixtures("lead_env")
+@pytest.mark.parametrize("teammates", [1, 0])
+def test_a_killed_leads_bash_command_is_ended(
+    fake_api: FakeAnthropic, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, teammates: int,
+) -> None:
+    """SIGKILL leaves the lead no say: its teammates end its command as they leave (orphans),
+    and without teammates the first `swarm status` that sees the lead dead does."""
+    monkeypatch.setenv("SWARM_ORPHAN_GRACE", "2")
+    spawns = [("SpawnTeammate", {"name": "alice", "prompt": "$ echo ready",
+                                 "permission_mode": "bypassPermissions"})] * teammates
+    fake_api.push(lambda body: reply(None, [*spawns, ("Bash", {"command": "sleep 300; true"})]))
+    fake_api.push_text("Done.")
+    argv = [SWARM, "lead", "--headless", "--model", "sonnet", "--teammate-model", "shell",
+            "--permission-mode", "bypassPermissions", "--backend", "hidden", "--team", "kl",
+            "Run a long command."]
+    proc = subprocess.Popen(argv, cwd=tmp_path, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    try:
+        sleeper = child_named(proc.pid, "sleep", 60, message="the lead's Bash command")
+        if teammates:
+            wait_until(lambda: turn_over("kl", "alice"), 30, message="alice's turn over")
+        command_group_recorded("kl", LEAD_NAME, sleeper)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+        if not teammates:
+            status = run_swarm("status", "--team", "kl", "--json")
+            assert status.returncode == 0, status.stderr
+        wait_until(lambda: process_gone(sleeper), 2 + 8,
+                   message="the killed lead's command ends")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        with contextlib.suppress(psutil.NoSuchProcess):
+            for child in psutil.Process(proc.pid).children(recursive=True):
+                child.kill()
+        for stray in agent_processes(paths.home()):
+            stop_tree(stray.pid)
+

@@ -4,13 +4,19 @@ process tree) but not the agent; `swarm kill` ends the agent and gives its task 
 from __future__ import annotations
 
 import time
+from types import SimpleNamespace
 
 import psutil
 import pytest
 
 from swarm.core.records.protocol import TeammateTerminated
+from swarm.lead.interactive import TerminalUI, command
 from tests.support.agent_fixtures import Crew
-from tests.support.helpers import child_named, process_gone, wait_until
+from tests.support.helpers import (
+    child_named,
+    process_gone,
+    wait_until,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -101,3 +107,18 @@ def test_kill_ends_the_process_and_its_command_and_releases_its_task(crew: Crew)
     refused = crew.cli("interrupt", "w1")
     assert refused.returncode == 1
     assert refused.stderr.strip() == "swarm: error: w1 is exited: nothing to interrupt"
+
+
+def test_slash_interrupt_of_an_idle_teammate_says_nothing_was_running(
+    crew: Crew, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The interactive lead's `/interrupt NAME` (the shell's `swarm interrupt` says it too)."""
+    crew.spawn("w1")
+    crew.wait_state("w1", "idle")
+    session = SimpleNamespace(lead=SimpleNamespace(team=crew.team))
+    command(session, TerminalUI(), "/interrupt w1")  # type: ignore[arg-type]
+    assert "w1 is idle: there was no turn to interrupt" in capsys.readouterr().out
+    assert crew.cli("interrupt", "w1").stdout.strip() == (
+        "w1 is idle: there was no turn to interrupt")
+    assert crew.state("w1").state == "idle"  # type: ignore[union-attr]
+

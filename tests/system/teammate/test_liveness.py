@@ -17,11 +17,16 @@ import pytest
 from swarm.core.records.names import LEAD_NAME
 from swarm.core.records.protocol import TeammateTerminated
 from swarm.core.records.state import AgentState
+from swarm.core.store import paths
 from swarm.core.team.state import read_state, update_state, write_state
 from swarm.core.team.team import Team
 from swarm.ops.member.health import observe
 from tests.support.agent_fixtures import SWARM, Crew
-from tests.support.helpers import child_named, process_gone, wait_until
+from tests.support.helpers import (
+    child_named,
+    process_gone,
+    wait_until,
+)
 
 
 @pytest.fixture(autouse=True)
@@ -207,7 +212,6 @@ def test_a_teammate_declared_dead_that_wakes_up_leaves_instead_of_resuming(crew:
 def test_status_does_not_hang_on_a_lock_held_by_a_stopped_process(crew: Crew) -> None:
     """A teammate stopped while it holds the task-list lock: `swarm status` still answers (dead,
     stale heartbeat) within seconds instead of waiting on the lock forever."""
-    from swarm.core.store import paths
     from swarm.core.store.disk import locked
 
     result = crew.spawn("w1")
@@ -257,3 +261,46 @@ def test_a_clean_exit_recorded_after_the_observer_looked_is_not_a_death(team: Te
     notes = [m for m in team.inbox(LEAD_NAME, checked=False).messages()
              if isinstance(m.structured(), TeammateTerminated)]
     assert notes == []
+
+
+def dead(crew: Crew, name: str) -> None:
+    pid = crew.state(name).pid  # type: ignore[union-attr]
+    assert pid is not None
+    os.kill(pid, signal.SIGKILL)
+    assert crew.exit_code(name) == -signal.SIGKILL
+
+    def seen() -> bool:
+        rows = {r["name"]: r for r in json.loads(crew.cli("status", "--json").stdout)}
+        return rows[name]["state"] == "dead"
+
+    wait_until(seen, 15, message=f"{name} seen dead")
+
+
+def test_a_death_before_the_wait_is_a_note_not_a_failure(crew: Crew) -> None:
+    crew.spawn("w1")
+    crew.spawn("w2")
+    crew.wait_state("w1", "idle")
+    crew.wait_state("w2", "idle")
+    dead(crew, "w1")
+
+    waited = crew.cli("wait", "--until", "idle", "--timeout", "10")
+    assert waited.returncode == 0, waited.stderr
+    assert waited.stderr.strip() == (
+        "swarm: note: w1 died before this wait and is left out of it (`swarm respawn w1`"
+        " restarts it, `swarm team remove w1` clears it)")
+    crew.cli("tasks", "add", "hi", "--description", "$ echo hi")
+    done = crew.cli("wait", "--until", "tasks-done", "--timeout", "20")
+    assert done.returncode == 0, done.stderr
+
+    # Nobody alive: the wait could only time out, so it fails at once and says how to go on.
+    dead(crew, "w2")
+    nobody = crew.cli("wait", "--until", "idle", "--timeout", "10")
+    assert nobody.returncode == 1
+    assert nobody.stderr.strip().splitlines()[-1].startswith(
+        "swarm: error: teammate died: w1 (process ")
+    assert nobody.stderr.strip().endswith(
+        " before this wait, and no teammate is alive: `swarm respawn w1` restarts one,"
+        " `swarm team remove w1` clears it")
+    # ...but waiting for everyone to have stopped holds.
+    assert crew.cli("wait", "--until", "exited", "--timeout", "10").returncode == 0
+

@@ -29,7 +29,12 @@ from swarm.core.store.liveness import is_alive
 from swarm.core.team.state import read_state
 from tests.support.agent_fixtures import SWARM, Crew, stop_tree
 from tests.support.fake_anthropic import ERROR_TYPES, FakeAnthropic, Received, Scripted, reply
-from tests.support.helpers import child_named, command_group_recorded, turn_over, wait_until
+from tests.support.helpers import (
+    child_named,
+    command_group_recorded,
+    turn_over,
+    wait_until,
+)
 
 
 @pytest.fixture
@@ -323,3 +328,21 @@ def test_each_retry_wait_is_told_the_failure_and_can_give_the_call_up(
         "Anthropic API 529 overloaded_error: down",
         "Anthropic API 529 overloaded_error after 2 attempts: down"]
     assert all(0 < d <= 4 for _, d in waits)  # SWARM_API_RETRY_BASE=2, jittered backoff
+
+
+def test_kill_of_a_stopped_member_says_it_is_not_running(crew: Crew) -> None:
+    crew.spawn("w1")
+    crew.wait_state("w1", "idle")
+    first = crew.cli("kill", "w1")
+    assert first.returncode == 0 and first.stdout.strip() == "killed w1", first
+    again = crew.cli("kill", "w1")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.strip() == "w1 is not running (exited: killed): nothing to kill", again
+    # A member that shut down keeps its own words: a kill does not rewrite them as `killed`.
+    crew.spawn("w2")
+    crew.wait_state("w2", "idle")
+    assert crew.cli("shutdown", "w2").returncode == 0
+    late = crew.cli("kill", "w2")
+    assert late.stdout.strip() == "w2 is not running (exited: shut down): nothing to kill", late
+    assert crew.state("w2").detail == "shut down"  # type: ignore[union-attr]
+

@@ -136,3 +136,19 @@ def test_only_the_latest_input_counts_so_it_resumes_after_a_respawn() -> None:
 def test_load_model_picks_shell() -> None:
     model = load_model(" Shell ")
     assert isinstance(model, ShellModel) and model.name == "shell"
+
+
+def test_the_shell_model_reports_a_no_op_as_one() -> None:
+    model = ShellModel()
+    tools = [{"name": n} for n in ("Bash", "SendMessage")]
+
+    def summary(text: str, tool_names: list[dict[str, str]]) -> str:
+        reply = model.complete(ModelRequest(system="", messages=[
+            {"role": "user", "content": text}], tools=tool_names))
+        (use,) = [b for b in reply.content if b.get("name") == "SendMessage"]
+        return str(use["input"]["summary"])
+
+    assert summary("hello there", tools) == "nothing to run: no shell commands in the message"
+    assert summary("$ ls\n$ pwd", [{"name": "SendMessage"}]) == (
+        "could not run 2 command(s): no Bash tool")
+
