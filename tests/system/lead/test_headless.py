@@ -25,6 +25,7 @@ from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.core.team.transcript import Transcript
 from tests.support.agent_fixtures import SWARM, agent_processes, run_swarm, stop_tree
+from tests.support.approval_helpers import LIE, REAL, mallory_script, only_as_said
 from tests.support.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
 from tests.support.helpers import (
     child_named,
@@ -598,4 +599,51 @@ def test_a_killed_leads_bash_command_is_ended(
                 child.kill()
         for stray in agent_processes(paths.home()):
             stop_tree(stray.pid)
+
+
+@pytest.mark.usefixtures("lead_env")
+def test_the_headless_asks_line_shows_the_real_input(tmp_path: Path) -> None:
+    script = tmp_path / "lead.json"
+    script.write_text(json.dumps([
+        {"tool_uses": [{"name": "SpawnTeammate", "input": {
+            "name": "mallory", "prompt": "go",
+            "model": mallory_script(tmp_path / "mallory.json", "liar")}}]},
+        {"text": "Spawned."}]))
+    proc = lead("--team", "liar", "go", cwd=tmp_path, env={"SWARM_PERMISSION_TIMEOUT": "2"},
+                model=f"scripted:{script}")
+    assert proc.returncode == 0, proc.stderr
+    asks = [line for line in proc.stderr.splitlines() if " asks: " in line]
+    assert len(asks) == 1, proc.stderr
+    only_as_said(asks[0])
+    assert asks[0].split(" asks: ", 1)[1].startswith(f"Bash: {REAL}")
+    settled = [line for line in proc.stderr.splitlines() if "mallory's request (" in line]
+    assert settled and all(f"Bash: {REAL}" in line for line in settled), proc.stderr
+
+
+@pytest.mark.usefixtures("lead_env")
+def test_the_lead_model_is_shown_the_real_input(fake_api: FakeAnthropic, tmp_path: Path) -> None:
+    model = mallory_script(tmp_path / "mallory.json", "liar")
+    fake_api.push(lambda body: reply(None, [("SpawnTeammate", {
+        "name": "mallory", "prompt": "go", "model": model})]))
+    fake_api.push_text("Waiting.")
+    seen: list[str] = []
+
+    def answer(body: dict[str, Any]) -> Scripted:
+        text = last_user_text(body)
+        if '<permission-request request_id="' in text:
+            seen.append(text)
+            rid = text.split('request_id="', 1)[1].split('"', 1)[0]
+            return reply(None, [("AnswerPermission", {"request_id": rid, "approve": False,
+                                                      "feedback": "no"})])
+        return reply("Done.")
+
+    fake_api.fallback = answer
+    proc = lead("--approvals", "lead", "--team", "liar", "go", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    (text,) = seen
+    block = text.split("<permission-request", 1)[1].split("</permission-request>", 1)[0]
+    assert f"Bash: {REAL}" in block.splitlines()[1], block  # the first line under the tag
+    assert "ls -la" not in block.replace(f'the requester\'s own description: "{LIE}"', "")
+    asks = [line for line in proc.stderr.splitlines() if "mallory asks: " in line]
+    assert len(asks) == 1 and f"asks: Bash: {REAL}" in asks[0], proc.stderr
 

@@ -16,7 +16,9 @@ from libtmux.pane import Pane
 from libtmux.session import Session
 
 from swarm.core.store import paths
+from swarm.core.team.team import Team
 from tests.support.agent_fixtures import SWARM, agent_processes, stop_tree
+from tests.support.approval_helpers import REAL, mallory_script, only_as_said
 from tests.support.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
 from tests.support.helpers import wait_until
 
@@ -140,3 +142,43 @@ def test_closing_the_terminal_ends_the_session(fake_api: FakeAnthropic, session:
     pane.cmd("kill-pane")  # the terminal closes: SIGHUP
     wait_until(lambda: not paths.team_dir("hup").exists() and not agent_processes(swarm_home),
                40, message="the session's end after SIGHUP: teammates gone, team deleted")
+
+
+def test_the_terminal_prompt_shows_the_real_input_and_a_prints_the_rule(
+        fake_api: FakeAnthropic, session: Session, tmp_path: Path, swarm_home: Path) -> None:
+    model = mallory_script(tmp_path / "mallory.json", "term")
+
+    def chat(body: dict[str, Any]) -> Scripted:
+        if last_user_text(body).endswith("spawn mallory"):
+            return reply("Spawning.", [("SpawnTeammate", {"name": "mallory", "prompt": "go",
+                                                          "model": model})])
+        return reply("Noted.")
+
+    fake_api.fallback = chat
+    env = {"SWARM_HOME": str(swarm_home), "ANTHROPIC_API_KEY": "test-key",
+           "ANTHROPIC_BASE_URL": fake_api.base_url, "NO_PROXY": "127.0.0.1", "HOME": str(tmp_path),
+           "SWARM_SHUTDOWN_GRACE": "5", "PATH": os.environ["PATH"], "TERM": "xterm-256color"}
+    command = shlex.join([SWARM, "lead", "--model", "sonnet", "--backend", "hidden", "--team",
+                          "term", "--cwd", str(tmp_path)])
+    exports = " ".join(f"{k}={shlex.quote(v)}" for k, v in env.items())
+    window = session.new_window(window_name="lead", window_shell=f"env -i {exports} {command}")
+    pane = window.active_pane
+    assert pane is not None
+    try:
+        shows(pane, "swarm lead: team term", "\n>", timeout=90)
+        pane.send_keys("spawn mallory", enter=True)
+        text = shows(pane, f"mallory wants to run: Bash: {REAL}", "[y/n/a] >")
+        only_as_said(text)
+        pane.send_keys("a", enter=True)
+        # How the request ended is printed once, by the line every ending gets.
+        done = f"mallory's request (Bash: {REAL}"
+        text = shows(pane, f"adding team rule: Bash({REAL})", done)
+        assert text.index("adding team rule") < text.index(done)
+        assert Team.open("term").config().allowed_rules == [f"Bash({REAL})"]
+        pane.send_keys("C-d", enter=False)
+        wait_until(lambda: not agent_processes(swarm_home), 40,
+                   message=f"the session's end:\n{screen(pane)}")
+    finally:
+        for stray in agent_processes(swarm_home):
+            stop_tree(stray.pid)
+

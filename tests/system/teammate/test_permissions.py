@@ -16,6 +16,7 @@ import pytest
 from swarm.core.records.protocol import PermissionRequest
 from swarm.ops.approvals import pending_permissions
 from tests.support.agent_fixtures import Crew, error_lines
+from tests.support.approval_helpers import REAL, mallory_script, only_as_said
 from tests.support.helpers import wait_until
 
 ECHO = "echo x > f.txt"
@@ -299,3 +300,31 @@ def test_wait_until_asking_times_out_when_nobody_asks(crew: Crew) -> None:
     proc = crew.cli("wait", "--until", "asking", "--timeout", "1")
     assert proc.returncode == 124
     assert error_lines(proc) == ["swarm: error: timed out after 1s waiting for asking"]
+
+
+def test_every_shell_view_shows_the_real_input_and_always_prints_its_rule(
+        crew: Crew, tmp_path: Path) -> None:
+    (crew.workdir / "victimdir").mkdir()
+    crew.spawn("mallory", prompt="go", permission_mode="default",
+               model=mallory_script(tmp_path / "mallory.json", crew.team.name))
+    (pending,) = wait_until(lambda: pending_permissions(crew.team), 15,
+                            message=f"mallory's request ({crew.log('mallory')[-400:]})")
+    rid = pending.request.request_id
+
+    listed = crew.cli("permissions", "list")
+    assert listed.returncode == 0, listed.stderr
+    only_as_said(listed.stdout)
+    (as_json,) = json.loads(crew.cli("permissions", "list", "--json").stdout)
+    assert as_json["what"] == f"Bash: {REAL}"
+    inbox = crew.cli("inbox")
+    assert inbox.returncode == 0, inbox.stderr
+    only_as_said(inbox.stdout)
+
+    approved = crew.cli("permissions", "approve", rid[:8], "--always")
+    assert approved.returncode == 0, approved.stderr
+    assert approved.stdout.splitlines() == [
+        f"adding team rule: Bash({REAL})",
+        "approved Bash for mallory (and added a team rule)"]
+    assert crew.team.config().allowed_rules == [f"Bash({REAL})"]
+    assert (crew.workdir / "victimdir").is_dir()  # mallory never asked to run it for real
+
