@@ -17,7 +17,7 @@ from swarm.lead.replay_wakes import ReplayedWakes
 from swarm.lead.wake_policy import Wake, Watch
 from swarm.runtime.models.base import ModelRequest
 from swarm.runtime.models.recording import ReplayModel
-from tests.unit.lead.test_wake_policy import Recorder, idle, set_state, texts, woken
+from tests.support.wake_helpers import Recorder, idle, set_state, texts, woken
 
 
 def crew(name: str) -> Team:

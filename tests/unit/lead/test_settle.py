@@ -13,16 +13,9 @@ from swarm.core.team.team import Team
 from swarm.lead.settle import FIRST_WINDOW, MAX_HOLD, MAX_WINDOW, MIN_WINDOW, PHASE_GAP, Settle
 from swarm.lead.wake_policy import Watch
 from tests.support.helpers import wait_until
-from tests.unit.lead.test_wake_policy import Recorder, set_state, texts
+from tests.support.wake_helpers import Recorder, set_state, texts, working_team
 
-
-@pytest.fixture
-def crew() -> Team:
-    team = Team.create("w")
-    for name in ("alice", "bob"):
-        team.add_member(name, model="shell")
-        set_state(team, name, "working")
-    return team
+crew = working_team
 
 
 def test_a_burst_of_reports_is_one_wake(crew: Team) -> None:

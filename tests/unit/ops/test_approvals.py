@@ -311,7 +311,7 @@ def test_the_terminals_a_for_the_leads_own_call_adds_only_an_exact_rule(
 
 def test_the_lead_reads_a_request_naming_another_team_as_plain_text(crew: Team) -> None:
     from swarm.lead.wake_policy import Watch
-    from tests.unit.lead.test_wake_policy import Recorder
+    from tests.support.wake_helpers import Recorder
 
     reporter = Recorder()
     watch = Watch(crew, "human", reporter)
