@@ -23,9 +23,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.support import rule_helpers as rules
 from tests.support.bash_cases import EVERYTHING
 from tests.support.git_helpers import init_repo
-from tests.support.rule_helpers import bash, decide
+from tests.support.rule_helpers import asks, bash, decide, run
 
 EDITORS = ("sed", "perl", "awk", "gawk", "ed", "ex", "dd", "truncate", "sort", "patch", "tar",
            "unzip", "install", "rsync", "gzip", "gunzip", "git")
@@ -77,17 +78,8 @@ def repo(tmp_path: Path) -> Path:
     return work
 
 
-def run(command: str, cwd: Path) -> None:
-    proc = subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, text=True)
-    assert proc.returncode == 0, (command, proc.stderr)
-
-
 def asks_everywhere_but_bypass(command: str, cwd: Path, why: str = "protected") -> None:
-    for mode in ("default", "acceptEdits"):
-        decision = bash(command, cwd, mode, allow=ALLOW)
-        assert decision.behavior == "ask", (command, mode, decision.reason)
-        assert why in decision.reason, (command, decision.reason)
-    assert bash(command, cwd, "bypassPermissions").behavior == "allow", command
+    rules.asks_everywhere_but_bypass(command, cwd, ALLOW, why)
 
 
 # -- the attacks work in real bash, and now ask ---------------------------------------------------
@@ -165,9 +157,7 @@ def test_in_place_writes_to_protected_paths_ask(command: str, repo: Path) -> Non
     "ed -s /etc/hosts", "awk -i inplace 1 /tmp/x",
 ])
 def test_in_place_writes_outside_the_working_directory_ask(command: str, repo: Path) -> None:
-    decision = bash(command, repo, "default", allow=ALLOW)
-    assert decision.behavior == "ask", (command, decision.reason)
-    assert "outside" in decision.reason, (command, decision.reason)
+    asks(command, repo, ALLOW, "outside")
 
 
 @pytest.mark.parametrize("command", [
@@ -184,8 +174,7 @@ def test_in_place_writes_outside_the_working_directory_ask(command: str, repo: P
     "7z x a.7z", "find . -fprint .git/config",
 ])
 def test_in_place_writes_whose_files_are_not_known_ask(command: str, repo: Path) -> None:
-    decision = bash(command, repo, "default", allow=ALLOW)
-    assert decision.behavior == "ask", (command, decision.reason)
+    asks(command, repo, ALLOW)
 
 
 @pytest.mark.parametrize("command", [

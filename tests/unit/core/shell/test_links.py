@@ -20,10 +20,11 @@ import pytest
 from swarm.core.records.protocol import PermissionRequest
 from swarm.core.store import paths
 from swarm.ops.approvals import deny_permission, pending_permissions
+from tests.support import rule_helpers as rules
 from tests.support.agent_fixtures import Crew
 from tests.support.git_helpers import init_repo
 from tests.support.helpers import wait_until
-from tests.support.rule_helpers import bash, decide
+from tests.support.rule_helpers import bash, decide, run
 from tests.unit.core.shell.test_evaluation import EVERYTHING
 
 ALLOW = [*EVERYTHING, *(f"Bash({p}:*)" for p in ("rsync", "install", "link", "rename", "git",
@@ -38,19 +39,8 @@ def repo(tmp_path: Path) -> Path:
     return work
 
 
-def run(command: str, cwd: Path, env: dict[str, str] | None = None) -> None:
-    proc = subprocess.run(["bash", "-c", command], cwd=cwd, capture_output=True, text=True,
-                          env={**os.environ, **(env or {})})
-    assert proc.returncode == 0, (command, proc.stderr)
-
-
 def asks_everywhere_but_bypass(command: str, cwd: Path) -> None:
-    for mode in ("default", "acceptEdits"):
-        decision = bash(command, cwd, mode, allow=ALLOW)
-        assert decision.behavior == "ask", (command, mode, decision.reason)
-        assert "protected" in decision.reason, (command, decision.reason)
-    assert bash(command, cwd, "default", allow=["Bash"]).behavior == "ask", command
-    assert bash(command, cwd, "bypassPermissions").behavior == "allow", command
+    rules.asks_everywhere_but_bypass(command, cwd, ALLOW, under_bash_rule=True)
 
 
 # -- the attacks work in real bash ---------------------------------------------------------------
