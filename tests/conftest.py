@@ -26,6 +26,9 @@ pytest_plugins = ["tests.support.pytest_plugin"]
 # slow"` runs the in-process half in well under a minute).
 TESTS = Path(__file__).resolve().parent
 SLOW_FOLDERS = (TESTS / "system", TESTS / "agents")
+# Until the last of them moves to tests/system/: a unit test using real teammates or a tmux
+# server is `slow` too (docs/design/tests.md).
+PROCESS_FIXTURES = frozenset({"crew", "server", "session", "ssh_host"})
 
 
 def pytest_collection(session: pytest.Session) -> None:
@@ -41,7 +44,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if any(folder in item.path.parents for folder in SLOW_FOLDERS):
+        if (any(folder in item.path.parents for folder in SLOW_FOLDERS)
+                or PROCESS_FIXTURES & set(getattr(item, "fixturenames", ()))):
             item.add_marker(pytest.mark.slow)
     items[:] = slow_first_in_each_share(items, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", 1)))
 

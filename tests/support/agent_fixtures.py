@@ -236,4 +236,14 @@ def crew_fixture(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Cr
         result.cleanup()
 
 
+# A `shell` teammate on the hidden backend that runs every command unasked.
+HIDDEN_SHELL = ("--backend", "hidden", "--model", "shell", "--permission-mode", "bypassPermissions")
 
+
+def spawn_shell(crew: Crew, name: str, prompt: str, *extra: str) -> Path:
+    """`swarm spawn NAME` a HIDDEN_SHELL teammate running `prompt`; returns once its first turn
+    is over, with its worktree's path ("" without one)."""
+    proc = crew.cli("spawn", name, *HIDDEN_SHELL, *extra, "--prompt", prompt)
+    assert proc.returncode == 0, proc.stderr
+    crew.wait_idle_notes(name, 1, timeout=30)
+    return Path(crew.team.member(name).worktree_path or "")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -149,11 +150,13 @@ def started_with(pid: int, name: str) -> bytes | None:
 BREAKOUT = '#"><!--'
 
 
-def one_error(err: str, *needles: str) -> None:
-    lines = err.strip().splitlines()
+def one_error(err: str, *needles: str) -> str:
+    """The one `swarm: error: ...` line of `err` (blank lines aside), holding every needle."""
+    lines = [line for line in err.splitlines() if line.strip()]
     assert len(lines) == 1 and lines[0].startswith("swarm: error: "), err
     for needle in needles:
         assert needle in lines[0], lines[0]
+    return lines[0]
 
 
 CaptureFixture = pytest.CaptureFixture[str]
@@ -164,3 +167,17 @@ def one_line(err: str) -> str:
     assert len(lines) == 1, err
     return lines[0]
 
+
+SCRIPT_FAILED = 100  # the exit code of an `as_script` script when a step fails
+
+
+def as_script(steps: list[str]) -> str:
+    """One bash script running `steps` in order (so `export` carries over, as in a terminal),
+    stopping at the first that exits non-zero and saying which."""
+    out = []
+    for number, step in enumerate(steps, 1):
+        said = shlex.quote(f"{number}: {step.splitlines()[0]}")
+        out += [f"printf '\\n>>> %s\\n' {said}", step, "rc=$?",
+                f"if [ $rc -ne 0 ]; then printf 'FAILED (exit %s) %s\\n' $rc {said} >&2;"
+                f" exit {SCRIPT_FAILED}; fi"]
+    return "\n".join(out) + "\n"

@@ -16,16 +16,11 @@ import pytest
 from libtmux.server import Server
 
 from tests.support.helpers import wait_until
+from tests.support.tmux_helpers import tmux
 
 PASS = ("SWARM_HOME", "SWARM_TEAM", "SWARM_TMUX_SOCKET", "PATH", "SWARM_NOTIFY_COMMAND",
         "SWARM_PERMISSION_TIMEOUT", "ANTHROPIC_API_KEY")
 _marks = itertools.count()
-
-
-def tmux(server: Server, *args: str) -> list[str]:
-    result = server.cmd(*args)
-    assert result.returncode == 0, result.stderr
-    return list(result.stdout)
 
 
 class Terminal:

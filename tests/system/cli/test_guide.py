@@ -35,6 +35,7 @@ from tests.support.agent_fixtures import SWARM, agent_processes, stop_tree
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.git_helpers import init_repo
+from tests.support.helpers import as_script
 
 ROOT = Path(__file__).resolve().parents[3]
 README = ROOT / "README.md"
@@ -43,7 +44,6 @@ GUIDE = ROOT / "docs" / "guide"
 USER_PAGES = [ROOT / "docs" / "scripted.md", ROOT / "docs" / "replay.md"]
 NO_RUN = "no-run"
 MAX_README_LINES = 300
-FAILED = 100  # the script's exit code when a command fails
 FENCE = re.compile(r"^```([^\n`]*)\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
 HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
 
@@ -97,18 +97,6 @@ def commands(body: str) -> list[str]:
                     break
         out.append(line)
     return out
-
-
-def as_script(steps: list[str]) -> str:
-    """One bash script running `steps` in order, stopping at the first that exits non-zero and
-    saying which (as the Quickstart's test does)."""
-    out = []
-    for number, step in enumerate(steps, 1):
-        said = shlex.quote(f"{number}: {step.splitlines()[0]}")
-        out += [f"printf '\\n>>> %s\\n' {said}", step, "rc=$?",
-                f"if [ $rc -ne 0 ]; then printf 'FAILED (exit %s) %s\\n' $rc {said} >&2;"
-                f" exit {FAILED}; fi"]
-    return "\n".join(out) + "\n"
 
 
 def page_steps(page: Path) -> tuple[dict[str, str], list[str]]:

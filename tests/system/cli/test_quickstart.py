@@ -6,16 +6,15 @@ from __future__ import annotations
 
 import os
 import re
-import shlex
 import subprocess
 from pathlib import Path
 
 from swarm.core.store import paths
 from tests.support.agent_fixtures import SWARM, agent_processes, stop_tree
 from tests.support.git_helpers import git, init_repo, snapshot
+from tests.support.helpers import SCRIPT_FAILED, as_script
 
 README = Path(__file__).resolve().parents[3] / "README.md"
-FAILED = 100  # the script's exit code when a line fails
 
 
 def quickstart_lines(readme: str) -> list[str]:
@@ -27,18 +26,6 @@ def quickstart_lines(readme: str) -> list[str]:
             if line.strip() and not line.strip().startswith("#")]
 
 
-def as_script(lines: list[str]) -> str:
-    """One bash script that runs the lines in order (so `export` carries over, as in a terminal)
-    and stops at the first line that exits non-zero, saying which."""
-    out = []
-    for number, line in enumerate(lines, 1):
-        said = shlex.quote(f"{number}: {line}")
-        out += [f"printf '\\n>>> %s\\n' {said}", line, "rc=$?",
-                f"if [ $rc -ne 0 ]; then printf 'FAILED (exit %s) %s\\n' $rc {said} >&2;"
-                f" exit {FAILED}; fi"]
-    return "\n".join(out) + "\n"
-
-
 def test_quickstart_lines_are_found() -> None:
     lines = quickstart_lines(README.read_text())
     assert lines[0].split("#")[0].strip() == "swarm demo"  # a newcomer's first command
@@ -48,7 +35,7 @@ def test_quickstart_lines_are_found() -> None:
     assert any(line.startswith("swarm diff ") for line in lines)  # a teammate's changes, seen
     script = as_script(["true", "false", "true"])
     proc = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=30)
-    assert proc.returncode == FAILED and "FAILED (exit 1) 2: false" in proc.stderr
+    assert proc.returncode == SCRIPT_FAILED and "FAILED (exit 1) 2: false" in proc.stderr
     assert ">>> 3: true" not in proc.stdout  # it stopped at the failing line
 
 

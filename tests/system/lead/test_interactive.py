@@ -21,11 +21,9 @@ from tests.support.agent_fixtures import SWARM, agent_processes, stop_tree
 from tests.support.approval_helpers import REAL, mallory_script, only_as_said
 from tests.support.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
 from tests.support.helpers import wait_until
+from tests.support.tmux_helpers import wide_session_params
 
-
-@pytest.fixture
-def session_params() -> dict[str, Any]:
-    return {"x": 200, "y": 50}
+session_params = wide_session_params
 
 
 @pytest.fixture(autouse=True)

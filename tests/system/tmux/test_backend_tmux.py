@@ -8,7 +8,6 @@ import subprocess
 import sys
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 import psutil
 import pytest
@@ -19,10 +18,8 @@ from swarm.backends.base import PaneBackend
 from swarm.backends.tmux import TmuxBackend, inside_server, tmux_argv, tmux_color
 from swarm.errors import BadInputError, TmuxError
 from tests.support.helpers import wait_until
+from tests.support.tmux_helpers import REPO, agent_argv, spawn_agent, tmux, wide_session_params
 
-REPO = Path(__file__).resolve().parents[3]
-# The "agent": prints its arguments on one line, then waits to be killed.
-AGENT = "import sys, time; print('AGENT', '|'.join(sys.argv[1:]), flush=True); time.sleep(600)"
 TRICKY = "it's a \"quoted\" arg; $HOME `id` #{pane_id}"
 SPAWNER = """
 import json, os, sys, time
@@ -39,16 +36,7 @@ print(json.dumps([pane, pid]))
 """
 
 
-@pytest.fixture
-def session_params() -> dict[str, Any]:
-    # Room for a leader plus three teammates; the 30% check needs a known window width.
-    return {"x": 200, "y": 50}
-
-
-def tmux(server: Server, *args: str) -> list[str]:
-    result = server.cmd(*args)
-    assert result.returncode == 0, result.stderr
-    return list(result.stdout)
+session_params = wide_session_params
 
 
 def pane_rows(server: Server, target: str, *fields: str, session: bool = True) -> list[list[str]]:
@@ -63,15 +51,7 @@ def all_pane_ids(server: Server) -> set[str]:
     return set(result.stdout) if result.returncode == 0 else set()
 
 
-def agent_argv(*args: str) -> list[str]:
-    return [sys.executable, "-c", AGENT, *args]
-
-
-def spawn(backend: TmuxBackend, name: str, *args: str, cwd: str | None = None) -> tuple[str, int]:
-    pane = backend.create_pane(name, "green")
-    pid = backend.run_in_pane(pane, agent_argv(name, *args), dict(os.environ), cwd or str(REPO))
-    assert pid is not None
-    return pane, pid
+spawn = spawn_agent
 
 
 def screen(server: Server, pane: str) -> list[str]:

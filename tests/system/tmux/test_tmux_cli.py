@@ -26,6 +26,7 @@ from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from tests.support.agent_fixtures import SWARM, stop_tree
 from tests.support.helpers import process_gone, started_with, wait_until
+from tests.support.tmux_helpers import tmux
 
 SHELL = ("--model", "shell", "--permission-mode", "bypassPermissions")
 TEAM = "alpha"
@@ -66,12 +67,6 @@ def ok(env: dict[str, str], *args: str, timeout: float = 30.0) -> str:
     proc = swarm(env, *args, timeout=timeout)
     assert proc.returncode == 0, f"swarm {' '.join(args)}: {proc.stderr}"
     return proc.stdout
-
-
-def tmux(server: Server, *args: str) -> list[str]:
-    result = server.cmd(*args)
-    assert result.returncode == 0, result.stderr
-    return list(result.stdout)
 
 
 def panes(server: Server) -> dict[str, dict[str, str]]:

@@ -8,10 +8,8 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 from libtmux.server import Server
@@ -24,28 +22,16 @@ from swarm.core.team.team import Team
 from swarm.errors import BadInputError
 from tests.support.agent_fixtures import SWARM, stop_tree
 from tests.support.helpers import wait_until
+from tests.support.tmux_helpers import spawn_agent, tmux, wide_session_params
 
-REPO = Path(__file__).resolve().parents[3]
-AGENT = "import sys, time; print('AGENT', sys.argv[1], flush=True); time.sleep(600)"
 HIDDEN = "swarm_hidden-alpha"
 
 
-@pytest.fixture
-def session_params() -> dict[str, Any]:
-    return {"x": 200, "y": 50}
-
-
-def tmux(server: Server, *args: str) -> list[str]:
-    result = server.cmd(*args)
-    assert result.returncode == 0, result.stderr
-    return list(result.stdout)
+session_params = wide_session_params
 
 
 def spawn(backend: TmuxBackend, name: str) -> str:
-    pane = backend.create_pane(name, "green")
-    assert backend.run_in_pane(pane, [sys.executable, "-c", AGENT, name], dict(os.environ),
-                               str(REPO)) is not None
-    return pane
+    return spawn_agent(backend, name)[0]
 
 
 def where(server: Server) -> dict[str, tuple[str, str]]:

@@ -21,18 +21,14 @@ from swarm.core.team.overlaps import record_write
 from swarm.core.team.worktrees import create, record_fields
 from swarm.errors import OperationFailedError
 from swarm.ops.diff import member_diff
-from tests.support.agent_fixtures import SWARM, Crew, error_lines
+from tests.support.agent_fixtures import SWARM, Crew, error_lines, spawn_shell
 from tests.support.git_helpers import git, init_repo, snapshot
 
-HIDDEN = ("--backend", "hidden", "--model", "shell", "--permission-mode", "bypassPermissions")
 WORK = ("```sh\necho two >> a.txt\ngit commit -qam 'a: two'\necho committed > b.txt\n"
         "git add b.txt\ngit commit -qm 'add b'\necho three >> a.txt\necho fresh > new.txt\n```")
 
 
-def spawn(crew: Crew, name: str, prompt: str, *extra: str) -> None:
-    proc = crew.cli("spawn", name, *HIDDEN, *extra, "--prompt", prompt)
-    assert proc.returncode == 0, proc.stderr
-    crew.wait_idle_notes(name, 1, timeout=30)
+spawn = spawn_shell
 
 
 def one_error(proc: subprocess.CompletedProcess[str], code: int) -> str:

@@ -5,14 +5,14 @@ through the real CLI (`spawn --worktree`, `worktrees`, `merge`, `shutdown`, `kil
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
 from swarm.core.store import paths
 from swarm.core.team.team import Team
 from swarm.core.team.worktrees import create, record_fields
-from tests.support.agent_fixtures import Crew, error_lines, run_swarm
+from tests.support.agent_fixtures import HIDDEN_SHELL as HIDDEN
+from tests.support.agent_fixtures import Crew, error_lines, run_swarm, spawn_shell
 from tests.support.git_helpers import (
     branches,
     commit_all,
@@ -23,16 +23,11 @@ from tests.support.git_helpers import (
     worktree_paths,
 )
 
-HIDDEN = ("--backend", "hidden", "--model", "shell", "--permission-mode", "bypassPermissions")
 COMMIT_FEATURE = ("```sh\necho feature > feature.txt\ngit add feature.txt\n"
                   "git commit -q -m 'add feature'\n```")
 
 
-def spawn(crew: Crew, name: str, prompt: str, *extra: str) -> Path:
-    proc = crew.cli("spawn", name, *HIDDEN, *extra, "--prompt", prompt)
-    assert proc.returncode == 0, proc.stderr
-    crew.wait_idle_notes(name, 1)
-    return Path(crew.team.member(name).worktree_path or "")
+spawn = spawn_shell
 
 
 def lead_reports(crew: Crew, name: str) -> list[str]:

@@ -14,7 +14,7 @@ from swarm.core.records.names import LEAD_NAME
 from swarm.core.records.protocol import Message, PermissionRequest, dump_structured
 from swarm.core.team.team import Team
 from tests.support.agent_fixtures import Crew
-from tests.support.helpers import run_cli
+from tests.support.helpers import one_error, run_cli
 
 CaptureFixture = pytest.CaptureFixture[str]
 UNKNOWN_TOOL = ("invalid rule 'Bsh(ls:*)': unknown tool 'Bsh' (did you mean Bash?); known tools:"
@@ -28,11 +28,6 @@ def write_config(home: Path, text: str) -> Path:
     return path
 
 
-def one_error(err: str) -> str:
-    lines = [line for line in err.splitlines() if line.strip()]
-    assert len(lines) == 1, err
-    assert lines[0].startswith("swarm: error: "), err
-    return lines[0]
 
 
 @pytest.mark.parametrize(("text", "expected"), [
