@@ -130,7 +130,7 @@ def test_a_teammates_bash_does_not_see_the_store_password(
         locked_store: str, crew: Crew, tmp_path: Path) -> None:
     from swarm.core.store import select as stores
 
-    assert stores.remote() is not None  # the crew's team is on the locked Redis
+    assert stores.team_store().shared  # the crew's team is on the locked Redis
     out = tmp_path / "bash-env"
     result = crew.spawn("bob", prompt=f"$ env > {out}")
     crew.wait_idle_notes("bob", 1, timeout=60)  # it works on the locked store
