@@ -2,7 +2,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: test lint bench demo demo-lead wheel install clean flake-hunt
+.PHONY: test test-agents lint bench demo demo-lead wheel install clean flake-hunt
 
 $(STAMP): pyproject.toml
 	test -x $(PY) || python3 -m venv $(VENV)
@@ -13,11 +13,18 @@ $(STAMP): pyproject.toml
 # The tests wait on subprocesses much of the time: more workers than cores keeps both busy.
 TEST_WORKERS ?= 3
 
+# `make test`: every test but the real agent CLIs' (tests/unit and tests/system);
+# `make test-agents`: the tests that drive the real Claude Code, Codex and Gemini CLI
+# (tests/agents). docs/design/tests.md maps the tree.
 test: $(STAMP)
 	@# Bytecode once for the hundreds of `swarm` processes the tests start (under
 	@# PYTHONDONTWRITEBYTECODE each would compile the package again).
 	$(PY) -m compileall -q swarm >/dev/null
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal --ignore=tests/agents $(PYTEST_ARGS)
+
+test-agents: $(STAMP)
+	$(PY) -m compileall -q swarm >/dev/null
+	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal tests/agents $(PYTEST_ARGS)
 
 # The suite again and again (fresh clones, CI=true, one core kept busy): each failure tallied.
 flake-hunt: $(STAMP)
@@ -41,7 +48,7 @@ demo-lead: $(STAMP)
 
 # Install from the clone without PyPI: the wheel in dist/, then `pipx install` it (its
 # dependencies come from the index). WHEEL_FLAGS=--no-build-isolation builds offline with
-# PYTHON's own setuptools (tests/test_wheel.py).
+# PYTHON's own setuptools (tests/system/cli/test_wheel.py).
 PYTHON ?= python3
 WHEEL_FLAGS ?=
 

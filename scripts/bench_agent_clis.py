@@ -9,9 +9,9 @@ temporary SWARM_HOME with the hidden backend, RUNS times:
 - idle memory: once it is idle again (and SETTLE seconds later), RSS and PSS (psutil
   `memory_full_info`) summed over the teammate's whole process tree: its `swarm agent` process,
   the CLI's process and the CLI's children (swarm's MCP server, node helpers).
-Medians are printed (the first answer's best run too), one table. Models are fake servers on loopback (tests/fake_anthropic.py,
+Medians are printed (the first answer's best run too), one table. Models are fake servers on loopback (tests/support/fake_anthropic.py,
 fake_responses.py, fake_gemini.py, fake_openai.py) answering at once, so the times are swarm's and the CLI's own;
-each CLI gets a private HOME and the pinned build from tests/agent_clis.py (installed on first
+each CLI gets a private HOME and the pinned build from tests/support/agent_clis.py (installed on first
 use). A kind this swarm cannot spawn yet (an `--agent` not in the registry of teammate kinds, core.kinds, or a CLI
 npm cannot install here) is printed as "not available: <reason>".
 
@@ -73,7 +73,7 @@ class Kind:
     name: str
     spawn: tuple[str, ...]
     agent: str | None = None  # `--agent NAME`: must be in core.kinds
-    cli: str | None = None  # tests.agent_clis name of its executable
+    cli: str | None = None  # tests.support.agent_clis name of its executable
     server: Callable[[], Any] | None = None
     prepare: Callable[[Any, Path], dict[str, str]] = lambda server, home: {}
     answer: Callable[[Any, str], str] = lambda server, token: token
@@ -85,19 +85,19 @@ def _reply_with(server: Any, token: str) -> str:
 
 
 def _anthropic() -> Any:
-    from tests.fake_anthropic import FakeAnthropic
+    from tests.support.fake_anthropic import FakeAnthropic
 
     return FakeAnthropic()
 
 
 def _responses() -> Any:
-    from tests.fake_responses import FakeResponses
+    from tests.support.fake_responses import FakeResponses
 
     return FakeResponses()
 
 
 def _gemini() -> Any:
-    from tests.fake_gemini import FakeGemini
+    from tests.support.fake_gemini import FakeGemini
 
     return FakeGemini()
 
@@ -188,7 +188,7 @@ def usable(kind: Kind) -> dict[str, str]:
                           f" (it has {', '.join(agent_names())})")
     if kind.cli is None:
         return {}
-    from tests.agent_clis import install, installed
+    from tests.support.agent_clis import install, installed
 
     try:
         exe = installed(kind.cli) or install(kind.cli)

@@ -6,7 +6,7 @@ Everything runs real `swarm` processes in a temporary SWARM_HOME with the hidden
   all 8 teammates are idle (their state.json says so); the same with `--backend tmux` into a
   detached session on a private tmux server;
 - memory: RSS of an idle `shell` teammate, and of an idle `sonnet` teammate that has made one call
-  through the official SDK to a local fake Messages API (tests/fake_anthropic.py; no network);
+  through the official SDK to a local fake Messages API (tests/support/fake_anthropic.py; no network);
 - idle CPU: the 8 shell teammates' CPU time over 10 s, per teammate;
 - round trip: lead -> teammate -> lead through the shell model running `echo`: `Team.send`, then
   `Mailbox.wait` on the lead's mailbox until the teammate's report arrives (30 samples). With
@@ -210,7 +210,7 @@ def spawn_other(team: Team, root: Path, name: str) -> None:
 
 
 def bench_anthropic(team: Team) -> float:
-    from tests.fake_anthropic import FakeAnthropic
+    from tests.support.fake_anthropic import FakeAnthropic
 
     with FakeAnthropic() as api:
         env = {"ANTHROPIC_API_KEY": "bench-key", "ANTHROPIC_BASE_URL": api.base_url,

@@ -2,7 +2,7 @@
 """auto against default on two scripted repository jobs, in the same run.
 
 Each job is 4 real `swarm agent` teammates (hidden backend) on the fake Anthropic server
-(tests/fake_anthropic.py, input tokens counted from each request's size), each replaying a fixed
+(tests/support/fake_anthropic.py, input tokens counted from each request's size), each replaying a fixed
 list of tool calls, one per model turn, in a fresh git checkout with a local bare remote and a
 private HOME holding a fake ssh key. Job A is a Python change (reads, greps, git status/diff/log,
 edits in the checkout, test runs after editing tests, 3 risky calls, 2 forbidden ones); job B

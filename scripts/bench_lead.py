@@ -2,7 +2,7 @@
 """Lead benchmark: what the lead's wake policy saves, in one run.
 
 The same scripted job under two wake policies: a lead model (the real anthropic SDK against the
-local fake Messages API, tests/fake_anthropic.py, which counts input tokens as the request's
+local fake Messages API, tests/support/fake_anthropic.py, which counts input tokens as the request's
 size / 4) that answers its first input with 12 TaskCreate + 12 TaskUpdate (3 tasks per owner)
 + 4 SpawnTeammate calls, and every later wake with a short text; 4 offline `shell` teammates
 (real `swarm agent` processes, hidden backend) that report each task with SendMessage.
@@ -55,7 +55,7 @@ from swarm.lead.headless import ProgressUI, run_headless  # noqa: E402
 from swarm.lead.options import LeadOptions  # noqa: E402
 from swarm.lead.wake_policy import Watch  # noqa: E402
 from swarm.ops.member import control  # noqa: E402
-from tests.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply  # noqa: E402
+from tests.support.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply  # noqa: E402
 
 TEAMMATES = ("ada", "bo", "cy", "di")
 PER_TEAMMATE = 3

@@ -3,8 +3,8 @@
 Used by scripts/bench_agents.py (`--memory`, `--swarm DIR`). Every checkout given runs the same
 steps in turn, kind by kind, so a baseline and this tree are measured in the same minutes:
 - one idle teammate of each kind: `shell`; `sonnet` (the anthropic SDK against the fake Messages
-  API, tests/fake_anthropic.py) before its first call (spawned without a prompt) and after one
-  call (spawned with one); `openai:` (the openai SDK against tests/fake_openai.py) after one call;
+  API, tests/support/fake_anthropic.py) before its first call (spawned without a prompt) and after one
+  call (spawned with one); `openai:` (the openai SDK against tests/support/fake_openai.py) after one call;
   and an interactive `swarm lead` (sonnet) in a tmux pane on a private server after one call;
 - a fleet: N teammates spawned at once (shell, then sonnet with a prompt), time until all are
   idle and their total PSS.
@@ -177,8 +177,8 @@ class Bench:
 @contextmanager
 def fake_apis(home: Path) -> Iterator[tuple[dict[str, str], Callable[[], int]]]:
     """Both fakes up; the environment that points both SDKs at them."""
-    from tests.fake_anthropic import FakeAnthropic
-    from tests.fake_openai import FakeOpenAI
+    from tests.support.fake_anthropic import FakeAnthropic
+    from tests.support.fake_openai import FakeOpenAI
 
     with FakeAnthropic() as anthropic_api, FakeOpenAI() as openai_api:
         env = {**os.environ, "ANTHROPIC_API_KEY": "bench-key",

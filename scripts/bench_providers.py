@@ -2,7 +2,7 @@
 """Provider benchmark: what swarm adds to one model call, per provider, and a
 teammate's memory on each provider.
 
-Every provider runs against a local fake (tests/fake_anthropic.py, fake_openai.py,
+Every provider runs against a local fake (tests/support/fake_anthropic.py, fake_openai.py,
 fake_clouds.py; real SDKs, real HTTP, no network):
 - overhead: swarm's own work around one model call: building the request from the
   Anthropic-shaped conversation (`build_params`: cache breakpoints, or the Chat Completions
@@ -53,9 +53,9 @@ from swarm.runtime.models import load_model  # noqa: E402
 from swarm.runtime.models import openai_model as om  # noqa: E402
 from swarm.runtime.models.base import ModelRequest  # noqa: E402
 from swarm.runtime.tools.registry import all_tools  # noqa: E402
-from tests.fake_anthropic import FakeAnthropic  # noqa: E402
-from tests.fake_clouds import FakeClouds  # noqa: E402
-from tests.fake_openai import FakeOpenAI  # noqa: E402
+from tests.support.fake_anthropic import FakeAnthropic  # noqa: E402
+from tests.support.fake_clouds import FakeClouds  # noqa: E402
+from tests.support.fake_openai import FakeOpenAI  # noqa: E402
 
 SAMPLES = 200
 CALLS = 20

@@ -2,7 +2,7 @@
 """Replay benchmark: a recorded team job run again offline, against the run.
 
 The job: `swarm lead --headless --record DIR` (the real CLI) whose lead model is the real
-anthropic SDK against the local fake Messages API (tests/fake_anthropic.py), answering its
+anthropic SDK against the local fake Messages API (tests/support/fake_anthropic.py), answering its
 first input with 12 TaskCreate + 12 TaskUpdate (3 tasks per owner) + 4 SpawnTeammate calls
 and every later wake with a short text; 4 offline `shell` teammates (real `swarm agent`
 processes, hidden backend). Then `swarm replay DIR --json` with the fake server stopped.
@@ -36,7 +36,7 @@ for var in ("SWARM_MODEL", "SWARM_BACKEND", "SWARM_DEBUG", "TMUX", "SWARM_TEAM",
 os.environ.update(ANTHROPIC_API_KEY="bench", NO_PROXY="127.0.0.1", SWARM_SHUTDOWN_GRACE="10")
 sys.path.insert(0, str(ROOT))
 
-from tests.fake_anthropic import FakeAnthropic, Scripted, reply  # noqa: E402
+from tests.support.fake_anthropic import FakeAnthropic, Scripted, reply  # noqa: E402
 
 SWARM = str(Path(sys.executable).parent / "swarm")
 TEAMMATES = ("ada", "bo", "cy", "di")

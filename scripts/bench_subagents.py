@@ -2,7 +2,7 @@
 """Subagent benchmark: memory per running subagent, start latency, fork cache prefix.
 
 One real `swarm agent --model sonnet` teammate (hidden backend) talks through the official SDK to
-the local fake Messages API (tests/fake_anthropic.py; no network), and uses its `Agent` tool:
+the local fake Messages API (tests/support/fake_anthropic.py; no network), and uses its `Agent` tool:
 - memory: the teammate's RSS when idle after one call, then with N background subagents all
   running (each one's model request held open by the fake API); per subagent = the difference
   / N. Baseline: a subagent as a process would cost at least a whole teammate's RSS.
@@ -52,7 +52,7 @@ from swarm.runtime.models.anthropic_model import build_params  # noqa: E402
 from swarm.runtime.models.base import ModelRequest  # noqa: E402
 from swarm.runtime.teammate.agent import Agent  # noqa: E402
 from swarm.runtime.tools.base import run_tool  # noqa: E402
-from tests.fake_anthropic import FakeAnthropic, Scripted  # noqa: E402
+from tests.support.fake_anthropic import FakeAnthropic, Scripted  # noqa: E402
 
 RUNNING = 20
 SAMPLES = 40

@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Run the test suite again and again and tally every failure: how flaky tests are found.
 
-Each run is `make test` (the README's command, its workers and settings) with `CI=true`, in a
-fresh clone of HEAD by default (a green working tree can hide a missing step), optionally with
+Each run is `make test` then `make test-agents` (the README's commands, their workers and
+settings; `--target test` for one of them) with `CI=true`, in a fresh clone of HEAD by default (a green working tree can hide a missing step), optionally with
 the machine kept busy by `--load N` spinning processes. A failing test's id, its run and the
 first line of its error go to the tally; the loop goes on. At the end (or on Ctrl-C) it prints
 how many runs failed and each failing test with how often.
 
-Run: .venv/bin/python scripts/flake_loop.py [--runs N] [--load N] [--here] [-- PYTEST ARGS]
+Run: .venv/bin/python scripts/flake_loop.py [--runs N] [--load N] [--here] [--target T ...]
+     [-- PYTEST ARGS]
      (`make flake-hunt` runs 5 fresh-clone runs under one spinning core)
 """
 
@@ -40,18 +41,20 @@ def fresh_clone(into: Path) -> Path:
     return checkout
 
 
-def one_run(checkout: Path, extra: list[str], number: int, report: Path) -> tuple[int, float]:
+def one_run(checkout: Path, extra: list[str], number: int, report: Path,
+            target: str = "test") -> tuple[int, float]:
     env = {**os.environ, "CI": "true"}
     for var in ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "SWARM_HOME", "SWARM_TEAM",
                 "SWARM_AGENT_ID", "SWARM_STORE", "TMUX"):
         env.pop(var, None)
     args = f"--junitxml={report} {' '.join(extra)}".strip()
     began = time.monotonic()
-    proc = subprocess.run(["make", "-s", "test", f"PYTEST_ARGS={args}"], cwd=checkout, env=env,
+    proc = subprocess.run(["make", "-s", target, f"PYTEST_ARGS={args}"], cwd=checkout, env=env,
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     took = time.monotonic() - began
     tail = [line for line in proc.stdout.splitlines() if " passed" in line or " failed" in line]
-    print(f"run {number}: exit {proc.returncode} in {took:.0f} s: {tail[-1] if tail else ''}",
+    print(f"run {number} ({target}): exit {proc.returncode} in {took:.0f} s: "
+          f"{tail[-1] if tail else ''}",
           flush=True)
     return proc.returncode, took
 
@@ -76,6 +79,8 @@ def main() -> None:
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--load", type=int, default=0, help="processes spinning meanwhile")
     parser.add_argument("--here", action="store_true", help="this checkout, not a fresh clone")
+    parser.add_argument("--target", action="append", choices=["test", "test-agents"],
+                        help="the make targets of a run (both by default)")
     parser.add_argument("pytest_args", nargs="*", help="more pytest arguments (after --)")
     args = parser.parse_args()
     spinners = [mp.Process(target=spin, daemon=True) for _ in range(args.load)]
@@ -88,10 +93,15 @@ def main() -> None:
     try:
         checkout = ROOT if args.here else fresh_clone(work)
         for number in range(1, args.runs + 1):
-            report = work / f"run-{number}.xml"
-            code, took = one_run(checkout, args.pytest_args, number, report)
+            found: list[tuple[str, str]] = []
+            code, took = 0, 0.0
+            for target in args.target or ["test", "test-agents"]:
+                report = work / f"run-{number}-{target}.xml"
+                target_code, target_took = one_run(checkout, args.pytest_args, number, report,
+                                                   target)
+                code, took = code or target_code, took + target_took
+                found += failures(report) if target_code != 0 else []
             times.append(took)
-            found = failures(report) if code != 0 else []
             failed_runs += bool(found) or code != 0
             for test, why in found:
                 tally[test] += 1

@@ -4,7 +4,7 @@ Each part of swarm that needs a fact about a kind reads it here: `spawn --agent`
 definitions' `agent:`, the lead's SpawnTeammate, `swarm doctor`, `swarm mcp snippet`, the
 environment a teammate gets, its driver, workspace trust's project files and the protected
 paths. A new kind of teammate is one entry of `KNOWN_KINDS` (and, for a new protocol, its
-driver). No other module spells a kind's name (tests/test_kinds.py checks).
+driver). No other module spells a kind's name (tests/unit/core/test_kinds.py checks).
 """
 
 from __future__ import annotations
