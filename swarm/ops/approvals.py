@@ -346,10 +346,11 @@ def answer_plan(team: Team, name: str, approve: bool, feedback: str | None = Non
     if mode is not None and cap is not None:
         cap.check(mode)
     found = _plan_of(team, name)
+    # The plans from this teammate waiting now are superseded by this answer; read before it is
+    # sent, so a plan the teammate sends as soon as it arrives stays waiting.
+    stale = [p.message.id for p in pending_plans(team) if p.message.sender == found.message.sender]
     reply = PlanApprovalResponse(request_id=found.request.request_id, approve=approve,
                                  feedback=feedback, permission_mode=mode)
     team.send(found.message.sender, reply, sender=LEAD_NAME)
-    # Older plans from the same teammate are superseded by this answer.
-    stale = [p.message.id for p in pending_plans(team) if p.message.sender == found.message.sender]
     team.inbox(LEAD_NAME, checked=False).mark_read(stale)
     return _answered(found, reply)

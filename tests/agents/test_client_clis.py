@@ -103,7 +103,8 @@ def run_client(client: Client, tmp_path: Path, team: str, member: str | None, pl
     if client.name == "claude":
         fake = FakeAnthropic()
         env |= {"ANTHROPIC_BASE_URL": fake.base_url, "ANTHROPIC_API_KEY": "sk-test",
-                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"}
+                "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
+                "MCP_TIMEOUT": "120000"}  # a busy machine: swarm mcp serve may start slowly
         # the snippet's lines as they are, then the headless run its last line shows
         command = ["bash", "-ec", snippet.stdout + f"\nclaude -p {json.dumps(prompt)}"
                    " --allowedTools mcp__swarm --output-format json\n"]

@@ -51,12 +51,14 @@ def kill_member(crew: Crew, name: str) -> None:
 def test_wait_read_returns_once_a_busy_teammate_has_read_it(store: str, crew: Crew) -> None:
     crew.spawn("w")
     crew.wait_state("w", "idle")
-    crew.send("w", "$ touch started && sleep 3 && touch slept")
+    gate = crew.workdir / "gate"  # w's Bash call lasts until the test opens it
+    crew.send("w", f"$ touch started && until [ -e {gate} ]; do sleep 0.05; done; touch slept")
     wait_until(lambda: (crew.workdir / "started").exists(), 15, message="w in its sleep turn")
     proc = send_wait(crew, "w", "after the nap", "--timeout", "60")
-    # w sleeps in its Bash call: the message waits unread, and so does the sender.
+    # w is busy in its Bash call: the message waits unread, and so does the sender.
     wait_until(lambda: unread_ids(crew, "w"), 10, message="the message in w's mailbox")
     assert proc.poll() is None and not (crew.workdir / "slept").exists()
+    gate.touch()
     out, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     # It returned only after the sleep, with the message read (in w's conversation).

@@ -336,3 +336,25 @@ def test_a_tool_a_user_definition_disallows_is_refused(
     rid = forge(crew, "Write", {"file_path": "a.txt", "content": "x"}, sender="careful")
     approved(capsys, crew, rid, "--always")  # it has Write
     assert crew.config().allowed_rules == [f"Write({work}/a.txt)"]
+
+
+def test_a_plan_sent_right_after_a_rejection_stays_waiting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the plans waiting when the answer is given are superseded by it: the teammate's next
+    plan, sent as soon as the rejection reaches it, stays in the queue (a busy machine's race)."""
+    from swarm.core.records.protocol import PlanApprovalRequest, PlanApprovalResponse
+    from swarm.ops.approvals import answer_plan, pending_plans
+
+    team = Team.create("plans")
+    team.add_member("p1")
+    team.send(LEAD_NAME, PlanApprovalRequest(plan="plan v1"), sender="p1")
+    send = team.send
+
+    def send_then_replan(to: str, message: Any, **kw: Any) -> Any:
+        sent = send(to, message, **kw)
+        if isinstance(message, PlanApprovalResponse):  # p1 answers at once
+            send(LEAD_NAME, PlanApprovalRequest(plan="plan v2"), sender="p1")
+        return sent
+
+    monkeypatch.setattr(team, "send", send_then_replan)
+    answer_plan(team, "p1", approve=False, feedback="smaller")
+    assert [p.request.plan for p in pending_plans(team)] == ["plan v2"]
