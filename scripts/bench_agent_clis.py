@@ -103,7 +103,7 @@ def _gemini() -> Any:
 
 
 def _openai() -> Any:
-    from tests.fake_openai import FakeOpenAI
+    from tests.support.fake_openai import FakeOpenAI
 
     return FakeOpenAI()
 

@@ -49,7 +49,7 @@ from swarm.core.team.team import Team  # noqa: E402
 from swarm.ops.approvals import approve_permission, pending_permissions  # noqa: E402
 from swarm.ops.member.control import stop_members  # noqa: E402
 from swarm.ops.member.spawner import SpawnRequest, spawn  # noqa: E402
-from tests.fake_anthropic import FakeAnthropic, reply  # noqa: E402
+from tests.support.fake_anthropic import FakeAnthropic, reply  # noqa: E402
 
 KEY_MARKER = "BENCH-KEY-9d1e"
 GIT_ENV = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_AUTHOR_NAME": "b", "GIT_AUTHOR_EMAIL": "b@b",
