@@ -27,7 +27,6 @@ import contextlib
 import os
 import secrets
 import shutil
-import signal
 import subprocess
 import tempfile
 import threading
@@ -44,6 +43,7 @@ from swarm.runtime.clis.base import (
     TurnResult,
     stderr_tail,
 )
+from swarm.runtime.process.kill import end_group
 
 SERVER = "swarm"
 START_TIMEOUT = 120.0  # seconds for initialize and session/new on a busy machine
@@ -288,18 +288,7 @@ class AcpDriver:
             with contextlib.suppress(Exception):
                 client.run(client.conn.close_session(session_id=self.session), CLOSE_GRACE)
         if proc is not None:
-            with contextlib.suppress(OSError, ValueError):
-                if proc.stdin is not None:
-                    proc.stdin.close()
-            for end in (None, signal.SIGTERM, signal.SIGKILL):
-                if end is not None:
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        os.killpg(proc.pid, end)
-                try:
-                    proc.wait(CLOSE_GRACE if end is None else STOP_GRACE)
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
+            end_group(proc, CLOSE_GRACE, STOP_GRACE)
         if client is not None:
             client.close()
         for path in self._files:

@@ -36,7 +36,6 @@ import contextlib
 import json
 import os
 import re
-import signal
 import subprocess
 import tempfile
 from pathlib import Path
@@ -61,6 +60,7 @@ from swarm.runtime.clis.gemini_calls import (
     tool_of,
 )
 from swarm.runtime.models.prices import price_usage
+from swarm.runtime.process.kill import end_group
 
 CLOSE_GRACE = 2.0  # seconds for the CLI to end after its input closes
 STOP_GRACE = 10.0  # then after SIGTERM
@@ -262,18 +262,7 @@ class Gemini:
         its group (it ends them and exits), and SIGKILL if that is not enough."""
         proc, self.proc, self.conn = self.proc, None, None
         if proc is not None:
-            with contextlib.suppress(OSError, ValueError):
-                if proc.stdin is not None:
-                    proc.stdin.close()
-            for end in (None, signal.SIGTERM, signal.SIGKILL):
-                if end is not None:
-                    with contextlib.suppress(ProcessLookupError, PermissionError):
-                        os.killpg(proc.pid, end)
-                try:
-                    proc.wait(CLOSE_GRACE if end is None else STOP_GRACE)
-                    break
-                except subprocess.TimeoutExpired:
-                    continue
+            end_group(proc, CLOSE_GRACE, STOP_GRACE)
         if self._policy is not None:
             self._policy.unlink(missing_ok=True)
             self._policy = None

@@ -8,11 +8,30 @@ import os
 import signal
 import subprocess
 from collections.abc import Callable
+from typing import Any
 
 
 def kill_tree(proc: subprocess.Popen[bytes]) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(proc.pid, signal.SIGKILL)
+
+
+def end_group(proc: subprocess.Popen[Any], close_grace: float, stop_grace: float) -> None:
+    """End an agent CLI that leads its own process group: close its input and give it
+    `close_grace` seconds, then SIGTERM its group (it ends its own children, such as its MCP
+    servers), then SIGKILL, `stop_grace` seconds each."""
+    with contextlib.suppress(OSError, ValueError):
+        if proc.stdin is not None:
+            proc.stdin.close()
+    for end in (None, signal.SIGTERM, signal.SIGKILL):
+        if end is not None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(proc.pid, end)
+        try:
+            proc.wait(close_grace if end is None else stop_grace)
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 class CurrentCommand:
