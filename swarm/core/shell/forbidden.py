@@ -14,6 +14,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from swarm import settings
 from swarm.core import kinds
 from swarm.core.records.names import KEY_FILE
 from swarm.core.shell import parse as shellparse
@@ -45,7 +46,7 @@ _FORCE = frozenset({"-f", "--force", "--force-with-lease", "--force-if-includes"
 
 def credential_paths() -> tuple[str, ...]:
     """The credential stores of this HOME (and the agent CLIs' homes where variables move them)."""
-    moved = tuple(os.environ.get(u.variable or "", "") for u in kinds.user_config_dirs())
+    moved = tuple(settings.raw(u.variable or "") for u in kinds.user_config_dirs())
     return _credential_paths(os.path.expanduser("~"), moved)
 
 

@@ -22,6 +22,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from swarm import settings
 from swarm.core.store import paths
 
 # Keys whose value runs code, or makes git run a program (matched case-folded; `*` one part).
@@ -89,7 +90,7 @@ class GitState:
 
     def _candidates(self) -> list[Path]:
         home = Path(os.path.expanduser("~"))
-        xdg = Path(os.environ.get("XDG_CONFIG_HOME") or home / ".config")
+        xdg = Path(settings.raw("XDG_CONFIG_HOME") or home / ".config")  # as git reads it
         found = [home / ".gitconfig", xdg / "git" / "config", Path("/etc/gitconfig")]
         if self.git_dir is not None:
             common = _common_dir(self.git_dir)

@@ -100,10 +100,18 @@ def _by_name(written: str, real: str, cwd: Path) -> bool:
             return False  # the common case, without the slower walk below
     for candidate, base in ((written, os.path.normpath(cwd)), (real, os.path.realpath(cwd))):
         parts = _parts(Path(candidate), Path(base), {Path(h) for h in homes})
-        if parts is None or any(p.casefold() in folders for p in parts) or (
-                parts and parts[-1].casefold() in files):
+        if parts is None or _names_one(parts, folders, files):
             return True
     return False
+
+
+def _names_one(parts: tuple[str, ...], folders: frozenset[str], files: frozenset[str]) -> bool:
+    """A protected folder among the components (a name, or two in a row: `.github/hooks`), or
+    a protected file at the end (`CLAUDE.md`, `.github/copilot-instructions.md`)."""
+    folded = [p.casefold() for p in parts]
+    pairs = ["/".join(folded[i:i + 2]) for i in range(len(folded) - 1)]
+    return (any(p in folders for p in (*folded, *pairs))
+            or bool(folded) and (folded[-1] in files or "/".join(folded[-2:]) in files))
 
 
 @lru_cache(maxsize=8)

@@ -26,6 +26,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from swarm import settings
 from swarm.core.records.names import LEAD_NAME
 from swarm.core.team import decisions
 from swarm.core.team.review import Verdict, parse_verdict
@@ -43,14 +44,6 @@ SYSTEM = (
     " networks or systems the assignment does not need, or when you are unsure. Answer with"
     ' one JSON object only: {"decision": "allow" | "deny", "risk": "low" | "medium" | "high",'
     ' "reason": "one line"}.')
-
-
-def review_timeout() -> float:
-    raw = os.environ.get("SWARM_REVIEW_TIMEOUT", "").strip()
-    try:
-        return float(raw) if raw else 60.0
-    except ValueError:
-        return 60.0
 
 
 def check_reviewer(spec: str | None) -> str | None:
@@ -100,12 +93,12 @@ def run_command(prog: str, request: dict[str, Any], cwd: str) -> tuple[Verdict |
     except OSError as exc:
         return None, f"it could not start: {exc.strerror or exc}"
     try:
-        out, _ = proc.communicate(json.dumps(request).encode(), timeout=review_timeout())
+        out, _ = proc.communicate(json.dumps(request).encode(), timeout=settings.review_timeout())
     except subprocess.TimeoutExpired:
         with contextlib.suppress(OSError):
             os.killpg(proc.pid, signal.SIGKILL)
         proc.wait()
-        return None, f"it gave no answer within {review_timeout():g}s"
+        return None, f"it gave no answer within {settings.review_timeout():g}s"
     if proc.returncode != 0:
         return None, f"it exited with {proc.returncode}"
     found = parse_verdict(out.decode(errors="replace"))

@@ -19,7 +19,7 @@ from tests.unit.test_startup import PROBE, ROOT, SDKS
 MODELS = ["sonnet", "opus", "haiku", "shell", "scripted:", "anthropic:", "bedrock:", "vertex:",
           "openai:", "ollama:"]
 BACKENDS = ["auto", "tmux", "iterm2", "hidden", "ssh:"]
-MODES = ["default", "acceptEdits", "plan", "bypassPermissions"]
+MODES = ["default", "acceptEdits", "plan", "auto", "bypassPermissions"]
 
 
 def test_model_names_and_provider_prefixes(team: Team) -> None:

@@ -140,8 +140,8 @@ def test_the_wheel_installs_and_runs_the_demos_from_an_empty_directory(
     assert metadata["License-Expression"] == "MIT" and "MIT License" in license_text
     assert "Programming Language :: Python :: 3.11" in metadata.get_all("Classifier")
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
-    requires = {r for r in metadata.get_all("Requires-Dist") if "extra ==" not in r}
-    assert requires == set(project["dependencies"])
+    requires = {str(Requirement(r)) for r in metadata.get_all("Requires-Dist") if "extra ==" not in r}
+    assert requires == {str(Requirement(r)) for r in project["dependencies"]}  # as pip reads them
     assert "swarm = swarm.cli.main:run" in entry_points
 
     python = str(installed.venv / "bin" / "python")

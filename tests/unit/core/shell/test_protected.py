@@ -120,3 +120,14 @@ def test_cp_mv_ln_targets_are_writes_an_allow_rule_keeps_in_the_cwd(cwd: Path) -
         assert bash(command, cwd, allow=EVERYTHING).behavior == "ask", command
     assert bash("cp a.txt secrets/k", cwd, "bypassPermissions",
                 deny=["Edit(secrets/**)"]).behavior == "deny"
+
+
+@pytest.mark.parametrize("command", [
+    "echo '{}' > .github/hooks/start.json", "echo x > .github/copilot-instructions.md",
+    "echo x > sub/.github/agents/a.md", "echo x > .GitHub/Instructions/a.instructions.md",
+])
+def test_a_kinds_folder_inside_another_folder_is_protected(command: str, cwd: Path) -> None:
+    """Copilot's configuration sits inside `.github/` beside the workflows: its own folders and
+    file ask, the rest of `.github/` does not (above)."""
+    assert bash(command, cwd, allow=EVERYTHING).behavior == "ask", command
+
