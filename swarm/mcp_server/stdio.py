@@ -50,8 +50,18 @@ def serve(options: ServeOptions) -> None:
         anyio.run(_serve, host)
     except StoppedBySignal as stop:
         _exit(host, stop.signum)
+    except BaseExceptionGroup as group:  # the signal came inside the task group, before its receiver
+        stops = group.subgroup(StoppedBySignal)
+        if stops is None:
+            raise
+        _exit(host, _first(stops).signum)
     finally:
         host.close("the MCP client closed the connection")
+
+
+def _first(group: BaseExceptionGroup[StoppedBySignal]) -> StoppedBySignal:
+    found = group.exceptions[0]
+    return found if isinstance(found, StoppedBySignal) else _first(found)
 
 
 def _exit(host: ServedHost, signum: int) -> None:

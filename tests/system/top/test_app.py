@@ -163,7 +163,7 @@ def test_m_sends_a_message_i_interrupts_and_X_kills_after_asking(crew: Crew) -> 
                     await pilot.press("k")
             assert app.selected() == "w2"
             await pilot.press("i")
-            await until(pilot, lambda: "interrupted w2" in static_text(app, "#line"), 10)
+            await until(pilot, lambda: "interrupted w2" in static_text(app, "#line"), 30, "interrupted")
             await pilot.press("j")
             assert app.selected() == "w1"
             await pilot.press("m", *"$ echo hi > m.txt", "enter")
@@ -171,9 +171,9 @@ def test_m_sends_a_message_i_interrupts_and_X_kills_after_asking(crew: Crew) -> 
             await pilot.press("X")
             await until(pilot, lambda: app.screen.query("#question"), 5, "kill confirmation")
             await pilot.press("n")  # asked again: no kills nothing
-            await until(pilot, lambda: "w1 not killed" in static_text(app, "#line"))
+            await until(pilot, lambda: "w1 not killed" in static_text(app, "#line"), 30, "not killed")
             await pilot.press("X", "y")
-            await until(pilot, lambda: "killed w1" in static_text(app, "#line"), 10)
+            await until(pilot, lambda: "killed w1" in static_text(app, "#line"), 30, "killed")
             await until(pilot, lambda: "w1" in groups(app).get("Exited / Dead", []), 20)
 
     run(scenario)
