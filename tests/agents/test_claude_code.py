@@ -194,12 +194,14 @@ def test_the_leads_spawnteammate_takes_an_agent(
 
 
 def test_spawn_teammate_offers_the_registrys_agent_clis() -> None:
-    """SpawnTeammate's schema names every agent CLI of the registry of teammate kinds."""
+    """SpawnTeammate's schema names every agent CLI of the registry of teammate kinds but one
+    whose command a person gives (`--agent acp -- CMD`)."""
     from swarm.core.kinds import agent_clis
     from swarm.lead.lead_tools import SpawnTeammate
 
     schema = SpawnTeammate().spec()["input_schema"]["properties"]["agent"]
-    assert schema["enum"] == [k.name for k in agent_clis()]
+    assert schema["enum"] == [k.name for k in agent_clis() if not k.needs_command]
+    assert "acp" not in schema["enum"]
 
 
 def test_interrupt_ends_the_clis_turn_and_an_allow_rule_answers_its_question(
