@@ -139,9 +139,11 @@ def test_four_concurrent_cli_spawns_get_their_own_titled_panes(
         row = ours[result["pane_id"]]
         assert (row["pane_title"], row["@swarm_agent"]) == (name, name)
         assert int(row["pane_pid"]) == result["pid"]
-        # The pane's own process is exactly this agent's command: nothing typed, nothing mixed.
-        assert agent_cmdline(result["pid"])[-4:] == [SWARM, "agent", "--agent-id",
-                                                      f"{name}@{TEAM}"]
+        # The pane's own process is exactly this agent's command: nothing typed, nothing mixed
+        # (once tmux's forked child has exec'd it: until then it shows tmux's own arguments).
+        command = [SWARM, "agent", "--agent-id", f"{name}@{TEAM}"]
+        wait_until(lambda pid=result["pid"], want=command: agent_cmdline(pid)[-4:] == want, 10,
+                   message=f"{name}'s pane running its agent")
         assert Team.open(TEAM).member(name).pane_id == result["pane_id"]
 
     final = wait_states(tmux_env, names, "idle")
