@@ -41,6 +41,10 @@ def tool_results(body: dict[str, Any]) -> list[dict[str, Any]]:
     return [b for b in last_content(body) if b.get("type") == "tool_result"]
 
 
+def lead_calls(api: FakeAnthropic) -> int:
+    return sum(not is_typed_subagent(b) for b in api.messages_requests())
+
+
 def write_hooks(hooks: dict[str, Any]) -> None:
     target = paths.user_settings()
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -55,7 +59,10 @@ def test_the_lead_runs_a_foreground_reviewer_subagent_and_resumes_it(
     sub = fake_api.route(is_typed_subagent)
     read_id = sub.push_tool_use("Read", {"file_path": "notes.txt"})
     sub.push_text("Summary: notes.txt lists alpha and beta.")
-    sub.push_text("No gamma in it.")  # resumed by the lead's SendMessage
+    # Resumed by the lead's SendMessage: it answers once the lead's call after SendMessage has
+    # gone out, so its notification wakes the idle lead (sooner, it would ride in that call).
+    sub.push(lambda body: (wait_until(lambda: lead_calls(fake_api) >= 3, WAIT)
+                           and reply("No gamma in it.")))
     call = fake_api.push_tool_use("Agent", {
         "description": "summarize notes", "prompt": "Read notes.txt and summarize it.",
         "subagent_type": "code-reviewer"})
