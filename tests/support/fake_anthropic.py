@@ -192,8 +192,10 @@ class LocalServer:
         self.close()
 
 
-class FakeAnthropic(Script, LocalServer):
-    """The server plus its script. Thread-safe: agents in other processes may call it at once."""
+class ScriptedServer(Script, LocalServer):
+    """A fake API: its script (with routes), the requests it received, and one `_answer` that
+    records a request and picks its reply. A fake names the path it serves (`_serves`), the
+    shape of its errors (`_error_reply`) and how it sends a reply (its handler)."""
 
     def __init__(self, *, required_api_key: str | None = None) -> None:
         super().__init__(threading.Lock(), itertools.count(1))
@@ -202,15 +204,7 @@ class FakeAnthropic(Script, LocalServer):
         self.default_text = "Done."
         # With the main queue empty: this responder, else a plain `end_turn` text.
         self.fallback: Responder | None = None
-        # True: every reply's input_tokens is the request's size / 4 (a stand-in for the real
-        # count), so benchmarks can compare how much context different callers send.
-        self.count_input_tokens = False
-        # > 0: a streamed reply is sent one event at a time, this many seconds apart, and each
-        # stream's fate is recorded in `streams` (a client that stops reading cuts it off).
-        self.stream_pause = 0.0
-        self.streams: list[StreamRecord] = []
         self._routes: list[Route] = []
-        self._serve(_make_handler(self))
 
     def route(self, match: Callable[[dict[str, Any]], bool]) -> Route:
         """A script for the requests `match` picks (empty: the default text, never the main
@@ -220,10 +214,50 @@ class FakeAnthropic(Script, LocalServer):
             self._routes.append(route)
         return route
 
+    def _bodies(self, served: Callable[[str], bool]) -> list[dict[str, Any]]:
+        with self._lock:
+            return [r.body for r in self.requests if served(r.path)]
+
+    def _serves(self, path: str) -> bool:
+        raise NotImplementedError
+
+    def _error_reply(self, status: int, message: str) -> Scripted:
+        raise NotImplementedError
+
+    def _answer(self, received: Received) -> Scripted:
+        with self._lock:
+            self.requests.append(received)
+            if self.required_api_key not in (None, received.api_key):
+                return self._error_reply(401, "invalid API key")
+            if received.method != "POST" or not self._serves(received.path):
+                return self._error_reply(404, f"fake server: no route {received.path}")
+            queue = next((r._queue for r in self._routes if r.match(received.body)),
+                         self._queue)
+            fallback = self.fallback if queue is self._queue else None
+            item = queue.popleft() if queue else fallback
+        if item is None:
+            return Scripted(200, {"content": [{"type": "text", "text": self.default_text}],
+                                  "stop_reason": "end_turn", "usage": dict(DEFAULT_USAGE)})
+        return item if isinstance(item, Scripted) else item(received.body)
+
+
+class FakeAnthropic(ScriptedServer):
+    """The server plus its script. Thread-safe: agents in other processes may call it at once."""
+
+    def __init__(self, *, required_api_key: str | None = None) -> None:
+        super().__init__(required_api_key=required_api_key)
+        # True: every reply's input_tokens is the request's size / 4 (a stand-in for the real
+        # count), so benchmarks can compare how much context different callers send.
+        self.count_input_tokens = False
+        # > 0: a streamed reply is sent one event at a time, this many seconds apart, and each
+        # stream's fate is recorded in `streams` (a client that stops reading cuts it off).
+        self.stream_pause = 0.0
+        self.streams: list[StreamRecord] = []
+        self._serve(_make_handler(self))
+
     def messages_requests(self) -> list[dict[str, Any]]:
         """Bodies of the POST /v1/messages requests, oldest first."""
-        with self._lock:
-            return [r.body for r in self.requests if r.path.startswith("/v1/messages")]
+        return self._bodies(lambda path: path.startswith("/v1/messages"))
 
     # -- serving -----------------------------------------------------------------------------
 
@@ -231,24 +265,12 @@ class FakeAnthropic(Script, LocalServer):
         """A path that gets the scripted replies (the Bedrock and Vertex fakes serve others)."""
         return path.split("?")[0] == "/v1/messages"
 
+    def _error_reply(self, status: int, message: str) -> Scripted:
+        return (_error(401, "authentication_error", "invalid x-api-key") if status == 401
+                else _error(status, "not_found_error", message))
+
     def _answer(self, received: Received) -> Scripted:
-        with self._lock:
-            self.requests.append(received)
-            if self.required_api_key not in (None, received.api_key):
-                return _error(401, "authentication_error", "invalid x-api-key")
-            if received.method != "POST" or not self._serves(received.path):
-                return _error(404, "not_found_error", f"fake server: no route {received.path}")
-            queue = next((r._queue for r in self._routes if r.match(received.body)),
-                         self._queue)
-            fallback = self.fallback if queue is self._queue else None
-            item = queue.popleft() if queue else fallback
-        if item is None:
-            reply = Scripted(200, {"content": [{"type": "text", "text": self.default_text}],
-                                   "stop_reason": "end_turn", "usage": dict(DEFAULT_USAGE)})
-        elif isinstance(item, Scripted):
-            reply = item
-        else:
-            reply = item(received.body)
+        reply = super()._answer(received)
         if reply.status == 200:
             reply = Scripted(200, self._envelope(received.body, reply.body), reply.headers)
         return reply

@@ -10,48 +10,35 @@ candidate: text -> a `text` part, tool_use -> a `functionCall` part (`name`, `ar
 
 from __future__ import annotations
 
-import itertools
 import json
-import threading
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from tests.support.fake_anthropic import (
     DEFAULT_USAGE,
     ApiHandler,
-    LocalServer,
-    Received,
-    Script,
     Scripted,
+    ScriptedServer,
     _chunks,
 )
 
 
-class FakeGemini(Script, LocalServer):
+class FakeGemini(ScriptedServer):
     """The server plus its script. Thread-safe."""
 
     def __init__(self) -> None:
-        super().__init__(threading.Lock(), itertools.count(1))
-        self.requests: list[Received] = []
-        self.default_text = "Done."
-        self.fallback: Any = None
+        super().__init__()
         self._serve(_make_handler(self))
 
     def generate_requests(self) -> list[dict[str, Any]]:
-        with self._lock:
-            return [r.body for r in self.requests if "GenerateContent" in r.path
-                    or "generateContent" in r.path]
+        return self._bodies(lambda path: "enerateContent" in path)
 
-    def _answer(self, received: Received) -> Scripted:
-        with self._lock:
-            self.requests.append(received)
-            if received.method != "POST" or ":" not in received.path:
-                return Scripted(404, {"error": {"code": 404, "message": "no route",
-                                                "status": "NOT_FOUND"}})
-            item = self._queue.popleft() if self._queue else self.fallback
-        if item is None:
-            return Scripted(200, {"content": [{"type": "text", "text": self.default_text}]})
-        return item if isinstance(item, Scripted) else item(received.body)
+    def _serves(self, path: str) -> bool:
+        return ":" in path  # models/NAME:generateContent and :streamGenerateContent
+
+    def _error_reply(self, status: int, message: str) -> Scripted:
+        return Scripted(status, {"error": {"code": status, "message": message,
+                                           "status": "NOT_FOUND"}})
 
 
 def candidate_parts(partial: dict[str, Any]) -> list[dict[str, Any]]:

@@ -18,7 +18,6 @@ OPENAI_BASE_URL, or `base_url` as OLLAMA_HOST). Fixture: `fake_openai` (sets OPE
 
 from __future__ import annotations
 
-import itertools
 import json
 import select
 import socket
@@ -33,11 +32,8 @@ import pytest
 from tests.support.fake_anthropic import (
     DEFAULT_USAGE,
     ApiHandler,
-    LocalServer,
-    Received,
-    Route,
-    Script,
     Scripted,
+    ScriptedServer,
     _chunks,
 )
 
@@ -49,34 +45,22 @@ def _error(status: int, message: str, kind: str, headers: dict[str, str] | None 
                                        "code": None}}, headers or {"x-should-retry": "false"})
 
 
-class FakeOpenAI(Script, LocalServer):
+class FakeOpenAI(ScriptedServer):
     """The server plus its script. Thread-safe: agents in other processes may call it at once."""
 
     def __init__(self, *, required_api_key: str | None = None) -> None:
-        super().__init__(threading.Lock(), itertools.count(1))
-        self.requests: list[Received] = []
-        self.required_api_key = required_api_key  # when set, any other key gets a 401
-        self.default_text = "Done."
-        self.fallback: Any = None
+        super().__init__(required_api_key=required_api_key)
         self.release = threading.Event()  # lets a stalled stream finish
         self.disconnects = 0  # stalled streams whose client hung up
-        self._routes: list[Route] = []
         self._serve(_make_handler(self))
 
     @property
     def api_url(self) -> str:
         return self.base_url + "/v1"
 
-    def route(self, match: Any) -> Route:
-        route = Route(match, self._lock, self._ids)
-        with self._lock:
-            self._routes.append(route)
-        return route
-
     def completions_requests(self) -> list[dict[str, Any]]:
         """Bodies of the POST /v1/chat/completions requests, oldest first."""
-        with self._lock:
-            return [r.body for r in self.requests if r.path.startswith("/v1/chat/completions")]
+        return self._bodies(lambda path: path.startswith("/v1/chat/completions"))
 
     def push_error(self, status: int, error_type: str | None = None, message: str | None = None,
                    *, retry_after_ms: int | None = 5, should_retry: bool | None = None) -> None:
@@ -95,21 +79,12 @@ class FakeOpenAI(Script, LocalServer):
 
     # -- serving -----------------------------------------------------------------------------
 
-    def _answer(self, received: Received) -> Scripted:
-        with self._lock:
-            self.requests.append(received)
-            if self.required_api_key not in (None, received.api_key):
-                return _error(401, "Incorrect API key provided", "invalid_request_error")
-            if received.method != "POST" or received.path.split("?")[0] != "/v1/chat/completions":
-                return _error(404, f"fake server: no route {received.path}", "not_found")
-            queue = next((r._queue for r in self._routes if r.match(received.body)),
-                         self._queue)
-            fallback = self.fallback if queue is self._queue else None
-            item = queue.popleft() if queue else fallback
-        if item is None:
-            return Scripted(200, {"content": [{"type": "text", "text": self.default_text}],
-                                  "stop_reason": "end_turn"})
-        return item if isinstance(item, Scripted) else item(received.body)
+    def _serves(self, path: str) -> bool:
+        return path.split("?")[0] == "/v1/chat/completions"
+
+    def _error_reply(self, status: int, message: str) -> Scripted:
+        return (_error(401, "Incorrect API key provided", "invalid_request_error")
+                if status == 401 else _error(status, message, "not_found"))
 
     def close(self) -> None:
         self.release.set()  # a stalled stream must not hold the server's shutdown

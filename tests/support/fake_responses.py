@@ -15,9 +15,7 @@ gets the semantic server-sent events, each with a `sequence_number` and no `[DON
 
 from __future__ import annotations
 
-import itertools
 import json
-import threading
 import time
 from http.server import BaseHTTPRequestHandler
 from typing import Any
@@ -25,23 +23,18 @@ from typing import Any
 from tests.support.fake_anthropic import (
     DEFAULT_USAGE,
     ApiHandler,
-    LocalServer,
-    Received,
-    Script,
     Scripted,
+    ScriptedServer,
     _chunks,
 )
 from tests.support.fake_openai import _error
 
 
-class FakeResponses(Script, LocalServer):
+class FakeResponses(ScriptedServer):
     """The server plus its script. Thread-safe: a client may call it from several threads."""
 
     def __init__(self) -> None:
-        super().__init__(threading.Lock(), itertools.count(1))
-        self.requests: list[Received] = []
-        self.default_text = "Done."
-        self.fallback: Any = None
+        super().__init__()
         self._serve(_make_handler(self))
 
     @property
@@ -50,18 +43,13 @@ class FakeResponses(Script, LocalServer):
 
     def responses_requests(self) -> list[dict[str, Any]]:
         """Bodies of the POST /v1/responses requests, oldest first."""
-        with self._lock:
-            return [r.body for r in self.requests if r.path.split("?")[0] == "/v1/responses"]
+        return self._bodies(self._serves)
 
-    def _answer(self, received: Received) -> Scripted:
-        with self._lock:
-            self.requests.append(received)
-            if received.method != "POST" or received.path.split("?")[0] != "/v1/responses":
-                return _error(404, f"fake server: no route {received.path}", "not_found")
-            item = self._queue.popleft() if self._queue else self.fallback
-        if item is None:
-            return Scripted(200, {"content": [{"type": "text", "text": self.default_text}]})
-        return item if isinstance(item, Scripted) else item(received.body)
+    def _serves(self, path: str) -> bool:
+        return path.split("?")[0] == "/v1/responses"
+
+    def _error_reply(self, status: int, message: str) -> Scripted:
+        return _error(status, message, "not_found")
 
 
 def output_items(partial: dict[str, Any], number: int) -> list[dict[str, Any]]:
