@@ -41,6 +41,7 @@ from swarm.runtime.clis.base import (
     DriverSetup,
     TurnEvents,
     TurnResult,
+    TurnText,
     stderr_tail,
 )
 from swarm.runtime.process.kill import end_group
@@ -303,14 +304,12 @@ class _Empty:
     models = None
 
 
-class _Updates:
+class _Updates(TurnText):
     """One turn's updates: text and tool calls to the teammate, tokens counted."""
 
     def __init__(self, events: TurnEvents, prefix: str) -> None:
-        self.events = events
+        super().__init__(events)
         self.prefix = prefix
-        self.text = ""
-        self.last = ""
         self.usage = Usage(cost_known=False)
         self.counted = False
         self.shown: set[str] = set()
@@ -332,22 +331,12 @@ class _Updates:
             raw = update.get("rawInput")
             if call_id not in self.shown and (raw or kind == "tool_call_update"):
                 self.shown.add(call_id)
-                self._flush()
+                self.flush()
                 name, args = shown_call(update, self.prefix)
                 self.events.on_tool_use(name, args)
             if kind == "tool_call_update" and update.get("status") in ("completed", "failed"):
                 self.events.on_tool_result(result_text(update),
                                            update.get("status") == "failed")
-
-    def _flush(self) -> None:
-        if self.text.strip():
-            self.last = self.text.strip()
-            self.events.on_text(self.last)
-        self.text = ""
-
-    def finish(self) -> str:
-        self._flush()
-        return self.last
 
 
 def _usage(answer: Any) -> Usage:

@@ -43,6 +43,26 @@ class TurnEvents(Protocol):
     def on_tool_result(self, content: str, is_error: bool) -> None: ...
 
 
+class TurnText:
+    """A turn's text as it streams in: the pieces since the last tool call are shown when a
+    call starts or the turn ends; the turn's last text is its answer."""
+
+    def __init__(self, events: TurnEvents) -> None:
+        self.events = events
+        self.text = ""
+        self.last = ""
+
+    def flush(self) -> None:
+        if self.text.strip():
+            self.last = self.text.strip()
+            self.events.on_text(self.last)
+        self.text = ""
+
+    def finish(self) -> str:
+        self.flush()
+        return self.last
+
+
 class Decide(Protocol):
     """swarm's answer to a question the CLI asks: the tool (swarm's name), its input, the call
     id, an event set when the turn that asked ends (None: the teammate's own interruptible

@@ -48,6 +48,7 @@ from swarm.runtime.clis.base import (
     DriverSetup,
     TurnEvents,
     TurnResult,
+    TurnText,
     checkout_instructions,
     stderr_tail,
 )
@@ -268,16 +269,13 @@ class Gemini:
             self._policy = None
 
 
-
-class _Updates:
+class _Updates(TurnText):
     """One turn's messages from the agent: text and tool calls to the teammate, permission
     requests to swarm, anything else refused."""
 
     def __init__(self, driver: Gemini, events: TurnEvents) -> None:
+        super().__init__(events)
         self.driver = driver
-        self.events = events
-        self.text = ""  # since the last tool call: the turn's last text is its answer
-        self.last = ""
 
     def handle(self, message: dict[str, Any]) -> None:
         conn = self.driver.conn
@@ -298,22 +296,12 @@ class _Updates:
             if not piece.startswith("[MODE_UPDATE]"):  # its note of a mode change
                 self.text += piece
         elif kind == "tool_call":
-            self._flush()
+            self.flush()
             name, args = shown_call(update)
             self.events.on_tool_use(name, args)
         elif kind == "tool_call_update" and update.get("status") in ("completed", "failed"):
             self.events.on_tool_result(content_text(update.get("content")),
                                        update.get("status") == "failed")
-
-    def _flush(self) -> None:
-        if self.text.strip():
-            self.last = self.text.strip()
-            self.events.on_text(self.last)
-        self.text = ""
-
-    def finish(self) -> str:
-        self._flush()
-        return self.last
 
 
 def usage_of(answer: dict[str, Any], provider: str) -> Usage:
