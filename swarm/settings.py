@@ -60,6 +60,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("SWARM_MCP_TIMEOUT", "30", "seconds an MCP server has to start and list its tools"),
     Variable("SWARM_MCP_TOOL_TIMEOUT", "300", "seconds one MCP tool call may take"),
     Variable("SWARM_REVIEW_TIMEOUT", "60", "seconds auto's reviewer has to answer before a person is asked"),
+    Variable("SWARM_DOCTOR_TIMEOUT", "10", "seconds `swarm doctor` waits for an agent CLI's `--version` or `initialize`"),
     Variable("SWARM_FORKSERVER", "", "1: hidden teammates forked from one preloaded parent (less memory)"),
     Variable("SWARM_NO_INOTIFY", "", "1: poll files instead of inotify (for odd filesystems)"),
     Variable("SWARM_TRUST_PROJECT", "", "1: trust the project's configuration for this run (CI)"),
@@ -308,6 +309,10 @@ def mcp_timeout() -> float:
 
 def review_timeout() -> float:
     return number("SWARM_REVIEW_TIMEOUT", 60.0, minimum=0.1)
+
+
+def doctor_timeout() -> float:
+    return number("SWARM_DOCTOR_TIMEOUT", 10.0, minimum=0.1)
 
 
 def mcp_tool_timeout() -> float:

@@ -23,7 +23,6 @@ from swarm import settings
 from swarm.core.kinds import TeammateKind
 from swarm.core.text.terminal import visible_line
 
-INITIALIZE_TIMEOUT_S = 10.0
 REQUEST = {"jsonrpc": "2.0", "id": 0, "method": "initialize",
            "params": {"protocolVersion": 1, "clientInfo": {"name": "swarm-doctor", "version": "1"}}}
 
@@ -49,7 +48,7 @@ def initialize(kind: TeammateKind, exe: str) -> tuple[str | None, str | None]:
             assert proc.stdin is not None and proc.stdout is not None
             proc.stdin.write((json.dumps(REQUEST) + "\n").encode())
             proc.stdin.flush()
-            answer = _answer(proc.stdout.fileno(), time.monotonic() + INITIALIZE_TIMEOUT_S)
+            answer = _answer(proc.stdout.fileno(), time.monotonic() + settings.doctor_timeout())
         except OSError as exc:
             answer = {"error": {"message": exc.strerror or str(exc)}}
         finally:
@@ -57,7 +56,7 @@ def initialize(kind: TeammateKind, exe: str) -> tuple[str | None, str | None]:
                 os.killpg(proc.pid, signal.SIGKILL)  # its own session: only what it started
             proc.wait()
     if answer is None:
-        return None, f"`initialize` not answered in {INITIALIZE_TIMEOUT_S:.0f}s"
+        return None, f"`initialize` not answered in {settings.doctor_timeout():g}s"
     if "error" in answer:
         return None, visible_line(f"`initialize` failed: {answer['error'].get('message')}")[:160]
     return _said(answer.get("result") or {}), None

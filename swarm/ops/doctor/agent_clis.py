@@ -22,8 +22,6 @@ from swarm.core.kinds import TeammateKind, agent_clis, load
 from swarm.core.text.terminal import visible_line
 from swarm.ops.doctor.acp_probe import initialize
 
-VERSION_TIMEOUT_S = 10.0  # a CLI that has not answered `--version` by then is reported so
-
 
 def signed_in(kind: TeammateKind) -> str | None:
     """'key: NAME', 'logged in: PATH', or None. Names and paths only, never values."""
@@ -72,10 +70,10 @@ def version(exe: str) -> tuple[str | None, str | None]:
         except OSError as exc:
             return None, visible_line(exc.strerror or str(exc))
         try:
-            out, err = proc.communicate(timeout=VERSION_TIMEOUT_S)
+            out, err = proc.communicate(timeout=settings.doctor_timeout())
         except subprocess.TimeoutExpired:
             out, err = "", ""
-            problem: str | None = f"`--version` did not answer in {VERSION_TIMEOUT_S:.0f}s"
+            problem: str | None = f"`--version` did not answer in {settings.doctor_timeout():g}s"
         else:
             problem = None
         finally:
