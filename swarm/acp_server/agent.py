@@ -163,8 +163,8 @@ async def _in_thread(work: Callable[[], T]) -> T:
     """Blocking team work; swarm's own errors become one-line JSON-RPC errors."""
     try:
         return await in_own_thread(work)
-    except BadInputError as exc:
-        raise RequestError.invalid_params({"message": describe_error(exc)}) from None
+    except BadInputError as exc:  # the person's to fix: the line as the CLI says it
+        raise RequestError.invalid_params({"message": str(exc)}) from None
     except SwarmError as exc:
         raise RequestError.internal_error({"message": describe_error(exc)}) from None
 

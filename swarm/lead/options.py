@@ -19,7 +19,7 @@ from swarm.runtime.permissions.reviewer import check_reviewer
 APPROVALS = ("human", "lead")
 # A lead in plan mode would have nobody to approve its plan.
 LEAD_MODES = tuple(m for m in PERMISSION_MODES if m != "plan")
-NO_MODEL = ("swarm lead needs a model: set ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN (the lead"
+NO_MODEL = ("the lead needs a model: set ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN (the lead"
             " runs sonnet), pass --model PROVIDER:MODEL (openai:..., ollama:...), or"
             " --model scripted:FILE to replay a scripted lead offline")
 

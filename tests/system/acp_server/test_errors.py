@@ -37,7 +37,10 @@ def test_a_session_without_a_model_is_one_error_and_leaves_no_team(
         ed.initialize()
         with pytest.raises(RequestError) as failed:
             ed.new_session(tmp_path)
-        assert "needs a model" in str(failed.value.data)
+        # what to do, under the name of the command the editor started (not `swarm lead`)
+        message = failed.value.data["message"]  # type: ignore[index]
+        assert message.startswith("the lead needs a model: set ANTHROPIC_API_KEY")
+        assert "swarm lead" not in message
         assert not paths.teams_dir().exists() or not any(paths.teams_dir().iterdir())
         with pytest.raises(RequestError):
             ed.call(ed.conn.new_session(cwd="relative/dir", mcp_servers=[]))

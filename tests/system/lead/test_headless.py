@@ -402,7 +402,7 @@ def test_no_model_no_key_says_what_to_do(tmp_path: Path, monkeypatch: pytest.Mon
                           text=True, cwd=tmp_path, timeout=30)
     assert proc.returncode == 2
     assert proc.stderr.splitlines() == [
-        "swarm: error: swarm lead needs a model: set ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN"
+        "swarm: error: the lead needs a model: set ANTHROPIC_API_KEY or ANTHROPIC_AUTH_TOKEN"
         " (the lead runs sonnet), pass --model PROVIDER:MODEL (openai:..., ollama:...), or"
         " --model scripted:FILE to replay a scripted lead offline"]
     assert Team.list() == []  # nothing was created
