@@ -17,13 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core.records.protocol import PermissionRequest
 from swarm.core.store import paths
-from swarm.ops.approvals import deny_permission, pending_permissions
 from tests.support import rule_helpers as rules
-from tests.support.agent_fixtures import Crew
 from tests.support.git_helpers import init_repo
-from tests.support.helpers import wait_until
 from tests.support.rule_helpers import bash, decide, run
 from tests.unit.core.shell.test_evaluation import EVERYTHING
 
@@ -63,29 +59,6 @@ def test_the_link_and_move_attacks_run_code_and_now_ask(link: str, write: str, g
     assert not (repo / "pwned").exists()
     subprocess.run(["bash", "-c", git], cwd=repo, capture_output=True, text=True)
     assert (repo / "pwned").exists(), "the attack did not reach git: the test shows nothing"
-
-
-@pytest.mark.slow
-def test_a_teammate_asks_before_it_links_or_moves_git(crew: Crew) -> None:
-    """A real `swarm agent` (shell model, acceptEdits, allow cp/ln/mv/echo): the ordinary
-    command runs unasked, each link or move of `.git` waits for the lead; denied, none ran."""
-    repo = init_repo(crew.workdir)
-    config = (repo / ".git" / "config").read_text()
-    commands = ["cp -l .git/config cfg", "ln -s .git g && echo x >> g/config", "mv .git moved"]
-    crew.spawn("w1", prompt="\n".join(f"$ {c}" for c in ["echo ok > ok.txt", *commands]),
-               permission_mode="acceptEdits",
-               allow=("Bash(cp:*)", "Bash(ln:*)", "Bash(mv:*)", "Bash(echo:*)"))
-    for command in commands:
-        (request,) = wait_until(lambda: [p for p in pending_permissions(crew.team)
-                                         if p.message.sender == "w1"], 15,
-                                message=f"a request for {command!r} ({crew.log('w1')[-600:]})")
-        asked = request.message.structured()
-        assert isinstance(asked, PermissionRequest) and asked.input == {"command": command}
-        deny_permission(crew.team, asked.request_id, "no links into .git")
-    crew.wait_idle_notes("w1", 1)
-    assert (repo / "ok.txt").read_text() == "ok\n"
-    assert (repo / ".git" / "config").read_text() == config
-    assert not any((repo / name).exists() for name in ("cfg", "g", "moved"))
 
 
 def test_writing_through_an_existing_hard_link_asks_and_is_the_attack(repo: Path) -> None:
