@@ -1,7 +1,8 @@
 """The structure stays as docs/DESIGN.md maps it: no run-time import circle in swarm/, every
 module path the docs and swarm's own docstrings and comments name exists, the contract the code
-follows is in the repository's docs (no SPEC outside it, no issue numbers in code), and only the
-store itself knows which store is selected."""
+follows is in the repository's docs (no SPEC outside it, no issue numbers in code), only the
+store itself knows which store is selected, and no unit test starts processes by a fixture or is
+marked slow (docs/design/tests.md)."""
 
 from __future__ import annotations
 
@@ -327,3 +328,28 @@ def test_the_scan_finds_every_comment_and_docstring_tokenize_and_ast_finds(
                          if token.type == tokenize.COMMENT]
         assert sorted(every_docstring) + every_comment == list(prose_of(source, tree))
     assert len(prose_of(TRICKY, ast.parse(TRICKY))) == 5 + 5
+
+
+# The fixtures that start processes (real teammates, tmux, sshd): tests/system/ only.
+PROCESS_FIXTURES = frozenset({"crew", "server", "session", "ssh_host"})
+
+
+def test_no_unit_test_is_marked_slow_or_uses_a_fixture_that_starts_processes() -> None:
+    found = []
+    for path in sorted((ROOT / "tests" / "unit").rglob("*.py")):
+        source = path.read_text()
+        where = path.relative_to(ROOT)
+        found += [f"{where}: marked slow" for _ in re.finditer(r"mark\.slow\b", source)]
+        if not any(name in source for name in PROCESS_FIXTURES):
+            continue
+        for node in ast.walk(ast.parse(source)):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and (
+                    node.name.startswith("test") or
+                    any("fixture" in ast.unparse(d) for d in node.decorator_list)):
+                arguments = [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]
+                found += [f"{where}:{node.lineno}: {a.arg}" for a in arguments
+                          if a.arg in PROCESS_FIXTURES]
+            elif isinstance(node, ast.Call) and ast.unparse(node.func).endswith("usefixtures"):
+                found += [f"{where}:{node.lineno}: {a.value}" for a in node.args
+                          if isinstance(a, ast.Constant) and a.value in PROCESS_FIXTURES]
+    assert found == []
