@@ -12,6 +12,7 @@ Real files in a real git repository; real bash shows the attacks work; the real 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -28,11 +29,18 @@ ALLOW = [*EVERYTHING, *(f"Bash({p}:*)" for p in ("rsync", "install", "link", "re
 HOOK = "[core]\n\tfsmonitor = touch pwned;false\n"
 
 
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The repository, made once: each test gets a copy (its six git commands for every case
+    were most of this module's time)."""
+    return init_repo(tmp_path_factory.mktemp("links") / "proj",
+                     {"a.txt": "one\n", "evil.sh": "#!/bin/sh\n", "src/x.py": "x = 1\n",
+                      "sub/keep": ""})
+
+
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    work = init_repo(tmp_path / "proj", {"a.txt": "one\n", "evil.sh": "#!/bin/sh\n",
-                                         "src/x.py": "x = 1\n", "sub/keep": ""})
-    return work
+def repo(template: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(template, tmp_path / "proj", symlinks=True))
 
 
 def asks_everywhere_but_bypass(command: str, cwd: Path) -> None:
