@@ -26,9 +26,6 @@ pytest_plugins = ["tests.support.pytest_plugin"]
 # slow"` runs the in-process half in well under a minute).
 TESTS = Path(__file__).resolve().parent
 SLOW_FOLDERS = (TESTS / "system", TESTS / "agents")
-# Until the last of them moves to tests/system/: a unit test using real teammates or a tmux
-# server is `slow` too (docs/design/tests.md).
-PROCESS_FIXTURES = frozenset({"crew", "server", "session", "ssh_host"})
 
 
 def pytest_collection(session: pytest.Session) -> None:
@@ -44,8 +41,7 @@ def pytest_collection_finish(session: pytest.Session) -> None:
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if (any(folder in item.path.parents for folder in SLOW_FOLDERS)
-                or PROCESS_FIXTURES & set(getattr(item, "fixturenames", ()))):
+        if any(folder in item.path.parents for folder in SLOW_FOLDERS):
             item.add_marker(pytest.mark.slow)
     items[:] = slow_first_in_each_share(items, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", 1)))
 
@@ -54,7 +50,7 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 # before the other slow tests.
 LONGEST = ("tests/system/cli/test_quickstart.py::", "tests/system/ssh/test_ssh_teams.py::",
            "tests/system/cli/test_wheel.py::", "tests/system/lead/test_headless.py::",
-           "tests/unit/core/trust/test_workspace.py::")
+           "tests/system/teammate/test_workspace.py::")
 
 
 def slow_first_in_each_share(items: list[pytest.Item], workers: int) -> list[pytest.Item]:

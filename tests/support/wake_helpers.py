@@ -54,7 +54,7 @@ def idle(team: Team, name: str, summary: str, reason: str = "available") -> None
 
 @pytest.fixture
 def working_team() -> Team:
-    """Team `w`: alice and bob registered as working (a test module names it `crew`)."""
+    """Team `w`: alice and bob registered as working (the lead's wake tests name it `workers`)."""
     team = Team.create("w")
     for name in ("alice", "bob"):
         team.add_member(name, model="shell")

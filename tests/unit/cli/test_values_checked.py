@@ -13,7 +13,6 @@ import pytest
 from swarm.core.records.names import LEAD_NAME
 from swarm.core.records.protocol import Message, PermissionRequest, dump_structured
 from swarm.core.team.team import Team
-from tests.support.agent_fixtures import Crew
 from tests.support.helpers import one_error, run_cli
 
 CaptureFixture = pytest.CaptureFixture[str]
@@ -71,35 +70,6 @@ def test_config_show_of_good_values_exits_zero(swarm_home: Path, capsys: Capture
     assert err == ""
 
 
-@pytest.mark.parametrize(("text", "variable", "expected"), [
-    ('backend = "tmuxx"\n', None, "{path}: backend: unknown backend 'tmuxx'"),
-    ('model = "sonet"\n', None, "{path}: model: unknown model 'sonet'"),
-    ("", ("SWARM_BACKEND", "tmuxx"), "$SWARM_BACKEND: unknown backend 'tmuxx'"),
-    ("", ("SWARM_MODEL", "sonet"), "$SWARM_MODEL: unknown model 'sonet'"),
-])
-def test_spawn_names_where_a_bad_default_came_from(
-        crew: Crew, swarm_home: Path, capsys: CaptureFixture, monkeypatch: pytest.MonkeyPatch,
-        text: str, variable: tuple[str, str] | None, expected: str) -> None:
-    path = write_config(swarm_home, text)
-    if variable:
-        monkeypatch.setenv(*variable)
-    code, out, err = run_cli(capsys, "spawn", "w1")
-    assert code == 2, (out, err)
-    assert one_error(err).startswith(f"swarm: error: {expected.format(path=path)}"), err
-    assert [m.name for m in crew.team.members()] == [LEAD_NAME]
-
-
-def test_spawn_names_the_definition_a_bad_model_came_from(
-        crew: Crew, swarm_home: Path, capsys: CaptureFixture) -> None:
-    definition = swarm_home / "agents" / "typo.md"
-    definition.parent.mkdir(parents=True)
-    definition.write_text("---\nname: typo\ndescription: a typo\nmodel: sonet\n---\nWork.\n")
-    code, out, err = run_cli(capsys, "spawn", "w1", "--agent-type", "typo")
-    assert code == 2, (out, err)
-    assert one_error(err).startswith(
-        f"swarm: error: {definition}: model: unknown model 'sonet'"), err
-
-
 def test_the_lead_names_the_file_a_bad_model_came_from(
         swarm_home: Path, capsys: CaptureFixture) -> None:
     path = write_config(swarm_home, 'model = "sonet"\n')
@@ -109,16 +79,6 @@ def test_the_lead_names_the_file_a_bad_model_came_from(
 
 
 # -- rules naming a tool that does not exist ----------------------------------------------------
-
-def test_spawn_refuses_a_rule_naming_an_unknown_tool(crew: Crew, capsys: CaptureFixture) -> None:
-    for flag in ("--allow", "--deny"):
-        code, out, err = run_cli(capsys, "spawn", "w1", "--model", "shell", flag, "Bsh(ls:*)")
-        assert code == 2, (out, err)
-        line = one_error(err)
-        assert line.startswith(f"swarm: error: {UNKNOWN_TOOL}"), line
-        assert "mcp__SERVER__TOOL" in line and "WebFetch" in line, line
-    assert [m.name for m in crew.team.members()] == [LEAD_NAME]
-
 
 def test_the_lead_refuses_a_rule_naming_an_unknown_tool(capsys: CaptureFixture) -> None:
     code, out, err = run_cli(capsys, "lead", "--headless", "--model", "scripted:x.json",

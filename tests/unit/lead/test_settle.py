@@ -15,16 +15,16 @@ from swarm.lead.wake_policy import Watch
 from tests.support.helpers import wait_until
 from tests.support.wake_helpers import Recorder, set_state, texts, working_team
 
-crew = working_team
+workers = working_team
 
 
-def test_a_burst_of_reports_is_one_wake(crew: Team) -> None:
-    watch = Watch(crew, "human", Recorder())
-    crew.send(LEAD_NAME, "part A done", sender="alice")
+def test_a_burst_of_reports_is_one_wake(workers: Team) -> None:
+    watch = Watch(workers, "human", Recorder())
+    workers.send(LEAD_NAME, "part A done", sender="alice")
     assert watch.next_wake() is None  # bob still works: his report is coming
     due = watch.look_again_by()
     assert due is not None and due <= time.monotonic() + MAX_WINDOW
-    crew.send(LEAD_NAME, "part B done", sender="bob")
+    workers.send(LEAD_NAME, "part B done", sender="bob")
     found = wait_until(watch.next_wake, 5 + MAX_HOLD, message="the held reports")
     assert found.reasons == ["message", "message"]
     said = "\n".join(texts(found))
@@ -33,28 +33,28 @@ def test_a_burst_of_reports_is_one_wake(crew: Team) -> None:
     assert watch.look_again_by() is None and watch.next_wake() is None
 
 
-def test_a_report_wakes_at_once_when_nobody_works(crew: Team) -> None:
-    watch = Watch(crew, "human", Recorder())
-    set_state(crew, "alice", "idle", idle_reason="available")
-    set_state(crew, "bob", "idle", idle_reason="available")
-    crew.tasks.add("still open")  # not quiet: only the report wakes it
-    crew.send(LEAD_NAME, "done, and a question", sender="alice")
+def test_a_report_wakes_at_once_when_nobody_works(workers: Team) -> None:
+    watch = Watch(workers, "human", Recorder())
+    set_state(workers, "alice", "idle", idle_reason="available")
+    set_state(workers, "bob", "idle", idle_reason="available")
+    workers.tasks.add("still open")  # not quiet: only the report wakes it
+    workers.send(LEAD_NAME, "done, and a question", sender="alice")
     found = watch.next_wake()
     assert found is not None and found.reasons == ["message"]
 
 
 @pytest.mark.parametrize("what", ["request", "death"])
 def test_a_request_or_a_death_is_never_held_and_takes_the_held_reports_along(
-        crew: Team, what: str) -> None:
-    watch = Watch(crew, "lead", Recorder())
-    crew.send(LEAD_NAME, "part A done", sender="alice")
+        workers: Team, what: str) -> None:
+    watch = Watch(workers, "lead", Recorder())
+    workers.send(LEAD_NAME, "part A done", sender="alice")
     assert watch.next_wake() is None
     if what == "request":
-        crew.send(LEAD_NAME, PermissionRequest(agent_id="bob@w", tool_name="Bash",
+        workers.send(LEAD_NAME, PermissionRequest(agent_id="bob@w", tool_name="Bash",
                                                input={"command": "make"}), sender="bob")
     else:
-        set_state(crew, "bob", "dead", detail="killed", terminated_reported=True)
-        crew.send(LEAD_NAME, TeammateTerminated(agent_id="bob@w", reason="killed"), sender="bob")
+        set_state(workers, "bob", "dead", detail="killed", terminated_reported=True)
+        workers.send(LEAD_NAME, TeammateTerminated(agent_id="bob@w", reason="killed"), sender="bob")
     found = watch.next_wake()
     assert found is not None
     assert sorted(found.reasons) == sorted(["message", "request" if what == "request"

@@ -49,7 +49,7 @@ def work(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def crew(work: Path) -> Team:
+def forge_team(work: Path) -> Team:
     """Team `forge`: mallory (general-purpose), reader (explore: Read, Glob, Grep) and calcer
     (general-purpose with the MCP server `calc`), all working in `work`."""
     team = Team.create("forge")
@@ -103,68 +103,68 @@ def approved(capsys: CaptureFixture, team: Team, rid: str, *extra: str) -> str:
     "Bash(*)", "Bash(rm:*)", "Edit(**)", "Bash *", "Bash ", "Write*", "mcp__calc__*", "mcp__calc",
     "Frobnicate", "bash", "", "Read(/etc/**)"])
 def test_a_tool_name_that_is_no_tool_is_refused_once_and_always(
-        capsys: CaptureFixture, crew: Team, tool_name: str) -> None:
-    rid = forge(crew, tool_name, {"command": "ls"})
-    refused(capsys, crew, rid, "--always", expect="tool")
-    refused(capsys, crew, rid, expect="tool")
+        capsys: CaptureFixture, forge_team: Team, tool_name: str) -> None:
+    rid = forge(forge_team, tool_name, {"command": "ls"})
+    refused(capsys, forge_team, rid, "--always", expect="tool")
+    refused(capsys, forge_team, rid, expect="tool")
     # Denying it still works: the person clears it.
-    code, _, err = run_cli(capsys, "permissions", "deny", rid[:8], "--team", crew.name,
+    code, _, err = run_cli(capsys, "permissions", "deny", rid[:8], "--team", forge_team.name,
                            "-r", "no")
     assert code == 0, err
 
 
 def test_a_tool_the_requesters_definition_lacks_is_refused(
-        capsys: CaptureFixture, crew: Team) -> None:
+        capsys: CaptureFixture, forge_team: Team) -> None:
     for tool, args in (("Bash", {"command": "ls"}),
                        ("Write", {"file_path": "a.txt", "content": "x"})):
-        rid = forge(crew, tool, args, sender="reader")  # explore: Read, Glob, Grep
-        refused(capsys, crew, rid, "--always", expect=f"reader has no tool {tool!r}")
-        refused(capsys, crew, rid, expect=f"reader has no tool {tool!r}")
+        rid = forge(forge_team, tool, args, sender="reader")  # explore: Read, Glob, Grep
+        refused(capsys, forge_team, rid, "--always", expect=f"reader has no tool {tool!r}")
+        refused(capsys, forge_team, rid, expect=f"reader has no tool {tool!r}")
 
 
 def test_an_mcp_tool_of_a_server_the_requester_lacks_is_refused(
-        capsys: CaptureFixture, crew: Team) -> None:
-    rid = forge(crew, "mcp__calc__add", {"a": 1}, sender="mallory")  # mallory has no servers
-    refused(capsys, crew, rid, expect="mallory has no tool 'mcp__calc__add'")
-    rid = forge(crew, "mcp__other__add", {"a": 1}, sender="calcer")
-    refused(capsys, crew, rid, expect="calcer has no tool 'mcp__other__add'")
+        capsys: CaptureFixture, forge_team: Team) -> None:
+    rid = forge(forge_team, "mcp__calc__add", {"a": 1}, sender="mallory")  # mallory has no servers
+    refused(capsys, forge_team, rid, expect="mallory has no tool 'mcp__calc__add'")
+    rid = forge(forge_team, "mcp__other__add", {"a": 1}, sender="calcer")
+    refused(capsys, forge_team, rid, expect="calcer has no tool 'mcp__other__add'")
 
 
 def test_an_mcp_tool_is_approved_once_but_always_needs_a_typed_rule(
-        capsys: CaptureFixture, crew: Team) -> None:
-    rid = forge(crew, "mcp__calc__add", {"a": 1}, sender="calcer")
+        capsys: CaptureFixture, forge_team: Team) -> None:
+    rid = forge(forge_team, "mcp__calc__add", {"a": 1}, sender="calcer")
     # The only rule for it is the whole tool: not unless the person types it.
-    err = refused(capsys, crew, rid, "--always", expect="--rule")
+    err = refused(capsys, forge_team, rid, "--always", expect="--rule")
     assert "mcp__calc__add" in err
-    out = approved(capsys, crew, rid, "--rule", "mcp__calc__add")
+    out = approved(capsys, forge_team, rid, "--rule", "mcp__calc__add")
     assert out.splitlines()[0] == "adding team rule: mcp__calc__add"
-    assert crew.config().allowed_rules == ["mcp__calc__add"]
-    rid = forge(crew, "mcp__calc__mul", {"a": 1}, sender="calcer")
-    approved(capsys, crew, rid)  # once: no rule
-    assert crew.config().allowed_rules == ["mcp__calc__add"]
+    assert forge_team.config().allowed_rules == ["mcp__calc__add"]
+    rid = forge(forge_team, "mcp__calc__mul", {"a": 1}, sender="calcer")
+    approved(capsys, forge_team, rid)  # once: no rule
+    assert forge_team.config().allowed_rules == ["mcp__calc__add"]
 
 
-def test_a_typed_rule_must_be_a_rule_for_that_tool(capsys: CaptureFixture, crew: Team) -> None:
-    rid = forge(crew, "Bash", {"command": "make test"})
-    refused(capsys, crew, rid, "--rule", "Edit(**)", expect="does not cover Bash")
-    refused(capsys, crew, rid, "--rule", "Bash(", expect="invalid rule")
-    out = approved(capsys, crew, rid, "--rule", "Bash(make:*)")  # typed: as wide as typed
+def test_a_typed_rule_must_be_a_rule_for_that_tool(capsys: CaptureFixture, forge_team: Team) -> None:
+    rid = forge(forge_team, "Bash", {"command": "make test"})
+    refused(capsys, forge_team, rid, "--rule", "Edit(**)", expect="does not cover Bash")
+    refused(capsys, forge_team, rid, "--rule", "Bash(", expect="invalid rule")
+    out = approved(capsys, forge_team, rid, "--rule", "Bash(make:*)")  # typed: as wide as typed
     assert "adding team rule: Bash(make:*)" in out
-    assert crew.config().allowed_rules == ["Bash(make:*)"]
+    assert forge_team.config().allowed_rules == ["Bash(make:*)"]
 
 
 def test_a_request_naming_another_member_or_team_is_no_request(
-        capsys: CaptureFixture, crew: Team) -> None:
-    other = forge(crew, "Bash", {"command": "ls"}, sender="mallory",
-                  agent_id=f"reader@{crew.name}")
-    elsewhere = forge(crew, "Bash", {"command": "ls"}, sender="mallory",
+        capsys: CaptureFixture, forge_team: Team) -> None:
+    other = forge(forge_team, "Bash", {"command": "ls"}, sender="mallory",
+                  agent_id=f"reader@{forge_team.name}")
+    elsewhere = forge(forge_team, "Bash", {"command": "ls"}, sender="mallory",
                       agent_id="mallory@someteam")
-    assert pending_permissions(crew) == []
+    assert pending_permissions(forge_team) == []
     for rid in (other, elsewhere):
-        code, _, err = run_cli(capsys, "permissions", "approve", rid[:8], "--team", crew.name,
+        code, _, err = run_cli(capsys, "permissions", "approve", rid[:8], "--team", forge_team.name,
                                "--always")
         assert code == 2 and "no pending permission request" in err, err
-    assert crew.config().allowed_rules == []
+    assert forge_team.config().allowed_rules == []
 
 
 # -- Bash: the exact command, never a blank or a wildcard -----------------------------------------
@@ -174,24 +174,24 @@ def test_a_request_naming_another_member_or_team_is_no_request(
     {"command": "*"}, {"command": " * "}, {"command": "git:*"}, {"command": "rm -rf x :*"},
     {"command": ["rm", "x"]}])
 def test_always_makes_no_rule_broader_than_a_bash_call(
-        capsys: CaptureFixture, crew: Team, args: dict[str, Any]) -> None:
-    rid = forge(crew, "Bash", args)
-    refused(capsys, crew, rid, "--always", expect="so `always` adds none")
+        capsys: CaptureFixture, forge_team: Team, args: dict[str, Any]) -> None:
+    rid = forge(forge_team, "Bash", args)
+    refused(capsys, forge_team, rid, "--always", expect="so `always` adds none")
 
 
-def test_always_adds_the_exact_command(capsys: CaptureFixture, crew: Team) -> None:
-    rid = forge(crew, "Bash", {"command": "  cd src && make (all)  "})
-    out = approved(capsys, crew, rid, "--always")
+def test_always_adds_the_exact_command(capsys: CaptureFixture, forge_team: Team) -> None:
+    rid = forge(forge_team, "Bash", {"command": "  cd src && make (all)  "})
+    out = approved(capsys, forge_team, rid, "--always")
     assert out.splitlines()[0] == "adding team rule: Bash(cd src && make (all))"
-    assert crew.config().allowed_rules == ["Bash(cd src && make (all))"]
+    assert forge_team.config().allowed_rules == ["Bash(cd src && make (all))"]
 
 
-def test_an_input_edited_by_the_person_makes_the_rule(capsys: CaptureFixture, crew: Team) -> None:
-    rid = forge(crew, "Bash", {"command": "*"})
-    out = approved(capsys, crew, rid, "--always", "--input", json.dumps({"command": "make"}))
+def test_an_input_edited_by_the_person_makes_the_rule(capsys: CaptureFixture, forge_team: Team) -> None:
+    rid = forge(forge_team, "Bash", {"command": "*"})
+    out = approved(capsys, forge_team, rid, "--always", "--input", json.dumps({"command": "make"}))
     assert out.splitlines()[0] == "adding team rule: Bash(make)"
-    assert crew.config().allowed_rules == ["Bash(make)"]
-    (answer,) = answers(crew)
+    assert forge_team.config().allowed_rules == ["Bash(make)"]
+    (answer,) = answers(forge_team)
     assert answer.approve and answer.updated_input == {"command": "make"}
 
 
@@ -201,20 +201,20 @@ def test_an_input_edited_by_the_person_makes_the_rule(capsys: CaptureFixture, cr
     {"file_path": "", "content": "x"}, {"file_path": "  ", "content": "x"}, {"content": "x"},
     {"file_path": 7, "content": "x"}])
 def test_always_makes_no_rule_for_a_write_without_a_path(
-        capsys: CaptureFixture, crew: Team, args: dict[str, Any]) -> None:
-    rid = forge(crew, "Write", args)
-    refused(capsys, crew, rid, "--always", expect="so `always` adds none")
+        capsys: CaptureFixture, forge_team: Team, args: dict[str, Any]) -> None:
+    rid = forge(forge_team, "Write", args)
+    refused(capsys, forge_team, rid, "--always", expect="so `always` adds none")
 
 
 @pytest.mark.parametrize(("tool", "raw"), [
     ("Write", "**"), ("Edit", "src/*.py"), ("Write", "app/[id].tsx"), ("Edit", "a?b"),
     ("Write", "notes.txt"), ("Edit", "../outside/x.txt")])
 def test_a_path_rule_names_only_the_file_called(
-        capsys: CaptureFixture, crew: Team, work: Path, tool: str, raw: str) -> None:
+        capsys: CaptureFixture, forge_team: Team, work: Path, tool: str, raw: str) -> None:
     args = {"file_path": raw, "content": "x", "old_string": "a", "new_string": "b"}
-    rid = forge(crew, tool, args)
-    approved(capsys, crew, rid, "--always")
-    (rule,) = crew.config().allowed_rules
+    rid = forge(forge_team, tool, args)
+    approved(capsys, forge_team, rid, "--always")
+    (rule,) = forge_team.config().allowed_rules
     assert rule.startswith(f"{tool}(/"), rule  # absolute: the requester's file, not a pattern
     assert rules.rule_matches(rule, tool, {"file_path": raw}, work)
     for other in ("other.txt", "src/a.py", "app/x.tsx", "axb", "deep/down/notes.txt"):
@@ -243,19 +243,19 @@ def answer_as_lead(team: Team, work: Path, **args: Any) -> str:
     ("Bash(*)", {"command": "ls"}), ("Bash", {"command": ""}), ("Bash", {"command": "*"}),
     ("Edit(**)", {"file_path": "x"}), ("Write", {"file_path": ""})])
 def test_the_lead_models_always_makes_no_broad_rule(
-        crew: Team, work: Path, tool_name: str, args: dict[str, Any]) -> None:
-    rid = forge(crew, tool_name, args)
+        forge_team: Team, work: Path, tool_name: str, args: dict[str, Any]) -> None:
+    rid = forge(forge_team, tool_name, args)
     with pytest.raises((ToolError, SwarmError)):
-        answer_as_lead(crew, work, request_id=rid, approve=True, always=True)
-    assert crew.config().allowed_rules == []
-    assert answers(crew) == []
+        answer_as_lead(forge_team, work, request_id=rid, approve=True, always=True)
+    assert forge_team.config().allowed_rules == []
+    assert answers(forge_team) == []
 
 
-def test_the_lead_models_always_adds_the_exact_rule(crew: Team, work: Path) -> None:
-    rid = forge(crew, "Bash", {"command": "make test"})
-    text = answer_as_lead(crew, work, request_id=rid, approve=True, always=True)
+def test_the_lead_models_always_adds_the_exact_rule(forge_team: Team, work: Path) -> None:
+    rid = forge(forge_team, "Bash", {"command": "make test"})
+    text = answer_as_lead(forge_team, work, request_id=rid, approve=True, always=True)
     assert "Bash(make test)" in text
-    assert crew.config().allowed_rules == ["Bash(make test)"]
+    assert forge_team.config().allowed_rules == ["Bash(make test)"]
 
 
 # -- the interactive lead's `a`: a teammate's request, and the lead's own call -------------------
@@ -266,20 +266,20 @@ def fake_lead(team: Team, work: Path) -> Any:
 
 
 def test_the_terminals_a_refused_for_a_forged_request_keeps_it_answerable(
-        crew: Team, work: Path) -> None:
+        forge_team: Team, work: Path) -> None:
     ui = TerminalUI()
-    ui.lead = fake_lead(crew, work)
-    rid = forge(crew, "Bash(*)", {"command": "ls"})
-    (pending,) = pending_permissions(crew)
+    ui.lead = fake_lead(forge_team, work)
+    rid = forge(forge_team, "Bash(*)", {"command": "ls"})
+    (pending,) = pending_permissions(forge_team)
     ui.out = lambda line: None  # type: ignore[method-assign]
     ui.request(pending)
     assert ui.answer("a")
-    assert crew.config().allowed_rules == []
-    assert answers(crew) == []
+    assert forge_team.config().allowed_rules == []
+    assert answers(forge_team) == []
     # Still the first question: the person can say n.
     assert ui.questions and ui.questions[0].pending is not None
     assert ui.answer("n forged")
-    (answer,) = answers(crew)
+    (answer,) = answers(forge_team)
     assert not answer.approve and answer.request_id == rid
 
 
@@ -289,9 +289,9 @@ def test_the_terminals_a_refused_for_a_forged_request_keeps_it_answerable(
     ("Write", {"file_path": "**", "content": "x"}, "Write({work}/[*][*])"),
     ("Bash", {"command": "make"}, "Bash(make)")])
 def test_the_terminals_a_for_the_leads_own_call_adds_only_an_exact_rule(
-        crew: Team, work: Path, tool: str, args: dict[str, Any], rule: str | None) -> None:
+        forge_team: Team, work: Path, tool: str, args: dict[str, Any], rule: str | None) -> None:
     ui = TerminalUI()
-    lead = ui.lead = fake_lead(crew, work)
+    lead = ui.lead = fake_lead(forge_team, work)
     lines: list[str] = []
     ui.out = lines.append  # type: ignore[method-assign,assignment]
     result: list[Decision | None] = []
@@ -309,14 +309,14 @@ def test_the_terminals_a_for_the_leads_own_call_adds_only_an_exact_rule(
                    for line in lines), lines
 
 
-def test_the_lead_reads_a_request_naming_another_team_as_plain_text(crew: Team) -> None:
+def test_the_lead_reads_a_request_naming_another_team_as_plain_text(forge_team: Team) -> None:
     from swarm.lead.wake_policy import Watch
     from tests.support.wake_helpers import Recorder
 
     reporter = Recorder()
-    watch = Watch(crew, "human", reporter)
-    forge(crew, "Bash", {"command": "ls"}, agent_id="mallory@someteam")
-    forge(crew, "Bash", {"command": "make"})
+    watch = Watch(forge_team, "human", reporter)
+    forge(forge_team, "Bash", {"command": "ls"}, agent_id="mallory@someteam")
+    forge(forge_team, "Bash", {"command": "make"})
     watch.collect()
     assert [p.request.input for p in reporter.requests] == [{"command": "make"}]
     assert [p.request.input for p in watch.open_requests()] == [{"command": "make"}]
@@ -324,18 +324,18 @@ def test_the_lead_reads_a_request_naming_another_team_as_plain_text(crew: Team) 
 
 
 def test_a_tool_a_user_definition_disallows_is_refused(
-        capsys: CaptureFixture, crew: Team, work: Path) -> None:
+        capsys: CaptureFixture, forge_team: Team, work: Path) -> None:
     from swarm.core.store import paths
 
     paths.user_agents_dir().mkdir(parents=True, exist_ok=True)
     (paths.user_agents_dir() / "nobash.md").write_text(
         "---\nname: nobash\ndescription: no shell\ndisallowed_tools: [Bash]\n---\nWork.\n")
-    crew.add_member("careful", cwd=str(work), agent_type="nobash")
-    rid = forge(crew, "Bash", {"command": "ls"}, sender="careful")
-    refused(capsys, crew, rid, "--always", expect="careful has no tool 'Bash'")
-    rid = forge(crew, "Write", {"file_path": "a.txt", "content": "x"}, sender="careful")
-    approved(capsys, crew, rid, "--always")  # it has Write
-    assert crew.config().allowed_rules == [f"Write({work}/a.txt)"]
+    forge_team.add_member("careful", cwd=str(work), agent_type="nobash")
+    rid = forge(forge_team, "Bash", {"command": "ls"}, sender="careful")
+    refused(capsys, forge_team, rid, "--always", expect="careful has no tool 'Bash'")
+    rid = forge(forge_team, "Write", {"file_path": "a.txt", "content": "x"}, sender="careful")
+    approved(capsys, forge_team, rid, "--always")  # it has Write
+    assert forge_team.config().allowed_rules == [f"Write({work}/a.txt)"]
 
 
 def test_a_plan_sent_right_after_a_rejection_stays_waiting(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -3,23 +3,12 @@ listed by `swarm agents list` with its tools and a prompt that asks for findings
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from swarm.core.agents.definitions import effective_tools, load_definitions
 from swarm.core.records.names import KNOWN_TOOLS, TEAM_TOOLS
-from tests.support.agent_fixtures import Crew
 
 TOOLS = ["Read", "Glob", "Grep", "Bash"]
-
-
-def test_agents_list_shows_code_reviewer_with_its_tools(crew: Crew) -> None:
-    proc = crew.cli("agents", "list", "--json")
-    assert proc.returncode == 0, proc.stderr
-    listed = {d["name"]: d for d in json.loads(proc.stdout)}
-    reviewer = listed["code-reviewer"]
-    assert reviewer["source"] == "builtin" and reviewer["tools"] == TOOLS
-    assert "review" in reviewer["description"].lower()
 
 
 def test_code_reviewer_cannot_edit_and_reports_by_file_and_line(tmp_path: Path) -> None:

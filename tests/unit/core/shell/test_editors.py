@@ -58,10 +58,12 @@ def _diff(name: str, old: str, new: str) -> str:
     return f"--- a/{name}\n+++ b/{name}\n@@ -1 +1,2 @@\n {old}+{new}"
 
 
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    work = init_repo(tmp_path / "proj", {"a.txt": "one\n", "src/x.py": "x = 1\n",
-                                         "sub/keep": ""})
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The repository and its archives and diffs, made once: each test gets a copy (six git
+    commands for every one of ~175 cases were most of this module's time)."""
+    work = init_repo(tmp_path_factory.mktemp("editors") / "proj",
+                     {"a.txt": "one\n", "src/x.py": "x = 1\n", "sub/keep": ""})
     config = (work / ".git" / "config").read_text()
     (work / "evil.cfg").write_text(config + HOOK)
     _tar(work / "evil.tar", {".git/config": config + HOOK})
@@ -76,6 +78,11 @@ def repo(tmp_path: Path) -> Path:
     (work / "codex.diff").write_text(_diff(".codex/config.toml", "x\n", "y\n"))
     (work / "ok.diff").write_text(_diff("a.txt", "one\n", "two\n"))
     return work
+
+
+@pytest.fixture
+def repo(template: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(template, tmp_path / "proj", symlinks=True))
 
 
 def asks_everywhere_but_bypass(command: str, cwd: Path, why: str = "protected") -> None:

@@ -12,18 +12,15 @@ Real files in a real git repository; real bash shows the attacks work; the real 
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 
-from swarm.core.records.protocol import PermissionRequest
 from swarm.core.store import paths
-from swarm.ops.approvals import deny_permission, pending_permissions
 from tests.support import rule_helpers as rules
-from tests.support.agent_fixtures import Crew
 from tests.support.git_helpers import init_repo
-from tests.support.helpers import wait_until
 from tests.support.rule_helpers import bash, decide, run
 from tests.unit.core.shell.test_evaluation import EVERYTHING
 
@@ -32,11 +29,18 @@ ALLOW = [*EVERYTHING, *(f"Bash({p}:*)" for p in ("rsync", "install", "link", "re
 HOOK = "[core]\n\tfsmonitor = touch pwned;false\n"
 
 
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The repository, made once: each test gets a copy (its six git commands for every case
+    were most of this module's time)."""
+    return init_repo(tmp_path_factory.mktemp("links") / "proj",
+                     {"a.txt": "one\n", "evil.sh": "#!/bin/sh\n", "src/x.py": "x = 1\n",
+                      "sub/keep": ""})
+
+
 @pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    work = init_repo(tmp_path / "proj", {"a.txt": "one\n", "evil.sh": "#!/bin/sh\n",
-                                         "src/x.py": "x = 1\n", "sub/keep": ""})
-    return work
+def repo(template: Path, tmp_path: Path) -> Path:
+    return Path(shutil.copytree(template, tmp_path / "proj", symlinks=True))
 
 
 def asks_everywhere_but_bypass(command: str, cwd: Path) -> None:
@@ -63,29 +67,6 @@ def test_the_link_and_move_attacks_run_code_and_now_ask(link: str, write: str, g
     assert not (repo / "pwned").exists()
     subprocess.run(["bash", "-c", git], cwd=repo, capture_output=True, text=True)
     assert (repo / "pwned").exists(), "the attack did not reach git: the test shows nothing"
-
-
-@pytest.mark.slow
-def test_a_teammate_asks_before_it_links_or_moves_git(crew: Crew) -> None:
-    """A real `swarm agent` (shell model, acceptEdits, allow cp/ln/mv/echo): the ordinary
-    command runs unasked, each link or move of `.git` waits for the lead; denied, none ran."""
-    repo = init_repo(crew.workdir)
-    config = (repo / ".git" / "config").read_text()
-    commands = ["cp -l .git/config cfg", "ln -s .git g && echo x >> g/config", "mv .git moved"]
-    crew.spawn("w1", prompt="\n".join(f"$ {c}" for c in ["echo ok > ok.txt", *commands]),
-               permission_mode="acceptEdits",
-               allow=("Bash(cp:*)", "Bash(ln:*)", "Bash(mv:*)", "Bash(echo:*)"))
-    for command in commands:
-        (request,) = wait_until(lambda: [p for p in pending_permissions(crew.team)
-                                         if p.message.sender == "w1"], 15,
-                                message=f"a request for {command!r} ({crew.log('w1')[-600:]})")
-        asked = request.message.structured()
-        assert isinstance(asked, PermissionRequest) and asked.input == {"command": command}
-        deny_permission(crew.team, asked.request_id, "no links into .git")
-    crew.wait_idle_notes("w1", 1)
-    assert (repo / "ok.txt").read_text() == "ok\n"
-    assert (repo / ".git" / "config").read_text() == config
-    assert not any((repo / name).exists() for name in ("cfg", "g", "moved"))
 
 
 def test_writing_through_an_existing_hard_link_asks_and_is_the_attack(repo: Path) -> None:

@@ -8,13 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core.records.protocol import PermissionRequest
 from swarm.core.shell.parse import parse
 from swarm.core.shell.rules import validate_rule
 from swarm.errors import BadInputError
-from swarm.ops.approvals import deny_permission, pending_permissions
-from tests.support.agent_fixtures import Crew
-from tests.support.helpers import wait_until
 from tests.support.rule_helpers import bash
 
 GIT = ["Bash(git status:*)"]
@@ -116,29 +112,6 @@ def test_cd_sets_the_directory_variables_but_an_ordinary_cd_stays_allowed(cwd: P
                     "pushd src && echo ${DIRSTACK[1]@P}"]:
         decision = bash(command, cwd, allow=allow)
         assert decision.behavior == "ask" and "cannot be checked" in decision.reason, command
-
-
-@pytest.mark.slow
-def test_a_teammate_asks_before_a_prompt_expansion_of_its_new_directory(crew: Crew) -> None:
-    """The issue's reproduction on a real `swarm agent` (shell model, default mode, allow mkdir,
-    cd and echo; no deny rule): it asks; the lead denies; the file survives."""
-    victim = crew.workdir / "victim"
-    victim.write_text("keep me")
-    new = "$(cd ..; rm victim)"  # the directory's name: its prompt expansion runs in it
-    command = f"mkdir -p '{new}' && cd '{new}' && echo ${{PWD@P}}"
-    crew.spawn("w1", prompt=f"$ {command}", permission_mode="default",
-               allow=("Bash(mkdir:*)", "Bash(cd:*)", "Bash(echo:*)"))
-    (request,) = wait_until(lambda: [p for p in pending_permissions(crew.team)
-                                     if p.message.sender == "w1"], 15,
-                            message=f"a permission request (log: {crew.log('w1')[-600:]})")
-    asked = request.message.structured()
-    assert isinstance(asked, PermissionRequest)
-    assert asked.tool_name == "Bash" and asked.input == {"command": command}
-    assert victim.read_text() == "keep me"
-    deny_permission(crew.team, asked.request_id, "no prompt expansion")
-    crew.wait_idle_notes("w1", 1)
-    assert victim.read_text() == "keep me"
-    assert not (crew.workdir / new).exists()
 
 
 def test_a_rule_may_name_a_program_that_alone_would_read_its_input(cwd: Path) -> None:

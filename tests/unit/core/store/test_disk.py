@@ -116,35 +116,6 @@ def test_failed_atomic_write_keeps_the_old_file(tmp_path: Path) -> None:
     assert [p.name for p in tmp_path.iterdir()] == ["data.json"]
 
 
-@pytest.mark.slow
-def test_reader_never_sees_a_half_written_file(tmp_path: Path) -> None:
-    """A writer process rewrites a large file as fast as it can; every read parses."""
-    path = tmp_path / "big.json"
-    store.write_bytes_atomic(path, json.dumps({"n": -1, "pad": "x" * 200_000}).encode())
-    done = tmp_path / "done"
-    code = textwrap.dedent(
-        f"""
-        import json, pathlib
-        from swarm.core.store.disk import write_bytes_atomic
-        path = pathlib.Path({str(path)!r})
-        for n in range(150):
-            write_bytes_atomic(path, json.dumps({{"n": n, "pad": "x" * 200_000}}).encode())
-        pathlib.Path({str(done)!r}).write_text("ok")
-        """
-    )
-    writer = subprocess.Popen([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[4])
-    seen = set()
-    try:
-        while not done.exists():
-            data = json.loads(path.read_bytes())
-            assert len(data["pad"]) == 200_000
-            seen.add(data["n"])
-    finally:
-        assert writer.wait(30) == 0
-    assert json.loads(path.read_bytes())["n"] == 149
-    assert len(seen) > 1  # the reads really overlapped the writes
-
-
 def test_locked_creates_a_private_lock_file(tmp_path: Path) -> None:
     path = tmp_path / "box.json"
     with store.locked(path):

@@ -7,26 +7,20 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import re
-import subprocess
 from pathlib import Path
 
 import pytest
-from libtmux.server import Server
-from libtmux.session import Session
 
 from swarm.core.records.protocol import Message
 from swarm.core.records.state import AgentState
 from swarm.core.store import paths
-from swarm.core.store.liveness import is_alive
 from swarm.core.team.state import write_state
 from swarm.core.team.team import Team
 from swarm.core.team.transcript import Transcript
 from swarm.core.text.terminal import visible
 from swarm.core.text.view import View
 from tests.support.helpers import run_cli as run
-from tests.support.helpers import wait_until
 
 # Everything a hostile message could carry: OSC 52 (clipboard), OSC 0 (title), a clear screen,
 # an 8-bit CSI (C1 0x9b), DEL, a bell and a carriage return that would overwrite the line.
@@ -233,36 +227,3 @@ def test_status_watch_escapes_team_data(team: Team) -> None:
     assert_safe(screen(team))
 
 
-# -- a real pane --------------------------------------------------------------------------------
-@pytest.mark.slow
-def test_a_teammates_pane_shows_escapes_and_keeps_its_title(
-        server: Server, session: Session, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A shell teammate in a real tmux pane prints a title change, a clipboard write and a clear
-    screen with its command; a message to it carries a title change too. The pane shows them as
-    text, and tmux's pane title stays the teammate's name."""
-    from tests.support.agent_fixtures import SWARM, stop_tree
-    from tests.system.tmux.test_tmux_cli import SHELL, ok, panes, tmux
-
-    monkeypatch.setenv("SWARM_TMUX_SOCKET", str(server.socket_name))
-    env = {**os.environ, "SWARM_TMUX_SOCKET": str(server.socket_name), "SWARM_TEAM": "alpha"}
-    Team.create("alpha")
-    prompt = ("$ printf 'out \\033]0;pwned\\007 \\033]52;c;aGVsbG8=\\007 \\033[2J done\\n'\n"
-              "note \x1b]2;pwned2\x07 in the message")
-    spawned = json.loads(ok(env, "spawn", "w1", "--backend", "tmux", *SHELL, "--json",
-                            "--prompt", prompt))
-    pane = spawned["pane_id"]
-
-    def screen() -> str:
-        return "\n".join(tmux(server, "capture-pane", "-p", "-J", "-S", "-", "-t", pane))
-
-    try:
-        wait_until(lambda: "idle (available)" in screen(), 20, message=f"w1 idle:\n{screen()}")
-        assert panes(server)[pane]["pane_title"] == "w1"  # nothing retitled it
-        text = screen()
-        assert "| out \\x1b]0;pwned\\x07 \\x1b]52;c;aGVsbG8=\\x07 \\x1b[2J done" in text
-        assert "note \\x1b]2;pwned2\\x07 in the message" in text
-    finally:
-        subprocess.run([SWARM, "shutdown", "w1", "--team", "alpha"], env=env,
-                       capture_output=True, timeout=60)
-        if is_alive(spawned["pid"]):
-            stop_tree(spawned["pid"])

@@ -12,7 +12,6 @@ import pytest
 
 from swarm.runtime.models import check_model_spec, load_model
 from swarm.runtime.models.base import ModelRequest
-from tests.support.agent_fixtures import Crew
 from tests.support.fake_clouds import ACCESS_TOKEN, FakeClouds
 
 BEDROCK_ID = "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
@@ -97,15 +96,3 @@ def test_vertex_with_a_service_account(clouds: FakeClouds, monkeypatch: pytest.M
     assert reply.usage.output_tokens == 5
 
 
-def test_a_bedrock_teammate(crew: Crew, clouds: FakeClouds,
-                            monkeypatch: pytest.MonkeyPatch) -> None:
-    """The AWS variables reach the teammate's process; the loop never knows the provider."""
-    monkeypatch.setenv("AWS_REGION", "us-east-1")
-    monkeypatch.setenv("AWS_BEARER_TOKEN_BEDROCK", "bedrock-api-key")
-    clouds.push_tool_use("Bash", {"command": "echo on-bedrock"})
-    clouds.push_text("Done on Bedrock.")
-    crew.spawn("w1", prompt="Run echo.", model=f"bedrock:{BEDROCK_ID}")
-    (note,) = crew.wait_idle_notes("w1", 1, timeout=SDK_START_S)
-    assert note.summary == "Done on Bedrock."
-    bodies = clouds.messages_requests()
-    assert len(bodies) == 2 and "on-bedrock" in str(bodies[1]["messages"][-1]["content"])

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from swarm.core.store import paths
 from swarm.core.team.team import Team
 from swarm.errors import BadInputError
 from swarm.ops.doctor.diagnose import diagnose, render
@@ -18,7 +17,6 @@ from swarm.runtime.models import check_model_spec, default_model_spec, parse_mod
 from swarm.runtime.models.anthropic_model import ALIASES, AnthropicModel
 from swarm.runtime.models.base import ModelRequest
 from swarm.runtime.models.providers import ollama_base_url
-from tests.support.agent_fixtures import run_swarm
 from tests.support.fake_anthropic import FakeAnthropic
 
 
@@ -209,26 +207,6 @@ def test_doctor_reports_a_broken_prices_file(swarm_home: Path) -> None:
     assert "!!  prices: " in text and "must be a JSON object" in text
     (swarm_home / "prices.json").write_text('{"my-model": [1, 2]}')
     assert f"ok  prices: {swarm_home / 'prices.json'} adds 1 model(s)" in render(diagnose())
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(("model", "names"), [
-    ("openai:gpt-5-mini", "OPENAI_API_KEY"),
-    ("sonnet", "ANTHROPIC_API_KEY"),
-    ("gpt-4o", "PROVIDER:MODEL"),
-    ("mistral:large", "unknown model provider 'mistral'"),
-    ("scripted:nope.json", "cannot read script"),
-])
-def test_spawn_refuses_before_registering(tmp_path: Path, model: str, names: str) -> None:
-    team = Team.create("t")
-    proc = run_swarm("spawn", "w2", "--team", "t", "--backend", "hidden", "--model", model,
-                     "--prompt", "hi", cwd=tmp_path)
-    assert proc.returncode == 2, proc.stdout
-    (line,) = proc.stderr.splitlines()
-    assert line.startswith("swarm: error: ") and names in line
-    assert [m.name for m in team.members()] == ["team-lead"]
-    assert not paths.agent_dir(team.name, "w2").exists()
-    assert not paths.inbox(team.name, "w2").exists()
 
 
 def test_an_agent_definitions_model_is_checked_before_registering(swarm_home: Path) -> None:

@@ -13,11 +13,9 @@ from typing import Any
 import pytest
 
 from swarm.core.records.state import SubagentInfo
-from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.runtime.models.base import ModelReply
-from tests.support.agent_fixtures import Crew
-from tests.support.fake_anthropic import FakeAnthropic, Scripted
+from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.helpers import wait_until
 from tests.support.subagent_host import FnModel, Host, ask, runner_with, text, tool
 
@@ -110,36 +108,3 @@ def test_a_failed_summary_call_falls_back_to_the_tool_calls(
     wait_until(runner.has_arrivals, 10)
 
 
-@pytest.mark.slow
-def test_status_json_shows_a_running_subagents_summary(
-        crew: Crew, fake_api: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
-    monkeypatch.setenv("SWARM_API_RETRY_BASE", "0.01")
-    (crew.workdir / "notes.txt").write_text("alpha\n")
-    gate = threading.Event()
-    fake_api.route(lambda body: SUMMARY in json.dumps(body.get("system"))).push_text(
-        "Reading the notes")
-    sub = fake_api.route(lambda body: "# You are a subagent" in body["system"][0]["text"])
-    sub.push_tool_use("Read", {"file_path": "notes.txt"})
-    sub.push(lambda body: (gate.wait(30), Scripted(200, {
-        "content": [{"type": "text", "text": "alpha"}], "stop_reason": "end_turn"}))[1])
-    fake_api.push_tool_use("Agent", {"description": "read notes", "prompt": "Read notes.txt.",
-                                     "subagent_type": "general-purpose",
-                                     "run_in_background": True})
-    fake_api.push_text("Started it.")
-    fake_api.push_text("Got it.")
-    try:
-        crew.spawn("w1", prompt="go", model="sonnet")
-
-        def shown() -> list[dict[str, Any]]:
-            (row,) = json.loads(crew.cli("status", "--json").stdout)
-            return [s for s in row["subagents"] if s.get("summary") == "Reading the notes"]
-
-        (running,) = wait_until(shown, 30, message="the summary in status --json")
-        assert running["status"] == "running" and running["agent_id"] == "w1.sub-1"
-        assert "Reading the notes" in crew.cli("status", "--wide").stdout  # its NOW column
-    finally:
-        gate.set()
-    crew.wait_idle_notes("w1", 2, timeout=30)
-    state = read_state(crew.team.name, "w1")
-    assert state is not None and state.subagents[0].summary == "Reading the notes"

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import threading
@@ -112,18 +111,6 @@ def test_read_refuses_a_fifo_instead_of_blocking(ctx: ToolContext) -> None:
     assert "is a FIFO" in err(isolated(ctx, "Read", file_path=str(fifo)))
 
 
-@pytest.mark.slow
-def test_read_refuses_devices_and_sockets(ctx: ToolContext, tmp_path: Path) -> None:
-    assert "is a character device" in err(isolated(ctx, "Read", file_path="/dev/zero"))
-    (ctx.cwd / "zero").symlink_to("/dev/zero")  # a link does not hide what it points to
-    assert "is a character device" in err(isolated(ctx, "Read", file_path="zero"))
-    path = tmp_path / "s.sock"
-    with socket.socket(socket.AF_UNIX) as server:
-        server.bind(str(path))
-        server.listen()
-        assert "is a socket" in err(isolated(ctx, "Read", file_path=str(path)))
-
-
 def test_read_stops_at_a_size_cap_and_says_so(ctx: ToolContext) -> None:
     line = "y" * 99 + "\n"
     (ctx.cwd / "big.txt").write_text(line * (READ_MAX_BYTES // 100 + 500))
@@ -138,15 +125,6 @@ def test_read_stops_at_a_size_cap_and_says_so(ctx: ToolContext) -> None:
     # One line longer than the cap is cut, not read whole.
     (ctx.cwd / "long.txt").write_text("z" * (READ_MAX_BYTES * 2))
     assert "[file truncated at" in ok(call(ctx, "Read", file_path="long.txt"))
-
-
-@pytest.mark.slow
-def test_grep_skips_what_is_not_a_regular_file(ctx: ToolContext) -> None:
-    os.mkfifo(ctx.cwd / "pipe")
-    (ctx.cwd / "zero").symlink_to("/dev/zero")
-    (ctx.cwd / "f.txt").write_text("needle\n")
-    assert ok(isolated(ctx, "Grep", pattern="needle")).endswith("f.txt:1:needle")
-    assert ok(isolated(ctx, "Grep", pattern="x", path="pipe")) == "(no matches)"
 
 
 def test_write_into_a_file_path_is_an_error(ctx: ToolContext) -> None:
@@ -369,7 +347,8 @@ def test_a_reader_never_sees_a_file_half_written(ctx: ToolContext, tool: str) ->
     def read() -> None:
         while not stop.is_set():
             data = path.read_text()
-            seen.add("whole" if len(data) == size and len(set(data)) == 1 else
+            # one letter throughout: counted in C (a set of 4 M letters holds the GIL for long)
+            seen.add("whole" if len(data) == size and data.count(data[0]) == size else
                      f"part: {len(data)} bytes, letters {sorted(set(data))}")
 
     reader = threading.Thread(target=read)
