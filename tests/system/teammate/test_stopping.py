@@ -98,7 +98,8 @@ def test_shutdown_is_answered_while_the_provider_is_down(
 
 
 def test_force_kills_a_member_that_ignored_an_earlier_request_after_a_short_grace(
-        crew: Crew, fake_api: FakeAnthropic, provider_env: None) -> None:
+        crew: Crew, fake_api: FakeAnthropic, provider_env: None,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """A model call that hangs (no error to retry on) cannot be answered: the first shutdown
     says what the member is doing; `--force` then kills it after a short grace."""
     release = threading.Event()
@@ -108,18 +109,19 @@ def test_force_kills_a_member_that_ignored_an_earlier_request_after_a_short_grac
         return reply("late")
 
     fake_api.fallback = hang
+    monkeypatch.setenv("SWARM_UNANSWERED_GRACE", "1")
     try:
         result = crew.spawn("w1", "Say hello.", model="sonnet")
         crew.wait_state("w1", "working")
         wait_until(lambda: fake_api.messages_requests(), 15, message="the model call")
-        proc, took = timed_cli(crew, "shutdown", "w1", "--timeout", "5")
+        proc, took = timed_cli(crew, "shutdown", "w1", "--timeout", "1")
         assert proc.returncode == 1
-        assert "w1: timeout (no exit within 5s; it is working" in proc.stdout, proc.stdout
+        assert "w1: timeout (no exit within 1s; it is working" in proc.stdout, proc.stdout
         proc, took = timed_cli(crew, "shutdown", "w1", "--timeout", "60", "--force")
         assert proc.returncode == 0, (proc.stdout, proc.stderr)
         assert took < 20, took  # not the 60 s timeout again
         assert proc.stdout.startswith("w1: killed (it did not answer an earlier shutdown "
-                                      "request"), proc.stdout
+                                      "request; no exit within 1s"), proc.stdout
         wait_until(lambda: not is_alive(result.pid), 10, message="w1 killed")
     finally:
         release.set()
