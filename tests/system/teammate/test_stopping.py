@@ -141,7 +141,7 @@ def test_force_still_waits_for_a_member_asked_for_the_first_time(
 
 # -- the report: a dead member is not busy ------------------------------------------------------
 
-DEAD_GAP = 5.0  # seconds the member stays dead before its respawn
+DEAD_GAP = 2.0  # seconds the member stays dead before its respawn
 
 
 def report(crew: Crew) -> dict[str, Any]:
@@ -203,7 +203,8 @@ def test_report_does_not_count_a_killed_members_dead_time(crew: Crew, when: str,
     for span in spans:
         if span["kind"] in ("work", "idle", "tool", "model"):
             assert overlap(span, gap[0] + 0.5, gap[1] - 0.5) == 0, (span, gap)
-    assert row["busy_s"] < DEAD_GAP, row
+    # Busy only while alive (however long its turns took on a busy machine).
+    assert row["busy_s"] <= data["duration_s"] - (gap[1] - gap[0]) + 0.5, (row, gap)
     assert row["wall_s"] <= data["duration_s"] - DEAD_GAP + 1.0, (row, data["duration_s"])
     dead = [s for s in spans if s["kind"] == "dead"]
     assert dead and sum(s["end"] - s["start"] for s in dead) >= DEAD_GAP - 1.0, spans
@@ -223,14 +224,14 @@ def test_report_of_a_member_killed_and_never_respawned(crew: Crew,
     result = crew.spawn("w1", "$ sleep 300")
     stray = child_named(result.pid, "sleep", message="the sleep")
     command_group_recorded(crew.team.name, "w1", stray)
-    kill_and_wait(crew, "w1", result.pid)
+    killed = kill_and_wait(crew, "w1", result.pid)
     crew.cli("status")  # records the death
     wait_until(lambda: not is_alive(stray.pid, stray.create_time()), 10, message="sleep ended")
     crew.spawn("w2", "$ echo later")  # the run goes on after the death
     crew.wait_idle_notes("w2", 1)
     data = report(crew)
     row = member_row(data, "w1")
-    assert row["busy_s"] < DEAD_GAP, row
+    assert row["busy_s"] <= killed - _epoch(data["start"]) + 0.5, row  # busy only while alive
     dead = [s for s in lane(data, "w1") if s["kind"] == "dead"]
     assert dead and dead[-1]["end"] == pytest.approx(data["duration_s"], abs=0.01), dead
 
