@@ -39,10 +39,11 @@ from tests.support.helpers import (
 
 @pytest.fixture
 def provider_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """A key for the fake API, and retries that wait seconds (as against a real outage)."""
+    """A key for the fake API, and retries that back off from half a second, doubling (as against
+    a real outage, if sooner)."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setenv("SWARM_API_RETRY_BASE", "2")
+    monkeypatch.setenv("SWARM_API_RETRY_BASE", "0.5")
     monkeypatch.setenv("SWARM_API_MAX_RETRIES", "20")
     monkeypatch.setenv("SWARM_HEARTBEAT_INTERVAL", "0.2")
     for var in ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE", "ANTHROPIC_CONFIG_DIR"):
