@@ -37,6 +37,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("SWARM_REMOTE_HOME", "~/.swarm there", "SWARM_HOME of teammates on ssh hosts"),
     Variable("SWARM_DEBUG", "", "1: tracebacks on errors, debug lines in agent.log and stderr"),
     Variable("SWARM_SHUTDOWN_GRACE", "20", "seconds the lead waits for teammates to exit"),
+    Variable("SWARM_UNANSWERED_GRACE", "5", "seconds `swarm shutdown` gives a member that cannot answer (its model failing, an earlier request unread) before ending it"),
     Variable("SWARM_ORPHAN_GRACE", "60", "seconds a teammate outlives its crashed lead"),
     Variable("SWARM_TEAM_GONE_GRACE", "60", "seconds a teammate outlives its lost or corrupt team file"),
     Variable("SWARM_AUTO_BACKGROUND_S", "120", "seconds before a foreground subagent backgrounds"),
@@ -216,6 +217,10 @@ def forkserver() -> bool:
 
 def shutdown_grace() -> float:
     return number("SWARM_SHUTDOWN_GRACE", 20.0)
+
+
+def unanswered_grace() -> float:
+    return number("SWARM_UNANSWERED_GRACE", 5.0)
 
 
 def orphan_grace() -> float:

@@ -26,6 +26,7 @@ import json
 import os
 import re
 import subprocess
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -268,6 +269,9 @@ class FakeAgent:
 
 
 def main() -> None:
+    if sys.argv[1:2] == ["--version"]:  # as a real agent CLI answers `swarm doctor`
+        print("fake-acp 0")
+        return
     asyncio.run(acp.run_agent(FakeAgent(), use_unstable_protocol=True))
 
 

@@ -8,6 +8,7 @@ and Redis (`SWARM_STORE` set for the test and every process it starts).
 from __future__ import annotations
 
 import contextlib
+import re
 import shutil
 import socket
 import subprocess
@@ -43,6 +44,16 @@ class RedisServer:
         return f"redis://127.0.0.1:{self.port}/0"
 
     def start(self, timeout: float = 10.0) -> None:
+        """Start it and wait until it answers; a port taken meanwhile (free_port's port is free
+        only when it is picked: another test's server or client may take it before ours binds
+        it) is a new port, never another server answering in ours' place."""
+        for _attempt in range(3):
+            if self._start(timeout):
+                return
+            self.port = free_port()
+        raise RuntimeError(f"redis-server found no free port: {self.log_tail()}")
+
+    def _start(self, timeout: float) -> bool:
         self.directory.mkdir(parents=True, exist_ok=True)
         # The password goes in a private config file, never on the command line: the secrets
         # tests read every process's command line, other tests' servers included.
@@ -57,27 +68,42 @@ class RedisServer:
              *self.options],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         deadline = time.monotonic() + timeout
-        while not self.ping():
+        while self._answering_pid() != self.proc.pid:
             if self.proc.poll() is not None:
+                if "Address already in use" in self.log_tail():
+                    self.proc = None
+                    return False
                 raise RuntimeError(f"redis-server exited {self.proc.returncode}: "
                                    f"{self.log_tail()}")
             if time.monotonic() >= deadline:
                 self.stop()
                 raise RuntimeError(f"redis-server did not answer PING in {timeout}s")
             time.sleep(0.02)
+        return True
 
     def ping(self) -> bool:
         """PING over a plain socket (RESP inline command): no client library needed."""
+        return self._answering_pid() is not None
+
+    def _answering_pid(self) -> int | None:
+        """The process id of the server answering on our port (INFO server), or None."""
         try:
             with socket.create_connection(("127.0.0.1", self.port), timeout=0.5) as sock:
                 if self.password:
                     sock.sendall(f"AUTH {self.password}\r\n".encode())
                     if not sock.recv(64).startswith(b"+OK"):
-                        return False
-                sock.sendall(b"PING\r\n")
-                return sock.recv(64).startswith(b"+PONG")
+                        return None
+                sock.sendall(b"INFO server\r\n")
+                reply = b""
+                while b"process_id:" not in reply or not reply.endswith(b"\r\n\r\n"):
+                    chunk = sock.recv(4096)
+                    if not chunk:
+                        break
+                    reply += chunk
         except OSError:
-            return False
+            return None
+        found = re.search(rb"process_id:(\d+)", reply)
+        return int(found.group(1)) if found else None
 
     def log_tail(self) -> str:
         with contextlib.suppress(OSError):

@@ -8,6 +8,7 @@ import time
 
 from msgspec import Struct
 
+from swarm import settings
 from swarm.core.records import base as records
 from swarm.core.records.names import LEAD_NAME
 from swarm.core.records.protocol import ShutdownRequest, ShutdownResponse
@@ -44,9 +45,10 @@ def shutdown(team: Team, names: list[str], reason: str | None = None, timeout: f
              force: bool = False) -> list[ShutdownOutcome]:
     """Ask each member to shut down; wait for its answer and its exit; kill on --force. A member
     that cannot make a model call (its last turn failed, a failing call backing off) approves
-    by itself at once: it gets GRACE, not `timeout`, and is then ended even without --force;
-    with --force it is ended at once. With --force, a member that left an earlier request
-    unread gets GRACE too: it was asked already and is not reading its mail."""
+    by itself at once: it gets a short grace (SWARM_UNANSWERED_GRACE), not `timeout`, and is
+    then ended even without --force; with --force it is ended at once. With --force, a member
+    that left an earlier request unread gets the grace too: it was asked already and is not
+    reading its mail."""
     pending: dict[str, _Asked] = {}
     outcomes: list[ShutdownOutcome] = []
     start = time.monotonic()
@@ -115,9 +117,6 @@ def shutdown(team: Team, names: list[str], reason: str | None = None, timeout: f
     return outcomes
 
 
-GRACE = 5.0  # seconds a shutdown waits for a member that cannot answer with its model
-
-
 class _Asked:
     """A member asked to shut down: its request, until when it is waited for, and why it is
     late when it is; `ends`: ended at the deadline even without --force."""
@@ -128,10 +127,11 @@ class _Asked:
         self.ends = False
 
     def cut(self, now: float, why: str, ends: bool = False) -> None:
-        """Wait at most GRACE from `now`: `why` says why it gets no more."""
-        if now + GRACE < self.deadline:
-            self.deadline = now + GRACE
-            self.late = f"{why}; no exit within {GRACE:g}s"
+        """Wait at most the grace from `now`: `why` says why it gets no more."""
+        grace = settings.unanswered_grace()
+        if now + grace < self.deadline:
+            self.deadline = now + grace
+            self.late = f"{why}; no exit within {grace:g}s"
         elif why not in self.late:
             self.late = f"{why}; {self.late}"
         self.ends = self.ends or ends

@@ -151,6 +151,10 @@ class McpManager:
         """Start every server at once; wait until each runs, failed, or `timeout` passed."""
         if not self._servers or self._loop is not None:
             return
+        # swarm's own import of the SDK (a second or more of CPU, far more on a busy machine)
+        # is not a server's start: the timeout counts from here.
+        with big_import():
+            from mcp import ClientSession  # noqa: F401
         loop = asyncio.new_event_loop()
         self._loop = loop
         self._thread = threading.Thread(target=loop.run_forever, name="mcp", daemon=True)

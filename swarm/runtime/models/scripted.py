@@ -4,7 +4,7 @@ The file is a list of turns (or {"turns": [...]}). A turn is {"content": [blocks
 Anthropic shape, or the short form {"text": "...", "tool_uses": [{"name", "input"}, ...]}.
 The n-th model call in a conversation gets the n-th turn (counted from the assistant messages
 already in the conversation, so a respawned agent continues where it was). Past the end, the
-model just ends its turn.
+model just ends its turn, and a teammate approves a shutdown request without it.
 """
 
 from __future__ import annotations
@@ -57,11 +57,15 @@ class ScriptedModel:
         self.name = f"scripted:{path}"
         self.turns = load_turns(path)
 
+    def ended(self, messages: list[dict[str, Any]]) -> bool:
+        """Past its last turn in this conversation: it can only say `(end of script)`."""
+        return sum(1 for m in messages if m["role"] == "assistant") >= len(self.turns)
+
     def complete(self, request: ModelRequest) -> ModelReply:
         if request.system.startswith(SUMMARY_MARKER):  # not one of the script's turns
             return ModelReply([{"type": "text", "text": "(summary of the scripted conversation)"}])
         index = sum(1 for m in request.messages if m["role"] == "assistant")
-        if index >= len(self.turns):
+        if self.ended(request.messages):
             return ModelReply([{"type": "text", "text": "(end of script)"}])
         blocks = to_blocks(self.turns[index])
         uses = any(b.get("type") == "tool_use" for b in blocks)

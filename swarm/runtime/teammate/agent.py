@@ -35,6 +35,7 @@ from swarm.core.trust.workspace import decide
 from swarm.runtime.extensions.loader import checkout_of
 from swarm.runtime.models import default_model_spec, load_model
 from swarm.runtime.models.recording import wrap
+from swarm.runtime.models.scripted import ScriptedModel
 from swarm.runtime.permissions.asking import Asker, Waiting
 from swarm.runtime.process.orphan import OrphanCheck
 from swarm.runtime.process.signals import Signals
@@ -116,7 +117,9 @@ class Agent(AgentBase):
         tools = {n: every[n] for n in names if n in every}
         if self.member.plan_mode_required:
             tools["ExitPlanMode"] = every["ExitPlanMode"]
-        model = wrap(load_model(self.model_name, cwd=str(self.cwd)), self.team.name, name)
+        loaded = load_model(self.model_name, cwd=str(self.cwd))
+        self.script = loaded if isinstance(loaded, ScriptedModel) else None
+        model = wrap(loaded, self.team.name, name)
         waiting = Waiting(self.keeper.set, self.signals.interruptible, self.console.show)
         # Hooks and MCP servers (the servers start in run(), their tools join then), the policy.
         parts = AgentParts(
@@ -198,7 +201,7 @@ class Agent(AgentBase):
     def take_turn(self, inbound: list[Inbound], task: Task | None) -> TurnOutcome:
         self.console.activity(None)  # no longer idle
         # Its model cannot answer (a limit, or its last turn failed): no turn to decide.
-        unable = self.limits.reason() or without_model(self.state)
+        unable = self.limits.reason() or without_model(self.state) or self._script_ended()
         if unable and any(is_shutdown(i) for i in inbound):
             return self._shutdown_without_turn(inbound, unable)
         current = task.id if task is not None else self.state.current_task
@@ -241,6 +244,13 @@ class Agent(AgentBase):
                         and not any(is_shutdown(i) for i in self.inputs.unread()))
         return self.extensions.follow_up(outcome.reason, outcome.last_text, can_continue,
                                          lambda task: self.inputs.render([], task))
+
+    def _script_ended(self) -> str | None:
+        """A `scripted:` model past its last turn has nothing more to say: it cannot answer a
+        shutdown request (the lead would wait out SWARM_SHUTDOWN_GRACE, then kill it)."""
+        if self.script is not None and self.script.ended(self.loop.messages):
+            return "its script has ended"
+        return None
 
     def _shutdown_without_turn(self, inbound: list[Inbound], why: str) -> TurnOutcome:
         """The model cannot answer a shutdown request (out of turns or budget, its last turn

@@ -28,6 +28,12 @@ from tests.support.agent_fixtures import (
 from tests.support.helpers import one_line, turn_over, wait_until
 
 
+@pytest.fixture(autouse=True)
+def quick_heartbeats(monkeypatch: pytest.MonkeyPatch) -> None:
+    """After a FLUSHALL the tests wait for the agents' next heartbeats (2 s apart by default)."""
+    monkeypatch.setenv("SWARM_HEARTBEAT_INTERVAL", "0.3")
+
+
 def _pids(crew: Crew, *names: str) -> dict[str, tuple[int, float | None]]:
     out = {}
     for name in names:

@@ -211,7 +211,7 @@ def test_a_message_during_a_lead_turn_reaches_its_next_model_call(
     def after_spawn(body: dict[str, Any]) -> Scripted:
         # Still inside the lead's turn: hold this reply until alice's report has landed.
         box = paths.inbox(body_team(body), "team-lead")
-        wait_until(lambda: box.exists() and "hello-from-alice" in box.read_text(), 15,
+        wait_until(lambda: box.exists() and "hello-from-alice" in box.read_text(), 60,
                    message="alice's report in the lead's mailbox")
         return reply(None, [("TaskList", {})])
 
@@ -260,8 +260,9 @@ def test_teammates_of_a_killed_lead_leave_on_their_own(
         pids = {n: read_state("orph", n).pid for n in ("alice", "bob")}  # type: ignore[union-attr]
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
-        wait_until(lambda: not any(is_alive(p) for p in pids.values()), 2 + 5,
-                   message="teammates leave within SWARM_ORPHAN_GRACE + 5 s")
+        # On their own (the orphan rule: lead_gone below), however busy the machine.
+        wait_until(lambda: not any(is_alive(p) for p in pids.values()), 60,
+                   message="teammates leave after SWARM_ORPHAN_GRACE")
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -487,7 +488,7 @@ def test_a_message_to_an_exited_teammate_wakes_it(fake_api: FakeAnthropic, tmp_p
             if self.stage == "stop":
                 self.stage = "again"
                 wait_until(lambda: (s := read_state(body_team(body), "alice")) is not None
-                           and s.state == "exited", 15, message="alice exited")
+                           and s.state == "exited", 60, message="alice exited")
                 return reply(None, [("SendMessage", {"to": "alice", "message": "$ echo second-run",
                                                      "summary": "one more"})])
             return reply("Noted.")
@@ -589,7 +590,7 @@ def test_a_killed_leads_bash_command_is_ended(
         if not teammates:
             status = run_swarm("status", "--team", "kl", "--json")
             assert status.returncode == 0, status.stderr
-        wait_until(lambda: process_gone(sleeper), 2 + 8,
+        wait_until(lambda: process_gone(sleeper), 60,  # `sleep 300`: ended, not finished
                    message="the killed lead's command ends")
     finally:
         if proc.poll() is None:

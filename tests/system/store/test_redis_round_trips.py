@@ -26,7 +26,7 @@ class Monitor:
         self._ready = threading.Event()
         self._thread = threading.Thread(target=self._listen, daemon=True)
         self._thread.start()
-        assert self._ready.wait(10)
+        assert self._ready.wait(60)
 
     def _listen(self) -> None:
         with self._client.monitor() as monitor:
@@ -44,7 +44,7 @@ class Monitor:
         marker.echo(begin)
         action()
         marker.echo(end)
-        wait_until(lambda: any(end in c for _, c in self.seen), timeout=10)
+        wait_until(lambda: any(end in c for _, c in self.seen), timeout=60)
         commands = [c for _, c in self.seen]
         start = next(i for i, c in enumerate(commands) if begin in c)
         stop = next(i for i, c in enumerate(commands) if end in c)
@@ -164,9 +164,9 @@ def test_a_blocked_watcher_in_the_same_process_does_not_hold_up_a_send(redis_url
         reader = threading.Thread(target=lambda: woke.append(watcher.wait(30.0)), daemon=True)
         reader.start()
         # The watcher's XREAD is blocked on the server now.
-        wait_until(lambda: _blocked(redis_url), timeout=10)
+        wait_until(lambda: _blocked(redis_url), timeout=60)
         team.send("owner", "through", sender="w")  # its own connection from the pool
-        reader.join(10)
+        reader.join(60)
     assert woke == [True]
     assert [m.text for m in team.inbox("owner").unread()] == ["through"]
 

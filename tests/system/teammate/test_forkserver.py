@@ -122,6 +122,7 @@ def test_a_forked_teammate_whose_lead_is_gone_leaves(team: str,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
 
     monkeypatch.setenv("SWARM_ORPHAN_GRACE", "0.5")  # passed on in the teammate's environment
+    monkeypatch.setenv("SWARM_HEARTBEAT_INTERVAL", "0.2")  # it looks for its lead at each beat
     lead = subprocess.Popen(["sleep", "60"])
     try:
         Team.open(team).update(lambda config: setattr(config, "lead_pid", lead.pid))

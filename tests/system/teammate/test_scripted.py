@@ -66,6 +66,20 @@ def test_scripted_tools_work_and_shutdown_is_refused_then_approved(crew: Crew) -
     assert crew.state("w1").state == "exited"  # type: ignore[union-attr]
 
 
+def test_a_script_past_its_last_turn_approves_a_shutdown_without_the_model(crew: Crew) -> None:
+    """Nothing left to say, so nothing to decide: approved at once, never waited out (the lead
+    waited SWARM_SHUTDOWN_GRACE for every such teammate, then killed it)."""
+    model = write_script(crew, [{"text": "Done."}])
+    result = crew.spawn("w1", prompt="go", model=model)
+    crew.wait_idle_notes("w1", 1)
+    proc = crew.cli("shutdown", "w1", "--timeout", "10")
+    assert proc.returncode == 0, (proc.stdout, proc.stderr)
+    (line,) = proc.stdout.splitlines()
+    assert line.startswith("w1: exited (its script has ended: shutting down without the model"), line
+    assert crew.exit_code("w1") == 0
+    assert not is_alive(result.pid)
+
+
 def test_input_order_shutdown_then_lead_then_peers_and_read_after_transcript(crew: Crew) -> None:
     model = write_script(crew, [refuse("busy"), {"text": "Refused."}, {"text": "Read both."}])
     crew.register("peer")

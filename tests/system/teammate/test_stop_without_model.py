@@ -102,14 +102,15 @@ def silent(crew: Crew) -> Iterator[int]:
 
 
 def test_a_failed_teammate_that_does_not_answer_is_ended_after_a_grace(
-        crew: Crew, silent: int) -> None:
-    """Its process does not answer: the wait is a short grace, not the timeout, and then the
-    process is ended without --force."""
+        crew: Crew, silent: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Its process does not answer: the wait is a short grace (SWARM_UNANSWERED_GRACE), not
+    the timeout, and then the process is ended without --force."""
+    monkeypatch.setenv("SWARM_UNANSWERED_GRACE", "1")
     proc, took = timed(crew, "shutdown", "o", "--timeout", "60")
     assert proc.returncode == 0, (proc.stdout, proc.stderr)
     assert took < 20, took  # the grace, not the 60 s timeout
     assert proc.stdout.startswith("o: killed (its last turn failed: Ollama API"), proc.stdout
-    assert "no exit within 5s" in proc.stdout, proc.stdout
+    assert "no exit within 1s" in proc.stdout, proc.stdout
     wait_until(lambda: process_gone(silent), 10, message="o ended")
     assert crew.state("o").state == "exited"  # type: ignore[union-attr]
 

@@ -39,10 +39,11 @@ from tests.support.helpers import (
 
 @pytest.fixture
 def provider_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    """A key for the fake API, and retries that wait seconds (as against a real outage)."""
+    """A key for the fake API, and retries that back off from half a second, doubling (as against
+    a real outage, if sooner)."""
     monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
     monkeypatch.setenv("HOME", str(tmp_path))
-    monkeypatch.setenv("SWARM_API_RETRY_BASE", "2")
+    monkeypatch.setenv("SWARM_API_RETRY_BASE", "0.5")
     monkeypatch.setenv("SWARM_API_MAX_RETRIES", "20")
     monkeypatch.setenv("SWARM_HEARTBEAT_INTERVAL", "0.2")
     for var in ("ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_PROFILE", "ANTHROPIC_CONFIG_DIR"):
@@ -98,7 +99,8 @@ def test_shutdown_is_answered_while_the_provider_is_down(
 
 
 def test_force_kills_a_member_that_ignored_an_earlier_request_after_a_short_grace(
-        crew: Crew, fake_api: FakeAnthropic, provider_env: None) -> None:
+        crew: Crew, fake_api: FakeAnthropic, provider_env: None,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """A model call that hangs (no error to retry on) cannot be answered: the first shutdown
     says what the member is doing; `--force` then kills it after a short grace."""
     release = threading.Event()
@@ -108,18 +110,19 @@ def test_force_kills_a_member_that_ignored_an_earlier_request_after_a_short_grac
         return reply("late")
 
     fake_api.fallback = hang
+    monkeypatch.setenv("SWARM_UNANSWERED_GRACE", "1")
     try:
         result = crew.spawn("w1", "Say hello.", model="sonnet")
         crew.wait_state("w1", "working")
         wait_until(lambda: fake_api.messages_requests(), 15, message="the model call")
-        proc, took = timed_cli(crew, "shutdown", "w1", "--timeout", "5")
+        proc, took = timed_cli(crew, "shutdown", "w1", "--timeout", "1")
         assert proc.returncode == 1
-        assert "w1: timeout (no exit within 5s; it is working" in proc.stdout, proc.stdout
+        assert "w1: timeout (no exit within 1s; it is working" in proc.stdout, proc.stdout
         proc, took = timed_cli(crew, "shutdown", "w1", "--timeout", "60", "--force")
         assert proc.returncode == 0, (proc.stdout, proc.stderr)
         assert took < 20, took  # not the 60 s timeout again
         assert proc.stdout.startswith("w1: killed (it did not answer an earlier shutdown "
-                                      "request"), proc.stdout
+                                      "request; no exit within 1s"), proc.stdout
         wait_until(lambda: not is_alive(result.pid), 10, message="w1 killed")
     finally:
         release.set()
@@ -139,7 +142,7 @@ def test_force_still_waits_for_a_member_asked_for_the_first_time(
 
 # -- the report: a dead member is not busy ------------------------------------------------------
 
-DEAD_GAP = 5.0  # seconds the member stays dead before its respawn
+DEAD_GAP = 2.0  # seconds the member stays dead before its respawn
 
 
 def report(crew: Crew) -> dict[str, Any]:
@@ -201,7 +204,8 @@ def test_report_does_not_count_a_killed_members_dead_time(crew: Crew, when: str,
     for span in spans:
         if span["kind"] in ("work", "idle", "tool", "model"):
             assert overlap(span, gap[0] + 0.5, gap[1] - 0.5) == 0, (span, gap)
-    assert row["busy_s"] < DEAD_GAP, row
+    # Busy only while alive (however long its turns took on a busy machine).
+    assert row["busy_s"] <= data["duration_s"] - (gap[1] - gap[0]) + 0.5, (row, gap)
     assert row["wall_s"] <= data["duration_s"] - DEAD_GAP + 1.0, (row, data["duration_s"])
     dead = [s for s in spans if s["kind"] == "dead"]
     assert dead and sum(s["end"] - s["start"] for s in dead) >= DEAD_GAP - 1.0, spans
@@ -221,14 +225,14 @@ def test_report_of_a_member_killed_and_never_respawned(crew: Crew,
     result = crew.spawn("w1", "$ sleep 300")
     stray = child_named(result.pid, "sleep", message="the sleep")
     command_group_recorded(crew.team.name, "w1", stray)
-    kill_and_wait(crew, "w1", result.pid)
+    killed = kill_and_wait(crew, "w1", result.pid)
     crew.cli("status")  # records the death
     wait_until(lambda: not is_alive(stray.pid, stray.create_time()), 10, message="sleep ended")
     crew.spawn("w2", "$ echo later")  # the run goes on after the death
     crew.wait_idle_notes("w2", 1)
     data = report(crew)
     row = member_row(data, "w1")
-    assert row["busy_s"] < DEAD_GAP, row
+    assert row["busy_s"] <= killed - _epoch(data["start"]) + 0.5, row  # busy only while alive
     dead = [s for s in lane(data, "w1") if s["kind"] == "dead"]
     assert dead and dead[-1]["end"] == pytest.approx(data["duration_s"], abs=0.01), dead
 

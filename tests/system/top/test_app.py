@@ -221,12 +221,14 @@ def test_a_teammate_may_not_approve_its_own_request_through_top(
     assert not (crew.workdir / "f.txt").exists()
 
 
-def test_the_store_is_not_read_while_the_team_is_idle(crew: Crew) -> None:
+def test_the_store_is_not_read_while_the_team_is_idle(
+        crew: Crew, monkeypatch: pytest.MonkeyPatch) -> None:
     """After the first read, an idle team (heartbeats going on) wakes no read; a request does."""
     import sys
 
     from swarm.core.store import paths
 
+    monkeypatch.setenv("SWARM_HEARTBEAT_INTERVAL", "0.5")  # more heartbeats, in less time
     crew.spawn("w1")
     crew.spawn("w2")
     crew.wait_state("w1", "idle")
@@ -256,8 +258,9 @@ def test_the_store_is_not_read_while_the_team_is_idle(crew: Crew) -> None:
             first = state.stat().st_mtime  # a stat is no open: the hook does not count it
             opened.clear()
             counting[0] = True
-            # Heartbeats go on (SWARM_HEARTBEAT_INTERVAL: 2 s): over 5 s of them, no read.
-            await until(pilot, lambda: state.stat().st_mtime >= first + 5, 15, "heartbeats")
+            # Heartbeats go on (SWARM_HEARTBEAT_INTERVAL: 0.5 s): over 2.5 s of them (more than
+            # a 2 s pid check of the feed's), no read.
+            await until(pilot, lambda: state.stat().st_mtime >= first + 2.5, 15, "heartbeats")
             counting[0] = False
             assert feed.reads == reads, "the team was read while idle"
             assert opened == [], opened[:5]
