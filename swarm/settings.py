@@ -221,6 +221,11 @@ def orphan_grace() -> float:
     return number("SWARM_ORPHAN_GRACE", 60.0)
 
 
+def mcp_hub_grace() -> float:
+    """Seconds a team's MCP server on a host lives on with no live member driver."""
+    return number("SWARM_MCP_HUB_GRACE", 10.0)
+
+
 def team_gone_grace() -> float:
     return number("SWARM_TEAM_GONE_GRACE", 60.0)
 
