@@ -22,6 +22,7 @@ from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.fake_gemini import FakeGemini
 from tests.support.fake_responses import FakeResponses
 from tests.support.helpers import wait_until
+from tests.support.hub_client import hubs, serve_children
 
 # Each CLI names swarm's MCP tools its own way.
 CLAUDE, CODEX, GEMINI = "mcp__swarm__", "mcp__swarm/", "mcp_swarm_"
@@ -91,6 +92,11 @@ def test_claude_code_codex_gemini_and_a_shell_teammate_finish_a_task_list(
     names = ("cc", "cx", "gm", "sh")
     wait_until(lambda: all((s := read_state(TEAM, n)) is not None and s.state == "idle"
                            for n in names), 120, message="four teammates up and idle")
+    # Their team tools: the team's one MCP server on this host, no `mcp serve` child each.
+    assert len(hubs()) == 1
+    for name in ("cc", "cx", "gm"):
+        state = read_state(TEAM, name)
+        assert state is not None and state.pid and serve_children(state.pid) == [], name
 
     # The lead hands each one its task: the assignment wakes it (no polling model).
     for subject, owner in (("review", "cc"), ("refactor", "cx"), ("docs", "gm")):

@@ -5,11 +5,17 @@ refusal at any layer shows."""
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
+
+import psutil
+
+from swarm.core.store import paths
 
 ACCEPT = "application/json, text/event-stream"
 PROTOCOL = "2025-06-18"
@@ -87,3 +93,31 @@ def text_of(answer: Answer) -> str:
 def tool_names(answer: Answer) -> list[str]:
     result = (answer.message or {}).get("result") or {}
     return [str(t.get("name")) for t in result.get("tools") or []]
+
+
+def hubs() -> list[psutil.Process]:
+    """The running `swarm mcp hub` processes of this test's SWARM_HOME."""
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        argv = proc.info["cmdline"] or []
+        if "hub" in argv and "mcp" in argv and str(paths.home()) in environ_of(proc.pid):
+            found.append(proc)
+    return found
+
+
+def environ_of(pid: int) -> str:
+    with contextlib.suppress(OSError):
+        return Path(f"/proc/{pid}/environ").read_bytes().decode("utf-8", "replace")
+    return ""
+
+
+def serve_children(pid: int) -> list[psutil.Process]:
+    """`swarm mcp serve` processes below `pid` (a teammate's own MCP server child)."""
+    found = []
+    with contextlib.suppress(psutil.NoSuchProcess):
+        for proc in psutil.Process(pid).children(recursive=True):
+            with contextlib.suppress(psutil.Error):
+                argv = proc.cmdline()
+                if "mcp" in argv and "serve" in argv:
+                    found.append(proc)
+    return found

@@ -25,6 +25,7 @@ from tests.support import hub_client as mcp
 from tests.support.acp_support import FAKE_KIND, answered, fake_log, install_fake, script
 from tests.support.agent_fixtures import run_swarm
 from tests.support.helpers import process_gone, wait_until
+from tests.support.hub_client import hubs, serve_children
 
 TEAM = "alpha"
 # Anything that could be a token: a run of URL-safe characters, as long as the shortest one.
@@ -35,22 +36,6 @@ def ok(*args: str, timeout: float = 60.0) -> str:
     proc = run_swarm(*args, timeout=timeout)
     assert proc.returncode == 0, f"swarm {' '.join(args)}: {proc.stderr}"
     return proc.stdout
-
-
-def hubs() -> list[psutil.Process]:
-    found = []
-    for proc in psutil.process_iter(["cmdline"]):
-        argv = proc.info["cmdline"] or []
-        if "hub" in argv and "mcp" in argv and str(paths.home()) in _environ(proc.pid):
-            found.append(proc)
-    return found
-
-
-def _environ(pid: int) -> str:
-    try:
-        return Path(f"/proc/{pid}/environ").read_bytes().decode("utf-8", "replace")
-    except OSError:
-        return ""
 
 
 def tree(pid: int) -> list[psutil.Process]:
@@ -135,7 +120,7 @@ def test_a_shell_that_sees_everything_cannot_act_as_another_member_or_the_lead(
     # One server for the team; no `mcp serve` child in either teammate's tree.
     assert len(hubs()) == 1
     for name in ("a", "b"):
-        assert not [p for p in tree(driver(name)) if "serve" in p.cmdline()], name
+        assert serve_children(driver(name)) == [], name
     assert {e["transports"][0] for e in fake_log(fake, "session/new")} == {"HttpMcpServer"}
     run = team_server.read_run(TEAM)
     assert run is not None and run.pid == hubs()[0].pid
