@@ -6,8 +6,10 @@ refusal at any layer shows."""
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import http.client
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -120,4 +122,30 @@ def serve_children(pid: int) -> list[psutil.Process]:
                 argv = proc.cmdline()
                 if "mcp" in argv and "serve" in argv:
                     found.append(proc)
+    return found
+
+
+TOKEN_LIKE = re.compile(rb"[A-Za-z0-9_\-]{43}")  # secrets.token_urlsafe(32), as a driver makes
+
+
+def registered_hashes(team: str) -> set[str]:
+    """The token hashes the team's member drivers have registered now."""
+    found = set()
+    for path in paths.mcp_hub_members(team).glob("*.json"):
+        with contextlib.suppress(OSError, ValueError):
+            found.add(str(json.loads(path.read_bytes())["sha256"]))
+    return found
+
+
+def tokens_in_files(root: Path, hashes: set[str]) -> list[Path]:
+    """Files under `root` that hold a token whose hash is one of `hashes` (a CLI that wrote the
+    token it was handed into its sessions, logs or settings)."""
+    found = []
+    for path in root.rglob("*"):
+        with contextlib.suppress(OSError):
+            if not path.is_file() or path.is_symlink() or path.stat().st_size > 50_000_000:
+                continue
+            data = path.read_bytes()
+            if any(hashlib.sha256(w).hexdigest() in hashes for w in TOKEN_LIKE.findall(data)):
+                found.append(path)
     return found
