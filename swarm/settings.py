@@ -39,6 +39,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("SWARM_SHUTDOWN_GRACE", "20", "seconds the lead waits for teammates to exit"),
     Variable("SWARM_ORPHAN_GRACE", "60", "seconds a teammate outlives its crashed lead"),
     Variable("SWARM_TEAM_GONE_GRACE", "60", "seconds a teammate outlives its lost or corrupt team file"),
+    Variable("SWARM_MCP_HUB_GRACE", "10", "seconds a team's MCP server on a host outlives its last agent CLI teammate"),
     Variable("SWARM_AUTO_BACKGROUND_S", "120", "seconds before a foreground subagent backgrounds"),
     Variable("SWARM_SUBAGENT_SUMMARY_EVERY", "30", "seconds between a background subagent's progress summaries"),
     Variable("SWARM_SUMMARY_MODEL", "haiku for Anthropic subagents", "the small model of those summaries (`none`: from their tool calls)"),

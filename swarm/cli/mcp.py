@@ -112,7 +112,7 @@ def serve(team_name: str | None, member: str | None, permission_mode: str) -> No
                             attached=attached))
 
 
-@mcp.command("hub", hidden=True)
+@mcp.command("hub", hidden=True, epilog=examples("swarm mcp hub --team alpha"))
 @click.option("--team", "team_name", required=True, help="The team it serves on this host.")
 def hub(team_name: str) -> None:
     """The team's MCP server on this host, shared by its agent CLI teammates (their drivers

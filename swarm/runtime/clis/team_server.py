@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from swarm import settings
 from swarm.core.records.names import LEAD_NAME, validate_agent_name
 from swarm.core.store import paths
 from swarm.core.store.disk import ensure_dir, locked, write_bytes_atomic
@@ -160,12 +161,11 @@ def forget_run(team: str) -> None:
 def hub_env() -> dict[str, str]:
     """What the hub is started with: where the team lives, nothing of the driver's secrets
     (its model credential) but the store's URL, which the hub scrubs from its own environ."""
-    env = {"SWARM_HOME": str(paths.home()), "PATH": os.environ.get("PATH", ""),
-           "HOME": os.environ.get("HOME", "")}
-    for name in ("SWARM_STORE", "SWARM_MCP_HUB_GRACE", "SWARM_TEAM_GONE_GRACE", "PYTHONPATH",
-                 "SWARM_DEBUG", "LANG", "LC_ALL", "TMPDIR"):
-        if os.environ.get(name):
-            env[name] = os.environ[name]
+    env = {"SWARM_HOME": str(paths.home())}
+    for name in ("PATH", "HOME", "SWARM_STORE", "SWARM_MCP_HUB_GRACE", "SWARM_TEAM_GONE_GRACE",
+                 "PYTHONPATH", "SWARM_DEBUG", "LANG", "LC_ALL", "TMPDIR"):
+        if settings.raw(name):
+            env[name] = settings.raw(name)
     return env
 
 
