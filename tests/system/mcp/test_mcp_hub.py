@@ -174,3 +174,14 @@ def test_a_run_file_left_by_a_dead_hub_is_replaced(fake: dict[str, str]) -> None
     run = team_server.read_run(TEAM)
     assert run is not None and run.pid != dead.pid and run.port != 9
     assert [p.pid for p in hubs()] == [run.pid]
+
+
+def test_an_acp_agent_without_http_keeps_its_own_stdio_server(
+        fake: dict[str, str], monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("FAKE_ACP_NO_HTTP", "1")
+    script(fake, [[{"mcp": "TaskList"}, {"say": "ready"}]])
+    ok("spawn", "a", "--agent", FAKE_KIND, "--backend", "hidden", "-p", "say ready")
+    wait_until(lambda: answered(TEAM, "a"), 60)
+    assert [e["transports"] for e in fake_log(fake, "session/new")] == [["McpServerStdio"]]
+    assert not fake_log(fake, "mcp")[0]["result"].startswith("error")
+    assert serve_children(driver("a")) and hubs() == []
