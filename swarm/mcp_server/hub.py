@@ -241,8 +241,10 @@ class Hub:
         manager = StreamableHTTPSessionManager(build_server(self.members),
                                                security_settings=security,
                                                session_idle_timeout=None)
+        # An orphaned CLI's open stream must not hold the end up: 2 s, then connections close.
         config = uvicorn.Config(HubApp(self.members, manager), lifespan="off",
-                                log_level="warning", access_log=False)
+                                log_level="warning", access_log=False,
+                                timeout_graceful_shutdown=2)
         self._server = uvicorn.Server(config)
         async with manager.run(), anyio.create_task_group() as group:
             if self.watch:
