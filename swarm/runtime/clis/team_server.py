@@ -26,6 +26,7 @@ import os
 import secrets
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -207,12 +208,31 @@ class HubLink:
         self.team, self.name, self.log = team, name, log
         self._token = secrets.token_urlsafe(TOKEN_BYTES)
         self._registered = False
+        self._warming: threading.Thread | None = None
+
+    def warm(self) -> None:
+        """Register and start the hub now, beside the CLI's own start, so the driver's later
+        `endpoint` finds it listening (a failure here is met again there, and said)."""
+        def start() -> None:
+            with contextlib.suppress(SwarmError, OSError):
+                self._register()
+                ensure_hub(self.team, self.log)
+
+        if self._warming is None:
+            self._warming = threading.Thread(target=start, name="mcp-hub-start", daemon=True)
+            self._warming.start()
 
     def endpoint(self) -> TeamServer:
+        if self._warming is not None:
+            self._warming.join()
+            self._warming = None
+        self._register()
+        return TeamServer(ensure_hub(self.team, self.log).url, self._token)
+
+    def _register(self) -> None:
         if not self._registered:
             register(self.team, self.name, self._token)
             self._registered = True
-        return TeamServer(ensure_hub(self.team, self.log).url, self._token)
 
     def close(self) -> None:
         if self._registered:

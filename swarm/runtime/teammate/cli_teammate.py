@@ -323,6 +323,7 @@ class CliTeammate(AgentBase):
                          f" {self.state.mode}, pid {os.getpid()})")
         exit_code, detail, crashed = 0, "shut down", False
         try:
+            self.hub.warm()  # the team's MCP server starts beside the CLI
             self.driver.start()
             pid = self.driver.pid
             self.set_state(child_pgid=pid)
