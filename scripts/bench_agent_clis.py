@@ -23,7 +23,10 @@ e.g. `git worktree add --detach /tmp/before main`); each run of each kind is the
 both, interleaved (before, after, before, ...), every `swarm` process of a run importing its
 tree's package (PYTHONPATH). `--team-sizes 1,4` runs teams of that many teammates of the kind:
 idle PSS per teammate is then its process tree's plus its share of the team's MCP server on the
-host (`swarm mcp hub`, in no teammate's tree: its PSS divided by the teammates it serves).
+host (`swarm mcp hub`, in no teammate's tree: its PSS divided by the teammates it serves);
+"swarm's PSS" is the part of it that is swarm's own processes (the `swarm agent` driver, a
+`swarm mcp serve` child, the hub's share), steadier than the whole, whose CLI pages other
+processes on the machine may share.
 `--runs N` (default 5). First answers are the first teammate's, in teams of one.
 """
 
@@ -178,6 +181,9 @@ class Run:
     pss: float
     processes: int
     hub_pss: float = 0.0  # the team's MCP server on the host, whole
+    # swarm's own processes of the tree (driver, a `mcp serve` child) plus the hub's share: what
+    # swarm adds to the CLI, apart from the CLI's pages other processes on the machine share
+    swarm_pss: float = 0.0
 
 
 @dataclass
@@ -233,12 +239,21 @@ def is_hub(proc: psutil.Process) -> bool:
     return False
 
 
-def tree_memory(pid: int) -> tuple[float, float, int]:
-    """RSS and PSS in MB summed over the process and all its descendants, and their count; the
-    team's MCP server on the host left out (the first teammate started it: it is counted apart,
-    shared)."""
+def is_swarms(proc: psutil.Process) -> bool:
+    """One of swarm's own processes (the `swarm agent` driver, a `swarm mcp serve` child), not
+    the CLI's."""
+    with contextlib.suppress(psutil.Error):
+        argv = proc.cmdline()
+        return "swarm" in argv or any(a.endswith("/swarm") for a in argv[:2])
+    return False
+
+
+def tree_memory(pid: int) -> tuple[float, float, int, float]:
+    """RSS and PSS in MB summed over the process and all its descendants, their count, and the
+    PSS of swarm's own processes among them; the team's MCP server on the host left out (the
+    first teammate started it: it is counted apart, shared)."""
     root = psutil.Process(pid)
-    rss = pss = 0.0
+    rss = pss = own = 0.0
     count = 0
     for proc in [root, *root.children(recursive=True)]:
         if is_hub(proc):
@@ -247,8 +262,9 @@ def tree_memory(pid: int) -> tuple[float, float, int]:
             info = proc.memory_full_info()
             rss += info.rss / MB
             pss += getattr(info, "pss", info.rss) / MB
+            own += getattr(info, "pss", info.rss) / MB if is_swarms(proc) else 0.0
             count += 1
-    return rss, pss, count
+    return rss, pss, count, own
 
 
 def hub_memory(team: Team) -> tuple[float, float]:
@@ -335,7 +351,8 @@ def one_run(kind: Kind, number: int, path_env: dict[str, str], tree: Path = ROOT
                 stop(team, name)
     return Run(first, again, statistics.mean(t[0] for t in trees) + hub_rss / size,
                statistics.mean(t[1] for t in trees) + hub_pss / size,
-               round(statistics.mean(t[2] for t in trees)), hub_pss)
+               round(statistics.mean(t[2] for t in trees)), hub_pss,
+               statistics.mean(t[3] for t in trees) + hub_pss / size)
 
 
 def stop(team: Team, name: str) -> None:
@@ -385,13 +402,13 @@ def row(result: Result) -> list[str]:
     best = min(runs, key=lambda r: r.first)
     return [name, f"{median(lambda r: r.first):.2f} s ({best.first:.2f})",
             f"{median(lambda r: r.next) * 1000:.0f} ms", f"{median(lambda r: r.rss):.0f} MB",
-            f"{median(lambda r: r.pss):.0f} MB", f"{median(lambda r: r.hub_pss):.0f} MB",
-            f"{median(lambda r: r.processes):.0f}"]
+            f"{median(lambda r: r.pss):.0f} MB", f"{median(lambda r: r.swarm_pss):.0f} MB",
+            f"{median(lambda r: r.hub_pss):.0f} MB", f"{median(lambda r: r.processes):.0f}"]
 
 
 def table(results: list[Result]) -> Iterator[str]:
     head = ["kind x teammates (swarm)", "spawn -> first answer (best)", "next answer",
-            "idle RSS", "idle PSS", "hub PSS", "processes"]
+            "idle RSS", "idle PSS", "swarm's PSS", "hub PSS", "processes"]
     rows = [row(r) for r in results]
     full = [r for r in rows if len(r) == len(head)]
     widths = [max(len(r[i]) for r in [head, *full]) for i in range(len(head))]
