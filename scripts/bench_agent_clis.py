@@ -17,10 +17,22 @@ npm cannot install here) is printed as "not available: <reason>".
 
 Run: .venv/bin/python scripts/bench_agent_clis.py [KIND...]   (about 2 minutes for all;
 on a loaded machine the best run is the steadier figure)
+
+Before and after in one run: `--swarm PATH` names another checkout (the code before a change,
+e.g. `git worktree add --detach /tmp/before main`); each run of each kind is then made with
+both, interleaved (before, after, before, ...), every `swarm` process of a run importing its
+tree's package (PYTHONPATH). `--team-sizes 1,4` runs teams of that many teammates of the kind:
+idle PSS per teammate is then its process tree's plus its share of the team's MCP server on the
+host (`swarm mcp hub`, in no teammate's tree: its PSS divided by the teammates it serves);
+"swarm's PSS" is the part of it that is swarm's own processes (the `swarm agent` driver, a
+`swarm mcp serve` child, the hub's share), steadier than the whole, whose CLI pages other
+processes on the machine may share.
+`--runs N` (default 5). First answers are the first teammate's, in teams of one.
 """
 
 from __future__ import annotations
 
+import argparse
 import compileall
 import contextlib
 import json
@@ -165,9 +177,13 @@ KINDS = (
 class Run:
     first: float  # seconds: spawn started -> first answer in the lead's mailbox
     next: float  # seconds: a message to the idle teammate -> its answer
-    rss: float  # MB over the teammate's process tree, idle
+    rss: float  # MB over the teammate's process tree, idle (its share of the hub added)
     pss: float
     processes: int
+    hub_pss: float = 0.0  # the team's MCP server on the host, whole
+    # swarm's own processes of the tree (driver, a `mcp serve` child) plus the hub's share: what
+    # swarm adds to the CLI, apart from the CLI's pages other processes on the machine share
+    swarm_pss: float = 0.0
 
 
 @dataclass
@@ -175,6 +191,8 @@ class Result:
     kind: Kind
     runs: list[Run] = field(default_factory=list)
     unavailable: str | None = None
+    tree: str = "this checkout"  # which swarm ran it
+    size: int = 1  # teammates in the team
 
 
 class Unavailable(Exception):
@@ -214,18 +232,51 @@ def answered(lead: Mailbox, name: str, token: str, timeout: float) -> float:
     raise Unavailable(f"no answer from {name} within {timeout:.0f} s")
 
 
-def tree_memory(pid: int) -> tuple[float, float, int]:
-    """RSS and PSS in MB summed over the process and all its descendants, and their count."""
+def is_hub(proc: psutil.Process) -> bool:
+    with contextlib.suppress(psutil.Error):
+        argv = proc.cmdline()
+        return "mcp" in argv and "hub" in argv
+    return False
+
+
+def is_swarms(proc: psutil.Process) -> bool:
+    """One of swarm's own processes (the `swarm agent` driver, a `swarm mcp serve` child), not
+    the CLI's."""
+    with contextlib.suppress(psutil.Error):
+        argv = proc.cmdline()
+        return "swarm" in argv or any(a.endswith("/swarm") for a in argv[:2])
+    return False
+
+
+def tree_memory(pid: int) -> tuple[float, float, int, float]:
+    """RSS and PSS in MB summed over the process and all its descendants, their count, and the
+    PSS of swarm's own processes among them; the team's MCP server on the host left out (the
+    first teammate started it: it is counted apart, shared)."""
     root = psutil.Process(pid)
-    rss = pss = 0.0
+    rss = pss = own = 0.0
     count = 0
     for proc in [root, *root.children(recursive=True)]:
+        if is_hub(proc):
+            continue
         with contextlib.suppress(psutil.NoSuchProcess, psutil.ZombieProcess):
             info = proc.memory_full_info()
             rss += info.rss / MB
             pss += getattr(info, "pss", info.rss) / MB
+            own += getattr(info, "pss", info.rss) / MB if is_swarms(proc) else 0.0
             count += 1
-    return rss, pss, count
+    return rss, pss, count, own
+
+
+def hub_memory(team: Team) -> tuple[float, float]:
+    """RSS and PSS in MB of the team's MCP server on this host (0 when it has none)."""
+    from swarm.runtime.clis.team_server import read_run
+
+    with contextlib.suppress(ImportError, psutil.Error):  # a tree before the hub has none
+        run = read_run(team.name)
+        if run is not None:
+            info = psutil.Process(run.pid).memory_full_info()
+            return info.rss / MB, getattr(info, "pss", info.rss) / MB
+    return 0.0, 0.0
 
 
 def wait_idle(team: Team, name: str, timeout: float = 30.0) -> int:
@@ -246,31 +297,62 @@ def spawn(team: Team, name: str, kind: Kind, env: dict[str, str], cwd: Path) -> 
         raise Unavailable(f"spawn failed: {(proc.stderr.strip().splitlines() or ['?'])[-1]}")
 
 
-def one_run(kind: Kind, number: int, path_env: dict[str, str]) -> Run:
-    team = Team.create(f"bench-{kind.name.split()[0].replace(':', '-')}-{number}")
+def all_answered(lead: Mailbox, names: list[str], token: str, timeout: float) -> None:
+    """Every one of `names` has answered with `token` (as `answered`, for a team)."""
+    waiting = set(names)
+    deadline = time.monotonic() + timeout
+    while waiting and time.monotonic() < deadline:
+        unread = lead.wait(timeout=1.0)
+        waiting -= {m.sender for m in unread if token in m.text
+                    and isinstance(m.structured(), IdleNotification | None)}
+        lead.mark_read([m.id for m in unread])
+    if waiting:
+        raise Unavailable(f"no answer from {', '.join(sorted(waiting))} within {timeout:.0f} s")
+
+
+def one_run(kind: Kind, number: int, path_env: dict[str, str], tree: Path = ROOT,
+            size: int = 1) -> Run:
+    label = "b" if tree != ROOT else "a"
+    team = Team.create(f"bench-{kind.name.split()[0].replace(':', '-')}-{number}{label}{size}")
     home = HOME / f"home-{team.name}"
     home.mkdir()
     lead = team.inbox(LEAD_NAME, checked=False)
+    names = [f"w{i}" for i in range(1, size + 1)]
     with kind.server() if kind.server else contextlib.nullcontext() as server:
-        env = {**kind.prepare(server, home), **path_env}
-        name = "w"
+        # Its tree's swarm in every process of the run; a hub left alone ends at once.
+        env = {**kind.prepare(server, home), **path_env, "PYTHONPATH": str(tree),
+               "SWARM_MCP_HUB_GRACE": "1"}
         try:
             start = time.perf_counter()
-            spawn(team, name, kind, env, home)
+            spawn(team, names[0], kind, env, home)
             text = kind.answer(server, f"pong{number}a")
-            team.send(name, text, summary="ping")
-            answered(lead, name, f"pong{number}a", ANSWER_TIMEOUT)
+            team.send(names[0], text, summary="ping")
+            answered(lead, names[0], f"pong{number}a", ANSWER_TIMEOUT)
             first = time.perf_counter() - start
-            wait_idle(team, name)
+            for name in names[1:]:
+                spawn(team, name, kind, env, home)
+            if size > 1:
+                for name in names[1:]:
+                    team.send(name, text, summary="ping")
+                all_answered(lead, names[1:], f"pong{number}a", ANSWER_TIMEOUT)
+            pids = [wait_idle(team, name) for name in names]
             text = kind.answer(server, f"pong{number}b")
-            team.send(name, text, summary="ping")
-            again = answered(lead, name, f"pong{number}b", ANSWER_TIMEOUT)
-            pid = wait_idle(team, name)
+            begun = time.perf_counter()
+            for name in names:
+                team.send(name, text, summary="ping")
+            all_answered(lead, names, f"pong{number}b", ANSWER_TIMEOUT)
+            again = time.perf_counter() - begun
+            pids = [wait_idle(team, name) for name in names]
             time.sleep(SETTLE)
-            rss, pss, count = tree_memory(pid)
+            trees = [tree_memory(pid) for pid in pids]
+            hub_rss, hub_pss = hub_memory(team)
         finally:
-            stop(team, name)
-    return Run(first, again, rss, pss, count)
+            for name in names:
+                stop(team, name)
+    return Run(first, again, statistics.mean(t[0] for t in trees) + hub_rss / size,
+               statistics.mean(t[1] for t in trees) + hub_pss / size,
+               round(statistics.mean(t[2] for t in trees)), hub_pss,
+               statistics.mean(t[3] for t in trees) + hub_pss / size)
 
 
 def stop(team: Team, name: str) -> None:
@@ -287,34 +369,46 @@ def stop(team: Team, name: str) -> None:
             proc.kill()
 
 
-def bench(kind: Kind) -> Result:
-    result = Result(kind)
+def bench(kind: Kind, trees: list[Path], sizes: list[int], runs: int) -> list[Result]:
+    """`runs` runs of `kind` for each tree and team size, the trees interleaved run by run."""
+    results = {(tree, size): Result(kind, tree=_label(tree), size=size)
+               for size in sizes for tree in trees}
     try:
         path_env = usable(kind)
-        for number in range(1, RUNS + 1):
-            result.runs.append(one_run(kind, number, path_env))
+        for size in sizes:
+            for number in range(1, runs + 1):
+                for tree in trees:
+                    results[tree, size].runs.append(one_run(kind, number, path_env, tree, size))
     except Unavailable as exc:
-        result.unavailable = str(exc)
-    return result
+        for result in results.values():
+            result.unavailable = str(exc)
+    return list(results.values())
+
+
+def _label(tree: Path) -> str:
+    return "after" if tree == ROOT else "before"
 
 
 # -- the table ----------------------------------------------------------------------------------
 def row(result: Result) -> list[str]:
+    name = f"{result.kind.name} x{result.size} ({result.tree})"
     if result.unavailable is not None or not result.runs:
-        return [result.kind.name, f"not available: {result.unavailable}"]
+        return [name, f"not available: {result.unavailable}"]
     runs = result.runs
 
     def median(get: Callable[[Run], float]) -> float:
         return statistics.median(get(r) for r in runs)
 
     best = min(runs, key=lambda r: r.first)
-    return [result.kind.name, f"{median(lambda r: r.first):.2f} s ({best.first:.2f})",
+    return [name, f"{median(lambda r: r.first):.2f} s ({best.first:.2f})",
             f"{median(lambda r: r.next) * 1000:.0f} ms", f"{median(lambda r: r.rss):.0f} MB",
-            f"{median(lambda r: r.pss):.0f} MB", f"{median(lambda r: r.processes):.0f}"]
+            f"{median(lambda r: r.pss):.0f} MB", f"{median(lambda r: r.swarm_pss):.0f} MB",
+            f"{median(lambda r: r.hub_pss):.0f} MB", f"{median(lambda r: r.processes):.0f}"]
 
 
 def table(results: list[Result]) -> Iterator[str]:
-    head = ["kind", "spawn -> first answer (best)", "next answer", "idle RSS", "idle PSS", "processes"]
+    head = ["kind x teammates (swarm)", "spawn -> first answer (best)", "next answer",
+            "idle RSS", "idle PSS", "swarm's PSS", "hub PSS", "processes"]
     rows = [row(r) for r in results]
     full = [r for r in rows if len(r) == len(head)]
     widths = [max(len(r[i]) for r in [head, *full]) for i in range(len(head))]
@@ -326,17 +420,28 @@ def table(results: list[Result]) -> Iterator[str]:
 
 
 def main(argv: list[str]) -> int:
-    wanted = [k for k in KINDS if not argv or k.name.split()[0] in argv]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
+    parser.add_argument("kinds", nargs="*", metavar="KIND")
+    parser.add_argument("--swarm", type=Path, default=None,
+                        help="another checkout to run too, interleaved (the code before)")
+    parser.add_argument("--team-sizes", default="1", help="teammates per team, e.g. 1,4")
+    parser.add_argument("--runs", type=int, default=RUNS)
+    args = parser.parse_args(argv)
+    wanted = [k for k in KINDS if not args.kinds or k.name.split()[0] in args.kinds]
+    trees = [args.swarm.resolve(), ROOT] if args.swarm is not None else [ROOT]
+    sizes = [int(n) for n in args.team_sizes.split(",")]
     # As a wheel install is: a source newer than its .pyc would be compiled at every start.
-    for package in ("swarm", "backends"):
-        if (ROOT / package).is_dir():
-            compileall.compile_dir(str(ROOT / package), quiet=1)
+    for tree in trees:
+        for package in ("swarm", "backends"):
+            if (tree / package).is_dir():
+                compileall.compile_dir(str(tree / package), quiet=1)
     try:
-        results = [bench(kind) for kind in wanted]
+        results = [r for kind in wanted for r in bench(kind, trees, sizes, args.runs)]
     finally:
         shutil.rmtree(HOME, ignore_errors=True)
     print(f"swarm teammate kinds ({os.cpu_count()} cores, Python {sys.version.split()[0]};"
-          f" median of {RUNS}; memory summed over each teammate's process tree)")
+          f" median of {args.runs}; memory: each teammate's process tree, idle, plus its share"
+          " of the team's MCP server)")
     for line in table(results):
         print(line)
     return 0

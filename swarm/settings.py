@@ -40,6 +40,7 @@ VARIABLES: tuple[Variable, ...] = (
     Variable("SWARM_UNANSWERED_GRACE", "5", "seconds `swarm shutdown` gives a member that cannot answer (its model failing, an earlier request unread) before ending it"),
     Variable("SWARM_ORPHAN_GRACE", "60", "seconds a teammate outlives its crashed lead"),
     Variable("SWARM_TEAM_GONE_GRACE", "60", "seconds a teammate outlives its lost or corrupt team file"),
+    Variable("SWARM_MCP_HUB_GRACE", "10", "seconds a team's MCP server on a host outlives its last agent CLI teammate"),
     Variable("SWARM_AUTO_BACKGROUND_S", "120", "seconds before a foreground subagent backgrounds"),
     Variable("SWARM_SUBAGENT_SUMMARY_EVERY", "30", "seconds between a background subagent's progress summaries"),
     Variable("SWARM_SUMMARY_MODEL", "haiku for Anthropic subagents", "the small model of those summaries (`none`: from their tool calls)"),
@@ -225,6 +226,11 @@ def unanswered_grace() -> float:
 
 def orphan_grace() -> float:
     return number("SWARM_ORPHAN_GRACE", 60.0)
+
+
+def mcp_hub_grace() -> float:
+    """Seconds a team's MCP server on a host lives on with no live member driver."""
+    return number("SWARM_MCP_HUB_GRACE", 10.0)
 
 
 def team_gone_grace() -> float:

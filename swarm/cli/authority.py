@@ -86,7 +86,7 @@ TEAMMATE_MAY = frozenset({
     "tasks release", "status", "wait", "logs", "transcript", "report", "worktrees", "diff",
     "team list", "team show", "permissions list", "permissions check", "permissions log",
     "permissions suggest", "plans list", "agents list", "agents show",
-    "mcp list", "mcp snippet", "config show", "doctor", "interrupt", "completion",
+    "mcp list", "mcp snippet", "mcp hub", "config show", "doctor", "interrupt", "completion",
     "top",  # to watch; what it does for the lead is checked action by action (cli.top_app)
 })
 

@@ -1,5 +1,6 @@
 """`swarm mcp list [--check]`: configured MCP servers; --check starts each and lists its tools.
 `swarm mcp serve`: swarm itself as a stdio MCP server, so any MCP client can lead a team;
+`swarm mcp hub` (hidden): the team's MCP server on this host for its agent CLI teammates;
 `swarm mcp snippet CLIENT`: the configuration that makes a client start it."""
 
 from __future__ import annotations
@@ -109,6 +110,21 @@ def serve(team_name: str | None, member: str | None, permission_mode: str) -> No
         scrub_starting_environ(is_secret)
     run_server(ServeOptions(team=team, member=member, permission_mode=permission_mode,
                             attached=attached))
+
+
+@mcp.command("hub", hidden=True, epilog=examples("swarm mcp hub --team alpha"))
+@click.option("--team", "team_name", required=True, help="The team it serves on this host.")
+def hub(team_name: str) -> None:
+    """The team's MCP server on this host, shared by its agent CLI teammates (their drivers
+    start it and hand their CLIs a token each): streamable HTTP on 127.0.0.1. It ends by itself
+    once the team is gone or no member driver is left."""
+    from swarm.mcp_server.hub import serve_hub
+
+    team = validate_team_name(team_name)
+    # It serves members' calls with the store's URL: closed to their commands (the same user).
+    make_non_dumpable()
+    scrub_starting_environ(is_secret)
+    serve_hub(team)
 
 
 @mcp.command("snippet", epilog=examples(

@@ -21,6 +21,7 @@ import logging
 import os
 import secrets
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -120,6 +121,12 @@ def never_ran(team: Team, member: Member) -> bool:
             and read_state(team.name, member.name) is None)
 
 
+def parent_probe() -> Callable[[], bool]:
+    """The CLI that asks is this process's parent (a stdio server): there while it still is."""
+    parent = os.getppid()
+    return lambda: os.getppid() == parent
+
+
 class ServedHost:
     """The ToolHost (and LeadHost) of one `swarm mcp serve` process."""
 
@@ -142,6 +149,9 @@ class ServedHost:
         self.identity: Identity | None = None
         self.watch: ServedWatch  # once there is a team (tools run only then)
         self.tools = self._tool_set()
+        # For a call that waits on the lead (PermissionPrompt): made as the call comes, whether
+        # the CLI that asked is still there. Here: the client is this process's parent (stdio).
+        self.client_probe: Callable[[], Callable[[], bool]] = parent_probe
 
     # -- the team ---------------------------------------------------------------------------
     def start(self) -> None:

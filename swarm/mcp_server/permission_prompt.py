@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import time
 from pathlib import Path
 from typing import Any
@@ -52,12 +51,15 @@ class PermissionPrompt(Tool):
     def run(self, args: PermissionPromptInput, ctx: ToolContext) -> ToolResult:
         team = Team.open(ctx.team.name)
         mode = current_mode(team, ctx.name)
+        # A wait on the lead ends when the CLI that asked is gone (the host says how to tell).
+        probe = getattr(ctx.host, "client_probe", None)
+        present = probe() if probe is not None else None
         if mode != "plan":
             self.approved = None  # recorded (or the lead has set another mode since)
         elif self.approved is not None:
             mode = self.approved
         if args.tool_name == "ExitPlanMode":
-            policy = member_policy(team, ctx.name, ctx.cwd, mode, parent=os.getppid())
+            policy = member_policy(team, ctx.name, ctx.cwd, mode, present=present)
             transcript = Transcript(paths.agent_transcript(team.name, ctx.name))
             answer, reason = self._exit_plan(policy, args.input, transcript)
             # `mode`: what the plan was approved into, for the member's own process to record.
@@ -66,7 +68,7 @@ class PermissionPrompt(Tool):
                              mode=self.approved if answer["behavior"] == "allow" else None)
             return ToolResult(json.dumps(answer))
         decision = decide(team.name, ctx.name, ctx.cwd, args.tool_name, args.input,
-                          args.tool_use_id or "", mode=mode, parent=os.getppid())
+                          args.tool_use_id or "", mode=mode, present=present)
         if decision.behavior == "allow":
             answer = {"behavior": "allow", "updatedInput": decision.updated_input or args.input}
         else:

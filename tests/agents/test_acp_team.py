@@ -19,6 +19,7 @@ from tests.support.cli_teammate_steps import end_members
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.helpers import children_with, wait_until
+from tests.support.hub_client import hubs, registered_hashes, tokens_in_files
 
 TEAM = "alpha"
 
@@ -96,3 +97,8 @@ def test_a_native_cli_two_acp_agents_and_a_shell_teammate_finish_a_task_list(
 
     reports = {("cc", "task 1 done"), ("qw", "task 2 done"), ("oc", "task 3 done")}
     wait_until(lambda: reports <= told(), 60, message="each CLI teammate reported")
+    # One server for the team; the tokens reached the CLIs over pipes, never into a file.
+    assert len(hubs()) == 1
+    hashes = registered_hashes(TEAM)
+    assert len(hashes) == 3
+    assert tokens_in_files(project.parent, hashes) == []

@@ -97,7 +97,9 @@ def test_a_gemini_teammate_works_through_swarms_tools(
     names = tool_names(first)
     assert {"mcp_swarm_SendMessage", "mcp_swarm_TaskUpdate", "mcp_swarm_TaskList"} <= set(names)
     assert "<task-assignment" in json.dumps(first["contents"])
-    assert "You are gm" in json.dumps(first["contents"])  # swarm's part of the prompt
+    # swarm's part of the prompt (not the MCP server's instructions: the team's server on the
+    # host names no member in them)
+    assert "You are `gm`" in json.dumps(first["contents"])
     assert lead_messages("permission_request") == []  # swarm's own tools are never asked
     # One node process: Gemini CLI's launcher, which would start a second only to raise its
     # heap limit (about a second of CPU and a process more per teammate), is skipped.

@@ -22,6 +22,7 @@ from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.fake_gemini import FakeGemini
 from tests.support.fake_responses import FakeResponses
 from tests.support.helpers import wait_until
+from tests.support.hub_client import hubs, registered_hashes, serve_children, tokens_in_files
 
 # Each CLI names swarm's MCP tools its own way.
 CLAUDE, CODEX, GEMINI = "mcp__swarm__", "mcp__swarm/", "mcp_swarm_"
@@ -91,6 +92,11 @@ def test_claude_code_codex_gemini_and_a_shell_teammate_finish_a_task_list(
     names = ("cc", "cx", "gm", "sh")
     wait_until(lambda: all((s := read_state(TEAM, n)) is not None and s.state == "idle"
                            for n in names), 120, message="four teammates up and idle")
+    # Their team tools: the team's one MCP server on this host, no `mcp serve` child each.
+    assert len(hubs()) == 1
+    for name in ("cc", "cx", "gm"):
+        state = read_state(TEAM, name)
+        assert state is not None and state.pid and serve_children(state.pid) == [], name
 
     # The lead hands each one its task: the assignment wakes it (no polling model).
     for subject, owner in (("review", "cc"), ("refactor", "cx"), ("docs", "gm")):
@@ -118,3 +124,8 @@ def test_claude_code_codex_gemini_and_a_shell_teammate_finish_a_task_list(
         assert rows[name]["state"] == "idle" and rows[name]["turns"] >= 1, rows[name]
         assert rows[name]["tokens"] > 0, rows[name]
     assert lead_messages("permission_request") == []  # swarm's own tools are never asked
+    # The members' tokens reached their CLIs over pipes: no CLI wrote one into a file (its
+    # sessions, logs, settings), nor did swarm.
+    hashes = registered_hashes(TEAM)
+    assert len(hashes) == 3
+    assert tokens_in_files(Path(os.environ["HOME"]).parent, hashes) == []

@@ -15,6 +15,8 @@ Run as `python -m tests.support.fake_acp_agent`; driven by files named in its en
   one JSON a line), `sessions/<id>.json` (history, for `session/load` in a new process).
 - `FAKE_ACP_NEEDS_LOGIN=1`: `session/new` fails "Authentication required".
 - `FAKE_ACP_MODES`: the session modes it offers (default `default,yolo`; it starts in yolo).
+- `FAKE_ACP_NO_HTTP=1`: it does not advertise `mcpCapabilities.http` (stdio MCP servers only);
+  otherwise it does, and connects to an http server of `session/new` with its headers.
 
 Every permission request offers all four option kinds, so a test sees swarm pick `*_once`.
 """
@@ -39,6 +41,7 @@ from acp.schema import (
     Implementation,
     InitializeResponse,
     LoadSessionResponse,
+    McpCapabilities,
     NewSessionResponse,
     PermissionOption,
     PromptResponse,
@@ -95,17 +98,38 @@ class McpLink:
         from mcp import ClientSession, StdioServerParameters
         from mcp.client.stdio import stdio_client
 
+        if getattr(self.server, "url", None):  # an http server: the headers it was given
+            await self._serve_http()
+            return
         env = {e.name: e.value for e in self.server.env or []}
         params = StdioServerParameters(command=self.server.command, args=self.server.args,
                                        env=env)
         with (state_dir() / "mcp.log").open("a") as errlog:
             async with stdio_client(params, errlog=errlog) as (read, write), \
                     ClientSession(read, write) as session:
-                await session.initialize()
-                while True:
-                    tool, args, done = await self.calls.get()
-                    result = await session.call_tool(tool, args)
-                    done.set_result("".join(getattr(b, "text", "") for b in result.content))
+                await self._calls(session)
+
+    async def _serve_http(self) -> None:
+        import httpx2
+        from mcp import ClientSession
+        from mcp.client.streamable_http import streamable_http_client
+
+        headers = {h.name: h.value for h in self.server.headers or []}
+        async with httpx2.AsyncClient(headers=headers, timeout=60) as http, \
+                streamable_http_client(self.server.url, http_client=http) as streams, \
+                ClientSession(streams[0], streams[1]) as session:
+            await self._calls(session)
+
+    async def _calls(self, session: Any) -> None:
+        await session.initialize()
+        while True:
+            tool, args, done = await self.calls.get()
+            try:
+                result = await session.call_tool(tool, args)
+            except Exception as exc:  # noqa: BLE001 - the caller logs it
+                done.set_result(f"error: {type(exc).__name__}: {exc}")
+                continue
+            done.set_result("".join(getattr(b, "text", "") for b in result.content))
 
     async def call(self, tool: str, args: dict[str, Any]) -> str:
         done: asyncio.Future[str] = asyncio.get_running_loop().create_future()
@@ -129,6 +153,7 @@ class FakeAgent:
             protocol_version=acp.PROTOCOL_VERSION,
             agent_capabilities=AgentCapabilities(
                 load_session=True,
+                mcp_capabilities=McpCapabilities(http=not os.environ.get("FAKE_ACP_NO_HTTP")),
                 session_capabilities=SessionCapabilities(close=SessionCloseCapabilities())),
             agent_info=Implementation(name="fake-acp", version="0"))
 
@@ -142,7 +167,8 @@ class FakeAgent:
 
     async def new_session(self, cwd: str, mcp_servers: Any = None, **kwargs: Any
                           ) -> NewSessionResponse:
-        log(method="session/new", cwd=cwd, mcp=[s.name for s in mcp_servers or []])
+        log(method="session/new", cwd=cwd, mcp=[s.name for s in mcp_servers or []],
+            transports=[type(s).__name__ for s in mcp_servers or []])
         if os.environ.get("FAKE_ACP_NEEDS_LOGIN"):
             raise acp.RequestError(-32000, "Authentication required")
         sid = uuid.uuid4().hex

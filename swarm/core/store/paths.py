@@ -81,6 +81,26 @@ def agent_asking(team: str, name: str) -> Path:
     return agent_dir(team, name) / "asking.json"
 
 
+def mcp_hub_dir(team: str) -> Path:
+    """The team's MCP server on this host (`swarm mcp hub`): its run file, its lock and the
+    hash of each member driver's token (on this host: the hub serves this host's members)."""
+    return local_team_dir(team) / "mcp-hub"
+
+
+def mcp_hub_run(team: str) -> Path:
+    """The running hub: pid, process start time, port; lock: hub.json.lock."""
+    return mcp_hub_dir(team) / "hub.json"
+
+
+def mcp_hub_members(team: str) -> Path:
+    return mcp_hub_dir(team) / "members"
+
+
+def mcp_hub_member(team: str, name: str) -> Path:
+    """Member NAME's driver: its pid, start time and the SHA-256 of its token."""
+    return mcp_hub_members(team) / f"{name}.json"
+
+
 def worktrees_dir(team: str) -> Path:
     return local_team_dir(team) / "worktrees"
 

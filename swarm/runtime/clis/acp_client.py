@@ -33,6 +33,8 @@ from acp.schema import (
     AllowedOutcome,
     DeniedOutcome,
     EnvVariable,
+    HttpHeader,
+    HttpMcpServer,
     Implementation,
     InitializeResponse,
     McpServerStdio,
@@ -67,6 +69,18 @@ def as_json(model: Any) -> dict[str, Any]:
 def stdio_server(name: str, argv: list[str], env: dict[str, str]) -> McpServerStdio:
     return McpServerStdio(name=name, command=argv[0], args=argv[1:],
                           env=[EnvVariable(name=k, value=v) for k, v in env.items()])
+
+
+def http_server(name: str, url: str, headers: dict[str, str]) -> HttpMcpServer:
+    return HttpMcpServer(type="http", name=name, url=url,
+                         headers=[HttpHeader(name=k, value=v) for k, v in headers.items()])
+
+
+def offers_http(init: InitializeResponse) -> bool:
+    """The agent takes an http MCP server in `session/new` (its `mcpCapabilities.http`)."""
+    caps = init.agent_capabilities
+    mcp = getattr(caps, "mcp_capabilities", None) if caps is not None else None
+    return bool(getattr(mcp, "http", False))
 
 
 class TurnSink:

@@ -8,7 +8,9 @@ agent spawned in its own process group with the teammate's environment (its cred
 of swarm's model proxy), the kind's fixed and per-start secret variables and its private
 settings file; `initialize`; `session/load` (or `session/resume`) of the member's session on a
 restart where the agent offers it, else `session/new` in the member's directory with swarm's
-MCP server for this member in `mcpServers`; then its mode (`session/set_mode` or the kind's
+MCP server for this member in `mcpServers` (the team's server on this host over http with the
+member's token in its headers, when the agent's `initialize` says `mcpCapabilities.http`; else
+a stdio `swarm mcp serve --as NAME` child of its own); then its mode (`session/set_mode` or the kind's
 config option), checked: a mode it cannot be put in stops the start. A failed `session/new` that
 asks for a login stops it with the kind's sign-in step.
 
@@ -138,7 +140,12 @@ class AcpDriver:
         s = self.setup
         init = self.client.initialize(START_TIMEOUT)
         self.capabilities = init.agent_capabilities
-        servers = [acp_client.stdio_server(SERVER, s.mcp_server, s.mcp_env)]
+        if s.team_server is not None and acp_client.offers_http(init):
+            # The team's MCP server on this host, the member's token in the request itself.
+            hub = s.team_server()
+            servers = [acp_client.http_server(SERVER, hub.url, hub.headers())]
+        else:  # an agent that takes stdio servers only: its own child, as before
+            servers = [acp_client.stdio_server(SERVER, s.mcp_server, s.mcp_env)]
         where = {"cwd": str(s.cwd), "mcp_servers": servers}
         answer = None
         if self.session:

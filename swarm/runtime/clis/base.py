@@ -15,6 +15,7 @@ from swarm.core.kinds import TeammateKind
 from swarm.core.records.permissions import Decision
 from swarm.core.records.state import Usage
 from swarm.core.trust.workspace import project_root
+from swarm.runtime.clis.team_server import TeamServer
 from swarm.runtime.process.kill import kill_tree
 
 
@@ -84,7 +85,9 @@ class DriverSetup:
     model: str | None
     effort: str | None  # swarm's level: its kind's EffortOption puts it on the command line
     system_append: str  # swarm's part of the prompt (who it is, the team protocol)
-    mcp_server: list[str]  # argv of `swarm mcp serve --team T --as NAME`
+    # argv and environment of `swarm mcp serve --team T --as NAME`: for a CLI that takes no
+    # http MCP server (an ACP agent without `mcpCapabilities.http`)
+    mcp_server: list[str]
     mcp_env: dict[str, str]
     session: str | None  # resume this session (a restart)
     env: dict[str, str]
@@ -103,6 +106,9 @@ class DriverSetup:
     model_url: str | None = None
     provider: str | None = None
     command_args: tuple[str, ...] = ()  # an anonymous ACP agent's arguments (`-- CMD ARGS`)
+    # The team's MCP server on this host and the member's token (clis.team_server), the
+    # server started if none runs: asked at each start of the CLI.
+    team_server: Callable[[], TeamServer] | None = None
 
 
 class CliDriver(Protocol):

@@ -3,9 +3,10 @@ stream-json` process kept alive between turns (measured: a turn is one user line
 to its `result` line; the process waits for the next line), resumed with `--resume SESSION`
 after a restart.
 
-Its team tools are swarm's MCP server (`swarm mcp serve --team T --as NAME`) from a private
-`--mcp-config` file with `--strict-mcp-config` (no other server), connected before the first
-request (`MCP_CONNECTION_NONBLOCKING=0`: else the first request can lack them); its own team
+Its team tools are the team's MCP server on this host (streamable HTTP, runtime/clis/team_server.py),
+set over its stdin by the stream-json control request `mcp_set_servers` with the member's token
+in the server's headers (no file, no command line), answered once connected, before the first
+turn; `--strict-mcp-config` (no other server: the checkout's `.mcp.json` never loads); its own team
 tools are switched off (`--disallowedTools`); what it would ask a person goes to swarm's
 `PermissionPrompt` tool (`--permission-prompt-tool`): swarm's mode, rules and file scopes
 decide, and what they leave open is asked of the lead (its modes: core.kinds).
@@ -20,6 +21,7 @@ through `--add-dir` of its own directory (CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLA
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import os
 import subprocess
@@ -37,6 +39,7 @@ from swarm.runtime.clis.base import (
     close_and_end,
     stderr_tail,
 )
+from swarm.runtime.clis.team_server import TeamServer
 
 SERVER = "swarm"
 PERMISSION_TOOL = "PermissionPrompt"  # served by `swarm mcp serve --as NAME` in its own agent
@@ -48,6 +51,7 @@ TEAM_TOOLS_SERVED = (*TEAM_TOOLS, "TeamStatus")
 # scopes and protected paths decide them as every other call (PermissionPrompt).
 ASKED = ("Bash", "Read", "Grep", "Glob", "LS", "NotebookRead")
 STOP_GRACE = 10.0  # seconds for the CLI to end after its input closes
+SET_SERVERS = "swarm-mcp-servers"  # the id of its control request that sets swarm's server
 SOURCES = {True: "user,project,local", False: "user"}  # trusted: the checkout's settings too
 
 
@@ -63,6 +67,7 @@ class ClaudeCode:
         self._write = threading.Lock()
         self._stderr: IO[bytes] | None = None
         self._trusted = False  # the checkout's configuration, as decided when it last started
+        self._early: list[bytes] = []  # what it printed before its servers were set
 
     @property
     def pid(self) -> int | None:
@@ -71,7 +76,8 @@ class ClaudeCode:
     def argv(self) -> list[str]:
         s = self.setup
         argv = [str(s.executable), "-p", "--input-format", "stream-json", "--output-format",
-                "stream-json", "--verbose", "--mcp-config", str(self._config),
+                "stream-json", "--verbose",
+                *(["--mcp-config", str(self._config)] if self._config is not None else []),
                 "--strict-mcp-config", "--permission-prompt-tool",
                 f"mcp__{SERVER}__{PERMISSION_TOOL}", "--permission-mode", s.kind.own_mode(s.mode),
                 "--disallowedTools", ",".join(OWN_TEAM_TOOLS),
@@ -94,12 +100,13 @@ class ClaudeCode:
 
     def start(self) -> None:
         s = self.setup
-        config = {"mcpServers": {SERVER: {"type": "stdio", "command": s.mcp_server[0],
-                                          "args": s.mcp_server[1:], "env": s.mcp_env}}}
-        fd, name = tempfile.mkstemp(prefix="swarm-mcp-", suffix=".json")  # 0600
-        with os.fdopen(fd, "w") as out:
-            json.dump(config, out)
-        self._config = Path(name)
+        if s.team_server is None:  # its own stdio server, from a private file
+            config = {"mcpServers": {SERVER: {"type": "stdio", "command": s.mcp_server[0],
+                                              "args": s.mcp_server[1:], "env": s.mcp_env}}}
+            fd, name = tempfile.mkstemp(prefix="swarm-mcp-", suffix=".json")  # 0600
+            with os.fdopen(fd, "w") as out:
+                json.dump(config, out)
+            self._config = Path(name)
         self._trusted = s.trusted()
         env = {**s.env, "MCP_CONNECTION_NONBLOCKING": "0",
                "CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD": "1",
@@ -111,9 +118,39 @@ class ClaudeCode:
                                      stdout=subprocess.PIPE, stderr=self._stderr,
                                      start_new_session=True)  # its own group: kill_tree
         self._cost_seen = 0.0
+        if s.team_server is not None:
+            self._set_servers(s.team_server())
         s.log(f"claude started (pid {self.proc.pid}"
               + (f", resuming session {self.session}" if self.session else "")
               + f"; the checkout's configuration {'loaded' if self._trusted else 'ignored'})")
+
+    def _set_servers(self, hub: TeamServer) -> None:
+        """swarm's server, the team's on this host with the member's token, set over its stdin
+        (`mcp_set_servers`, its stream-json control request): in no file, on no command line.
+        Its answer comes once the server is connected; what it printed before is kept for the
+        first turn."""
+        proc = self.proc
+        assert proc is not None and proc.stdout is not None
+        self._send({"type": "control_request", "request_id": SET_SERVERS, "request": {
+            "subtype": "mcp_set_servers",
+            "servers": {SERVER: {"type": "http", "url": hub.url, "headers": hub.headers()}}}})
+        for raw in proc.stdout:
+            try:
+                event = json.loads(raw)
+            except ValueError:
+                continue
+            answer = event.get("response") if isinstance(event, dict) else None
+            if not isinstance(answer, dict) or event.get("type") != "control_response" \
+                    or answer.get("request_id") != SET_SERVERS:
+                self._early.append(raw)
+                continue
+            result = answer.get("response") or {}
+            errors = result.get("errors") if isinstance(result, dict) else None
+            if answer.get("subtype") == "error" or errors:
+                raise RuntimeError(f"claude did not take swarm's MCP server:"
+                                   f" {answer.get('error') or errors}")
+            return
+        raise RuntimeError(f"claude exited at its start: {stderr_tail(self._stderr)}")
 
     def _send(self, line: dict[str, Any]) -> None:
         proc = self.proc
@@ -132,7 +169,8 @@ class ClaudeCode:
                     "message": {"role": "user", "content": [{"type": "text", "text": text}]},
                     "parent_tool_use_id": None})
         result = TurnResult()
-        for raw in proc.stdout:
+        early, self._early = self._early, []
+        for raw in itertools.chain(early, proc.stdout):
             try:
                 event = json.loads(raw)
             except ValueError:

@@ -5,10 +5,10 @@ restart: the thread is `cli_session`), then per input one `turn/start`, its noti
 (`item/started`, `item/completed`, `thread/tokenUsage/updated`) up to `turn/completed`;
 `turn/interrupt` ends a turn, the process lives on. Closing its stdin ends it.
 
-Its team tools are swarm's MCP server (`swarm mcp serve --team T --as NAME`), given in the
-thread's `config` on top of the user's own Codex config (their provider and login stay theirs;
-nothing on its command line, which any user's `ps` shows): `env` (Codex passes a server no
-other environment), `required = true` (connected before the first request, or the start
+Its team tools are the team's MCP server on this host (streamable HTTP: runtime/clis/team_server.py),
+given in the thread's `config` on top of the user's own Codex config (their provider and login
+stay theirs; nothing on its command line, which any user's `ps` shows): `url` and
+`http_headers` (the member's token), `required = true` (connected before the first request, or the start
 fails), `default_tools_approval_mode = "approve"` (the team protocol is never a question).
 
 What Codex would ask a person comes to swarm as a JSON-RPC request: a command

@@ -8,7 +8,9 @@ of its `profile`), that provider's `base_url`, and the environment variables it 
 doctor` read the same. Read leniently: a file that does not parse says nothing (Codex reports it
 itself).
 
-The thread's config: swarm's MCP server, the checkout's trust under `projects` (every directory
+The thread's config: swarm's MCP server (the team's server on this host: its `url` and the
+member's token in `http_headers`, sent in the thread's start request over Codex's stdin, never
+in a file or on a command line), the checkout's trust under `projects` (every directory
 Codex may look it up by: the cwd and those above it, resolved too, and a worktree's main
 checkout), and the user's provider served at swarm's proxy of its model API.
 """
@@ -93,10 +95,15 @@ def thread_config(setup: DriverSetup, trusted: bool, server: str) -> dict[str, A
     checkout's trust, and the user's provider served at swarm's proxy of its model API (its
     key stays with swarm)."""
     level = "trusted" if trusted else "untrusted"
+    if setup.team_server is not None:  # the team's server on this host, the token in a header
+        hub = setup.team_server()
+        where: dict[str, Any] = {"url": hub.url, "http_headers": hub.headers()}
+    else:
+        where = {"command": setup.mcp_server[0], "args": setup.mcp_server[1:],
+                 "env": setup.mcp_env}
     config: dict[str, Any] = {
-        "mcp_servers": {server: {
-            "command": setup.mcp_server[0], "args": setup.mcp_server[1:], "env": setup.mcp_env,
-            "required": True, "default_tools_approval_mode": "approve"}},
+        "mcp_servers": {server: {**where, "required": True,
+                                 "default_tools_approval_mode": "approve"}},
         "projects": {d: {"trust_level": level} for d in trust_directories(setup.cwd, trusted)}}
     if setup.model_url and setup.provider:
         config["model_providers"] = {setup.provider: {"base_url": setup.model_url}}

@@ -4,8 +4,9 @@ alive between turns (runtime.clis.acp: JSON-RPC on its stdio). `initialize`, the
 `session/update` notifications (text, tool calls) on the way, its result last with the turn's
 tokens (`_meta.quota`, per model: priced by swarm's table); `session/cancel` interrupts it.
 
-Its team tools are swarm's MCP server (`swarm mcp serve --team T --as NAME`), handed over in
-`session/new` itself (nothing written into the user's settings) and trusted by a private
+Its team tools are the team's MCP server on this host (runtime/clis/team_server.py: streamable
+HTTP, the member's token in the server's headers), handed over in `session/new` itself (nothing
+written into the user's settings or on its command line) and trusted by a private
 policy file (`--policy`: every tool of the `swarm` server allowed), so they never ask. What it
 would ask a person comes to swarm as `session/request_permission` with the real call (a
 command's text, an edit's path and new text): swarm's mode, rules and file scopes decide and
@@ -158,10 +159,9 @@ class Gemini:
                                      start_new_session=True)  # its own group: kill_tree
         self.conn = AcpConnection(self.proc)
         try:
-            self.conn.call("initialize", {"protocolVersion": PROTOCOL_VERSION,
-                                          "clientCapabilities": {}})
-            servers = [{"name": SERVER, "command": s.mcp_server[0], "args": s.mcp_server[1:],
-                        "env": [{"name": k, "value": v} for k, v in s.mcp_env.items()]}]
+            init = self.conn.call("initialize", {"protocolVersion": PROTOCOL_VERSION,
+                                                 "clientCapabilities": {}})
+            servers = [self._server(init)]
             where = {"cwd": str(s.cwd), "mcpServers": servers}
             if self.session:
                 try:
@@ -185,6 +185,18 @@ class Gemini:
         s.log(f"gemini started (pid {self.proc.pid}, session {self.session}"
               + ("" if self._fresh else ", resumed")
               + f"; the checkout's configuration {'loaded' if trusted else 'ignored'})")
+
+    def _server(self, init: Any) -> dict[str, Any]:
+        """swarm's MCP server for `session/new`: the team's server on this host over http, the
+        member's token in its headers (it says `mcpCapabilities.http`), else a stdio child."""
+        s = self.setup
+        caps = (init.get("agentCapabilities") or {}) if isinstance(init, dict) else {}
+        if s.team_server is not None and (caps.get("mcpCapabilities") or {}).get("http"):
+            hub = s.team_server()
+            return {"type": "http", "name": SERVER, "url": hub.url,
+                    "headers": [{"name": k, "value": v} for k, v in hub.headers().items()]}
+        return {"name": SERVER, "command": s.mcp_server[0], "args": s.mcp_server[1:],
+                "env": [{"name": k, "value": v} for k, v in s.mcp_env.items()]}
 
     def turn(self, text: str, events: TurnEvents) -> TurnResult:
         if self.proc is None or self.proc.poll() is not None or self.conn is None:

@@ -51,15 +51,15 @@ class NamedTool(Tool):
 
 class _Waiter:
     """The asker's waiter here. A wait ends when the turn that asked is cancelled, or
-    (`parent`, the MCP server's case) when the CLI that asked has exited: killed, it never
-    closes this server's calls (a plan's wait has no timeout), and the request is withdrawn
-    from the lead's list. `shown`: where the wait is told (the MCP server tells the member's
+    (`present`, the MCP server's case) when the CLI that asked is no longer there: killed, it
+    never closes the server's calls (a plan's wait has no timeout), and the request is
+    withdrawn from the lead's list. `shown`: where the wait is told (the MCP server tells the member's
     own process, which alone writes its state: `tell_asking`)."""
 
-    def __init__(self, cancelled: threading.Event | None, parent: int | None,
+    def __init__(self, cancelled: threading.Event | None, present: Callable[[], bool] | None,
                  shown: Callable[..., None] | None = None) -> None:
         self.cancelled = cancelled
-        self.parent = parent
+        self.present = present
         self.shown = shown
 
     def set_state(self, **fields: Any) -> None:
@@ -70,7 +70,7 @@ class _Waiter:
         if self.cancelled is not None and self.cancelled.is_set():
             raise Cancelled  # the asker withdraws the request from the lead's list
         result = call()
-        if self.parent is not None and os.getppid() != self.parent:
+        if self.present is not None and not self.present():
             raise OperationFailedError("the agent CLI that asked has exited")
         return result
 
@@ -116,14 +116,15 @@ def current_mode(team: Team, name: str) -> str:
 
 
 def member_policy(team: Team, name: str, cwd: Path, mode: str,
-                  cancelled: threading.Event | None = None, parent: int | None = None,
+                  cancelled: threading.Event | None = None,
+                  present: Callable[[], bool] | None = None,
                   waiter: Waiter | None = None) -> PermissionPolicy:
     """The member's permission policy in `mode`, asking the lead through its own mailbox;
     `waiter`: the teammate process's own (its state shows the wait, an interrupt ends it)."""
     member = team.member(name)
-    shown = functools.partial(tell_asking, team.name, member.name) if parent else None
+    shown = functools.partial(tell_asking, team.name, member.name) if present else None
     asker = Asker(team, member.name, team.inbox(member.name, checked=False),
-                  waiter or _Waiter(cancelled, parent, shown))
+                  waiter or _Waiter(cancelled, present, shown))
     return PermissionPolicy.for_member(team, member, cwd, asker, mode=mode)
 
 
@@ -142,14 +143,14 @@ def run_in(command: str, directory: str | None, cwd: Path) -> str:
 
 def decide(team_name: str, name: str, cwd: Path, tool_name: str, args: dict[str, Any],
            use_id: str, cancelled: threading.Event | None = None, *, mode: str | None = None,
-           parent: int | None = None, waiter: Waiter | None = None,
+           present: Callable[[], bool] | None = None, waiter: Waiter | None = None,
            must_ask: str | None = None) -> Decision:
     """Swarm's answer to the CLI's question about `tool_name(args)` (swarm's tool names:
     Bash, Write, Edit, ...); `cancelled` set while the lead is asked abandons the wait; `mode`
     overrides the recorded one (a plan approved a moment ago); `must_ask`: why the lead is asked
     even where the rules would allow (PermissionPolicy.check)."""
     team = Team.open(team_name)
-    policy = member_policy(team, name, cwd, mode or current_mode(team, name), cancelled, parent,
+    policy = member_policy(team, name, cwd, mode or current_mode(team, name), cancelled, present,
                            waiter)
     tool = all_tools().get(tool_name.removeprefix(SERVED_PREFIX)) or NamedTool(tool_name)
     try:

@@ -43,6 +43,7 @@ from swarm.errors import AgentStopped, describe_error
 from swarm.runtime.clis.base import CliDriver, DriverSetup
 from swarm.runtime.clis.model_proxy import model_route
 from swarm.runtime.clis.permission import asked, decide, forget_asking
+from swarm.runtime.clis.team_server import HubLink
 from swarm.runtime.clis.waits import AskWaiter, CliSignals, DriverWaiter, NoSubagents
 from swarm.runtime.extensions.loader import checkout_of
 from swarm.runtime.process.orphan import OrphanCheck
@@ -95,6 +96,9 @@ class CliTeammate(AgentBase):
         env = dict(os.environ)
         # Its credential stays in this (non-dumpable) process: the CLI gets a token for it.
         self.route = model_route(self.kind, env, self.console.say)
+        # Its team tools: the team's MCP server on this host, bound to this member by a token
+        # in this process's memory only (runtime/clis/team_server.py).
+        self.hub = HubLink(self.team.name, self.name, self.console.say)
         serve = [sys.executable, "-m", "swarm", "mcp", "serve", "--team", self.team.name,
                  "--as", self.name]
         # Explicit: the CLI may not pass its own environment on to its servers.
@@ -111,6 +115,7 @@ class CliTeammate(AgentBase):
                            env=self.route.env, model_url=self.route.url,
                            provider=self.route.provider,
                            log=self.console.say, decide=self._decide,
+                           team_server=self.hub.endpoint,
                            trusted=lambda: self._trust().trusted,
                            deny=(*self.member.deny_rules, *lasting_rules()[1]))
 
@@ -318,6 +323,7 @@ class CliTeammate(AgentBase):
                          f" {self.state.mode}, pid {os.getpid()})")
         exit_code, detail, crashed = 0, "shut down", False
         try:
+            self.hub.warm()  # the team's MCP server starts beside the CLI
             self.driver.start()
             pid = self.driver.pid
             self.set_state(child_pgid=pid)
@@ -350,6 +356,7 @@ class CliTeammate(AgentBase):
 
         self.signals.ignore_stops()
         self.driver.stop()
+        self.hub.close()
         if self.route.proxy is not None:
             self.route.proxy.stop()
         if self.superseded:
