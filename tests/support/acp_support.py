@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import psutil
+import pytest
 
 from swarm.core.store import paths
 from swarm.core.team.transcript import Transcript
@@ -61,6 +62,20 @@ def install_fake(root: Path) -> dict[str, str]:
             "PYTHONPATH": os.pathsep.join([str(plugin), str(REPO),
                                            *filter(None, [os.environ.get("PYTHONPATH")])]),
             "FAKE_ACP_STATE": str(state), "FAKE_ACP_SCRIPT": str(root / "acp-script.json")}
+
+
+def fake_team(root: Path, monkeypatch: pytest.MonkeyPatch, team: str) -> dict[str, str]:
+    """The fake agent installed under `root` and its variables set, a checkout `root/project`
+    as the working directory, and `team` created (SWARM_TEAM); returns the variables."""
+    env = install_fake(root)
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    project = root / "project"
+    (project / ".git").mkdir(parents=True)
+    monkeypatch.chdir(project)
+    monkeypatch.setenv("SWARM_TEAM", team)
+    ok("team", "create", team)
+    return env
 
 
 def script(env: dict[str, str], turns: list[list[dict[str, Any]]]) -> None:

@@ -22,20 +22,13 @@ from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.runtime.clis import team_server
 from tests.support import hub_client as mcp
-from tests.support.acp_support import FAKE_KIND, answered, fake_log, install_fake, script
-from tests.support.agent_fixtures import run_swarm
+from tests.support.acp_support import FAKE_KIND, answered, fake_log, fake_team, ok, script
 from tests.support.helpers import process_gone, wait_until
 from tests.support.hub_client import hubs, serve_children
 
 TEAM = "alpha"
 # Anything that could be a token: a run of URL-safe characters, as long as the shortest one.
 WORD = re.compile(rb"[A-Za-z0-9_\-]{16,}")
-
-
-def ok(*args: str, timeout: float = 60.0) -> str:
-    proc = run_swarm(*args, timeout=timeout)
-    assert proc.returncode == 0, f"swarm {' '.join(args)}: {proc.stderr}"
-    return proc.stdout
 
 
 def tree(pid: int) -> list[psutil.Process]:
@@ -54,15 +47,8 @@ def driver(name: str) -> int:
 
 @pytest.fixture
 def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
-    env = install_fake(tmp_path)
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    project = tmp_path / "project"
-    (project / ".git").mkdir(parents=True)
-    monkeypatch.chdir(project)
-    monkeypatch.setenv("SWARM_TEAM", TEAM)
     monkeypatch.setenv("SWARM_MCP_HUB_GRACE", "1")
-    ok("team", "create", TEAM)
+    env = fake_team(tmp_path, monkeypatch, TEAM)
     seen: list[psutil.Process] = []
     yield env
     for name in ("a", "b"):

@@ -18,8 +18,9 @@ from tests.support.acp_support import (
     answered,
     fake_log,
     fake_processes,
-    install_fake,
+    fake_team,
     lead_notes,
+    ok,
     prompts,
     script,
 )
@@ -30,23 +31,9 @@ from tests.support.helpers import process_gone, wait_until
 TEAM = "alpha"
 
 
-def ok(*args: str, timeout: float = 60.0) -> str:
-    proc = run_swarm(*args, timeout=timeout)
-    assert proc.returncode == 0, f"swarm {' '.join(args)}: {proc.stderr}"
-    return proc.stdout
-
-
 @pytest.fixture
 def fake(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
-    env = install_fake(tmp_path)
-    for key, value in env.items():
-        monkeypatch.setenv(key, value)
-    project = tmp_path / "project"
-    (project / ".git").mkdir(parents=True)
-    monkeypatch.chdir(project)
-    monkeypatch.setenv("SWARM_TEAM", TEAM)
-    ok("team", "create", TEAM)
-    yield env
+    yield fake_team(tmp_path, monkeypatch, TEAM)
     end_members(TEAM, fake_processes)
 
 
