@@ -34,6 +34,7 @@ lint: $(STAMP)
 	$(VENV)/bin/ruff check swarm tests scripts
 	$(VENV)/bin/mypy
 	$(VENV)/bin/mypy --explicit-package-bases --follow-imports=silent scripts
+	$(VENV)/bin/mypy tests/support
 	$(VENV)/bin/lint-imports
 
 bench: $(STAMP)

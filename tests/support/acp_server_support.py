@@ -94,7 +94,9 @@ class Editor:
                 *argv, cwd=cwd, env=env, stdin=asyncio.subprocess.PIPE,
                 stdout=asyncio.subprocess.PIPE, stderr=err, limit=2**22, start_new_session=True)
         assert proc.stdin is not None and proc.stdout is not None
-        return proc, acp.connect_to_agent(self.client, proc.stdin, proc.stdout)
+        # the editor answers what `swarm acp` asks of it, not the whole Client protocol
+        return proc, acp.connect_to_agent(self.client,  # type: ignore[arg-type]
+                                          proc.stdin, proc.stdout)
 
     def call(self, coro: Coroutine[Any, Any, T], timeout: float = 60) -> T:
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)

@@ -8,7 +8,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from swarm.core.records.protocol import PermissionRequest
 from swarm.core.team import decisions
@@ -30,6 +30,9 @@ VERDICTS = {
     "garbage": 'print("not json")',
     "maybe": 'print(json.dumps({"decision": "maybe"}))',
 }
+
+
+T = TypeVar("T")
 
 
 def reviewer(tmp_path: Path, kind: str) -> tuple[Path, Path]:
@@ -79,10 +82,14 @@ def records(crew: Crew, name: str) -> list[dict[str, Any]]:
 def wait_records(crew: Crew, name: str, count: int, timeout: float = 20.0
                  ) -> list[dict[str, Any]]:
     """The first `count` decision records of `name`, once there are that many."""
-    found = wait_until(lambda: len(records(crew, name)) >= count and records(crew, name),
+    found = wait_until(lambda: at_least(records(crew, name), count),
                        timeout, message=f"{count} decisions of {name} (now "
                        f"{records(crew, name)}; log {crew.log(name)[-600:]})")
     return found[:count]
+
+
+def at_least(items: list[T], count: int) -> list[T] | None:
+    return items if len(items) >= count else None
 
 
 def requests(crew: Crew, name: str) -> list[PermissionRequest]:
@@ -91,7 +98,7 @@ def requests(crew: Crew, name: str) -> list[PermissionRequest]:
 
 
 def wait_request(crew: Crew, name: str, count: int = 1) -> PermissionRequest:
-    found = wait_until(lambda: len(requests(crew, name)) >= count and requests(crew, name),
+    found = wait_until(lambda: at_least(requests(crew, name), count),
                        20, message=f"{count} permission requests from {name} "
                        f"(log {crew.log(name)[-600:]})")
     return found[count - 1]

@@ -298,7 +298,8 @@ def main() -> None:
     if sys.argv[1:2] == ["--version"]:  # as a real agent CLI answers `swarm doctor`
         print("fake-acp 0")
         return
-    asyncio.run(acp.run_agent(FakeAgent(), use_unstable_protocol=True))
+    # FakeAgent answers the methods swarm's driver calls, not the whole Agent protocol
+    asyncio.run(acp.run_agent(FakeAgent(), use_unstable_protocol=True))  # type: ignore[arg-type]
 
 
 if __name__ == "__main__":

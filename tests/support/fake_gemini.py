@@ -65,8 +65,8 @@ def chunks(partial: dict[str, Any]) -> list[dict[str, Any]]:
     for part in candidate_parts(partial):
         pieces += [[{"text": t}] for t in _chunks(part["text"])] if "text" in part else [[part]]
     pieces = pieces or [[{"text": ""}]]
-    out = [{"candidates": [{"content": {"role": "model", "parts": p}, "index": 0}]}
-           for p in pieces]
+    out: list[dict[str, Any]] = [
+        {"candidates": [{"content": {"role": "model", "parts": p}, "index": 0}]} for p in pieces]
     out[-1]["candidates"][0]["finishReason"] = "STOP"
     out[-1]["usageMetadata"] = usage_of(partial)
     return out

@@ -20,7 +20,7 @@ from swarm.runtime.models.base import ModelReply, ModelRequest
 T = TypeVar("T")
 
 
-def wait_until(predicate: Callable[[], T], timeout: float = 10.0, interval: float = 0.02,
+def wait_until(predicate: Callable[[], T | None], timeout: float = 10.0, interval: float = 0.02,
                message: str = "") -> T:
     """Poll `predicate` until it returns something truthy; fail the test after `timeout`."""
     deadline = time.monotonic() + timeout

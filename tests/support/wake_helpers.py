@@ -48,8 +48,9 @@ def set_state(team: Team, name: str, state: str, **fields: Any) -> None:
 
 def idle(team: Team, name: str, summary: str, reason: str = "available") -> None:
     set_state(team, name, "idle", idle_reason=reason)
-    team.send(LEAD_NAME, IdleNotification(sender=name, summary=summary,  # type: ignore[arg-type]
-                                          idle_reason=reason), sender=name)
+    team.send(LEAD_NAME, IdleNotification(sender=name, summary=summary,
+                                          idle_reason=reason),  # type: ignore[arg-type]
+              sender=name)
 
 
 @pytest.fixture
