@@ -104,7 +104,9 @@ def run_client(client: Client, tmp_path: Path, team: str, member: str | None, pl
         fake = FakeAnthropic()
         env |= {"ANTHROPIC_BASE_URL": fake.base_url, "ANTHROPIC_API_KEY": "sk-test",
                 "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1",
-                "MCP_TIMEOUT": "120000"}  # a busy machine: swarm mcp serve may start slowly
+                # A busy machine: swarm mcp serve may start slowly, and `claude -p` sends its
+                # first request without a server still connecting unless told to wait.
+                "MCP_TIMEOUT": "120000", "MCP_CONNECTION_NONBLOCKING": "0"}
         # the snippet's lines as they are, then the headless run its last line shows
         command = ["bash", "-ec", snippet.stdout + f"\nclaude -p {json.dumps(prompt)}"
                    " --allowedTools mcp__swarm --output-format json\n"]
