@@ -154,10 +154,23 @@ class Inputs:
                                key=lambda i: i.message.timestamp)
                 return lead + peers, None
             elif limit is None:
-                task = self._own_in_progress() or self.team.tasks.claim_next(self.name)
+                task = self._next_task()
                 if task is not None:
                     return [], task
             watcher.wait(settings.heartbeat_interval() * 2)
+
+    def _next_task(self) -> Task | None:
+        """Its own task left in progress, else the next one it may claim. None while the team's
+        files are gone (a person moved the folder away mid-claim): whether it stays is the
+        heartbeat's team-gone check (runtime/process/team_gone.py), never a crash."""
+        try:
+            return self._own_in_progress() or self.team.tasks.claim_next(self.name)
+        except FileNotFoundError as exc:
+            if self.team.exists():
+                raise
+            self.console.say(f"the team's task list is gone ({exc.filename}): "
+                             "waiting for the team file to come back")
+            return None
 
     def _own_in_progress(self) -> Task | None:
         """Once per process: the lowest-id task left in progress as its own (it was restarted

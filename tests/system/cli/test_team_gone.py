@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -272,4 +273,27 @@ def test_status_of_a_team_removed_by_hand_says_what_still_runs(
     killed = crew.cli("kill", "w1")
     assert killed.returncode == 0, killed.stderr
     assert crew.exit_code("w1") != 0
+
+
+def test_a_teammate_whose_team_folder_goes_mid_claim_waits_instead_of_crashing(
+        crew: Crew, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """The folder moved away between a claim's mkdir and its lock's open (seen once in a busy
+    run of the test above: w1 crashed on ENOENT and `swarm status` rightly found nothing
+    running). Made certain here: the task list's lock is a link into nowhere, so the claim's
+    open fails as the rename made it fail; a change in the moved folder wakes w1 to claim."""
+    monkeypatch.setenv("SWARM_HEARTBEAT_INTERVAL", "60")
+    result = crew.spawn("w1")
+    wait_until(lambda: turn_over(crew.team.name, "w1"), 15, message="w1 idle")
+    moved = tmp_path / "removed-by-hand"
+    paths.team_dir(crew.team.name).rename(moved)
+    paths.tasks_dir(crew.team.name).mkdir(parents=True)
+    paths.tasks_lock(crew.team.name).symlink_to(tmp_path / "nowhere" / "lock")
+    (moved / "tasks" / "1.json").write_text("{}")  # its watch follows the folder it watched
+    log = moved / "agents" / "w1" / "agent.log"
+    said = wait_until(lambda: re.search(r"task list is gone|crashed.*", log.read_text()), 15,
+                      message="w1 to try its claim")
+    assert not said[0].startswith("crashed"), said[0]
+    assert is_alive(result.pid)
+    status = crew.cli("status")
+    assert f"w1 (pid {result.pid}) still runs" in one_line(status.stderr), status.stderr
 

@@ -151,6 +151,14 @@ def test_a_run_with_thinking_blocks_replays_and_matches(
         fake_api: FakeAnthropic, tmp_path: Path, swarm_home: Path) -> None:
     push_thinking_then_bash(fake_api)
     directory = tmp_path / "rec"
+    try:
+        record_and_replay(fake_api, tmp_path, directory)
+    finally:  # bob stays idle after its turn: it would outlive the test
+        subprocess.run([SWARM, "team", "delete", "solo", "--force"], capture_output=True,
+                       cwd=tmp_path, timeout=60)
+
+
+def record_and_replay(fake_api: FakeAnthropic, tmp_path: Path, directory: Path) -> None:
     for args in (["team", "create", "solo"],
                  ["spawn", "bob", "--team", "solo", "--model", "sonnet", "--effort", "high",
                   "--backend", "hidden", "--permission-mode", "bypassPermissions", "--record",
