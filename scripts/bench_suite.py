@@ -99,10 +99,10 @@ def main() -> int:
     print(f"wall {wall:.1f} s; machine busy {busy:.0f} core-s, idle {idle:.0f} core-s "
           f"({busy / (busy + idle):.0%} busy)")
     by: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0])
-    for cpu, sdks, argv in rows:
+    for seconds, sdks, argv in rows:
         entry = by[kind(sdks, argv)]
         entry[0] += 1
-        entry[1] += float(cpu)
+        entry[1] += float(seconds)
     total = sum(cpu for _, cpu in by.values())
     print("\n| processes that exited normally | count | CPU s | CPU s each |\n|---|---|---|---|")
     for name, (count, cpu) in sorted(by.items(), key=lambda item: -item[1][1]):
