@@ -1,10 +1,13 @@
-"""What the tests under tests/unit/ start, found by running them (docs/design/tests.md: a test
-that starts a process goes to tests/system/<area>/). One audit hook, installed once, sees every
-process this Python starts (subprocess, os.posix_spawn, os.exec*, os.fork, os.system,
-pty.spawn; asyncio's subprocesses go through subprocess) and, while a test under tests/unit/
-runs its setup, call or teardown, notes the executable's name. A quick `git` or `bash` does not
-count (ALLOWED). The names are reported after the run, under xdist too (a report's
-user_properties travel back from the workers)."""
+"""The rule of docs/design/tests.md, enforced: tests/unit/ is in-process, and a test there that
+starts a process fails with one line naming what it started. One audit hook, installed once,
+sees every process this Python starts (subprocess, os.posix_spawn, os.exec*, os.fork,
+os.system, pty.spawn; asyncio's subprocesses go through subprocess) and, while a test under
+tests/unit/ runs its setup, call or teardown, notes the executable's name; the phase then
+fails. A quick `git`, `bash` or `sh` does not count (ALLOWED).
+
+What the hook cannot see: what an allowed shell starts in turn (`bash -c "sleep 9"`), and
+multiprocessing's "spawn" and "forkserver" contexts (they start their interpreter without an
+audit event; its "fork" context raises os.fork)."""
 
 from __future__ import annotations
 
@@ -26,9 +29,6 @@ ALLOWED = frozenset({"git", "bash", "sh"})
 # its posix_spawn path, os.posix_spawn as well (one name, counted once).
 PROCESS_EVENTS = frozenset({"subprocess.Popen", "os.posix_spawn", "os.exec", "os.fork",
                             "os.forkpty", "os.system", "os.spawn", "pty.spawn"})
-
-PROPERTY = "processes started"
-
 
 def executable(event: str, args: tuple[Any, ...]) -> str:
     """The name of what `event` starts: the executable's base name, the first word of an
@@ -57,7 +57,6 @@ class ProcessRecorder:
         self.pid = os.getpid()
         self.recording = False
         self.started: set[str] = set()
-        self.found: dict[str, set[str]] = {}
 
     def record(self, event: str, args: tuple[Any, ...]) -> None:
         # a forked child runs this hook too: its exec is its parent's fork, already noted
@@ -70,7 +69,8 @@ class ProcessRecorder:
         return self.unit in path.parents
 
 
-# The innermost pytest session records (a pytester run inside a test has its own).
+# The innermost pytest session records (a pytester run inside a test has its own, and the test
+# that runs it is not blamed for what the inner tests start).
 _recorders: list[ProcessRecorder] = []
 _hook_installed = False
 
@@ -97,50 +97,38 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     _recorders.remove(config.stash[RECORDER])
 
 
-def _watched(item: pytest.Item) -> Generator[None, None, None]:
+def refusal(started: set[str]) -> str:
+    return (f"tests/unit is in-process: a test that starts {', '.join(sorted(started))} goes to "
+            "tests/system/<area>/ (docs/design/tests.md)")
+
+
+def _guarded(item: pytest.Item) -> Generator[None, None, None]:
+    """One phase of a test (setup, call or teardown): under tests/unit/, what it starts beyond
+    ALLOWED fails it, even if the test caught the failure of what it started."""
     recorder = item.config.stash[RECORDER]
     if not recorder.watches(item.path):
         yield
         return
+    recorder.started = set()
     recorder.recording = True
     try:
         yield
     finally:
         recorder.recording = False
+        if recorder.started:  # the rule's line stands in for the test's own outcome
+            pytest.fail(refusal(recorder.started), pytrace=False)
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_setup(item: pytest.Item) -> Generator[None, None, None]:
-    item.config.stash[RECORDER].started = set()
-    return (yield from _watched(item))
+    return (yield from _guarded(item))
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_call(item: pytest.Item) -> Generator[None, None, None]:
-    return (yield from _watched(item))
+    return (yield from _guarded(item))
 
 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_teardown(item: pytest.Item) -> Generator[None, None, None]:
-    try:
-        return (yield from _watched(item))
-    finally:
-        started = item.config.stash[RECORDER].started
-        if started:
-            item.user_properties.append((PROPERTY, sorted(started)))
-
-
-def pytest_runtest_logreport(report: pytest.TestReport) -> None:
-    if report.when != "teardown" or not _recorders:
-        return
-    for name, value in report.user_properties:
-        if name == PROPERTY:
-            _recorders[-1].found[report.nodeid] = set(value)
-
-
-def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
-    found = config.stash[RECORDER].found
-    if found:
-        terminalreporter.section(f"tests under tests/unit that start processes: {len(found)}")
-        for nodeid in sorted(found):
-            terminalreporter.line(f"{nodeid}: {', '.join(sorted(found[nodeid]))}")
+    return (yield from _guarded(item))
