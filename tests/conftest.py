@@ -17,7 +17,8 @@ import pytest
 # pytest checks against the source; processes the tests start still inherit the variable.
 sys.dont_write_bytecode = False
 
-pytest_plugins = ["tests.support.pytest_plugin"]
+# pytester: pytest's own fixture for a test run inside a test (tests/unit/test_process_guard.py)
+pytest_plugins = ["tests.support.pytest_plugin", "pytester"]
 
 
 # Where a test lives says what it starts (docs/design/tests.md): tests/unit/ runs in this

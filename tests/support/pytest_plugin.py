@@ -21,6 +21,13 @@ from tests.support.agent_fixtures import crew_fixture
 from tests.support.fake_anthropic import fake_api
 from tests.support.fake_openai import fake_openai
 from tests.support.lead_fixtures import lead_env
+from tests.support.process_guard import (
+    pytest_configure,
+    pytest_runtest_call,
+    pytest_runtest_setup,
+    pytest_runtest_teardown,
+    pytest_unconfigure,
+)
 from tests.support.redis_server import redis_server, redis_url, store
 from tests.support.rule_helpers import cwd
 from tests.support.sshd_fixtures import ssh_host
@@ -29,6 +36,10 @@ from tests.support.sshd_fixtures import ssh_host
 # hidden backend; `fake_api`: the fake Anthropic Messages API; ...).
 SHARED_FIXTURES = (crew_fixture, fake_api, fake_openai, lead_env, redis_server, redis_url, store,
                    cwd, ssh_host)
+# The hooks that fail a test under tests/unit/ that starts a process
+# (tests/support/process_guard.py).
+PROCESS_GUARD_HOOKS = (pytest_configure, pytest_unconfigure, pytest_runtest_setup,
+                       pytest_runtest_call, pytest_runtest_teardown)
 
 # Every model provider's variables (the machine's own must never reach a test).
 PROVIDER_VARIABLES = ("ANTHROPIC_AUTH_TOKEN", "OPENAI_API_KEY", "OPENAI_BASE_URL", "OLLAMA_HOST",

@@ -19,7 +19,7 @@ from swarm.core.store import paths
 from swarm.core.team.state import read_state, write_state
 from swarm.core.team.team import Team
 from tests.support.agent_fixtures import SWARM, Crew
-from tests.unit.ops.doctor.test_damage import doctor, findings, gone_pid
+from tests.system.cli.test_doctor_damage import doctor, findings, gone_pid
 
 
 def test_a_healthy_home_has_no_findings(team: Team) -> None:

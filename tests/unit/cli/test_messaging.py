@@ -5,8 +5,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
-import subprocess
 import sys
 from typing import Any
 
@@ -29,7 +27,6 @@ from swarm.core.records.state import AgentState
 from swarm.core.team.state import write_state
 from swarm.core.team.team import Team
 from swarm.core.text.readable import flat, fold, structured_line, tool_call
-from tests.support.agent_fixtures import SWARM
 from tests.support.helpers import one_error
 from tests.support.helpers import run_cli as run
 
@@ -195,14 +192,3 @@ def test_send_of_an_empty_message_is_exit_2_and_sends_nothing(
         assert code == 2, err
         one_error(err, "empty")
     assert Team("alpha").inbox(LEAD_NAME, checked=False).messages(include_archive=True) == []
-
-
-def test_send_of_stdin_that_is_not_utf8_is_exit_2_and_sends_nothing(team: Team) -> None:
-    proc = subprocess.run([SWARM, "send", "team-lead", "-", "--team", "alpha"],
-                          input=b"\xff\xfe", capture_output=True, timeout=30,
-                          env={**os.environ})
-    assert proc.returncode == 2, proc.stderr
-    one_error(proc.stderr.decode(), "UTF-8")
-    assert Team("alpha").inbox(LEAD_NAME, checked=False).messages(include_archive=True) == []
-
-

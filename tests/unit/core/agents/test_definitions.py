@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -22,7 +19,7 @@ from swarm.core.records.names import KNOWN_TOOLS, TEAM_TOOLS
 from swarm.core.store import paths
 from swarm.core.trust.workspace import find_project_config
 from swarm.errors import NotFoundError
-from tests.support.helpers import BREAKOUT, wait_until
+from tests.support.helpers import BREAKOUT
 
 REPO = Path(__file__).resolve().parents[4]
 
@@ -263,48 +260,6 @@ def test_builtins_are_valid_definitions_and_each_load_is_a_fresh_copy() -> None:
     assert _load_builtins()[0].tools == ["Read", "Glob", "Grep", "Bash"]
 
 
-def test_process_start_time_matches_psutil() -> None:
-    """liveness reads /proc itself (no psutil import in a starting teammate); observers compare
-    its value with psutil's create_time, so the two must agree exactly."""
-    import psutil
-
-    from swarm.core.store.liveness import is_alive, process_start_time
-
-    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"])
-    try:
-        for pid in (os.getpid(), child.pid):
-            assert process_start_time(pid) == psutil.Process(pid).create_time()
-        started = process_start_time(child.pid)
-        assert is_alive(child.pid, started)
-        assert not is_alive(child.pid, started - 5)  # a reused pid: another start time
-    finally:
-        child.kill()
-        child.wait()
-    assert process_start_time(child.pid) is None
-    assert not is_alive(child.pid)
-
-
-def test_a_zombie_is_not_alive_without_asking_psutil() -> None:
-    """is_alive reads the state from /proc too (`swarm status` imports no psutil): a child that
-    exited and was not reaped yet is a zombie, which is not alive, as psutil says."""
-    import psutil
-
-    from swarm.core.store.liveness import is_alive
-
-    child = subprocess.Popen([sys.executable, "-c", "pass"])
-    try:
-        wait_until(lambda: psutil.Process(child.pid).status() == psutil.STATUS_ZOMBIE, 10,
-                   message="the child to exit unreaped")
-        assert not is_alive(child.pid)
-        code = f"import sys; from swarm.core.store.liveness import is_alive; is_alive({os.getpid()}); " \
-               "print('psutil' in sys.modules)"
-        out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                             check=True).stdout.strip()
-        assert out == "False"
-    finally:
-        child.wait()
-
-
 def test_seed_spellings_and_model_inherit(project: Path) -> None:
     """The seeds' field names are the same fields; `model: inherit` is no model id."""
     write(project / ".swarm/agents/rev.md",
@@ -412,4 +367,3 @@ def test_a_definitions_bad_colour_is_a_problem_a_good_one_loads(tmp_path: Path) 
     assert "bad" not in loaded.definitions
     assert [p.field for p in loaded.problems] == ["color"]
     assert loaded.definitions["good"].color == "#12ab9f"
-

@@ -1,13 +1,10 @@
-"""The store layer: locks that die with their holder, atomic writes, quarantine, modes."""
+"""The store layer: locks, atomic writes, quarantine, modes (a lock that dies with its holder, a
+real process: tests/system/store/test_disk_locks.py)."""
 
 from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import portalocker
@@ -15,7 +12,6 @@ import pytest
 
 from swarm.core.records import base as records
 from swarm.core.store import disk as store
-from tests.support.helpers import wait_until
 
 
 class Thing(records.Record, kw_only=True):
@@ -32,19 +28,6 @@ def _lock_is_held(path: Path) -> bool:
             return True
         portalocker.unlock(handle)
         return False
-
-
-def _hold_lock_in_child(path: Path, ready: Path) -> subprocess.Popen[bytes]:
-    code = textwrap.dedent(
-        f"""
-        import pathlib, time
-        from swarm.core.store.disk import locked
-        with locked(pathlib.Path({str(path)!r})):
-            pathlib.Path({str(ready)!r}).write_text("held")
-            time.sleep(120)
-        """
-    )
-    return subprocess.Popen([sys.executable, "-c", code], cwd=Path(__file__).resolve().parents[4])
 
 
 def test_write_and_read_model_round_trip(tmp_path: Path) -> None:
@@ -122,24 +105,6 @@ def test_locked_creates_a_private_lock_file(tmp_path: Path) -> None:
         assert _lock_is_held(path)
     assert not _lock_is_held(path)
     assert store.lock_path(path).stat().st_mode & 0o777 == 0o600
-
-
-def test_lock_dies_with_a_sigkilled_holder(tmp_path: Path) -> None:
-    path = tmp_path / "box.json"
-    ready = tmp_path / "ready"
-    holder = _hold_lock_in_child(path, ready)
-    try:
-        wait_until(ready.exists, timeout=10, message="child to take the lock")
-        assert _lock_is_held(path)
-        holder.send_signal(signal.SIGKILL)
-        assert holder.wait(10) == -signal.SIGKILL
-        # The kernel frees a dead holder's flock at once: a lock that stayed taken would raise.
-        with store.locked(path, timeout=5):
-            assert _lock_is_held(path)
-    finally:
-        if holder.poll() is None:
-            holder.kill()
-            holder.wait()
 
 
 def test_ensure_dir_makes_every_new_level_private(tmp_path: Path) -> None:

@@ -19,11 +19,8 @@ from typing import Any
 
 import pytest
 
-from swarm.core.agents.definitions import load_definitions
 from swarm.core.store import paths
-from swarm.core.trust.mcp_config import load_mcp_config
 from swarm.core.trust.workspace import decide, find_project_config, read_store, record
-from swarm.runtime.extensions.user_hooks import load_hooks
 from tests.support.agent_fixtures import SWARM, Crew, error_lines, run_swarm
 from tests.support.git_helpers import commit_all, git, init_repo
 from tests.support.mcp_fixtures import write_server
@@ -164,24 +161,6 @@ def test_user_configuration_is_never_project_configuration(tmp_path: Path,
     assert decision.trusted and decision.notice() is None
 
 
-def test_the_loaders_use_a_projects_files_only_when_it_is_trusted(repo: Path) -> None:
-    write(repo / ".swarm/settings.json", '{"hooks": {"SessionEnd": [{"command": "x"}]}}')
-    write(repo / ".mcp.json", '{"mcpServers": {"p": {"command": "x"}}}')
-    write(repo / ".swarm/agents/tester.md", "Test.\n")
-    assert load_hooks(repo / "src") == ([], [])
-    assert load_mcp_config(repo).servers == {}
-    assert "tester" not in load_definitions(repo).definitions
-    listed = run_swarm("agents", "list", cwd=repo)
-    assert listed.returncode == 0 and "tester" not in listed.stdout
-    assert [line for line in error_lines(listed) if "swarm trust" in line]
-    record(find_project_config(repo))
-    assert [h.command for h in load_hooks(repo / "src")[0]] == ["x"]
-    assert list(load_mcp_config(repo).servers) == ["p"]
-    assert load_definitions(repo).definitions["tester"].source == "project"
-    listed = run_swarm("agents", "list", cwd=repo)
-    assert "tester" in listed.stdout and error_lines(listed) == []
-
-
 def test_a_recorded_trust_holds_for_that_digest_only(repo: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     write(repo / ".swarm/settings.json", '{"hooks": {}}')
@@ -206,48 +185,3 @@ def test_a_corrupt_or_foreign_trust_file_is_untrusted_with_a_warning(repo: Path)
         decision = decide(repo)
         assert not decision.trusted
         assert decision.warning is not None and str(paths.trust_file()) in decision.warning
-
-
-def test_swarm_trust_shows_control_characters_escaped(repo: Path) -> None:
-    write(repo / ".swarm/settings.json", json.dumps({"hooks": {"PreToolUse": [
-        {"command": "echo \x1b]52;c;ZXZpbA==\x07 \x1b[2J"}]}}))
-    write(repo / ".swarm/agents/evil\x1b[31m.md", "---\ntools: Bash\n---\nx\n")
-    proc = run_swarm("trust", "--yes", str(repo))
-    assert proc.returncode == 0, proc.stderr
-    assert "\x1b" not in proc.stdout and "\x07" not in proc.stdout
-    assert "\\x1b]52;c;ZXZpbA==\\x07" in proc.stdout and "evil\\x1b[31m.md" in proc.stdout
-
-
-def test_swarm_trust_refuses_bad_input_and_says_when_there_is_nothing_to_trust(
-        repo: Path, tmp_path: Path) -> None:
-    proc = run_swarm("trust", str(tmp_path / "missing"), "--yes")
-    assert proc.returncode == 2 and len(error_lines(proc)) == 1
-    nothing = run_swarm("trust", "--yes", str(repo))
-    assert nothing.returncode == 0 and "no project configuration" in nothing.stdout
-    assert not paths.trust_file().exists()
-    write(repo / ".mcp.json", "{}")
-    no_terminal = subprocess.run([SWARM, "trust", str(repo)], capture_output=True, text=True,
-                                 stdin=subprocess.DEVNULL, timeout=30)
-    assert no_terminal.returncode == 2 and "--yes" in no_terminal.stderr
-    assert not paths.trust_file().exists()
-    record(find_project_config(repo))
-    again = subprocess.run([SWARM, "trust", str(repo)], capture_output=True, text=True,
-                           stdin=subprocess.DEVNULL, timeout=30)
-    assert again.returncode == 0 and "already trusted" in again.stdout
-
-
-def test_doctor_shows_the_trust_state(repo: Path) -> None:
-    def state() -> dict[str, Any]:
-        proc = run_swarm("doctor", "--json", cwd=repo)
-        return json.loads(proc.stdout)["project_trust"]  # type: ignore[no-any-return]
-
-    assert state()["state"] == "none"
-    write(repo / ".mcp.json", "{}")
-    untrusted = state()
-    assert (untrusted["state"], untrusted["files"]) == ("untrusted", [".mcp.json"])
-    assert "not trusted" in run_swarm("doctor", cwd=repo).stdout
-    record(find_project_config(repo))
-    assert state()["state"] == "trusted"
-
-
-

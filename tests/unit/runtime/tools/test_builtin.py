@@ -4,7 +4,6 @@ failing tool is an error result for the model, never an exception."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import threading
@@ -103,12 +102,6 @@ def isolated(ctx: ToolContext, name: str, **args: Any) -> ToolResult:
         raise AssertionError(f"{name}({args}) did not return within 10 s") from None
     assert proc.returncode == 0, proc.stderr
     return ToolResult(**json.loads(proc.stdout))
-
-
-def test_read_refuses_a_fifo_instead_of_blocking(ctx: ToolContext) -> None:
-    fifo = ctx.cwd / "pipe"
-    os.mkfifo(fifo)
-    assert "is a FIFO" in err(isolated(ctx, "Read", file_path=str(fifo)))
 
 
 def test_read_stops_at_a_size_cap_and_says_so(ctx: ToolContext) -> None:
@@ -447,4 +440,3 @@ def test_a_bad_file_path_is_refused_before_any_permission_is_asked(
     assert all(r.get("is_error") and "file_path" in r["content"] for r in results), results
     assert asked == []  # nobody was asked about a call that names no file
     assert sorted(p.name for p in src_ctx.cwd.iterdir()) == ["src"]
-
