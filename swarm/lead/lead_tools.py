@@ -20,13 +20,18 @@ from pydantic import AfterValidator, WithJsonSchema
 
 from swarm.core import kinds
 from swarm.core.records.names import EFFORT_LEVELS, LEAD_NAME, validate_effort
-from swarm.core.records.permissions import ModeCap
+from swarm.core.records.permissions import PERMISSION_MODES, ModeCap
 from swarm.core.records.protocol import ShutdownRequest, structured_object, validate_structured
 from swarm.core.text.readable import will_not_read
 from swarm.errors import BadInputError, ToolError
 from swarm.lead.team_view import DONE_STATES, task_tally
 from swarm.lead.wake_policy import Watch, describe_request
-from swarm.ops.approvals import answer_plan, approve_permission, deny_permission
+from swarm.ops.approvals import (
+    PLAN_WORKING_MODES,
+    answer_plan,
+    approve_permission,
+    deny_permission,
+)
 from swarm.ops.member import control
 from swarm.ops.member.health import observe, observe_member
 from swarm.ops.member.restart import wake
@@ -275,8 +280,8 @@ class SetModeInput(StopTeammateInput):
 
 class SetMode(Tool):
     name = "SetMode"
-    description = ("Change a teammate's permission mode (default, acceptEdits, plan,"
-                   " bypassPermissions); it applies from the teammate's next tool call.")
+    description = (f"Change a teammate's permission mode ({', '.join(PERMISSION_MODES)}; at"
+                   " most your own); it applies from the teammate's next tool call.")
     input_model = SetModeInput
 
     def run(self, args: SetModeInput, ctx: ToolContext) -> ToolResult:
@@ -321,11 +326,23 @@ class AnswerPermission(Tool):
         return ToolResult(f"{verdict} {found.message.sender}'s request: {describe_request(found)}")
 
 
+def _plan_working_mode(value: str) -> str:
+    if value not in PLAN_WORKING_MODES:
+        raise ValueError(f"Input should be one of {', '.join(PLAN_WORKING_MODES)}")
+    return value
+
+
+# A mode a plan can be approved into (ops.approvals' list, `auto` included); the lead's own
+# mode caps it when the tool runs.
+PlanWorkingMode = Annotated[str, AfterValidator(_plan_working_mode), WithJsonSchema(
+    {"type": "string", "enum": list(PLAN_WORKING_MODES)})]
+
+
 class AnswerPlanInput(ToolInput):
     name: str
     approve: SemanticBool
     feedback: str | None = None
-    permission_mode: Annotated[Literal["default", "acceptEdits"] | None, BlankIsNone] = None
+    permission_mode: Annotated[PlanWorkingMode | None, BlankIsNone] = None
 
 
 class AnswerPlan(Tool):

@@ -180,6 +180,7 @@ class Lead(AgentBase, NoHost):
             dangling="not finished: the lead process ended and was resumed")
         equipped = equip(parts, self.command.track)
         self.extensions, self.policy = equipped.extensions, equipped.policy
+        self.policy.on_spend = self.reviewer_spent
         self.subagents = Subagents(self)  # the Agent tools' runner (subagents are threads here)
         self.control = LeadControl(self._interrupt, self.budget, self.compactor, self.watch,
                                    self.person, self.subagents)

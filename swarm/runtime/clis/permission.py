@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from swarm.core.records.permissions import Decision
+from swarm.core.records.state import Usage
 from swarm.core.store import paths
 from swarm.core.store.disk import write_bytes_atomic
 from swarm.core.store.liveness import is_alive
@@ -118,14 +119,18 @@ def current_mode(team: Team, name: str) -> str:
 def member_policy(team: Team, name: str, cwd: Path, mode: str,
                   cancelled: threading.Event | None = None,
                   present: Callable[[], bool] | None = None,
-                  waiter: Waiter | None = None) -> PermissionPolicy:
+                  waiter: Waiter | None = None,
+                  on_spend: Callable[[Usage], None] | None = None) -> PermissionPolicy:
     """The member's permission policy in `mode`, asking the lead through its own mailbox;
-    `waiter`: the teammate process's own (its state shows the wait, an interrupt ends it)."""
+    `waiter`: the teammate process's own (its state shows the wait, an interrupt ends it);
+    `on_spend`: where its reviewer's spend is counted (the teammate process's usage)."""
     member = team.member(name)
     shown = functools.partial(tell_asking, team.name, member.name) if present else None
     asker = Asker(team, member.name, team.inbox(member.name, checked=False),
                   waiter or _Waiter(cancelled, present, shown))
-    return PermissionPolicy.for_member(team, member, cwd, asker, mode=mode)
+    policy = PermissionPolicy.for_member(team, member, cwd, asker, mode=mode)
+    policy.on_spend = on_spend
+    return policy
 
 
 def run_in(command: str, directory: str | None, cwd: Path) -> str:
@@ -144,14 +149,15 @@ def run_in(command: str, directory: str | None, cwd: Path) -> str:
 def decide(team_name: str, name: str, cwd: Path, tool_name: str, args: dict[str, Any],
            use_id: str, cancelled: threading.Event | None = None, *, mode: str | None = None,
            present: Callable[[], bool] | None = None, waiter: Waiter | None = None,
-           must_ask: str | None = None) -> Decision:
+           must_ask: str | None = None,
+           on_spend: Callable[[Usage], None] | None = None) -> Decision:
     """Swarm's answer to the CLI's question about `tool_name(args)` (swarm's tool names:
     Bash, Write, Edit, ...); `cancelled` set while the lead is asked abandons the wait; `mode`
     overrides the recorded one (a plan approved a moment ago); `must_ask`: why the lead is asked
     even where the rules would allow (PermissionPolicy.check)."""
     team = Team.open(team_name)
     policy = member_policy(team, name, cwd, mode or current_mode(team, name), cancelled, present,
-                           waiter)
+                           waiter, on_spend)
     tool = all_tools().get(tool_name.removeprefix(SERVED_PREFIX)) or NamedTool(tool_name)
     try:
         decision = policy.check(tool, args, use_id, must_ask)

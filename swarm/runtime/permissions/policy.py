@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from swarm.core.records.permissions import PERMISSION_MODES, Decision
 from swarm.core.records.protocol import PlanApprovalResponse
+from swarm.core.records.state import Usage
 from swarm.core.shell import parse as shellparse
 from swarm.core.shell import rules
 from swarm.core.shell.auto_rules import ask_rule, set_aside
@@ -66,6 +68,9 @@ class PermissionPolicy:
     own_files: tuple[Path, ...] = ()
     # Tools it was given for those files alone (memory_tools): any other path is denied.
     own_only: frozenset[str] = frozenset()
+    # Where a model reviewer's spend goes: the usage of the member whose process this is (so its
+    # budgets and the team's count it); None: the decision record alone has it.
+    on_spend: Callable[[Usage], None] | None = None
     _team_rules: ChangeCache[list[str]] | None = field(default=None, repr=False)
     _auto: AutoTiers | None = field(default=None, repr=False)
 
@@ -123,6 +128,8 @@ class PermissionPolicy:
         start = time.perf_counter()
         decision, review = self.decide(tool, args, must_ask)
         decided_ms = (time.perf_counter() - start) * 1000
+        if review is not None and review.usage is not None and self.on_spend is not None:
+            self.on_spend(review.usage)
         who = "reviewer" if review is not None and review.verdict is not None else "rules"
         asked: dict[str, Any] | None = None
         if decision.behavior == "ask":

@@ -28,6 +28,7 @@ from typing import Any
 
 from swarm import settings
 from swarm.core.records.names import LEAD_NAME
+from swarm.core.records.state import Usage
 from swarm.core.team import decisions
 from swarm.core.team.review import Verdict, parse_verdict
 from swarm.core.team.team import Team
@@ -77,6 +78,8 @@ class Review:
     cost_usd: float = 0.0
     cached: bool = False
     key: str = ""  # the member, the call and its assignment, hashed: the cache's key
+    # A model reviewer's usage as priced: the member's own spend (PermissionPolicy.on_spend).
+    usage: Usage | None = None
 
     def as_record(self) -> dict[str, Any]:
         return {"key": self.key, "spec": self.spec, "verdict": self.verdict.decision if self.verdict else "none",
@@ -120,15 +123,17 @@ class Reviewer:
             return Review(self.spec, known, cached=True, key=key)
         start = time.perf_counter()
         kind, _, rest = self.spec.partition(":")
-        tokens: dict[str, int] = {}
-        cost = 0.0
+        usage: Usage | None = None
         if kind == "command":
             verdict, error = run_command(rest, request, cwd)
         else:
-            verdict, error, tokens, cost = self._ask_model(
+            verdict, error, usage = self._ask_model(
                 rest if kind == "model" else self._lead_model(), request, cwd)
+        tokens = {} if usage is None else {
+            "input": usage.input_tokens + usage.cache_read_input_tokens
+            + usage.cache_creation_input_tokens, "output": usage.output_tokens}
         done = Review(self.spec, verdict, error, (time.perf_counter() - start) * 1000, tokens,
-                      cost, key=key)
+                      usage.cost_usd if usage is not None else 0.0, key=key, usage=usage)
         if verdict is not None:
             self._cache[key] = verdict
         return done
@@ -152,12 +157,12 @@ class Reviewer:
         return (lead.model if lead is not None else None) or ""
 
     def _ask_model(self, spec: str, request: dict[str, Any], cwd: str
-                   ) -> tuple[Verdict | None, str | None, dict[str, int], float]:
+                   ) -> tuple[Verdict | None, str | None, Usage | None]:
         from swarm.runtime.models import load_model  # a provider's SDK: only when reviewing
         from swarm.runtime.models.base import ModelRequest
 
         if not spec:
-            return None, "the lead has no model to review with", {}, 0.0
+            return None, "the lead has no model to review with", None
         try:
             model = load_model(spec, cwd=cwd)
             reply = model.complete(ModelRequest(
@@ -166,11 +171,8 @@ class Reviewer:
                     {"type": "text", "text": json.dumps(request, indent=1)}]}]))
         except Exception as exc:  # an outage, a bad key: no verdict, a person is asked
             return None, f"the model failed: {str(exc).splitlines()[0][:200] if str(exc) else exc}", \
-                {}, 0.0
-        usage = reply.usage
-        tokens = {"input": usage.input_tokens + usage.cache_read_input_tokens
-                  + usage.cache_creation_input_tokens, "output": usage.output_tokens}
+                None
         found = parse_verdict(reply.text(), first_object=True)
         if isinstance(found, Verdict):
-            return found, None, tokens, usage.cost_usd
-        return None, found, tokens, usage.cost_usd
+            return found, None, reply.usage
+        return None, found, reply.usage

@@ -130,6 +130,7 @@ class Agent(AgentBase):
             dangling="not finished: the teammate process died and was restarted")
         equipped = equip(parts, self.command.track)
         self.extensions, self.policy = equipped.extensions, equipped.policy
+        self.policy.on_spend = self.reviewer_spent
         self.state.mode = self.policy.mode
         self.prompt = TeammatePrompt(self.team, name, self.definition, self.cwd, self.project,
                                      memory_only=only)

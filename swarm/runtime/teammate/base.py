@@ -178,6 +178,10 @@ class AgentBase:
     def add_usage(self, usage: Usage, turn: bool = True) -> None:
         self.keeper.add_usage(usage, turn)
 
+    def reviewer_spent(self, usage: Usage) -> None:
+        """auto's reviewer asked a model about one of its calls: its spend, not a turn."""
+        self.keeper.add_usage(usage, turn=False)
+
     def activity(self, what: str | None) -> None:
         self.keeper.activity(what)
 

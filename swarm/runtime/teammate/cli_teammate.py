@@ -131,7 +131,7 @@ class CliTeammate(AgentBase):
         (its state shows it, `swarm interrupt` ends it)."""
         waiter = AskWaiter(self) if cancelled is None else DriverWaiter(self, cancelled)
         return decide(self.team.name, self.name, self.cwd, tool, args, use_id, cancelled,
-                      waiter=waiter, must_ask=must_ask)
+                      waiter=waiter, must_ask=must_ask, on_spend=self.reviewer_spent)
 
     def _prompt(self) -> str:
         config = self.team.config()

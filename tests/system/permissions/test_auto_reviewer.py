@@ -1,12 +1,14 @@
 """auto's reviewer with real teammates: no verdict (a crash, a hang, garbage) asks a person and
 never allows or denies by itself; 3 denials in a row or 20 in all switch a member to asking a
-person until auto is set again; a `model:` reviewer through swarm's models; a teammate spawned
-by an auto lead is auto, with its lead's reviewer."""
+person until auto is set again; a `model:` reviewer through swarm's models, whose spend is the
+member's usage and counts in its budget; a teammate spawned by an auto lead is auto, with its
+lead's reviewer."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -14,6 +16,7 @@ from swarm.errors import NotAllowedError
 from swarm.ops.member.spawner import SpawnRequest, spawn
 from tests.support.agent_fixtures import Crew
 from tests.support.auto_support import checkout, records, requests, reviewed, reviewer, wait_request
+from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.helpers import wait_until
 
 
@@ -144,3 +147,60 @@ def test_the_lead_reviewer_is_the_leads_model_given_only_the_request(crew: Crew,
     assert (record["tier"], record["who"], record["behavior"]) == ("reviewer", "reviewer", "deny")
     assert record["review"]["spec"] == "lead" and record["review"]["reason"] == "not in its task"
     assert not (work / "l.txt").exists()
+
+
+def is_review(body: dict[str, Any]) -> bool:
+    return "SWARM-REVIEWER" in json.dumps(body.get("system", ""))
+
+
+VERDICT = '{"decision": "allow", "risk": "low", "reason": "its task"}'
+
+
+@pytest.fixture
+def api_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "test-key")
+    monkeypatch.setenv("SWARM_API_RETRY_BASE", "0.01")
+
+
+@pytest.mark.usefixtures("api_key")
+def test_the_reviewers_spend_is_the_members_usage(crew: Crew, fake_api: FakeAnthropic) -> None:
+    """A shell teammate spends nothing itself: what status counts is its reviewer's call."""
+    work = checkout(crew)
+    review = fake_api.route(is_review)
+    review.push_text(VERDICT, usage={"input_tokens": 1000, "output_tokens": 100})
+    crew.spawn("w1", prompt="$ touch r.txt", permission_mode="auto", reviewer="model:sonnet")
+    crew.wait_idle_notes("w1", 1)
+    assert (work / "r.txt").exists()
+    (record,) = [r for r in records(crew, "w1") if r["call"] == "Bash: touch r.txt"]
+    assert record["review"]["tokens"] == {"input": 1000, "output": 100}
+    cost = 1000 * 3 / 1_000_000 + 100 * 15 / 1_000_000  # sonnet's prices
+    assert record["review"]["cost_usd"] == pytest.approx(cost)
+    proc = crew.cli("status", "--json")
+    assert proc.returncode == 0, proc.stderr
+    (row,) = [r for r in json.loads(proc.stdout) if r["name"] == "w1"]
+    assert row["tokens"] == 1100 and row["cost_usd"] == pytest.approx(cost)
+    crew.send("w1", "$ touch r.txt")  # the same call again: the cached verdict costs nothing
+    crew.wait_idle_notes("w1", 2)
+    again = [r for r in records(crew, "w1") if r["call"] == "Bash: touch r.txt"]
+    assert [r["review"]["cached"] for r in again] == [False, True]
+    (row,) = [r for r in json.loads(crew.cli("status", "--json").stdout) if r["name"] == "w1"]
+    assert row["tokens"] == 1100
+
+
+@pytest.mark.usefixtures("api_key")
+def test_a_review_that_crosses_the_budget_stops_the_member(crew: Crew,
+                                                          fake_api: FakeAnthropic) -> None:
+    checkout(crew)
+    review = fake_api.route(is_review)
+    review.push_text(VERDICT, usage={"input_tokens": 5000})  # $0.015 of the $0.01
+    fake_api.push_tool_use("Bash", {"command": "touch b.txt"},
+                           usage={"input_tokens": 10, "output_tokens": 10})
+    fake_api.push_text("never asked for")
+    crew.spawn("w1", prompt="go", model="sonnet", permission_mode="auto",
+               reviewer="model:sonnet", max_budget_usd=0.01)
+    (note,) = crew.wait_idle_notes("w1", 1)
+    assert note.idle_reason == "budget_exhausted"
+    assert note.failure_reason is not None and "--max-budget-usd $0.01" in note.failure_reason
+    bodies = fake_api.messages_requests()
+    assert [is_review(b) for b in bodies] == [False, True]  # the member's model never again
+    assert (crew.workdir / "b.txt").exists()  # the reviewed call itself ran

@@ -1,7 +1,8 @@
-"""No member grants more than it has: modes order `plan < default <
-acceptEdits < bypassPermissions`; the lead's SpawnTeammate and AnswerPlan(mode), and lead-only
-commands run from a member's shell, grant at most that member's own mode. A person's shell (no
-SWARM_AGENT_ID) is not limited. A grant above the cap is refused with an error naming it.
+"""No member grants more than it has: modes order `plan < default < acceptEdits < auto <
+bypassPermissions`; the lead's SpawnTeammate and AnswerPlan(mode), and lead-only commands run
+from a member's shell, grant at most that member's own mode (an auto lead approves a plan into
+auto). A person's shell (no SWARM_AGENT_ID) is not limited. A grant above the cap is refused
+with an error naming it.
 """
 
 from __future__ import annotations
@@ -15,15 +16,17 @@ import pytest
 from swarm.core.records.permissions import mode_allows
 from swarm.core.records.protocol import PlanApprovalRequest
 from swarm.core.store import paths
+from swarm.core.team import decisions
 from swarm.core.team.team import Team
 from swarm.ops.approvals import pending_plans
 from tests.support.agent_fixtures import Crew, error_lines, run_swarm
+from tests.support.auto_support import reviewed, reviewer
 from tests.support.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
 from tests.support.lead_fixtures import lead
 
 
 def test_the_order_of_modes() -> None:
-    order = ["plan", "default", "acceptEdits", "bypassPermissions"]
+    order = ["plan", "default", "acceptEdits", "auto", "bypassPermissions"]
     for i, cap in enumerate(order):
         for j, mode in enumerate(order):
             assert mode_allows(cap, mode) is (j <= i), (cap, mode)
@@ -110,6 +113,46 @@ def test_answer_plan_grants_at_most_the_leads_mode(fake_api: FakeAnthropic,
     assert team.member("planner").permission_mode == "default"
     # ... and the plan was approved into it.
     assert "approved the plan of planner" in proc.stderr
+
+
+@pytest.mark.usefixtures("lead_env")
+def test_an_auto_lead_approves_a_plan_into_auto(fake_api: FakeAnthropic, tmp_path: Path) -> None:
+    """A planner spawned in default, approved into auto: its next call goes to the reviewer."""
+    prog, log = reviewer(tmp_path, "allow")
+    planner = tmp_path / "planner.json"
+    planner.write_text(json.dumps([
+        {"tool_uses": [{"name": "ExitPlanMode", "input": {"plan": "1. touch it"}}]},
+        {"tool_uses": [{"name": "Bash", "input": {"command": "touch approved.txt"}}]},
+        {"text": "done"}]))
+    fake_api.push(lambda body: reply(None, [("SpawnTeammate", {
+        "name": "planner", "prompt": "plan it", "model": f"scripted:{planner}",
+        "plan_mode_required": True, "permission_mode": "default"})]))
+    fake_api.push_text("Waiting.")
+    answers: list[str] = []
+
+    def answer(body: dict[str, Any]) -> Scripted:
+        results = [b for b in body["messages"][-1]["content"] if b.get("type") == "tool_result"]
+        if "<plan-approval-request" in last_user_text(body):
+            return reply(None, [("AnswerPlan", {"name": "planner", "approve": True,
+                                                "permission_mode": "auto"})])
+        if results and not answers:
+            answers.append(results[0]["content"])
+            if results[0].get("is_error"):  # refused: approve into its own mode, to finish
+                return reply(None, [("AnswerPlan", {"name": "planner", "approve": True})])
+        return reply("Done.")
+
+    fake_api.fallback = answer
+    proc = lead("--permission-mode", "auto", "--reviewer", f"command:{prog}", "--approvals",
+                "lead", "--keep", "--team", "autoplan", "go", cwd=tmp_path,
+                env={"SWARM_PERMISSION_TIMEOUT": "3"})
+    assert proc.returncode == 0, proc.stderr
+    assert answers == ["approved the plan of planner"]
+    assert Team.open("autoplan").member("planner").permission_mode == "default"
+    (touch,) = [r for r in decisions.calls("autoplan", "planner")
+                if r["call"] == "Bash: touch approved.txt"]
+    assert (touch["tier"], touch["who"], touch["behavior"]) == ("reviewer", "reviewer", "allow")
+    assert (tmp_path / "approved.txt").exists()
+    assert [r["pending"]["call"] for r in reviewed(log)] == ["Bash: touch approved.txt"]
 
 
 def test_lead_only_commands_from_a_members_shell_grant_at_most_its_mode(crew: Crew) -> None:
