@@ -65,9 +65,11 @@ def client_names() -> tuple[str, ...]:
 
 def claude_code_snippet(command: str, args: list[str]) -> str:
     # MCP_CONNECTION_NONBLOCKING=0: the first model request waits for swarm's tools (Claude
-    # Code otherwise connects servers in the background and may start without them).
+    # Code otherwise connects servers in the background and may start without them), but only
+    # a few seconds unless MCP_CONNECT_TIMEOUT_MS says longer: a server started on a busy
+    # machine (12 s measured at load 12) would be left behind.
     return (f"claude mcp add swarm -- {shlex.join([command, *args])}\n"
-            "export MCP_CONNECTION_NONBLOCKING=0\n"
+            "export MCP_CONNECTION_NONBLOCKING=0 MCP_CONNECT_TIMEOUT_MS=60000\n"
             f"# the server reads {' and '.join(ENV_VARS)} from the environment claude runs in\n"
             '# headless: claude -p "..." --allowedTools mcp__swarm')
 

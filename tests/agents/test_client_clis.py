@@ -84,15 +84,15 @@ def scripted(client: Client, plan: Plan, seen: list[dict[str, Any]]
 
 
 def run_client(client: Client, tmp_path: Path, team: str, member: str | None, plan: Plan,
-               prompt: str) -> list[dict[str, Any]]:
+               prompt: str, swarm_bin: str = VENV_BIN) -> list[dict[str, Any]]:
     """Configure the CLI from `swarm mcp snippet`, run it headless once, return the model
-    requests that offered swarm's tools."""
+    requests that offered swarm's tools. `swarm_bin`: where the CLI finds `swarm`."""
     exe = cli_path(client.name)
     home = cli_home(tmp_path, client.name)
     work = tmp_path / "project"
     work.mkdir(exist_ok=True)
     seen: list[dict[str, Any]] = []
-    env = {"PATH": os.pathsep.join([str(exe.parent), VENV_BIN, "/usr/local/bin", "/usr/bin",
+    env = {"PATH": os.pathsep.join([str(exe.parent), swarm_bin, "/usr/local/bin", "/usr/bin",
                                     "/bin"]),
            "HOME": str(home), "SWARM_HOME": os.environ["SWARM_HOME"],
            "NO_PROXY": "127.0.0.1,localhost", "no_proxy": "127.0.0.1,localhost"}
@@ -181,3 +181,22 @@ def test_the_cli_plays_a_member_registered_with_team_add(name: str, tmp_path: Pa
     assert Team("alpha").inbox("bob", checked=False).unread() == []  # handed over once, marked read
     detail = ended_normally("alpha", "bob")
     assert "the MCP client" in detail
+
+
+def test_claude_code_waits_for_a_server_slow_to_start(tmp_path: Path) -> None:
+    """A busy machine: `swarm mcp serve` took 9-12 s to start at load 12, longer than Claude
+    Code waits on its own (a few seconds, even with MCP_CONNECTION_NONBLOCKING=0), and `claude
+    -p` went on without swarm's tools. The snippet's MCP_CONNECT_TIMEOUT_MS makes it wait: here
+    `swarm` on its PATH starts 12 s late."""
+    slow = tmp_path / "slow-bin"
+    slow.mkdir()
+    (slow / "swarm").write_text(f"#!/bin/sh\nsleep 12\nexec {VENV_BIN}/swarm \"$@\"\n")
+    (slow / "swarm").chmod(0o755)
+    Team.create("alpha")
+    assert run_swarm("team", "add", "bob", "--team", "alpha").returncode == 0
+    plan: Plan = [("SendMessage", {"to": LEAD_NAME, "message": "here", "summary": "here"})]
+    seen = run_client(CLIENTS["claude"], tmp_path, "alpha", "bob", plan, "say you are here",
+                      swarm_bin=str(slow))
+    assert seen, "claude -p sent its request without swarm's tools"
+    [message] = Team("alpha").inbox(LEAD_NAME, checked=False).unread()
+    assert message.sender == "bob" and message.text == "here"

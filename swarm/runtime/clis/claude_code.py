@@ -108,7 +108,8 @@ class ClaudeCode:
                 json.dump(config, out)
             self._config = Path(name)
         self._trusted = s.trusted()
-        env = {**s.env, "MCP_CONNECTION_NONBLOCKING": "0",
+        # Its first turn waits for swarm's server, up to a minute (ops.clients: the snippet's)
+        env = {**s.env, "MCP_CONNECTION_NONBLOCKING": "0", "MCP_CONNECT_TIMEOUT_MS": "60000",
                "CLAUDE_CODE_ADDITIONAL_DIRECTORIES_CLAUDE_MD": "1",
                # Each Bash command starts in its project directory, where swarm checked it (its
                # shell would keep a `cd` for the next command, which swarm never sees).
