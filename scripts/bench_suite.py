@@ -13,7 +13,8 @@ and settings) and prints:
   PYTHONPATH. A process killed by a signal writes nothing: the gap between the census and the
   machine's busy time is those, tmux, git, bash, sshd and redis-server.
 
-Run: .venv/bin/python scripts/bench_suite.py [-- PYTEST ARGS]   (one whole `make test`)
+Run: .venv/bin/python scripts/bench_suite.py [--venv DIR] [--census FILE] [-- PYTEST ARGS]
+(one whole `make test`; the test files whose processes cost most are listed last)
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+TOP_FILES = 25  # the test files listed, by the CPU of the processes they started
 SDKS = ("anthropic", "openai", "mcp", "acp", "textual", "redis", "_pytest")
 
 # Runs at every Python start under PYTHONPATH; writes one line at a normal exit.
@@ -39,7 +41,8 @@ def _census():
         use = resource.getrusage(resource.RUSAGE_SELF)
         sdks = [m for m in {sdks!r} if m in sys.modules]
         argv = " ".join(sys.argv).replace("\\t", " ").replace("\\n", " ")[:300]
-        line = "%.3f\\t%s\\t%s\\n" % (use.ru_utime + use.ru_stime, ",".join(sdks), argv)
+        test = os.environ.get("PYTEST_CURRENT_TEST", "").split(" ")[0]  # whose process it is
+        line = "%.3f\\t%s\\t%s\\t%s\\n" % (use.ru_utime + use.ru_stime, ",".join(sdks), test, argv)
         with open({log!r}, "a") as out:
             out.write(line)
     except Exception:
@@ -77,6 +80,10 @@ def kind(sdks: str, argv: str) -> str:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--census", type=Path, help="also keep every process's line here (TSV)")
+    parser.add_argument("--venv", default=".venv",
+                        help="the venv to test with (make's VENV; e.g. one made from another "
+                             "interpreter; run them one after the other to compare)")
     parser.add_argument("pytest_args", nargs="*", help="passed on as PYTEST_ARGS")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="swarm-suite-") as tmp:
@@ -86,20 +93,30 @@ def main() -> int:
             p for p in (tmp, os.environ.get("PYTHONPATH", "")) if p)}
         busy0, idle0 = busy_idle()
         began = time.monotonic()
-        proc = subprocess.run(["make", "-s", "test", f"PYTEST_ARGS={' '.join(args.pytest_args)}"],
+        proc = subprocess.run(["make", "-s", "test", f"VENV={args.venv}",
+                               f"PYTEST_ARGS={' '.join(args.pytest_args)}"],
                               cwd=ROOT, env=env, stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True)
         wall = time.monotonic() - began
         busy1, idle1 = busy_idle()
-        rows = [line.split("\t", 2) for line in log.read_text().splitlines()
-                if line.count("\t") >= 2] if log.exists() else []
+        raw = log.read_text() if log.exists() else ""
+        if args.census:
+            args.census.write_text(raw)
+        rows = [line.split("\t", 3) for line in raw.splitlines() if line.count("\t") >= 3]
     summary = [line for line in proc.stdout.splitlines() if " passed" in line or " failed" in line]
     busy, idle = busy1 - busy0, idle1 - idle0
+    python = subprocess.run([str(Path(args.venv) / "bin" / "python"), "-c",
+                             "import sys; print(sys.version.split()[0], sys._base_executable)"],
+                            cwd=ROOT, capture_output=True, text=True).stdout.strip()
     print(f"make test: exit {proc.returncode}, {summary[-1] if summary else 'no summary'}")
+    print(f"python {python}")
+    for line in proc.stdout.splitlines():
+        if line.startswith(("FAILED ", "ERROR ")):
+            print(line)
     print(f"wall {wall:.1f} s; machine busy {busy:.0f} core-s, idle {idle:.0f} core-s "
           f"({busy / (busy + idle):.0%} busy)")
     by: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0])
-    for seconds, sdks, argv in rows:
+    for seconds, sdks, _test, argv in rows:
         entry = by[kind(sdks, argv)]
         entry[0] += 1
         entry[1] += float(seconds)
@@ -110,6 +127,14 @@ def main() -> int:
     print(f"| all of them | {sum(c for c, _ in by.values()):.0f} | {total:.0f} | |")
     print(f"| the rest of the machine's busy time (killed processes, tmux, git, bash, sshd, "
           f"redis-server, the kernel) | | {busy - total:.0f} | |")
+    files: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0])
+    for seconds, sdks, test, _argv in rows:
+        if test and "_pytest" not in sdks:  # a process a test started (PYTEST_CURRENT_TEST)
+            files[test.split("::")[0]][0] += 1
+            files[test.split("::")[0]][1] += float(seconds)
+    print("\n| test file (its processes) | count | CPU s |\n|---|---|---|")
+    for name, (count, cpu) in sorted(files.items(), key=lambda item: -item[1][1])[:TOP_FILES]:
+        print(f"| {name} | {count:.0f} | {cpu:.0f} |")
     return proc.returncode
 
 
