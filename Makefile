@@ -4,8 +4,16 @@ STAMP := $(VENV)/.installed
 
 .PHONY: test test-agents lint bench demo demo-lead wheel install clean flake-hunt
 
+# The interpreter a new venv is made from: the system's python3 when it is 3.11+ with its venv
+# module (a distribution's build, made with PGO and LTO), else python3 from PATH (pyenv builds
+# without them by default: the suite's processes spend about 13 % more CPU there;
+# docs/PERFORMANCE.md). An existing venv is kept.
+BASE_PYTHON ?= $(shell for p in /usr/bin/python3 python3; do \
+	$$p -c 'import sys, ensurepip, venv; sys.exit(sys.version_info < (3, 11))' 2>/dev/null \
+	&& { echo $$p; break; }; done)
+
 $(STAMP): pyproject.toml
-	test -x $(PY) || python3 -m venv $(VENV)
+	test -x $(PY) || $(or $(BASE_PYTHON),python3) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $(STAMP)
