@@ -23,7 +23,7 @@ import os
 import signal
 import subprocess
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from swarm import settings
@@ -74,12 +74,22 @@ class Review:
     verdict: Verdict | None
     error: str | None = None
     ms: float = 0.0
-    tokens: dict[str, int] = field(default_factory=dict)
-    cost_usd: float = 0.0
     cached: bool = False
     key: str = ""  # the member, the call and its assignment, hashed: the cache's key
     # A model reviewer's usage as priced: the member's own spend (PermissionPolicy.on_spend).
     usage: Usage | None = None
+
+    @property
+    def tokens(self) -> dict[str, int]:
+        if self.usage is None:
+            return {}
+        usage = self.usage
+        return {"input": usage.input_tokens + usage.cache_read_input_tokens
+                + usage.cache_creation_input_tokens, "output": usage.output_tokens}
+
+    @property
+    def cost_usd(self) -> float:
+        return self.usage.cost_usd if self.usage is not None else 0.0
 
     def as_record(self) -> dict[str, Any]:
         return {"key": self.key, "spec": self.spec, "verdict": self.verdict.decision if self.verdict else "none",
@@ -129,11 +139,8 @@ class Reviewer:
         else:
             verdict, error, usage = self._ask_model(
                 rest if kind == "model" else self._lead_model(), request, cwd)
-        tokens = {} if usage is None else {
-            "input": usage.input_tokens + usage.cache_read_input_tokens
-            + usage.cache_creation_input_tokens, "output": usage.output_tokens}
-        done = Review(self.spec, verdict, error, (time.perf_counter() - start) * 1000, tokens,
-                      usage.cost_usd if usage is not None else 0.0, key=key, usage=usage)
+        done = Review(self.spec, verdict, error, (time.perf_counter() - start) * 1000, key=key,
+                      usage=usage)
         if verdict is not None:
             self._cache[key] = verdict
         return done

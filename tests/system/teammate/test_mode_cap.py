@@ -8,6 +8,7 @@ with an error naming it.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +40,25 @@ def lead_results(team: str) -> list[dict[str, Any]]:
     return [b for e in entries if e.get("kind") == "message"
             for b in e["message"]["content"] if isinstance(b, dict)
             and b.get("type") == "tool_result"]
+
+def plan_answers(mode: str, answers: list[str]) -> Callable[[dict[str, Any]], Scripted]:
+    """The lead's model after its spawn: approve the planner's plan into `mode`, note the first
+    tool result it gets in `answers`, and answer a refusal by approving into the planner's own
+    mode (so the run finishes)."""
+
+    def answer(body: dict[str, Any]) -> Scripted:
+        results = [b for b in body["messages"][-1]["content"] if b.get("type") == "tool_result"]
+        if "<plan-approval-request" in last_user_text(body):
+            return reply(None, [("AnswerPlan", {"name": "planner", "approve": True,
+                                                "permission_mode": mode})])
+        if results and not answers:
+            answers.append(results[0]["content"])
+            if results[0].get("is_error"):
+                return reply(None, [("AnswerPlan", {"name": "planner", "approve": True})])
+        return reply("Done.")
+
+    return answer
+
 
 
 @pytest.mark.usefixtures("lead_env")
@@ -92,18 +112,7 @@ def test_answer_plan_grants_at_most_the_leads_mode(fake_api: FakeAnthropic,
         "plan_mode_required": True})]))
     fake_api.push_text("Waiting.")
     answers: list[str] = []
-
-    def answer(body: dict[str, Any]) -> Scripted:
-        results = [b for b in body["messages"][-1]["content"] if b.get("type") == "tool_result"]
-        if "<plan-approval-request" in last_user_text(body):
-            return reply(None, [("AnswerPlan", {"name": "planner", "approve": True,
-                                                "permission_mode": "acceptEdits"})])
-        if results and not answers:
-            answers.append(results[0]["content"])
-            return reply(None, [("AnswerPlan", {"name": "planner", "approve": True})])
-        return reply("Done.")
-
-    fake_api.fallback = answer
+    fake_api.fallback = plan_answers("acceptEdits", answers)
     proc = lead("--approvals", "lead", "--keep", "--team", "plans", "go", cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
     assert answers == ["permission mode acceptEdits is above the lead's own (default): a member"
@@ -129,19 +138,7 @@ def test_an_auto_lead_approves_a_plan_into_auto(fake_api: FakeAnthropic, tmp_pat
         "plan_mode_required": True, "permission_mode": "default"})]))
     fake_api.push_text("Waiting.")
     answers: list[str] = []
-
-    def answer(body: dict[str, Any]) -> Scripted:
-        results = [b for b in body["messages"][-1]["content"] if b.get("type") == "tool_result"]
-        if "<plan-approval-request" in last_user_text(body):
-            return reply(None, [("AnswerPlan", {"name": "planner", "approve": True,
-                                                "permission_mode": "auto"})])
-        if results and not answers:
-            answers.append(results[0]["content"])
-            if results[0].get("is_error"):  # refused: approve into its own mode, to finish
-                return reply(None, [("AnswerPlan", {"name": "planner", "approve": True})])
-        return reply("Done.")
-
-    fake_api.fallback = answer
+    fake_api.fallback = plan_answers("auto", answers)
     proc = lead("--permission-mode", "auto", "--reviewer", f"command:{prog}", "--approvals",
                 "lead", "--keep", "--team", "autoplan", "go", cwd=tmp_path,
                 env={"SWARM_PERMISSION_TIMEOUT": "3"})
