@@ -48,6 +48,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 WATCH_EVERY = 0.5  # seconds between looks at the team and the drivers
 REFRESH_EVERY = 1.0  # seconds a token's registration is trusted before it is read again
+KEEP_ALIVE = 75  # seconds an idle connection stays open (longer than clients keep theirs)
 
 
 class Members:
@@ -242,9 +243,12 @@ class Hub:
                                                security_settings=security,
                                                session_idle_timeout=None)
         # An orphaned CLI's open stream must not hold the end up: 2 s, then connections close.
+        # An idle connection stays open KEEP_ALIVE s (uvicorn's default is 5): an agent CLI's
+        # MCP client reuses its one connection after a model's pause, and a call that races the
+        # server's close fails unsent again (it is a POST).
         config = uvicorn.Config(HubApp(self.members, manager), lifespan="off",
                                 log_level="warning", access_log=False,
-                                timeout_graceful_shutdown=2)
+                                timeout_graceful_shutdown=2, timeout_keep_alive=KEEP_ALIVE)
         self._server = uvicorn.Server(config)
         async with manager.run(), anyio.create_task_group() as group:
             if self.watch:
