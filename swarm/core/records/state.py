@@ -24,6 +24,8 @@ AgentStateName = Literal[
     "exited",
     "dead",
 ]
+# The states of a turn: only then does SIGINT (`swarm interrupt`) have something to abort.
+IN_TURN: tuple[AgentStateName, ...] = ("working", "waiting_permission", "awaiting_plan")
 
 
 RESTARTED = "restarted"  # how a restart's `detail` begins; the new process tells its model why

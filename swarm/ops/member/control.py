@@ -17,7 +17,7 @@ from swarm.core import kinds
 from swarm.core.records.names import LEAD_NAME
 from swarm.core.records.permissions import ModeCap, validate_mode
 from swarm.core.records.protocol import ModeChange
-from swarm.core.records.state import AgentState
+from swarm.core.records.state import IN_TURN, AgentState
 from swarm.core.records.team_config import Member
 from swarm.core.store import select as stores
 from swarm.core.store.api import Watcher
@@ -135,9 +135,9 @@ def end_teammates(team: Team) -> Deleted:
 
 
 def interrupted_line(status: MemberStatus) -> str:
-    """What an interrupt did: an idle teammate ignores SIGINT between turns."""
-    if status.state == "idle":
-        return f"{status.name} is idle: there was no turn to interrupt"
+    """What an interrupt did: a teammate ignores SIGINT outside a turn (idle, or starting)."""
+    if status.state not in IN_TURN:
+        return f"{status.name} is {status.state}: there was no turn to interrupt"
     return f"interrupted {status.name} ({status.state})"
 
 

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from types import FrameType
 from typing import Any, Protocol, TypeVar
 
-from swarm.core.records.state import AgentState
+from swarm.core.records.state import IN_TURN, AgentState
 from swarm.core.store.waker import Waker
 from swarm.errors import TurnInterrupted
 from swarm.runtime.clis.base import CliDriver
@@ -61,7 +61,7 @@ class CliSignals(Signals):
     """SIGINT asks the CLI to interrupt its turn (its process lives on); SIGTERM as ever."""
 
     def __init__(self, owner: Owner) -> None:
-        super().__init__(busy=lambda: owner.state.state in ("working", "awaiting_plan", "waiting_permission"),
+        super().__init__(busy=lambda: owner.state.state in IN_TURN,
                          child=lambda: owner.driver_proc(), stopping=owner._stopping)
         self.owner = owner
 

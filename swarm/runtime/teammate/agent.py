@@ -26,7 +26,7 @@ from swarm.core.agents.definitions import effective_tools, get_definition, lends
 from swarm.core.agents.memory import memory_tools, own_memory
 from swarm.core.records.names import LEAD_NAME, TEAM_TOOLS
 from swarm.core.records.protocol import ShutdownRequest
-from swarm.core.records.state import RESTARTED, SubagentInfo, Usage, without_model
+from swarm.core.records.state import IN_TURN, RESTARTED, SubagentInfo, Usage, without_model
 from swarm.core.records.task import Task
 from swarm.core.store import paths
 from swarm.core.team.state import read_state
@@ -68,9 +68,8 @@ class Agent(AgentBase):
         self.member = self.team.member(name)
         self.box = self.team.inbox(name, checked=False)  # a member: found above
         self.console = Console(paths.agent_log(self.team.name, name), name)
-        in_turn = ("working", "waiting_permission", "awaiting_plan")
         self.command.mine = main_thread  # a subagent's hook, on its thread, is not the turn's
-        self.signals = Signals(busy=lambda: self.state.state in in_turn,
+        self.signals = Signals(busy=lambda: self.state.state in IN_TURN,
                                child=lambda: self.command.proc, stopping=self._stopping)
         self.orphan = OrphanCheck(self.team, self.console.say, remote=bool(self.member.host))
         self.reaper = Reaper()  # the orphans of its commands, adopted at `run` (subreaper)
