@@ -202,7 +202,14 @@ class Crew:
             return ""
 
     def exit_code(self, name: str, timeout: float = 15.0) -> int:
-        return self.procs[name].wait(timeout)
+        proc = self.procs[name]
+        try:
+            return proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(
+                f"{name} (pid {proc.pid}) still running {timeout} s on; its threads:\n"
+                f"{threads_report(proc.pid)}\nstate: {self.state(name)}\n"
+                f"log: {self.log(name)[-800:]}") from None
 
     # -- stopping ----------------------------------------------------------------------------
     def cleanup(self) -> None:
@@ -247,3 +254,22 @@ def spawn_shell(crew: Crew, name: str, prompt: str, *extra: str) -> Path:
     assert proc.returncode == 0, proc.stderr
     crew.wait_idle_notes(name, 1, timeout=30)
     return Path(crew.team.member(name).worktree_path or "")
+
+
+def threads_report(pid: int) -> str:
+    """Each thread of a process as the kernel sees it: where it sleeps and which signals wait
+    for it (a process-directed signal picked up by a thread other than the one blocked in a
+    system call leaves that call blocked)."""
+    lines = []
+    for task in sorted(Path(f"/proc/{pid}/task").glob("*")):
+        try:
+            status = dict(line.split(":\t", 1) for line in
+                          (task / "status").read_text().splitlines() if ":\t" in line)
+            wchan = (task / "wchan").read_text()
+        except OSError as exc:
+            lines.append(f"{task.name}: {exc}")
+            continue
+        lines.append(" ".join(f"{k}={status.get(k, '?').strip()}" for k in
+                              ("Name", "State", "SigPnd", "ShdPnd", "SigBlk", "SigCgt"))
+                     + f" wchan={wchan} tid={task.name}")
+    return "\n".join(lines)

@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from rich.text import Text
+from textual.css.query import NoMatches
 from textual.pilot import Pilot
 from textual.widgets import OptionList, Static
 
@@ -39,8 +40,16 @@ async def until(pilot: Pilot[Any], predicate: Callable[[], object], timeout: flo
     deadline = time.monotonic() + timeout
     while not predicate():
         if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
+            raise AssertionError(f"timed out waiting for {what}; the screen:\n"
+                                 + _shown(pilot.app))
         await pilot.pause(0.02)
+
+
+def _shown(app: Any) -> str:
+    try:
+        return "\n".join(line for line in screen_text(app).splitlines() if line.strip())
+    except NoMatches:  # a dialog is up
+        return f"(a dialog: {type(app.screen).__name__})"
 
 
 async def select(pilot: Pilot[Any], app: TopApp, name: str) -> None:

@@ -15,6 +15,7 @@ from swarm.core.team.team import Team
 from swarm.ops.approvals import pending_permissions
 from swarm.ops.top import Feed
 from tests.support.agent_fixtures import Crew
+from tests.support.helpers import wait_until
 from tests.support.top_support import groups, member_lines, run, screen_text, static_text, until
 
 ECHO = "echo x > f.txt"
@@ -152,6 +153,9 @@ def test_p_approves_a_plan(crew: Crew, tmp_path: Path) -> None:
 def test_m_sends_a_message_i_interrupts_and_X_kills_after_asking(crew: Crew) -> None:
     crew.spawn("w1")
     crew.spawn("w2", prompt="$ sleep 60")
+    # In its turn: shown as Working from its start (a starting member is busy), but a SIGINT
+    # before its turn has nothing to interrupt.
+    crew.wait_state("w2", "working", timeout=30)
 
     async def scenario() -> None:
         app = app_for(crew)
@@ -178,7 +182,9 @@ def test_m_sends_a_message_i_interrupts_and_X_kills_after_asking(crew: Crew) -> 
 
     run(scenario)
     assert crew.state("w1").state == "exited"  # type: ignore[union-attr]
-    assert "interrupt" in crew.log("w2").lower()
+    # w2 writes its log line when it handles the SIGINT, not before `i` says it was sent.
+    wait_until(lambda: "interrupt" in crew.log("w2").lower(), 30,
+               message="w2's interrupted turn in its log")
 
 
 def test_slash_filters_members_by_name(crew: Crew) -> None:
