@@ -130,8 +130,9 @@ def main() -> int:
     files: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0])
     for seconds, sdks, test, _argv in rows:
         if test and "_pytest" not in sdks:  # a process a test started (PYTEST_CURRENT_TEST)
-            files[test.split("::")[0]][0] += 1
-            files[test.split("::")[0]][1] += float(seconds)
+            counted = files[test.split("::")[0]]
+            counted[0] += 1
+            counted[1] += float(seconds)
     print("\n| test file (its processes) | count | CPU s |\n|---|---|---|")
     for name, (count, cpu) in sorted(files.items(), key=lambda item: -item[1][1])[:TOP_FILES]:
         print(f"| {name} | {count:.0f} | {cpu:.0f} |")

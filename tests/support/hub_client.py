@@ -67,10 +67,12 @@ def _message(data: str) -> dict[str, Any] | None:
     return found
 
 
+INITIALIZE = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+    "protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}}
+
+
 def initialize(url: str, token: str | None) -> Answer:
-    answer = post(url, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": PROTOCOL, "capabilities": {},
-        "clientInfo": {"name": "test", "version": "0"}}}, token)
+    answer = post(url, INITIALIZE, token)
     if answer.status == 200 and answer.session:
         post(url, {"jsonrpc": "2.0", "method": "notifications/initialized"}, token,
              answer.session)

@@ -46,14 +46,13 @@ class Usage(Record, kw_only=True):
     cost_known: bool = True
 
     @property
+    def all_input_tokens(self) -> int:
+        """What the model read: new input, and input written to or read from its cache."""
+        return self.input_tokens + self.cache_creation_input_tokens + self.cache_read_input_tokens
+
+    @property
     def total_tokens(self) -> int:
-        return (
-            self.input_tokens
-            + self.output_tokens
-            + self.thinking_tokens
-            + self.cache_creation_input_tokens
-            + self.cache_read_input_tokens
-        )
+        return self.all_input_tokens + self.output_tokens + self.thinking_tokens
 
     def add(self, other: Usage) -> None:
         self.input_tokens += other.input_tokens

@@ -83,9 +83,7 @@ class Review:
     def tokens(self) -> dict[str, int]:
         if self.usage is None:
             return {}
-        usage = self.usage
-        return {"input": usage.input_tokens + usage.cache_read_input_tokens
-                + usage.cache_creation_input_tokens, "output": usage.output_tokens}
+        return {"input": self.usage.all_input_tokens, "output": self.usage.output_tokens}
 
     @property
     def cost_usd(self) -> float:

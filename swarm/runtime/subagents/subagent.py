@@ -212,9 +212,7 @@ class Subagent(TurnControl, LoopHooks, NoHost):
     def on_reply(self, reply: Any) -> None:
         self.turns += 1
         self.count(reply.usage)  # spent, even by a run that was stopped meanwhile
-        self.compactor.last_input_tokens = (reply.usage.input_tokens
-                                            + reply.usage.cache_read_input_tokens
-                                            + reply.usage.cache_creation_input_tokens)
+        self.compactor.last_input_tokens = reply.usage.all_input_tokens
         if reply.text().strip():
             self.final_text = reply.text().strip()
             self.trace(f"says: {self.final_text}")

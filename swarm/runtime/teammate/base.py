@@ -139,10 +139,8 @@ class Books(LoopHooks):
     def on_reply(self, reply: ModelReply) -> None:
         if (self.keeper.state.detail or "").startswith(MODEL_FAILING):
             self.keeper.set(detail=None)  # it answers again
-        usage = reply.usage
-        self.compactor.last_input_tokens = (usage.input_tokens + usage.cache_read_input_tokens
-                                            + usage.cache_creation_input_tokens)
-        self.keeper.add_usage(usage)
+        self.compactor.last_input_tokens = reply.usage.all_input_tokens
+        self.keeper.add_usage(reply.usage)
 
     def record(self, message: dict[str, Any]) -> None:
         self.transcript.message(message)

@@ -51,9 +51,7 @@ def test_a_clients_idle_connection_outlives_a_pause_between_calls(hub: str) -> N
     conn = http.client.HTTPConnection(parts.hostname or "127.0.0.1", parts.port, timeout=30)
     headers = {"Accept": mcp.ACCEPT, "Content-Type": "application/json",
                "Authorization": f"Bearer {token_of('a')}"}
-    hello = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": mcp.PROTOCOL, "capabilities": {},
-        "clientInfo": {"name": "test", "version": "0"}}}).encode()
+    hello = json.dumps(mcp.INITIALIZE).encode()
     try:
         conn.request("POST", parts.path, hello, headers)
         first = conn.getresponse()
