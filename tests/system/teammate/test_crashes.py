@@ -38,8 +38,9 @@ def slow_api(fake_api: FakeAnthropic, monkeypatch: pytest.MonkeyPatch) -> thread
 
 
 def in_model_call(crew: Crew, fake_api: FakeAnthropic, name: str) -> None:
-    wait_until(lambda: fake_api.messages_requests(), 15, message=f"{name}'s model call")
-    crew.wait_state(name, "working")
+    # A wait, not a bound: a teammate that imports the SDK starts slowly on a busy machine.
+    wait_until(lambda: fake_api.messages_requests(), 60, message=f"{name}'s model call")
+    crew.wait_state(name, "working", timeout=60)
 
 
 def test_interrupt_ends_the_turn_during_a_model_call(
