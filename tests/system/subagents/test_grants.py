@@ -66,6 +66,14 @@ def sub_entries(crew: Crew, parent: str, agent_id: str) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def ended(crew: Crew, parent: str, agent_id: str) -> list[dict[str, Any]] | None:
+    """The subagent's transcript once it records its end (None before)."""
+    if not paths.subagent_transcript(crew.team.name, parent, agent_id).exists():
+        return None
+    entries = sub_entries(crew, parent, agent_id)
+    return entries if any(e.get("event") == "ended" for e in entries) else None
+
+
 def run_teammate(crew: Crew, agent_type: str, parent_turns: list[dict[str, Any]],
                  **options: Any) -> None:
     model = script(crew, "parent.json", [*parent_turns, {"text": "Done."}])
@@ -162,8 +170,9 @@ def test_a_fork_of_a_teammate_without_bash_has_no_bash(crew: Crew) -> None:
     fork = script(crew, "fork.json", [{"text": "(the parent's turn)"},
                                       call("Bash", command="touch pwned"), {"text": "tried"}])
     run_teammate(crew, "nobash", [agent(crew, fork, subagent_type=None)])
+    # A fork runs in the background: its parent may be idle before the fork's turn is over.
+    entries = wait_until(lambda: ended(crew, "w1", "w1.sub-1"), WAIT, message="the fork's end")
     assert not (crew.workdir / "pwned").exists()
-    entries = sub_entries(crew, "w1", "w1.sub-1")
     assert entries[0]["subagent_type"] == "fork"
     bash = results(entries)[-1]  # after the placeholder result of the parent's Agent call
     assert_refused(bash, "Bash")
