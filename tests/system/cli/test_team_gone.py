@@ -286,8 +286,12 @@ def test_a_teammate_whose_team_folder_goes_mid_claim_waits_instead_of_crashing(
     wait_until(lambda: turn_over(crew.team.name, "w1"), 15, message="w1 idle")
     moved = tmp_path / "removed-by-hand"
     paths.team_dir(crew.team.name).rename(moved)
-    paths.tasks_dir(crew.team.name).mkdir(parents=True)
-    paths.tasks_lock(crew.team.name).symlink_to(tmp_path / "nowhere" / "lock")
+    # w1 is awake (its folder moved) and may make the new folder and its lock meanwhile: the
+    # link replaces whatever is there, in one step.
+    paths.tasks_dir(crew.team.name).mkdir(parents=True, exist_ok=True)
+    link = paths.tasks_dir(crew.team.name) / "lock-link"
+    link.symlink_to(tmp_path / "nowhere" / "lock")
+    link.replace(paths.tasks_lock(crew.team.name))
     (moved / "tasks" / "1.json").write_text("{}")  # its watch follows the folder it watched
     log = moved / "agents" / "w1" / "agent.log"
     said = wait_until(lambda: re.search(r"task list is gone|crashed.*", log.read_text()), 15,
