@@ -222,7 +222,7 @@ class Lead(AgentBase, NoHost):
 
     def release(self, detail: str) -> None:
         """The session is over: no longer the team's lead (its teammates have no orphan rule)."""
-        self._stopping.set()
+        self.stop_heartbeat()
 
         def unlead(config: TeamConfig) -> None:
             if config.lead_pid == self.state.pid:

@@ -109,7 +109,7 @@ class Identity(AgentBase):
         self.set_state(state="idle", idle_reason="available", mode=mode, detail=detail)
 
     def end(self, detail: str) -> None:
-        self._stopping.set()
+        self.stop_heartbeat()
         self.set_state(state="exited", current_task=None, detail=detail)
         self.transcript.event("exited", detail=detail)
 

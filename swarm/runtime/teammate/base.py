@@ -32,6 +32,7 @@ from swarm.runtime.turn.hooks import LoopHooks
 
 log = logging.getLogger(__name__)
 ACTIVITY_LIMIT = 200  # characters of a tool call's line kept in state.json
+HEARTBEAT_STOP_S = 5.0  # the longest wait for a heartbeat's write in progress to end
 
 
 class StateKeeper:
@@ -52,6 +53,7 @@ class StateKeeper:
         self.stopping = threading.Event()
         self.superseded: str | None = None  # another observer or process owns our state now
         self._copies = self._copy_written = 0  # state copies taken, and the newest one written
+        self._beat: threading.Thread | None = None
 
     def set(self, **fields: Any) -> None:
         with self.lock:
@@ -106,9 +108,18 @@ class StateKeeper:
             self.state.activity_since = time.time() if what else None
 
     def start_heartbeat(self) -> threading.Thread:
-        beat = threading.Thread(target=self._heartbeat, name="heartbeat", daemon=True)
-        beat.start()
-        return beat
+        self._beat = threading.Thread(target=self._heartbeat, name="heartbeat", daemon=True)
+        self._beat.start()
+        return self._beat
+
+    def stop_heartbeat(self) -> None:
+        """No heartbeat after this returns: a write it had begun is over (a lead deletes its team
+        next, and a state file written into the folder meanwhile kept it from going). Bounded:
+        a store that does not answer must not keep the process from ending."""
+        self.stopping.set()
+        beat = self._beat
+        if beat is not None and beat is not threading.current_thread():
+            beat.join(HEARTBEAT_STOP_S)
 
     def _heartbeat(self) -> None:
         while not self.stopping.wait(settings.heartbeat_interval()):
@@ -190,7 +201,7 @@ class AgentBase:
         return self.keeper.start_heartbeat()
 
     def stop_heartbeat(self) -> None:
-        self._stopping.set()
+        self.keeper.stop_heartbeat()
 
     @property
     def superseded(self) -> str | None:

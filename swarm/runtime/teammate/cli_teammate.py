@@ -347,7 +347,7 @@ class CliTeammate(AgentBase):
             exit_code, detail, crashed = 1, f"crashed: {describe_error(exc)}", True
             self.console.say(detail)
         finally:
-            self._stopping.set()
+            self.stop_heartbeat()
             self.finish(detail, died=crashed or self.signals.hangup)
         return exit_code
 
