@@ -22,7 +22,7 @@ from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from tests.support.agent_fixtures import Crew, agent_processes
 from tests.support.git_helpers import init_repo
-from tests.support.helpers import wait_until
+from tests.support.helpers import process_gone, wait_until
 
 FOUR = ("w1", "w2", "w3", "w4")
 
@@ -231,8 +231,9 @@ def test_tmux_members_come_back_in_a_new_session_when_the_server_is_gone(
     for name in ("t1", "t2"):
         crew.wait_state(name, "idle")
     kill_everything(crew)
-    server.kill()
-    wait_until(lambda: not server.is_alive(), 10, message="the tmux server gone")
+    old = int(server.cmd("display-message", "-p", "#{pid}").stdout[0])
+    server.kill()  # returns before the server is gone: a client meanwhile reaches the dying one
+    wait_until(lambda: process_gone(old), 10, message="the tmux server gone")
 
     done = resume(crew)
     assert {n for n, r in rows(done).items() if r["action"] == "started"} == {"t1", "t2"}

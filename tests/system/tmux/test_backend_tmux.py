@@ -17,7 +17,7 @@ from libtmux.session import Session
 from swarm.backends.base import PaneBackend
 from swarm.backends.tmux import TmuxBackend, inside_server, tmux_argv, tmux_color
 from swarm.errors import BadInputError, TmuxError
-from tests.support.helpers import wait_until
+from tests.support.helpers import process_gone, wait_until
 from tests.support.tmux_helpers import REPO, agent_argv, spawn_agent, tmux, wide_session_params
 
 TRICKY = "it's a \"quoted\" arg; $HOME `id` #{pane_id}"
@@ -187,7 +187,11 @@ def test_last_teammate_takes_the_team_session_with_it(server: Server, session: S
 def test_stale_pane_id_reused_by_an_unmarked_pane_is_not_killed(server: Server) -> None:
     backend = TmuxBackend(team="alpha", socket=server.socket_name)
     pane, _ = spawn(backend, "alice")
+    old = int(server.cmd("display-message", "-p", "#{pid}").stdout[0])
     server.kill()  # the tmux server restarts: pane ids start again from %0
+    # kill-server returns before the server is gone: a client meanwhile reaches the dying one
+    # ("server exited unexpectedly").
+    wait_until(lambda: process_gone(old), 10, message="the old tmux server gone")
     fresh = server.new_session("user-work")
     assert fresh.active_pane is not None and fresh.active_pane.pane_id == pane  # same id
     assert backend.is_pane_alive(pane) is False
