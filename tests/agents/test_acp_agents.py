@@ -30,7 +30,7 @@ from tests.support.acp_support import (
     push_swarm_call,
 )
 from tests.support.agent_clis import cli_home, cli_path
-from tests.support.agent_fixtures import run_swarm
+from tests.support.cli_runner import run_swarm
 from tests.support.cli_teammate_steps import approve_shutdown, end_members, gone
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.helpers import children_with, process_gone, wait_until

@@ -26,7 +26,7 @@ from swarm.core.records.names import LEAD_NAME
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from tests.support.agent_clis import cli_home, cli_path
-from tests.support.agent_fixtures import run_swarm
+from tests.support.cli_runner import run_swarm
 from tests.support.fake_anthropic import FakeAnthropic, Scripted, reply
 from tests.support.fake_gemini import FakeGemini
 from tests.support.fake_responses import FakeResponses

@@ -18,7 +18,7 @@ from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from tests.agents.test_claude_code import TEAM, lead_messages, ok
 from tests.support.agent_clis import cli_home, cli_path
-from tests.support.agent_fixtures import run_swarm
+from tests.support.cli_runner import run_swarm
 from tests.support.cli_teammate_steps import (
     answers_a_message,
     end_members,

@@ -15,7 +15,7 @@ from tests.agents.test_claude_code import answered, claude_env, lead_messages, o
 from tests.agents.test_codex import codex_env  # noqa: F401 - the fixture
 from tests.agents.test_gemini import MODEL, gemini_env  # noqa: F401 - the fixture
 from tests.agents.test_untrusted import checkout
-from tests.support.agent_fixtures import run_swarm
+from tests.support.cli_runner import run_swarm
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.fake_gemini import FakeGemini
 from tests.support.fake_responses import FakeResponses

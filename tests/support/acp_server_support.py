@@ -23,7 +23,8 @@ from acp.schema import (
     ToolCallUpdate,
 )
 
-from tests.support.agent_fixtures import SWARM, stop_tree
+from tests.support.agent_fixtures import stop_tree
+from tests.support.cli_runner import SWARM
 
 T = TypeVar("T")
 # option kind the editor picks for a request -> None: answer "cancelled"

@@ -17,7 +17,7 @@ import pytest
 
 from swarm.core.store import paths
 from swarm.core.team.transcript import Transcript
-from tests.support.agent_fixtures import run_swarm
+from tests.support.cli_runner import run_swarm
 from tests.support.cli_teammate_steps import notes
 from tests.support.fake_anthropic import Script
 from tests.support.helpers import children_with

@@ -12,10 +12,8 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,16 +34,8 @@ from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.errors import SwarmError
 from swarm.ops.member.spawner import SpawnResult
+from tests.support.cli_runner import run_swarm
 from tests.support.helpers import wait_until
-
-SWARM = str(Path(sys.executable).with_name("swarm"))
-
-
-def run_swarm(*args: str, timeout: float = 30.0, env: dict[str, str] | None = None,
-              cwd: str | Path | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the real CLI in a subprocess (it inherits SWARM_HOME/SWARM_TEAM from os.environ)."""
-    return subprocess.run([SWARM, *args], capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **(env or {})}, cwd=cwd)
 
 
 def error_lines(proc: subprocess.CompletedProcess[str]) -> list[str]:

@@ -16,7 +16,7 @@ import psutil
 
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
-from tests.support.agent_fixtures import run_swarm
+from tests.support.cli_runner import run_swarm
 from tests.support.fake_anthropic import Scripted, reply
 from tests.support.helpers import process_gone, wait_until
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.support.agent_fixtures import SWARM, agent_processes, stop_tree
+from tests.support.agent_fixtures import agent_processes, stop_tree
+from tests.support.cli_runner import SWARM
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.support.acp_server_support import Editor
-from tests.support.agent_fixtures import SWARM
+from tests.support.cli_runner import SWARM
 
 ROOT = Path(__file__).resolve().parents[3]
 PAGE = ROOT / "docs" / "guide" / "editor.md"

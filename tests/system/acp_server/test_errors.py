@@ -15,7 +15,8 @@ from acp import RequestError
 from swarm.core.store import paths
 from swarm.core.team.team import Team
 from tests.support.acp_server_support import Editor, scripted_lead, spawn, task
-from tests.support.agent_fixtures import SWARM, agent_processes
+from tests.support.agent_fixtures import agent_processes
+from tests.support.cli_runner import SWARM
 from tests.support.helpers import wait_until
 
 pytestmark = pytest.mark.usefixtures("lead_env")

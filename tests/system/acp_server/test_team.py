@@ -17,7 +17,7 @@ from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.ops import approvals
 from tests.support.acp_server_support import Editor, scripted_lead, spawn, task
-from tests.support.agent_fixtures import SWARM
+from tests.support.cli_runner import SWARM
 from tests.support.helpers import wait_until
 
 pytestmark = pytest.mark.usefixtures("lead_env")

@@ -18,7 +18,8 @@ from swarm.core.records.state import AgentState
 from swarm.core.store import paths
 from swarm.core.team.state import read_state, write_state
 from swarm.core.team.team import Team
-from tests.support.agent_fixtures import SWARM, Crew
+from tests.support.agent_fixtures import Crew
+from tests.support.cli_runner import SWARM
 from tests.system.cli.test_doctor_damage import doctor, findings, gone_pid
 
 

@@ -18,7 +18,8 @@ from libtmux.session import Session
 from swarm.core.store import paths
 from swarm.core.store.liveness import is_alive
 from swarm.ops.demo import TEAMMATE_SCRIPT, WORKERS, demo_tasks
-from tests.support.agent_fixtures import SWARM, agent_processes, stop_tree
+from tests.support.agent_fixtures import agent_processes, stop_tree
+from tests.support.cli_runner import SWARM
 from tests.support.helpers import wait_until
 
 REPO = Path(__file__).resolve().parents[3]

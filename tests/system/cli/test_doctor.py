@@ -14,7 +14,8 @@ from typing import Any
 
 from swarm.core.store import paths
 from swarm.core.store.liveness import is_alive
-from tests.support.agent_fixtures import SWARM, Crew, run_swarm
+from tests.support.agent_fixtures import Crew
+from tests.support.cli_runner import SWARM, run_swarm
 from tests.support.helpers import one_line
 
 TMUX = shutil.which("tmux")

@@ -16,7 +16,7 @@ from swarm.core.store import paths
 from swarm.core.team.team import Team
 from swarm.ops.doctor import damage
 from swarm.ops.doctor.diagnose import diagnose, render
-from tests.support.agent_fixtures import SWARM
+from tests.support.cli_runner import SWARM
 
 
 def doctor(*args: str) -> dict[str, Any]:

@@ -31,7 +31,8 @@ import pytest
 from click.testing import CliRunner
 
 from swarm.cli.main import cli
-from tests.support.agent_fixtures import SWARM, agent_processes, stop_tree
+from tests.support.agent_fixtures import agent_processes, stop_tree
+from tests.support.cli_runner import SWARM
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.git_helpers import init_repo

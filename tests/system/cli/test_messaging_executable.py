@@ -8,7 +8,7 @@ import subprocess
 
 from swarm.core.records.names import LEAD_NAME
 from swarm.core.team.team import Team
-from tests.support.agent_fixtures import SWARM
+from tests.support.cli_runner import SWARM
 from tests.support.helpers import one_error
 
 

@@ -10,7 +10,8 @@ import subprocess
 from pathlib import Path
 
 from swarm.core.store import paths
-from tests.support.agent_fixtures import SWARM, agent_processes, stop_tree
+from tests.support.agent_fixtures import agent_processes, stop_tree
+from tests.support.cli_runner import SWARM
 from tests.support.git_helpers import git, init_repo, snapshot
 from tests.support.helpers import SCRIPT_FAILED, as_script
 

@@ -17,7 +17,8 @@ from swarm.core.team.team import Team
 from swarm.ops.approvals import pending_permissions
 from swarm.ops.report.build import build_report
 from swarm.ops.report.html import render_html
-from tests.support.agent_fixtures import Crew, run_swarm
+from tests.support.agent_fixtures import Crew
+from tests.support.cli_runner import run_swarm
 from tests.support.helpers import wait_until
 from tests.support.report_helpers import CHROMIUM, member_table, render, same_numbers, synthetic_run
 from tests.unit.ops.report.test_build import EXTERNAL, report_json

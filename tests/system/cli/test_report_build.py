@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from swarm.core.team.team import Team
-from tests.support.agent_fixtures import run_swarm
+from tests.support.cli_runner import run_swarm
 from tests.support.report_helpers import synthetic_run
 from tests.unit.ops.report.test_build import report_json
 

@@ -20,7 +20,8 @@ from swarm.core.store import paths
 from swarm.core.team.overlaps import overlapping
 from swarm.core.team.team import Team
 from swarm.ops.approvals import pending_permissions
-from tests.support.agent_fixtures import Crew, run_swarm
+from tests.support.agent_fixtures import Crew
+from tests.support.cli_runner import run_swarm
 from tests.support.helpers import wait_until
 from tests.unit.core.team.test_scopes import (
     conflicts,

@@ -21,11 +21,8 @@ from swarm.core.store import paths
 from swarm.core.store.liveness import is_alive
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
-from tests.support.agent_fixtures import (
-    Crew,
-    error_lines,
-    run_swarm,
-)
+from tests.support.agent_fixtures import Crew, error_lines
+from tests.support.cli_runner import run_swarm
 from tests.support.helpers import one_line, turn_over, wait_until
 
 

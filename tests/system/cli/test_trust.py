@@ -17,7 +17,8 @@ from swarm.core.store import paths
 from swarm.core.trust.mcp_config import load_mcp_config
 from swarm.core.trust.workspace import find_project_config, record
 from swarm.runtime.extensions.user_hooks import load_hooks
-from tests.support.agent_fixtures import SWARM, error_lines, run_swarm
+from tests.support.agent_fixtures import error_lines
+from tests.support.cli_runner import SWARM, run_swarm
 from tests.unit.core.trust.test_workspace import (
     repo,  # noqa: F401 - the fixtures
     write,

@@ -12,8 +12,8 @@ import pytest
 
 from swarm.core.team import decisions
 from swarm.core.team.team import Team
-from tests.support.agent_fixtures import run_swarm
 from tests.support.auto_support import reviewer
+from tests.support.cli_runner import run_swarm
 from tests.support.lead_fixtures import lead
 
 pytestmark = pytest.mark.usefixtures("lead_env")

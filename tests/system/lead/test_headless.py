@@ -24,8 +24,9 @@ from swarm.core.store.liveness import is_alive
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.core.team.transcript import Transcript
-from tests.support.agent_fixtures import SWARM, agent_processes, run_swarm, stop_tree
+from tests.support.agent_fixtures import agent_processes, stop_tree
 from tests.support.approval_helpers import LIE, REAL, mallory_script, only_as_said
+from tests.support.cli_runner import SWARM, run_swarm
 from tests.support.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
 from tests.support.helpers import (
     child_named,

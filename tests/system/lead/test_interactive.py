@@ -17,8 +17,9 @@ from libtmux.session import Session
 
 from swarm.core.store import paths
 from swarm.core.team.team import Team
-from tests.support.agent_fixtures import SWARM, agent_processes, stop_tree
+from tests.support.agent_fixtures import agent_processes, stop_tree
 from tests.support.approval_helpers import REAL, mallory_script, only_as_said
+from tests.support.cli_runner import SWARM
 from tests.support.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
 from tests.support.helpers import wait_until
 from tests.support.tmux_helpers import wide_session_params

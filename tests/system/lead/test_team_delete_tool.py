@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from swarm.core.team.team import Team
-from tests.support.agent_fixtures import SWARM, agent_processes
+from tests.support.agent_fixtures import agent_processes
+from tests.support.cli_runner import SWARM
 from tests.support.helpers import wait_until
 from tests.system.mcp.test_mcp_serve import call, ok, run, served
 

@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from swarm.core.store import paths
-from tests.support.agent_fixtures import error_lines, run_swarm
+from tests.support.agent_fixtures import error_lines
+from tests.support.cli_runner import run_swarm
 from tests.support.mcp_fixtures import calc_spec
 
 # These tests are about what project configuration does: the project is trusted.

@@ -18,7 +18,8 @@ import pytest
 from swarm.core.records.names import LEAD_NAME
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
-from tests.support.agent_fixtures import agent_processes, error_lines, run_swarm
+from tests.support.agent_fixtures import agent_processes, error_lines
+from tests.support.cli_runner import run_swarm
 from tests.support.helpers import wait_until
 from tests.system.mcp.test_mcp_serve import SWARM, ok, run, served
 

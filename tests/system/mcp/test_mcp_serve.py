@@ -25,7 +25,8 @@ from swarm.core.store.liveness import is_alive
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from swarm.mcp_server.host import ServedHost, ServeOptions
-from tests.support.agent_fixtures import agent_processes, error_lines, run_swarm, stop_tree
+from tests.support.agent_fixtures import agent_processes, error_lines, stop_tree
+from tests.support.cli_runner import run_swarm
 from tests.support.helpers import wait_until
 
 if TYPE_CHECKING:

@@ -17,7 +17,8 @@ from swarm.backends.ssh import (
 )
 from swarm.core.team.team import Team
 from swarm.errors import BadInputError
-from tests.support.agent_fixtures import error_lines, run_swarm
+from tests.support.agent_fixtures import error_lines
+from tests.support.cli_runner import run_swarm
 from tests.unit.backends.test_ssh import NASTY
 
 

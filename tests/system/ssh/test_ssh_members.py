@@ -20,7 +20,7 @@ from swarm.core.records.task import Task
 from swarm.core.team.state import read_state, write_state
 from swarm.core.team.team import Team
 from swarm.ops.member.health import death_reason, observe_member
-from tests.support.agent_fixtures import run_swarm
+from tests.support.cli_runner import run_swarm
 from tests.support.helpers import wait_until
 from tests.support.sshd_fixtures import SshHost
 

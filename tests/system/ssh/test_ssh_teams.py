@@ -15,7 +15,7 @@ import psutil
 import pytest
 
 from swarm.core.team.team import Team
-from tests.support.agent_fixtures import run_swarm
+from tests.support.cli_runner import run_swarm
 from tests.support.helpers import children_with, process_gone, wait_until
 from tests.support.sshd_fixtures import SshHost
 

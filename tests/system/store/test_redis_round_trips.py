@@ -13,7 +13,7 @@ import redis
 
 from swarm.core.team.team import Team
 from swarm.errors import NotFoundError, UnknownRecipientError
-from tests.support.agent_fixtures import run_swarm
+from tests.support.cli_runner import run_swarm
 from tests.support.helpers import wait_until
 
 

@@ -20,7 +20,8 @@ from swarm.core.records.state import AgentState
 from swarm.core.team.state import read_state, update_state
 from swarm.core.team.team import Team
 from swarm.errors import StoreUnavailableError, TaskConflictError
-from tests.support.agent_fixtures import Crew, run_swarm
+from tests.support.agent_fixtures import Crew
+from tests.support.cli_runner import run_swarm
 from tests.support.helpers import process_gone, wait_until
 from tests.support.redis_server import RedisServer
 

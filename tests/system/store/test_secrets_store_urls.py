@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from swarm.core.trust.secrets import redact_url
-from tests.support.agent_fixtures import run_swarm
+from tests.support.cli_runner import run_swarm
 from tests.support.redis_server import REDIS_SERVER, RedisServer, free_port
 
 PASSWORD = "right-pw-31"

@@ -24,7 +24,7 @@ from tests.support.acp_support import (
     prompts,
     script,
 )
-from tests.support.agent_fixtures import run_swarm
+from tests.support.cli_runner import run_swarm
 from tests.support.cli_teammate_steps import end_members, gone
 from tests.support.helpers import process_gone, wait_until
 

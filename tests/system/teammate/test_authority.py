@@ -22,7 +22,8 @@ from swarm.cli import authority
 from swarm.cli.main import COMMANDS, cli
 from swarm.core.store import paths
 from swarm.core.team.state import read_state
-from tests.support.agent_fixtures import SWARM, Crew
+from tests.support.agent_fixtures import Crew
+from tests.support.cli_runner import SWARM
 from tests.support.helpers import wait_until
 
 RULES = ("Bash(swarm:*)", "Bash(echo:*)", "Bash(env:*)")

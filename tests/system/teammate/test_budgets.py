@@ -15,7 +15,8 @@ import pytest
 
 from swarm.core.records.state import AgentState, Usage
 from swarm.core.team.state import read_state, write_state
-from tests.support.agent_fixtures import Crew, run_swarm
+from tests.support.agent_fixtures import Crew
+from tests.support.cli_runner import run_swarm
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.helpers import wait_until
 
@@ -255,7 +256,7 @@ def test_a_leads_teammates_are_at_depth_two_with_the_caps_it_gave(
     import subprocess
 
     from swarm.core.team.team import Team
-    from tests.support.agent_fixtures import SWARM
+    from tests.support.cli_runner import SWARM
 
     monkeypatch.delenv("ANTHROPIC_API_KEY")
     monkeypatch.setenv("SWARM_MODEL", "shell")

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from swarm.core.store import paths
-from tests.support.agent_fixtures import SWARM, Crew
+from tests.support.agent_fixtures import Crew
+from tests.support.cli_runner import SWARM
 from tests.support.mcp_fixtures import write_server
 from tests.unit.core.trust.test_child_env import extra_names, read_env, write_json
 

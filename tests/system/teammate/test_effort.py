@@ -16,7 +16,8 @@ import pytest
 
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
-from tests.support.agent_fixtures import SWARM, Crew
+from tests.support.agent_fixtures import Crew
+from tests.support.cli_runner import SWARM
 from tests.support.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
 from tests.support.helpers import wait_until
 from tests.support.lead_fixtures import lead

@@ -19,7 +19,8 @@ from swarm.core.records.names import LEAD_NAME
 from swarm.core.store.liveness import agent_ancestor, is_alive
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
-from tests.support.agent_fixtures import SWARM, stop_tree
+from tests.support.agent_fixtures import stop_tree
+from tests.support.cli_runner import SWARM
 from tests.support.helpers import children_with, wait_until
 
 

@@ -11,7 +11,8 @@ from typing import Any
 import pytest
 
 from swarm.core.store import paths
-from tests.support.agent_fixtures import SWARM, Crew
+from tests.support.agent_fixtures import Crew
+from tests.support.cli_runner import SWARM
 from tests.support.git_helpers import init_repo
 from tests.support.helpers import wait_until
 

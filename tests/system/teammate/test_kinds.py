@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 
 from swarm.core.team.state import read_state
-from tests.support.agent_fixtures import run_swarm
+from tests.support.cli_runner import run_swarm
 from tests.support.helpers import wait_until
 from tests.unit.core.test_kinds import (
     ok,

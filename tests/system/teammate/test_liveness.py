@@ -21,7 +21,8 @@ from swarm.core.store import paths
 from swarm.core.team.state import read_state, update_state, write_state
 from swarm.core.team.team import Team
 from swarm.ops.member.health import observe
-from tests.support.agent_fixtures import SWARM, Crew
+from tests.support.agent_fixtures import Crew
+from tests.support.cli_runner import SWARM
 from tests.support.helpers import (
     child_named,
     process_gone,

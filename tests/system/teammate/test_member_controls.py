@@ -12,7 +12,8 @@ from swarm.core.records.protocol import Message, ModeChange, dump_structured
 from swarm.core.store import paths
 from swarm.errors import ProtocolError
 from swarm.ops.report.build import build_report
-from tests.support.agent_fixtures import Crew, error_lines, run_swarm
+from tests.support.agent_fixtures import Crew, error_lines
+from tests.support.cli_runner import run_swarm
 from tests.support.helpers import wait_until
 
 

@@ -20,8 +20,9 @@ from swarm.core.store import paths
 from swarm.core.team import decisions
 from swarm.core.team.team import Team
 from swarm.ops.approvals import pending_plans
-from tests.support.agent_fixtures import Crew, error_lines, run_swarm
+from tests.support.agent_fixtures import Crew, error_lines
 from tests.support.auto_support import reviewed, reviewer
+from tests.support.cli_runner import run_swarm
 from tests.support.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
 from tests.support.lead_fixtures import lead
 

@@ -14,7 +14,7 @@ import pytest
 
 from swarm.core.store import paths
 from swarm.core.team.team import Team
-from tests.support.agent_fixtures import run_swarm
+from tests.support.cli_runner import run_swarm
 from tests.unit.runtime.models.test_spec import no_home_credentials  # noqa: F401 - the fixtures
 
 

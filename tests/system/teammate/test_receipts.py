@@ -18,7 +18,8 @@ import time
 from swarm.core.records.names import LEAD_NAME
 from swarm.core.store.liveness import is_alive
 from swarm.runtime.tools.base import ToolContext, run_tool
-from tests.support.agent_fixtures import SWARM, Crew, error_lines
+from tests.support.agent_fixtures import Crew, error_lines
+from tests.support.cli_runner import SWARM
 from tests.support.helpers import wait_until
 
 

@@ -21,7 +21,7 @@ import pytest
 from swarm.core.team.team import Team
 from swarm.ops.demo import WORKERS
 from swarm.ops.mail.messages import team_messages
-from tests.support.agent_fixtures import SWARM
+from tests.support.cli_runner import SWARM
 from tests.support.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
 from tests.support.helpers import wait_until
 from tests.support.lead_fixtures import lead

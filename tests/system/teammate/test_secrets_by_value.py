@@ -17,7 +17,8 @@ from swarm.core.store import paths
 from swarm.core.team.team import Team
 from swarm.runtime.tools.base import ToolContext
 from swarm.runtime.tools.registry import all_tools
-from tests.support.agent_fixtures import Crew, run_swarm
+from tests.support.agent_fixtures import Crew
+from tests.support.cli_runner import run_swarm
 from tests.support.fake_openai import FakeOpenAI
 from tests.support.redis_server import RedisServer, free_port
 from tests.unit.core.trust.test_child_env import read_env

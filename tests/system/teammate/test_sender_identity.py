@@ -30,7 +30,8 @@ from swarm.core.records.protocol import (
 )
 from swarm.core.store import paths
 from swarm.errors import SwarmError
-from tests.support.agent_fixtures import SWARM, Crew
+from tests.support.agent_fixtures import Crew
+from tests.support.cli_runner import SWARM
 from tests.support.helpers import children_with, wait_until
 from tests.system.teammate.test_permissions import tool_results, wait_request
 

@@ -11,7 +11,8 @@ import psutil
 
 from swarm.core.records.protocol import ShutdownRequest, TeammateTerminated
 from swarm.core.store.liveness import is_alive
-from tests.support.agent_fixtures import SWARM, Crew, error_lines
+from tests.support.agent_fixtures import Crew, error_lines
+from tests.support.cli_runner import SWARM
 from tests.support.helpers import wait_until
 
 

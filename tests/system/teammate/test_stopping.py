@@ -27,7 +27,8 @@ import pytest
 from swarm.core.records.names import LEAD_NAME
 from swarm.core.store.liveness import is_alive
 from swarm.core.team.state import read_state
-from tests.support.agent_fixtures import SWARM, Crew, stop_tree
+from tests.support.agent_fixtures import Crew, stop_tree
+from tests.support.cli_runner import SWARM
 from tests.support.fake_anthropic import ERROR_TYPES, FakeAnthropic, Received, Scripted, reply
 from tests.support.helpers import (
     child_named,

@@ -15,7 +15,8 @@ import pytest
 from swarm.core.records.names import LEAD_NAME
 from swarm.core.team.team import Team
 from swarm.errors import NotAllowedError, TaskConflictError
-from tests.support.agent_fixtures import SWARM, Crew
+from tests.support.agent_fixtures import Crew
+from tests.support.cli_runner import SWARM
 from tests.support.helpers import wait_until
 
 REFUSED = "task #1 is owned by alice: only alice or the lead may change its owner or status"

@@ -24,7 +24,8 @@ from swarm.core.records.protocol import (
 )
 from swarm.ops.approvals import pending_permissions
 from swarm.ops.member.shutdown import shutdown
-from tests.support.agent_fixtures import SWARM, Crew
+from tests.support.agent_fixtures import Crew
+from tests.support.cli_runner import SWARM
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.helpers import wait_until
 

@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from swarm.core.trust.workspace import decide, find_project_config, record
-from tests.support.agent_fixtures import Crew, error_lines, run_swarm
+from tests.support.agent_fixtures import Crew, error_lines
+from tests.support.cli_runner import run_swarm
 from tests.support.git_helpers import init_repo
 
 

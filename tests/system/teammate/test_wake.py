@@ -14,7 +14,8 @@ import pytest
 
 from swarm.core.records.protocol import PermissionRequest, PlanApprovalRequest
 from swarm.ops.member.restart import wake
-from tests.support.agent_fixtures import Crew, error_lines, run_swarm
+from tests.support.agent_fixtures import Crew, error_lines
+from tests.support.cli_runner import run_swarm
 from tests.support.fake_anthropic import FakeAnthropic
 from tests.support.helpers import wait_until
 

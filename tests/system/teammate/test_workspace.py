@@ -16,7 +16,8 @@ import pytest
 from swarm.core.store import paths
 from swarm.core.team.team import Team
 from swarm.core.trust.workspace import decide, find_project_config
-from tests.support.agent_fixtures import SWARM, Crew, error_lines, run_swarm
+from tests.support.agent_fixtures import Crew, error_lines
+from tests.support.cli_runner import SWARM, run_swarm
 from tests.support.git_helpers import commit_all, git
 from tests.support.helpers import wait_until
 from tests.unit.core.trust.test_workspace import (

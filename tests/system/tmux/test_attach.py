@@ -12,7 +12,7 @@ from libtmux.server import Server
 import tests.system.tmux.test_tmux_cli as test_tmux_cli
 from swarm.core.team.team import Team
 from tests.support import tmux_terminal
-from tests.support.agent_fixtures import SWARM
+from tests.support.cli_runner import SWARM
 from tests.support.tmux_terminal import Terminal, tmux
 from tests.system.tmux.test_tmux_cli import SHELL, TEAM, panes, spawn_all
 

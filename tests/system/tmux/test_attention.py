@@ -19,7 +19,8 @@ from libtmux.session import Session
 import tests.system.tmux.test_tmux_cli as test_tmux_cli
 from swarm.core.team.team import Team
 from tests.support import tmux_terminal
-from tests.support.agent_fixtures import SWARM, agent_processes, stop_tree
+from tests.support.agent_fixtures import agent_processes, stop_tree
+from tests.support.cli_runner import SWARM
 from tests.support.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
 from tests.support.helpers import wait_until
 from tests.support.tmux_terminal import Terminal, tmux

@@ -22,7 +22,8 @@ from libtmux.session import Session
 
 from swarm.core.store import paths
 from swarm.core.team.state import read_state
-from tests.support.agent_fixtures import SWARM, agent_processes, stop_tree
+from tests.support.agent_fixtures import agent_processes, stop_tree
+from tests.support.cli_runner import SWARM
 from tests.support.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
 from tests.support.helpers import wait_until
 

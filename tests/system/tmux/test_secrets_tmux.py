@@ -19,7 +19,8 @@ import pytest
 from libtmux.server import Server
 
 from swarm.core.team.team import Team
-from tests.support.agent_fixtures import SWARM, stop_tree
+from tests.support.agent_fixtures import stop_tree
+from tests.support.cli_runner import SWARM
 from tests.support.helpers import started_with, wait_until
 from tests.support.redis_server import RedisServer
 from tests.system.teammate.test_secrets_by_value import PLAIN, SECRETS, STORE_PASSWORD, leaks

@@ -29,7 +29,8 @@ def test_a_teammates_pane_shows_escapes_and_keeps_its_title(
     """A shell teammate in a real tmux pane prints a title change, a clipboard write and a clear
     screen with its command; a message to it carries a title change too. The pane shows them as
     text, and tmux's pane title stays the teammate's name."""
-    from tests.support.agent_fixtures import SWARM, stop_tree
+    from tests.support.agent_fixtures import stop_tree
+    from tests.support.cli_runner import SWARM
     from tests.system.tmux.test_tmux_cli import SHELL, ok, panes, tmux
 
     monkeypatch.setenv("SWARM_TMUX_SOCKET", str(server.socket_name))

@@ -24,7 +24,8 @@ from swarm.core.store import paths
 from swarm.core.store.liveness import is_alive
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
-from tests.support.agent_fixtures import SWARM, stop_tree
+from tests.support.agent_fixtures import stop_tree
+from tests.support.cli_runner import SWARM
 from tests.support.helpers import process_gone, started_with, wait_until
 from tests.support.tmux_helpers import tmux
 

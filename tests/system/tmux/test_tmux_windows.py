@@ -20,7 +20,8 @@ from swarm.backends.tmux import TmuxBackend
 from swarm.core.store import paths
 from swarm.core.team.team import Team
 from swarm.errors import BadInputError
-from tests.support.agent_fixtures import SWARM, stop_tree
+from tests.support.agent_fixtures import stop_tree
+from tests.support.cli_runner import SWARM
 from tests.support.helpers import wait_until
 from tests.support.tmux_helpers import spawn_agent, tmux, wide_session_params
 

@@ -145,7 +145,7 @@ def test_teammates_text_reaches_the_screen_escaped() -> None:
 
 def test_the_tabs_show_the_selected_member_s_tasks_mail_diff_and_info() -> None:
     """Each tab shows what its CLI command would say about the selected member (bob)."""
-    from tests.support.agent_fixtures import run_swarm
+    from tests.support.cli_runner import run_swarm
 
     fixed_team()
     diff = run_swarm("diff", "bob", "--team", "alpha")

@@ -13,7 +13,8 @@ import pytest
 from swarm.core.records.protocol import PermissionRequest
 from swarm.core.team.team import Team
 from swarm.ops.top import Feed, TeamView, snapshot
-from tests.support.agent_fixtures import Crew, run_swarm
+from tests.support.agent_fixtures import Crew
+from tests.support.cli_runner import run_swarm
 from tests.support.helpers import wait_until
 from tests.support.top_support import CLI_KIND, fixed_team
 

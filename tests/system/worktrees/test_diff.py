@@ -21,7 +21,8 @@ from swarm.core.team.overlaps import record_write
 from swarm.core.team.worktrees import create, record_fields
 from swarm.errors import OperationFailedError
 from swarm.ops.diff import member_diff
-from tests.support.agent_fixtures import SWARM, Crew, error_lines, spawn_shell
+from tests.support.agent_fixtures import Crew, error_lines, spawn_shell
+from tests.support.cli_runner import SWARM
 from tests.support.git_helpers import git, init_repo, snapshot
 
 WORK = ("```sh\necho two >> a.txt\ngit commit -qam 'a: two'\necho committed > b.txt\n"

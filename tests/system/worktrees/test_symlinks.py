@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from swarm.core.team.team import Team
-from tests.support.agent_fixtures import run_swarm
+from tests.support.cli_runner import run_swarm
 from tests.support.git_helpers import init_repo, worktree_paths
 
 SPAWN = ("--backend", "hidden", "--model", "shell", "--prompt", "$ echo hi", "--worktree")

@@ -12,7 +12,8 @@ from swarm.core.store import paths
 from swarm.core.team.team import Team
 from swarm.core.team.worktrees import create, record_fields
 from tests.support.agent_fixtures import HIDDEN_SHELL as HIDDEN
-from tests.support.agent_fixtures import Crew, error_lines, run_swarm, spawn_shell
+from tests.support.agent_fixtures import Crew, error_lines, spawn_shell
+from tests.support.cli_runner import run_swarm
 from tests.support.git_helpers import (
     branches,
     commit_all,

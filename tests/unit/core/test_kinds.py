@@ -19,7 +19,7 @@ import pytest
 
 from swarm.core import kinds
 from swarm.core.shell.protected import is_protected
-from tests.support.agent_fixtures import run_swarm
+from tests.support.cli_runner import run_swarm
 
 SWARM_PACKAGE = Path(__file__).resolve().parents[3] / "swarm"
 

@@ -21,7 +21,8 @@ import pytest
 
 from swarm.core.store import paths
 from swarm.core.trust.workspace import decide, find_project_config, read_store, record
-from tests.support.agent_fixtures import SWARM, Crew, error_lines, run_swarm
+from tests.support.agent_fixtures import Crew, error_lines
+from tests.support.cli_runner import SWARM, run_swarm
 from tests.support.git_helpers import commit_all, git, init_repo
 from tests.support.mcp_fixtures import write_server
 

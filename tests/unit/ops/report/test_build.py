@@ -12,7 +12,7 @@ from swarm.core.store.disk import utcnow_iso
 from swarm.core.team.team import Team
 from swarm.ops.report.build import build_report
 from swarm.ops.report.html import render_html
-from tests.support.agent_fixtures import run_swarm
+from tests.support.cli_runner import run_swarm
 from tests.support.helpers import wait_until
 from tests.support.report_helpers import synthetic_run
 

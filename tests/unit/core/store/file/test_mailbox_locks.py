@@ -20,7 +20,7 @@ from swarm.core.store.disk import signals_deferred
 from swarm.core.store.file.mailbox import FileMailbox
 from swarm.core.team.team import Team
 from swarm.errors import PartialSendError
-from tests.support.agent_fixtures import SWARM
+from tests.support.cli_runner import SWARM
 from tests.support.helpers import wait_until
 
 ROOT = Path(__file__).resolve().parents[5]
