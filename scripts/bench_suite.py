@@ -113,6 +113,9 @@ def main() -> int:
     for line in proc.stdout.splitlines():
         if line.startswith(("FAILED ", "ERROR ")):
             print(line)
+    if proc.returncode:  # what failed, whole, to stderr: a failure under load is not seen twice
+        failures = proc.stdout.partition("= FAILURES =")[2] or proc.stdout[-20000:]
+        print(failures.partition("short test summary info")[0], file=sys.stderr)
     print(f"wall {wall:.1f} s; machine busy {busy:.0f} core-s, idle {idle:.0f} core-s "
           f"({busy / (busy + idle):.0%} busy)")
     by: dict[str, list[float]] = collections.defaultdict(lambda: [0, 0.0])

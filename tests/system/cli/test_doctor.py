@@ -15,7 +15,7 @@ from typing import Any
 from swarm.core.store import paths
 from swarm.core.store.liveness import is_alive
 from tests.support.agent_fixtures import Crew
-from tests.support.cli_runner import SWARM, run_swarm
+from tests.support.cli_runner import run_swarm
 from tests.support.helpers import one_line
 
 TMUX = shutil.which("tmux")
@@ -23,8 +23,7 @@ TMUX = shutil.which("tmux")
 
 def doctor(*args: str, env: dict[str, str] | None = None,
            cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([SWARM, "doctor", *args], capture_output=True, text=True, timeout=30,
-                          env={**os.environ, **(env or {})}, cwd=cwd)
+    return run_swarm("doctor", *args, env=env, cwd=cwd)
 
 
 def report(env: dict[str, str] | None = None) -> dict[str, Any]:

@@ -16,12 +16,11 @@ from swarm.core.store import paths
 from swarm.core.team.team import Team
 from swarm.ops.doctor import damage
 from swarm.ops.doctor.diagnose import diagnose, render
-from tests.support.cli_runner import SWARM
+from tests.support.cli_runner import SWARM, run_swarm
 
 
 def doctor(*args: str) -> dict[str, Any]:
-    proc = subprocess.run([SWARM, "doctor", "--json", *args], capture_output=True, text=True,
-                          timeout=60)
+    proc = run_swarm("doctor", "--json", *args, timeout=60)
     out: dict[str, Any] = json.loads(proc.stdout)
     # It fails when it finds a problem (one --fix repaired is none), and only then.
     assert proc.returncode == (1 if out["problems"] else 0), proc.stderr

@@ -22,7 +22,7 @@ from swarm.core.team.state import read_state, update_state, write_state
 from swarm.core.team.team import Team
 from swarm.ops.member.health import observe
 from tests.support.agent_fixtures import Crew
-from tests.support.cli_runner import SWARM
+from tests.support.cli_runner import SWARM, run_swarm
 from tests.support.helpers import (
     child_named,
     process_gone,
@@ -60,8 +60,7 @@ def stop_outside_locks(pid: int) -> None:
 
 
 def status_rows(crew: Crew, **env: str) -> dict[str, dict[str, object]]:
-    proc = subprocess.run([SWARM, "status", "--json"], capture_output=True, text=True,
-                          timeout=30, env={**os.environ, **env})
+    proc = run_swarm("status", "--json", env=env)
     assert proc.returncode == 0, proc.stderr
     return {row["name"]: row for row in json.loads(proc.stdout)}
 

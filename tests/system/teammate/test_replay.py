@@ -21,7 +21,7 @@ import pytest
 from swarm.core.team.team import Team
 from swarm.ops.demo import WORKERS
 from swarm.ops.mail.messages import team_messages
-from tests.support.cli_runner import SWARM
+from tests.support.cli_runner import SWARM, run_swarm
 from tests.support.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
 from tests.support.helpers import wait_until
 from tests.support.lead_fixtures import lead
@@ -70,8 +70,7 @@ def team_record(team: str) -> dict[str, Any]:
 
 def replay(directory: Path, *args: str, cwd: Path,
            env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([SWARM, "replay", str(directory), *args], capture_output=True,
-                          text=True, cwd=cwd, timeout=120, env={**os.environ, **(env or {})})
+    return run_swarm("replay", str(directory), *args, cwd=cwd, timeout=120, env=env)
 
 
 def record_lead(fake_api: FakeAnthropic, tmp_path: Path) -> Path:

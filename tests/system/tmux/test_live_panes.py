@@ -23,7 +23,7 @@ from libtmux.session import Session
 from swarm.core.store import paths
 from swarm.core.team.state import read_state
 from tests.support.agent_fixtures import agent_processes, stop_tree
-from tests.support.cli_runner import SWARM
+from tests.support.cli_runner import SWARM, run_swarm
 from tests.support.fake_anthropic import FakeAnthropic, Scripted, last_user_text, reply
 from tests.support.helpers import wait_until
 
@@ -45,7 +45,7 @@ def env(server: Server, swarm_home: Path, monkeypatch: pytest.MonkeyPatch) -> It
 
 
 def ok(env: dict[str, str], *args: str) -> str:
-    proc = subprocess.run([SWARM, *args], capture_output=True, text=True, env=env, timeout=60)
+    proc = run_swarm(*args, env=env, timeout=60)
     assert proc.returncode == 0, f"swarm {' '.join(args)}: {proc.stderr}"
     return proc.stdout
 

@@ -25,7 +25,7 @@ from swarm.core.store.liveness import is_alive
 from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
 from tests.support.agent_fixtures import stop_tree
-from tests.support.cli_runner import SWARM
+from tests.support.cli_runner import SWARM, run_swarm
 from tests.support.helpers import process_gone, started_with, wait_until
 from tests.support.tmux_helpers import tmux
 
@@ -61,7 +61,7 @@ def team(tmux_env: dict[str, str]) -> Iterator[Team]:
 
 
 def swarm(env: dict[str, str], *args: str, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([SWARM, *args], capture_output=True, text=True, env=env, timeout=timeout)
+    return run_swarm(*args, env=env, timeout=timeout)
 
 
 def ok(env: dict[str, str], *args: str, timeout: float = 30.0) -> str:

@@ -21,7 +21,7 @@ from swarm.core.store import paths
 from swarm.core.team.team import Team
 from swarm.errors import BadInputError
 from tests.support.agent_fixtures import stop_tree
-from tests.support.cli_runner import SWARM
+from tests.support.cli_runner import run_swarm
 from tests.support.helpers import wait_until
 from tests.support.tmux_helpers import spawn_agent, tmux, wide_session_params
 
@@ -168,7 +168,7 @@ def test_a_pane_that_is_not_ours_is_neither_hidden_nor_shown(
 
 # -- through the real `swarm` CLI -------------------------------------------------------------
 def swarm(env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([SWARM, *args], capture_output=True, text=True, env=env, timeout=60)
+    return run_swarm(*args, env=env, timeout=60)
 
 
 @pytest.fixture
