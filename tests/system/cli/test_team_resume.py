@@ -43,9 +43,9 @@ def kill_everything(crew: Crew) -> None:
     for proc in procs:
         with contextlib.suppress(psutil.Error):
             proc.send_signal(signal.SIGKILL)
-    for proc in crew.procs.values():  # our own children: reap them
+    for child in crew.procs.values():  # our own children: reap them
         with contextlib.suppress(subprocess.TimeoutExpired):
-            proc.wait(5)
+            child.wait(5)
     wait_until(lambda: not agent_processes(paths.home()), 10, message="agents still running")
 
 
