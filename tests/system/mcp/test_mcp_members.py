@@ -117,10 +117,12 @@ def test_a_clients_sigint_or_sigterm_is_a_normal_exit(signum: int, args: tuple[s
     proc = _started(*args)
     proc.send_signal(signum)
     code = proc.wait(timeout=30)
-    for stream in (proc.stdin, proc.stdout, proc.stderr):
-        if stream is not None:
-            stream.close()
-    assert code == 0
+    assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
+    proc.stdin.close()
+    proc.stdout.close()
+    with proc.stderr:
+        errors = proc.stderr.read().decode(errors="replace")
+    assert code == 0, errors
     name = args[-1] if args else LEAD_NAME
     state = read_state("alpha", name)
     assert state is not None and state.state == "exited"
