@@ -175,6 +175,11 @@ def test_swarms_mode_and_file_scopes_decide_codexs_approvals(
     assert decided == [("Write", "deny"), ("Write", "allow"), ("Bash", "allow")]
     assert "scope" in prompts("cx")[0]["reason"]
     assert lead_messages("permission_request") == []
+    # The decline's reason went in with the decline: one request after it carries both, and
+    # none was dropped and asked again (a late steer did that; its response was lost).
+    bodies = [json.dumps(body) for body in api.responses_requests()]
+    assert len(bodies) == 4, bodies
+    assert "patch rejected" in bodies[1] and "(swarm) Not run" in bodies[1]
 
 
 def test_a_patch_in_default_mode_asks_the_lead_with_the_file(

@@ -16,7 +16,8 @@ What Codex would ask a person comes to swarm as a JSON-RPC request: a command
 wrote, unwrapped from Codex's `bash -lc`) or a patch (`item/fileChange/requestApproval`, each
 file asked as `Write` (added) or `Edit`). Swarm's permission engine answers
 (`clis.permission.decide`: its mode, rules, file scopes, else the lead with that input); a
-denial's reason is steered into the turn for the model to read.
+denial's reason is steered into the turn before the decline goes back (so it is in the
+model's next request).
 
 Mode mapping (core.kinds): every swarm mode (plan is refused at spawn) runs Codex with approval
 policy `untrusted` and sandbox `danger-full-access`; measured with 0.171, Codex then asks about every
@@ -40,6 +41,7 @@ from __future__ import annotations
 import contextlib
 import itertools
 import json
+import logging
 import os
 import queue
 import shlex
@@ -63,7 +65,10 @@ from swarm.runtime.models.prices import price_usage
 
 SERVER = "swarm"
 SANDBOX = "danger-full-access"
+log = logging.getLogger(__name__)
+
 START_TIMEOUT = 180.0  # seconds for initialize and the thread (its MCP servers included)
+STEER_TIMEOUT = 30.0  # seconds Codex may take to take a decline's reason into its turn
 STOP_GRACE = 10.0  # seconds for it to end after its input closes
 SHELLS = ("bash", "sh", "zsh")
 Rpc = dict[str, Any]  # one JSON-RPC message, as sent or read
@@ -237,10 +242,16 @@ class Codex:
         allowed = decision.behavior == "allow"
         turn, thread = params.get("turnId"), params.get("threadId")
         if not allowed and turn and thread and not cancel.is_set():
-            # Why, for its model (a decline says no more): queued before the turn goes on.
-            self._send({"id": next(self._ids), "method": "turn/steer", "params": {
-                "threadId": thread, "expectedTurnId": turn, "input": [{
-                    "type": "text", "text": f"(swarm) Not run: {decision.reason}"}]}})
+            # Why, for its model (a decline says no more): in the turn before the decline lets
+            # it go on. Its answer is awaited: a steer that lands after the next model request
+            # has gone out makes Codex drop that request and ask again (tokens spent twice).
+            try:
+                self._request("turn/steer", {
+                    "threadId": thread, "expectedTurnId": turn, "input": [{
+                        "type": "text", "text": f"(swarm) Not run: {decision.reason}"}]},
+                    timeout=STEER_TIMEOUT)
+            except CodexError as exc:  # the turn ended meanwhile: the decline is what counts
+                log.info("the reason of a decline was not steered in: %s", exc)
         self._send({"id": request["id"], "result": {"decision": "accept" if allowed
                                                     else "decline"}})
 
