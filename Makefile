@@ -18,8 +18,11 @@ $(STAMP): pyproject.toml
 	$(PY) -m pip install -q -e '.[dev]'
 	touch $(STAMP)
 
-# The tests wait on subprocesses much of the time: more workers than cores keeps both busy.
-TEST_WORKERS ?= 3
+# The tests wait on subprocesses much of the time: more workers than cores keeps both busy
+# (`make test` with 4 leaves a third of the idle core-seconds 3 left; docs/PERFORMANCE.md).
+# The agent CLIs' tests start heavier processes (Node.js): 3 at a time.
+TEST_WORKERS ?= 4
+AGENT_TEST_WORKERS ?= 3
 
 # `make test`: every test but the real agent CLIs' (tests/unit and tests/system);
 # `make test-agents`: the tests that drive the real Claude Code, Codex and Gemini CLI
@@ -32,7 +35,7 @@ test: $(STAMP)
 
 test-agents: $(STAMP)
 	$(PY) -m compileall -q swarm >/dev/null
-	$(PY) -m pytest -n $(TEST_WORKERS) --dist worksteal tests/agents $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(AGENT_TEST_WORKERS) --dist worksteal tests/agents $(PYTEST_ARGS)
 
 # The suite again and again (fresh clones, CI=true, one core kept busy): each failure tallied.
 flake-hunt: $(STAMP)
