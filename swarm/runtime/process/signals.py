@@ -2,7 +2,8 @@
 
 SIGINT aborts the turn only: it kills the running Bash command's tree and abandons the blocking
 call in progress (a model request, a wait for the lead) if that call was run `interruptible`;
-anything else notices at its next `check_interrupt`. While idle it does nothing. SIGTERM ends
+anything else notices at its next `check_interrupt` (a tool call before it runs), and a Bash
+command that starts after it is killed as it starts (teammate/control.py). While idle it does nothing. SIGTERM ends
 the process; SIGHUP (its pane or terminal was closed under it) too, and is recorded as a death.
 SIGUSR1 (`swarm interrupt NAME --background`) ends the waits on foreground subagents: they go on
 in the background (`on_background`, set by the agent to its subagent runner's).
@@ -72,11 +73,12 @@ class Signals:
 
     def interruptible(self, call: Callable[[], T]) -> T:
         """Run a blocking call (a model request, a wait for the lead) that SIGINT may abandon."""
-        self.check_interrupt()
         if threading.current_thread() is not threading.main_thread():
+            self.check_interrupt()
             return call()  # a foreground subagent asking: signals reach the main thread only
-        self._interruptible = True
+        self._interruptible = True  # first: a SIGINT from here on raises, one before is seen
         try:
+            self.check_interrupt()
             return call()
         finally:
             self._interruptible = False

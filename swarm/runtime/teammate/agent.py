@@ -147,7 +147,8 @@ class Agent(AgentBase):
                              resumed if parts.loop.messages else None)
         control = TeammateControl(self.signals, self.limits, self.inputs, self.modes,
                                   self.compactor, self.keeper, self.shutdown)
-        host = TeammateToolHost(self.command, self.shutdown, self.modes)
+        host = TeammateToolHost(self.command, self.shutdown, self.modes,
+                                self.signals.interrupt.is_set)
         self.loop = build_loop(
             LoopParts(model, self.modes.tools(), self.modes.system(), parts.loop.messages,
                       effort=effort),

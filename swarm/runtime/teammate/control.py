@@ -15,7 +15,7 @@ from swarm.core.records.protocol import ShutdownRequest
 from swarm.core.records.state import MODEL_FAILING, Usage
 from swarm.core.team.team import Team
 from swarm.errors import ModelAPIError
-from swarm.runtime.process.kill import CurrentCommand
+from swarm.runtime.process.kill import CurrentCommand, kill_tree
 from swarm.runtime.process.signals import Signals
 from swarm.runtime.teammate.base import StateKeeper
 from swarm.runtime.teammate.inputs import Inputs
@@ -87,6 +87,7 @@ class TeammateControl(TurnControl):
         return self.limits.reason()
 
     def before_tool(self, tool: Tool, args: dict[str, Any]) -> None:
+        self.signals.check_interrupt()  # interrupted since the reply came: the call never runs
         self.inputs.apply_mode_changes()  # a mode the lead set during the turn: this call's
 
     def arrivals(self) -> tuple[list[Block], Callable[[], None]]:
@@ -94,11 +95,17 @@ class TeammateControl(TurnControl):
 
 
 class TeammateToolHost(NoHost):
-    def __init__(self, command: CurrentCommand, shutdown: Shutdown, modes: Modes) -> None:
+    def __init__(self, command: CurrentCommand, shutdown: Shutdown, modes: Modes,
+                 interrupted: Callable[[], bool]) -> None:
         self.command, self.shutdown, self.modes = command, shutdown, modes
+        self.interrupted = interrupted
 
     def track_process(self, proc: subprocess.Popen[bytes] | None) -> None:
         self.command.track(proc)
+        # SIGINT kills the command it finds running: one that came before this command was
+        # tracked (during a PreToolUse hook, or while it started) found none, so it ends here.
+        if proc is not None and self.interrupted():
+            kill_tree(proc)
 
     def structured_sent(self, message: Any) -> None:
         self.shutdown.sent(message)

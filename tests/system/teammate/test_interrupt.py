@@ -3,6 +3,7 @@ process tree) but not the agent; `swarm kill` ends the agent and gives its task 
 
 from __future__ import annotations
 
+import json
 import time
 from types import SimpleNamespace
 
@@ -10,6 +11,7 @@ import psutil
 import pytest
 
 from swarm.core.records.protocol import TeammateTerminated
+from swarm.core.store import paths
 from swarm.lead.interactive import TerminalUI, command
 from tests.support.agent_fixtures import Crew
 from tests.support.helpers import (
@@ -65,6 +67,31 @@ def test_interrupt_kills_the_running_command_and_the_agent_lives_on(crew: Crew) 
     assert reports_from(crew, "w1")[-1] == "$ echo still-here\nstill-here"
     assert crew.state("w1").pid == result.pid  # type: ignore[union-attr]
     assert crew.procs["w1"].poll() is None
+
+
+def test_an_interrupt_before_the_command_started_still_ends_it(crew: Crew) -> None:
+    """SIGINT kills the command it finds running. One that comes in the turn before the Bash
+    command is running (here while a PreToolUse hook runs; or while the call is checked, or
+    the command starting) must still end the turn: the command is killed as it starts."""
+    hooked = crew.workdir / "hooked"
+    paths.user_settings().parent.mkdir(parents=True, exist_ok=True)
+    paths.user_settings().write_text(json.dumps({"hooks": {"PreToolUse": [
+        {"matcher": "Bash", "command": f"touch {hooked}; sleep {SLEEP_S}"}]}}))
+    result = crew.spawn("w1", prompt=f"$ sleep {SLEEP_S}")
+    assert result.pid is not None
+    hook = child_named(result.pid, "sleep", message=f"the hook's sleep (log: {crew.log('w1')})")
+    assert hooked.exists()  # the hook's sleep, not the command's
+
+    proc = crew.cli("interrupt", "w1")
+    assert proc.stdout.strip() == "interrupted w1 (working)", proc.stderr
+    state = crew.wait_state("w1", "idle", timeout=60)
+    assert state.idle_reason == "interrupted" and state.pid == result.pid
+    assert process_gone(hook)
+    # Whatever it started is gone long before the command's length: nothing sleeps under it.
+    assert not [p for p in psutil.Process(result.pid).children(recursive=True)
+                if p.name() == "sleep"]
+    events = [e.get("event") for e in crew.transcript("w1") if e["kind"] == "event"]
+    assert "interrupted" in events and "interrupt" in crew.log("w1").lower()
 
 
 def test_interrupt_while_idle_changes_nothing(crew: Crew) -> None:
