@@ -3,8 +3,9 @@
 SIGINT aborts the turn only: it kills the running Bash command's tree and abandons the blocking
 call in progress (a model request, a wait for the lead) if that call was run `interruptible`;
 anything else notices at its next `check_interrupt` (a tool call before it runs), and a Bash
-command that starts after it is killed as it starts (teammate/control.py). While idle it does nothing. SIGTERM ends
-the process; SIGHUP (its pane or terminal was closed under it) too, and is recorded as a death.
+command that starts after it is killed as it starts (teammate/control.py). While idle it does
+nothing. SIGTERM ends the process; SIGHUP (its pane or terminal was closed under it) too, and
+is recorded as a death.
 SIGUSR1 (`swarm interrupt NAME --background`) ends the waits on foreground subagents: they go on
 in the background (`on_background`, set by the agent to its subagent runner's).
 """
