@@ -7,6 +7,7 @@ import multiprocessing
 import multiprocessing.synchronize
 import os
 import signal
+import threading
 import time
 from multiprocessing.queues import Queue
 from pathlib import Path
@@ -17,6 +18,8 @@ import redis
 from swarm.core.records import base as records
 from swarm.core.records.protocol import IdleNotification, dump_structured
 from swarm.core.records.state import AgentState
+from swarm.core.store.api import DocumentMissing
+from swarm.core.store.redis.document import RedisTeamDocument
 from swarm.core.team.state import read_state, update_state
 from swarm.core.team.team import Team
 from swarm.errors import StoreUnavailableError, TaskConflictError
@@ -95,6 +98,56 @@ def test_an_unreadable_entry_is_set_aside_alone(redis_url: str) -> None:
     assert [m.text for m in team.inbox("bob").unread()] == ["before", "after"]
     assert redis.Redis.from_url(redis_url).lrange("swarm:alpha:corrupt:bob", 0, -1) == [
         b"{not json"]
+
+
+def test_readers_racing_over_a_corrupt_team_file_all_see_it_gone_and_one_moves_it(
+        redis_url: str) -> None:
+    """Every agent and command reads the team file: all that read one corrupt value race to move
+    it aside. One moves it; the others find it gone (not a server error). Ten rounds of eight
+    readers: a race lost once in a round fails the test."""
+    Team.create("alpha")
+    client = redis.Redis.from_url(redis_url)
+    handles = [Team.open("alpha") for _ in range(8)]
+    errors: list[BaseException] = []
+
+    def read(team: Team, barrier: threading.Barrier) -> None:
+        barrier.wait(10)
+        try:
+            team.doc.read()
+        except DocumentMissing:
+            pass
+        except BaseException as exc:  # noqa: BLE001 - what the test is for
+            errors.append(exc)
+
+    for round_ in range(10):
+        client.set("swarm:alpha:config", b'{"name": "alpha", "members": [' + bytes([48 + round_]))
+        barrier = threading.Barrier(len(handles))
+        threads = [threading.Thread(target=read, args=(h, barrier)) for h in handles]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(30)
+        assert errors == [], round_
+        assert client.get("swarm:alpha:config") is None
+    moved = sorted(client.get(k) for k in client.keys("swarm:alpha:config.corrupt-*"))
+    assert moved == [b'{"name": "alpha", "members": [' + bytes([48 + r]) for r in range(10)]
+
+
+def test_a_corrupt_read_never_moves_aside_the_good_team_file_written_since(
+        redis_url: str) -> None:
+    """A reader that parsed a corrupt value moves aside that value only: a good team file written
+    after its read is read, not moved away."""
+    team = Team.create("alpha")
+    client = redis.Redis.from_url(redis_url)
+    good = client.get("swarm:alpha:config")
+    assert good is not None
+    stale = b"{torn"  # what the reader read; a good file was written after its read
+    doc = team.doc
+    assert isinstance(doc, RedisTeamDocument)
+    assert doc.set_aside(stale) is False  # not that value any more: nothing moved
+    assert client.get("swarm:alpha:config") == good
+    assert client.keys("swarm:alpha:config.corrupt-*") == []
+    assert team.config().name == "alpha"
 
 
 def test_claim_is_one_script_that_checks_owner_and_blockers(redis_url: str) -> None:

@@ -41,6 +41,15 @@ for i = 3, #KEYS do
 end
 return 1
 """
+# KEYS: the team file, where to move it. ARGV: the value a reader could not parse. Moves that
+# value only: every agent and command reads the team file, so many may race to move one corrupt
+# value, and one may have read it before a good one was written in its place.
+_SET_ASIDE = """
+local now = redis.call('GET', KEYS[1])
+if now ~= ARGV[1] then return 0 end
+redis.call('RENAME', KEYS[1], KEYS[2])
+return 1
+"""
 SEND_TRIES = 20  # the team file changed under this many sends in a row: say so
 
 
@@ -59,6 +68,7 @@ class RedisTeamDocument(TeamDocument):
         self._known: tuple[str, TeamConfig] | None = None
         self._checked = threading.local()
         self._send_script = connection.script(_SEND)
+        self._set_aside_script = connection.script(_SET_ASIDE)
 
     def remove(self) -> None:
         self.connection.delete_team(self.name)
@@ -74,30 +84,39 @@ class RedisTeamDocument(TeamDocument):
     def version(self) -> object:
         return self.connection.run(lambda: self.connection.client.get(self.version_key))
 
-    def _parse(self, raw: bytes | None) -> TeamConfig:
-        if raw is None:
-            raise DocumentMissing(self.key)
-        try:
-            return records.decode(raw, TeamConfig)
-        except (records.DecodeError, ValueError) as exc:
-            stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-            aside = f"{self.key}.corrupt-{stamp}"
-            self.connection.run(lambda: self.connection.client.rename(self.key, aside))
-            warn(f"{self.key} could not be parsed ({str(exc).splitlines()[0]}); "
-                 f"moved aside to {aside}")
-            raise DocumentMissing(self.key) from None
+    def set_aside(self, raw: bytes, why: str = "") -> bool:
+        """Move the team file aside if it is still `raw`; False when it is not (another reader
+        moved it, or a good one was written since)."""
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        aside = f"{self.key}.corrupt-{stamp}"
+        if not self.connection.run(
+                lambda: self._set_aside_script(keys=[self.key, aside], args=[raw])):
+            return False
+        warn(f"{self.key} could not be parsed ({why}); moved aside to {aside}")
+        return True
 
     def read(self) -> TeamConfig:
-        """The team file and its version, read together (one request); kept for sends."""
+        """The team file and its version, read together (one request); kept for sends. A
+        corrupt one is moved aside and reads as missing."""
         def read() -> Any:
             pipe = self.connection.client.pipeline(transaction=True)
             pipe.get(self.key)
             pipe.get(self.version_key)
             return pipe.execute()
 
-        raw, version = self.connection.run(read)
-        self._known = (_text(version), self._parse(raw))
-        return self._known[1]
+        for _ in range(3):
+            raw, version = self.connection.run(read)
+            if raw is None:
+                raise DocumentMissing(self.key)
+            try:
+                config = records.decode(raw, TeamConfig)
+            except (records.DecodeError, ValueError) as exc:
+                if self.set_aside(raw, str(exc).splitlines()[0]):
+                    raise DocumentMissing(self.key) from None
+                continue  # moved by another reader, or rewritten since: read what is there now
+            self._known = (_text(version), config)
+            return config
+        raise DocumentMissing(self.key)
 
     # -- sending: one request ----------------------------------------------------------------
     def config_for_send(self, stand_in: TeamConfig | None) -> TeamConfig:
