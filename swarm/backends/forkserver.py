@@ -108,7 +108,8 @@ def socket_path() -> Path | None:
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
         return None
     path = folder / f"fork-{hashlib.sha256(home).hexdigest()[:16]}.sock"
-    return path if len(os.fsencode(path)) < 100 else None  # sockaddr_un's sun_path
+    # sockaddr_un's sun_path has 108 bytes: room for the ".PID" the parent binds first.
+    return path if len(os.fsencode(path)) < 100 else None
 
 
 def _ask(path: Path, request: bytes, own: bytes, wait: float = 0.0) -> dict[str, object] | None:

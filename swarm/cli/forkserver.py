@@ -52,16 +52,20 @@ def serve(path: str) -> None:
         import swarm.cli.agent  # noqa: F401
         import swarm.cli.main  # noqa: F401
     mine = stamp()
+    # Bound under another name, listening, then renamed over `path` (a stale one's too): a
+    # spawn that sees the path connects at once, and a path there before the listen refused it.
+    fresh = f"{path}.{os.getpid()}"
     with contextlib.suppress(FileNotFoundError):
-        os.unlink(path)
+        os.unlink(fresh)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     old = os.umask(0o077)
     try:
-        server.bind(path)
+        server.bind(fresh)
     finally:
         os.umask(old)
-    bound = os.stat(path).st_ino  # ours to remove at the end, unless replaced by then
+    bound = os.stat(fresh).st_ino  # ours to remove at the end, unless replaced by then
     server.listen(64)
+    os.rename(fresh, path)
     children: set[int] = set()
     last = time.monotonic()
     while True:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -72,6 +73,38 @@ def spawn(*names: str, prompt: str | None = None) -> dict[str, int]:
         assert state.pid is not None
         pids[name] = state.pid
     return pids
+
+
+# A busy machine: the parent descheduled between its socket's bind and its listen.
+SLOW_LISTEN = """import runpy, socket, time
+listen = socket.socket.listen
+def slow(self, *args):
+    time.sleep(3)
+    return listen(self, *args)
+socket.socket.listen = slow
+runpy.run_module("swarm.cli.forkserver", run_name="__main__")
+"""
+
+
+def test_the_parents_socket_appears_only_once_it_listens(swarm_home: Path) -> None:
+    """A spawn waits for the socket's path, then asks at once: a path there before the parent
+    listens was refused, and that teammate started without the parent."""
+    from swarm.backends.forkserver import PAD, server_env, socket_path
+
+    path = socket_path()
+    assert path is not None
+    server = subprocess.Popen([sys.executable, "-c", SLOW_LISTEN, str(path), PAD],
+                              env=server_env(), stdout=subprocess.DEVNULL,
+                              stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        wait_until(path.exists, timeout=60, interval=0.001, message="the socket's path")
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.connect(str(path))  # refused while the parent has bound but not listened
+        assert server.poll() is None
+    finally:
+        stop_tree(server.pid)
+        server.wait()
+        path.unlink(missing_ok=True)
 
 
 def test_teammates_are_forked_by_one_parent_and_show_their_own_command_line(team: str) -> None:
