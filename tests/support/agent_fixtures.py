@@ -55,8 +55,28 @@ def agent_processes(home: Path) -> list[psutil.Process]:
     return found
 
 
+def member_pid(team: str, member: Member) -> int | None:
+    """The member's live process, or None: the pid of its state record while that process
+    started when the record says, else the team file's pid while it runs that member's
+    `swarm agent`. A bare pid may be anyone's by now (pids are reused within minutes here)."""
+    state = read_state(team, member.name)
+    if state is not None and state.pid and state.started_at:
+        return state.pid if is_alive(state.pid, state.started_at) else None
+    if not member.pid:
+        return None
+    with contextlib.suppress(psutil.Error):
+        argv = psutil.Process(member.pid).cmdline()
+        if "--agent-id" in argv[:-1] and argv[argv.index("--agent-id") + 1] == member.agent_id:
+            return member.pid
+    return None
+
+
 def stop_tree(pid: int, grace: float = 3.0) -> None:
-    """SIGTERM a process we started and everything under it; SIGKILL what lingers."""
+    """SIGTERM a process we started and everything under it; SIGKILL what lingers. Refuses
+    init and this process's own ancestors: their trees hold the test run (and the machine)."""
+    me = psutil.Process()
+    if pid <= 1 or pid in {me.pid, *(p.pid for p in me.parents())}:
+        raise AssertionError(f"refusing to stop the tree of pid {pid}: init, or above this test")
     try:
         root = psutil.Process(pid)
         procs = [root, *root.children(recursive=True)]
@@ -208,9 +228,8 @@ class Crew:
         except SwarmError:  # a test broke the team file on purpose: our own children remain
             members = []
         for member in members:
-            state = self.state(member.name)
-            pid = state.pid if state and state.pid else member.pid
-            if pid and is_alive(pid, state.started_at if state else None):
+            pid = member_pid(self.team.name, member)
+            if pid:
                 stop_tree(pid)
         for proc in self.procs.values():
             if proc.poll() is None:

@@ -31,14 +31,14 @@ def team(swarm_home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> I
     monkeypatch.setenv("SWARM_TEAM", "alpha")
     monkeypatch.chdir(tmp_path)
     subprocess.run([SWARM, "team", "create", "alpha"], check=True, capture_output=True)
-    parents: set[int] = set()
     yield "alpha"
     for name in ("w1", "w2", "w3"):
         state = read_state("alpha", name)
         if state and state.pid and is_alive(state.pid, state.started_at):
-            parents.add(psutil.Process(state.pid).ppid())
             stop_tree(state.pid)
-    for pid in parents | _parents(swarm_home):
+    # The parent by its socket, never a teammate's parent process: a teammate started without
+    # the parent has init (pid 1) for its parent, and stopping init's tree stops the machine.
+    for pid in _parents(swarm_home):
         stop_tree(pid)
     from swarm.backends.forkserver import socket_path
 

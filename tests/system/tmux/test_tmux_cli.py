@@ -22,9 +22,8 @@ from libtmux.session import Session
 
 from swarm.core.store import paths
 from swarm.core.store.liveness import is_alive
-from swarm.core.team.state import read_state
 from swarm.core.team.team import Team
-from tests.support.agent_fixtures import stop_tree
+from tests.support.agent_fixtures import member_pid, stop_tree
 from tests.support.cli_runner import SWARM, run_swarm
 from tests.support.helpers import process_gone, started_with, wait_until
 from tests.support.tmux_helpers import tmux
@@ -54,9 +53,8 @@ def team(tmux_env: dict[str, str]) -> Iterator[Team]:
         yield created
     finally:
         for member in (m for t in Team.list() for m in t.members()):
-            state = read_state(member.agent_id.partition("@")[2], member.name)
-            pid = state.pid if state and state.pid else member.pid
-            if pid and is_alive(pid, state.started_at if state else None):
+            pid = member_pid(member.agent_id.partition("@")[2], member)
+            if pid:
                 stop_tree(pid)
 
 
