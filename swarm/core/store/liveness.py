@@ -73,6 +73,26 @@ def is_alive(pid: int | None, started_at: float | None = None) -> bool:
     return started_at is None or abs(created - started_at) <= START_TIME_TOLERANCE
 
 
+def runs_agent(pid: int | None, agent_id: str) -> bool:
+    """Does `pid` itself run `swarm agent --agent-id AGENT_ID`? What a pid recorded without its
+    start time must show before anyone signals it: by now it may be any process's."""
+    if not pid or pid <= 0:
+        return False
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            argv = [os.fsdecode(a) for a in f.read().split(b"\0")]
+    except FileNotFoundError:
+        return False
+    except OSError:  # no /proc here: ask psutil
+        import psutil
+
+        try:
+            argv = psutil.Process(pid).cmdline()
+        except (psutil.Error, ProcessLookupError):
+            return False
+    return "--agent-id" in argv[:-1] and argv[argv.index("--agent-id") + 1] == agent_id
+
+
 def process_state(pid: int) -> str:
     """'running', 'stopped' (SIGSTOP, Ctrl-Z, a debugger), 'zombie' or 'gone', for messages."""
     import psutil

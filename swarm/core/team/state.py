@@ -6,8 +6,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from swarm.core.records.state import AgentState
+from swarm.core.records.team_config import Member
 from swarm.core.store import select as stores
-from swarm.core.store.liveness import START_TIME_TOLERANCE, process_start_time
+from swarm.core.store.liveness import START_TIME_TOLERANCE, is_alive, process_start_time, runs_agent
 
 
 def read_state(team: str, name: str) -> AgentState | None:
@@ -22,6 +23,17 @@ def update_state(team: str, name: str, change: Callable[[AgentState], None],
                  timeout: float | None = None) -> AgentState:
     """Read-modify-write under the state lock (the agent and observers may both write)."""
     return stores.team_store().update_state(team, name, change, timeout)
+
+
+def member_process(team: str, member: Member) -> tuple[int, float | None] | None:
+    """The member's live process on this host (pid, start time), or None: its state record's
+    pid while that process started when the record says; a pid without a start time (the team
+    file's, when there is no record) only while it runs this member's `swarm agent`."""
+    state = read_state(team, member.name)
+    if state is not None and state.pid and state.started_at:
+        return (state.pid, state.started_at) if is_alive(state.pid, state.started_at) else None
+    pid = state.pid if state is not None and state.pid else member.pid
+    return (pid, None) if pid and runs_agent(pid, member.agent_id) else None
 
 
 def looks_stopped(team: str, name: str) -> bool:

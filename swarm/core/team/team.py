@@ -32,10 +32,10 @@ from swarm.core.store import paths
 from swarm.core.store import select as stores
 from swarm.core.store.api import DocumentMissing, Mailbox, TaskList
 from swarm.core.store.disk import ensure_dir
-from swarm.core.store.liveness import is_alive, terminate
+from swarm.core.store.liveness import terminate
 from swarm.core.team import lead_key
 from swarm.core.team.gone import gone_error, processes, state_names
-from swarm.core.team.state import read_state
+from swarm.core.team.state import member_process, read_state
 from swarm.errors import (
     BadInputError,
     MessageTooLargeError,
@@ -66,10 +66,9 @@ def _summary_of(text: str) -> str:
 
 def _end_processes(team: Team, members: builtins.list[Member]) -> None:
     for member in members:
-        state = read_state(team.name, member.name)
-        pid = state.pid if state else member.pid
-        if pid:
-            terminate(pid, state.started_at if state else None)
+        found = member_process(team.name, member)
+        if found:
+            terminate(*found)
         team.tasks.release_owned_by(member.name)
 
 
@@ -221,10 +220,7 @@ class Team:
     def live_members(self) -> builtins.list[Member]:
         out = []
         for member in self.members():
-            state = read_state(self.name, member.name)
-            pid = state.pid if state else member.pid
-            started = state.started_at if state else None
-            if member.name != LEAD_NAME and is_alive(pid, started):
+            if member.name != LEAD_NAME and member_process(self.name, member):
                 out.append(member)
         return out
 

@@ -22,7 +22,7 @@ from swarm.core.records.team_config import Member
 from swarm.core.store import select as stores
 from swarm.core.store.api import Watcher
 from swarm.core.store.liveness import terminate
-from swarm.core.team.state import read_state, update_state
+from swarm.core.team.state import member_process, read_state, update_state
 from swarm.core.team.team import Team
 from swarm.core.team.worktrees import Finished, finish_member, leave_team
 from swarm.errors import BadInputError, OperationFailedError, SshError
@@ -70,8 +70,8 @@ def stop_member(team: Team, member: Member, reason: str = "killed",
         if pid:
             signal_agent(member.host, team.name, member.name, pid, "TERM", escalate=True,
                          child_pgid=state.child_pgid if state else None)
-    elif pid and pid != os.getpid():
-        terminate(pid, state.started_at if state else None)
+    elif (found := member_process(team.name, member)) and found[0] != os.getpid():
+        terminate(*found)
     end_child_commands(read_state(team.name, member.name), member)
     close_pane(member)
     team.tasks.release_owned_by(member.name)
