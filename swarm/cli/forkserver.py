@@ -127,6 +127,7 @@ def _child(request: dict[str, object], args: list[str], conn: socket.socket) -> 
     """In the fork: become the process HiddenBackend.run_in_pane starts, run `swarm agent`, and
     end as any Python process does: its SystemExit unwinds out of serve() (nothing there runs
     on the way) to the interpreter's own exit (threads joined, exit handlers, stdio flushed)."""
+    set_cmdline(["swarm", *args])  # first: until then it looks like the parent, not its member
     env = _own_environment(conn)
     conn.close()
     os.setsid()
@@ -141,7 +142,6 @@ def _child(request: dict[str, object], args: list[str], conn: socket.socket) -> 
         raise SystemExit("swarm: error: the fork server's child got no environment")
     os.environ.clear()
     os.environ.update(env)
-    set_cmdline(["swarm", *args])
     sys.argv = ["swarm", *args]
     from swarm.cli.main import run
 
