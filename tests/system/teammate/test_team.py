@@ -5,6 +5,7 @@ pids do not block (the team file and lifecycle in-process: tests/unit/core/team/
 from __future__ import annotations
 
 import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 
@@ -59,13 +60,44 @@ def test_delete_force_kills_the_member_process(sleeper: subprocess.Popen[bytes])
     assert not paths.team_dir("alpha").exists()
 
 
-def test_member_pid_in_the_team_file_counts_too(sleeper: subprocess.Popen[bytes]) -> None:
-    team = Team.create("alpha")
-    team.add_member("alice")
-    team.update_member("alice", pid=sleeper.pid)  # no state.json: the team file's pid is used
-    with pytest.raises(TeamBusyError):
-        Team.delete("alpha")
-    assert paths.team_dir("alpha").exists()
+def test_member_pid_in_the_team_file_counts_while_it_runs_the_members_agent() -> None:
+    agent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "agent",
+                              "--agent-id", "alice@alpha"])
+    try:
+        team = Team.create("alpha")
+        team.add_member("alice")
+        team.update_member("alice", pid=agent.pid)  # no state.json: the team file's pid is used
+        with pytest.raises(TeamBusyError):
+            Team.delete("alpha")
+        assert paths.team_dir("alpha").exists()
+    finally:
+        agent.kill()
+        agent.wait()
+
+
+def test_a_team_file_pid_now_anothers_is_never_signalled(
+        sleeper: subprocess.Popen[bytes]) -> None:
+    """A member with no state record (it died before writing one, or the store lost it) has
+    only the team file's pid, which by now may be any process's: `swarm team delete --force`
+    and `swarm kill` leave that process alone; the process running the member's own
+    `swarm agent --agent-id` is the member, and is stopped."""
+    from swarm.ops.member.control import delete_team, kill
+
+    agent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "agent",
+                              "--agent-id", "w2@alpha"])
+    try:
+        team = Team.create("alpha")
+        team.add_member("w1", pid=sleeper.pid)
+        team.add_member("w2", pid=agent.pid)
+        assert [m.name for m in team.live_members()] == ["w2"]
+        kill(team, "w1")
+        assert sleeper.poll() is None
+        assert delete_team("alpha", force=True).stopped == ["w2"]
+        assert agent.wait(10) is not None
+        assert sleeper.poll() is None
+    finally:
+        agent.kill()
+        agent.wait()
 
 
 def test_dead_or_reused_pids_do_not_block_delete(sleeper: subprocess.Popen[bytes]) -> None:
