@@ -30,7 +30,7 @@ from swarm.core.records.task import Task
 from swarm.core.records.team_config import Member
 from swarm.core.store import paths
 from swarm.core.store.liveness import is_alive
-from swarm.core.team.state import read_state
+from swarm.core.team.state import member_process, read_state
 from swarm.core.team.team import Team
 from swarm.errors import SwarmError
 from swarm.ops.member.spawner import SpawnResult
@@ -53,22 +53,6 @@ def agent_processes(home: Path) -> list[psutil.Process]:
             if proc.environ().get("SWARM_HOME") == str(home):
                 found.append(proc)
     return found
-
-
-def member_pid(team: str, member: Member) -> int | None:
-    """The member's live process, or None: the pid of its state record while that process
-    started when the record says, else the team file's pid while it runs that member's
-    `swarm agent`. A bare pid may be anyone's by now (pids are reused within minutes here)."""
-    state = read_state(team, member.name)
-    if state is not None and state.pid and state.started_at:
-        return state.pid if is_alive(state.pid, state.started_at) else None
-    if not member.pid:
-        return None
-    with contextlib.suppress(psutil.Error):
-        argv = psutil.Process(member.pid).cmdline()
-        if "--agent-id" in argv[:-1] and argv[argv.index("--agent-id") + 1] == member.agent_id:
-            return member.pid
-    return None
 
 
 def stop_tree(pid: int, grace: float = 3.0) -> None:
@@ -228,9 +212,8 @@ class Crew:
         except SwarmError:  # a test broke the team file on purpose: our own children remain
             members = []
         for member in members:
-            pid = member_pid(self.team.name, member)
-            if pid:
-                stop_tree(pid)
+            if found := member_process(self.team.name, member):
+                stop_tree(found[0])
         for proc in self.procs.values():
             if proc.poll() is None:
                 stop_tree(proc.pid)

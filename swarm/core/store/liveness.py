@@ -78,19 +78,16 @@ def runs_agent(pid: int | None, agent_id: str) -> bool:
     start time must show before anyone signals it: by now it may be any process's."""
     if not pid or pid <= 0:
         return False
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            argv = [os.fsdecode(a) for a in f.read().split(b"\0")]
-    except FileNotFoundError:
-        return False
-    except OSError:  # no /proc here: ask psutil
+    if os.path.isdir("/proc/self"):
+        argv = next(_ancestor_argvs(pid, 1), None)
+    else:  # no /proc here: ask psutil
         import psutil
 
         try:
-            argv = psutil.Process(pid).cmdline()
+            argv = [os.fsencode(a) for a in psutil.Process(pid).cmdline()]
         except (psutil.Error, ProcessLookupError):
             return False
-    return "--agent-id" in argv[:-1] and argv[argv.index("--agent-id") + 1] == agent_id
+    return argv is not None and _agent_id(argv) == agent_id
 
 
 def process_state(pid: int) -> str:
@@ -156,10 +153,18 @@ def agent_ancestor(pid: int | None = None, depth: int = 16) -> str | None:
     this process), or None. Lets lead-only commands refuse a teammate's shell even when it
     unset SWARM_AGENT_ID (a process that double-forks away from its agent escapes this)."""
     for argv in _ancestor_argvs(pid, depth):
-        if b"agent" in argv and b"--agent-id" in argv:
-            index = argv.index(b"--agent-id")
-            if index + 1 < len(argv) and _run_by_swarm(argv, index):
-                return argv[index + 1].decode(errors="replace")
+        found = _agent_id(argv)
+        if found is not None:
+            return found
+    return None
+
+
+def _agent_id(argv: list[bytes]) -> str | None:
+    """ID when `argv` is a `swarm agent --agent-id ID` command line, else None."""
+    if b"agent" in argv and b"--agent-id" in argv:
+        index = argv.index(b"--agent-id")
+        if index + 1 < len(argv) and _run_by_swarm(argv, index):
+            return argv[index + 1].decode(errors="replace")
     return None
 
 

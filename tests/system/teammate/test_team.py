@@ -14,6 +14,7 @@ import pytest
 
 from swarm.core.store import paths
 from swarm.core.store.liveness import is_alive
+from swarm.core.team.state import member_process
 from swarm.core.team.team import Team
 from swarm.errors import TeamBusyError
 from swarm.ops.member.control import stop_members
@@ -61,7 +62,7 @@ def test_delete_force_kills_the_member_process(sleeper: subprocess.Popen[bytes])
 
 
 def test_member_pid_in_the_team_file_counts_while_it_runs_the_members_agent() -> None:
-    agent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "agent",
+    agent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "swarm", "agent",
                               "--agent-id", "alice@alpha"])
     try:
         team = Team.create("alpha")
@@ -83,7 +84,7 @@ def test_a_team_file_pid_now_anothers_is_never_signalled(
     `swarm agent --agent-id` is the member, and is stopped."""
     from swarm.ops.member.control import delete_team, kill
 
-    agent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "agent",
+    agent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "swarm", "agent",
                               "--agent-id", "w2@alpha"])
     try:
         team = Team.create("alpha")
@@ -126,3 +127,25 @@ def test_delete_force_from_the_python_api_stops_members_by_default(
     assert Team.delete("alpha", force=True) == ["alice"]
     wait_until(lambda: not is_alive(sleeper.pid, started), timeout=10, message="sleep to die")
     assert not paths.team_dir("alpha").exists()
+
+
+def test_member_process_is_none_for_a_recorded_pid_that_runs_something_else(
+        sleeper: subprocess.Popen[bytes]) -> None:
+    team = Team.create("alpha")
+    team.add_member("w1", pid=sleeper.pid)  # no state record: only the team file's pid
+    assert member_process("alpha", team.member("w1")) is None
+    assert sleeper.poll() is None
+
+
+def test_member_process_finds_the_members_own_agent_process() -> None:
+    agent = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)", "swarm",
+                              "agent", "--agent-id", "w1@alpha"])
+    try:
+        team = Team.create("alpha")
+        team.add_member("w1", pid=agent.pid)
+        assert member_process("alpha", team.member("w1")) == (agent.pid, None)
+        team.add_member("w2", pid=agent.pid)  # the same pid, another member's name: not it
+        assert member_process("alpha", team.member("w2")) is None
+    finally:
+        agent.kill()
+        agent.wait()

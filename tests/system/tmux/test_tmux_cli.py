@@ -22,8 +22,9 @@ from libtmux.session import Session
 
 from swarm.core.store import paths
 from swarm.core.store.liveness import is_alive
+from swarm.core.team.state import member_process
 from swarm.core.team.team import Team
-from tests.support.agent_fixtures import member_pid, stop_tree
+from tests.support.agent_fixtures import stop_tree
 from tests.support.cli_runner import SWARM, run_swarm
 from tests.support.helpers import process_gone, started_with, wait_until
 from tests.support.tmux_helpers import tmux
@@ -53,9 +54,8 @@ def team(tmux_env: dict[str, str]) -> Iterator[Team]:
         yield created
     finally:
         for member in (m for t in Team.list() for m in t.members()):
-            pid = member_pid(member.agent_id.partition("@")[2], member)
-            if pid:
-                stop_tree(pid)
+            if found := member_process(member.agent_id.partition("@")[2], member):
+                stop_tree(found[0])
 
 
 def swarm(env: dict[str, str], *args: str, timeout: float = 30.0) -> subprocess.CompletedProcess[str]:

@@ -18,9 +18,10 @@ from libtmux.session import Session
 from swarm import settings
 from swarm.backends.tmux import TmuxBackend
 from swarm.core.store import paths
+from swarm.core.team.state import member_process
 from swarm.core.team.team import Team
 from swarm.errors import BadInputError
-from tests.support.agent_fixtures import member_pid, stop_tree
+from tests.support.agent_fixtures import stop_tree
 from tests.support.cli_runner import run_swarm
 from tests.support.helpers import wait_until
 from tests.support.tmux_helpers import spawn_agent, tmux, wide_session_params
@@ -182,8 +183,8 @@ def cli_env(server: Server, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[st
     finally:
         swarm(env, "team", "delete", "alpha", "--force")
         for member in team.config().members if team.exists() else []:
-            if pid := member_pid(team.name, member):
-                stop_tree(pid)
+            if found := member_process(team.name, member):
+                stop_tree(found[0])
 
 
 def test_swarm_pane_hide_and_show(server: Server, cli_env: dict[str, str]) -> None:
